@@ -1,0 +1,28 @@
+//! The game-independent vocabulary of Kakehiki.
+//!
+//! Everything here is pure data and pure functions: no processes, clocks or I/O. Each game crate
+//! (`crates/games/*`) builds on these types; the referee, the contest layer and the CLI speak only
+//! in these types when they do not need to know which game is being played.
+//!
+//! * [`GameType`] declares a game's nature as data (seats, decision structure, hidden information).
+//! * [`Game`] is the pure, seat-observation based interface every engine offers for in-process play.
+//! * [`Score`] is an exact rational; [`Outcome`] holds the scores and the winner.
+//! * [`SeatSpec`] is the parsed form of `builtin:<name>`, `cmd:<line>`, `tcp`, `tcp-cmd:<line>`.
+//! * [`SeatError`] is one recorded failure of a seat (timeout, crash, invalid reply, ...).
+//! * [`MatchReport`] is the result every match produces (and `kakehiki play --json` prints).
+//! * [`replay`] holds the JSON-lines container every game's replay uses.
+
+pub mod game;
+pub mod game_type;
+pub mod replay;
+pub mod report;
+pub mod rng;
+pub mod score;
+pub mod seat;
+
+pub use game::{Bot, Game};
+pub use game_type::{Chance, Dynamics, GameType, Information, Transport};
+pub use report::{MatchReport, SeatError, SeatErrorKind, SeatReport};
+pub use rng::{derive_seed, seeded_rng, SeedRng};
+pub use score::{format_score, score_from_str, winner_by_max, Outcome, Score};
+pub use seat::{SeatSpec, SeatSpecError};

@@ -1,0 +1,113 @@
+//! The result every match produces, and the seat errors it records.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::score::Outcome;
+
+/// What went wrong with a seat. One variant per failure the referee distinguishes; the
+/// serialised names are part of the `--json` contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SeatErrorKind {
+    /// The bot did not complete its start-up handshake (READY, start reply, NAME, ...).
+    NotReady,
+    /// No reply within the time limit.
+    Timeout,
+    /// The process exited or closed its output before replying, or a write to it failed.
+    Crash,
+    /// A reply was received but could not be used as given (malformed, out of range, ...); the
+    /// rules' substitute was applied.
+    InvalidReply,
+    /// A syntactically valid action the rules do not allow.
+    IllegalAction,
+    /// A message that breaks the wire protocol (wrong message type, reply to no request, ...).
+    ProtocolError,
+    /// A TCP client disconnected.
+    Disconnect,
+    /// Output received while no reply was expected; discarded.
+    UnsolicitedOutput,
+    /// The bot exceeded an output or resource cap and was stopped.
+    ResourceLimit,
+}
+
+impl SeatErrorKind {
+    /// The wire name (`not_ready`, `timeout`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SeatErrorKind::NotReady => "not_ready",
+            SeatErrorKind::Timeout => "timeout",
+            SeatErrorKind::Crash => "crash",
+            SeatErrorKind::InvalidReply => "invalid_reply",
+            SeatErrorKind::IllegalAction => "illegal_action",
+            SeatErrorKind::ProtocolError => "protocol_error",
+            SeatErrorKind::Disconnect => "disconnect",
+            SeatErrorKind::UnsolicitedOutput => "unsolicited_output",
+            SeatErrorKind::ResourceLimit => "resource_limit",
+        }
+    }
+}
+
+/// One recorded failure of a seat.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatError {
+    /// The turn (or ply, day, phase number) it happened in; 0 for start-up.
+    pub turn: u32,
+    pub kind: SeatErrorKind,
+    /// Specific, human readable detail: what was expected and what was received.
+    pub detail: String,
+}
+
+/// One seat of a match report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeatReport {
+    /// The seat spec as given (`builtin:random`, `cmd:...`).
+    pub spec: String,
+    pub errors: Vec<SeatError>,
+    /// Game-specific per-seat fields (Werewolf `role`, Diplomacy `power`, ...).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The result of one match: what `kakehiki play --json` prints and what the store keeps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MatchReport {
+    pub game: String,
+    pub rules: String,
+    pub seed: u64,
+    /// Scores as numbers, seat order.
+    pub scores: Vec<f64>,
+    /// Exact scores (`-3/2`), seat order.
+    pub scores_exact: Vec<String>,
+    /// Winning seat, `null` for a draw.
+    pub winner: Option<usize>,
+    pub seats: Vec<SeatReport>,
+    /// Game-specific fields (Geister `end`, Werewolf `winner_team`, Diplomacy `centers`, ...).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl MatchReport {
+    /// A report from an outcome and the per-seat specs and errors.
+    pub fn new(
+        game: &str,
+        rules: &str,
+        seed: u64,
+        outcome: &Outcome,
+        seats: Vec<(String, Vec<SeatError>)>,
+    ) -> Self {
+        MatchReport {
+            game: game.to_string(),
+            rules: rules.to_string(),
+            seed,
+            scores: outcome.scores_f64(),
+            scores_exact: outcome.scores_exact(),
+            winner: outcome.winner,
+            seats: seats
+                .into_iter()
+                .map(|(spec, errors)| SeatReport { spec, errors, extra: Map::new() })
+                .collect(),
+            extra: Map::new(),
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! The contract between the referee and each game's driver.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+
+use kakehiki_agent::SandboxConfig;
+use kakehiki_core::replay::{ParsedReplay, ReplayLog};
+use kakehiki_core::{GameType, MatchReport, SeatSpec};
+
+/// A boxed future, for the object-safe driver trait.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Everything needed to run one match.
+#[derive(Debug, Clone)]
+pub struct MatchSpec {
+    /// Registered game name (`nac`, `religion-war`, `geister`, `werewolf`, `diplomacy`).
+    pub game: String,
+    /// Rule set; `None` means the game's default.
+    pub rules: Option<String>,
+    /// The match seed. All chance in the match derives from it.
+    pub seed: u64,
+    /// One spec per seat, in seat order.
+    pub seats: Vec<SeatSpec>,
+    /// Game-specific options as text (`max_year=1910`, `turn_ms=1000`, `port0=10000`). Drivers
+    /// reject unknown keys and bad values with [`RefereeError::BadOption`].
+    pub options: BTreeMap<String, String>,
+    /// How process bots are sandboxed (rlimits, caps, environment).
+    pub sandbox: SandboxConfig,
+}
+
+impl MatchSpec {
+    /// A spec with default rules, no options and the default sandbox.
+    pub fn new(game: &str, seed: u64, seats: Vec<SeatSpec>) -> Self {
+        MatchSpec {
+            game: game.to_string(),
+            rules: None,
+            seed,
+            seats,
+            options: BTreeMap::new(),
+            sandbox: SandboxConfig::default(),
+        }
+    }
+
+    /// Read an option, parsed, with a default. Errors name the key and the expected form.
+    pub fn option<T: std::str::FromStr>(&self, key: &str, default: T, expected: &str) -> Result<T, RefereeError> {
+        match self.options.get(key) {
+            None => Ok(default),
+            Some(text) => text.parse().map_err(|_| RefereeError::BadOption {
+                key: key.to_string(),
+                value: text.clone(),
+                expected: expected.to_string(),
+            }),
+        }
+    }
+
+    /// Fail on option keys the driver does not know.
+    pub fn check_option_keys(&self, known: &[&str]) -> Result<(), RefereeError> {
+        for key in self.options.keys() {
+            if !known.contains(&key.as_str()) {
+                return Err(RefereeError::UnknownOption {
+                    game: self.game.clone(),
+                    key: key.clone(),
+                    known: known.join(", "),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A finished match: its report and its replay.
+#[derive(Debug, Clone)]
+pub struct MatchRecord {
+    pub report: MatchReport,
+    pub replay: ReplayLog,
+}
+
+/// Why a match could not be run or a replay not verified. Bot misbehaviour is never an error
+/// here: it is recorded in the report and the match completes.
+#[derive(Debug, thiserror::Error)]
+pub enum RefereeError {
+    #[error("unknown game {0:?}: expected one of {1}")]
+    UnknownGame(String, String),
+    #[error("unknown rule set {rules:?} for {game}: expected one of {expected}")]
+    UnknownRules { game: String, rules: String, expected: String },
+    #[error("{game} needs {expected} seats, got {got}")]
+    SeatCount { game: String, expected: String, got: usize },
+    #[error("seat {seat}: unknown built-in bot {name:?} for {game}: expected one of {expected}")]
+    UnknownBot { game: String, seat: usize, name: String, expected: String },
+    #[error("seat {seat}: {game} does not support seat form {form:?}: {reason}")]
+    UnsupportedSeat { game: String, seat: usize, form: String, reason: String },
+    #[error("unknown option {key:?} for {game}: expected one of {known}")]
+    UnknownOption { game: String, key: String, known: String },
+    #[error("option {key}={value:?}: expected {expected}")]
+    BadOption { key: String, value: String, expected: String },
+    #[error("seed {seed} is out of range for {game}: {reason}")]
+    BadSeed { game: String, seed: u64, reason: String },
+    #[error("bad replay: {0}")]
+    BadReplay(String),
+    #[error("replay differs from its re-run at line {line}:\n  recorded: {recorded}\n  re-run:   {rerun}")]
+    ReplayMismatch { line: usize, recorded: String, rerun: String },
+    #[error("i/o error: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl From<kakehiki_core::replay::ReplayError> for RefereeError {
+    fn from(e: kakehiki_core::replay::ReplayError) -> Self {
+        RefereeError::BadReplay(e.to_string())
+    }
+}
+
+/// One game's driver. Implementations live in `src/games/<game>.rs` and are listed in
+/// [`crate::registry::GAMES`].
+pub trait GameDriver: Send + Sync {
+    /// The game's nature.
+    fn game_type(&self) -> &'static GameType;
+
+    /// Run one match to completion. Bot failures are recorded, never returned as errors; an
+    /// error means the match could not be set up (bad spec, unknown bot, port in use, ...).
+    fn play<'a>(&'a self, spec: &'a MatchSpec) -> BoxFuture<'a, Result<MatchRecord, RefereeError>>;
+
+    /// Re-run a match from its replay: same seed, every seat's recorded replies and timings
+    /// replayed in place of the bots. Returns the re-run's record; the caller compares bytes.
+    fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError>;
+}
+
+/// Re-run `text` and check the re-run reproduces it byte for byte.
+pub fn verify_replay(text: &str) -> Result<MatchRecord, RefereeError> {
+    let parsed = ReplayLog::parse(text)?;
+    let driver = crate::registry::find_game(&parsed.header.game)?;
+    let record = driver.rerun(&parsed)?;
+    let rerun = record.replay.to_text();
+    if rerun != text {
+        let recorded_lines: Vec<&str> = text.lines().collect();
+        let rerun_lines: Vec<&str> = rerun.lines().collect();
+        let n = recorded_lines.len().max(rerun_lines.len());
+        for i in 0..n {
+            let a = recorded_lines.get(i).copied().unwrap_or("<end of replay>");
+            let b = rerun_lines.get(i).copied().unwrap_or("<end of re-run>");
+            if a != b {
+                return Err(RefereeError::ReplayMismatch { line: i + 1, recorded: a.to_string(), rerun: b.to_string() });
+            }
+        }
+        return Err(RefereeError::ReplayMismatch {
+            line: n,
+            recorded: "(trailing bytes differ)".into(),
+            rerun: "(trailing bytes differ)".into(),
+        });
+    }
+    Ok(record)
+}

@@ -1,0 +1,3 @@
+//! One driver per game.
+
+pub mod nac;

@@ -1,0 +1,12 @@
+//! The referee: runs one match of any registered game and records it.
+//!
+//! Each game has a *driver* (a [`GameDriver`]) in `src/games/<game>.rs` that connects the game's
+//! pure engine (`crates/games/<game>`) to its seats: built-in bots in-process, process bots through
+//! [`kakehiki_agent`]. Every driver is listed once, in [`registry::GAMES`].
+
+pub mod driver;
+pub mod games;
+pub mod registry;
+
+pub use driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
+pub use registry::{find_game, GAMES};
