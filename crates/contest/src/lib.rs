@@ -1,0 +1,1 @@
+//! Contests: definitions, formats, scheduling, running, standings and ratings.

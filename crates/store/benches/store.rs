@@ -1,0 +1,2 @@
+//! Store overhead per stored match (result plus replay) on SQLite.
+fn main() {}

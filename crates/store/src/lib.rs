@@ -1,0 +1,337 @@
+//! The results store of Kakehiki contests.
+//!
+//! One trait, [`Store`], with two backends sharing one schema and one list of migrations:
+//!
+//! * [`SqliteStore`]: an embedded SQLite file (the default), in WAL mode. One process at a time
+//!   runs a contest against it; every stored match is one transaction, so a process killed at
+//!   any moment leaves either the whole result or nothing.
+//! * [`PgStore`]: PostgreSQL, for many workers on many machines. Workers claim queued matches
+//!   with `FOR UPDATE SKIP LOCKED` under a lease that they extend by heartbeats; a lease that
+//!   expires returns the match to the queue; attempts are capped; results are keyed by
+//!   (contest, match index) so a late duplicate is ignored.
+//!
+//! Replays are kept in the store, compressed with zstd.
+
+mod pg;
+mod schema;
+mod sqlite;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+pub use pg::PgStore;
+pub use sqlite::SqliteStore;
+
+/// zstd level used for replays: fast, and JSON lines compress well at any level.
+const ZSTD_LEVEL: i32 = 3;
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot open sqlite database {path}: {source}")]
+    OpenSqlite {
+        path: String,
+        source: rusqlite::Error,
+    },
+    #[error("invalid postgresql url {url}: {source}")]
+    BadUrl {
+        url: String,
+        source: postgres::Error,
+    },
+    #[error("cannot connect to postgresql at {url}: {source}")]
+    Connect {
+        url: String,
+        source: postgres::Error,
+    },
+    #[error("sqlite error while {context}: {source}")]
+    Sqlite {
+        context: &'static str,
+        source: rusqlite::Error,
+    },
+    #[error("postgresql error while {context}: {source}")]
+    Postgres {
+        context: &'static str,
+        source: postgres::Error,
+    },
+    #[error(
+        "contest {name:?} is already in the store with a different definition (stored fingerprint {stored}, \
+         this definition {given}): results of one contest must come from one definition; use a new contest \
+         name or another database"
+    )]
+    DefinitionChanged {
+        name: String,
+        stored: String,
+        given: String,
+    },
+    #[error("database schema version {found} is newer than this program supports (up to {supported}); upgrade kakehiki")]
+    SchemaTooNew { found: i64, supported: i64 },
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(String),
+    #[error("cannot compress replay: {0}")]
+    Compress(std::io::Error),
+}
+
+/// A contest as the store keeps it: its name, the fingerprint of its definition and the
+/// definition itself (so standings need only the store).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContestRow {
+    pub name: String,
+    pub fingerprint: String,
+    pub definition: String,
+}
+
+/// A finished match to store.
+#[derive(Debug, Clone, Copy)]
+pub struct NewResult<'a> {
+    pub contest: &'a str,
+    pub index: u64,
+    /// Entrant names in seat order.
+    pub entrants: &'a [String],
+    /// The match report as JSON.
+    pub report_json: &'a str,
+    /// The replay, JSON lines; stored compressed.
+    pub replay: &'a str,
+    /// Wall-clock time the match took.
+    pub duration_ms: u64,
+    /// Who played it (host and process of a worker, `local` for `contest run`).
+    pub worker: &'a str,
+}
+
+/// A stored result, without its replay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredResult {
+    pub index: u64,
+    pub entrants: Vec<String>,
+    pub report_json: String,
+    pub duration_ms: u64,
+    pub worker: String,
+}
+
+/// A match to put in the queue: its index and everything a worker needs to play it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueuedMatch {
+    pub index: u64,
+    pub spec_json: String,
+}
+
+/// A match claimed by a worker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    pub contest: String,
+    pub index: u64,
+    pub spec_json: String,
+    /// 1 for the first attempt.
+    pub attempt: u32,
+    pub worker: String,
+}
+
+/// How many matches of a contest are in each state of the queue.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueCounts {
+    pub queued: u64,
+    pub running: u64,
+    pub done: u64,
+    pub failed: u64,
+}
+
+impl QueueCounts {
+    pub fn total(&self) -> u64 {
+        self.queued + self.running + self.done + self.failed
+    }
+}
+
+/// A match that could not be played, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedMatch {
+    pub index: u64,
+    pub attempts: u32,
+    pub error: String,
+}
+
+/// The results store. Both backends implement every method with the same meaning.
+pub trait Store: Send {
+    /// `sqlite` or `postgresql`.
+    fn backend(&self) -> &'static str;
+
+    /// Record a contest. Returns `true` if it was new. A contest already stored under the same
+    /// name with another fingerprint is an error ([`StoreError::DefinitionChanged`]).
+    fn register_contest(&mut self, contest: &ContestRow) -> Result<bool, StoreError>;
+
+    /// A stored contest by name.
+    fn contest(&mut self, name: &str) -> Result<Option<ContestRow>, StoreError>;
+
+    /// Names of all stored contests.
+    fn contest_names(&mut self) -> Result<Vec<String>, StoreError>;
+
+    /// Indices of the matches of `contest` whose result is stored.
+    fn stored_indices(&mut self, contest: &str) -> Result<BTreeSet<u64>, StoreError>;
+
+    /// Store a finished match (report and compressed replay) in one transaction, and mark its
+    /// queue entry done if it has one. Returns `false`, storing nothing, if a result for this
+    /// (contest, index) is already stored: a late duplicate is ignored.
+    fn put_result(&mut self, result: &NewResult<'_>) -> Result<bool, StoreError>;
+
+    /// All stored results of a contest, by match index.
+    fn results(&mut self, contest: &str) -> Result<Vec<StoredResult>, StoreError>;
+
+    /// The replay of one stored match, decompressed.
+    fn replay(&mut self, contest: &str, index: u64) -> Result<Option<String>, StoreError>;
+
+    /// Record that a match could not be played (setup error, crash of the player). A later
+    /// run retries it. Ignored if its result is already stored.
+    fn record_failure(
+        &mut self,
+        contest: &str,
+        index: u64,
+        spec_json: &str,
+        error: &str,
+    ) -> Result<(), StoreError>;
+
+    /// Matches of a contest marked failed, by index.
+    fn failures(&mut self, contest: &str) -> Result<Vec<FailedMatch>, StoreError>;
+
+    /// Put matches in the queue. Matches already queued, running, done or failed are left as
+    /// they are. Returns how many were added.
+    fn enqueue(&mut self, contest: &str, matches: &[QueuedMatch]) -> Result<u64, StoreError>;
+
+    /// Claim the next queued match (or a running one whose lease expired) for `worker`, with a
+    /// lease of `lease`. Matches that have had `max_attempts` attempts are not claimed; if their
+    /// lease expired they are marked failed.
+    fn claim(
+        &mut self,
+        worker: &str,
+        lease: Duration,
+        max_attempts: u32,
+    ) -> Result<Option<Claim>, StoreError>;
+
+    /// Extend the lease of a claim. Returns `false` if the claim was lost (its lease expired and
+    /// the match went to another worker, or it was finished by someone else).
+    fn heartbeat(&mut self, claim: &Claim, lease: Duration) -> Result<bool, StoreError>;
+
+    /// Give a claimed match back after a failure: queued again, or failed once it has had
+    /// `max_attempts` attempts.
+    fn release_failed(
+        &mut self,
+        claim: &Claim,
+        error: &str,
+        max_attempts: u32,
+    ) -> Result<(), StoreError>;
+
+    /// Queue state of a contest.
+    fn queue_counts(&mut self, contest: &str) -> Result<QueueCounts, StoreError>;
+}
+
+/// Open a store: PostgreSQL when `database_url` is given, otherwise the SQLite file `db_path`.
+pub fn open_store(
+    db_path: &std::path::Path,
+    database_url: Option<&str>,
+) -> Result<Box<dyn Store>, StoreError> {
+    match database_url {
+        Some(url) => Ok(Box::new(PgStore::connect(url)?)),
+        None => Ok(Box::new(SqliteStore::open(db_path)?)),
+    }
+}
+
+pub(crate) fn compress(text: &str) -> Result<Vec<u8>, StoreError> {
+    zstd::encode_all(text.as_bytes(), ZSTD_LEVEL).map_err(StoreError::Compress)
+}
+
+pub(crate) fn decompress(contest: &str, index: u64, bytes: &[u8]) -> Result<String, StoreError> {
+    let raw = zstd::decode_all(bytes).map_err(|e| {
+        StoreError::Corrupt(format!(
+            "replay of {contest} match {index} does not decompress: {e}"
+        ))
+    })?;
+    String::from_utf8(raw).map_err(|e| {
+        StoreError::Corrupt(format!(
+            "replay of {contest} match {index} is not utf-8: {e}"
+        ))
+    })
+}
+
+pub(crate) fn entrants_to_json(entrants: &[String]) -> String {
+    serde_json::to_string(entrants).unwrap_or_else(|_| "[]".to_string())
+}
+
+pub(crate) fn entrants_from_json(
+    contest: &str,
+    index: u64,
+    text: &str,
+) -> Result<Vec<String>, StoreError> {
+    serde_json::from_str(text).map_err(|e| {
+        StoreError::Corrupt(format!(
+            "entrants of {contest} match {index} are not a JSON list: {e}"
+        ))
+    })
+}
+
+/// Indices are stored as signed 64-bit integers (PostgreSQL has no unsigned type).
+pub(crate) fn to_db(n: u64) -> i64 {
+    n as i64
+}
+
+pub(crate) fn from_db(n: i64) -> u64 {
+    n as u64
+}
+
+/// A database URL with its password replaced by `***`, for messages.
+pub fn redact_url(url: &str) -> String {
+    // postgres://user:password@host/db  ->  postgres://user:***@host/db
+    if let Some(scheme_end) = url.find("://") {
+        let rest = &url[scheme_end + 3..];
+        if let Some(at) = rest.rfind('@') {
+            let userinfo = &rest[..at];
+            if let Some(colon) = userinfo.find(':') {
+                return format!(
+                    "{}{}:***{}",
+                    &url[..scheme_end + 3],
+                    &userinfo[..colon],
+                    &rest[at..]
+                );
+            }
+        }
+    }
+    // key=value form: password=secret
+    let mut out = Vec::new();
+    for part in url.split(' ') {
+        if part.starts_with("password=") {
+            out.push("password=***".to_string());
+        } else {
+            out.push(part.to_string());
+        }
+    }
+    out.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacts_passwords() {
+        assert_eq!(
+            redact_url("postgres://u:secret@localhost:5432/db"),
+            "postgres://u:***@localhost:5432/db"
+        );
+        assert_eq!(
+            redact_url("postgres://u@localhost/db"),
+            "postgres://u@localhost/db"
+        );
+        assert_eq!(
+            redact_url("host=x password=secret dbname=d"),
+            "host=x password=*** dbname=d"
+        );
+    }
+
+    #[test]
+    fn compression_round_trips() {
+        let text = "{\"event\":\"header\"}\n".repeat(100);
+        let packed = compress(&text).unwrap();
+        assert!(packed.len() < text.len());
+        assert_eq!(decompress("c", 1, &packed).unwrap(), text);
+        assert!(matches!(
+            decompress("c", 1, b"not zstd"),
+            Err(StoreError::Corrupt(_))
+        ));
+    }
+}

@@ -1,0 +1,378 @@
+//! The PostgreSQL backend, for many workers on many machines.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use postgres::{Client, Config, NoTls};
+
+use crate::schema;
+use crate::{
+    compress, decompress, entrants_from_json, entrants_to_json, from_db, redact_url, to_db, Claim,
+    ContestRow, FailedMatch, NewResult, QueueCounts, QueuedMatch, Store, StoreError, StoredResult,
+};
+
+/// Current time in milliseconds since the epoch, by the database's clock (one clock for all
+/// workers, whatever their own clocks say).
+const NOW_MS: &str = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT";
+
+/// Key of the advisory lock that serialises schema migrations of concurrent starters.
+const MIGRATION_LOCK: i64 = 0x6b61_6b65_6869_6b69; // "kakehiki"
+
+/// A results store in a PostgreSQL database.
+pub struct PgStore {
+    client: Client,
+}
+
+fn err(context: &'static str) -> impl FnOnce(postgres::Error) -> StoreError {
+    move |source| StoreError::Postgres { context, source }
+}
+
+impl PgStore {
+    /// Connect to `url` (`postgres://user:password@host:port/database` or the key=value form)
+    /// and bring the schema up to date. Without a `connect_timeout` in the URL, connecting gives
+    /// up after 10 seconds.
+    pub fn connect(url: &str) -> Result<Self, StoreError> {
+        let shown = redact_url(url);
+        let mut config: Config = url.parse().map_err(|source| StoreError::BadUrl {
+            url: shown.clone(),
+            source,
+        })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(10));
+        }
+        config.application_name("kakehiki");
+        let client = config
+            .connect(NoTls)
+            .map_err(|source| StoreError::Connect { url: shown, source })?;
+        let mut store = PgStore { client };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    fn migrate(&mut self) -> Result<(), StoreError> {
+        let mut tx = self
+            .client
+            .transaction()
+            .map_err(err("starting the schema migration"))?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+            .map_err(err("locking the schema for migration"))?;
+        tx.batch_execute("CREATE TABLE IF NOT EXISTS kk_schema (version BIGINT NOT NULL)")
+            .map_err(err("creating the schema version table"))?;
+        let current: Option<i64> = tx
+            .query_one("SELECT MAX(version) FROM kk_schema", &[])
+            .map_err(err("reading the schema version"))?
+            .get(0);
+        let current = current.unwrap_or(0);
+        if current > schema::latest() {
+            return Err(StoreError::SchemaTooNew {
+                found: current,
+                supported: schema::latest(),
+            });
+        }
+        for version in current + 1..=schema::latest() {
+            tx.batch_execute(&schema::migration(version, "BYTEA"))
+                .map_err(err("applying a schema migration"))?;
+            tx.execute("INSERT INTO kk_schema (version) VALUES ($1)", &[&version])
+                .map_err(err("recording the schema version"))?;
+        }
+        tx.commit().map_err(err("committing the schema migration"))
+    }
+}
+
+impl Store for PgStore {
+    fn backend(&self) -> &'static str {
+        "postgresql"
+    }
+
+    fn register_contest(&mut self, contest: &ContestRow) -> Result<bool, StoreError> {
+        let mut tx = self
+            .client
+            .transaction()
+            .map_err(err("registering a contest"))?;
+        let inserted = tx
+            .execute(
+                "INSERT INTO kk_contests (name, fingerprint, definition) VALUES ($1, $2, $3)
+                 ON CONFLICT (name) DO NOTHING",
+                &[&contest.name, &contest.fingerprint, &contest.definition],
+            )
+            .map_err(err("registering a contest"))?;
+        if inserted == 1 {
+            tx.commit().map_err(err("registering a contest"))?;
+            return Ok(true);
+        }
+        let stored: String = tx
+            .query_one(
+                "SELECT fingerprint FROM kk_contests WHERE name = $1",
+                &[&contest.name],
+            )
+            .map_err(err("looking up a contest"))?
+            .get(0);
+        if stored == contest.fingerprint {
+            Ok(false)
+        } else {
+            Err(StoreError::DefinitionChanged {
+                name: contest.name.clone(),
+                stored,
+                given: contest.fingerprint.clone(),
+            })
+        }
+    }
+
+    fn contest(&mut self, name: &str) -> Result<Option<ContestRow>, StoreError> {
+        let row = self
+            .client
+            .query_opt(
+                "SELECT name, fingerprint, definition FROM kk_contests WHERE name = $1",
+                &[&name],
+            )
+            .map_err(err("reading a contest"))?;
+        Ok(row.map(|r| ContestRow {
+            name: r.get(0),
+            fingerprint: r.get(1),
+            definition: r.get(2),
+        }))
+    }
+
+    fn contest_names(&mut self) -> Result<Vec<String>, StoreError> {
+        let rows = self
+            .client
+            .query("SELECT name FROM kk_contests ORDER BY name", &[])
+            .map_err(err("listing contests"))?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    fn stored_indices(&mut self, contest: &str) -> Result<BTreeSet<u64>, StoreError> {
+        let rows = self
+            .client
+            .query("SELECT idx FROM kk_results WHERE contest = $1", &[&contest])
+            .map_err(err("listing stored matches"))?;
+        Ok(rows.iter().map(|r| from_db(r.get(0))).collect())
+    }
+
+    fn put_result(&mut self, r: &NewResult<'_>) -> Result<bool, StoreError> {
+        let replay = compress(r.replay)?;
+        let mut tx = self.client.transaction().map_err(err("storing a result"))?;
+        let inserted = tx
+            .execute(
+                "INSERT INTO kk_results (contest, idx, entrants, report, replay, replay_bytes, duration_ms, worker)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (contest, idx) DO NOTHING",
+                &[
+                    &r.contest,
+                    &to_db(r.index),
+                    &entrants_to_json(r.entrants),
+                    &r.report_json,
+                    &replay,
+                    &(r.replay.len() as i64),
+                    &(r.duration_ms as i64),
+                    &r.worker,
+                ],
+            )
+            .map_err(err("storing a result"))?;
+        if inserted == 1 {
+            tx.execute(
+                "UPDATE kk_matches SET state = 'done', worker = $3, lease_until = NULL WHERE contest = $1 AND idx = $2",
+                &[&r.contest, &to_db(r.index), &r.worker],
+            )
+            .map_err(err("marking a match done"))?;
+        }
+        tx.commit().map_err(err("committing a result"))?;
+        Ok(inserted == 1)
+    }
+
+    fn results(&mut self, contest: &str) -> Result<Vec<StoredResult>, StoreError> {
+        let rows = self
+            .client
+            .query(
+                "SELECT idx, entrants, report, duration_ms, worker FROM kk_results WHERE contest = $1 ORDER BY idx",
+                &[&contest],
+            )
+            .map_err(err("reading results"))?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let index = from_db(r.get(0));
+            let entrants: String = r.get(1);
+            out.push(StoredResult {
+                index,
+                entrants: entrants_from_json(contest, index, &entrants)?,
+                report_json: r.get(2),
+                duration_ms: r.get::<_, i64>(3).max(0) as u64,
+                worker: r.get(4),
+            });
+        }
+        Ok(out)
+    }
+
+    fn replay(&mut self, contest: &str, index: u64) -> Result<Option<String>, StoreError> {
+        let row = self
+            .client
+            .query_opt(
+                "SELECT replay FROM kk_results WHERE contest = $1 AND idx = $2",
+                &[&contest, &to_db(index)],
+            )
+            .map_err(err("reading a replay"))?;
+        row.map(|r| decompress(contest, index, r.get::<_, &[u8]>(0)))
+            .transpose()
+    }
+
+    fn record_failure(
+        &mut self,
+        contest: &str,
+        index: u64,
+        spec_json: &str,
+        error: &str,
+    ) -> Result<(), StoreError> {
+        self.client
+            .execute(
+                "INSERT INTO kk_matches (contest, idx, spec, state, attempts, last_error)
+                 SELECT $1, $2, $3, 'failed', 1, $4
+                 WHERE NOT EXISTS (SELECT 1 FROM kk_results WHERE contest = $1 AND idx = $2)
+                 ON CONFLICT (contest, idx) DO UPDATE SET state = 'failed', attempts = kk_matches.attempts + 1,
+                     last_error = excluded.last_error, lease_until = NULL",
+                &[&contest, &to_db(index), &spec_json, &error],
+            )
+            .map_err(err("recording a failed match"))?;
+        Ok(())
+    }
+
+    fn failures(&mut self, contest: &str) -> Result<Vec<FailedMatch>, StoreError> {
+        let rows = self
+            .client
+            .query(
+                "SELECT idx, attempts, COALESCE(last_error, '') FROM kk_matches
+                 WHERE contest = $1 AND state = 'failed' ORDER BY idx",
+                &[&contest],
+            )
+            .map_err(err("listing failed matches"))?;
+        Ok(rows
+            .iter()
+            .map(|r| FailedMatch {
+                index: from_db(r.get(0)),
+                attempts: r.get::<_, i32>(1).max(0) as u32,
+                error: r.get(2),
+            })
+            .collect())
+    }
+
+    fn enqueue(&mut self, contest: &str, matches: &[QueuedMatch]) -> Result<u64, StoreError> {
+        let mut tx = self.client.transaction().map_err(err("queueing matches"))?;
+        let stmt = tx
+            .prepare(
+                "INSERT INTO kk_matches (contest, idx, spec, state)
+                 SELECT $1, $2, $3, 'queued'
+                 WHERE NOT EXISTS (SELECT 1 FROM kk_results WHERE contest = $1 AND idx = $2)
+                 ON CONFLICT (contest, idx) DO NOTHING",
+            )
+            .map_err(err("queueing matches"))?;
+        let mut added = 0;
+        for m in matches {
+            added += tx
+                .execute(&stmt, &[&contest, &to_db(m.index), &m.spec_json])
+                .map_err(err("queueing matches"))?;
+        }
+        tx.commit().map_err(err("queueing matches"))?;
+        Ok(added)
+    }
+
+    fn claim(
+        &mut self,
+        worker: &str,
+        lease: Duration,
+        max_attempts: u32,
+    ) -> Result<Option<Claim>, StoreError> {
+        let max_attempts = max_attempts.min(i32::MAX as u32) as i32;
+        let lease_ms = lease.as_millis().min(i64::MAX as u128) as i64;
+        let mut tx = self.client.transaction().map_err(err("claiming a match"))?;
+        tx.execute(
+            &format!(
+                "UPDATE kk_matches SET state = 'failed', lease_until = NULL,
+                     last_error = COALESCE(last_error || '; ', '') || 'lease expired on the last allowed attempt'
+                 WHERE state = 'running' AND lease_until < {NOW_MS} AND attempts >= $1"
+            ),
+            &[&max_attempts],
+        )
+        .map_err(err("failing matches out of attempts"))?;
+        let row = tx
+            .query_opt(
+                &format!(
+                    "UPDATE kk_matches m SET state = 'running', worker = $1, attempts = m.attempts + 1,
+                         lease_until = {NOW_MS} + $2
+                     FROM (SELECT contest, idx FROM kk_matches
+                           WHERE (state = 'queued' OR (state = 'running' AND lease_until < {NOW_MS}))
+                             AND attempts < $3
+                           ORDER BY contest, idx LIMIT 1 FOR UPDATE SKIP LOCKED) c
+                     WHERE m.contest = c.contest AND m.idx = c.idx
+                     RETURNING m.contest, m.idx, m.spec, m.attempts"
+                ),
+                &[&worker, &lease_ms, &max_attempts],
+            )
+            .map_err(err("claiming a match"))?;
+        tx.commit().map_err(err("claiming a match"))?;
+        Ok(row.map(|r| Claim {
+            contest: r.get(0),
+            index: from_db(r.get(1)),
+            spec_json: r.get(2),
+            attempt: r.get::<_, i32>(3).max(0) as u32,
+            worker: worker.to_string(),
+        }))
+    }
+
+    fn heartbeat(&mut self, claim: &Claim, lease: Duration) -> Result<bool, StoreError> {
+        let lease_ms = lease.as_millis().min(i64::MAX as u128) as i64;
+        let n = self
+            .client
+            .execute(
+                &format!(
+                    "UPDATE kk_matches SET lease_until = {NOW_MS} + $5
+                     WHERE contest = $1 AND idx = $2 AND worker = $3 AND attempts = $4 AND state = 'running'"
+                ),
+                &[&claim.contest, &to_db(claim.index), &claim.worker, &(claim.attempt as i32), &lease_ms],
+            )
+            .map_err(err("extending a lease"))?;
+        Ok(n == 1)
+    }
+
+    fn release_failed(
+        &mut self,
+        claim: &Claim,
+        error: &str,
+        max_attempts: u32,
+    ) -> Result<(), StoreError> {
+        let max_attempts = max_attempts.min(i32::MAX as u32) as i32;
+        self.client
+            .execute(
+                "UPDATE kk_matches SET state = CASE WHEN attempts >= $5 THEN 'failed' ELSE 'queued' END,
+                     lease_until = NULL, last_error = $6
+                 WHERE contest = $1 AND idx = $2 AND worker = $3 AND attempts = $4 AND state = 'running'",
+                &[&claim.contest, &to_db(claim.index), &claim.worker, &(claim.attempt as i32), &max_attempts, &error],
+            )
+            .map_err(err("releasing a failed match"))?;
+        Ok(())
+    }
+
+    fn queue_counts(&mut self, contest: &str) -> Result<QueueCounts, StoreError> {
+        let rows = self
+            .client
+            .query(
+                "SELECT state, COUNT(*) FROM kk_matches WHERE contest = $1 GROUP BY state",
+                &[&contest],
+            )
+            .map_err(err("counting queued matches"))?;
+        let mut counts = QueueCounts::default();
+        for r in rows {
+            let state: String = r.get(0);
+            let n = r.get::<_, i64>(1).max(0) as u64;
+            match state.as_str() {
+                "queued" => counts.queued = n,
+                "running" => counts.running = n,
+                "done" => counts.done = n,
+                "failed" => counts.failed = n,
+                other => {
+                    return Err(StoreError::Corrupt(format!(
+                        "unknown match state {other:?}"
+                    )))
+                }
+            }
+        }
+        Ok(counts)
+    }
+}

@@ -1,0 +1,48 @@
+//! The schema, as one list of migrations shared by both backends.
+//!
+//! Migration `n` (1-based) brings the schema from version `n - 1` to `n`. The only difference
+//! between the backends is the binary column type, written `{blob}` here (`BLOB` in SQLite,
+//! `BYTEA` in PostgreSQL). The applied version is kept in `kk_schema`.
+
+/// Every migration, in order. Never edit one that has shipped; append a new one.
+pub(crate) const MIGRATIONS: &[&str] = &[
+    // 1: contests, the match queue, results with compressed replays.
+    "CREATE TABLE kk_contests (
+        name TEXT PRIMARY KEY,
+        fingerprint TEXT NOT NULL,
+        definition TEXT NOT NULL
+    );
+    CREATE TABLE kk_matches (
+        contest TEXT NOT NULL REFERENCES kk_contests(name),
+        idx BIGINT NOT NULL,
+        spec TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'done', 'failed')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        worker TEXT,
+        lease_until BIGINT,
+        last_error TEXT,
+        PRIMARY KEY (contest, idx)
+    );
+    CREATE INDEX kk_matches_by_state ON kk_matches (state, contest, idx);
+    CREATE TABLE kk_results (
+        contest TEXT NOT NULL REFERENCES kk_contests(name),
+        idx BIGINT NOT NULL,
+        entrants TEXT NOT NULL,
+        report TEXT NOT NULL,
+        replay {blob} NOT NULL,
+        replay_bytes BIGINT NOT NULL,
+        duration_ms BIGINT NOT NULL,
+        worker TEXT NOT NULL,
+        PRIMARY KEY (contest, idx)
+    );",
+];
+
+/// The newest schema version this program knows.
+pub(crate) fn latest() -> i64 {
+    MIGRATIONS.len() as i64
+}
+
+/// Migration `version` (1-based) for a backend's blob type.
+pub(crate) fn migration(version: i64, blob: &str) -> String {
+    MIGRATIONS[(version - 1) as usize].replace("{blob}", blob)
+}

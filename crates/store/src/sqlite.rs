@@ -1,0 +1,436 @@
+//! The embedded SQLite backend (the default).
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+
+use crate::schema;
+use crate::{
+    compress, decompress, entrants_from_json, entrants_to_json, from_db, to_db, Claim, ContestRow,
+    FailedMatch, NewResult, QueueCounts, QueuedMatch, Store, StoreError, StoredResult,
+};
+
+/// Current time in milliseconds since the epoch, computed by the database.
+const NOW_MS: &str = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)";
+
+/// A results store in one SQLite file.
+pub struct SqliteStore {
+    conn: Connection,
+}
+
+fn err(context: &'static str) -> impl FnOnce(rusqlite::Error) -> StoreError {
+    move |source| StoreError::Sqlite { context, source }
+}
+
+impl SqliteStore {
+    /// Open (creating if needed) the database at `path`, switch it to WAL mode and bring its
+    /// schema up to date.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let open_err = |source| StoreError::OpenSqlite {
+            path: path.display().to_string(),
+            source,
+        };
+        let conn = Connection::open(path).map_err(open_err)?;
+        Self::init(conn).map_err(|e| match e {
+            StoreError::Sqlite { source, .. } => open_err(source),
+            other => other,
+        })
+    }
+
+    /// An in-memory database (tests).
+    pub fn in_memory() -> Result<Self, StoreError> {
+        let conn = Connection::open_in_memory().map_err(|source| StoreError::OpenSqlite {
+            path: ":memory:".into(),
+            source,
+        })?;
+        Self::init(conn)
+    }
+
+    fn init(conn: Connection) -> Result<Self, StoreError> {
+        conn.busy_timeout(Duration::from_secs(30))
+            .map_err(err("setting the busy timeout"))?;
+        // WAL: readers (standings, the web view) never block the runner. synchronous=NORMAL in
+        // WAL mode loses nothing when the process is killed; only a power loss may drop the
+        // last transactions, never corrupt the file.
+        let _mode: String = conn
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            .map_err(err("switching to WAL mode"))?;
+        conn.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
+            .map_err(err("setting pragmas"))?;
+        let mut store = SqliteStore { conn };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    fn migrate(&mut self) -> Result<(), StoreError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err("starting the schema migration"))?;
+        tx.execute_batch("CREATE TABLE IF NOT EXISTS kk_schema (version BIGINT NOT NULL)")
+            .map_err(err("creating the schema version table"))?;
+        let current: Option<i64> = tx
+            .query_row("SELECT MAX(version) FROM kk_schema", [], |r| r.get(0))
+            .map_err(err("reading the schema version"))?;
+        let current = current.unwrap_or(0);
+        if current > schema::latest() {
+            return Err(StoreError::SchemaTooNew {
+                found: current,
+                supported: schema::latest(),
+            });
+        }
+        for version in current + 1..=schema::latest() {
+            tx.execute_batch(&schema::migration(version, "BLOB"))
+                .map_err(err("applying a schema migration"))?;
+            tx.execute(
+                "INSERT INTO kk_schema (version) VALUES (?1)",
+                params![version],
+            )
+            .map_err(err("recording the schema version"))?;
+        }
+        tx.commit().map_err(err("committing the schema migration"))
+    }
+}
+
+impl Store for SqliteStore {
+    fn backend(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn register_contest(&mut self, contest: &ContestRow) -> Result<bool, StoreError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err("registering a contest"))?;
+        let stored: Option<String> = tx
+            .query_row(
+                "SELECT fingerprint FROM kk_contests WHERE name = ?1",
+                params![contest.name],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(err("looking up a contest"))?;
+        match stored {
+            Some(stored) if stored == contest.fingerprint => Ok(false),
+            Some(stored) => Err(StoreError::DefinitionChanged {
+                name: contest.name.clone(),
+                stored,
+                given: contest.fingerprint.clone(),
+            }),
+            None => {
+                tx.execute(
+                    "INSERT INTO kk_contests (name, fingerprint, definition) VALUES (?1, ?2, ?3)",
+                    params![contest.name, contest.fingerprint, contest.definition],
+                )
+                .map_err(err("registering a contest"))?;
+                tx.commit().map_err(err("registering a contest"))?;
+                Ok(true)
+            }
+        }
+    }
+
+    fn contest(&mut self, name: &str) -> Result<Option<ContestRow>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT name, fingerprint, definition FROM kk_contests WHERE name = ?1",
+                params![name],
+                |r| {
+                    Ok(ContestRow {
+                        name: r.get(0)?,
+                        fingerprint: r.get(1)?,
+                        definition: r.get(2)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(err("reading a contest"))
+    }
+
+    fn contest_names(&mut self) -> Result<Vec<String>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT name FROM kk_contests ORDER BY name")
+            .map_err(err("listing contests"))?;
+        let rows = stmt
+            .query_map([], |r| r.get(0))
+            .map_err(err("listing contests"))?;
+        rows.collect::<Result<Vec<String>, _>>()
+            .map_err(err("listing contests"))
+    }
+
+    fn stored_indices(&mut self, contest: &str) -> Result<BTreeSet<u64>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT idx FROM kk_results WHERE contest = ?1")
+            .map_err(err("listing stored matches"))?;
+        let rows = stmt
+            .query_map(params![contest], |r| r.get::<_, i64>(0))
+            .map_err(err("listing stored matches"))?;
+        rows.map(|r| r.map(from_db))
+            .collect::<Result<_, _>>()
+            .map_err(err("listing stored matches"))
+    }
+
+    fn put_result(&mut self, r: &NewResult<'_>) -> Result<bool, StoreError> {
+        let replay = compress(r.replay)?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err("storing a result"))?;
+        let inserted = {
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT INTO kk_results (contest, idx, entrants, report, replay, replay_bytes, duration_ms, worker)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (contest, idx) DO NOTHING",
+                )
+                .map_err(err("storing a result"))?;
+            stmt.execute(params![
+                r.contest,
+                to_db(r.index),
+                entrants_to_json(r.entrants),
+                r.report_json,
+                replay,
+                r.replay.len() as i64,
+                r.duration_ms as i64,
+                r.worker
+            ])
+            .map_err(err("storing a result"))?
+        };
+        if inserted == 1 {
+            let mut stmt = tx
+                .prepare_cached(
+                    "UPDATE kk_matches SET state = 'done', worker = ?3, lease_until = NULL
+                     WHERE contest = ?1 AND idx = ?2",
+                )
+                .map_err(err("marking a match done"))?;
+            stmt.execute(params![r.contest, to_db(r.index), r.worker])
+                .map_err(err("marking a match done"))?;
+        }
+        tx.commit().map_err(err("committing a result"))?;
+        Ok(inserted == 1)
+    }
+
+    fn results(&mut self, contest: &str) -> Result<Vec<StoredResult>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT idx, entrants, report, duration_ms, worker FROM kk_results WHERE contest = ?1 ORDER BY idx",
+            )
+            .map_err(err("reading results"))?;
+        let rows = stmt
+            .query_map(params![contest], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get(4)?,
+                ))
+            })
+            .map_err(err("reading results"))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (idx, entrants, report_json, duration_ms, worker) =
+                row.map_err(err("reading results"))?;
+            let index = from_db(idx);
+            out.push(StoredResult {
+                index,
+                entrants: entrants_from_json(contest, index, &entrants)?,
+                report_json,
+                duration_ms: duration_ms.max(0) as u64,
+                worker,
+            });
+        }
+        Ok(out)
+    }
+
+    fn replay(&mut self, contest: &str, index: u64) -> Result<Option<String>, StoreError> {
+        let bytes: Option<Vec<u8>> = self
+            .conn
+            .query_row(
+                "SELECT replay FROM kk_results WHERE contest = ?1 AND idx = ?2",
+                params![contest, to_db(index)],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(err("reading a replay"))?;
+        bytes.map(|b| decompress(contest, index, &b)).transpose()
+    }
+
+    fn record_failure(
+        &mut self,
+        contest: &str,
+        index: u64,
+        spec_json: &str,
+        error: &str,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO kk_matches (contest, idx, spec, state, attempts, last_error)
+                 SELECT ?1, ?2, ?3, 'failed', 1, ?4
+                 WHERE NOT EXISTS (SELECT 1 FROM kk_results WHERE contest = ?1 AND idx = ?2)
+                 ON CONFLICT (contest, idx) DO UPDATE SET state = 'failed', attempts = kk_matches.attempts + 1,
+                     last_error = excluded.last_error, lease_until = NULL",
+                params![contest, to_db(index), spec_json, error],
+            )
+            .map_err(err("recording a failed match"))?;
+        Ok(())
+    }
+
+    fn failures(&mut self, contest: &str) -> Result<Vec<FailedMatch>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT idx, attempts, COALESCE(last_error, '') FROM kk_matches
+                 WHERE contest = ?1 AND state = 'failed' ORDER BY idx",
+            )
+            .map_err(err("listing failed matches"))?;
+        let rows = stmt
+            .query_map(params![contest], |r| {
+                Ok(FailedMatch {
+                    index: from_db(r.get(0)?),
+                    attempts: r.get::<_, i64>(1)?.max(0) as u32,
+                    error: r.get(2)?,
+                })
+            })
+            .map_err(err("listing failed matches"))?;
+        rows.collect::<Result<_, _>>()
+            .map_err(err("listing failed matches"))
+    }
+
+    fn enqueue(&mut self, contest: &str, matches: &[QueuedMatch]) -> Result<u64, StoreError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err("queueing matches"))?;
+        let mut added = 0;
+        {
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT INTO kk_matches (contest, idx, spec, state)
+                     SELECT ?1, ?2, ?3, 'queued'
+                     WHERE NOT EXISTS (SELECT 1 FROM kk_results WHERE contest = ?1 AND idx = ?2)
+                     ON CONFLICT (contest, idx) DO NOTHING",
+                )
+                .map_err(err("queueing matches"))?;
+            for m in matches {
+                added += stmt
+                    .execute(params![contest, to_db(m.index), m.spec_json])
+                    .map_err(err("queueing matches"))? as u64;
+            }
+        }
+        tx.commit().map_err(err("queueing matches"))?;
+        Ok(added)
+    }
+
+    fn claim(
+        &mut self,
+        worker: &str,
+        lease: Duration,
+        max_attempts: u32,
+    ) -> Result<Option<Claim>, StoreError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err("claiming a match"))?;
+        tx.execute(
+            &format!(
+                "UPDATE kk_matches SET state = 'failed', lease_until = NULL,
+                     last_error = COALESCE(last_error || '; ', '') || 'lease expired on the last allowed attempt'
+                 WHERE state = 'running' AND lease_until < {NOW_MS} AND attempts >= ?1"
+            ),
+            params![max_attempts],
+        )
+        .map_err(err("failing matches out of attempts"))?;
+        let claim = tx
+            .query_row(
+                &format!(
+                    "UPDATE kk_matches SET state = 'running', worker = ?1, attempts = attempts + 1,
+                         lease_until = {NOW_MS} + ?2
+                     WHERE rowid = (SELECT rowid FROM kk_matches
+                                    WHERE (state = 'queued' OR (state = 'running' AND lease_until < {NOW_MS}))
+                                      AND attempts < ?3
+                                    ORDER BY contest, idx LIMIT 1)
+                     RETURNING contest, idx, spec, attempts"
+                ),
+                params![worker, lease.as_millis() as i64, max_attempts],
+                |r| {
+                    Ok(Claim {
+                        contest: r.get(0)?,
+                        index: from_db(r.get(1)?),
+                        spec_json: r.get(2)?,
+                        attempt: r.get::<_, i64>(3)?.max(0) as u32,
+                        worker: worker.to_string(),
+                    })
+                },
+            )
+            .optional()
+            .map_err(err("claiming a match"))?;
+        tx.commit().map_err(err("claiming a match"))?;
+        Ok(claim)
+    }
+
+    fn heartbeat(&mut self, claim: &Claim, lease: Duration) -> Result<bool, StoreError> {
+        let n = self
+            .conn
+            .execute(
+                &format!(
+                    "UPDATE kk_matches SET lease_until = {NOW_MS} + ?5
+                     WHERE contest = ?1 AND idx = ?2 AND worker = ?3 AND attempts = ?4 AND state = 'running'"
+                ),
+                params![claim.contest, to_db(claim.index), claim.worker, claim.attempt, lease.as_millis() as i64],
+            )
+            .map_err(err("extending a lease"))?;
+        Ok(n == 1)
+    }
+
+    fn release_failed(
+        &mut self,
+        claim: &Claim,
+        error: &str,
+        max_attempts: u32,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE kk_matches SET state = CASE WHEN attempts >= ?5 THEN 'failed' ELSE 'queued' END,
+                     lease_until = NULL, last_error = ?6
+                 WHERE contest = ?1 AND idx = ?2 AND worker = ?3 AND attempts = ?4 AND state = 'running'",
+                params![claim.contest, to_db(claim.index), claim.worker, claim.attempt, max_attempts, error],
+            )
+            .map_err(err("releasing a failed match"))?;
+        Ok(())
+    }
+
+    fn queue_counts(&mut self, contest: &str) -> Result<QueueCounts, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT state, COUNT(*) FROM kk_matches WHERE contest = ?1 GROUP BY state",
+            )
+            .map_err(err("counting queued matches"))?;
+        let rows = stmt
+            .query_map(params![contest], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+            })
+            .map_err(err("counting queued matches"))?;
+        let mut counts = QueueCounts::default();
+        for row in rows {
+            let (state, n) = row.map_err(err("counting queued matches"))?;
+            let n = n.max(0) as u64;
+            match state.as_str() {
+                "queued" => counts.queued = n,
+                "running" => counts.running = n,
+                "done" => counts.done = n,
+                "failed" => counts.failed = n,
+                other => {
+                    return Err(StoreError::Corrupt(format!(
+                        "unknown match state {other:?}"
+                    )))
+                }
+            }
+        }
+        Ok(counts)
+    }
+}
