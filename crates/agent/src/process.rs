@@ -1,0 +1,560 @@
+//! Spawning, reading, writing and killing bot processes.
+
+use std::collections::VecDeque;
+use std::io;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use nix::sys::resource::{setrlimit, Resource};
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::sandbox::{ResourceLimits, SandboxConfig};
+
+/// Why a bot could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    #[error("empty command line")]
+    EmptyCommand,
+    #[error("cannot create the bot's working directory: {0}")]
+    Workdir(io::Error),
+    #[error("cannot start {program:?}: {source}")]
+    Start { program: String, source: io::Error },
+}
+
+/// One complete stdout line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    /// The bytes before the LF (the LF itself removed; a CR before it is kept).
+    pub bytes: Vec<u8>,
+    /// When the line's LF was read.
+    pub at: Instant,
+    /// The line was longer than the line cap and was cut to it.
+    pub truncated: bool,
+}
+
+/// How a process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExitInfo {
+    /// Exit code, if it exited normally.
+    pub code: Option<i32>,
+    /// Signal number, if it was killed by a signal.
+    pub signal: Option<i32>,
+}
+
+impl ExitInfo {
+    fn from_status(s: ExitStatus) -> Self {
+        ExitInfo { code: s.code(), signal: s.signal() }
+    }
+}
+
+impl std::fmt::Display for ExitInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.code, self.signal) {
+            (Some(c), _) => write!(f, "exit code {c}"),
+            (None, Some(s)) => write!(f, "killed by signal {s}"),
+            (None, None) => write!(f, "unknown exit status"),
+        }
+    }
+}
+
+/// The one outcome of a read with a deadline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadOutcome {
+    /// A complete line.
+    Line(Line),
+    /// The deadline passed. `partial` holds unterminated bytes read so far (capped).
+    Timeout { partial: Vec<u8> },
+    /// stdout reached EOF (the process exited or closed it). `partial` holds unterminated bytes
+    /// written before. `exit` is known if the process has exited by then.
+    Closed { partial: Vec<u8>, exit: Option<ExitInfo> },
+    /// The process wrote more than the output cap and was killed.
+    OutputLimit { bytes: u64 },
+}
+
+#[derive(Default)]
+struct Inbox {
+    lines: VecDeque<Line>,
+    partial: Vec<u8>,
+    partial_truncated: bool,
+    eof: bool,
+    total: u64,
+    over_cap: bool,
+    dropped_lines: u64,
+}
+
+struct Shared {
+    inbox: Mutex<Inbox>,
+    notify: Notify,
+    stderr: Mutex<Capped>,
+    stdout_extra: Mutex<Capped>,
+}
+
+#[derive(Default)]
+struct Capped {
+    bytes: Vec<u8>,
+    dropped: u64,
+}
+
+impl Capped {
+    fn push(&mut self, data: &[u8], cap: usize) {
+        let room = cap.saturating_sub(self.bytes.len());
+        let take = room.min(data.len());
+        self.bytes.extend_from_slice(&data[..take]);
+        self.dropped += (data.len() - take) as u64;
+    }
+
+    fn text(&self) -> String {
+        let mut s = String::from_utf8_lossy(&self.bytes).into_owned();
+        if self.dropped > 0 {
+            s.push_str(&format!("\n[... {} more bytes dropped]\n", self.dropped));
+        }
+        s
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding one of these locks cannot leave the data inconsistent in a way that
+    // matters more than losing the match, so poisoning is ignored.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Resolve arguments that name files relative to the referee's directory, since the bot runs in
+/// its own temporary directory: `python3 bots/a.py` must still find `bots/a.py`.
+fn resolve_args(argv: &[String]) -> Vec<String> {
+    let cwd = std::env::current_dir().ok();
+    argv.iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let p = Path::new(a);
+            let looks_like_path = i > 0 || a.contains('/');
+            match &cwd {
+                Some(cwd) if looks_like_path && p.is_relative() && !a.is_empty() && cwd.join(p).exists() => {
+                    cwd.join(p).to_string_lossy().into_owned()
+                }
+                _ => a.clone(),
+            }
+        })
+        .collect()
+}
+
+fn apply_limits(limits: &ResourceLimits) -> io::Result<()> {
+    let set = |res: Resource, v: Option<u64>, hard_extra: u64| -> io::Result<()> {
+        if let Some(v) = v {
+            setrlimit(res, v, v.saturating_add(hard_extra)).map_err(io::Error::from)?;
+        }
+        Ok(())
+    };
+    set(Resource::RLIMIT_CPU, limits.cpu_seconds, 1)?;
+    set(Resource::RLIMIT_DATA, limits.memory_bytes, 0)?;
+    set(Resource::RLIMIT_NPROC, limits.processes, 0)?;
+    set(Resource::RLIMIT_FSIZE, limits.file_size_bytes, 0)?;
+    set(Resource::RLIMIT_NOFILE, limits.open_files, 0)?;
+    Ok(())
+}
+
+struct Sandboxed {
+    child: Child,
+    pgid: Pid,
+    _workdir: Option<tempfile::TempDir>,
+}
+
+fn spawn_sandboxed(argv: &[String], cfg: &SandboxConfig, stdin: Stdio) -> Result<Sandboxed, SpawnError> {
+    let argv = resolve_args(argv);
+    let program = argv.first().ok_or(SpawnError::EmptyCommand)?;
+    let (workdir, tmp): (PathBuf, Option<tempfile::TempDir>) = match &cfg.workdir {
+        Some(d) => (d.clone(), None),
+        None => {
+            let t = tempfile::Builder::new().prefix("kakehiki-bot-").tempdir().map_err(SpawnError::Workdir)?;
+            (t.path().to_path_buf(), Some(t))
+        }
+    };
+    let mut std_cmd = std::process::Command::new(program);
+    std_cmd.args(&argv[1..]).env_clear();
+    for key in &cfg.env_passthrough {
+        if let Some(v) = std::env::var_os(key) {
+            std_cmd.env(key, v);
+        }
+    }
+    std_cmd.env("HOME", &workdir).env("TMPDIR", &workdir);
+    for (k, v) in &cfg.env {
+        std_cmd.env(k, v);
+    }
+    std_cmd
+        .current_dir(&workdir)
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let limits = cfg.limits.clone();
+    // SAFETY: the closure runs in the forked child before exec and only calls setrlimit, which is
+    // async-signal-safe; it allocates nothing.
+    unsafe {
+        std_cmd.pre_exec(move || apply_limits(&limits));
+    }
+    let mut cmd = Command::from(std_cmd);
+    cmd.kill_on_drop(true);
+    let child = cmd.spawn().map_err(|source| SpawnError::Start { program: program.clone(), source })?;
+    let pid = child.id().map(|p| p as i32).unwrap_or(0);
+    Ok(Sandboxed { child, pgid: Pid::from_raw(pid), _workdir: tmp })
+}
+
+fn kill_group(pgid: Pid) {
+    if pgid.as_raw() > 0 {
+        // ESRCH (group already gone) is the expected case after a clean exit.
+        let _ = killpg(pgid, Signal::SIGKILL);
+    }
+}
+
+/// Whether a live (non-zombie) process is in group `pgid`. Reads `/proc` where it exists, since
+/// zombies awaiting their reaper still count for `killpg(pgid, 0)`; falls back to that elsewhere.
+fn group_alive(pgid: Pid) -> bool {
+    if pgid.as_raw() <= 0 {
+        return false;
+    }
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return killpg(pgid, None).is_ok();
+    };
+    for entry in dir.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        // Fields after the parenthesised command: state ppid pgrp ...
+        let Some(close) = stat.rfind(')') else { continue };
+        let mut rest = stat[close + 1..].split_whitespace();
+        let state = rest.next();
+        let _ppid = rest.next();
+        let pgrp = rest.next().and_then(|p| p.parse::<i32>().ok());
+        if pgrp == Some(pgid.as_raw()) && state != Some("Z") && state != Some("X") {
+            return true;
+        }
+    }
+    false
+}
+
+fn spawn_drain<R: AsyncRead + Unpin + Send + 'static>(mut r: R, shared: Arc<Shared>, cap: usize, stderr: bool) {
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; 8192];
+        loop {
+            match r.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let target = if stderr { &shared.stderr } else { &shared.stdout_extra };
+                    lock(target).push(&buf[..n], cap);
+                }
+            }
+        }
+    });
+}
+
+fn spawn_line_reader<R: AsyncRead + Unpin + Send + 'static>(
+    mut r: R,
+    shared: Arc<Shared>,
+    cfg: &SandboxConfig,
+    pgid: Pid,
+) {
+    let line_cap = cfg.line_cap.max(1);
+    let output_cap = cfg.output_cap;
+    let pending_cap = cfg.pending_lines_cap.max(1);
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; 16384];
+        loop {
+            let n = match r.read(&mut buf).await {
+                Ok(0) | Err(_) => 0,
+                Ok(n) => n,
+            };
+            let at = Instant::now();
+            {
+                let mut inbox = lock(&shared.inbox);
+                if n == 0 {
+                    inbox.eof = true;
+                    drop(inbox);
+                    shared.notify.notify_waiters();
+                    return;
+                }
+                inbox.total += n as u64;
+                if inbox.total > output_cap {
+                    inbox.over_cap = true;
+                    inbox.eof = true;
+                    drop(inbox);
+                    kill_group(pgid);
+                    shared.notify.notify_waiters();
+                    return;
+                }
+                let mut rest = &buf[..n];
+                while !rest.is_empty() {
+                    match rest.iter().position(|&b| b == b'\n') {
+                        Some(i) => {
+                            let piece = &rest[..i];
+                            let room = line_cap.saturating_sub(inbox.partial.len());
+                            if piece.len() > room {
+                                inbox.partial_truncated = true;
+                            }
+                            let take = room.min(piece.len());
+                            inbox.partial.extend_from_slice(&piece[..take]);
+                            let bytes = std::mem::take(&mut inbox.partial);
+                            let truncated = std::mem::take(&mut inbox.partial_truncated);
+                            // Keep the oldest lines: the first line after a request is its reply.
+                            if inbox.lines.len() >= pending_cap {
+                                inbox.dropped_lines += 1;
+                            } else {
+                                inbox.lines.push_back(Line { bytes, at, truncated });
+                            }
+                            rest = &rest[i + 1..];
+                        }
+                        None => {
+                            let room = line_cap.saturating_sub(inbox.partial.len());
+                            if rest.len() > room {
+                                inbox.partial_truncated = true;
+                            }
+                            let take = room.min(rest.len());
+                            inbox.partial.extend_from_slice(&rest[..take]);
+                            rest = &[];
+                        }
+                    }
+                }
+            }
+            shared.notify.notify_waiters();
+        }
+    });
+}
+
+/// A bot process speaking a line protocol on stdin/stdout.
+pub struct BotProcess {
+    child: Child,
+    pgid: Pid,
+    stdin: Option<ChildStdin>,
+    shared: Arc<Shared>,
+    exit: Option<ExitInfo>,
+    _workdir: Option<tempfile::TempDir>,
+}
+
+impl BotProcess {
+    /// Start `argv` (no shell) in the sandbox.
+    pub fn spawn(argv: &[String], cfg: &SandboxConfig) -> Result<BotProcess, SpawnError> {
+        let Sandboxed { mut child, pgid, _workdir } = spawn_sandboxed(argv, cfg, Stdio::piped())?;
+        let shared = Arc::new(Shared {
+            inbox: Mutex::new(Inbox::default()),
+            notify: Notify::new(),
+            stderr: Mutex::new(Capped::default()),
+            stdout_extra: Mutex::new(Capped::default()),
+        });
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        spawn_line_reader(stdout, shared.clone(), cfg, pgid);
+        spawn_drain(stderr, shared.clone(), cfg.stderr_cap, true);
+        let stdin = child.stdin.take();
+        Ok(BotProcess { child, pgid, stdin, shared, exit: None, _workdir })
+    }
+
+    /// The process group id (equal to the bot's pid).
+    pub fn pgid(&self) -> i32 {
+        self.pgid.as_raw()
+    }
+
+    /// Write `bytes` to the bot's stdin in one write call and flush. An error means the bot
+    /// closed its stdin or exited.
+    pub async fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::BrokenPipe, "stdin already closed"))?;
+        stdin.write_all(bytes).await?;
+        stdin.flush().await
+    }
+
+    /// Close the bot's stdin (it sees EOF).
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Wait for the next complete line until `deadline`.
+    pub async fn read_line(&mut self, deadline: Instant) -> ReadOutcome {
+        let shared = self.shared.clone();
+        loop {
+            let notified = shared.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let mut inbox = lock(&shared.inbox);
+                if let Some(line) = inbox.lines.pop_front() {
+                    return ReadOutcome::Line(line);
+                }
+                if inbox.over_cap {
+                    return ReadOutcome::OutputLimit { bytes: inbox.total };
+                }
+                if inbox.eof {
+                    let partial = std::mem::take(&mut inbox.partial);
+                    drop(inbox);
+                    let exit = self.wait_exit(Duration::from_millis(100)).await;
+                    return ReadOutcome::Closed { partial, exit };
+                }
+            }
+            tokio::select! {
+                _ = &mut notified => {}
+                _ = tokio::time::sleep_until(deadline) => {
+                    let mut inbox = lock(&shared.inbox);
+                    if let Some(line) = inbox.lines.pop_front() {
+                        return ReadOutcome::Line(line);
+                    }
+                    return ReadOutcome::Timeout { partial: inbox.partial.clone() };
+                }
+            }
+        }
+    }
+
+    /// Take the unterminated bytes buffered so far (used when a deadline passes with text that
+    /// lacks its newline).
+    pub fn take_partial(&mut self) -> Vec<u8> {
+        std::mem::take(&mut lock(&self.shared.inbox).partial)
+    }
+
+    /// Remove and return every complete line received but not yet read (output that arrived
+    /// while no reply was expected), plus the number of lines dropped because too many queued.
+    pub fn take_unsolicited(&mut self) -> (Vec<Line>, u64) {
+        let mut inbox = lock(&self.shared.inbox);
+        let lines = inbox.lines.drain(..).collect();
+        let dropped = std::mem::take(&mut inbox.dropped_lines);
+        (lines, dropped)
+    }
+
+    /// Total stdout bytes received.
+    pub fn stdout_bytes(&self) -> u64 {
+        lock(&self.shared.inbox).total
+    }
+
+    /// The captured stderr (capped; a note says how much was dropped).
+    pub fn stderr_text(&self) -> String {
+        lock(&self.shared.stderr).text()
+    }
+
+    /// SIGKILL the whole process group.
+    pub fn kill(&mut self) {
+        kill_group(self.pgid);
+    }
+
+    /// Whether any process of the bot's group is still alive.
+    pub fn group_alive(&self) -> bool {
+        group_alive(self.pgid)
+    }
+
+    async fn wait_exit(&mut self, within: Duration) -> Option<ExitInfo> {
+        if self.exit.is_none() {
+            if let Ok(Ok(status)) = tokio::time::timeout(within, self.child.wait()).await {
+                self.exit = Some(ExitInfo::from_status(status));
+            }
+        }
+        self.exit
+    }
+
+    /// End the bot: close stdin, give it `grace` to exit, then SIGKILL the whole group (children
+    /// that outlive it included) and reap it.
+    pub async fn finish(mut self, grace: Duration) -> Option<ExitInfo> {
+        self.close_stdin();
+        let exit = self.wait_exit(grace).await;
+        self.kill();
+        if exit.is_none() {
+            if let Ok(Ok(status)) = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await {
+                self.exit = Some(ExitInfo::from_status(status));
+            }
+        }
+        self.exit
+    }
+}
+
+impl Drop for BotProcess {
+    fn drop(&mut self) {
+        kill_group(self.pgid);
+    }
+}
+
+/// A process the referee launches but does not talk to over pipes (a TCP client).
+pub struct ClientProcess {
+    child: Child,
+    pgid: Pid,
+    shared: Arc<Shared>,
+    _workdir: Option<tempfile::TempDir>,
+}
+
+impl ClientProcess {
+    /// Start `argv` (no shell) in the sandbox with stdin closed; stdout and stderr are drained
+    /// into capped buffers.
+    pub fn spawn(argv: &[String], cfg: &SandboxConfig) -> Result<ClientProcess, SpawnError> {
+        let Sandboxed { mut child, pgid, _workdir } = spawn_sandboxed(argv, cfg, Stdio::null())?;
+        let shared = Arc::new(Shared {
+            inbox: Mutex::new(Inbox::default()),
+            notify: Notify::new(),
+            stderr: Mutex::new(Capped::default()),
+            stdout_extra: Mutex::new(Capped::default()),
+        });
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        spawn_drain(stdout, shared.clone(), cfg.stderr_cap, false);
+        spawn_drain(stderr, shared.clone(), cfg.stderr_cap, true);
+        Ok(ClientProcess { child, pgid, shared, _workdir })
+    }
+
+    /// The process group id.
+    pub fn pgid(&self) -> i32 {
+        self.pgid.as_raw()
+    }
+
+    /// Captured stderr (capped).
+    pub fn stderr_text(&self) -> String {
+        lock(&self.shared.stderr).text()
+    }
+
+    /// Captured stdout (capped).
+    pub fn stdout_text(&self) -> String {
+        lock(&self.shared.stdout_extra).text()
+    }
+
+    /// The exit status, if the process has exited.
+    pub fn try_exit(&mut self) -> Option<ExitInfo> {
+        self.child.try_wait().ok().flatten().map(ExitInfo::from_status)
+    }
+
+    /// SIGKILL the whole process group.
+    pub fn kill(&mut self) {
+        kill_group(self.pgid);
+    }
+
+    /// Whether any process of the group is still alive.
+    pub fn group_alive(&self) -> bool {
+        group_alive(self.pgid)
+    }
+
+    /// Give the client `grace` to exit by itself, then kill its group and reap it.
+    pub async fn finish(mut self, grace: Duration) -> Option<ExitInfo> {
+        let mut exit = tokio::time::timeout(grace, self.child.wait())
+            .await
+            .ok()
+            .and_then(|r| r.ok())
+            .map(ExitInfo::from_status);
+        self.kill();
+        if exit.is_none() {
+            exit = tokio::time::timeout(Duration::from_secs(5), self.child.wait())
+                .await
+                .ok()
+                .and_then(|r| r.ok())
+                .map(ExitInfo::from_status);
+        }
+        exit
+    }
+}
+
+impl Drop for ClientProcess {
+    fn drop(&mut self) {
+        kill_group(self.pgid);
+    }
+}

@@ -1,0 +1,77 @@
+//! What a bot process may use.
+
+use std::path::PathBuf;
+
+/// rlimits applied to every bot process (and inherited by its children). `None` leaves the
+/// referee's own limit in place.
+///
+/// Notes: the memory limit is `RLIMIT_DATA` (private writable memory), not `RLIMIT_AS`, because
+/// virtual machines (JVM, V8, Go) reserve far more address space than they use. `RLIMIT_NPROC`
+/// counts all processes of the user and does not bind root; the process group kill is what
+/// reliably ends a bot's children.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceLimits {
+    /// CPU seconds (SIGXCPU at the soft limit, SIGKILL one second later).
+    pub cpu_seconds: Option<u64>,
+    /// Bytes of private writable memory (heap).
+    pub memory_bytes: Option<u64>,
+    /// Processes of the user.
+    pub processes: Option<u64>,
+    /// Largest file the bot may write, in bytes.
+    pub file_size_bytes: Option<u64>,
+    /// Open file descriptors.
+    pub open_files: Option<u64>,
+}
+
+impl Default for ResourceLimits {
+    fn default() -> Self {
+        ResourceLimits {
+            cpu_seconds: Some(600),
+            memory_bytes: Some(4 << 30),
+            processes: Some(4096),
+            file_size_bytes: Some(64 << 20),
+            open_files: Some(1024),
+        }
+    }
+}
+
+/// How bot processes are run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxConfig {
+    pub limits: ResourceLimits,
+    /// Bytes of stderr kept per process (the rest is counted and dropped).
+    pub stderr_cap: usize,
+    /// Longest stdout line kept, in bytes; a longer line is cut and flagged.
+    pub line_cap: usize,
+    /// Total stdout bytes a process may write over its life; beyond it the process group is
+    /// killed and reads report [`crate::ReadOutcome::OutputLimit`].
+    pub output_cap: u64,
+    /// Complete lines buffered while nobody reads; newer ones are dropped beyond it (the
+    /// first line after a request is its reply).
+    pub pending_lines_cap: usize,
+    /// Environment variables passed through from the referee (all others are removed).
+    pub env_passthrough: Vec<String>,
+    /// Variables set for the bot (after the pass-through).
+    pub env: Vec<(String, String)>,
+    /// Working directory; `None` creates a fresh temporary directory per process, removed when
+    /// the process is dropped.
+    pub workdir: Option<PathBuf>,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        SandboxConfig {
+            limits: ResourceLimits::default(),
+            stderr_cap: 64 << 10,
+            line_cap: 4096,
+            output_cap: 64 << 20,
+            pending_lines_cap: 1024,
+            env_passthrough: ["PATH", "LANG", "LC_ALL", "TZ", "JAVA_HOME", "PYTHONPATH"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            env: Vec::new(),
+            workdir: None,
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! Reply parsing (§3.4): the same outcomes as the original referee, every deviation recorded.
+
+use serde::{Deserialize, Serialize};
+
+/// What was wrong with (part of) a reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IssueCode {
+    /// The line was longer than 4096 bytes and was cut.
+    LineTooLong,
+    /// Fields after the n-th were ignored.
+    ExtraFields,
+    /// Fewer than n fields; the missing ones became target 0.
+    MissingField,
+    /// An empty field (two spaces in a row, or an empty line); target 0.
+    EmptyField,
+    /// A field with no number at its start; target 0.
+    NotANumber,
+    /// A number read leniently (sign, hex, leading whitespace, trailing text); value kept.
+    LenientNumber,
+    /// A number outside 0..L-1; target 0.
+    OutOfRange,
+    /// The deadline passed with an unterminated line; it was taken as the reply.
+    NoNewline,
+}
+
+/// One recorded deviation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Issue {
+    pub code: IssueCode,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub field: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub text: Option<String>,
+    /// The value read from the field, where it differs from a plain reading.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub value: Option<i64>,
+}
+
+impl Issue {
+    fn new(code: IssueCode, field: Option<usize>, text: Option<&str>, value: Option<i64>) -> Self {
+        Issue { code, field, text: text.map(str::to_string), value }
+    }
+
+    /// A line-level issue without a field.
+    pub fn line(code: IssueCode) -> Self {
+        Issue::new(code, None, None, None)
+    }
+}
+
+/// The picks a reply line yields and the deviations found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParsedReply {
+    pub picks: Vec<u8>,
+    pub issues: Vec<Issue>,
+}
+
+/// JavaScript's white space set (`String.prototype.trim`, `parseInt`).
+pub fn is_js_whitespace(c: char) -> bool {
+    matches!(c,
+        '\u{0009}'..='\u{000D}' | '\u{0020}' | '\u{00A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}'
+        | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}')
+}
+
+/// `parseInt(field)` without radix: `None` for NaN; `Some((value, plain))` where `plain` is false
+/// when anything but plain decimal digits was involved.
+fn js_parse_int(field: &str) -> Option<(i128, bool)> {
+    let trimmed = field.trim_start_matches(is_js_whitespace);
+    let mut plain = trimmed.len() == field.len();
+    let (negative, rest) = match trimmed.as_bytes().first() {
+        Some(b'-') => (true, &trimmed[1..]),
+        Some(b'+') => (false, &trimmed[1..]),
+        _ => (false, trimmed),
+    };
+    if rest.len() != trimmed.len() {
+        plain = false;
+    }
+    let (radix, digits) = if rest.len() >= 2 && (rest.starts_with("0x") || rest.starts_with("0X")) {
+        plain = false;
+        (16, &rest[2..])
+    } else {
+        (10, rest)
+    };
+    let end = digits.find(|c: char| !c.is_digit(radix)).unwrap_or(digits.len());
+    if end == 0 {
+        return None;
+    }
+    if end != digits.len() {
+        plain = false;
+    }
+    let mut v: i128 = 0;
+    for c in digits[..end].chars() {
+        let d = c.to_digit(radix).unwrap_or(0) as i128;
+        // Saturate: very long digit strings simply fall out of range.
+        v = v.saturating_mul(radix as i128).saturating_add(d);
+    }
+    Some((if negative { -v } else { v }, plain))
+}
+
+/// Parse one reply line (the bytes before the LF) into `n` picks among `targets` targets.
+pub fn parse_reply(raw: &[u8], n: usize, targets: usize) -> ParsedReply {
+    let text = String::from_utf8_lossy(raw);
+    let line = text.trim_matches(is_js_whitespace);
+    let fields: Vec<&str> = line.split(' ').collect();
+    let mut picks = Vec::with_capacity(n);
+    let mut issues = Vec::new();
+    for k in 0..n {
+        let Some(&field) = fields.get(k) else {
+            issues.push(Issue::new(IssueCode::MissingField, Some(k), None, None));
+            picks.push(0);
+            continue;
+        };
+        if field.is_empty() {
+            issues.push(Issue::new(IssueCode::EmptyField, Some(k), Some(field), None));
+            picks.push(0);
+            continue;
+        }
+        match js_parse_int(field) {
+            None => {
+                issues.push(Issue::new(IssueCode::NotANumber, Some(k), Some(field), None));
+                picks.push(0);
+            }
+            Some((v, plain)) => {
+                let value = v.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
+                if !plain {
+                    issues.push(Issue::new(IssueCode::LenientNumber, Some(k), Some(field), Some(value)));
+                }
+                if v >= 0 && (v as u128) < targets as u128 {
+                    picks.push(v as u8);
+                } else {
+                    issues.push(Issue::new(IssueCode::OutOfRange, Some(k), Some(field), None));
+                    picks.push(0);
+                }
+            }
+        }
+    }
+    if fields.len() > n {
+        issues.push(Issue::new(IssueCode::ExtraFields, Some(n), Some(&fields[n..].join(" ")), None));
+    }
+    ParsedReply { picks, issues }
+}
+
+/// Whether a (trimmed) line is an acceptable READY (§3.2): `ready` ignoring ASCII case.
+pub fn is_ready(raw: &[u8]) -> bool {
+    String::from_utf8_lossy(raw).trim_matches(is_js_whitespace).eq_ignore_ascii_case("ready")
+}
+
+/// Whether a line is blank after trimming (skipped while waiting for READY).
+pub fn is_blank(raw: &[u8]) -> bool {
+    String::from_utf8_lossy(raw).trim_matches(is_js_whitespace).is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn picks(line: &str, n: usize) -> Vec<u8> {
+        parse_reply(line.as_bytes(), n, 6).picks
+    }
+
+    #[test]
+    fn cases_run_on_the_original() {
+        assert_eq!(picks("5 5 5 5 5 5 5", 5), [5, 5, 5, 5, 5]);
+        assert_eq!(picks("9 -1", 2), [0, 0]);
+        assert_eq!(picks("x 1 2 3 4", 5), [0, 1, 2, 3, 4]);
+        assert_eq!(picks("1  2", 2), [1, 0]);
+        assert_eq!(picks("1\t2\t3 4 5", 5), [1, 4, 5, 0, 0]);
+        assert_eq!(picks("3", 2), [3, 0]);
+        assert_eq!(picks("", 5), [0, 0, 0, 0, 0]);
+        assert_eq!(picks("4 4", 5), [4, 4, 0, 0, 0]);
+        assert_eq!(picks("0x5 +3 3.7 -0 1e3", 5), [5, 3, 3, 0, 1]);
+        assert_eq!(picks("12 5", 2), [0, 5]);
+        assert_eq!(picks("\t4 5", 2), [4, 5]);
+        assert_eq!(picks(" 2 3 4 5 1", 5), [2, 3, 4, 5, 1]);
+        assert_eq!(picks("5 4 3 2 1\r", 2), [5, 4]);
+        assert_eq!(picks("5 5 9 x", 5), [5, 5, 0, 0, 0]);
+    }
+
+    #[test]
+    fn records_every_deviation() {
+        let r = parse_reply(b"5 5 9 x", 5, 6);
+        let codes: Vec<_> = r.issues.iter().map(|i| (i.code, i.field)).collect();
+        assert_eq!(
+            codes,
+            [
+                (IssueCode::OutOfRange, Some(2)),
+                (IssueCode::NotANumber, Some(3)),
+                (IssueCode::MissingField, Some(4)),
+            ]
+        );
+        let r = parse_reply(b"0x5 1 1 1 1 9", 5, 6);
+        assert_eq!(r.issues[0].code, IssueCode::LenientNumber);
+        assert_eq!(r.issues[0].value, Some(5));
+        assert_eq!(r.issues[1].code, IssueCode::ExtraFields);
+        assert!(parse_reply(b"1 2 3 4 5", 5, 6).issues.is_empty());
+    }
+
+    #[test]
+    fn survives_hostile_input() {
+        let long = "9".repeat(5000);
+        assert_eq!(picks(&long, 2), [0, 0]);
+        assert_eq!(parse_reply(&[0xff, 0xfe, b' ', b'1'], 2, 6).picks, [0, 1]);
+        assert_eq!(picks("\u{3000}3 4\u{feff}", 2), [3, 4]);
+        assert_eq!(picks("-", 2), [0, 0]);
+        assert_eq!(picks("0x", 2), [0, 0]);
+    }
+
+    #[test]
+    fn ready_is_case_insensitive_and_trimmed() {
+        assert!(is_ready(b"READY"));
+        assert!(is_ready(b" ready\r"));
+        assert!(!is_ready(b"hello READY"));
+        assert!(is_blank(b" \r"));
+    }
+}
