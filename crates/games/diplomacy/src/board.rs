@@ -1,0 +1,128 @@
+//! The position between phases: units, dislodged units with their retreat options, centre
+//! ownership and home centres.
+
+use crate::map::{bit, bits, standard, Loc, Map, Prov, NUM_PROVINCES};
+use crate::types::{Phase, Power, Unit};
+
+/// A dislodged unit waiting to retreat, with its retreat options (location bitset).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dislodged {
+    /// The unit, at the location it was dislodged from.
+    pub unit: Unit,
+    /// Locations it may retreat to.
+    pub options: u128,
+}
+
+/// A full position: everything the adjudicator needs besides the orders.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Board {
+    /// The phase to adjudicate next.
+    pub phase: Phase,
+    /// Units that are not dislodged, by province.
+    pub units: [Option<Unit>; NUM_PROVINCES],
+    /// Dislodged units (retreat phases only), by province.
+    pub dislodged: [Option<Dislodged>; NUM_PROVINCES],
+    /// Owner of each supply centre.
+    pub owner: [Option<Power>; NUM_PROVINCES],
+    /// Home centres per power (province bitsets).
+    pub homes: [u128; 7],
+}
+
+impl Board {
+    /// An empty board at `phase` with no owners and the map's home centres.
+    pub fn empty(map: &Map, phase: Phase) -> Board {
+        let mut homes = [0u128; 7];
+        for (i, p) in map.provinces.iter().enumerate() {
+            if let Some(h) = p.home_of {
+                homes[h.index()] |= bit(i as Prov);
+            }
+        }
+        Board {
+            phase,
+            units: [None; NUM_PROVINCES],
+            dislodged: [None; NUM_PROVINCES],
+            owner: [None; NUM_PROVINCES],
+            homes,
+        }
+    }
+
+    /// The standard 1901 start position at `S1901M`.
+    pub fn standard_start() -> Board {
+        let map = standard();
+        let mut b = Board::empty(map, Phase::START);
+        for u in &map.start_units {
+            b.units[map.prov_of(u.loc) as usize] = Some(*u);
+        }
+        b.set_start_centers(map);
+        b
+    }
+
+    /// Set the map's 1901 ownership.
+    pub fn set_start_centers(&mut self, map: &Map) {
+        self.owner = [None; NUM_PROVINCES];
+        for &(p, pw) in &map.start_centers {
+            self.owner[p as usize] = Some(pw);
+        }
+    }
+
+    /// Place a unit (replacing whatever is in the province).
+    pub fn place(&mut self, map: &Map, u: Unit) {
+        self.units[map.prov_of(u.loc) as usize] = Some(u);
+    }
+
+    /// Units of `power`.
+    pub fn units_of(&self, power: Power) -> impl Iterator<Item = Unit> + '_ {
+        self.units.iter().flatten().copied().filter(move |u| u.power == power)
+    }
+
+    /// Number of centres `power` owns.
+    pub fn centers_of(&self, power: Power) -> usize {
+        self.owner.iter().filter(|o| **o == Some(power)).count()
+    }
+
+    /// Owned centres of `power` as a province bitset.
+    pub fn owned_mask(&self, power: Power) -> u128 {
+        let mut m = 0;
+        for (i, o) in self.owner.iter().enumerate() {
+            if *o == Some(power) {
+                m |= bit(i as Prov);
+            }
+        }
+        m
+    }
+
+    /// Centres minus units for `power` (positive: builds, negative: removals).
+    pub fn adjustment(&self, power: Power) -> i32 {
+        self.centers_of(power) as i32 - self.units_of(power).count() as i32
+    }
+
+    /// Every supply centre with a unit on it becomes that unit's power's (end of a Fall turn).
+    pub fn update_centers(&mut self, map: &Map) {
+        for p in 0..NUM_PROVINCES {
+            if map.is_sc(p as Prov) {
+                if let Some(u) = self.units[p] {
+                    self.owner[p] = Some(u.power);
+                }
+            }
+        }
+    }
+
+    /// Whether any dislodged unit waits for a retreat order.
+    pub fn has_dislodged(&self) -> bool {
+        self.dislodged.iter().any(Option::is_some)
+    }
+
+    /// Whether a power still has a unit (on the board or dislodged) or a centre.
+    pub fn is_alive(&self, power: Power) -> bool {
+        self.units.iter().flatten().any(|u| u.power == power)
+            || self.dislodged.iter().flatten().any(|d| d.unit.power == power)
+            || self.owner.contains(&Some(power))
+    }
+
+    /// Locations of the retreat options of a dislodged unit, sorted canonically by name.
+    pub fn option_names(map: &Map, options: u128) -> Vec<String> {
+        let mut v: Vec<String> = bits(options).map(|l: Loc| map.loc_name(l).to_string()).collect();
+        v.sort();
+        v
+    }
+}

@@ -1,0 +1,21 @@
+//! Diplomacy on the standard map: map facts, order parser, a DATC v3.1 adjudicator for all three
+//! phase types, the JSON-lines adjudication service and built-in bots.
+//!
+//! Pure: no processes, clocks, sockets or files (the map is embedded at compile time).
+
+pub mod adjudicate;
+pub mod board;
+pub mod datc;
+pub mod map;
+pub mod movement;
+pub mod order;
+pub mod outcome;
+pub mod types;
+
+pub use adjudicate::{adjudicate, civil_disorder};
+pub use board::{Board, Dislodged};
+pub use map::{standard, Loc, Map, Prov, ProvinceKind, NUM_PROVINCES};
+pub use movement::Resolver;
+pub use order::{parse_order, Dest, Order, ParseError, UnitRef};
+pub use outcome::{OrderError, OrderResult, PhaseOutcome, VoidReason};
+pub use types::{Phase, PhaseKind, Power, Season, Unit, UnitKind, POWER_NAMES};

@@ -1,0 +1,152 @@
+//! What adjudicating a phase produces: per-unit results, void reasons, destroyed units.
+
+use crate::map::{Map, Prov};
+use crate::order::ParseError;
+use crate::types::{Power, Unit};
+
+/// The result of the order that took effect for a unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OrderResult {
+    /// The order was carried out.
+    Succeeds,
+    /// The order was legal but failed (bounced, cut, dislodged, allowance used up...).
+    Fails,
+    /// Illegal, unmatched, or of the wrong phase type: no effect.
+    Void,
+}
+
+impl OrderResult {
+    /// `succeeds`, `fails` or `void`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OrderResult::Succeeds => "succeeds",
+            OrderResult::Fails => "fails",
+            OrderResult::Void => "void",
+        }
+    }
+}
+
+/// Why an order is void or ignored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum VoidReason {
+    /// The order text did not parse.
+    Parse(ParseError),
+    /// No unit in the province named.
+    NoUnit(Prov),
+    /// The unit belongs to another power (no proxy orders).
+    ForeignUnit(Power),
+    /// A later order for a unit that already has a legal order (first legal order wins).
+    Duplicate,
+    /// The order's kind does not belong to this phase type.
+    WrongPhase,
+    /// A move to the unit's own province.
+    MoveToOwnProvince,
+    /// An army ordered to sea.
+    ArmyToSea,
+    /// A fleet ordered inland.
+    FleetInland,
+    /// A fleet ordered with VIA.
+    FleetViaConvoy,
+    /// The destination is not adjacent and no convoy route exists.
+    NotAdjacent,
+    /// VIA given but no convoy route exists.
+    NoConvoyRoute,
+    /// A split-coast destination with two reachable coasts and none named.
+    CoastMissing,
+    /// The named coast cannot be reached.
+    CoastUnreachable,
+    /// A support of the supporter itself.
+    SupportsItself,
+    /// A support into the supporter's own province.
+    SupportIntoOwnProvince,
+    /// The supporter could not move into the province it supports into.
+    CannotReach(Prov),
+    /// The supported move could never happen.
+    SupportedMoveImpossible,
+    /// A convoy by a unit that is not a fleet at sea.
+    ConvoyNotAtSea,
+    /// The convoyed unit is not an army.
+    ConvoyNotArmy,
+    /// The convoy destination is not a coastal province other than the army's.
+    ConvoyBadDestination,
+    /// The fleet lies on no shortcut-free route (6.G.19).
+    ConvoyNotNeeded,
+    /// A support or convoy that does not match the order of the unit in `Prov`.
+    Unmatched(Prov),
+    /// A retreat for a unit that is not dislodged.
+    NotDislodged,
+    /// A retreat to a location that is not among the unit's options.
+    NotARetreatOption,
+    /// A build when the power has no builds.
+    NoBuildsAllowed,
+    /// A removal when the power owes none.
+    NoRemovalsOwed,
+    /// A build outside the power's owned, empty home centres.
+    NotABuildSite,
+    /// A build without unit letter on a coastal province with no coast named (4.C.3).
+    BuildKindMissing,
+    /// An army at sea or a fleet inland, or a fleet in a split province without coast.
+    BadBuildKind,
+}
+
+impl VoidReason {
+    /// Readable, lowercase description.
+    pub fn message(&self, map: &Map) -> String {
+        use VoidReason::*;
+        match self {
+            Parse(e) => e.to_string(),
+            NoUnit(p) => format!("no unit in {}", map.prov_name(*p)),
+            ForeignUnit(pw) => format!("the unit belongs to {pw}"),
+            Duplicate => "unit already has an order; the first legal order is kept".into(),
+            WrongPhase => "order of the wrong kind for this phase".into(),
+            MoveToOwnProvince => "a unit cannot move to its own province".into(),
+            ArmyToSea => "an army cannot move to sea".into(),
+            FleetInland => "a fleet cannot move inland".into(),
+            FleetViaConvoy => "only armies can be convoyed".into(),
+            NotAdjacent => "destination not adjacent and no convoy route".into(),
+            NoConvoyRoute => "no convoy route".into(),
+            CoastMissing => "coast must be specified".into(),
+            CoastUnreachable => "the fleet cannot reach that coast".into(),
+            SupportsItself => "a unit cannot support itself".into(),
+            SupportIntoOwnProvince => "a unit cannot support a move into its own province".into(),
+            CannotReach(p) => format!("the supporter cannot move to {}", map.prov_name(*p)),
+            SupportedMoveImpossible => "the supported move is impossible".into(),
+            ConvoyNotAtSea => "only a fleet at sea can convoy".into(),
+            ConvoyNotArmy => "only armies can be convoyed".into(),
+            ConvoyBadDestination => "convoy destination must be another coastal province".into(),
+            ConvoyNotNeeded => "the fleet is on no convoy route without shortcuts".into(),
+            Unmatched(p) => format!("does not match the order of the unit in {}", map.prov_name(*p)),
+            NotDislodged => "the unit is not dislodged".into(),
+            NotARetreatOption => "not a retreat option of the unit".into(),
+            NoBuildsAllowed => "no builds allowed".into(),
+            NoRemovalsOwed => "no removals owed".into(),
+            NotABuildSite => "not an owned, empty home centre".into(),
+            BuildKindMissing => "unit type missing".into(),
+            BadBuildKind => "that unit cannot be built there".into(),
+        }
+    }
+}
+
+/// One void or ignored order: `index` is its position in the order list given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OrderError {
+    /// Position in the input list.
+    pub index: usize,
+    /// The power that gave it.
+    pub power: Power,
+    /// Why it was void or ignored.
+    pub reason: VoidReason,
+}
+
+/// The result of adjudicating one phase.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PhaseOutcome {
+    /// One entry per unit that was given an order (builds: the unit to build).
+    pub results: Vec<(Unit, OrderResult)>,
+    /// Void, ignored and unmatched orders, in input order.
+    pub errors: Vec<OrderError>,
+    /// Units taken off the board in this phase.
+    pub destroyed: Vec<Unit>,
+    /// The effective orders in canonical form (for history and replays).
+    pub orders: Vec<(Power, String)>,
+}
