@@ -11,7 +11,12 @@ const N: usize = NUM_PROVINCES;
 
 /// Adjudicate the phase `board.phase` with `orders` (in input order) and advance `board` to the
 /// next phase: units moved, dislodged units with options, centres updated after a Fall turn.
-pub fn adjudicate(resolver: &mut Resolver, map: &Map, board: &mut Board, orders: &[(Power, Order)]) -> PhaseOutcome {
+pub fn adjudicate(
+    resolver: &mut Resolver,
+    map: &Map,
+    board: &mut Board,
+    orders: &[(Power, Order)],
+) -> PhaseOutcome {
     let phase = board.phase;
     let out = match phase.kind {
         PhaseKind::Movement => {
@@ -50,7 +55,11 @@ fn retreat(map: &Map, board: &mut Board, orders: &[(Power, Order)]) -> PhaseOutc
     let mut legal = 0u128;
     let mut ordered = 0u128;
     for (idx, (power, order)) in orders.iter().enumerate() {
-        let err = |reason| OrderError { index: idx, power: *power, reason };
+        let err = |reason| OrderError {
+            index: idx,
+            power: *power,
+            reason,
+        };
         let Some(uref) = order.unit() else {
             out.errors.push(err(VoidReason::WrongPhase));
             continue;
@@ -129,7 +138,9 @@ fn retreat(map: &Map, board: &mut Board, orders: &[(Power, Order)]) -> PhaseOutc
         }
     }
     for p in 0..N {
-        let Some(d) = board.dislodged[p] else { continue };
+        let Some(d) = board.dislodged[p] else {
+            continue;
+        };
         let pp = p as Prov;
         let mut survived = false;
         if legal & bit(pp) != 0 {
@@ -212,7 +223,11 @@ fn adjust(map: &Map, board: &mut Board, orders: &[(Power, Order)]) -> PhaseOutco
     for (idx, (power, order)) in orders.iter().enumerate() {
         let pi = power.index();
         let n = delta[pi];
-        let err = |reason| OrderError { index: idx, power: *power, reason };
+        let err = |reason| OrderError {
+            index: idx,
+            power: *power,
+            reason,
+        };
         match *order {
             Order::Waive => {}
             Order::Build(uref) => {
@@ -241,16 +256,27 @@ fn adjust(map: &Map, board: &mut Board, orders: &[(Power, Order)]) -> PhaseOutco
                 let in_home = board.homes[pi] & bit(p) != 0;
                 let Some(loc) = loc else {
                     if in_home {
-                        let u = Unit { power: *power, kind, loc: uref.coast.unwrap_or(p) };
+                        let u = Unit {
+                            power: *power,
+                            kind,
+                            loc: uref.coast.unwrap_or(p),
+                        };
                         set_result(&mut out.results, u, OrderResult::Void);
                     }
                     out.errors.push(err(VoidReason::BadBuildKind));
                     continue;
                 };
-                let u = Unit { power: *power, kind, loc };
+                let u = Unit {
+                    power: *power,
+                    kind,
+                    loc,
+                };
                 let reason = if n <= 0 {
                     Some(VoidReason::NoBuildsAllowed)
-                } else if !in_home || board.owner[p as usize] != Some(*power) || start[p as usize].is_some() {
+                } else if !in_home
+                    || board.owner[p as usize] != Some(*power)
+                    || start[p as usize].is_some()
+                {
                     Some(VoidReason::NotABuildSite)
                 } else {
                     None
@@ -269,7 +295,8 @@ fn adjust(map: &Map, board: &mut Board, orders: &[(Power, Order)]) -> PhaseOutco
                     made[pi] += 1;
                     board.units[p as usize] = Some(u);
                     set_result(&mut out.results, u, OrderResult::Succeeds);
-                    out.orders.push((*power, format!("{} B", map.unit_name(&u))));
+                    out.orders
+                        .push((*power, format!("{} B", map.unit_name(&u))));
                 }
             }
             Order::Disband(uref) => {
@@ -298,19 +325,20 @@ fn adjust(map: &Map, board: &mut Board, orders: &[(Power, Order)]) -> PhaseOutco
                     board.units[p as usize] = None;
                     out.destroyed.push(u);
                     set_result(&mut out.results, u, OrderResult::Succeeds);
-                    out.orders.push((*power, format!("{} D", map.unit_name(&u))));
+                    out.orders
+                        .push((*power, format!("{} D", map.unit_name(&u))));
                 }
             }
-            _ => {
-                match order.unit().and_then(|r| start[r.prov as usize]) {
-                    Some(u) if u.power != *power => out.errors.push(err(VoidReason::ForeignUnit(u.power))),
-                    Some(u) => {
-                        set_result(&mut out.results, u, OrderResult::Void);
-                        out.errors.push(err(VoidReason::WrongPhase));
-                    }
-                    None => out.errors.push(err(VoidReason::WrongPhase)),
+            _ => match order.unit().and_then(|r| start[r.prov as usize]) {
+                Some(u) if u.power != *power => {
+                    out.errors.push(err(VoidReason::ForeignUnit(u.power)))
                 }
-            }
+                Some(u) => {
+                    set_result(&mut out.results, u, OrderResult::Void);
+                    out.errors.push(err(VoidReason::WrongPhase));
+                }
+                None => out.errors.push(err(VoidReason::WrongPhase)),
+            },
         }
     }
     for pw in Power::ALL {

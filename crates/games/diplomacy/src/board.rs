@@ -72,7 +72,11 @@ impl Board {
 
     /// Units of `power`.
     pub fn units_of(&self, power: Power) -> impl Iterator<Item = Unit> + '_ {
-        self.units.iter().flatten().copied().filter(move |u| u.power == power)
+        self.units
+            .iter()
+            .flatten()
+            .copied()
+            .filter(move |u| u.power == power)
     }
 
     /// Number of centres `power` owns.
@@ -115,13 +119,19 @@ impl Board {
     /// Whether a power still has a unit (on the board or dislodged) or a centre.
     pub fn is_alive(&self, power: Power) -> bool {
         self.units.iter().flatten().any(|u| u.power == power)
-            || self.dislodged.iter().flatten().any(|d| d.unit.power == power)
+            || self
+                .dislodged
+                .iter()
+                .flatten()
+                .any(|d| d.unit.power == power)
             || self.owner.contains(&Some(power))
     }
 
     /// Locations of the retreat options of a dislodged unit, sorted canonically by name.
     pub fn option_names(map: &Map, options: u128) -> Vec<String> {
-        let mut v: Vec<String> = bits(options).map(|l: Loc| map.loc_name(l).to_string()).collect();
+        let mut v: Vec<String> = bits(options)
+            .map(|l: Loc| map.loc_name(l).to_string())
+            .collect();
         v.sort();
         v
     }

@@ -61,7 +61,10 @@ pub fn parse_cases(text: &str) -> Result<Vec<Case>, DatcError> {
             Some((k, r)) => (k, r.trim()),
             None => (line, ""),
         };
-        let syntax = |msg: &str| DatcError::Syntax { line: line_no, msg: msg.to_string() };
+        let syntax = |msg: &str| DatcError::Syntax {
+            line: line_no,
+            msg: msg.to_string(),
+        };
         match kw {
             "VARIANT_ALL" => {
                 if rest != "Standard" {
@@ -72,7 +75,11 @@ pub fn parse_cases(text: &str) -> Result<Vec<Case>, DatcError> {
                 if cur.is_some() {
                     return Err(syntax("CASE inside a case (missing END)"));
                 }
-                cur = Some(Case { name: rest.to_string(), line: line_no, ..Case::default() });
+                cur = Some(Case {
+                    name: rest.to_string(),
+                    line: line_no,
+                    ..Case::default()
+                });
                 section.clear();
             }
             "END" => {
@@ -80,15 +87,21 @@ pub fn parse_cases(text: &str) -> Result<Vec<Case>, DatcError> {
                 cases.push(c);
             }
             "PRESTATE_SETPHASE" => {
-                cur.as_mut().ok_or_else(|| syntax("outside a case"))?.phase = Some(rest.to_string());
+                cur.as_mut().ok_or_else(|| syntax("outside a case"))?.phase =
+                    Some(rest.to_string());
             }
             "POSTSTATE_SAME" => {
                 let c = cur.as_mut().ok_or_else(|| syntax("outside a case"))?;
                 c.poststate = None;
                 section = kw.to_string();
             }
-            "PRESTATE" | "PRESTATE_SUPPLYCENTER_OWNERS" | "PRESTATE_DISLODGED" | "PRESTATE_RESULTS" | "ORDERS"
-            | "POSTSTATE" | "POSTSTATE_DISLODGED" => {
+            "PRESTATE"
+            | "PRESTATE_SUPPLYCENTER_OWNERS"
+            | "PRESTATE_DISLODGED"
+            | "PRESTATE_RESULTS"
+            | "ORDERS"
+            | "POSTSTATE"
+            | "POSTSTATE_DISLODGED" => {
                 let c = cur.as_mut().ok_or_else(|| syntax("outside a case"))?;
                 section = kw.to_string();
                 match kw {
@@ -102,7 +115,9 @@ pub fn parse_cases(text: &str) -> Result<Vec<Case>, DatcError> {
                 let item = line.to_string();
                 match section.as_str() {
                     "PRESTATE" => c.prestate.push(item),
-                    "PRESTATE_SUPPLYCENTER_OWNERS" => c.owners.get_or_insert_with(Vec::new).push(item),
+                    "PRESTATE_SUPPLYCENTER_OWNERS" => {
+                        c.owners.get_or_insert_with(Vec::new).push(item)
+                    }
                     "PRESTATE_DISLODGED" => c.dislodged.push(item),
                     "PRESTATE_RESULTS" => c.results.push(item),
                     "ORDERS" => c.orders.push(item),
@@ -114,7 +129,10 @@ pub fn parse_cases(text: &str) -> Result<Vec<Case>, DatcError> {
         }
     }
     if cur.is_some() {
-        return Err(DatcError::Syntax { line: text.lines().count(), msg: "missing END".into() });
+        return Err(DatcError::Syntax {
+            line: text.lines().count(),
+            msg: "missing END".into(),
+        });
     }
     Ok(cases)
 }
@@ -136,7 +154,9 @@ pub fn parse_unit_item(map: &Map, item: &str) -> Result<Unit, String> {
         .ok_or_else(|| format!("expected \"Nation: unit\" in {item:?}"))?;
     let power = nation(n)?;
     let u = u.trim();
-    let (k, l) = u.split_once(char::is_whitespace).ok_or_else(|| format!("malformed unit {u:?}"))?;
+    let (k, l) = u
+        .split_once(char::is_whitespace)
+        .ok_or_else(|| format!("malformed unit {u:?}"))?;
     let kind = match k.to_ascii_uppercase().as_str() {
         "A" => UnitKind::Army,
         "F" => UnitKind::Fleet,
@@ -145,15 +165,27 @@ pub fn parse_unit_item(map: &Map, item: &str) -> Result<Unit, String> {
     let loc = map
         .location(&l.trim().to_ascii_uppercase())
         .ok_or_else(|| format!("unknown location in {u:?}"))?;
-    let loc = if kind == UnitKind::Army { map.prov_of(loc) } else { loc };
+    let loc = if kind == UnitKind::Army {
+        map.prov_of(loc)
+    } else {
+        loc
+    };
     Ok(Unit { power, kind, loc })
 }
 
 fn parse_phase(s: Option<&str>) -> Result<Phase, String> {
     let s = s.unwrap_or("Spring 1901, Movement");
-    let (sy, t) = s.split_once(',').ok_or_else(|| format!("malformed phase {s:?}"))?;
-    let (season, year) = sy.trim().split_once(' ').ok_or_else(|| format!("malformed phase {s:?}"))?;
-    let year: u16 = year.trim().parse().map_err(|_| format!("malformed year in {s:?}"))?;
+    let (sy, t) = s
+        .split_once(',')
+        .ok_or_else(|| format!("malformed phase {s:?}"))?;
+    let (season, year) = sy
+        .trim()
+        .split_once(' ')
+        .ok_or_else(|| format!("malformed phase {s:?}"))?;
+    let year: u16 = year
+        .trim()
+        .parse()
+        .map_err(|_| format!("malformed year in {s:?}"))?;
     let kind = match t.trim() {
         "Movement" => PhaseKind::Movement,
         "Retreat" => PhaseKind::Retreat,
@@ -190,10 +222,19 @@ pub fn build_board(map: &Map, case: &Case) -> Result<Board, String> {
         // Attacker origins and standoffs from the previous movement results.
         let mut moves: Vec<(bool, Prov, Prov)> = Vec::new(); // (success, from, to), no convoys
         for r in &case.results {
-            let (status, rest) = r.split_once(':').ok_or_else(|| format!("malformed result {r:?}"))?;
-            let (_, order) = rest.split_once(':').ok_or_else(|| format!("malformed result {r:?}"))?;
+            let (status, rest) = r
+                .split_once(':')
+                .ok_or_else(|| format!("malformed result {r:?}"))?;
+            let (_, order) = rest
+                .split_once(':')
+                .ok_or_else(|| format!("malformed result {r:?}"))?;
             let o = parse_order(map, order).map_err(|e| format!("{order:?}: {e}"))?;
-            if let Order::Move { unit, dest, via: false } = o {
+            if let Order::Move {
+                unit,
+                dest,
+                via: false,
+            } = o
+            {
                 moves.push((status.trim() == "SUCCESS", unit.prov, dest.prov));
             }
         }
@@ -239,15 +280,22 @@ pub fn build_board(map: &Map, case: &Case) -> Result<Board, String> {
 pub fn case_orders(map: &Map, case: &Case) -> Result<Vec<(Power, Result<Order, String>)>, String> {
     let mut out = Vec::new();
     for it in &case.orders {
-        let (n, o) = it.split_once(':').ok_or_else(|| format!("malformed order item {it:?}"))?;
+        let (n, o) = it
+            .split_once(':')
+            .ok_or_else(|| format!("malformed order item {it:?}"))?;
         let power = nation(n)?;
-        out.push((power, parse_order(map, o).map_err(|e| format!("{o:?}: {e}"))));
+        out.push((
+            power,
+            parse_order(map, o).map_err(|e| format!("{o:?}: {e}")),
+        ));
     }
     Ok(out)
 }
 
 fn canon_units(map: &Map, units: impl Iterator<Item = Unit>) -> Vec<String> {
-    let mut v: Vec<String> = units.map(|u| format!("{} {}", u.power, map.unit_name(&u))).collect();
+    let mut v: Vec<String> = units
+        .map(|u| format!("{} {}", u.power, map.unit_name(&u)))
+        .collect();
     v.sort();
     v
 }
@@ -256,19 +304,28 @@ fn canon_units(map: &Map, units: impl Iterator<Item = Unit>) -> Vec<String> {
 pub fn run_case(map: &Map, resolver: &mut Resolver, case: &Case) -> Result<(), String> {
     let mut board = build_board(map, case)?;
     let before = board.clone();
-    let orders: Vec<(Power, Order)> =
-        case_orders(map, case)?.into_iter().filter_map(|(p, o)| o.ok().map(|o| (p, o))).collect();
+    let orders: Vec<(Power, Order)> = case_orders(map, case)?
+        .into_iter()
+        .filter_map(|(p, o)| o.ok().map(|o| (p, o)))
+        .collect();
     adjudicate(resolver, map, &mut board, &orders);
     let expected: Vec<String> = match &case.poststate {
         None => canon_units(map, before.units.iter().flatten().copied()),
         Some(items) => {
-            let us = items.iter().map(|i| parse_unit_item(map, i)).collect::<Result<Vec<_>, _>>()?;
+            let us = items
+                .iter()
+                .map(|i| parse_unit_item(map, i))
+                .collect::<Result<Vec<_>, _>>()?;
             canon_units(map, us.into_iter())
         }
     };
     let got = canon_units(map, board.units.iter().flatten().copied());
     let exp_d = {
-        let us = case.post_dislodged.iter().map(|i| parse_unit_item(map, i)).collect::<Result<Vec<_>, _>>()?;
+        let us = case
+            .post_dislodged
+            .iter()
+            .map(|i| parse_unit_item(map, i))
+            .collect::<Result<Vec<_>, _>>()?;
         canon_units(map, us.into_iter())
     };
     let got_d = canon_units(map, board.dislodged.iter().flatten().map(|d| d.unit));

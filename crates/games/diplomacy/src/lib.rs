@@ -10,6 +10,7 @@ pub mod map;
 pub mod movement;
 pub mod order;
 pub mod outcome;
+pub mod service;
 pub mod types;
 
 pub use adjudicate::{adjudicate, civil_disorder};

@@ -158,7 +158,10 @@ impl Map {
             return Err(bad("powers differ from the seven standard powers"));
         }
         if raw.provinces.len() != NUM_PROVINCES {
-            return Err(bad(format!("{} provinces, expected {NUM_PROVINCES}", raw.provinces.len())));
+            return Err(bad(format!(
+                "{} provinces, expected {NUM_PROVINCES}",
+                raw.provinces.len()
+            )));
         }
         let power = |s: &str| -> Result<Power, MapError> {
             Power::from_name(s).ok_or_else(|| bad(format!("unknown power {s:?}")))
@@ -178,7 +181,9 @@ impl Map {
             loc_prov.push(p);
         }
         let loc = |s: &str| -> Result<Loc, MapError> {
-            ids.get(s).copied().ok_or_else(|| bad(format!("unknown location {s:?}")))
+            ids.get(s)
+                .copied()
+                .ok_or_else(|| bad(format!("unknown location {s:?}")))
         };
         let mut provinces = Vec::with_capacity(NUM_PROVINCES);
         for (abbr, p) in &raw.provinces {
@@ -192,7 +197,11 @@ impl Map {
                 Some(h) => Some(power(h)?),
                 None => None,
             };
-            let coasts = p.coasts.iter().map(|c| loc(c)).collect::<Result<Vec<_>, _>>()?;
+            let coasts = p
+                .coasts
+                .iter()
+                .map(|c| loc(c))
+                .collect::<Result<Vec<_>, _>>()?;
             provinces.push(Province {
                 abbr: abbr.clone(),
                 name: p.name.clone(),
@@ -241,7 +250,9 @@ impl Map {
             lookup.insert(p.abbr.clone(), i as Prov);
         }
         for (alias, canon) in &raw.aliases.province {
-            let p = *lookup.get(canon).ok_or_else(|| bad(format!("alias {alias} of unknown {canon}")))?;
+            let p = *lookup
+                .get(canon)
+                .ok_or_else(|| bad(format!("alias {alias} of unknown {canon}")))?;
             lookup.insert(alias.clone(), p);
         }
         let mut start_units = Vec::new();
@@ -256,7 +267,11 @@ impl Map {
                     "F" => UnitKind::Fleet,
                     _ => return Err(bad(format!("malformed start unit {u:?}"))),
                 };
-                start_units.push(Unit { power: pw, kind, loc: loc(l)? });
+                start_units.push(Unit {
+                    power: pw,
+                    kind,
+                    loc: loc(l)?,
+                });
             }
         }
         let mut start_centers = Vec::new();
@@ -325,7 +340,10 @@ impl Map {
             .coasts
             .iter()
             .copied()
-            .find(|&l| self.loc_names[l as usize].ends_with(c) && self.loc_names[l as usize].len() == 4 + c.len())
+            .find(|&l| {
+                self.loc_names[l as usize].ends_with(c)
+                    && self.loc_names[l as usize].len() == 4 + c.len()
+            })
     }
 
     /// Kind of a province.
@@ -383,9 +401,7 @@ impl Map {
         let pk = self.kind(p);
         match kind {
             UnitKind::Army => l == p && pk != ProvinceKind::Sea,
-            UnitKind::Fleet => {
-                pk != ProvinceKind::Land && (l != p || !self.is_split(p))
-            }
+            UnitKind::Fleet => pk != ProvinceKind::Land && (l != p || !self.is_split(p)),
         }
     }
 

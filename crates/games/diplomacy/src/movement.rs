@@ -85,7 +85,14 @@ pub fn route_exists(map: &Map, origin: Prov, dest: Prov, fleets: u128) -> bool {
 
 /// Seas (with fleets in `fleets`) lying on a shortcut-free route from origin to dest (6.G.19).
 pub fn needed_seas(map: &Map, origin: Prov, dest: Prov, fleets: u128) -> u128 {
-    fn dfs(map: &Map, origin: Prov, dest: Prov, fleets: u128, path: &mut Vec<Prov>, out: &mut u128) {
+    fn dfs(
+        map: &Map,
+        origin: Prov,
+        dest: Prov,
+        fleets: u128,
+        path: &mut Vec<Prov>,
+        out: &mut u128,
+    ) {
         let last = *path.last().expect("path starts non-empty");
         let mut cand = map.sea_nbrs(last) & fleets;
         // Not adjacent to the origin (only s1 may be), nor to any earlier member but the last.
@@ -218,7 +225,14 @@ impl Resolver {
 
     /// Legality of one movement order for the unit at `p` (§2.4). On success the effective order
     /// is stored at `p`.
-    fn check(&mut self, map: &Map, fleets: u128, p: Prov, u: Unit, order: &Order) -> Result<(), VoidReason> {
+    fn check(
+        &mut self,
+        map: &Map,
+        fleets: u128,
+        p: Prov,
+        u: Unit,
+        order: &Order,
+    ) -> Result<(), VoidReason> {
         let pi = p as usize;
         match *order {
             Order::Hold(_) => {
@@ -235,7 +249,11 @@ impl Resolver {
                         }
                         let adjacent = map.army_adj(p) & bit(dest.prov) != 0;
                         if (via || !adjacent) && !route_exists(map, p, dest.prov, fleets) {
-                            return Err(if adjacent { VoidReason::NoConvoyRoute } else { VoidReason::NotAdjacent });
+                            return Err(if adjacent {
+                                VoidReason::NoConvoyRoute
+                            } else {
+                                VoidReason::NotAdjacent
+                            });
                         }
                         self.dest_loc[pi] = dest.prov;
                     }
@@ -341,7 +359,12 @@ impl Resolver {
     /// Adjudicate a movement phase. `board.units` is the position; `orders` are in input order.
     /// Updates `board` to the following retreat phase (units moved, dislodged units with options)
     /// and returns the results.
-    pub fn movement(&mut self, map: &Map, board: &mut Board, orders: &[(Power, Order)]) -> PhaseOutcome {
+    pub fn movement(
+        &mut self,
+        map: &Map,
+        board: &mut Board,
+        orders: &[(Power, Order)],
+    ) -> PhaseOutcome {
         self.reset(map, board);
         let mut out = PhaseOutcome::default();
         let mut fleets = 0u128;
@@ -355,21 +378,37 @@ impl Resolver {
         let mut has_order = 0u128;
         for (idx, (power, order)) in orders.iter().enumerate() {
             let Some(uref) = order.unit() else {
-                out.errors.push(OrderError { index: idx, power: *power, reason: VoidReason::WrongPhase });
+                out.errors.push(OrderError {
+                    index: idx,
+                    power: *power,
+                    reason: VoidReason::WrongPhase,
+                });
                 continue;
             };
             let p = uref.prov;
             let Some(u) = self.unit[p as usize] else {
-                out.errors.push(OrderError { index: idx, power: *power, reason: VoidReason::NoUnit(p) });
+                out.errors.push(OrderError {
+                    index: idx,
+                    power: *power,
+                    reason: VoidReason::NoUnit(p),
+                });
                 continue;
             };
             if u.power != *power {
-                out.errors.push(OrderError { index: idx, power: *power, reason: VoidReason::ForeignUnit(u.power) });
+                out.errors.push(OrderError {
+                    index: idx,
+                    power: *power,
+                    reason: VoidReason::ForeignUnit(u.power),
+                });
                 continue;
             }
             self.ordered |= bit(p);
             if has_order & bit(p) != 0 {
-                out.errors.push(OrderError { index: idx, power: *power, reason: VoidReason::Duplicate });
+                out.errors.push(OrderError {
+                    index: idx,
+                    power: *power,
+                    reason: VoidReason::Duplicate,
+                });
                 continue;
             }
             match self.check(map, fleets, p, u, order) {
@@ -379,7 +418,11 @@ impl Resolver {
                 }
                 Err(reason) => {
                     self.eff[p as usize] = Eff::Hold;
-                    out.errors.push(OrderError { index: idx, power: *power, reason });
+                    out.errors.push(OrderError {
+                        index: idx,
+                        power: *power,
+                        reason,
+                    });
                 }
             }
         }
@@ -443,7 +486,9 @@ impl Resolver {
                         }
                 }
                 Eff::Convoy => {
-                    self.eff[t] == Eff::Move && self.dest[t] == self.dest[pi] && self.convoy_route & bit(t as Prov) != 0
+                    self.eff[t] == Eff::Move
+                        && self.dest[t] == self.dest[pi]
+                        && self.convoy_route & bit(t as Prov) != 0
                 }
                 _ => continue,
             };
@@ -567,7 +612,9 @@ impl Resolver {
     }
 
     fn backup(&mut self, members: u128) {
-        let convoys: u128 = bits(members).filter(|&c| self.eff[c as usize] == Eff::Convoy).fold(0, |m, c| m | bit(c));
+        let convoys: u128 = bits(members)
+            .filter(|&c| self.eff[c as usize] == Eff::Convoy)
+            .fold(0, |m, c| m | bit(c));
         if convoys != 0 {
             // Szykman rule: the convoys of the paradox fail.
             for c in bits(convoys) {
@@ -712,7 +759,11 @@ impl Resolver {
 
     fn adj_support(&mut self, s: Prov) -> bool {
         let si = s as usize;
-        let aim = if self.eff[si] == Eff::SupMove { self.dest[si] } else { self.target[si] };
+        let aim = if self.eff[si] == Eff::SupMove {
+            self.dest[si]
+        } else {
+            self.target[si]
+        };
         let power = self.unit[si].map(|u| u.power);
         let attackers = self.into[si];
         for x in bits(attackers) {
@@ -741,7 +792,13 @@ impl Resolver {
         true
     }
 
-    fn finish(&mut self, map: &Map, board: &mut Board, has_order: u128, mut out: PhaseOutcome) -> PhaseOutcome {
+    fn finish(
+        &mut self,
+        map: &Map,
+        board: &mut Board,
+        has_order: u128,
+        mut out: PhaseOutcome,
+    ) -> PhaseOutcome {
         let mut moved = 0u128;
         for p in bits(has_order) {
             if self.eff[p as usize] == Eff::Move && self.state[p as usize] == DONE_T {
@@ -814,7 +871,10 @@ impl Resolver {
             let pp = p as Prov;
             if moved & bit(pp) != 0 {
                 let q = self.dest[p] as usize;
-                units[q] = Some(Unit { loc: self.dest_loc[p], ..u });
+                units[q] = Some(Unit {
+                    loc: self.dest_loc[p],
+                    ..u
+                });
             } else if dislodger[p] != u8::MAX {
                 let att = dislodger[p];
                 let mut excluded = occupied_after | standoff;
@@ -849,7 +909,11 @@ impl Resolver {
         let pi = p as usize;
         let u = self.unit[pi].expect("unit exists");
         let me = map.unit_name(&u);
-        let target = || self.unit[self.target[pi] as usize].map(|t| map.unit_name(&t)).unwrap_or_default();
+        let target = || {
+            self.unit[self.target[pi] as usize]
+                .map(|t| map.unit_name(&t))
+                .unwrap_or_default()
+        };
         match self.eff[pi] {
             Eff::Hold => format!("{me} H"),
             Eff::Move => format!(

@@ -219,7 +219,11 @@ impl Parser<'_> {
     }
 
     fn expected(&self, expected: &'static str) -> ParseError {
-        ParseError::Expected { expected, pos: self.pos + 1, found: self.found() }
+        ParseError::Expected {
+            expected,
+            pos: self.pos + 1,
+            found: self.found(),
+        }
     }
 
     fn eat_word(&mut self, options: &[&str]) -> bool {
@@ -251,7 +255,11 @@ impl Parser<'_> {
             None
         };
         let d = self.location("a unit (A or F) or a province")?;
-        Ok(UnitRef { kind, prov: d.prov, coast: d.coast })
+        Ok(UnitRef {
+            kind,
+            prov: d.prov,
+            coast: d.coast,
+        })
     }
 
     /// `PROV`, `PROV/NC`, `PROV(NC)`, `PROV NC`, `(PROV NCS)`.
@@ -400,7 +408,11 @@ impl Parser<'_> {
                 return Err(self.expected("\"-\" and the destination of the convoyed army"));
             }
             let (dest, _) = self.move_tail()?;
-            Order::Convoy { unit, army, dest: dest.prov }
+            Order::Convoy {
+                unit,
+                army,
+                dest: dest.prov,
+            }
         } else {
             return Err(self.expected("an order (H, -, S, C, R, D, B)"));
         };
@@ -445,28 +457,33 @@ pub fn parse_order(map: &Map, text: &str) -> Result<Order, ParseError> {
     p.order()
 }
 
-/// Canonical text of a parsed order, given the actual units (used in history and replays).
-/// `unit_text` is the canonical unit the order is for.
-pub fn canonical_order(map: &Map, order: &Order, unit_text: &str, target_text: Option<&str>) -> String {
-    let dest = |d: &Dest| match d.coast {
-        Some(c) => map.loc_name(c).to_string(),
-        None => map.prov_name(d.prov).to_string(),
-    };
-    match order {
-        Order::Hold(_) => format!("{unit_text} H"),
-        Order::Move { dest: d, via, .. } => {
-            format!("{unit_text} - {}{}", dest(d), if *via { " VIA" } else { "" })
-        }
-        Order::SupportHold { .. } => format!("{unit_text} S {}", target_text.unwrap_or("?")),
-        Order::SupportMove { dest: d, .. } => {
-            format!("{unit_text} S {} - {}", target_text.unwrap_or("?"), dest(d))
-        }
-        Order::Convoy { dest: d, .. } => {
-            format!("{unit_text} C {} - {}", target_text.unwrap_or("?"), map.prov_name(*d))
-        }
-        Order::Retreat { dest: d, .. } => format!("{unit_text} R {}", dest(d)),
-        Order::Disband(_) => format!("{unit_text} D"),
-        Order::Build(_) => format!("{unit_text} B"),
-        Order::Waive => "WAIVE".to_string(),
+/// Parse a whole string as one unit (`A PAR`, `f stp(sc)`); the letter is required.
+pub fn parse_unit(map: &Map, text: &str) -> Result<UnitRef, ParseError> {
+    let toks = tokenize(text)?;
+    let mut p = Parser { map, toks, pos: 0 };
+    if p.at_end() {
+        return Err(ParseError::Empty);
     }
+    let u = p.unit()?;
+    if u.kind.is_none() {
+        return Err(ParseError::Expected {
+            expected: "a unit letter (A or F)",
+            pos: 1,
+            found: text.to_string(),
+        });
+    }
+    p.end()?;
+    Ok(u)
+}
+
+/// Parse a whole string as one location (`SPA/NC`, `nrg`).
+pub fn parse_location(map: &Map, text: &str) -> Result<Dest, ParseError> {
+    let toks = tokenize(text)?;
+    let mut p = Parser { map, toks, pos: 0 };
+    if p.at_end() {
+        return Err(ParseError::Empty);
+    }
+    let d = p.location("a province")?;
+    p.end()?;
+    Ok(d)
 }

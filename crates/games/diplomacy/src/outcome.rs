@@ -115,7 +115,10 @@ impl VoidReason {
             ConvoyNotArmy => "only armies can be convoyed".into(),
             ConvoyBadDestination => "convoy destination must be another coastal province".into(),
             ConvoyNotNeeded => "the fleet is on no convoy route without shortcuts".into(),
-            Unmatched(p) => format!("does not match the order of the unit in {}", map.prov_name(*p)),
+            Unmatched(p) => format!(
+                "does not match the order of the unit in {}",
+                map.prov_name(*p)
+            ),
             NotDislodged => "the unit is not dislodged".into(),
             NotARetreatOption => "not a retreat option of the unit".into(),
             NoBuildsAllowed => "no builds allowed".into(),

@@ -5,7 +5,9 @@ use std::fmt;
 use crate::map::Loc;
 
 /// Wire names of the seven powers, in seat order.
-pub const POWER_NAMES: [&str; 7] = ["AUSTRIA", "ENGLAND", "FRANCE", "GERMANY", "ITALY", "RUSSIA", "TURKEY"];
+pub const POWER_NAMES: [&str; 7] = [
+    "AUSTRIA", "ENGLAND", "FRANCE", "GERMANY", "ITALY", "RUSSIA", "TURKEY",
+];
 
 /// One of the seven powers (index into [`POWER_NAMES`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -13,7 +15,15 @@ pub struct Power(pub u8);
 
 impl Power {
     /// All seven powers.
-    pub const ALL: [Power; 7] = [Power(0), Power(1), Power(2), Power(3), Power(4), Power(5), Power(6)];
+    pub const ALL: [Power; 7] = [
+        Power(0),
+        Power(1),
+        Power(2),
+        Power(3),
+        Power(4),
+        Power(5),
+        Power(6),
+    ];
 
     /// Power by wire name, case-insensitive.
     pub fn from_name(s: &str) -> Option<Power> {
@@ -110,7 +120,11 @@ pub struct PhaseError(pub String);
 
 impl Phase {
     /// `S1901M`.
-    pub const START: Phase = Phase { season: Season::Spring, year: 1901, kind: PhaseKind::Movement };
+    pub const START: Phase = Phase {
+        season: Season::Spring,
+        year: 1901,
+        kind: PhaseKind::Movement,
+    };
 
     /// Parse a phase code (upper or lower case).
     pub fn parse(s: &str) -> Result<Phase, PhaseError> {
@@ -134,8 +148,10 @@ impl Phase {
         };
         let ok = matches!(
             (season, kind),
-            (Season::Spring | Season::Fall, PhaseKind::Movement | PhaseKind::Retreat)
-                | (Season::Winter, PhaseKind::Adjustment)
+            (
+                Season::Spring | Season::Fall,
+                PhaseKind::Movement | PhaseKind::Retreat
+            ) | (Season::Winter, PhaseKind::Adjustment)
         );
         if ok {
             Ok(Phase { season, year, kind })

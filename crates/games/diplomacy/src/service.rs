@@ -1,0 +1,512 @@
+//! The adjudication service of spec §5: one JSON object per line in, one per line out.
+//!
+//! [`Service::line`] turns one input line into one output line; [`serve`] runs it over a reader
+//! and a writer. No state is kept between lines (the resolver's scratch space is only reused).
+
+use std::fmt::Write as _;
+use std::io::{self, BufRead, Write};
+
+use serde::de::{self, MapAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::adjudicate::adjudicate;
+use crate::board::{Board, Dislodged};
+use crate::map::{bit, Loc, Map, Prov, ProvinceKind, NUM_PROVINCES};
+use crate::movement::Resolver;
+use crate::order::{parse_location, parse_order, parse_unit, Order};
+use crate::outcome::{OrderResult, VoidReason};
+use crate::types::{Phase, PhaseKind, Power, Unit, UnitKind};
+
+/// A JSON object's entries in input order.
+struct Entries<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Entries<'a> {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Entries<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                let mut v = Vec::new();
+                while let Some((k, val)) = m.next_entry::<String, &'a RawValue>()? {
+                    v.push((k, val));
+                }
+                Ok(Entries(v))
+            }
+        }
+        d.deserialize_map(V(std::marker::PhantomData))
+    }
+}
+
+#[derive(Deserialize)]
+struct Input<'a> {
+    #[serde(borrow)]
+    phase: Option<&'a RawValue>,
+    #[serde(borrow)]
+    units: Option<&'a RawValue>,
+    #[serde(borrow)]
+    dislodged: Option<&'a RawValue>,
+    #[serde(borrow)]
+    centers: Option<&'a RawValue>,
+    #[serde(borrow)]
+    homes: Option<&'a RawValue>,
+    #[serde(borrow)]
+    orders: Option<&'a RawValue>,
+}
+
+/// A line the service cannot adjudicate (its `{"error": ...}` reason).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct LineError(pub String);
+
+fn err<T>(msg: impl Into<String>) -> Result<T, LineError> {
+    Err(LineError(msg.into()))
+}
+
+fn entries<'a>(raw: &'a RawValue, what: &str) -> Result<Vec<(String, &'a RawValue)>, LineError> {
+    match serde_json::from_str::<Entries<'a>>(raw.get()) {
+        Ok(e) => Ok(e.0),
+        Err(_) => err(format!("{what} must be an object")),
+    }
+}
+
+fn strings(raw: &RawValue, what: &str) -> Result<Vec<String>, LineError> {
+    serde_json::from_str::<Vec<String>>(raw.get())
+        .or_else(|_| err(format!("{what} must be a list of strings")))
+}
+
+fn power(name: &str) -> Result<Power, LineError> {
+    Power::from_name(name).ok_or_else(|| LineError(format!("unknown power {name:?}")))
+}
+
+/// A position's unit text into a unit, checking it may stand there.
+fn board_unit(map: &Map, power: Power, text: &str) -> Result<Unit, LineError> {
+    let u =
+        parse_unit(map, text).map_err(|e| LineError(format!("malformed unit {text:?}: {e}")))?;
+    let kind = u.kind.expect("parse_unit requires a letter");
+    let p = u.prov;
+    let loc = match kind {
+        UnitKind::Army => {
+            if map.kind(p) == ProvinceKind::Sea {
+                return err(format!("army at sea: {text:?}"));
+            }
+            if u.coast.is_some() {
+                return err(format!("army with a coast: {text:?}"));
+            }
+            p
+        }
+        UnitKind::Fleet => {
+            if map.kind(p) == ProvinceKind::Land {
+                return err(format!("fleet inland: {text:?}"));
+            }
+            if map.is_split(p) {
+                match u.coast {
+                    Some(c) => c,
+                    None => {
+                        return err(format!(
+                            "fleet in a split-coast province without coast: {text:?}"
+                        ))
+                    }
+                }
+            } else {
+                p
+            }
+        }
+    };
+    Ok(Unit { power, kind, loc })
+}
+
+fn push_str(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// The adjudication service; reuses its scratch space between lines.
+pub struct Service {
+    map: &'static Map,
+    resolver: Resolver,
+}
+
+impl Default for Service {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Parsed input of one line.
+pub struct Request {
+    /// The position (phase included).
+    pub board: Board,
+    /// Orders that parsed, in input order.
+    pub orders: Vec<(Power, Order)>,
+    /// Every order as given: (power, text, index into `orders` or the parse error).
+    pub given: Vec<(Power, String, Result<usize, VoidReason>)>,
+}
+
+impl Service {
+    /// A service on the standard map.
+    pub fn new() -> Self {
+        Service {
+            map: crate::map::standard(),
+            resolver: Resolver::new(),
+        }
+    }
+
+    /// Parse and validate one input line.
+    pub fn request(&self, line: &str) -> Result<Request, LineError> {
+        let map = self.map;
+        let input: Input = match serde_json::from_str(line) {
+            Ok(i) => i,
+            Err(e) if e.is_data() => return err("input line is not a JSON object"),
+            Err(e) => return err(format!("invalid JSON: {e}")),
+        };
+        let phase_raw = input
+            .phase
+            .ok_or_else(|| LineError("missing phase".into()))?;
+        let phase_text: String = serde_json::from_str(phase_raw.get())
+            .map_err(|_| LineError("phase must be a string".into()))?;
+        let phase = Phase::parse(&phase_text).map_err(|e| LineError(e.to_string()))?;
+        let mut board = Board::empty(map, phase);
+        let units_raw = input
+            .units
+            .ok_or_else(|| LineError("missing units".into()))?;
+        for (pw, list) in entries(units_raw, "units")? {
+            let pw = power(&pw)?;
+            for text in strings(list, "units of a power")? {
+                let u = board_unit(map, pw, &text)?;
+                let p = map.prov_of(u.loc) as usize;
+                if board.units[p].is_some() {
+                    return err(format!("two units in {}", map.prov_name(p as Prov)));
+                }
+                board.units[p] = Some(u);
+            }
+        }
+        if let Some(raw) = input.dislodged {
+            for (pw, list) in entries(raw, "dislodged")? {
+                let pw = power(&pw)?;
+                for (text, opts) in entries(list, "dislodged units of a power")? {
+                    if phase.kind != PhaseKind::Retreat {
+                        return err("dislodged units outside a retreat phase");
+                    }
+                    let u = board_unit(map, pw, &text)?;
+                    let p = map.prov_of(u.loc) as usize;
+                    if board.dislodged[p].is_some() {
+                        return err(format!(
+                            "two dislodged units in {}",
+                            map.prov_name(p as Prov)
+                        ));
+                    }
+                    let mut options = 0u128;
+                    for o in strings(opts, "retreat options")? {
+                        let l = self.option(&board, &u, &o)?;
+                        options |= bit(l);
+                    }
+                    board.dislodged[p] = Some(Dislodged { unit: u, options });
+                }
+            }
+        }
+        match input.centers {
+            None => board.set_start_centers(map),
+            Some(raw) => {
+                for (pw, list) in entries(raw, "centers")? {
+                    let pw = power(&pw)?;
+                    for text in strings(list, "centers of a power")? {
+                        let p = self.center(&text)?;
+                        if board.owner[p as usize].is_some() {
+                            return err(format!("centre {} owned twice", map.prov_name(p)));
+                        }
+                        board.owner[p as usize] = Some(pw);
+                    }
+                }
+            }
+        }
+        if let Some(raw) = input.homes {
+            board.homes = [0; 7];
+            for (pw, list) in entries(raw, "homes")? {
+                let pw = power(&pw)?;
+                for text in strings(list, "homes of a power")? {
+                    let p = self.center(&text)?;
+                    board.homes[pw.index()] |= bit(p);
+                }
+            }
+        }
+        let mut orders = Vec::new();
+        let mut given = Vec::new();
+        if let Some(raw) = input.orders {
+            for (pw, list) in entries(raw, "orders")? {
+                let pw = power(&pw)?;
+                for text in strings(list, "orders of a power")? {
+                    match parse_order(map, &text) {
+                        Ok(o) => {
+                            given.push((pw, text, Ok(orders.len())));
+                            orders.push((pw, o));
+                        }
+                        Err(e) => given.push((pw, text, Err(VoidReason::Parse(e)))),
+                    }
+                }
+            }
+        }
+        Ok(Request {
+            board,
+            orders,
+            given,
+        })
+    }
+
+    fn center(&self, text: &str) -> Result<Prov, LineError> {
+        let d = parse_location(self.map, text)
+            .map_err(|e| LineError(format!("malformed centre {text:?}: {e}")))?;
+        if !self.map.is_sc(d.prov) {
+            return err(format!(
+                "{} is not a supply centre",
+                self.map.prov_name(d.prov)
+            ));
+        }
+        Ok(d.prov)
+    }
+
+    fn option(&self, board: &Board, u: &Unit, text: &str) -> Result<Loc, LineError> {
+        let map = self.map;
+        let d = parse_location(map, text)
+            .map_err(|e| LineError(format!("malformed retreat option {text:?}: {e}")))?;
+        let bad = || {
+            LineError(format!(
+                "retreat option {text:?} unreachable for {}",
+                map.unit_name(u)
+            ))
+        };
+        let l = match u.kind {
+            UnitKind::Army => {
+                if map.army_adj(map.prov_of(u.loc)) & bit(d.prov) == 0 {
+                    return Err(bad());
+                }
+                d.prov
+            }
+            UnitKind::Fleet => crate::movement::fleet_dest(map, u.loc, &d).map_err(|_| bad())?,
+        };
+        if board.units[d.prov as usize].is_some() {
+            return err(format!(
+                "retreat option {} is occupied",
+                map.prov_name(d.prov)
+            ));
+        }
+        Ok(l)
+    }
+
+    /// Adjudicate one input line and return the output line (without newline).
+    pub fn line(&mut self, line: &str) -> String {
+        match self.request(line) {
+            Ok(req) => self.answer(req),
+            Err(e) => {
+                let mut s = String::from("{\"error\":");
+                push_str(&mut s, &e.0);
+                s.push('}');
+                s
+            }
+        }
+    }
+
+    /// Adjudicate a parsed request and format the output line.
+    pub fn answer(&mut self, req: Request) -> String {
+        let map = self.map;
+        let Request {
+            mut board,
+            orders,
+            given,
+        } = req;
+        let phase = board.phase;
+        let out = adjudicate(&mut self.resolver, map, &mut board, &orders);
+        let mut s = String::with_capacity(1024);
+        s.push_str("{\"phase\":\"");
+        let _ = write!(
+            s,
+            "{phase}\",\"next_phase\":\"{}\",\"results\":{{",
+            board.phase
+        );
+        let mut results: Vec<(String, OrderResult)> = out
+            .results
+            .iter()
+            .map(|(u, r)| (map.unit_name(u), *r))
+            .collect();
+        results.sort_by(|a, b| a.0.cmp(&b.0));
+        for (i, (u, r)) in results.iter().enumerate() {
+            if i > 0 {
+                s.push(',');
+            }
+            push_str(&mut s, u);
+            s.push(':');
+            push_str(&mut s, r.as_str());
+        }
+        s.push_str("},\"units\":{");
+        let mut first = true;
+        for pw in Power::ALL {
+            let mut us: Vec<String> = board.units_of(pw).map(|u| map.unit_name(&u)).collect();
+            if us.is_empty() {
+                continue;
+            }
+            us.sort();
+            if !first {
+                s.push(',');
+            }
+            first = false;
+            push_str(&mut s, pw.name());
+            s.push_str(":[");
+            for (i, u) in us.iter().enumerate() {
+                if i > 0 {
+                    s.push(',');
+                }
+                push_str(&mut s, u);
+            }
+            s.push(']');
+        }
+        s.push_str("},\"dislodged\":{");
+        let mut first = true;
+        for pw in Power::ALL {
+            let mut ds: Vec<(String, Vec<String>)> = board
+                .dislodged
+                .iter()
+                .flatten()
+                .filter(|d| d.unit.power == pw)
+                .map(|d| (map.unit_name(&d.unit), Board::option_names(map, d.options)))
+                .collect();
+            if ds.is_empty() {
+                continue;
+            }
+            ds.sort();
+            if !first {
+                s.push(',');
+            }
+            first = false;
+            push_str(&mut s, pw.name());
+            s.push_str(":{");
+            for (i, (u, opts)) in ds.iter().enumerate() {
+                if i > 0 {
+                    s.push(',');
+                }
+                push_str(&mut s, u);
+                s.push_str(":[");
+                for (j, o) in opts.iter().enumerate() {
+                    if j > 0 {
+                        s.push(',');
+                    }
+                    push_str(&mut s, o);
+                }
+                s.push(']');
+            }
+            s.push('}');
+        }
+        s.push_str("},\"destroyed\":[");
+        let mut destroyed: Vec<String> = out.destroyed.iter().map(|u| map.unit_name(u)).collect();
+        destroyed.sort();
+        for (i, u) in destroyed.iter().enumerate() {
+            if i > 0 {
+                s.push(',');
+            }
+            push_str(&mut s, u);
+        }
+        s.push_str("],\"centers\":{");
+        let mut first = true;
+        for pw in Power::ALL {
+            let cs: Vec<&str> = (0..NUM_PROVINCES)
+                .filter(|&p| board.owner[p] == Some(pw))
+                .map(|p| map.prov_name(p as Prov))
+                .collect();
+            if cs.is_empty() {
+                continue;
+            }
+            if !first {
+                s.push(',');
+            }
+            first = false;
+            push_str(&mut s, pw.name());
+            s.push_str(":[");
+            for (i, c) in cs.iter().enumerate() {
+                if i > 0 {
+                    s.push(',');
+                }
+                push_str(&mut s, c);
+            }
+            s.push(']');
+        }
+        s.push_str("},\"errors\":[");
+        // Errors in input order: parse failures where they stood, adjudication errors by index.
+        let mut adj_errors = out.errors.iter().peekable();
+        let mut n = 0;
+        for (pw, text, r) in &given {
+            let mut reasons: Vec<String> = Vec::new();
+            match r {
+                Err(reason) => reasons.push(reason.message(map)),
+                Ok(idx) => {
+                    while let Some(e) = adj_errors.peek() {
+                        if e.index == *idx {
+                            reasons.push(e.reason.message(map));
+                            adj_errors.next();
+                        } else if e.index < *idx {
+                            adj_errors.next();
+                        } else {
+                            break;
+                        }
+                    }
+                }
+            }
+            for reason in reasons {
+                if n > 0 {
+                    s.push(',');
+                }
+                n += 1;
+                push_str(&mut s, &format!("{pw}: {text}: {reason}"));
+            }
+        }
+        s.push_str("]}");
+        s
+    }
+}
+
+/// Run the service: one output line per non-blank input line, flushed per line.
+pub fn serve<R: BufRead, W: Write>(input: R, mut output: W) -> io::Result<()> {
+    let mut svc = Service::new();
+    let mut input = input;
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        if input.read_until(b'\n', &mut buf)? == 0 {
+            break;
+        }
+        let out = match std::str::from_utf8(&buf) {
+            Ok(line) if line.trim().is_empty() => continue,
+            Ok(line) => svc.line(line),
+            Err(_) => "{\"error\":\"input line is not valid UTF-8\"}".to_string(),
+        };
+        output.write_all(out.as_bytes())?;
+        output.write_all(b"\n")?;
+        output.flush()?;
+    }
+    Ok(())
+}
+
+/// The provinces holding units in a board (test helper for invariants).
+pub fn occupied(board: &Board) -> u128 {
+    let mut m = 0;
+    for (i, u) in board.units.iter().enumerate() {
+        if u.is_some() {
+            m |= bit(i as Prov);
+        }
+    }
+    m
+}
