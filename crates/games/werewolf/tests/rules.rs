@@ -758,11 +758,7 @@ fn seed_2015_night_substitutes_random_targets_and_never_revotes() {
         }
         let reply = match request {
             Request::Vote => {
-                let t = if agent == x {
-                    y
-                } else if agent == y {
-                    x
-                } else if agent % 2 == 0 {
+                let t = if agent == y || (agent != x && agent % 2 == 0) {
                     x
                 } else {
                     y
