@@ -276,8 +276,11 @@ pub fn build_board(map: &Map, case: &Case) -> Result<Board, String> {
     Ok(board)
 }
 
+/// Parsed orders of a case: (nation, order or parse error).
+pub type CaseOrders = Vec<(Power, Result<Order, String>)>;
+
 /// The orders of a case, parsed; unparsable orders are reported as `Err` items.
-pub fn case_orders(map: &Map, case: &Case) -> Result<Vec<(Power, Result<Order, String>)>, String> {
+pub fn case_orders(map: &Map, case: &Case) -> Result<CaseOrders, String> {
     let mut out = Vec::new();
     for it in &case.orders {
         let (n, o) = it
@@ -335,4 +338,17 @@ pub fn run_case(map: &Map, resolver: &mut Resolver, case: &Case) -> Result<(), S
         ));
     }
     Ok(())
+}
+
+/// The orders of a case as given: (nation, order text).
+pub fn order_items(case: &Case) -> Result<Vec<(Power, String)>, String> {
+    case.orders
+        .iter()
+        .map(|it| {
+            let (n, o) = it
+                .split_once(':')
+                .ok_or_else(|| format!("malformed order item {it:?}"))?;
+            Ok((nation(n)?, o.trim().to_string()))
+        })
+        .collect()
 }
