@@ -385,7 +385,7 @@ impl BotProcess {
             let notified = shared.notify.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            {
+            let closed_partial = {
                 let mut inbox = lock(&shared.inbox);
                 if let Some(line) = inbox.lines.pop_front() {
                     return ReadOutcome::Line(line);
@@ -393,12 +393,11 @@ impl BotProcess {
                 if inbox.over_cap {
                     return ReadOutcome::OutputLimit { bytes: inbox.total };
                 }
-                if inbox.eof {
-                    let partial = std::mem::take(&mut inbox.partial);
-                    drop(inbox);
-                    let exit = self.wait_exit(Duration::from_millis(100)).await;
-                    return ReadOutcome::Closed { partial, exit };
-                }
+                inbox.eof.then(|| std::mem::take(&mut inbox.partial))
+            };
+            if let Some(partial) = closed_partial {
+                let exit = self.wait_exit(Duration::from_millis(100)).await;
+                return ReadOutcome::Closed { partial, exit };
             }
             tokio::select! {
                 _ = &mut notified => {}

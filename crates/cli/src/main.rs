@@ -1,1 +1,66 @@
-fn main() {}
+//! `kakehiki`: the command line. A thin layer: parse arguments, call the libraries, print.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod commands;
+
+/// Exit codes, documented in `--help`.
+pub mod exit {
+    /// Success.
+    pub const OK: u8 = 0;
+    /// A failure: bad input file, setup error, I/O error. The message says which.
+    pub const FAILURE: u8 = 1;
+    /// Bad command-line usage (clap's own code).
+    pub const USAGE: u8 = 2;
+    /// `replay`: the re-run differs from the recording.
+    pub const REPLAY_MISMATCH: u8 = 3;
+}
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success
+  1  failure (bad input, a match that could not be set up, I/O error); the message says which
+  2  bad command-line usage
+  3  replay: the re-run differs from the recording";
+
+/// Kakehiki (駆け引き): AI contests for hidden-information and negotiation games.
+#[derive(Parser, Debug)]
+#[command(name = "kakehiki", version, about, after_help = EXIT_CODES)]
+struct Cli {
+    /// Log verbosity (error, warn, info, debug, trace); also RUST_LOG.
+    #[arg(long, global = true, default_value = "warn")]
+    log: String,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Play one match and print its result.
+    Play(commands::play::PlayArgs),
+    /// Re-run a replay from its seed and recorded replies; fail if the result differs.
+    Replay(commands::replay::ReplayArgs),
+    /// List the registered games, their rule sets and built-in bots.
+    Games(commands::games::GamesArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&cli.log));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    let result = match cli.command {
+        Command::Play(args) => commands::play::run(args),
+        Command::Replay(args) => commands::replay::run(args),
+        Command::Games(args) => commands::games::run(args),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(exit::FAILURE)
+        }
+    }
+}

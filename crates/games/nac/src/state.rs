@@ -39,7 +39,7 @@ impl Variant {
 }
 
 /// A variant's full parameter set (§1.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Params {
     pub targets: usize,
     pub turns: u32,

@@ -1,0 +1,91 @@
+//! `kakehiki play`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use clap::Args;
+use kakehiki_core::SeatSpec;
+use kakehiki_referee::{find_game, MatchSpec};
+
+use crate::exit;
+
+#[derive(Args, Debug)]
+pub struct PlayArgs {
+    /// The game: nac, religion-war, ... (see `kakehiki games`).
+    pub game: String,
+    /// Who plays each seat, in seat order: builtin:<name>, cmd:<command line>, tcp, tcp-cmd:<command line>.
+    /// The command line is split like a shell would split it, but no shell runs it.
+    #[arg(long = "seat", value_name = "SPEC", required = true)]
+    pub seats: Vec<SeatSpec>,
+    /// Match seed; chance in the match and in built-in bots derives from it. Random if omitted.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Rule set (default: the game's first; see `kakehiki games`).
+    #[arg(long)]
+    pub rules: Option<String>,
+    /// Game-specific option KEY=VALUE (e.g. turn_ms=1000); may be repeated.
+    #[arg(long = "opt", value_name = "KEY=VALUE")]
+    pub options: Vec<String>,
+    /// Diplomacy: the last year played before a draw is declared.
+    #[arg(long)]
+    pub max_year: Option<u32>,
+    /// Diplomacy: rounds of press before each movement phase.
+    #[arg(long)]
+    pub press_rounds: Option<u32>,
+    /// Write the replay (JSON lines) to this file.
+    #[arg(long, value_name = "PATH")]
+    pub replay: Option<PathBuf>,
+    /// Print exactly one JSON object with the result on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Parse `KEY=VALUE` options.
+pub fn parse_options(items: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    for item in items {
+        let Some((k, v)) = item.split_once('=') else {
+            bail!("option {item:?}: expected KEY=VALUE");
+        };
+        if k.trim().is_empty() {
+            bail!("option {item:?}: empty key");
+        }
+        out.insert(k.trim().to_string(), v.trim().to_string());
+    }
+    Ok(out)
+}
+
+pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
+    let driver = find_game(&args.game)?;
+    let seed = args.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0)
+    });
+    let mut spec = MatchSpec::new(&args.game, seed, args.seats);
+    spec.rules = args.rules;
+    spec.options = parse_options(&args.options)?;
+    if let Some(y) = args.max_year {
+        spec.options.insert("max_year".into(), y.to_string());
+    }
+    if let Some(k) = args.press_rounds {
+        spec.options.insert("press_rounds".into(), k.to_string());
+    }
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let record = runtime.block_on(driver.play(&spec)).with_context(|| format!("cannot run a {} match", args.game))?;
+    if let Some(path) = &args.replay {
+        std::fs::write(path, record.replay.to_text())
+            .with_context(|| format!("cannot write the replay to {}", path.display()))?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string(&record.report)?);
+    } else {
+        print!("{}", super::summary(&record.report));
+        if let Some(path) = &args.replay {
+            println!("replay: {}", path.display());
+        }
+    }
+    Ok(exit::OK)
+}

@@ -1,0 +1,814 @@
+//! The driver of `nac` and `religion-war`: one loop, three kinds of seats.
+//!
+//! The loop (§1.3, §3 of the spec) is written once against [`SeatSource`]: a built-in bot, a live
+//! process, or a seat replayed from a recording. Picks are always re-derived from the reply text by
+//! the same parser, so re-running a replay checks the parser as well as the engine.
+
+use std::time::Duration;
+
+use base64::Engine as _;
+use kakehiki_agent::{BotProcess, ReadOutcome, SandboxConfig};
+use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
+use kakehiki_core::{GameType, MatchReport, Outcome, SeatError, SeatErrorKind, SeatSpec};
+use kakehiki_nac::bots::{make_bot, NacBot, BOT_NAMES};
+use kakehiki_nac::reply::{is_blank, is_ready, parse_reply, Issue, IssueCode};
+use kakehiki_nac::{Params, State, Variant, NUM_SEATS};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use tokio::time::Instant;
+
+use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
+
+/// Replay format name.
+pub const FORMAT: &str = "kakehiki/nac-replay@1";
+
+/// The driver for one variant.
+pub struct NacDriver {
+    variant: Variant,
+    game_type: &'static GameType,
+}
+
+/// `nac`.
+pub static NAC: NacDriver = NacDriver { variant: Variant::Nac, game_type: &kakehiki_nac::NAC_TYPE };
+/// `religion-war`.
+pub static RELIGION_WAR: NacDriver =
+    NacDriver { variant: Variant::ReligionWar, game_type: &kakehiki_nac::RELIGION_WAR_TYPE };
+
+/// Time limits (§3.1), configurable as options `ready_ms`, `turn_ms`, `end_grace_ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    pub ready_ms: u64,
+    pub turn_ms: u64,
+    pub end_grace_ms: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { ready_ms: 5000, turn_ms: 1000, end_grace_ms: 1000 }
+    }
+}
+
+const OPTION_KEYS: &[&str] = &["ready_ms", "turn_ms", "end_grace_ms"];
+
+// ---------------------------------------------------------------------------------------------
+// Replay events
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct HeaderParams {
+    variant: Params,
+    /// The MT19937 seed: the match seed reduced modulo 2^32 (JavaScript ToUint32).
+    mt_seed: u32,
+    limits: Limits,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct WeightsEvent {
+    event: String,
+    weights: Vec<u8>,
+}
+
+/// Codes of READY problems: `spawn_failed`, `timeout`, `bad_ready`, `crash`, `no_newline`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct ReadyIssue {
+    code: String,
+    detail: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct ReadyEvent {
+    event: String,
+    seat: usize,
+    ok: bool,
+    time_us: u64,
+    errors: Vec<ReadyIssue>,
+}
+
+/// Status of one seat's move (§6): `ok`, `timeout`, `crash`, `dead`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum MoveStatus {
+    Ok,
+    Timeout,
+    Crash,
+    Dead,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct MoveEvent {
+    seat: usize,
+    status: MoveStatus,
+    /// The reply as received up to the LF, if valid UTF-8.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    raw: Option<String>,
+    /// The reply as received, base64, if not valid UTF-8.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    raw_b64: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    time_us: Option<u64>,
+    picks: Vec<u8>,
+    errors: Vec<Issue>,
+    /// Why the seat died in this move (exit status, write error, output cap).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    detail: Option<String>,
+    /// Non-blank lines received outside the seat's window and discarded before this turn.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    discarded: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct TurnEvent {
+    event: String,
+    turn: u32,
+    label: String,
+    moves: Vec<MoveEvent>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct DeathEvent {
+    event: String,
+    seat: usize,
+    turn: u32,
+    reason: String,
+    detail: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct ScoringEvent {
+    event: String,
+    after_turn: u32,
+    score24: [i64; NUM_SEATS],
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct StderrEvent {
+    event: String,
+    seat: usize,
+    text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct StreamDigest {
+    bytes: u64,
+    sha256: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct ResultEvent {
+    event: String,
+    total24: [i64; NUM_SEATS],
+    scores: Vec<String>,
+    winner: Option<usize>,
+    /// Seats sharing the top total when the game is a draw.
+    tied: Vec<usize>,
+    /// What each seat was sent, for checking: total bytes and SHA-256.
+    streams: Vec<StreamDigest>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Seats
+// ---------------------------------------------------------------------------------------------
+
+/// What one seat answered in one turn, before parsing.
+#[derive(Debug, Clone)]
+enum Reply {
+    /// A complete line (its LF removed).
+    Line { raw: Vec<u8>, truncated: bool, time_us: u64 },
+    /// The deadline passed with unterminated text: it is the reply (§3.3).
+    NoNewline { raw: Vec<u8>, time_us: u64 },
+    /// No reply in time: the seat dies.
+    Timeout { time_us: u64 },
+    /// The process exited, closed its output, or could not be written to: the seat dies.
+    Crash { detail: String, time_us: u64, output_limit: bool },
+}
+
+struct ReadyResult {
+    ok: bool,
+    time_us: u64,
+    errors: Vec<ReadyIssue>,
+}
+
+enum Seat {
+    Builtin(Box<dyn NacBot>),
+    Process { proc: Option<BotProcess>, spawn_error: Option<String> },
+    Replayed { ready: ReadyResult, moves: std::vec::IntoIter<MoveEvent>, stderr: Option<String> },
+}
+
+fn us_since(start: Instant, at: Instant) -> u64 {
+    at.saturating_duration_since(start).as_micros() as u64
+}
+
+impl Seat {
+    async fn ready(&mut self, limits: &Limits, started: Instant) -> ReadyResult {
+        match self {
+            Seat::Builtin(_) => ReadyResult { ok: true, time_us: 0, errors: vec![] },
+            Seat::Replayed { ready, .. } => {
+                ReadyResult { ok: ready.ok, time_us: ready.time_us, errors: ready.errors.clone() }
+            }
+            Seat::Process { proc, spawn_error } => {
+                let Some(p) = proc.as_mut() else {
+                    let detail = spawn_error.clone().unwrap_or_else(|| "cannot start".into());
+                    return ReadyResult {
+                        ok: false,
+                        time_us: 0,
+                        errors: vec![ReadyIssue { code: "spawn_failed".into(), detail }],
+                    };
+                };
+                let deadline = started + Duration::from_millis(limits.ready_ms);
+                loop {
+                    match p.read_line(deadline).await {
+                        ReadOutcome::Line(l) if is_blank(&l.bytes) => continue,
+                        ReadOutcome::Line(l) if is_ready(&l.bytes) => {
+                            return ReadyResult { ok: true, time_us: us_since(started, l.at), errors: vec![] };
+                        }
+                        ReadOutcome::Line(l) => {
+                            return ReadyResult {
+                                ok: false,
+                                time_us: us_since(started, l.at),
+                                errors: vec![ReadyIssue {
+                                    code: "bad_ready".into(),
+                                    detail: format!(
+                                        "expected READY, got {:?}",
+                                        String::from_utf8_lossy(&l.bytes).chars().take(200).collect::<String>()
+                                    ),
+                                }],
+                            };
+                        }
+                        ReadOutcome::Timeout { partial } if is_ready(&partial) => {
+                            p.take_partial();
+                            return ReadyResult {
+                                ok: true,
+                                time_us: limits.ready_ms * 1000,
+                                errors: vec![ReadyIssue {
+                                    code: "no_newline".into(),
+                                    detail: "READY without a newline, accepted at the deadline".into(),
+                                }],
+                            };
+                        }
+                        ReadOutcome::Timeout { .. } => {
+                            return ReadyResult {
+                                ok: false,
+                                time_us: limits.ready_ms * 1000,
+                                errors: vec![ReadyIssue {
+                                    code: "timeout".into(),
+                                    detail: format!("no READY within {} ms", limits.ready_ms),
+                                }],
+                            };
+                        }
+                        ReadOutcome::Closed { exit, .. } => {
+                            return ReadyResult {
+                                ok: false,
+                                time_us: us_since(started, Instant::now()),
+                                errors: vec![ReadyIssue {
+                                    code: "crash".into(),
+                                    detail: format!(
+                                        "output closed before READY ({})",
+                                        exit.map(|e| e.to_string()).unwrap_or_else(|| "still running".into())
+                                    ),
+                                }],
+                            };
+                        }
+                        ReadOutcome::OutputLimit { bytes } => {
+                            return ReadyResult {
+                                ok: false,
+                                time_us: us_since(started, Instant::now()),
+                                errors: vec![ReadyIssue {
+                                    code: "crash".into(),
+                                    detail: format!("output cap exceeded ({bytes} bytes) before READY"),
+                                }],
+                            };
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Lines the seat wrote outside its window, discarded before its next block.
+    fn take_discarded(&mut self) -> Vec<String> {
+        match self {
+            Seat::Process { proc: Some(p), .. } => {
+                let (lines, dropped) = p.take_unsolicited();
+                let partial = p.take_partial();
+                let mut out: Vec<String> = lines
+                    .into_iter()
+                    .map(|l| l.bytes)
+                    .chain(std::iter::once(partial))
+                    .filter(|b| !is_blank(b))
+                    .map(|b| String::from_utf8_lossy(&b).chars().take(200).collect())
+                    .collect();
+                if dropped > 0 {
+                    out.push(format!("[{dropped} more lines dropped]"));
+                }
+                out
+            }
+            Seat::Replayed { moves, .. } => moves.as_slice().first().map(|m| m.discarded.clone()).unwrap_or_default(),
+            _ => Vec::new(),
+        }
+    }
+
+    async fn turn(&mut self, bytes: &str, view: &kakehiki_nac::View, limits: &Limits) -> Reply {
+        match self {
+            Seat::Builtin(bot) => {
+                let picks = bot.pick(view);
+                let raw = picks.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(" ");
+                // Built-in bots are not timed: their replies are deterministic from the seed.
+                Reply::Line { raw: raw.into_bytes(), truncated: false, time_us: 0 }
+            }
+            Seat::Replayed { moves, .. } => match moves.next() {
+                Some(m) => replayed_reply(&m),
+                None => Reply::Crash { detail: "replay has no move for this turn".into(), time_us: 0, output_limit: false },
+            },
+            Seat::Process { proc, .. } => {
+                let Some(p) = proc.as_mut() else {
+                    return Reply::Crash { detail: "process not running".into(), time_us: 0, output_limit: false };
+                };
+                let limit = Duration::from_millis(limits.turn_ms);
+                let write_start = Instant::now();
+                match tokio::time::timeout(limit, p.send(bytes.as_bytes())).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => {
+                        return Reply::Crash {
+                            detail: format!("write to stdin failed: {e}"),
+                            time_us: 0,
+                            output_limit: false,
+                        }
+                    }
+                    Err(_) => return Reply::Timeout { time_us: limits.turn_ms * 1000 },
+                }
+                let written = Instant::now();
+                let deadline = write_start.max(written) + limit;
+                match p.read_line(deadline).await {
+                    ReadOutcome::Line(l) => {
+                        Reply::Line { raw: l.bytes, truncated: l.truncated, time_us: us_since(written, l.at) }
+                    }
+                    ReadOutcome::Timeout { partial } if !partial.is_empty() => {
+                        p.take_partial();
+                        Reply::NoNewline { raw: partial, time_us: limits.turn_ms * 1000 }
+                    }
+                    ReadOutcome::Timeout { .. } => Reply::Timeout { time_us: limits.turn_ms * 1000 },
+                    ReadOutcome::Closed { exit, .. } => Reply::Crash {
+                        detail: format!(
+                            "output closed before the reply ({})",
+                            exit.map(|e| e.to_string()).unwrap_or_else(|| "process still running".into())
+                        ),
+                        time_us: us_since(written, Instant::now()),
+                        output_limit: false,
+                    },
+                    ReadOutcome::OutputLimit { bytes } => Reply::Crash {
+                        detail: format!("output cap exceeded ({bytes} bytes)"),
+                        time_us: us_since(written, Instant::now()),
+                        output_limit: true,
+                    },
+                }
+            }
+        }
+    }
+
+    fn kill(&mut self) {
+        if let Seat::Process { proc: Some(p), .. } = self {
+            p.kill();
+        }
+    }
+
+    async fn finish(&mut self, grace: Duration) -> Option<String> {
+        match self {
+            Seat::Process { proc, .. } => {
+                let p = proc.take()?;
+                let text = p.stderr_text();
+                p.finish(grace).await;
+                Some(text)
+            }
+            Seat::Replayed { stderr, .. } => stderr.take(),
+            Seat::Builtin(_) => None,
+        }
+    }
+}
+
+fn decode_raw(m: &MoveEvent) -> Vec<u8> {
+    if let Some(r) = &m.raw {
+        return r.clone().into_bytes();
+    }
+    if let Some(b) = &m.raw_b64 {
+        return base64::engine::general_purpose::STANDARD.decode(b).unwrap_or_default();
+    }
+    Vec::new()
+}
+
+fn replayed_reply(m: &MoveEvent) -> Reply {
+    let time_us = m.time_us.unwrap_or(0);
+    match m.status {
+        MoveStatus::Ok => {
+            let raw = decode_raw(m);
+            if m.errors.iter().any(|e| e.code == IssueCode::NoNewline) {
+                Reply::NoNewline { raw, time_us }
+            } else {
+                let truncated = m.errors.iter().any(|e| e.code == IssueCode::LineTooLong);
+                Reply::Line { raw, truncated, time_us }
+            }
+        }
+        MoveStatus::Timeout => Reply::Timeout { time_us },
+        MoveStatus::Crash | MoveStatus::Dead => Reply::Crash {
+            detail: m.detail.clone().unwrap_or_default(),
+            time_us,
+            output_limit: m.detail.as_deref().is_some_and(|d| d.starts_with("output cap exceeded")),
+        },
+    }
+}
+
+fn raw_fields(raw: &[u8]) -> (Option<String>, Option<String>) {
+    match std::str::from_utf8(raw) {
+        Ok(s) => (Some(s.to_string()), None),
+        Err(_) => (None, Some(base64::engine::general_purpose::STANDARD.encode(raw))),
+    }
+}
+
+fn issue_detail(turn: u32, issue: &Issue) -> String {
+    let mut d = format!("turn {turn}: {}", serde_json::to_value(issue.code).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default());
+    if let Some(f) = issue.field {
+        d.push_str(&format!(" in field {f}"));
+    }
+    if let Some(t) = &issue.text {
+        d.push_str(&format!(" {:?}", t.chars().take(100).collect::<String>()));
+    }
+    match issue.code {
+        IssueCode::LenientNumber => d.push_str(&format!(", read as {}", issue.value.unwrap_or(0))),
+        IssueCode::ExtraFields | IssueCode::NoNewline | IssueCode::LineTooLong => {}
+        _ => d.push_str(", target 0 used"),
+    }
+    d
+}
+
+// ---------------------------------------------------------------------------------------------
+// The loop
+// ---------------------------------------------------------------------------------------------
+
+struct Setup {
+    variant: Variant,
+    seed: u64,
+    limits: Limits,
+    specs: Vec<String>,
+}
+
+/// Turn one seat's reply into its move record, the seat errors it implies and, if the seat dies,
+/// the death's reason and detail.
+fn settle(seat: usize, turn: u32, n: usize, targets: usize, reply: Option<Reply>, discarded: Vec<String>) -> (MoveEvent, Vec<SeatError>, Option<(String, String)>) {
+    let mut errors: Vec<SeatError> = discarded
+        .iter()
+        .map(|text| SeatError {
+            turn,
+            kind: SeatErrorKind::UnsolicitedOutput,
+            detail: format!("turn {turn}: discarded output {text:?}"),
+        })
+        .collect();
+    let mut mv = MoveEvent {
+        seat,
+        status: MoveStatus::Dead,
+        raw: None,
+        raw_b64: None,
+        time_us: None,
+        picks: vec![0; n],
+        errors: Vec::new(),
+        detail: None,
+        discarded,
+    };
+    let mut death = None;
+    match reply {
+        None => {}
+        Some(Reply::Line { raw, truncated, time_us }) => {
+            let parsed = parse_reply(&raw, n, targets);
+            let mut issues = Vec::new();
+            if truncated {
+                issues.push(Issue::line(IssueCode::LineTooLong));
+            }
+            issues.extend(parsed.issues);
+            (mv.raw, mv.raw_b64) = raw_fields(&raw);
+            mv.status = MoveStatus::Ok;
+            mv.time_us = Some(time_us);
+            mv.picks = parsed.picks;
+            mv.errors = issues;
+        }
+        Some(Reply::NoNewline { raw, time_us }) => {
+            let parsed = parse_reply(&raw, n, targets);
+            let mut issues = vec![Issue::line(IssueCode::NoNewline)];
+            issues.extend(parsed.issues);
+            (mv.raw, mv.raw_b64) = raw_fields(&raw);
+            mv.status = MoveStatus::Ok;
+            mv.time_us = Some(time_us);
+            mv.picks = parsed.picks;
+            mv.errors = issues;
+        }
+        Some(Reply::Timeout { time_us }) => {
+            mv.status = MoveStatus::Timeout;
+            mv.time_us = Some(time_us);
+            let detail = format!("turn {turn}: no reply within the limit ({} ms)", time_us / 1000);
+            errors.push(SeatError { turn, kind: SeatErrorKind::Timeout, detail: detail.clone() });
+            death = Some(("timeout".to_string(), detail));
+        }
+        Some(Reply::Crash { detail, time_us, output_limit }) => {
+            mv.status = MoveStatus::Crash;
+            mv.time_us = Some(time_us);
+            mv.detail = Some(detail.clone());
+            let kind = if output_limit { SeatErrorKind::ResourceLimit } else { SeatErrorKind::Crash };
+            let detail = format!("turn {turn}: {detail}");
+            errors.push(SeatError { turn, kind, detail: detail.clone() });
+            death = Some(("crash".to_string(), detail));
+        }
+    }
+    for issue in &mv.errors {
+        errors.push(SeatError { turn, kind: SeatErrorKind::InvalidReply, detail: issue_detail(turn, issue) });
+    }
+    (mv, errors, death)
+}
+
+async fn seat_turn(seat: &mut Seat, alive: bool, block: &str, view: &kakehiki_nac::View, limits: &Limits) -> Option<Reply> {
+    if alive {
+        Some(seat.turn(block, view, limits).await)
+    } else {
+        None
+    }
+}
+
+async fn run_match(setup: Setup, mut seats: [Seat; NUM_SEATS], started: Instant) -> MatchRecord {
+    let Setup { variant, seed, limits, specs } = setup;
+    let params = variant.params();
+    let mt_seed = seed as u32;
+    let mut state = State::new(params, mt_seed);
+    let mut log = ReplayLog::new();
+    let mut errors: Vec<Vec<SeatError>> = vec![Vec::new(); NUM_SEATS];
+    log.push(&ReplayHeader {
+        event: "header".into(),
+        format: FORMAT.into(),
+        engine: env!("CARGO_PKG_VERSION").into(),
+        game: variant.name().into(),
+        rules: variant.name().into(),
+        seed,
+        seats: specs.clone(),
+        params: serde_json::to_value(HeaderParams { variant: params, mt_seed, limits }).unwrap_or_default(),
+    });
+    log.push(&WeightsEvent { event: "weights".into(), weights: state.weights().to_vec() });
+
+    // READY, all seats at once.
+    let [s0, s1, s2, s3] = &mut seats;
+    let readies = tokio::join!(
+        s0.ready(&limits, started),
+        s1.ready(&limits, started),
+        s2.ready(&limits, started),
+        s3.ready(&limits, started)
+    );
+    let mut alive = [true; NUM_SEATS];
+    for (seat, r) in [readies.0, readies.1, readies.2, readies.3].into_iter().enumerate() {
+        let ok = r.ok;
+        let detail = r.errors.iter().map(|e| format!("{}: {}", e.code, e.detail)).collect::<Vec<_>>().join("; ");
+        log.push(&ReadyEvent { event: "ready".into(), seat, ok, time_us: r.time_us, errors: r.errors });
+        if !ok {
+            alive[seat] = false;
+            seats[seat].kill();
+            errors[seat].push(SeatError { turn: 0, kind: SeatErrorKind::NotReady, detail: detail.clone() });
+            log.push(&DeathEvent { event: "death".into(), seat, turn: 0, reason: "not_ready".into(), detail });
+        }
+    }
+
+    let mut hashers: Vec<Sha256> = (0..NUM_SEATS).map(|_| Sha256::new()).collect();
+    let mut stream_bytes = [0u64; NUM_SEATS];
+    let settings = state.settings_text();
+    while !state.is_over() {
+        let t = state.turn();
+        let n = state.picks_needed();
+        let label = if params.is_day(t) { params.day_label } else { params.night_label };
+        let mut blocks: Vec<String> = Vec::with_capacity(NUM_SEATS);
+        let mut discarded: Vec<Vec<String>> = vec![Vec::new(); NUM_SEATS];
+        for (seat, seat_state) in seats.iter_mut().enumerate() {
+            let mut text = if t == 1 { settings.clone() } else { String::new() };
+            state.write_block(seat, &mut text);
+            if alive[seat] {
+                hashers[seat].update(text.as_bytes());
+                stream_bytes[seat] += text.len() as u64;
+                discarded[seat] = seat_state.take_discarded();
+            }
+            blocks.push(text);
+        }
+        let views: Vec<_> = (0..NUM_SEATS).map(|s| state.view(s)).collect();
+        let [s0, s1, s2, s3] = &mut seats;
+        let replies = tokio::join!(
+            seat_turn(s0, alive[0], &blocks[0], &views[0], &limits),
+            seat_turn(s1, alive[1], &blocks[1], &views[1], &limits),
+            seat_turn(s2, alive[2], &blocks[2], &views[2], &limits),
+            seat_turn(s3, alive[3], &blocks[3], &views[3], &limits)
+        );
+        let mut moves = Vec::with_capacity(NUM_SEATS);
+        let mut deaths = Vec::new();
+        for (seat, (reply, disc)) in
+            [replies.0, replies.1, replies.2, replies.3].into_iter().zip(discarded).enumerate()
+        {
+            let (mv, errs, death) = settle(seat, t, n, params.targets, reply, disc);
+            errors[seat].extend(errs);
+            if let Some((reason, detail)) = death {
+                alive[seat] = false;
+                seats[seat].kill();
+                deaths.push(DeathEvent { event: "death".into(), seat, turn: t, reason, detail });
+            }
+            moves.push(mv);
+        }
+        state.apply([&moves[0].picks, &moves[1].picks, &moves[2].picks, &moves[3].picks]);
+        log.push(&TurnEvent { event: "turn".into(), turn: t, label: label.to_string(), moves });
+        for d in &deaths {
+            log.push(d);
+        }
+        if let Some((after_turn, score24)) = state.scorings().last().copied().filter(|(a, _)| *a == t) {
+            log.push(&ScoringEvent { event: "scoring".into(), after_turn, score24 });
+        }
+    }
+
+    // End: close stdin, wait the grace period, kill (§2.1), all seats at once.
+    let grace = Duration::from_millis(limits.end_grace_ms);
+    let [s0, s1, s2, s3] = &mut seats;
+    let stderrs = tokio::join!(s0.finish(grace), s1.finish(grace), s2.finish(grace), s3.finish(grace));
+    let stderrs = [stderrs.0, stderrs.1, stderrs.2, stderrs.3];
+    // Replayed seats carry their recorded stderr.
+    for (seat, text) in stderrs.iter().enumerate() {
+        if let Some(text) = text {
+            log.push(&StderrEvent { event: "stderr".into(), seat, text: text.clone() });
+        }
+    }
+
+    let outcome = Outcome::by_max(state.scores());
+    let total24 = state.total24();
+    let top = total24.iter().max().copied().unwrap_or(0);
+    let tied = if outcome.winner.is_none() {
+        (0..NUM_SEATS).filter(|&s| total24[s] == top).collect()
+    } else {
+        Vec::new()
+    };
+    let streams = hashers
+        .into_iter()
+        .zip(stream_bytes)
+        .map(|(h, bytes)| StreamDigest { bytes, sha256: format!("{:x}", h.finalize()) })
+        .collect();
+    log.push(&ResultEvent {
+        event: "result".into(),
+        total24,
+        scores: outcome.scores_exact(),
+        winner: outcome.winner,
+        tied,
+        streams,
+    });
+    let mut report =
+        MatchReport::new(variant.name(), variant.name(), seed, &outcome, specs.into_iter().zip(errors).collect());
+    report.extra.insert("total24".into(), serde_json::json!(total24));
+    MatchRecord { report, replay: log }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The driver
+// ---------------------------------------------------------------------------------------------
+
+fn limits_from(spec: &MatchSpec) -> Result<Limits, RefereeError> {
+    spec.check_option_keys(OPTION_KEYS)?;
+    let d = Limits::default();
+    Ok(Limits {
+        ready_ms: spec.option("ready_ms", d.ready_ms, "a whole number of milliseconds")?,
+        turn_ms: spec.option("turn_ms", d.turn_ms, "a whole number of milliseconds")?,
+        end_grace_ms: spec.option("end_grace_ms", d.end_grace_ms, "a whole number of milliseconds")?,
+    })
+}
+
+impl NacDriver {
+    fn check(&self, spec: &MatchSpec) -> Result<(), RefereeError> {
+        let name = self.variant.name();
+        if let Some(r) = &spec.rules {
+            if r != name {
+                return Err(RefereeError::UnknownRules {
+                    game: name.into(),
+                    rules: r.clone(),
+                    expected: name.into(),
+                });
+            }
+        }
+        if spec.seats.len() != NUM_SEATS {
+            return Err(RefereeError::SeatCount { game: name.into(), expected: "4".into(), got: spec.seats.len() });
+        }
+        for (seat, s) in spec.seats.iter().enumerate() {
+            match s {
+                SeatSpec::Builtin(b) if !BOT_NAMES.contains(&b.as_str()) => {
+                    return Err(RefereeError::UnknownBot {
+                        game: name.into(),
+                        seat,
+                        name: b.clone(),
+                        expected: BOT_NAMES.join(", "),
+                    })
+                }
+                SeatSpec::Tcp | SeatSpec::TcpCmd(_) => {
+                    return Err(RefereeError::UnsupportedSeat {
+                        game: name.into(),
+                        seat,
+                        form: s.to_string(),
+                        reason: "its bots speak over stdin/stdout: use cmd:<command line>".into(),
+                    })
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    async fn play_async(&self, spec: &MatchSpec) -> Result<MatchRecord, RefereeError> {
+        self.check(spec)?;
+        let limits = limits_from(spec)?;
+        let started = Instant::now();
+        let seats: Vec<Seat> = spec
+            .seats
+            .iter()
+            .enumerate()
+            .map(|(seat, s)| make_seat(s, seat, spec.seed, &spec.sandbox))
+            .collect();
+        let seats: [Seat; NUM_SEATS] = seats.try_into().map_err(|_| RefereeError::SeatCount {
+            game: self.variant.name().into(),
+            expected: "4".into(),
+            got: spec.seats.len(),
+        })?;
+        let setup =
+            Setup { variant: self.variant, seed: spec.seed, limits, specs: spec.seats.iter().map(|s| s.to_string()).collect() };
+        Ok(run_match(setup, seats, started).await)
+    }
+}
+
+fn make_seat(spec: &SeatSpec, seat: usize, seed: u64, sandbox: &SandboxConfig) -> Seat {
+    match spec {
+        SeatSpec::Builtin(name) => match make_bot(name, seat, seed) {
+            Some(bot) => Seat::Builtin(bot),
+            // Checked before: unreachable in practice, but a dead seat is the safe answer.
+            None => Seat::Process { proc: None, spawn_error: Some(format!("unknown built-in bot {name:?}")) },
+        },
+        SeatSpec::Cmd(argv) | SeatSpec::TcpCmd(argv) => match BotProcess::spawn(argv, sandbox) {
+            Ok(p) => Seat::Process { proc: Some(p), spawn_error: None },
+            Err(e) => Seat::Process { proc: None, spawn_error: Some(e.to_string()) },
+        },
+        SeatSpec::Tcp => Seat::Process { proc: None, spawn_error: Some("tcp seats are not supported".into()) },
+    }
+}
+
+fn bad(msg: impl Into<String>) -> RefereeError {
+    RefereeError::BadReplay(msg.into())
+}
+
+impl NacDriver {
+    fn rerun_sync(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
+        let h = &replay.header;
+        if h.format != FORMAT {
+            return Err(bad(format!("format {:?} is not {FORMAT:?}", h.format)));
+        }
+        if h.game != self.variant.name() {
+            return Err(bad(format!("game {:?} is not {:?}", h.game, self.variant.name())));
+        }
+        let params: HeaderParams = serde_json::from_value(h.params.clone())
+            .map_err(|e| bad(format!("header params: {e}")))?;
+        if params.variant != self.variant.params() {
+            return Err(bad("header params differ from this engine's variant parameters"));
+        }
+        if h.seats.len() != NUM_SEATS {
+            return Err(bad(format!("expected 4 seats, found {}", h.seats.len())));
+        }
+        let readies: Vec<ReadyEvent> = replay.events_of("ready")?;
+        let turns: Vec<TurnEvent> = replay.events_of("turn")?;
+        let stderrs: Vec<StderrEvent> = replay.events_of("stderr")?;
+        let mut seats: Vec<Seat> = Vec::with_capacity(NUM_SEATS);
+        for seat in 0..NUM_SEATS {
+            h.seats[seat].parse::<SeatSpec>().map_err(|e| bad(format!("seat {seat}: {e}")))?;
+            let ready = readies
+                .iter()
+                .find(|r| r.seat == seat)
+                .ok_or_else(|| bad(format!("no ready event for seat {seat}")))?;
+            let moves: Vec<MoveEvent> = turns
+                .iter()
+                .filter_map(|t| t.moves.iter().find(|m| m.seat == seat).cloned())
+                .filter(|m| m.status != MoveStatus::Dead)
+                .collect();
+            let ready = ReadyResult { ok: ready.ok, time_us: ready.time_us, errors: ready.errors.clone() };
+            let stderr = stderrs.iter().find(|e| e.seat == seat).map(|e| e.text.clone());
+            seats.push(Seat::Replayed { ready, moves: moves.into_iter(), stderr });
+        }
+        let seats: [Seat; NUM_SEATS] = seats.try_into().map_err(|_| bad("seat count"))?;
+        let setup = Setup { variant: self.variant, seed: h.seed, limits: params.limits, specs: h.seats.clone() };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .map_err(RefereeError::Io)?;
+        let record = runtime.block_on(run_match(setup, seats, Instant::now()));
+        Ok(record)
+    }
+}
+
+impl GameDriver for NacDriver {
+    fn game_type(&self) -> &'static GameType {
+        self.game_type
+    }
+
+    fn play<'a>(&'a self, spec: &'a MatchSpec) -> BoxFuture<'a, Result<MatchRecord, RefereeError>> {
+        Box::pin(self.play_async(spec))
+    }
+
+    fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
+        self.rerun_sync(replay)
+    }
+}
