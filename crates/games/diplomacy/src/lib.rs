@@ -8,7 +8,9 @@
 
 pub mod adjudicate;
 pub mod board;
+pub mod bots;
 pub mod datc;
+pub mod engine;
 pub mod map;
 pub mod movement;
 pub mod order;
@@ -18,6 +20,9 @@ pub mod types;
 
 pub use adjudicate::{adjudicate, civil_disorder};
 pub use board::{Board, Dislodged};
+pub use engine::{
+    BuiltinBot, DiplomacyGame, EndReason, Observation, PhaseRecord, Rules, BUILTIN_BOTS,
+};
 pub use map::{standard, Loc, Map, Prov, ProvinceKind, NUM_PROVINCES};
 pub use movement::Resolver;
 pub use order::{parse_order, Dest, Order, ParseError, UnitRef};
