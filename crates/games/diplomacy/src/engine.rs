@@ -425,7 +425,7 @@ impl BuiltinBot {
             "hold" => Some(BuiltinBot::Hold),
             "strong" => Some(BuiltinBot::Strong(
                 rng,
-                Box::new(Resolver::new()),
+                Box::default(),
                 StrongConfig::default(),
             )),
             _ => None,
