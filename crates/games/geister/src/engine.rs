@@ -341,10 +341,6 @@ impl MoveList {
             len: 0,
         }
     }
-    fn push(&mut self, m: Move) {
-        self.moves[self.len] = m;
-        self.len += 1;
-    }
 }
 
 impl std::ops::Deref for MoveList {
@@ -357,22 +353,20 @@ impl std::ops::Deref for MoveList {
 /// The legal moves of a side given its own positions, occupancy and red mask (own frame).
 pub fn moves_for(pos: &[u8; 8], occ: u64, red: u8) -> MoveList {
     let mut list = MoveList::new();
+    // Branch-free inner loop: every candidate is written, the length advances only if legal.
     for g in 0..8u8 {
         let s = pos[g as usize];
         if s >= 36 {
             continue;
         }
         let row = &STEP[s as usize];
+        let blue = (red >> g) & 1 == 0;
         for (i, &dir) in Dir::ALL.iter().enumerate() {
             let t = row[i];
-            let ok = match t {
-                OFF => false,
-                EXIT => red & (1 << g) == 0,
-                t => occ & (1u64 << t) == 0,
-            };
-            if ok {
-                list.push(Move { ghost: g, dir });
-            }
+            let on_board_free = (t < 36) & ((occ >> (t & 63)) & 1 == 0);
+            let escape = (t == EXIT) & blue;
+            list.moves[list.len] = Move { ghost: g, dir };
+            list.len += (on_board_free | escape) as usize;
         }
     }
     list
@@ -505,28 +499,33 @@ impl Geister {
         if self.end.is_some() {
             return Err(IllegalMove::GameOver);
         }
-        if !(self.placed[0] && self.placed[1]) {
+        if !(self.placed[0] & self.placed[1]) {
             return Err(IllegalMove::NotStarted);
         }
         if seat != self.to_move() {
             return Err(IllegalMove::NotYourTurn(seat));
         }
-        let label = LABELS[(mv.ghost & 7) as usize];
+        let label = || LABELS[(mv.ghost & 7) as usize];
         if mv.ghost >= 8 {
-            return Err(IllegalMove::GhostOffBoard(label));
+            return Err(IllegalMove::GhostOffBoard(label()));
         }
         let s = self.pos[seat][mv.ghost as usize];
         if s >= 36 {
-            return Err(IllegalMove::GhostOffBoard(label));
+            return Err(IllegalMove::GhostOffBoard(label()));
         }
-        match STEP[s as usize][dir_index(mv.dir)] {
-            OFF => Err(IllegalMove::OffBoard(label, mv.dir)),
+        let t = STEP[s as usize][dir_index(mv.dir)];
+        if t < 36 {
+            if self.occ[seat] & (1u64 << t) != 0 {
+                return Err(IllegalMove::OwnGhost(label(), mv.dir));
+            }
+            return Ok(t);
+        }
+        match t {
             EXIT if self.red[seat] & (1 << mv.ghost) != 0 => {
-                Err(IllegalMove::RedCannotEscape(label))
+                Err(IllegalMove::RedCannotEscape(label()))
             }
             EXIT => Ok(EXIT),
-            t if self.occ[seat] & (1u64 << t) != 0 => Err(IllegalMove::OwnGhost(label, mv.dir)),
-            t => Ok(t),
+            _ => Err(IllegalMove::OffBoard(label(), mv.dir)),
         }
     }
 
@@ -563,7 +562,28 @@ impl Geister {
             }
         }
         self.ply += 1;
-        self.check_end_after_move();
+        // Only the mover's escape or the victim's losses can have changed, and none of the
+        // conditions held before, so checking those alone is the spec's order (§1.6).
+        let opp = 1 - me;
+        let decided = if effect.escaped {
+            Some((EndReason::Escape, me))
+        } else if effect.captured.is_some() && self.lost_blue[opp] == 4 {
+            Some((EndReason::CapturedAllBlue, me))
+        } else if effect.captured.is_some() && self.lost_red[opp] == 4 {
+            Some((EndReason::LostAllRed, opp))
+        } else {
+            None
+        };
+        match decided {
+            Some((reason, winner)) => {
+                self.end = Some(End {
+                    winner: Some(winner),
+                    reason,
+                    scores: None,
+                })
+            }
+            None => self.check_limit(),
+        }
         Ok(effect)
     }
 
