@@ -32,7 +32,9 @@ pub struct RandomBot {
 impl NacBot for RandomBot {
     fn pick(&mut self, view: &View) -> Vec<u8> {
         let l = view.targets() as u8;
-        (0..view.picks_needed()).map(|_| self.rng.gen_range(0..l)).collect()
+        (0..view.picks_needed())
+            .map(|_| self.rng.gen_range(0..l))
+            .collect()
     }
 }
 
@@ -49,7 +51,12 @@ pub struct StrongBot {
 
 impl StrongBot {
     pub fn new(rng: SeedRng) -> Self {
-        StrongBot { rng, own_night: [0; crate::state::MAX_TARGETS], last_turn: 0, last_picks: Vec::new() }
+        StrongBot {
+            rng,
+            own_night: [0; crate::state::MAX_TARGETS],
+            last_turn: 0,
+            last_picks: Vec::new(),
+        }
     }
 }
 
@@ -67,7 +74,9 @@ impl NacBot for StrongBot {
         }
         // Hidden night gains of others since the last reveal: R - public of mine tells how much of
         // my own is hidden; the others' hidden part is estimated from the per-target counts we saw.
-        let hidden_total: f64 = (0..l).map(|i| f64::from(view.own_real[i] - view.public[i][me])).sum();
+        let hidden_total: f64 = (0..l)
+            .map(|i| f64::from(view.own_real[i] - view.public[i][me]))
+            .sum();
         for row in est.iter_mut().take(l) {
             for (q, v) in row.iter_mut().enumerate() {
                 if q != me {
@@ -81,8 +90,14 @@ impl NacBot for StrongBot {
             let mut best = (f64::MIN, 0usize);
             for (i, row) in est.iter().enumerate().take(l) {
                 let w = f64::from(view.weights[i]);
-                let others_max = (0..4).filter(|&q| q != me).map(|q| row[q]).fold(f64::MIN, f64::max);
-                let others_min = (0..4).filter(|&q| q != me).map(|q| row[q]).fold(f64::MAX, f64::min);
+                let others_max = (0..4)
+                    .filter(|&q| q != me)
+                    .map(|q| row[q])
+                    .fold(f64::MIN, f64::max);
+                let others_min = (0..4)
+                    .filter(|&q| q != me)
+                    .map(|q| row[q])
+                    .fold(f64::MAX, f64::min);
                 let mine = row[me];
                 let mut value = 0.0;
                 if mine <= others_max && mine + gain > others_max {

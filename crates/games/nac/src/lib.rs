@@ -15,7 +15,7 @@ pub mod mt19937;
 pub mod reply;
 mod state;
 
-pub use state::{Params, State, Variant, View, NUM_SEATS};
+pub use state::{score24, Params, State, Variant, View, MAX_TARGETS, NUM_SEATS};
 
 use kakehiki_core::{Chance, Dynamics, GameType, Information, Transport};
 

@@ -60,7 +60,9 @@ impl Mt19937 {
 /// The weights of a game: `count` outputs, each mapped to `3 + (u >> 30)` (§1.2).
 pub fn weights(seed: u32, count: usize) -> Vec<u8> {
     let mut mt = Mt19937::new(seed);
-    (0..count).map(|_| 3 + (mt.next_u32() >> 30) as u8).collect()
+    (0..count)
+        .map(|_| 3 + (mt.next_u32() >> 30) as u8)
+        .collect()
 }
 
 #[cfg(test)]

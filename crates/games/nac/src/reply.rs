@@ -39,7 +39,12 @@ pub struct Issue {
 
 impl Issue {
     fn new(code: IssueCode, field: Option<usize>, text: Option<&str>, value: Option<i64>) -> Self {
-        Issue { code, field, text: text.map(str::to_string), value }
+        Issue {
+            code,
+            field,
+            text: text.map(str::to_string),
+            value,
+        }
     }
 
     /// A line-level issue without a field.
@@ -81,7 +86,9 @@ fn js_parse_int(field: &str) -> Option<(i128, bool)> {
     } else {
         (10, rest)
     };
-    let end = digits.find(|c: char| !c.is_digit(radix)).unwrap_or(digits.len());
+    let end = digits
+        .find(|c: char| !c.is_digit(radix))
+        .unwrap_or(digits.len());
     if end == 0 {
         return None;
     }
@@ -111,43 +118,72 @@ pub fn parse_reply(raw: &[u8], n: usize, targets: usize) -> ParsedReply {
             continue;
         };
         if field.is_empty() {
-            issues.push(Issue::new(IssueCode::EmptyField, Some(k), Some(field), None));
+            issues.push(Issue::new(
+                IssueCode::EmptyField,
+                Some(k),
+                Some(field),
+                None,
+            ));
             picks.push(0);
             continue;
         }
         match js_parse_int(field) {
             None => {
-                issues.push(Issue::new(IssueCode::NotANumber, Some(k), Some(field), None));
+                issues.push(Issue::new(
+                    IssueCode::NotANumber,
+                    Some(k),
+                    Some(field),
+                    None,
+                ));
                 picks.push(0);
             }
             Some((v, plain)) => {
                 let value = v.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
                 if !plain {
-                    issues.push(Issue::new(IssueCode::LenientNumber, Some(k), Some(field), Some(value)));
+                    issues.push(Issue::new(
+                        IssueCode::LenientNumber,
+                        Some(k),
+                        Some(field),
+                        Some(value),
+                    ));
                 }
                 if v >= 0 && (v as u128) < targets as u128 {
                     picks.push(v as u8);
                 } else {
-                    issues.push(Issue::new(IssueCode::OutOfRange, Some(k), Some(field), None));
+                    issues.push(Issue::new(
+                        IssueCode::OutOfRange,
+                        Some(k),
+                        Some(field),
+                        None,
+                    ));
                     picks.push(0);
                 }
             }
         }
     }
     if fields.len() > n {
-        issues.push(Issue::new(IssueCode::ExtraFields, Some(n), Some(&fields[n..].join(" ")), None));
+        issues.push(Issue::new(
+            IssueCode::ExtraFields,
+            Some(n),
+            Some(&fields[n..].join(" ")),
+            None,
+        ));
     }
     ParsedReply { picks, issues }
 }
 
 /// Whether a (trimmed) line is an acceptable READY (§3.2): `ready` ignoring ASCII case.
 pub fn is_ready(raw: &[u8]) -> bool {
-    String::from_utf8_lossy(raw).trim_matches(is_js_whitespace).eq_ignore_ascii_case("ready")
+    String::from_utf8_lossy(raw)
+        .trim_matches(is_js_whitespace)
+        .eq_ignore_ascii_case("ready")
 }
 
 /// Whether a line is blank after trimming (skipped while waiting for READY).
 pub fn is_blank(raw: &[u8]) -> bool {
-    String::from_utf8_lossy(raw).trim_matches(is_js_whitespace).is_empty()
+    String::from_utf8_lossy(raw)
+        .trim_matches(is_js_whitespace)
+        .is_empty()
 }
 
 #[cfg(test)]

@@ -73,8 +73,12 @@ impl Params {
         weight_min: 3,
     };
 
-    pub const RELIGION_WAR: Params =
-        Params { day_label: 'W', night_label: 'H', scoring_turns: 1 << 9, ..Params::NAC };
+    pub const RELIGION_WAR: Params = Params {
+        day_label: 'W',
+        night_label: 'H',
+        scoring_turns: 1 << 9,
+        ..Params::NAC
+    };
 
     /// Whether turn `t` is a day (odd turns).
     pub fn is_day(&self, t: u32) -> bool {
@@ -174,7 +178,10 @@ impl State {
 
     /// The settings block (§2.2), written once before block 1.
     pub fn settings_text(&self) -> String {
-        let mut s = format!("{} {} {}\n", self.params.turns, NUM_SEATS, self.params.targets);
+        let mut s = format!(
+            "{} {} {}\n",
+            self.params.turns, NUM_SEATS, self.params.targets
+        );
         for (i, w) in self.weights().iter().enumerate() {
             if i > 0 {
                 s.push(' ');
@@ -210,7 +217,11 @@ impl State {
     pub fn write_block(&self, seat: usize, out: &mut String) {
         let t = self.turn;
         let day = self.params.is_day(t);
-        let label = if day { self.params.day_label } else { self.params.night_label };
+        let label = if day {
+            self.params.day_label
+        } else {
+            self.params.night_label
+        };
         let _ = writeln!(out, "{t} {label}");
         let cols = Self::column_order(seat);
         for i in 0..self.params.targets {
