@@ -34,7 +34,7 @@ pub struct StrongConfig {
 impl Default for StrongConfig {
     fn default() -> Self {
         StrongConfig {
-            iterations: 1000,
+            iterations: 3000,
             rollout_depth: 16,
             exploration: 0.7,
         }
@@ -109,9 +109,9 @@ impl StrongBot {
                 if a < 36 && b < 36 && a != b {
                     let (ay, by) = (a / 6, b / 6);
                     let mut blue_factor = match by.cmp(&ay) {
-                        std::cmp::Ordering::Greater => 2.5,
-                        std::cmp::Ordering::Equal => 1.2,
-                        std::cmp::Ordering::Less => 0.7,
+                        std::cmp::Ordering::Greater => 1.3,
+                        std::cmp::Ordering::Equal => 1.05,
+                        std::cmp::Ordering::Less => 0.85,
                     };
                     // Closer to one of our home corners (its exits).
                     let corner = |s: u8| {
@@ -119,7 +119,7 @@ impl StrongBot {
                         (x + (5 - y)).min((5 - x) + (5 - y))
                     };
                     if corner(b) < corner(a) {
-                        blue_factor *= 1.5;
+                        blue_factor *= 1.2;
                     }
                     for (m, w) in self.placements.iter().zip(self.weights.iter_mut()) {
                         if m & (1 << g) == 0 {
@@ -167,8 +167,33 @@ impl StrongBot {
         {
             return *m;
         }
-        if legal.len() == 1 {
-            return legal[0];
+        // With three of its red ghosts taken, a capture that may hit the fourth loses at once:
+        // never take that risk while a safe move exists.
+        let reds_taken = view
+            .opp_colour
+            .iter()
+            .filter(|c| **c == Some(crate::engine::Colour::Red))
+            .count();
+        let candidates: Vec<Move> = if reds_taken >= 3 {
+            let p_red = self.red_probabilities();
+            let safe: Vec<Move> = legal
+                .iter()
+                .copied()
+                .filter(|m| match capture_target(view, *m) {
+                    Some(victim) => p_red[victim as usize] < 1e-9,
+                    None => true,
+                })
+                .collect();
+            if safe.is_empty() {
+                legal.to_vec()
+            } else {
+                safe
+            }
+        } else {
+            legal.to_vec()
+        };
+        if candidates.len() == 1 {
+            return candidates[0];
         }
         let rules = PlayRules {
             max_plies: view.max_plies,
@@ -201,6 +226,7 @@ impl StrongBot {
                 let untried: Vec<Move> = moves
                     .iter()
                     .copied()
+                    .filter(|m| node != 0 || candidates.contains(m))
                     .filter(|m| {
                         !nodes[node as usize]
                             .children
@@ -265,7 +291,7 @@ impl StrongBot {
             .map(|&c| &nodes[c as usize])
             .max_by(|a, b| a.visits.cmp(&b.visits).then(a.value.total_cmp(&b.value)))
             .map(|n| n.mv)
-            .unwrap_or(legal[0])
+            .unwrap_or(candidates[0])
     }
 }
 
@@ -316,7 +342,7 @@ fn evaluate(state: &Geister, me: usize) -> f64 {
             .map(|(_, &p)| exit_distance(p).0 as f64)
             .fold(12.0, f64::min)
     };
-    let race = (nearest(opp) - nearest(me)) * 0.12;
+    let race = (nearest(opp) - nearest(me)) * 0.2;
     let x = material + race;
     1.0 / (1.0 + (-x).exp())
 }
@@ -333,4 +359,25 @@ impl Bot<Geister> for StrongBot {
         self.prev = Some(*view);
         Action::Move(mv)
     }
+}
+
+/// The opponent ghost a move would capture, if any.
+fn capture_target(view: &View, m: Move) -> Option<u8> {
+    let from = view.own[m.ghost as usize];
+    if from >= 36 {
+        return None;
+    }
+    let (x, y) = ((from % 6) as i32, (from / 6) as i32);
+    let (dx, dy) = match m.dir {
+        Dir::N => (0, -1),
+        Dir::E => (1, 0),
+        Dir::W => (-1, 0),
+        Dir::S => (0, 1),
+    };
+    let (nx, ny) = (x + dx, y + dy);
+    if !(0..6).contains(&nx) || !(0..6).contains(&ny) {
+        return None;
+    }
+    let t = (ny * 6 + nx) as u8;
+    view.opp.iter().position(|&p| p == t).map(|g| g as u8)
 }
