@@ -199,8 +199,9 @@ fn play_first_five(params: Params, seed: u32) -> State {
     let mut state = State::new(params, seed);
     for t in 0..5 {
         let n = state.picks_needed();
-        let picks: Vec<Vec<u8>> = (0..NUM_SEATS)
-            .map(|s| parse_reply(REPLIES_1_5[s][t].as_bytes(), n, 6).picks)
+        let picks: Vec<Vec<u8>> = REPLIES_1_5
+            .iter()
+            .map(|seat| parse_reply(seat[t].as_bytes(), n, 6).picks)
             .collect();
         state.apply([&picks[0], &picks[1], &picks[2], &picks[3]]);
     }
