@@ -510,3 +510,63 @@ pub fn occupied(board: &Board) -> u128 {
     }
     m
 }
+
+/// The public position in the service's shapes: `{"units", "dislodged", "centers"}` (powers in
+/// seat order, lists sorted, powers with nothing omitted).
+pub fn state_json(map: &Map, board: &Board) -> serde_json::Value {
+    use serde_json::{Map as JMap, Value};
+    let mut units = JMap::new();
+    let mut dislodged = JMap::new();
+    let mut centers = JMap::new();
+    for pw in Power::ALL {
+        let mut us: Vec<String> = board.units_of(pw).map(|u| map.unit_name(&u)).collect();
+        us.sort();
+        if !us.is_empty() {
+            units.insert(pw.name().into(), Value::from(us));
+        }
+        let mut ds: Vec<(String, Vec<String>)> = board
+            .dislodged
+            .iter()
+            .flatten()
+            .filter(|d| d.unit.power == pw)
+            .map(|d| (map.unit_name(&d.unit), Board::option_names(map, d.options)))
+            .collect();
+        ds.sort();
+        if !ds.is_empty() {
+            let mut m = JMap::new();
+            for (u, o) in ds {
+                m.insert(u, Value::from(o));
+            }
+            dislodged.insert(pw.name().into(), Value::Object(m));
+        }
+        let cs: Vec<String> = (0..NUM_PROVINCES)
+            .filter(|&p| board.owner[p] == Some(pw))
+            .map(|p| map.prov_name(p as Prov).to_string())
+            .collect();
+        if !cs.is_empty() {
+            centers.insert(pw.name().into(), Value::from(cs));
+        }
+    }
+    let mut m = JMap::new();
+    m.insert("units".into(), Value::Object(units));
+    m.insert("dislodged".into(), Value::Object(dislodged));
+    m.insert("centers".into(), Value::Object(centers));
+    Value::Object(m)
+}
+
+/// A service input line for `board` (homes omitted: the map's) and the given order strings.
+pub fn request_line(map: &Map, board: &Board, orders: &[(Power, Vec<String>)]) -> String {
+    let mut v = state_json(map, board);
+    v["phase"] = serde_json::Value::from(board.phase.to_string());
+    if board.phase.kind != PhaseKind::Retreat {
+        if let Some(o) = v.as_object_mut() {
+            o.remove("dislodged");
+        }
+    }
+    let mut os = serde_json::Map::new();
+    for (p, list) in orders {
+        os.insert(p.name().into(), serde_json::Value::from(list.clone()));
+    }
+    v["orders"] = serde_json::Value::Object(os);
+    v.to_string()
+}
