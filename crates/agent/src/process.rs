@@ -427,6 +427,12 @@ impl BotProcess {
         (lines, dropped)
     }
 
+    /// The stdout byte count, if the process exceeded its output cap (and was killed for it).
+    pub fn output_exceeded(&self) -> Option<u64> {
+        let inbox = lock(&self.shared.inbox);
+        inbox.over_cap.then_some(inbox.total)
+    }
+
     /// Total stdout bytes received.
     pub fn stdout_bytes(&self) -> u64 {
         lock(&self.shared.inbox).total

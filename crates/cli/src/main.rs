@@ -44,6 +44,8 @@ enum Command {
     Replay(commands::replay::ReplayArgs),
     /// List the registered games, their rule sets and built-in bots.
     Games(commands::games::GamesArgs),
+    /// Run a demo match of every game with built-in and example process bots.
+    Demo(commands::demo::DemoArgs),
 }
 
 fn main() -> ExitCode {
@@ -55,6 +57,7 @@ fn main() -> ExitCode {
         Command::Play(args) => commands::play::run(args),
         Command::Replay(args) => commands::replay::run(args),
         Command::Games(args) => commands::games::run(args),
+        Command::Demo(args) => commands::demo::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

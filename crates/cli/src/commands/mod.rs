@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod demo;
 pub mod games;
 pub mod play;
 pub mod replay;

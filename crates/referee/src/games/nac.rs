@@ -284,21 +284,24 @@ impl Seat {
         }
     }
 
-    /// Lines the seat wrote outside its window, discarded before its next block.
+    /// Lines the seat wrote outside its window, discarded before its next block: the first few
+    /// (each cut to 200 characters) and, if there were more, a note with their number.
     fn take_discarded(&mut self) -> Vec<String> {
+        const KEEP: usize = 10;
         match self {
             Seat::Process { proc: Some(p), .. } => {
                 let (lines, dropped) = p.take_unsolicited();
                 let partial = p.take_partial();
-                let mut out: Vec<String> = lines
-                    .into_iter()
-                    .map(|l| l.bytes)
-                    .chain(std::iter::once(partial))
-                    .filter(|b| !is_blank(b))
-                    .map(|b| String::from_utf8_lossy(&b).chars().take(200).collect())
+                let texts: Vec<Vec<u8>> =
+                    lines.into_iter().map(|l| l.bytes).chain(std::iter::once(partial)).filter(|b| !is_blank(b)).collect();
+                let more = texts.len().saturating_sub(KEEP) as u64 + dropped;
+                let mut out: Vec<String> = texts
+                    .iter()
+                    .take(KEEP)
+                    .map(|b| String::from_utf8_lossy(b).chars().take(200).collect())
                     .collect();
-                if dropped > 0 {
-                    out.push(format!("[{dropped} more lines dropped]"));
+                if more > 0 {
+                    out.push(format!("[{more} more lines discarded]"));
                 }
                 out
             }
@@ -323,6 +326,13 @@ impl Seat {
                 let Some(p) = proc.as_mut() else {
                     return Reply::Crash { detail: "process not running".into(), time_us: 0, output_limit: false };
                 };
+                if let Some(bytes) = p.output_exceeded() {
+                    return Reply::Crash {
+                        detail: format!("output cap exceeded ({bytes} bytes)"),
+                        time_us: 0,
+                        output_limit: true,
+                    };
+                }
                 let limit = Duration::from_millis(limits.turn_ms);
                 let write_start = Instant::now();
                 match tokio::time::timeout(limit, p.send(bytes.as_bytes())).await {
@@ -347,6 +357,11 @@ impl Seat {
                         Reply::NoNewline { raw: partial, time_us: limits.turn_ms * 1000 }
                     }
                     ReadOutcome::Timeout { .. } => Reply::Timeout { time_us: limits.turn_ms * 1000 },
+                    // Unterminated text followed by EOF is the reply (the original took chunks as
+                    // they came); the exit is noticed at the next turn, if there is one.
+                    ReadOutcome::Closed { partial, .. } if !partial.is_empty() => {
+                        Reply::NoNewline { raw: partial, time_us: us_since(written, Instant::now()) }
+                    }
                     ReadOutcome::Closed { exit, .. } => Reply::Crash {
                         detail: format!(
                             "output closed before the reply ({})",
@@ -453,14 +468,15 @@ struct Setup {
 /// Turn one seat's reply into its move record, the seat errors it implies and, if the seat dies,
 /// the death's reason and detail.
 fn settle(seat: usize, turn: u32, n: usize, targets: usize, reply: Option<Reply>, discarded: Vec<String>) -> (MoveEvent, Vec<SeatError>, Option<(String, String)>) {
-    let mut errors: Vec<SeatError> = discarded
-        .iter()
-        .map(|text| SeatError {
+    let mut errors: Vec<SeatError> = Vec::new();
+    if let Some(first) = discarded.first() {
+        let more = if discarded.len() > 1 { format!(" and {} more", discarded.len() - 1) } else { String::new() };
+        errors.push(SeatError {
             turn,
             kind: SeatErrorKind::UnsolicitedOutput,
-            detail: format!("turn {turn}: discarded output {text:?}"),
-        })
-        .collect();
+            detail: format!("before turn {turn}: discarded output {first:?}{more}"),
+        });
+    }
     let mut mv = MoveEvent {
         seat,
         status: MoveStatus::Dead,
@@ -794,7 +810,11 @@ impl NacDriver {
             .enable_time()
             .build()
             .map_err(RefereeError::Io)?;
-        let record = runtime.block_on(run_match(setup, seats, Instant::now()));
+        // A fresh runtime on its own thread, so re-running works from inside an async caller too.
+        let record = std::thread::scope(|scope| {
+            scope.spawn(move || runtime.block_on(run_match(setup, seats, Instant::now()))).join()
+        })
+        .map_err(|_| bad("the re-run panicked"))?;
         Ok(record)
     }
 }
