@@ -1,1 +1,31 @@
-//! Contests: definitions, formats, scheduling, running, standings and ratings.
+//! Contests: definitions in TOML, formats and schedules, the runner (local, coordinator,
+//! PostgreSQL workers), standings and ratings.
+//!
+//! * [`config`]: the contest file ([`ContestDef`]); malformed files are rejected with the line
+//!   and the key.
+//! * [`schedule`]: a pure function from a definition (and, for staged formats, the results of
+//!   finished stages) to the list of matches with their seeds.
+//! * [`runner`]: plays the matches in parallel and stores each result with its replay; a run
+//!   killed at any moment continues where it stopped.
+//! * [`standings`], [`ratings`], [`geister`]: points, Weng-Lin, Bradley-Terry with bootstrap
+//!   intervals, the Geister league tie-breaks, Werewolf per role and team.
+//!
+//! Games are reached only through an [`Arena`], so every game registered with the referee
+//! joins contests without changes here.
+
+pub mod arena;
+pub mod config;
+pub mod geister;
+pub mod ratings;
+pub mod runner;
+pub mod schedule;
+pub mod standings;
+
+pub use arena::{Arena, MatchJob, Played};
+pub use config::{ConfigError, ContestDef, Entrant, Format, Scoring};
+pub use runner::{
+    coordinate, load_results, register, run_local, run_worker, stored_definition, RunError,
+    RunOptions, RunSummary, WorkerOptions, WorkerSummary,
+};
+pub use schedule::{schedule, GameResult, PlannedMatch, Schedule};
+pub use standings::{compute as compute_standings, OutputFormat, Standings};

@@ -190,8 +190,8 @@ pub trait Store: Send {
     /// Matches of a contest marked failed, by index.
     fn failures(&mut self, contest: &str) -> Result<Vec<FailedMatch>, StoreError>;
 
-    /// Put matches in the queue. Matches already queued, running, done or failed are left as
-    /// they are. Returns how many were added.
+    /// Put matches in the queue. Matches already queued, running or done are left as they are;
+    /// failed ones are queued again with their attempts reset. Returns how many were (re)queued.
     fn enqueue(&mut self, contest: &str, matches: &[QueuedMatch]) -> Result<u64, StoreError>;
 
     /// Claim the next queued match (or a running one whose lease expired) for `worker`, with a
@@ -219,6 +219,10 @@ pub trait Store: Send {
 
     /// Queue state of a contest.
     fn queue_counts(&mut self, contest: &str) -> Result<QueueCounts, StoreError>;
+
+    /// Matches of any contest queued or running (a worker with nothing to claim and nothing
+    /// open may stop).
+    fn open_matches(&mut self) -> Result<u64, StoreError>;
 }
 
 /// Open a store: PostgreSQL when `database_url` is given, otherwise the SQLite file `db_path`.

@@ -260,7 +260,8 @@ impl Store for PgStore {
                 "INSERT INTO kk_matches (contest, idx, spec, state)
                  SELECT $1, $2, $3, 'queued'
                  WHERE NOT EXISTS (SELECT 1 FROM kk_results WHERE contest = $1 AND idx = $2)
-                 ON CONFLICT (contest, idx) DO NOTHING",
+                 ON CONFLICT (contest, idx) DO UPDATE SET state = 'queued', attempts = 0, lease_until = NULL,
+                         spec = excluded.spec WHERE kk_matches.state = 'failed'",
             )
             .map_err(err("queueing matches"))?;
         let mut added = 0;
@@ -374,5 +375,17 @@ impl Store for PgStore {
             }
         }
         Ok(counts)
+    }
+
+    fn open_matches(&mut self) -> Result<u64, StoreError> {
+        let n: i64 = self
+            .client
+            .query_one(
+                "SELECT COUNT(*) FROM kk_matches WHERE state IN ('queued', 'running')",
+                &[],
+            )
+            .map_err(err("counting open matches"))?
+            .get(0);
+        Ok(n.max(0) as u64)
     }
 }

@@ -1,0 +1,76 @@
+//! Where matches are played: an [`Arena`] knows the games and plays one match. The binary
+//! passes the referee's registry (every registered game joins contests without changes here);
+//! tests may pass their own.
+
+use std::collections::BTreeMap;
+
+use kakehiki_core::{GameType, MatchReport, SeatSpec};
+use serde::{Deserialize, Serialize};
+
+use crate::config::ContestDef;
+use crate::schedule::PlannedMatch;
+
+/// Everything needed to play one match of a contest. Stored as JSON in the queue, so a worker
+/// on another machine needs nothing else.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MatchJob {
+    pub contest: String,
+    pub index: u64,
+    pub game: String,
+    pub rules: Option<String>,
+    pub seed: u64,
+    /// Seat specs in seat order.
+    pub seats: Vec<SeatSpec>,
+    /// Entrant names in seat order.
+    pub entrants: Vec<String>,
+    pub options: BTreeMap<String, String>,
+    /// Wall-clock limit of the whole match in seconds; 0 for none.
+    pub timeout_s: u64,
+}
+
+impl MatchJob {
+    /// The job of a planned match of `def`.
+    pub fn new(def: &ContestDef, m: &PlannedMatch) -> MatchJob {
+        MatchJob {
+            contest: def.name.clone(),
+            index: m.index,
+            game: def.game.clone(),
+            rules: def.rules.clone(),
+            seed: m.seed,
+            seats: m
+                .entrants
+                .iter()
+                .map(|&e| def.entrants[e].seat.clone())
+                .collect(),
+            entrants: m
+                .entrants
+                .iter()
+                .map(|&e| def.entrants[e].name.clone())
+                .collect(),
+            options: def.options.clone(),
+            timeout_s: def.match_timeout_s,
+        }
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+/// A played match.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Played {
+    pub report: MatchReport,
+    /// JSON lines.
+    pub replay: String,
+}
+
+/// The games, and a way to play one match of them.
+pub trait Arena: Send + Sync {
+    /// The declaration of a game, or a message naming the known games.
+    fn game_type(&self, game: &str) -> Result<&'static GameType, String>;
+
+    /// Play one match to the end. `Err` means the match could not be played (setup error, time
+    /// limit of the whole match); bot misbehaviour is recorded in the report instead.
+    fn play(&self, job: &MatchJob) -> Result<Played, String>;
+}

@@ -1,0 +1,385 @@
+//! Geister contest rules (spec geister.md §6): the seed league ranking with its tie-breaks and
+//! the GPW/GAT ranking by 3/1/0 points.
+//!
+//! Pure functions over game results; they take entrant indices and never look at a store.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+/// One two-seat game: `players[s]` is the entrant in seat `s`; `winner` is a seat; `end` is
+/// the report's end reason (`escape`, `captured_all_good`, `lost_all_bad`, `score`, or a
+/// fault such as `timeout`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeagueGame {
+    pub players: [usize; 2],
+    pub winner: Option<usize>,
+    pub end: String,
+}
+
+impl LeagueGame {
+    fn winning_entrant(&self) -> Option<usize> {
+        self.winner.and_then(|s| self.players.get(s).copied())
+    }
+
+    fn among(&self, group: &[usize]) -> bool {
+        group.contains(&self.players[0]) && group.contains(&self.players[1])
+    }
+}
+
+/// Win pattern rank, best first (spec §6.1 step 3): escape, captured all blue (good), lost all
+/// red (bad), then our extensions: score, then any other end (wins by forfeit).
+fn pattern_slot(end: &str) -> usize {
+    match end {
+        "escape" => 0,
+        "captured_all_blue" | "captured_all_good" => 1,
+        "lost_all_red" | "lost_all_bad" => 2,
+        "score" => 3,
+        _ => 4,
+    }
+}
+
+/// A league's ranking. `groups` lists entrants best first; entrants in one group share a rank.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LeagueRanking {
+    pub groups: Vec<Vec<usize>>,
+    /// Wins of each entrant in the league games (rematches excluded).
+    pub wins: BTreeMap<usize, u32>,
+}
+
+impl LeagueRanking {
+    /// (entrant, 1-based shared rank), best first.
+    pub fn ranks(&self) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        let mut rank = 1;
+        for g in &self.groups {
+            for &e in g {
+                out.push((e, rank));
+            }
+            rank += g.len();
+        }
+        out
+    }
+
+    /// Groups of two or more still tied.
+    pub fn tied_groups(&self) -> Vec<Vec<usize>> {
+        self.groups
+            .iter()
+            .filter(|g| g.len() > 1)
+            .cloned()
+            .collect()
+    }
+
+    /// Tied groups that straddle the qualifying cut after `q` places.
+    pub fn ties_across_cut(&self, q: usize) -> Vec<Vec<usize>> {
+        let mut pos = 0;
+        let mut out = Vec::new();
+        for g in &self.groups {
+            if g.len() > 1 && pos < q && pos + g.len() > q {
+                out.push(g.clone());
+            }
+            pos += g.len();
+        }
+        out
+    }
+
+    /// The qualifiers: the top `q`, except that a tie straddling the cut puts every tied
+    /// entrant out (the seed's "両者敗退").
+    pub fn qualifiers(&self, q: usize) -> Vec<usize> {
+        let mut pos = 0;
+        let mut out = Vec::new();
+        for g in &self.groups {
+            if pos + g.len() <= q {
+                out.extend(g.iter().copied());
+            }
+            pos += g.len();
+        }
+        out
+    }
+}
+
+/// Pairings of a single round robin among `members` (in seat order). The first player is
+/// balanced: of the pair (i, j), i < j by position, i moves first when i + j is odd. With
+/// `swapped` every pairing has the other player first (rematches).
+pub fn league_pairings(members: &[usize], swapped: bool) -> Vec<Vec<usize>> {
+    let mut out = Vec::new();
+    for i in 0..members.len() {
+        for j in i + 1..members.len() {
+            let i_first = ((i + j) % 2 == 1) != swapped;
+            if i_first {
+                out.push(vec![members[i], members[j]]);
+            } else {
+                out.push(vec![members[j], members[i]]);
+            }
+        }
+    }
+    out
+}
+
+fn wins_in(games: &[LeagueGame], group: &[usize]) -> BTreeMap<usize, u32> {
+    let mut wins: BTreeMap<usize, u32> = group.iter().map(|&e| (e, 0)).collect();
+    for g in games.iter().filter(|g| g.among(group)) {
+        if let Some(w) = g.winning_entrant() {
+            *wins.entry(w).or_default() += 1;
+        }
+    }
+    wins
+}
+
+/// Split `group` into groups of equal key, best (greatest key) first.
+fn partition_by<K: Ord + Clone>(group: &[usize], key: impl Fn(usize) -> K) -> Vec<Vec<usize>> {
+    let mut keyed: Vec<(K, usize)> = group.iter().map(|&e| (key(e), e)).collect();
+    keyed.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    let mut last: Option<K> = None;
+    for (k, e) in keyed {
+        if last.as_ref() == Some(&k) {
+            if let Some(g) = out.last_mut() {
+                g.push(e);
+            }
+        } else {
+            out.push(vec![e]);
+            last = Some(k);
+        }
+    }
+    out
+}
+
+/// Step 2 (head-to-head, applied again to sub-groups) and step 3 (win patterns).
+fn break_tie(group: &[usize], games: &[LeagueGame]) -> Vec<Vec<usize>> {
+    if group.len() < 2 {
+        return vec![group.to_vec()];
+    }
+    let h2h = wins_in(games, group);
+    let parts = partition_by(group, |e| h2h.get(&e).copied().unwrap_or(0));
+    if parts.len() > 1 {
+        return parts
+            .into_iter()
+            .flat_map(|p| break_tie(&p, games))
+            .collect();
+    }
+    let mut patterns: BTreeMap<usize, [u32; 5]> = group.iter().map(|&e| (e, [0; 5])).collect();
+    for g in games.iter().filter(|g| g.among(group)) {
+        if let Some(w) = g.winning_entrant() {
+            if let Some(p) = patterns.get_mut(&w) {
+                p[pattern_slot(&g.end)] += 1;
+            }
+        }
+    }
+    let parts = partition_by(group, |e| patterns.get(&e).copied().unwrap_or_default());
+    if parts.len() > 1 {
+        return parts
+            .into_iter()
+            .flat_map(|p| break_tie(&p, games))
+            .collect();
+    }
+    vec![group.to_vec()]
+}
+
+/// Steps 1-3 over `games`.
+fn rank_steps(members: &[usize], games: &[LeagueGame]) -> Vec<Vec<usize>> {
+    let wins = wins_in(games, members);
+    partition_by(members, |e| wins.get(&e).copied().unwrap_or(0))
+        .into_iter()
+        .flat_map(|g| break_tie(&g, games))
+        .collect()
+}
+
+/// Rank a seed league (spec §6.1): 1. wins; 2. head-to-head wins within a tied group, again for
+/// sub-groups; 3. wins by pattern (escape > captured all blue > lost all red > score >
+/// forfeit); 4. groups still tied are re-ranked by steps 1-3 on their `rematches` only (pass
+/// the rematch games once played); 5. what is still tied shares a rank.
+pub fn rank_league(
+    members: &[usize],
+    games: &[LeagueGame],
+    rematches: &[LeagueGame],
+) -> LeagueRanking {
+    let wins = wins_in(games, members);
+    let mut groups = Vec::new();
+    for g in rank_steps(members, games) {
+        if g.len() > 1 && rematches.iter().any(|r| r.among(&g)) {
+            let among: Vec<LeagueGame> =
+                rematches.iter().filter(|r| r.among(&g)).cloned().collect();
+            groups.extend(rank_steps(&g, &among));
+        } else {
+            groups.push(g);
+        }
+    }
+    LeagueRanking { groups, wins }
+}
+
+/// GPW/GAT ranking (spec §6.2): points (win 3, draw 1, loss 0); ties broken by points in the
+/// games among the tied, then by number of wins; what is still tied shares a rank.
+/// Returns groups best first.
+pub fn rank_gpw(members: &[usize], games: &[LeagueGame]) -> Vec<Vec<usize>> {
+    let points_in = |group: &[usize]| -> BTreeMap<usize, u32> {
+        let mut pts: BTreeMap<usize, u32> = group.iter().map(|&e| (e, 0)).collect();
+        for g in games.iter().filter(|g| g.among(group)) {
+            match g.winning_entrant() {
+                Some(w) => *pts.entry(w).or_default() += 3,
+                None => {
+                    for p in g.players {
+                        *pts.entry(p).or_default() += 1;
+                    }
+                }
+            }
+        }
+        pts
+    };
+    let all = points_in(members);
+    let wins = wins_in(games, members);
+    let mut out = Vec::new();
+    for tied in partition_by(members, |e| all.get(&e).copied().unwrap_or(0)) {
+        if tied.len() == 1 {
+            out.push(tied);
+            continue;
+        }
+        let h2h = points_in(&tied);
+        for sub in partition_by(&tied, |e| h2h.get(&e).copied().unwrap_or(0)) {
+            out.extend(partition_by(&sub, |e| wins.get(&e).copied().unwrap_or(0)));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn g(a: usize, b: usize, winner: Option<usize>, end: &str) -> LeagueGame {
+        LeagueGame {
+            players: [a, b],
+            winner,
+            end: end.to_string(),
+        }
+    }
+
+    #[test]
+    fn ranks_by_wins_first() {
+        // 0 beats everyone, 1 beats 2 and 3, 2 beats 3.
+        let games = vec![
+            g(0, 1, Some(0), "escape"),
+            g(2, 0, Some(1), "escape"),
+            g(0, 3, Some(0), "escape"),
+            g(1, 2, Some(0), "escape"),
+            g(3, 1, Some(1), "escape"),
+            g(2, 3, Some(0), "escape"),
+        ];
+        let r = rank_league(&[0, 1, 2, 3], &games, &[]);
+        assert_eq!(r.groups, vec![vec![0], vec![1], vec![2], vec![3]]);
+        assert_eq!(r.qualifiers(2), vec![0, 1]);
+    }
+
+    #[test]
+    fn head_to_head_breaks_a_two_way_tie() {
+        // 1 and 2 both have 2 wins; 2 beat 1.
+        let games = vec![
+            g(0, 1, Some(1), "escape"), // 1 beats 0
+            g(0, 2, Some(1), "escape"), // 2 beats 0
+            g(0, 3, Some(0), "escape"), // 0 beats 3
+            g(1, 2, Some(1), "escape"), // 2 beats 1
+            g(1, 3, Some(0), "escape"), // 1 beats 3
+            g(2, 3, Some(1), "escape"), // 3 beats 2
+        ];
+        let r = rank_league(&[0, 1, 2, 3], &games, &[]);
+        // wins: 0:1, 1:2, 2:2, 3:1; 2 over 1 head to head; 0 vs 3: 0 beat 3.
+        assert_eq!(r.groups, vec![vec![2], vec![1], vec![0], vec![3]]);
+    }
+
+    #[test]
+    fn a_cycle_is_broken_by_win_patterns_then_rematch_then_shared() {
+        // Three-way cycle 0>1>2>0, each with one win; patterns differ for 0 (escape) vs the
+        // others (captured_all_good, lost_all_bad).
+        let games = vec![
+            g(0, 1, Some(0), "escape"),
+            g(1, 2, Some(0), "captured_all_good"),
+            g(2, 0, Some(0), "lost_all_bad"),
+        ];
+        let r = rank_league(&[0, 1, 2], &games, &[]);
+        assert_eq!(r.groups, vec![vec![0], vec![1], vec![2]]);
+
+        // Same patterns for all: still tied -> a rematch decides; no rematch -> shared.
+        let games = vec![
+            g(0, 1, Some(0), "escape"),
+            g(1, 2, Some(0), "escape"),
+            g(2, 0, Some(0), "escape"),
+        ];
+        let r = rank_league(&[0, 1, 2], &games, &[]);
+        assert_eq!(r.groups, vec![vec![0, 1, 2]]);
+        assert_eq!(r.ranks(), vec![(0, 1), (1, 1), (2, 1)]);
+        assert_eq!(r.ties_across_cut(1), vec![vec![0, 1, 2]]);
+        // A tie straddling the cut: all out.
+        assert_eq!(r.qualifiers(1), Vec::<usize>::new());
+        let rematches = vec![
+            g(1, 0, Some(0), "escape"),
+            g(2, 1, Some(1), "escape"),
+            g(0, 2, Some(1), "score"),
+        ];
+        // rematch wins: 1 beats 0, 1 beats 2, 2 beats 0 -> 1, 2, 0.
+        let r = rank_league(&[0, 1, 2], &games, &rematches);
+        assert_eq!(r.groups, vec![vec![1], vec![2], vec![0]]);
+    }
+
+    #[test]
+    fn draws_count_for_nobody_and_forfeits_rank_last_among_patterns() {
+        let games = vec![
+            g(0, 1, None, "ply_limit"),
+            g(0, 2, Some(0), "timeout"), // 0 wins by forfeit
+            g(1, 2, Some(0), "score"),   // 1 wins on score
+            g(3, 0, Some(0), "escape"),  // 3 beats 0
+            g(3, 1, Some(1), "escape"),  // 1 beats 3
+            g(2, 3, Some(0), "escape"),  // 2 beats 3
+        ];
+        // wins: 0:1, 1:2, 2:1, 3:1. Tied {0,2,3}: head to head 0 beat 2, 3 beat 0, 2 beat 3:
+        // a cycle; patterns: 0 forfeit, 2 escape, 3 escape -> {2,3} ahead of 0; then 2 beat 3.
+        let r = rank_league(&[0, 1, 2, 3], &games, &[]);
+        assert_eq!(r.groups, vec![vec![1], vec![2], vec![3], vec![0]]);
+    }
+
+    #[test]
+    fn pairings_balance_the_first_player() {
+        for n in 2..=6 {
+            let members: Vec<usize> = (0..n).collect();
+            let pairs = league_pairings(&members, false);
+            assert_eq!(pairs.len(), n * (n - 1) / 2);
+            let mut first = vec![0i64; n];
+            let mut played = vec![0i64; n];
+            for p in &pairs {
+                first[p[0]] += 1;
+                played[p[0]] += 1;
+                played[p[1]] += 1;
+            }
+            for e in 0..n {
+                assert!(
+                    (2 * first[e] - played[e]).abs() <= 1,
+                    "n={n} entrant {e}: {first:?} of {played:?}"
+                );
+            }
+            let swapped = league_pairings(&members, true);
+            for (a, b) in pairs.iter().zip(&swapped) {
+                assert_eq!(a[0], b[1]);
+                assert_eq!(a[1], b[0]);
+            }
+        }
+    }
+
+    #[test]
+    fn gpw_ranks_by_points_then_head_to_head_points_then_wins() {
+        // 0: W W vs 1, D D vs 2 => 8; 1: L L vs 0, W W vs 2 => 6; 2: D D vs 0, L L vs 1 => 2
+        let games = vec![
+            g(0, 1, Some(0), "escape"),
+            g(1, 0, Some(1), "escape"),
+            g(0, 2, None, "ply_limit"),
+            g(2, 0, None, "ply_limit"),
+            g(1, 2, Some(0), "escape"),
+            g(2, 1, Some(1), "escape"),
+        ];
+        assert_eq!(
+            rank_gpw(&[0, 1, 2], &games),
+            vec![vec![0], vec![1], vec![2]]
+        );
+        // Level on points and among themselves: shared.
+        let games = vec![g(0, 1, Some(0), "escape"), g(1, 0, Some(0), "escape")];
+        assert_eq!(rank_gpw(&[0, 1], &games), vec![vec![0, 1]]);
+    }
+}

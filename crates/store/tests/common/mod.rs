@@ -1,0 +1,164 @@
+//! Behaviour every backend must have; run against SQLite and PostgreSQL.
+
+use std::time::Duration;
+
+use kakehiki_store::{ContestRow, NewResult, QueuedMatch, Store, StoreError};
+
+pub fn contest(name: &str, fingerprint: &str) -> ContestRow {
+    ContestRow {
+        name: name.into(),
+        fingerprint: fingerprint.into(),
+        definition: "{}".into(),
+    }
+}
+
+pub fn result<'a>(
+    contest: &'a str,
+    index: u64,
+    entrants: &'a [String],
+    replay: &'a str,
+) -> NewResult<'a> {
+    NewResult {
+        contest,
+        index,
+        entrants,
+        report_json: "{\"game\":\"x\"}",
+        replay,
+        duration_ms: 5,
+        worker: "test",
+    }
+}
+
+pub fn registers_contests_and_refuses_changed_definitions(store: &mut dyn Store) {
+    assert!(store.register_contest(&contest("c1", "aaa")).unwrap());
+    assert!(!store.register_contest(&contest("c1", "aaa")).unwrap());
+    let err = store.register_contest(&contest("c1", "bbb")).unwrap_err();
+    assert!(matches!(err, StoreError::DefinitionChanged { .. }), "{err}");
+    assert!(err.to_string().contains("different definition"), "{err}");
+    assert_eq!(store.contest("c1").unwrap().unwrap().fingerprint, "aaa");
+    assert!(store.contest("nope").unwrap().is_none());
+    assert!(store.contest_names().unwrap().contains(&"c1".to_string()));
+}
+
+pub fn stores_each_match_once_with_its_replay(store: &mut dyn Store) {
+    store.register_contest(&contest("c2", "f")).unwrap();
+    let names = vec!["a".to_string(), "b".to_string()];
+    let replay = "{\"event\":\"header\"}\n{\"event\":\"move\",\"n\":1}\n".repeat(20);
+    assert!(store.put_result(&result("c2", 3, &names, &replay)).unwrap());
+    assert!(store.put_result(&result("c2", 1, &names, "x\n")).unwrap());
+    // A late duplicate is ignored and changes nothing.
+    assert!(!store
+        .put_result(&result("c2", 3, &names, "other\n"))
+        .unwrap());
+    assert_eq!(
+        store
+            .stored_indices("c2")
+            .unwrap()
+            .into_iter()
+            .collect::<Vec<_>>(),
+        vec![1, 3]
+    );
+    let results = store.results("c2").unwrap();
+    assert_eq!(
+        results.iter().map(|r| r.index).collect::<Vec<_>>(),
+        vec![1, 3]
+    );
+    assert_eq!(results[0].entrants, names);
+    assert_eq!(store.replay("c2", 3).unwrap().unwrap(), replay);
+    assert!(store.replay("c2", 2).unwrap().is_none());
+}
+
+pub fn failures_are_recorded_then_cleared_by_a_result(store: &mut dyn Store) {
+    store.register_contest(&contest("c3", "f")).unwrap();
+    store
+        .record_failure("c3", 4, "{}", "cannot start bot")
+        .unwrap();
+    store
+        .record_failure("c3", 4, "{}", "cannot start bot again")
+        .unwrap();
+    let f = store.failures("c3").unwrap();
+    assert_eq!(f.len(), 1);
+    assert_eq!(
+        (f[0].index, f[0].attempts, f[0].error.as_str()),
+        (4, 2, "cannot start bot again")
+    );
+    let names = vec!["a".to_string()];
+    store.put_result(&result("c3", 4, &names, "r\n")).unwrap();
+    assert!(store.failures("c3").unwrap().is_empty());
+    // Recording a failure of a stored match changes nothing.
+    store.record_failure("c3", 4, "{}", "late").unwrap();
+    assert!(store.failures("c3").unwrap().is_empty());
+}
+
+/// Claims, leases, expiry, attempt caps, duplicates. The store must hold no other queued
+/// matches (a fresh database or schema).
+pub fn queue_claims_leases_and_caps(store: &mut dyn Store) {
+    store.register_contest(&contest("q", "f")).unwrap();
+    let matches: Vec<QueuedMatch> = (0..3)
+        .map(|i| QueuedMatch {
+            index: i,
+            spec_json: format!("{{\"i\":{i}}}"),
+        })
+        .collect();
+    assert_eq!(store.enqueue("q", &matches).unwrap(), 3);
+    assert_eq!(
+        store.enqueue("q", &matches).unwrap(),
+        0,
+        "queueing again adds nothing"
+    );
+    let lease = Duration::from_secs(60);
+    let a = store.claim("w1", lease, 2).unwrap().unwrap();
+    let b = store.claim("w2", lease, 2).unwrap().unwrap();
+    assert_eq!((a.index, a.attempt, b.index), (0, 1, 1));
+    assert!(store.heartbeat(&a, lease).unwrap());
+    let counts = store.queue_counts("q").unwrap();
+    assert_eq!((counts.queued, counts.running), (1, 2));
+    assert_eq!(store.open_matches().unwrap(), 3);
+
+    // a finishes; b fails and goes back to the queue.
+    let names = vec!["x".to_string()];
+    assert!(store.put_result(&result("q", 0, &names, "r\n")).unwrap());
+    assert!(
+        !store.heartbeat(&a, lease).unwrap(),
+        "a finished claim has no lease"
+    );
+    store.release_failed(&b, "boom", 2).unwrap();
+    let c = store.claim("w1", lease, 2).unwrap().unwrap();
+    assert_eq!((c.index, c.attempt), (1, 2));
+    // Its second attempt expires (lease 0): the cap of 2 attempts makes it failed.
+    store.heartbeat(&c, Duration::ZERO).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    let d = store.claim("w2", lease, 2).unwrap().unwrap();
+    assert_eq!(d.index, 2);
+    let counts = store.queue_counts("q").unwrap();
+    assert_eq!(
+        (counts.done, counts.failed, counts.running, counts.queued),
+        (1, 1, 1, 0)
+    );
+    assert!(store.failures("q").unwrap()[0].error.contains("boom"));
+
+    // d's lease expires on its first attempt: another worker takes it over; the late result
+    // of the first worker is then ignored.
+    store.heartbeat(&d, Duration::ZERO).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    let e = store.claim("w3", lease, 2).unwrap().unwrap();
+    assert_eq!((e.index, e.attempt), (2, 2));
+    assert!(
+        !store.heartbeat(&d, lease).unwrap(),
+        "the expired claim is lost"
+    );
+    assert!(store
+        .put_result(&result("q", 2, &names, "from w3\n"))
+        .unwrap());
+    assert!(!store
+        .put_result(&result("q", 2, &names, "late from w2\n"))
+        .unwrap());
+    assert_eq!(store.replay("q", 2).unwrap().unwrap(), "from w3\n");
+    assert!(store.claim("w1", lease, 2).unwrap().is_none());
+    assert_eq!(store.open_matches().unwrap(), 0);
+
+    // Queueing again requeues the failed match with fresh attempts, nothing else.
+    assert_eq!(store.enqueue("q", &matches).unwrap(), 1);
+    let f = store.claim("w1", lease, 2).unwrap().unwrap();
+    assert_eq!((f.index, f.attempt), (1, 1));
+}

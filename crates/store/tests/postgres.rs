@@ -1,0 +1,130 @@
+//! The PostgreSQL backend, against a real server: set KAKEHIKI_TEST_DATABASE_URL (CI runs
+//! `.ci/postgres.sh`, which starts one and prints the URL). Each test works in a fresh schema.
+
+mod common;
+
+use kakehiki_store::{PgStore, Store, StoreError};
+
+/// The test database URL, or a clear skip message.
+fn database_url() -> Option<String> {
+    match std::env::var("KAKEHIKI_TEST_DATABASE_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            eprintln!(
+                "SKIPPED: this PostgreSQL test needs KAKEHIKI_TEST_DATABASE_URL \
+                 (run `eval \"$(.ci/postgres.sh)\"` to start a local server)"
+            );
+            None
+        }
+    }
+}
+
+/// A URL whose connections work in a new, empty schema.
+fn fresh_schema_url(url: &str, name: &str) -> String {
+    let schema = format!(
+        "t_{name}_{}_{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+            % 1_000_000_000
+    );
+    let mut client = postgres::Client::connect(url, postgres::NoTls)
+        .expect("connect to KAKEHIKI_TEST_DATABASE_URL");
+    client
+        .batch_execute(&format!("CREATE SCHEMA {schema}"))
+        .unwrap();
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}options=-c%20search_path%3D{schema}")
+}
+
+fn fresh(name: &str) -> Option<PgStore> {
+    let url = database_url()?;
+    Some(PgStore::connect(&fresh_schema_url(&url, name)).unwrap())
+}
+
+#[test]
+fn registers_contests_and_refuses_changed_definitions() {
+    let Some(mut s) = fresh("reg") else { return };
+    common::registers_contests_and_refuses_changed_definitions(&mut s);
+}
+
+#[test]
+fn stores_each_match_once_with_its_replay() {
+    let Some(mut s) = fresh("once") else { return };
+    common::stores_each_match_once_with_its_replay(&mut s);
+}
+
+#[test]
+fn failures_are_recorded_then_cleared_by_a_result() {
+    let Some(mut s) = fresh("fail") else { return };
+    common::failures_are_recorded_then_cleared_by_a_result(&mut s);
+}
+
+#[test]
+fn queue_claims_leases_and_caps() {
+    let Some(mut s) = fresh("queue") else { return };
+    common::queue_claims_leases_and_caps(&mut s);
+}
+
+#[test]
+fn concurrent_claims_never_hand_out_a_match_twice() {
+    let Some(url) = database_url() else { return };
+    let url = fresh_schema_url(&url, "skip");
+    let mut s = PgStore::connect(&url).unwrap();
+    s.register_contest(&common::contest("many", "f")).unwrap();
+    let matches: Vec<_> = (0..200)
+        .map(|i| kakehiki_store::QueuedMatch {
+            index: i,
+            spec_json: "{}".into(),
+        })
+        .collect();
+    s.enqueue("many", &matches).unwrap();
+    let claimed: Vec<u64> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..4)
+            .map(|w| {
+                let url = url.clone();
+                scope.spawn(move || {
+                    let mut s = PgStore::connect(&url).unwrap();
+                    let mut mine = Vec::new();
+                    while let Some(c) = s
+                        .claim(&format!("w{w}"), std::time::Duration::from_secs(60), 3)
+                        .unwrap()
+                    {
+                        mine.push(c.index);
+                    }
+                    mine
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    let mut sorted = claimed.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sorted.len(), claimed.len(), "a match was claimed twice");
+    assert_eq!(sorted, (0..200).collect::<Vec<_>>());
+}
+
+#[test]
+fn unreachable_and_malformed_urls_are_clear_errors() {
+    // Nothing listens on port 1; connecting must fail quickly with the redacted URL.
+    let err = PgStore::connect("postgres://u:secret@127.0.0.1:1/db?connect_timeout=3")
+        .err()
+        .expect("must fail");
+    let text = err.to_string();
+    assert!(matches!(err, StoreError::Connect { .. }), "{text}");
+    assert!(
+        text.contains("cannot connect to postgresql at postgres://u:***@127.0.0.1:1/db"),
+        "{text}"
+    );
+    assert!(!text.contains("secret"), "{text}");
+    let err = PgStore::connect("postgres://h:notaport/db")
+        .err()
+        .expect("must fail");
+    assert!(matches!(err, StoreError::BadUrl { .. }), "{err}");
+}
