@@ -161,11 +161,15 @@ fn retreat(map: &Map, board: &mut Board, orders: &[(Power, Order)]) -> PhaseOutc
             out.results.push((d.unit, OrderResult::Void));
         }
         if legal & bit(pp) != 0 {
-            let text = match target[p] {
-                Some(l) => format!("{} R {}", map.unit_name(&d.unit), map.loc_name(l)),
-                None => format!("{} D", map.unit_name(&d.unit)),
+            let me = crate::bots::uref(map, &d.unit);
+            let o = match target[p] {
+                Some(l) => Order::Retreat {
+                    unit: me,
+                    dest: crate::bots::dest_of(map, l),
+                },
+                None => Order::Disband(me),
             };
-            out.orders.push((d.unit.power, text));
+            out.orders.push((d.unit.power, o));
         }
         if !survived {
             out.destroyed.push(d.unit);
@@ -296,7 +300,7 @@ fn adjust(map: &Map, board: &mut Board, orders: &[(Power, Order)]) -> PhaseOutco
                     board.units[p as usize] = Some(u);
                     set_result(&mut out.results, u, OrderResult::Succeeds);
                     out.orders
-                        .push((*power, format!("{} B", map.unit_name(&u))));
+                        .push((*power, Order::Build(crate::bots::uref(map, &u))));
                 }
             }
             Order::Disband(uref) => {
@@ -326,7 +330,7 @@ fn adjust(map: &Map, board: &mut Board, orders: &[(Power, Order)]) -> PhaseOutco
                     out.destroyed.push(u);
                     set_result(&mut out.results, u, OrderResult::Succeeds);
                     out.orders
-                        .push((*power, format!("{} D", map.unit_name(&u))));
+                        .push((*power, Order::Disband(crate::bots::uref(map, &u))));
                 }
             }
             _ => match order.unit().and_then(|r| start[r.prov as usize]) {

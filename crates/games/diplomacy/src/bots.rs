@@ -24,7 +24,8 @@ pub fn uref(map: &Map, u: &Unit) -> UnitRef {
     }
 }
 
-fn dest_of(map: &Map, l: Loc) -> Dest {
+/// The destination written for location `l` (coast only for split provinces).
+pub fn dest_of(map: &Map, l: Loc) -> Dest {
     let prov = map.prov_of(l);
     Dest {
         prov,

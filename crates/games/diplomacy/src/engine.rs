@@ -280,7 +280,11 @@ impl DiplomacyGame {
         destroyed.sort();
         self.history.push(PhaseRecord {
             phase,
-            orders: out.orders,
+            orders: out
+                .orders
+                .iter()
+                .map(|(p, o)| (*p, format_order(map, o)))
+                .collect(),
             results,
             errors,
             destroyed,

@@ -64,6 +64,10 @@ pub struct Map {
     prov_graph: Vec<u128>,
     seas: u128,
     lookup: HashMap<String, Prov>,
+    /// Three-letter names (canonical and aliases) indexed by `(c0*26 + c1)*26 + c2`.
+    short: Vec<u8>,
+    /// Rank of each location's name in ascending byte order.
+    loc_rank: Vec<u8>,
     /// The 1901 units.
     pub start_units: Vec<Unit>,
     /// The 1901 centre ownership.
@@ -125,6 +129,15 @@ pub enum MapError {
 
 fn bad(msg: impl Into<String>) -> MapError {
     MapError::Content(msg.into())
+}
+
+fn short_index(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    if b.len() == 3 && b.iter().all(u8::is_ascii_uppercase) {
+        Some(((b[0] - b'A') as usize * 26 + (b[1] - b'A') as usize) * 26 + (b[2] - b'A') as usize)
+    } else {
+        None
+    }
 }
 
 /// Bit of one id in a `u128` set.
@@ -281,7 +294,21 @@ impl Map {
                 start_centers.push((loc(c)?, pw));
             }
         }
+        let mut short = vec![u8::MAX; 26 * 26 * 26];
+        for (name, &p) in &lookup {
+            if let Some(i) = short_index(name) {
+                short[i] = p;
+            }
+        }
+        let mut order: Vec<usize> = (0..loc_names.len()).collect();
+        order.sort_by(|&a, &b| loc_names[a].cmp(&loc_names[b]));
+        let mut loc_rank = vec![0u8; loc_names.len()];
+        for (rank, &l) in order.iter().enumerate() {
+            loc_rank[l] = rank as u8;
+        }
         Ok(Map {
+            short,
+            loc_rank,
             provinces,
             loc_names,
             loc_prov,
@@ -320,7 +347,19 @@ impl Map {
 
     /// Province by canonical name or alias, upper case.
     pub fn province(&self, upper: &str) -> Option<Prov> {
-        self.lookup.get(upper).copied()
+        match short_index(upper) {
+            Some(i) => match self.short[i] {
+                u8::MAX => None,
+                p => Some(p),
+            },
+            None => self.lookup.get(upper).copied(),
+        }
+    }
+
+    /// Rank of a location's canonical name in ascending byte order (sorts like the names).
+    #[inline]
+    pub fn loc_rank(&self, l: Loc) -> u8 {
+        self.loc_rank[l as usize]
     }
 
     /// Location by canonical name (`STP/NC`, `PAR`), upper case, aliases allowed for the province.

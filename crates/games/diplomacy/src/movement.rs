@@ -10,6 +10,7 @@ use crate::outcome::{OrderError, OrderResult, PhaseOutcome, VoidReason};
 use crate::types::{Power, Unit, UnitKind};
 
 const N: usize = NUM_PROVINCES;
+const N_ORDERS_HINT: usize = 40;
 
 /// The effective order of one unit after legality checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -366,7 +367,7 @@ impl Resolver {
         orders: &[(Power, Order)],
     ) -> PhaseOutcome {
         self.reset(map, board);
-        let mut out = PhaseOutcome::default();
+        let mut out = PhaseOutcome::with_capacity(N_ORDERS_HINT);
         let mut fleets = 0u128;
         for (i, u) in self.unit.iter().enumerate() {
             if let Some(u) = u {
@@ -836,7 +837,7 @@ impl Resolver {
             };
             out.results.push((u, res));
             if has_order & bit(p) != 0 {
-                out.orders.push((u.power, self.canonical(map, p)));
+                out.orders.push((u.power, self.effective(map, p)));
             }
         }
         // Standoff provinces: empty afterwards though a move into them failed with PREVENT > 0.
@@ -905,31 +906,38 @@ impl Resolver {
         out
     }
 
-    fn canonical(&self, map: &Map, p: Prov) -> String {
+    /// The effective order at `p`, typed, with letters and coasts filled in.
+    fn effective(&self, map: &Map, p: Prov) -> Order {
         let pi = p as usize;
-        let u = self.unit[pi].expect("unit exists");
-        let me = map.unit_name(&u);
-        let target = || {
-            self.unit[self.target[pi] as usize]
-                .map(|t| map.unit_name(&t))
-                .unwrap_or_default()
+        let me = crate::bots::uref(map, &self.unit[pi].expect("unit exists"));
+        let target = self.unit[self.target[pi] as usize]
+            .map(|t| crate::bots::uref(map, &t))
+            .unwrap_or(me);
+        let dest_loc = |l: Loc| Dest {
+            prov: map.prov_of(l),
+            coast: if map.prov_of(l) != l { Some(l) } else { None },
         };
         match self.eff[pi] {
-            Eff::Hold => format!("{me} H"),
-            Eff::Move => format!(
-                "{me} - {}{}",
-                map.loc_name(self.dest_loc[pi]),
-                if self.via & bit(p) != 0 { " VIA" } else { "" }
-            ),
-            Eff::SupHold => format!("{me} S {}", target()),
-            Eff::SupMove => {
-                let d = match self.sup_coast[pi] {
-                    Some(c) => map.loc_name(c),
-                    None => map.prov_name(self.dest[pi]),
-                };
-                format!("{me} S {} - {d}", target())
-            }
-            Eff::Convoy => format!("{me} C {} - {}", target(), map.prov_name(self.dest[pi])),
+            Eff::Hold => Order::Hold(me),
+            Eff::Move => Order::Move {
+                unit: me,
+                dest: dest_loc(self.dest_loc[pi]),
+                via: self.via & bit(p) != 0,
+            },
+            Eff::SupHold => Order::SupportHold { unit: me, target },
+            Eff::SupMove => Order::SupportMove {
+                unit: me,
+                target,
+                dest: Dest {
+                    prov: self.dest[pi],
+                    coast: self.sup_coast[pi],
+                },
+            },
+            Eff::Convoy => Order::Convoy {
+                unit: me,
+                army: target,
+                dest: self.dest[pi],
+            },
         }
     }
 }

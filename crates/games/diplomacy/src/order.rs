@@ -124,9 +124,25 @@ pub enum ParseError {
     BadCoast(String),
 }
 
+/// A word of an order, upper case, kept inline when short (no allocation per word).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Word {
+    Short(u8, [u8; 15]),
+    Long(String),
+}
+
+impl Word {
+    fn as_str(&self) -> &str {
+        match self {
+            Word::Short(n, b) => std::str::from_utf8(&b[..*n as usize]).unwrap_or_default(),
+            Word::Long(s) => s,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Tok {
-    Word(String),
+    Word(Word),
     Dash,
     Slash,
     Open,
@@ -136,7 +152,7 @@ enum Tok {
 impl fmt::Display for Tok {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Tok::Word(w) => write!(f, "{w:?}"),
+            Tok::Word(w) => write!(f, "{:?}", w.as_str()),
             Tok::Dash => f.write_str("\"-\""),
             Tok::Slash => f.write_str("\"/\""),
             Tok::Open => f.write_str("\"(\""),
@@ -147,40 +163,57 @@ impl fmt::Display for Tok {
 
 fn tokenize(s: &str) -> Result<Vec<Tok>, ParseError> {
     let mut toks = Vec::with_capacity(8);
-    let mut word = String::new();
-    let mut chars = s.chars().peekable();
-    let flush = |word: &mut String, toks: &mut Vec<Tok>| {
-        if !word.is_empty() {
-            toks.push(Tok::Word(std::mem::take(word)));
+    let mut buf = [0u8; 15];
+    let mut len = 0usize;
+    let mut long: Option<String> = None;
+    fn flush(buf: &[u8; 15], len: &mut usize, long: &mut Option<String>, toks: &mut Vec<Tok>) {
+        if let Some(l) = long.take() {
+            toks.push(Tok::Word(Word::Long(l)));
+        } else if *len > 0 {
+            toks.push(Tok::Word(Word::Short(*len as u8, *buf)));
         }
-    };
+        *len = 0;
+    }
+    let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
-            c if c.is_ascii_alphanumeric() || c == '.' => word.push(c.to_ascii_uppercase()),
-            c if c.is_whitespace() => flush(&mut word, &mut toks),
+            c if c.is_ascii_alphanumeric() || c == '.' => {
+                let u = c.to_ascii_uppercase() as u8;
+                if let Some(l) = long.as_mut() {
+                    l.push(u as char);
+                } else if len < buf.len() {
+                    buf[len] = u;
+                    len += 1;
+                } else {
+                    let mut l = String::from_utf8_lossy(&buf[..len]).into_owned();
+                    l.push(u as char);
+                    long = Some(l);
+                }
+            }
+            c if c.is_whitespace() => flush(&buf, &mut len, &mut long, &mut toks),
             '-' => {
-                flush(&mut word, &mut toks);
+                flush(&buf, &mut len, &mut long, &mut toks);
                 if chars.peek() == Some(&'>') {
                     chars.next();
                 }
                 toks.push(Tok::Dash);
             }
             '/' => {
-                flush(&mut word, &mut toks);
+                flush(&buf, &mut len, &mut long, &mut toks);
                 toks.push(Tok::Slash);
             }
             '(' => {
-                flush(&mut word, &mut toks);
+                flush(&buf, &mut len, &mut long, &mut toks);
                 toks.push(Tok::Open);
             }
             ')' => {
-                flush(&mut word, &mut toks);
+                flush(&buf, &mut len, &mut long, &mut toks);
                 toks.push(Tok::Close);
             }
             c => return Err(ParseError::BadChar(c)),
         }
     }
-    flush(&mut word, &mut toks);
+    flush(&buf, &mut len, &mut long, &mut toks);
     Ok(toks)
 }
 
@@ -206,7 +239,7 @@ impl Parser<'_> {
 
     fn peek_word(&self) -> Option<&str> {
         match self.toks.get(self.pos) {
-            Some(Tok::Word(w)) => Some(w),
+            Some(Tok::Word(w)) => Some(w.as_str()),
             _ => None,
         }
     }
@@ -304,8 +337,8 @@ impl Parser<'_> {
                     return Err(self.expected("\")\""));
                 }
             }
-            Some(Tok::Word(w)) if coast_word(&w).is_some() => {
-                coast_text = Some(w);
+            Some(Tok::Word(w)) if coast_word(w.as_str()).is_some() => {
+                coast_text = Some(w.as_str().to_string());
                 self.pos += 1;
             }
             _ => {}

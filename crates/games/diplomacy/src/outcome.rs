@@ -150,6 +150,19 @@ pub struct PhaseOutcome {
     pub errors: Vec<OrderError>,
     /// Units taken off the board in this phase.
     pub destroyed: Vec<Unit>,
-    /// The effective orders in canonical form (for history and replays).
-    pub orders: Vec<(Power, String)>,
+    /// The effective orders, typed, with unit letters and coasts filled in (format them with
+    /// [`crate::bots::format_order`] for history and replays).
+    pub orders: Vec<(Power, crate::order::Order)>,
+}
+
+impl PhaseOutcome {
+    /// An empty outcome with room for `n` results and orders.
+    pub fn with_capacity(n: usize) -> Self {
+        PhaseOutcome {
+            results: Vec::with_capacity(n),
+            errors: Vec::new(),
+            destroyed: Vec::new(),
+            orders: Vec::with_capacity(n),
+        }
+    }
 }

@@ -3,6 +3,7 @@
 //! [`Service::line`] turns one input line into one output line; [`serve`] runs it over a reader
 //! and a writer. No state is kept between lines (the resolver's scratch space is only reused).
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::{self, BufRead, Write};
 
@@ -15,7 +16,7 @@ use crate::board::{Board, Dislodged};
 use crate::map::{bit, Loc, Map, Prov, ProvinceKind, NUM_PROVINCES};
 use crate::movement::Resolver;
 use crate::order::{parse_location, parse_order, parse_unit, Order};
-use crate::outcome::{OrderResult, VoidReason};
+use crate::outcome::VoidReason;
 use crate::types::{Phase, PhaseKind, Power, Unit, UnitKind};
 
 /// A JSON object's entries in input order.
@@ -150,13 +151,116 @@ impl Default for Service {
 }
 
 /// Parsed input of one line.
-pub struct Request {
+pub struct Request<'a> {
     /// The position (phase included).
     pub board: Board,
     /// Orders that parsed, in input order.
     pub orders: Vec<(Power, Order)>,
     /// Every order as given: (power, text, index into `orders` or the parse error).
-    pub given: Vec<(Power, String, Result<usize, VoidReason>)>,
+    pub given: Vec<(Power, Cow<'a, str>, Result<usize, VoidReason>)>,
+}
+
+/// A JSON string, borrowed from the line when it has no escapes.
+struct S<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for S<'a> {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = S<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(S(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(S(Cow::Owned(v.to_string())))
+            }
+        }
+        d.deserialize_str(V(std::marker::PhantomData))
+    }
+}
+
+/// A JSON object as (key, value) pairs in input order.
+struct Ordered<K, T>(Vec<(K, T)>);
+
+impl<'de, K: Deserialize<'de>, T: Deserialize<'de>> Deserialize<'de> for Ordered<K, T> {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<K, T>(std::marker::PhantomData<(K, T)>);
+        impl<'de, K: Deserialize<'de>, T: Deserialize<'de>> Visitor<'de> for V<K, T> {
+            type Value = Ordered<K, T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                let mut v = Vec::with_capacity(8);
+                while let Some(e) = m.next_entry::<K, T>()? {
+                    v.push(e);
+                }
+                Ok(Ordered(v))
+            }
+        }
+        d.deserialize_map(V(std::marker::PhantomData))
+    }
+}
+
+type Lists<'a> = Ordered<S<'a>, Vec<S<'a>>>;
+
+/// The whole line, typed, in one pass (the fast path; shape errors are diagnosed separately).
+#[derive(Deserialize)]
+struct Parsed<'a> {
+    #[serde(borrow)]
+    phase: Option<S<'a>>,
+    #[serde(borrow)]
+    units: Option<Lists<'a>>,
+    #[serde(borrow)]
+    dislodged: Option<Ordered<S<'a>, Ordered<S<'a>, Vec<S<'a>>>>>,
+    #[serde(borrow)]
+    centers: Option<Lists<'a>>,
+    #[serde(borrow)]
+    homes: Option<Lists<'a>>,
+    #[serde(borrow)]
+    orders: Option<Lists<'a>>,
+}
+
+/// The specific reason a line does not have the input's shape.
+fn diagnose(line: &str) -> LineError {
+    let input: Input = match serde_json::from_str(line) {
+        Ok(i) => i,
+        Err(e) if e.is_data() => return LineError("input line is not a JSON object".into()),
+        Err(e) => return LineError(format!("invalid JSON: {e}")),
+    };
+    let check = || -> Result<(), LineError> {
+        if let Some(p) = input.phase {
+            serde_json::from_str::<String>(p.get())
+                .map_err(|_| LineError("phase must be a string".into()))?;
+        }
+        for (field, raw) in [
+            ("units", input.units),
+            ("centers", input.centers),
+            ("homes", input.homes),
+            ("orders", input.orders),
+        ] {
+            if let Some(raw) = raw {
+                for (_, list) in entries(raw, field)? {
+                    strings(list, &format!("{field} of a power"))?;
+                }
+            }
+        }
+        if let Some(raw) = input.dislodged {
+            for (_, list) in entries(raw, "dislodged")? {
+                for (_, opts) in entries(list, "dislodged units of a power")? {
+                    strings(opts, "retreat options")?;
+                }
+            }
+        }
+        Ok(())
+    };
+    match check() {
+        Err(e) => e,
+        Ok(()) => LineError("input line does not have the expected shape".into()),
+    }
 }
 
 impl Service {
@@ -169,27 +273,28 @@ impl Service {
     }
 
     /// Parse and validate one input line.
-    pub fn request(&self, line: &str) -> Result<Request, LineError> {
-        let map = self.map;
-        let input: Input = match serde_json::from_str(line) {
-            Ok(i) => i,
-            Err(e) if e.is_data() => return err("input line is not a JSON object"),
-            Err(e) => return err(format!("invalid JSON: {e}")),
+    pub fn request<'a>(&self, line: &'a str) -> Result<Request<'a>, LineError> {
+        let parsed: Parsed<'a> = match serde_json::from_str(line) {
+            Ok(p) => p,
+            Err(_) => return Err(diagnose(line)),
         };
-        let phase_raw = input
+        self.build(parsed)
+    }
+
+    fn build<'a>(&self, input: Parsed<'a>) -> Result<Request<'a>, LineError> {
+        let map = self.map;
+        let phase_text = input
             .phase
             .ok_or_else(|| LineError("missing phase".into()))?;
-        let phase_text: String = serde_json::from_str(phase_raw.get())
-            .map_err(|_| LineError("phase must be a string".into()))?;
-        let phase = Phase::parse(&phase_text).map_err(|e| LineError(e.to_string()))?;
+        let phase = Phase::parse(&phase_text.0).map_err(|e| LineError(e.to_string()))?;
         let mut board = Board::empty(map, phase);
-        let units_raw = input
+        let units = input
             .units
             .ok_or_else(|| LineError("missing units".into()))?;
-        for (pw, list) in entries(units_raw, "units")? {
-            let pw = power(&pw)?;
-            for text in strings(list, "units of a power")? {
-                let u = board_unit(map, pw, &text)?;
+        for (pw, list) in units.0 {
+            let pw = power(&pw.0)?;
+            for text in list {
+                let u = board_unit(map, pw, &text.0)?;
                 let p = map.prov_of(u.loc) as usize;
                 if board.units[p].is_some() {
                     return err(format!("two units in {}", map.prov_name(p as Prov)));
@@ -197,14 +302,14 @@ impl Service {
                 board.units[p] = Some(u);
             }
         }
-        if let Some(raw) = input.dislodged {
-            for (pw, list) in entries(raw, "dislodged")? {
-                let pw = power(&pw)?;
-                for (text, opts) in entries(list, "dislodged units of a power")? {
+        if let Some(dis) = input.dislodged {
+            for (pw, list) in dis.0 {
+                let pw = power(&pw.0)?;
+                for (text, opts) in list.0 {
                     if phase.kind != PhaseKind::Retreat {
                         return err("dislodged units outside a retreat phase");
                     }
-                    let u = board_unit(map, pw, &text)?;
+                    let u = board_unit(map, pw, &text.0)?;
                     let p = map.prov_of(u.loc) as usize;
                     if board.dislodged[p].is_some() {
                         return err(format!(
@@ -213,8 +318,8 @@ impl Service {
                         ));
                     }
                     let mut options = 0u128;
-                    for o in strings(opts, "retreat options")? {
-                        let l = self.option(&board, &u, &o)?;
+                    for o in opts {
+                        let l = self.option(&board, &u, &o.0)?;
                         options |= bit(l);
                     }
                     board.dislodged[p] = Some(Dislodged { unit: u, options });
@@ -223,11 +328,11 @@ impl Service {
         }
         match input.centers {
             None => board.set_start_centers(map),
-            Some(raw) => {
-                for (pw, list) in entries(raw, "centers")? {
-                    let pw = power(&pw)?;
-                    for text in strings(list, "centers of a power")? {
-                        let p = self.center(&text)?;
+            Some(cs) => {
+                for (pw, list) in cs.0 {
+                    let pw = power(&pw.0)?;
+                    for text in list {
+                        let p = self.center(&text.0)?;
                         if board.owner[p as usize].is_some() {
                             return err(format!("centre {} owned twice", map.prov_name(p)));
                         }
@@ -236,28 +341,28 @@ impl Service {
                 }
             }
         }
-        if let Some(raw) = input.homes {
+        if let Some(hs) = input.homes {
             board.homes = [0; 7];
-            for (pw, list) in entries(raw, "homes")? {
-                let pw = power(&pw)?;
-                for text in strings(list, "homes of a power")? {
-                    let p = self.center(&text)?;
+            for (pw, list) in hs.0 {
+                let pw = power(&pw.0)?;
+                for text in list {
+                    let p = self.center(&text.0)?;
                     board.homes[pw.index()] |= bit(p);
                 }
             }
         }
-        let mut orders = Vec::new();
-        let mut given = Vec::new();
-        if let Some(raw) = input.orders {
-            for (pw, list) in entries(raw, "orders")? {
-                let pw = power(&pw)?;
-                for text in strings(list, "orders of a power")? {
-                    match parse_order(map, &text) {
+        let mut orders = Vec::with_capacity(40);
+        let mut given = Vec::with_capacity(40);
+        if let Some(os) = input.orders {
+            for (pw, list) in os.0 {
+                let pw = power(&pw.0)?;
+                for text in list {
+                    match parse_order(map, &text.0) {
                         Ok(o) => {
-                            given.push((pw, text, Ok(orders.len())));
+                            given.push((pw, text.0, Ok(orders.len())));
                             orders.push((pw, o));
                         }
-                        Err(e) => given.push((pw, text, Err(VoidReason::Parse(e)))),
+                        Err(e) => given.push((pw, text.0, Err(VoidReason::Parse(e)))),
                     }
                 }
             }
@@ -323,7 +428,7 @@ impl Service {
     }
 
     /// Adjudicate a parsed request and format the output line.
-    pub fn answer(&mut self, req: Request) -> String {
+    pub fn answer(&mut self, req: Request<'_>) -> String {
         let map = self.map;
         let Request {
             mut board,
@@ -332,130 +437,145 @@ impl Service {
         } = req;
         let phase = board.phase;
         let out = adjudicate(&mut self.resolver, map, &mut board, &orders);
-        let mut s = String::with_capacity(1024);
-        s.push_str("{\"phase\":\"");
+        let key = |u: &Unit| (u.kind == UnitKind::Fleet, map.loc_rank(u.loc));
+        let unit = |s: &mut String, u: &Unit| {
+            s.push('"');
+            s.push(u.kind.letter());
+            s.push(' ');
+            s.push_str(map.loc_name(u.loc));
+            s.push('"');
+        };
+        let mut s = String::with_capacity(1536);
         let _ = write!(
             s,
-            "{phase}\",\"next_phase\":\"{}\",\"results\":{{",
+            "{{\"phase\":\"{phase}\",\"next_phase\":\"{}\",\"results\":{{",
             board.phase
         );
-        let mut results: Vec<(String, OrderResult)> = out
-            .results
-            .iter()
-            .map(|(u, r)| (map.unit_name(u), *r))
-            .collect();
-        results.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut results = out.results.clone();
+        results.sort_by_key(|(u, _)| key(u));
         for (i, (u, r)) in results.iter().enumerate() {
             if i > 0 {
                 s.push(',');
             }
-            push_str(&mut s, u);
-            s.push(':');
-            push_str(&mut s, r.as_str());
+            unit(&mut s, u);
+            s.push_str(":\"");
+            s.push_str(r.as_str());
+            s.push('"');
         }
         s.push_str("},\"units\":{");
         let mut first = true;
+        let mut us: Vec<Unit> = Vec::with_capacity(20);
         for pw in Power::ALL {
-            let mut us: Vec<String> = board.units_of(pw).map(|u| map.unit_name(&u)).collect();
+            us.clear();
+            us.extend(board.units_of(pw));
             if us.is_empty() {
                 continue;
             }
-            us.sort();
+            us.sort_by_key(key);
             if !first {
                 s.push(',');
             }
             first = false;
-            push_str(&mut s, pw.name());
-            s.push_str(":[");
+            let _ = write!(s, "\"{}\":[", pw.name());
             for (i, u) in us.iter().enumerate() {
                 if i > 0 {
                     s.push(',');
                 }
-                push_str(&mut s, u);
+                unit(&mut s, u);
             }
             s.push(']');
         }
         s.push_str("},\"dislodged\":{");
         let mut first = true;
         for pw in Power::ALL {
-            let mut ds: Vec<(String, Vec<String>)> = board
+            let mut ds: Vec<&Dislodged> = board
                 .dislodged
                 .iter()
                 .flatten()
                 .filter(|d| d.unit.power == pw)
-                .map(|d| (map.unit_name(&d.unit), Board::option_names(map, d.options)))
                 .collect();
             if ds.is_empty() {
                 continue;
             }
-            ds.sort();
+            ds.sort_by_key(|d| key(&d.unit));
             if !first {
                 s.push(',');
             }
             first = false;
-            push_str(&mut s, pw.name());
-            s.push_str(":{");
-            for (i, (u, opts)) in ds.iter().enumerate() {
+            let _ = write!(s, "\"{}\":{{", pw.name());
+            for (i, d) in ds.iter().enumerate() {
                 if i > 0 {
                     s.push(',');
                 }
-                push_str(&mut s, u);
+                unit(&mut s, &d.unit);
                 s.push_str(":[");
-                for (j, o) in opts.iter().enumerate() {
+                let mut opts: Vec<Loc> = crate::map::bits(d.options).collect();
+                opts.sort_by_key(|&l| map.loc_rank(l));
+                for (j, &o) in opts.iter().enumerate() {
                     if j > 0 {
                         s.push(',');
                     }
-                    push_str(&mut s, o);
+                    s.push('"');
+                    s.push_str(map.loc_name(o));
+                    s.push('"');
                 }
                 s.push(']');
             }
             s.push('}');
         }
         s.push_str("},\"destroyed\":[");
-        let mut destroyed: Vec<String> = out.destroyed.iter().map(|u| map.unit_name(u)).collect();
-        destroyed.sort();
+        let mut destroyed = out.destroyed.clone();
+        destroyed.sort_by_key(key);
         for (i, u) in destroyed.iter().enumerate() {
             if i > 0 {
                 s.push(',');
             }
-            push_str(&mut s, u);
+            unit(&mut s, u);
         }
         s.push_str("],\"centers\":{");
         let mut first = true;
         for pw in Power::ALL {
-            let cs: Vec<&str> = (0..NUM_PROVINCES)
-                .filter(|&p| board.owner[p] == Some(pw))
-                .map(|p| map.prov_name(p as Prov))
-                .collect();
-            if cs.is_empty() {
-                continue;
-            }
-            if !first {
-                s.push(',');
-            }
-            first = false;
-            push_str(&mut s, pw.name());
-            s.push_str(":[");
-            for (i, c) in cs.iter().enumerate() {
-                if i > 0 {
+            let mut any = false;
+            for p in 0..NUM_PROVINCES {
+                if board.owner[p] != Some(pw) {
+                    continue;
+                }
+                if !any {
+                    if !first {
+                        s.push(',');
+                    }
+                    first = false;
+                    let _ = write!(s, "\"{}\":[", pw.name());
+                    any = true;
+                } else {
                     s.push(',');
                 }
-                push_str(&mut s, c);
+                s.push('"');
+                s.push_str(map.prov_name(p as Prov));
+                s.push('"');
             }
-            s.push(']');
+            if any {
+                s.push(']');
+            }
         }
         s.push_str("},\"errors\":[");
         // Errors in input order: parse failures where they stood, adjudication errors by index.
         let mut adj_errors = out.errors.iter().peekable();
         let mut n = 0;
         for (pw, text, r) in &given {
-            let mut reasons: Vec<String> = Vec::new();
+            let mut emit = |s: &mut String, reason: String| {
+                if n > 0 {
+                    s.push(',');
+                }
+                n += 1;
+                push_str(s, &format!("{pw}: {text}: {reason}"));
+            };
             match r {
-                Err(reason) => reasons.push(reason.message(map)),
+                Err(reason) => emit(&mut s, reason.message(map)),
                 Ok(idx) => {
                     while let Some(e) = adj_errors.peek() {
                         if e.index == *idx {
-                            reasons.push(e.reason.message(map));
+                            emit(&mut s, e.reason.message(map));
                             adj_errors.next();
                         } else if e.index < *idx {
                             adj_errors.next();
@@ -464,13 +584,6 @@ impl Service {
                         }
                     }
                 }
-            }
-            for reason in reasons {
-                if n > 0 {
-                    s.push(',');
-                }
-                n += 1;
-                push_str(&mut s, &format!("{pw}: {text}: {reason}"));
             }
         }
         s.push_str("]}");
