@@ -124,32 +124,26 @@ pub enum ParseError {
     BadCoast(String),
 }
 
-/// A word of an order, upper case, kept inline when short (no allocation per word).
+/// A word of an order, upper case: borrowed from the input when it already is.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Word {
-    Short(u8, [u8; 15]),
-    Long(String),
-}
+struct Word<'a>(std::borrow::Cow<'a, str>);
 
-impl Word {
+impl Word<'_> {
     fn as_str(&self) -> &str {
-        match self {
-            Word::Short(n, b) => std::str::from_utf8(&b[..*n as usize]).unwrap_or_default(),
-            Word::Long(s) => s,
-        }
+        &self.0
     }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Tok {
-    Word(Word),
+enum Tok<'a> {
+    Word(Word<'a>),
     Dash,
     Slash,
     Open,
     Close,
 }
 
-impl fmt::Display for Tok {
+impl fmt::Display for Tok<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Tok::Word(w) => write!(f, "{:?}", w.as_str()),
@@ -161,59 +155,52 @@ impl fmt::Display for Tok {
     }
 }
 
-fn tokenize(s: &str) -> Result<Vec<Tok>, ParseError> {
-    let mut toks = Vec::with_capacity(8);
-    let mut buf = [0u8; 15];
-    let mut len = 0usize;
-    let mut long: Option<String> = None;
-    fn flush(buf: &[u8; 15], len: &mut usize, long: &mut Option<String>, toks: &mut Vec<Tok>) {
-        if let Some(l) = long.take() {
-            toks.push(Tok::Word(Word::Long(l)));
-        } else if *len > 0 {
-            toks.push(Tok::Word(Word::Short(*len as u8, *buf)));
+fn tokenize(s: &str) -> Result<Vec<Tok<'_>>, ParseError> {
+    fn flush<'s>(s: &'s str, start: &mut Option<usize>, end: usize, toks: &mut Vec<Tok<'s>>) {
+        if let Some(b) = start.take() {
+            let w = &s[b..end];
+            let word = if w.bytes().any(|c| c.is_ascii_lowercase()) {
+                std::borrow::Cow::Owned(w.to_ascii_uppercase())
+            } else {
+                std::borrow::Cow::Borrowed(w)
+            };
+            toks.push(Tok::Word(Word(word)));
         }
-        *len = 0;
     }
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
+    let mut toks = Vec::with_capacity(8);
+    let mut start: Option<usize> = None;
+    let mut chars = s.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
         match c {
             c if c.is_ascii_alphanumeric() || c == '.' => {
-                let u = c.to_ascii_uppercase() as u8;
-                if let Some(l) = long.as_mut() {
-                    l.push(u as char);
-                } else if len < buf.len() {
-                    buf[len] = u;
-                    len += 1;
-                } else {
-                    let mut l = String::from_utf8_lossy(&buf[..len]).into_owned();
-                    l.push(u as char);
-                    long = Some(l);
+                if start.is_none() {
+                    start = Some(i);
                 }
             }
-            c if c.is_whitespace() => flush(&buf, &mut len, &mut long, &mut toks),
+            c if c.is_whitespace() => flush(s, &mut start, i, &mut toks),
             '-' => {
-                flush(&buf, &mut len, &mut long, &mut toks);
-                if chars.peek() == Some(&'>') {
+                flush(s, &mut start, i, &mut toks);
+                if chars.peek().map(|&(_, c)| c) == Some('>') {
                     chars.next();
                 }
                 toks.push(Tok::Dash);
             }
             '/' => {
-                flush(&buf, &mut len, &mut long, &mut toks);
+                flush(s, &mut start, i, &mut toks);
                 toks.push(Tok::Slash);
             }
             '(' => {
-                flush(&buf, &mut len, &mut long, &mut toks);
+                flush(s, &mut start, i, &mut toks);
                 toks.push(Tok::Open);
             }
             ')' => {
-                flush(&buf, &mut len, &mut long, &mut toks);
+                flush(s, &mut start, i, &mut toks);
                 toks.push(Tok::Close);
             }
             c => return Err(ParseError::BadChar(c)),
         }
     }
-    flush(&buf, &mut len, &mut long, &mut toks);
+    flush(s, &mut start, s.len(), &mut toks);
     Ok(toks)
 }
 
@@ -228,12 +215,12 @@ fn coast_word(w: &str) -> Option<&'static str> {
 
 struct Parser<'a> {
     map: &'a Map,
-    toks: Vec<Tok>,
+    toks: Vec<Tok<'a>>,
     pos: usize,
 }
 
-impl Parser<'_> {
-    fn peek(&self) -> Option<&Tok> {
+impl<'a> Parser<'a> {
+    fn peek(&self) -> Option<&Tok<'a>> {
         self.toks.get(self.pos)
     }
 
@@ -269,7 +256,7 @@ impl Parser<'_> {
         false
     }
 
-    fn eat(&mut self, t: &Tok) -> bool {
+    fn eat(&mut self, t: &Tok<'_>) -> bool {
         if self.peek() == Some(t) {
             self.pos += 1;
             true
