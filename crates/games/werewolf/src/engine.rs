@@ -313,6 +313,15 @@ impl Werewolf {
         !self.attack_votes_latest.is_empty()
     }
 
+    /// The talk/whisper turn or the vote/attack round of the pending request (0 otherwise).
+    pub fn turn(&self) -> u32 {
+        match &self.act {
+            Act::Session(s) => s.turn,
+            Act::Vote { round, .. } | Act::Attack { round, .. } => *round,
+            _ => 0,
+        }
+    }
+
     /// Whether `agent` may see whispers, the wolves' roles and attack votes.
     pub fn is_wolf(&self, agent: usize) -> bool {
         self.roles[agent - 1] == Role::Werewolf

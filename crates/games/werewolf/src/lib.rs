@@ -9,6 +9,7 @@
 //! * [`talk`] validates and parses utterances; [`bots`] holds `random` and `sample`.
 
 pub mod bots;
+pub mod contest;
 pub mod engine;
 pub mod info;
 pub mod rng;
@@ -16,6 +17,23 @@ pub mod settings;
 pub mod talk;
 pub mod types;
 pub mod wire;
+
+use kakehiki_core::{Chance, Dynamics, GameType, Information, Transport};
+
+/// The game's declaration.
+pub static WEREWOLF_TYPE: GameType = GameType {
+    name: "werewolf",
+    title: "Werewolf (AIWolf protocol 0.6.x)",
+    min_seats: 3,
+    max_seats: 18,
+    default_seats: 15,
+    dynamics: Dynamics::Mixed,
+    information: Information::Imperfect,
+    chance: Chance::Seeded,
+    transports: &[Transport::Tcp],
+    rule_sets: &RuleSet::NAMES,
+    builtin_bots: bots::BUILTIN_NAMES,
+};
 
 pub use engine::{EngineError, Pending, Reply, Settled, Werewolf};
 pub use info::GameInfo;
