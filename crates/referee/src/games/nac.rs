@@ -182,6 +182,17 @@ enum Reply {
     Crash { detail: String, time_us: u64, output_limit: bool },
 }
 
+impl Reply {
+    fn time_us(&self) -> u64 {
+        match self {
+            Reply::Line { time_us, .. }
+            | Reply::NoNewline { time_us, .. }
+            | Reply::Timeout { time_us }
+            | Reply::Crash { time_us, .. } => *time_us,
+        }
+    }
+}
+
 struct ReadyResult {
     ok: bool,
     time_us: u64,
@@ -458,6 +469,37 @@ fn issue_detail(turn: u32, issue: &Issue) -> String {
 // The loop
 // ---------------------------------------------------------------------------------------------
 
+/// Where a match's wall time went, for the referee-overhead benchmark. Not part of the replay
+/// (it differs from run to run).
+#[derive(Debug, Clone, Default)]
+pub struct Profile {
+    /// The whole match, from spawning the bots to the result.
+    pub wall: Duration,
+    /// Spawning the bots and waiting for every READY (process start).
+    pub startup: Duration,
+    /// Per turn: the turn's wall time and the longest a seat's reply was awaited (from the end of
+    /// the write of its block to the arrival of its reply line).
+    pub turns: Vec<(Duration, Duration)>,
+    /// Closing stdin, waiting for exits and killing (process stop).
+    pub shutdown: Duration,
+}
+
+impl Profile {
+    /// Time the referee itself spent: everything but process start and stop and waiting for
+    /// replies.
+    pub fn overhead(&self) -> Duration {
+        let turns: Duration = self.turns.iter().map(|(w, _)| *w).sum();
+        let waiting: Duration = self.turns.iter().map(|(_, m)| *m).sum();
+        self.wall.saturating_sub(self.startup).saturating_sub(self.shutdown).saturating_sub(turns)
+            + turns.saturating_sub(waiting)
+    }
+
+    /// Per-turn overhead divided by the number of seats, one value per turn.
+    pub fn per_turn_per_seat(&self) -> Vec<Duration> {
+        self.turns.iter().map(|(w, m)| w.saturating_sub(*m) / NUM_SEATS as u32).collect()
+    }
+}
+
 struct Setup {
     variant: Variant,
     seed: u64,
@@ -545,7 +587,12 @@ async fn seat_turn(seat: &mut Seat, alive: bool, block: &str, view: &kakehiki_na
     }
 }
 
-async fn run_match(setup: Setup, mut seats: [Seat; NUM_SEATS], started: Instant) -> MatchRecord {
+async fn run_match(
+    setup: Setup,
+    mut seats: [Seat; NUM_SEATS],
+    started: Instant,
+    mut profile: Option<&mut Profile>,
+) -> MatchRecord {
     let Setup { variant, seed, limits, specs } = setup;
     let params = variant.params();
     let mt_seed = seed as u32;
@@ -585,10 +632,14 @@ async fn run_match(setup: Setup, mut seats: [Seat; NUM_SEATS], started: Instant)
         }
     }
 
+    if let Some(p) = profile.as_deref_mut() {
+        p.startup = started.elapsed();
+    }
     let mut hashers: Vec<Sha256> = (0..NUM_SEATS).map(|_| Sha256::new()).collect();
     let mut stream_bytes = [0u64; NUM_SEATS];
     let settings = state.settings_text();
     while !state.is_over() {
+        let turn_start = Instant::now();
         let t = state.turn();
         let n = state.picks_needed();
         let label = if params.is_day(t) { params.day_label } else { params.night_label };
@@ -612,6 +663,11 @@ async fn run_match(setup: Setup, mut seats: [Seat; NUM_SEATS], started: Instant)
             seat_turn(s2, alive[2], &blocks[2], &views[2], &limits),
             seat_turn(s3, alive[3], &blocks[3], &views[3], &limits)
         );
+        let max_wait_us = [&replies.0, &replies.1, &replies.2, &replies.3]
+            .iter()
+            .filter_map(|r| r.as_ref().map(Reply::time_us))
+            .max()
+            .unwrap_or(0);
         let mut moves = Vec::with_capacity(NUM_SEATS);
         let mut deaths = Vec::new();
         for (seat, (reply, disc)) in
@@ -634,13 +690,20 @@ async fn run_match(setup: Setup, mut seats: [Seat; NUM_SEATS], started: Instant)
         if let Some((after_turn, score24)) = state.scorings().last().copied().filter(|(a, _)| *a == t) {
             log.push(&ScoringEvent { event: "scoring".into(), after_turn, score24 });
         }
+        if let Some(p) = profile.as_deref_mut() {
+            p.turns.push((turn_start.elapsed(), Duration::from_micros(max_wait_us)));
+        }
     }
+    let shutdown_start = Instant::now();
 
     // End: close stdin, wait the grace period, kill (§2.1), all seats at once.
     let grace = Duration::from_millis(limits.end_grace_ms);
     let [s0, s1, s2, s3] = &mut seats;
     let stderrs = tokio::join!(s0.finish(grace), s1.finish(grace), s2.finish(grace), s3.finish(grace));
     let stderrs = [stderrs.0, stderrs.1, stderrs.2, stderrs.3];
+    if let Some(p) = profile.as_deref_mut() {
+        p.shutdown = shutdown_start.elapsed();
+    }
     // Replayed seats carry their recorded stderr.
     for (seat, text) in stderrs.iter().enumerate() {
         if let Some(text) = text {
@@ -672,6 +735,9 @@ async fn run_match(setup: Setup, mut seats: [Seat; NUM_SEATS], started: Instant)
     let mut report =
         MatchReport::new(variant.name(), variant.name(), seed, &outcome, specs.into_iter().zip(errors).collect());
     report.extra.insert("total24".into(), serde_json::json!(total24));
+    if let Some(p) = profile {
+        p.wall = started.elapsed();
+    }
     MatchRecord { report, replay: log }
 }
 
@@ -728,7 +794,18 @@ impl NacDriver {
         Ok(())
     }
 
+    /// Play a match and report where its wall time went (for the overhead benchmark).
+    pub async fn play_profiled(&self, spec: &MatchSpec) -> Result<(MatchRecord, Profile), RefereeError> {
+        let mut profile = Profile::default();
+        let record = self.play_inner(spec, Some(&mut profile)).await?;
+        Ok((record, profile))
+    }
+
     async fn play_async(&self, spec: &MatchSpec) -> Result<MatchRecord, RefereeError> {
+        self.play_inner(spec, None).await
+    }
+
+    async fn play_inner(&self, spec: &MatchSpec, profile: Option<&mut Profile>) -> Result<MatchRecord, RefereeError> {
         self.check(spec)?;
         let limits = limits_from(spec)?;
         let started = Instant::now();
@@ -745,7 +822,7 @@ impl NacDriver {
         })?;
         let setup =
             Setup { variant: self.variant, seed: spec.seed, limits, specs: spec.seats.iter().map(|s| s.to_string()).collect() };
-        Ok(run_match(setup, seats, started).await)
+        Ok(run_match(setup, seats, started, profile).await)
     }
 }
 
@@ -812,7 +889,7 @@ impl NacDriver {
             .map_err(RefereeError::Io)?;
         // A fresh runtime on its own thread, so re-running works from inside an async caller too.
         let record = std::thread::scope(|scope| {
-            scope.spawn(move || runtime.block_on(run_match(setup, seats, Instant::now()))).join()
+            scope.spawn(move || runtime.block_on(run_match(setup, seats, Instant::now(), None))).join()
         })
         .map_err(|_| bad("the re-run panicked"))?;
         Ok(record)
