@@ -122,9 +122,11 @@ impl State {
     /// A new game: weights drawn from `seed` with MT19937.
     pub fn new(params: Params, seed: u32) -> Self {
         let mut weights = [0u8; MAX_TARGETS];
-        let mut mt = mt19937::Mt19937::new(seed);
-        for w in weights.iter_mut().take(params.targets) {
-            *w = params.weight_min + (mt.next_u32() >> 30) as u8;
+        let mut draws = [0u32; MAX_TARGETS];
+        let l = params.targets.min(MAX_TARGETS);
+        mt19937::first_outputs(seed, &mut draws[..l]);
+        for (w, u) in weights.iter_mut().zip(&draws[..l]) {
+            *w = params.weight_min + (u >> 30) as u8;
         }
         State {
             params,
@@ -333,13 +335,16 @@ pub fn score24(real: &[[u16; NUM_SEATS]], weights: &[u8]) -> [i64; NUM_SEATS] {
         let lo = *row.iter().min().unwrap_or(&0);
         let n_hi = row.iter().filter(|&&v| v == hi).count() as i64;
         let n_lo = row.iter().filter(|&&v| v == lo).count() as i64;
-        let m24 = i64::from(m) * 24;
+        // 24 / n for the n = 1..=4 seats that can share a place (exact: 24 = 4!).
+        const SHARE24: [i64; NUM_SEATS + 1] = [0, 24, 12, 8, 6];
+        let gain = i64::from(m) * SHARE24[n_hi as usize];
+        let loss = i64::from(m) * SHARE24[n_lo as usize];
         for (s, &v) in row.iter().enumerate() {
             if v == hi {
-                out[s] += m24 / n_hi;
+                out[s] += gain;
             }
             if v == lo {
-                out[s] -= m24 / n_lo;
+                out[s] -= loss;
             }
         }
     }
