@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::Args;
+use kakehiki_agent::SandboxConfig;
 use kakehiki_core::SeatSpec;
 use kakehiki_referee::{find_game, MatchSpec};
 
@@ -39,6 +40,42 @@ pub struct PlayArgs {
     /// Print exactly one JSON object with the result on stdout.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+}
+
+/// Resource limits of process bots (rlimits, inherited by their children). 0 means unlimited.
+#[derive(Args, Debug, Clone)]
+pub struct SandboxArgs {
+    /// CPU seconds per bot process.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    pub cpu_seconds: u64,
+    /// Memory (private writable data) per bot process, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 4096)]
+    pub memory_mib: u64,
+    /// Processes of the user (RLIMIT_NPROC; does not bind root).
+    #[arg(long, value_name = "N", default_value_t = 4096)]
+    pub max_processes: u64,
+    /// Largest file a bot may write, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 64)]
+    pub file_size_mib: u64,
+    /// Bytes of stderr kept per bot.
+    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024)]
+    pub stderr_cap: usize,
+}
+
+impl SandboxArgs {
+    /// The sandbox these flags describe.
+    pub fn config(&self) -> SandboxConfig {
+        let nonzero = |v: u64| (v > 0).then_some(v);
+        let mut cfg = SandboxConfig::default();
+        cfg.limits.cpu_seconds = nonzero(self.cpu_seconds);
+        cfg.limits.memory_bytes = nonzero(self.memory_mib).map(|m| m << 20);
+        cfg.limits.processes = nonzero(self.max_processes);
+        cfg.limits.file_size_bytes = nonzero(self.file_size_mib).map(|m| m << 20);
+        cfg.stderr_cap = self.stderr_cap;
+        cfg
+    }
 }
 
 /// Parse `KEY=VALUE` options.
@@ -67,6 +104,7 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
     let mut spec = MatchSpec::new(&args.game, seed, args.seats);
     spec.rules = args.rules;
     spec.options = parse_options(&args.options)?;
+    spec.sandbox = args.sandbox.config();
     if let Some(y) = args.max_year {
         spec.options.insert("max_year".into(), y.to_string());
     }
