@@ -1,3 +1,4 @@
 //! One driver per game.
 
 pub mod nac;
+pub mod werewolf;

@@ -19,7 +19,11 @@ pub const WRITE_QUEUE_CAP: usize = 1 << 20;
 /// Something the reader saw.
 #[derive(Debug)]
 enum Incoming {
-    Line { bytes: Vec<u8>, overlong: bool, at: Instant },
+    Line {
+        bytes: Vec<u8>,
+        overlong: bool,
+        at: Instant,
+    },
     Closed(String),
 }
 
@@ -33,7 +37,11 @@ struct Outgoing {
 pub enum Answer {
     /// A line arrived: decoded text (terminator removed), whether it was cut at 64 KiB, and the
     /// time from the request's last byte handed to the socket to the line's terminator.
-    Line { text: String, overlong: bool, elapsed_us: u64 },
+    Line {
+        text: String,
+        overlong: bool,
+        elapsed_us: u64,
+    },
     /// No line within the limit.
     Timeout { elapsed_us: u64 },
     /// EOF, a read or write error, or a write-queue overflow.
@@ -79,7 +87,10 @@ impl LineSplitter {
             }
             if b == b'\n' || b == b'\r' {
                 self.skip_lf = b == b'\r';
-                emit(std::mem::take(&mut self.cur), std::mem::replace(&mut self.overlong, false));
+                emit(
+                    std::mem::take(&mut self.cur),
+                    std::mem::replace(&mut self.overlong, false),
+                );
             } else if self.cur.len() < MAX_REPLY_BYTES {
                 self.cur.push(b);
             } else {
@@ -97,15 +108,29 @@ impl Conn {
         let (line_tx, lines) = mpsc::channel::<Incoming>(64);
         let reader_task = tokio::spawn(async move {
             let mut buf = vec![0u8; 16 * 1024];
-            let mut split = LineSplitter { cur: Vec::new(), overlong: false, skip_lf: false };
+            let mut split = LineSplitter {
+                cur: Vec::new(),
+                overlong: false,
+                skip_lf: false,
+            };
             loop {
                 match rd.read(&mut buf).await {
                     Ok(0) => {
                         if !split.cur.is_empty() {
                             let bytes = std::mem::take(&mut split.cur);
-                            let _ = line_tx.send(Incoming::Line { bytes, overlong: split.overlong, at: Instant::now() }).await;
+                            let _ = line_tx
+                                .send(Incoming::Line {
+                                    bytes,
+                                    overlong: split.overlong,
+                                    at: Instant::now(),
+                                })
+                                .await;
                         }
-                        let _ = line_tx.send(Incoming::Closed("connection closed by the agent (EOF)".into())).await;
+                        let _ = line_tx
+                            .send(Incoming::Closed(
+                                "connection closed by the agent (EOF)".into(),
+                            ))
+                            .await;
                         return;
                     }
                     Ok(n) => {
@@ -113,13 +138,23 @@ impl Conn {
                         split.push(&buf[..n], |bytes, overlong| out.push((bytes, overlong)));
                         let at = Instant::now();
                         for (bytes, overlong) in out {
-                            if line_tx.send(Incoming::Line { bytes, overlong, at }).await.is_err() {
+                            if line_tx
+                                .send(Incoming::Line {
+                                    bytes,
+                                    overlong,
+                                    at,
+                                })
+                                .await
+                                .is_err()
+                            {
                                 return;
                             }
                         }
                     }
                     Err(e) => {
-                        let _ = line_tx.send(Incoming::Closed(format!("read error: {e}"))).await;
+                        let _ = line_tx
+                            .send(Incoming::Closed(format!("read error: {e}")))
+                            .await;
                         return;
                     }
                 }
@@ -170,7 +205,9 @@ impl Conn {
         }
         let len = bytes.len();
         if self.queued.load(Ordering::SeqCst) + len > WRITE_QUEUE_CAP {
-            self.dead = Some(format!("write queue over {WRITE_QUEUE_CAP} bytes: the agent does not read"));
+            self.dead = Some(format!(
+                "write queue over {WRITE_QUEUE_CAP} bytes: the agent does not read"
+            ));
             return false;
         }
         self.queued.fetch_add(len, Ordering::SeqCst);
@@ -206,19 +243,33 @@ impl Conn {
         let (tx, rx) = oneshot::channel();
         if !self.enqueue(packet.into_bytes(), Some(tx)) {
             let reason = self.dead().unwrap_or("connection closed").to_string();
-            return Answer::Disconnect { reason, io_error: false };
+            return Answer::Disconnect {
+                reason,
+                io_error: false,
+            };
         }
         let written = match tokio::time::timeout(limit, rx).await {
             Ok(Ok(at)) => at,
             Ok(Err(_)) => {
                 self.dead = Some("write error".into());
-                return Answer::Disconnect { reason: "write error".into(), io_error: true };
+                return Answer::Disconnect {
+                    reason: "write error".into(),
+                    io_error: true,
+                };
             }
-            Err(_) => return Answer::Timeout { elapsed_us: start.elapsed().as_micros() as u64 },
+            Err(_) => {
+                return Answer::Timeout {
+                    elapsed_us: start.elapsed().as_micros() as u64,
+                }
+            }
         };
         let deadline = written + limit;
         match tokio::time::timeout_at(deadline, self.lines.recv()).await {
-            Ok(Some(Incoming::Line { bytes, overlong, at })) => Answer::Line {
+            Ok(Some(Incoming::Line {
+                bytes,
+                overlong,
+                at,
+            })) => Answer::Line {
                 text: decode_line(&bytes),
                 overlong,
                 elapsed_us: at.saturating_duration_since(written).as_micros() as u64,
@@ -230,9 +281,14 @@ impl Conn {
             }
             Ok(None) => {
                 self.dead = Some("connection reader stopped".into());
-                Answer::Disconnect { reason: "connection reader stopped".into(), io_error: true }
+                Answer::Disconnect {
+                    reason: "connection reader stopped".into(),
+                    io_error: true,
+                }
             }
-            Err(_) => Answer::Timeout { elapsed_us: written.elapsed().as_micros() as u64 },
+            Err(_) => Answer::Timeout {
+                elapsed_us: written.elapsed().as_micros() as u64,
+            },
         }
     }
 
@@ -251,10 +307,18 @@ mod tests {
 
     #[test]
     fn splits_lines_like_the_reference_reader() {
-        let mut s = LineSplitter { cur: Vec::new(), overlong: false, skip_lf: false };
+        let mut s = LineSplitter {
+            cur: Vec::new(),
+            overlong: false,
+            skip_lf: false,
+        };
         let mut got = Vec::new();
-        s.push(b"a\nb\r\nc\rd\r", |b, o| got.push((String::from_utf8(b).unwrap(), o)));
-        s.push(b"\ne\n", |b, o| got.push((String::from_utf8(b).unwrap(), o)));
+        s.push(b"a\nb\r\nc\rd\r", |b, o| {
+            got.push((String::from_utf8(b).unwrap(), o))
+        });
+        s.push(b"\ne\n", |b, o| {
+            got.push((String::from_utf8(b).unwrap(), o))
+        });
         assert_eq!(
             got.iter().map(|(s, _)| s.as_str()).collect::<Vec<_>>(),
             ["a", "b", "c", "d", "e"],

@@ -85,52 +85,86 @@ impl Config {
                 expected: RuleSet::NAMES.join(", "),
             });
         }
-        let mut settings = Settings::for_rules(rules, players).map_err(|e| RefereeError::SeatCount {
-            game: "werewolf".into(),
-            expected: format!("a village size the rules allow ({e})"),
-            got: players,
-        })?;
+        let mut settings =
+            Settings::for_rules(rules, players).map_err(|e| RefereeError::SeatCount {
+                game: "werewolf".into(),
+                expected: format!("a village size the rules allow ({e})"),
+                got: players,
+            })?;
         let spec = OptionReader(options);
         let aiwolf = settings.rule_set == RuleSet::Aiwolf06;
-        settings.time_limit_ms = spec.get("time_limit_ms", 1000u64, "milliseconds (1 to 600000)")?;
+        settings.time_limit_ms =
+            spec.get("time_limit_ms", 1000u64, "milliseconds (1 to 600000)")?;
         let contest_limit_ms = spec.get("contest_limit_ms", 100u64, "milliseconds")?;
         if spec.get("enforce_contest_limit", false, "true or false")? {
             settings.time_limit_ms = contest_limit_ms;
         }
         if !(1..=600_000).contains(&settings.time_limit_ms) {
-            return Err(bad("time_limit_ms", &settings.time_limit_ms.to_string(), "1 to 600000 milliseconds"));
+            return Err(bad(
+                "time_limit_ms",
+                &settings.time_limit_ms.to_string(),
+                "1 to 600000 milliseconds",
+            ));
         }
         if aiwolf {
             // Sets deal roles from the seed (§8.1); a single game asks, as the reference does.
             settings.enable_role_request = spec.get("role_request", !in_set, "true or false")?;
             settings.talk_on_first_day = spec.get("talk_on_first_day", false, "true or false")?;
-            settings.whisper_before_revote = spec.get("whisper_before_revote", false, "true or false")?;
+            settings.whisper_before_revote =
+                spec.get("whisper_before_revote", false, "true or false")?;
             settings.max_talk = spec.get("max_talk", settings.max_talk, "a count")?;
-            settings.max_talk_turn = spec.get("max_talk_turn", settings.max_talk_turn, "a count (1 to 1000)")?;
+            settings.max_talk_turn = spec.get(
+                "max_talk_turn",
+                settings.max_talk_turn,
+                "a count (1 to 1000)",
+            )?;
             settings.max_skip = spec.get("max_skip", settings.max_skip, "a count")?;
         } else {
-            for key in ["role_request", "talk_on_first_day", "whisper_before_revote", "max_talk", "max_skip"] {
+            for key in [
+                "role_request",
+                "talk_on_first_day",
+                "whisper_before_revote",
+                "max_talk",
+                "max_skip",
+            ] {
                 if options.contains_key(key) {
                     return Err(bad(key, &options[key], "no value: seed-2015 fixes it"));
                 }
             }
-            settings.max_talk_turn = spec.get("max_talk_turn", settings.max_talk_turn, "a count (1 to 1000)")?;
+            settings.max_talk_turn = spec.get(
+                "max_talk_turn",
+                settings.max_talk_turn,
+                "a count (1 to 1000)",
+            )?;
         }
         settings.validate_utterance = spec.get("validate_utterance", true, "true or false")?;
         let default_win = if aiwolf { "species" } else { "team" };
-        settings.win_count = match options.get("win_count").map(String::as_str).unwrap_or(default_win) {
+        settings.win_count = match options
+            .get("win_count")
+            .map(String::as_str)
+            .unwrap_or(default_win)
+        {
             "species" => WinCount::Species,
             "team" => WinCount::Team,
             other => return Err(bad("win_count", other, "team or species")),
         };
-        settings.validate().map_err(|e| bad("settings", &e.to_string(), "playable settings"))?;
+        settings
+            .validate()
+            .map_err(|e| bad("settings", &e.to_string(), "playable settings"))?;
         Ok(Config {
             settings,
             contest_limit_ms,
             log_dir: options.get("log_dir").map(PathBuf::from),
-            host: options.get("host").cloned().unwrap_or_else(|| "127.0.0.1".into()),
+            host: options
+                .get("host")
+                .cloned()
+                .unwrap_or_else(|| "127.0.0.1".into()),
             port: spec.get("port", 0u16, "a TCP port")?,
-            connect_timeout: Duration::from_millis(spec.get("connect_timeout_ms", 10_000u64, "milliseconds")?),
+            connect_timeout: Duration::from_millis(spec.get(
+                "connect_timeout_ms",
+                10_000u64,
+                "milliseconds",
+            )?),
         })
     }
 
@@ -140,13 +174,22 @@ impl Config {
 }
 
 fn bad(key: &str, value: &str, expected: &str) -> RefereeError {
-    RefereeError::BadOption { key: key.into(), value: value.into(), expected: expected.into() }
+    RefereeError::BadOption {
+        key: key.into(),
+        value: value.into(),
+        expected: expected.into(),
+    }
 }
 
 struct OptionReader<'a>(&'a BTreeMap<String, String>);
 
 impl OptionReader<'_> {
-    fn get<T: std::str::FromStr>(&self, key: &str, default: T, expected: &str) -> Result<T, RefereeError> {
+    fn get<T: std::str::FromStr>(
+        &self,
+        key: &str,
+        default: T,
+        expected: &str,
+    ) -> Result<T, RefereeError> {
         match self.0.get(key) {
             None => Ok(default),
             Some(v) => v.trim().parse().map_err(|_| bad(key, v, expected)),
@@ -191,11 +234,23 @@ pub struct Counts {
 
 impl Seat {
     pub fn builtin(name: &str, seed: u64, agent: usize) -> Option<Seat> {
-        Some(Seat::new(format!("builtin:{name}"), name.to_string(), SeatKind::Builtin(builtin(name, seed, agent)?)))
+        Some(Seat::new(
+            format!("builtin:{name}"),
+            name.to_string(),
+            SeatKind::Builtin(builtin(name, seed, agent)?),
+        ))
     }
 
     pub fn new(spec: String, name: String, kind: SeatKind) -> Seat {
-        Seat { spec, name, kind, silent: false, timed_out: false, errors: Vec::new(), counts: Counts::default() }
+        Seat {
+            spec,
+            name,
+            kind,
+            silent: false,
+            timed_out: false,
+            errors: Vec::new(),
+            counts: Counts::default(),
+        }
     }
 }
 
@@ -241,15 +296,24 @@ pub struct Records {
 
 impl Records {
     pub fn new(dir: Option<PathBuf>) -> Records {
-        Records { dir, ..Records::default() }
+        Records {
+            dir,
+            ..Records::default()
+        }
     }
 
     /// Append what is new to the files (if a directory is set).
     pub fn flush(&mut self) -> Result<(), RefereeError> {
         let Some(dir) = &self.dir else { return Ok(()) };
         std::fs::create_dir_all(dir)?;
-        append_jsonl(&dir.join("errors.jsonl"), &self.errors[self.flushed_errors..])?;
-        append_jsonl(&dir.join("timings.jsonl"), &self.timings[self.flushed_timings..])?;
+        append_jsonl(
+            &dir.join("errors.jsonl"),
+            &self.errors[self.flushed_errors..],
+        )?;
+        append_jsonl(
+            &dir.join("timings.jsonl"),
+            &self.timings[self.flushed_timings..],
+        )?;
         self.flushed_errors = self.errors.len();
         self.flushed_timings = self.timings.len();
         Ok(())
@@ -258,7 +322,10 @@ impl Records {
 
 fn append_jsonl<T: Serialize>(path: &std::path::Path, items: &[T]) -> Result<(), RefereeError> {
     use std::io::Write;
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
     let mut text = String::new();
     for i in items {
         text.push_str(&serde_json::to_string(i).unwrap_or_default());
@@ -297,7 +364,7 @@ struct HeaderParams {
 
 /// One settled reply.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct ReplyEvent {
+pub struct ReplyEvent {
     event: String,
     day: u32,
     turn: u32,
@@ -319,16 +386,25 @@ struct ReplyEvent {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct LogEvent {
+pub struct LogEvent {
     event: String,
     line: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct EndEvent {
+pub struct EndEvent {
     event: String,
     winner: String,
     day: u32,
+}
+
+/// One replay event of a game.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Event {
+    Reply(ReplyEvent),
+    Log(LogEvent),
+    End(EndEvent),
 }
 
 /// The text a built-in agent's reply would have on the wire.
@@ -342,7 +418,12 @@ fn render_reply(r: &Reply) -> Option<String> {
 }
 
 /// The engine reply for a received line (§4.8). `None`: no answer.
-pub fn reply_from_line(request: Request, line: Option<&str>, overlong: bool, players: usize) -> Reply {
+pub fn reply_from_line(
+    request: Request,
+    line: Option<&str>,
+    overlong: bool,
+    players: usize,
+) -> Reply {
     match line {
         None => Reply::Silent,
         Some(_) if overlong => Reply::Target(None),
@@ -363,8 +444,8 @@ pub struct GameOutput {
     pub alive: Vec<bool>,
     /// The AIWolf game log (§7), lines without terminators.
     pub log: Vec<String>,
-    /// Replay events of the game (JSON lines).
-    pub events: Vec<String>,
+    /// Replay events of the game.
+    pub events: Vec<Event>,
 }
 
 struct Ctx<'a> {
@@ -372,7 +453,7 @@ struct Ctx<'a> {
     contest_limit_us: u64,
     time_limit: Duration,
     records: &'a mut Records,
-    events: Vec<String>,
+    events: Vec<Event>,
     log: Vec<String>,
 }
 
@@ -402,21 +483,34 @@ impl Ctx<'_> {
             substitute: substitute.map(str::to_string),
         };
         if let Some(k) = seat_error_kind(kind) {
-            let mut detail = format!("game {} day {} {} turn {}: {kind}", self.game, g.day(), request.name(), g.turn());
+            let mut detail = format!(
+                "game {} day {} {} turn {}: {kind}",
+                self.game,
+                g.day(),
+                request.name(),
+                g.turn()
+            );
             if let Some(r) = &rec.reply {
                 detail.push_str(&format!(", reply {r:?}"));
             }
             if let Some(s) = substitute {
                 detail.push_str(&format!(", settled as {s:?}"));
             }
-            seat.errors.push(SeatError { turn: g.day(), kind: k, detail });
+            seat.errors.push(SeatError {
+                turn: g.day(),
+                kind: k,
+                detail,
+            });
         }
         self.records.errors.push(rec);
     }
 
     fn drain_log(&mut self, g: &mut Werewolf) {
         for line in g.drain_log() {
-            self.events.push(serde_json::to_string(&LogEvent { event: "log".into(), line: line.clone() }).unwrap_or_default());
+            self.events.push(Event::Log(LogEvent {
+                event: "log".into(),
+                line: line.clone(),
+            }));
             self.log.push(line);
         }
     }
@@ -455,7 +549,11 @@ pub async fn run_game(
         match g.pending() {
             Pending::Done => break,
             Pending::Notify(req) => {
-                let order: Vec<usize> = if req == Request::Initialize { g.deal_order().to_vec() } else { (1..=n).collect() };
+                let order: Vec<usize> = if req == Request::Initialize {
+                    g.deal_order().to_vec()
+                } else {
+                    (1..=n).collect()
+                };
                 for a in order {
                     if let SeatKind::Remote(Some(conn)) = &mut seats[a - 1].kind {
                         let packet = h.packet(&g, a, req);
@@ -464,21 +562,46 @@ pub async fn run_game(
                         }
                     }
                 }
-                g.ack().map_err(|e| RefereeError::BadReplay(e.to_string()))?;
+                g.ack()
+                    .map_err(|e| RefereeError::BadReplay(e.to_string()))?;
             }
             Pending::Ask { agent, request } => {
-                let (line, overlong, outcome, us) = ask_seat(&mut ctx, &mut g, &mut h, &mut seats[agent - 1], agent, request).await;
+                let (line, overlong, outcome, us) = ask_seat(
+                    &mut ctx,
+                    &mut g,
+                    &mut h,
+                    &mut seats[agent - 1],
+                    agent,
+                    request,
+                )
+                .await;
                 let reply = reply_from_line(request, line.as_deref(), overlong, n);
                 let (day, turn) = (g.day(), g.turn());
-                let settled = g.reply(reply).map_err(|e| RefereeError::BadReplay(e.to_string()))?;
+                let settled = g
+                    .reply(reply)
+                    .map_err(|e| RefereeError::BadReplay(e.to_string()))?;
                 let seat = &mut seats[agent - 1];
                 let mut outcome = outcome;
                 if settled.invalid && outcome == "ok" {
                     outcome = "invalid".into();
                     seat.counts.invalid += 1;
-                    let kind = if settled.rule_violation { "rule_violation" } else { "invalid" };
+                    let kind = if settled.rule_violation {
+                        "rule_violation"
+                    } else {
+                        "invalid"
+                    };
                     let rec_line = line.clone();
-                    ctx.error_at(day, turn, seat, agent, request, kind, us, rec_line.as_deref(), Some(&settled.value));
+                    ctx.error_at(
+                        day,
+                        turn,
+                        seat,
+                        agent,
+                        request,
+                        kind,
+                        us,
+                        rec_line.as_deref(),
+                        Some(&settled.value),
+                    );
                 }
                 ctx.records.timings.push(TimingRecord {
                     game,
@@ -499,16 +622,24 @@ pub async fn run_game(
                     outcome,
                     line,
                     overlong,
-                    us: if matches!(seat.kind, SeatKind::Remote(_)) { us } else { None },
+                    us: if matches!(seat.kind, SeatKind::Remote(_)) {
+                        us
+                    } else {
+                        None
+                    },
                     value: settled.value,
                 };
-                ctx.events.push(serde_json::to_string(&ev).unwrap_or_default());
+                ctx.events.push(Event::Reply(ev));
             }
         }
     }
     let winner = g.winner().unwrap_or(Team::Villager);
-    let end = EndEvent { event: "end".into(), winner: winner.name().into(), day: g.day() };
-    ctx.events.push(serde_json::to_string(&end).unwrap_or_default());
+    let end = EndEvent {
+        event: "end".into(),
+        winner: winner.name().into(),
+        day: g.day(),
+    };
+    ctx.events.push(Event::End(end));
     let Ctx { events, log, .. } = ctx;
     Ok(GameOutput {
         winner,
@@ -547,20 +678,36 @@ impl Ctx<'_> {
             substitute: substitute.map(str::to_string),
         };
         if let Some(k) = seat_error_kind(kind) {
-            let mut detail = format!("game {} day {day} {} turn {turn}: {kind}", self.game, request.name());
+            let mut detail = format!(
+                "game {} day {day} {} turn {turn}: {kind}",
+                self.game,
+                request.name()
+            );
             if let Some(r) = &rec.reply {
                 detail.push_str(&format!(", reply {r:?}"));
             }
             if let Some(s) = substitute {
                 detail.push_str(&format!(", settled as {s:?}"));
             }
-            seat.errors.push(SeatError { turn: day, kind: k, detail });
+            seat.errors.push(SeatError {
+                turn: day,
+                kind: k,
+                detail,
+            });
         }
         self.records.errors.push(rec);
     }
 }
 
-fn disconnect(ctx: &mut Ctx<'_>, g: &Werewolf, seat: &mut Seat, agent: usize, request: Request, reason: Option<&str>, io_error: bool) {
+fn disconnect(
+    ctx: &mut Ctx<'_>,
+    g: &Werewolf,
+    seat: &mut Seat,
+    agent: usize,
+    request: Request,
+    reason: Option<&str>,
+    io_error: bool,
+) {
     let reason = reason
         .map(str::to_string)
         .or_else(|| match &seat.kind {
@@ -574,7 +721,16 @@ fn disconnect(ctx: &mut Ctx<'_>, g: &Werewolf, seat: &mut Seat, agent: usize, re
     }
     seat.silent = true;
     seat.counts.disconnects += 1;
-    ctx.error(g, seat, agent, request, if io_error { "io_error" } else { "disconnect" }, None, Some(&reason), None);
+    ctx.error(
+        g,
+        seat,
+        agent,
+        request,
+        if io_error { "io_error" } else { "disconnect" },
+        None,
+        Some(&reason),
+        None,
+    );
 }
 
 /// Ask one seat; returns (line, overlong, outcome, elapsed µs).
@@ -601,7 +757,11 @@ async fn ask_seat(
                 return (None, false, "silent".into(), None);
             };
             for l in conn.drain_unsolicited() {
-                let kind = if seat.timed_out { "late_line" } else { "unsolicited" };
+                let kind = if seat.timed_out {
+                    "late_line"
+                } else {
+                    "unsolicited"
+                };
                 let reply = Some(l);
                 let name = seat.name.clone();
                 ctx.records.errors.push(ErrorRecord {
@@ -636,10 +796,23 @@ async fn ask_seat(
             }
             let packet = h.packet(g, agent, request);
             match conn.ask(packet, ctx.time_limit).await {
-                Answer::Line { text, overlong, elapsed_us } => {
+                Answer::Line {
+                    text,
+                    overlong,
+                    elapsed_us,
+                } => {
                     if elapsed_us > ctx.contest_limit_us {
                         seat.counts.slow += 1;
-                        ctx.error(g, seat, agent, request, "slow", Some(elapsed_us), Some(&text), None);
+                        ctx.error(
+                            g,
+                            seat,
+                            agent,
+                            request,
+                            "slow",
+                            Some(elapsed_us),
+                            Some(&text),
+                            None,
+                        );
                     }
                     (Some(text), overlong, "ok".into(), Some(elapsed_us))
                 }
@@ -648,7 +821,16 @@ async fn ask_seat(
                     seat.timed_out = true;
                     seat.counts.timeouts += 1;
                     seat.counts.silent_games += 1;
-                    ctx.error(g, seat, agent, request, "timeout", Some(elapsed_us), None, None);
+                    ctx.error(
+                        g,
+                        seat,
+                        agent,
+                        request,
+                        "timeout",
+                        Some(elapsed_us),
+                        None,
+                        None,
+                    );
                     (None, false, "timeout".into(), Some(elapsed_us))
                 }
                 Answer::Disconnect { reason, io_error } => {
@@ -670,23 +852,35 @@ fn report_of(spec_rules: &str, seed: u64, seats: &[Seat], out: &GameOutput) -> M
         .iter()
         .map(|r| Score::from_integer(i64::from(r.team() == out.winner)))
         .collect();
-    let outcome = Outcome { scores, winner: None };
+    let outcome = Outcome {
+        scores,
+        winner: None,
+    };
     let mut report = MatchReport::new(
         "werewolf",
         spec_rules,
         seed,
         &outcome,
-        seats.iter().map(|s| (s.spec.clone(), s.errors.clone())).collect(),
+        seats
+            .iter()
+            .map(|s| (s.spec.clone(), s.errors.clone()))
+            .collect(),
     );
-    report.extra.insert("winner_team".into(), json!(out.winner.name()));
+    report
+        .extra
+        .insert("winner_team".into(), json!(out.winner.name()));
     report.extra.insert("days".into(), json!(out.day));
     for (i, s) in report.seats.iter_mut().enumerate() {
         s.extra.insert("agent".into(), json!(i + 1));
         s.extra.insert("name".into(), json!(seats[i].name));
         s.extra.insert("role".into(), json!(out.roles[i].name()));
-        s.extra.insert("team".into(), json!(out.roles[i].team().name()));
+        s.extra
+            .insert("team".into(), json!(out.roles[i].team().name()));
         s.extra.insert("alive".into(), json!(out.alive[i]));
-        s.extra.insert("counts".into(), serde_json::to_value(seats[i].counts).unwrap_or(Value::Null));
+        s.extra.insert(
+            "counts".into(),
+            serde_json::to_value(seats[i].counts).unwrap_or(Value::Null),
+        );
     }
     report
 }
@@ -716,7 +910,11 @@ impl GameDriver for WerewolfDriver {
             spec.check_option_keys(OPTION_KEYS)?;
             let n = spec.seats.len();
             if !WEREWOLF_TYPE.accepts_seats(n) {
-                return Err(RefereeError::SeatCount { game: "werewolf".into(), expected: "3 to 18".into(), got: n });
+                return Err(RefereeError::SeatCount {
+                    game: "werewolf".into(),
+                    expected: "3 to 18".into(),
+                    got: n,
+                });
             }
             let cfg = Config::from_options(spec.rules.as_deref(), n, &spec.options, false)?;
             let rules = cfg.settings.rule_set.name();
@@ -746,7 +944,7 @@ impl GameDriver for WerewolfDriver {
                 .unwrap_or(Value::Null),
             });
             for e in &out.events {
-                replay.push(&serde_json::from_str::<Value>(e).unwrap_or(Value::Null));
+                replay.push(e);
             }
             Ok(MatchRecord { report, replay })
         })
@@ -755,24 +953,36 @@ impl GameDriver for WerewolfDriver {
     fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
         let h = &replay.header;
         if h.format != FORMAT {
-            return Err(RefereeError::BadReplay(format!("format {:?}: expected {FORMAT}", h.format)));
+            return Err(RefereeError::BadReplay(format!(
+                "format {:?}: expected {FORMAT}",
+                h.format
+            )));
         }
         let params: HeaderParams = serde_json::from_value(h.params.clone())
             .map_err(|e| RefereeError::BadReplay(format!("bad header params: {e}")))?;
         let n = h.seats.len();
         if params.names.len() != n || !WEREWOLF_TYPE.accepts_seats(n) {
-            return Err(RefereeError::BadReplay(format!("{n} seats, {} names", params.names.len())));
+            return Err(RefereeError::BadReplay(format!(
+                "{n} seats, {} names",
+                params.names.len()
+            )));
         }
         let cfg = Config::from_options(Some(&h.rules), n, &params.options, false)?;
         let replies: Vec<ReplyEvent> = replay.events_of("reply")?;
         let mut replies = replies.into_iter();
         let mut bots: Vec<Option<Box<dyn Agent>>> = Vec::new();
         for (i, s) in h.seats.iter().enumerate() {
-            let spec: SeatSpec = s.parse().map_err(|e| RefereeError::BadReplay(format!("seat {i}: {e}")))?;
+            let spec: SeatSpec = s
+                .parse()
+                .map_err(|e| RefereeError::BadReplay(format!("seat {i}: {e}")))?;
             bots.push(match spec {
-                SeatSpec::Builtin(name) => Some(builtin(&name, h.seed, i + 1).ok_or_else(|| {
-                    RefereeError::BadReplay(format!("seat {i}: unknown built-in agent {name:?}"))
-                })?),
+                SeatSpec::Builtin(name) => {
+                    Some(builtin(&name, h.seed, i + 1).ok_or_else(|| {
+                        RefereeError::BadReplay(format!(
+                            "seat {i}: unknown built-in agent {name:?}"
+                        ))
+                    })?)
+                }
                 _ => None,
             });
         }
@@ -783,14 +993,22 @@ impl GameDriver for WerewolfDriver {
         let mut seat_errors: Vec<Vec<SeatError>> = vec![Vec::new(); n];
         loop {
             for line in g.drain_log() {
-                out.push(&LogEvent { event: "log".into(), line });
+                out.push(&LogEvent {
+                    event: "log".into(),
+                    line,
+                });
             }
             match g.pending() {
                 Pending::Done => break,
-                Pending::Notify(_) => g.ack().map_err(|e| RefereeError::BadReplay(e.to_string()))?,
+                Pending::Notify(_) => g
+                    .ack()
+                    .map_err(|e| RefereeError::BadReplay(e.to_string()))?,
                 Pending::Ask { agent, request } => {
                     let rec = replies.next().ok_or_else(|| {
-                        RefereeError::BadReplay(format!("the replay ends before {} to agent {agent}", request.name()))
+                        RefereeError::BadReplay(format!(
+                            "the replay ends before {} to agent {agent}",
+                            request.name()
+                        ))
                     })?;
                     if rec.agent != agent || rec.request != request.name() {
                         return Err(RefereeError::BadReplay(format!(
@@ -810,8 +1028,14 @@ impl GameDriver for WerewolfDriver {
                         None => (rec.line.clone(), rec.outcome.clone(), rec.us),
                     };
                     let reply = reply_from_line(request, line.as_deref(), rec.overlong, n);
-                    let settled = g.reply(reply).map_err(|e| RefereeError::BadReplay(e.to_string()))?;
-                    let outcome = if settled.invalid && outcome == "ok" { "invalid".to_string() } else { outcome };
+                    let settled = g
+                        .reply(reply)
+                        .map_err(|e| RefereeError::BadReplay(e.to_string()))?;
+                    let outcome = if settled.invalid && outcome == "ok" {
+                        "invalid".to_string()
+                    } else {
+                        outcome
+                    };
                     if outcome != "ok" {
                         if let Some(kind) = seat_error_kind(match outcome.as_str() {
                             "invalid" if settled.rule_violation => "rule_violation",
@@ -820,7 +1044,10 @@ impl GameDriver for WerewolfDriver {
                             seat_errors[agent - 1].push(SeatError {
                                 turn: day,
                                 kind,
-                                detail: format!("day {day} {} turn {turn}: {outcome}", request.name()),
+                                detail: format!(
+                                    "day {day} {} turn {turn}: {outcome}",
+                                    request.name()
+                                ),
                             });
                         }
                     }
@@ -840,7 +1067,11 @@ impl GameDriver for WerewolfDriver {
             }
         }
         let winner = g.winner().unwrap_or(Team::Villager);
-        out.push(&EndEvent { event: "end".into(), winner: winner.name().into(), day: g.day() });
+        out.push(&EndEvent {
+            event: "end".into(),
+            winner: winner.name().into(),
+            day: g.day(),
+        });
         let mut seats: Vec<Seat> = h
             .seats
             .iter()
@@ -858,7 +1089,10 @@ impl GameDriver for WerewolfDriver {
             log: Vec::new(),
             events: Vec::new(),
         };
-        Ok(MatchRecord { report: report_of(&h.rules, h.seed, &seats, &o), replay: out })
+        Ok(MatchRecord {
+            report: report_of(&h.rules, h.seed, &seats, &o),
+            replay: out,
+        })
     }
 }
 
@@ -866,7 +1100,12 @@ impl GameDriver for WerewolfDriver {
 fn replay_options(options: &BTreeMap<String, String>) -> BTreeMap<String, String> {
     options
         .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "log_dir" | "host" | "port" | "connect_timeout_ms"))
+        .filter(|(k, _)| {
+            !matches!(
+                k.as_str(),
+                "log_dir" | "host" | "port" | "connect_timeout_ms"
+            )
+        })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
 }

@@ -1,0 +1,299 @@
+//! Seating TCP agents (§4.2) and running game sets (§8.1): `kakehiki serve werewolf`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use kakehiki_agent::ClientProcess;
+use kakehiki_core::{SeatError, SeatErrorKind, SeatSpec};
+use kakehiki_werewolf::contest::{GameResult, SeatCounts, Standings};
+use kakehiki_werewolf::rng::{run_table_stream, shuffle, RunSeeds};
+use kakehiki_werewolf::wire::name_packet;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+
+use super::conn::{Answer, Conn};
+use super::{run_game, write_game_log, Config, Counts, Records, Seat, SeatKind};
+use crate::driver::{MatchSpec, RefereeError};
+
+/// Accept one connection and read its NAME (§4.2). `Err` explains why no agent was seated.
+pub async fn accept_named(
+    listener: &TcpListener,
+    wait: Duration,
+    name_limit: Duration,
+    counter: &mut u64,
+) -> Result<Conn, String> {
+    let (stream, _) = match tokio::time::timeout(wait, listener.accept()).await {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => return Err(format!("accept failed: {e}")),
+        Err(_) => return Err(format!("no connection within {} ms", wait.as_millis())),
+    };
+    *counter += 1;
+    name_connection(Conn::start(stream, *counter), name_limit).await
+}
+
+/// Send NAME on a fresh connection and store the reply.
+pub async fn name_connection(mut conn: Conn, limit: Duration) -> Result<Conn, String> {
+    match conn.ask(name_packet(), limit).await {
+        Answer::Line { text, .. } => {
+            let name = kakehiki_werewolf::talk::trim_reply(&text).to_string();
+            conn.name = if name.is_empty() {
+                format!("unnamed-{}", conn.id)
+            } else {
+                name
+            };
+            Ok(conn)
+        }
+        Answer::Timeout { .. } => Err(format!("no NAME reply within {} ms", limit.as_millis())),
+        Answer::Disconnect { reason, .. } => Err(format!("disconnected before NAME: {reason}")),
+    }
+}
+
+fn substitute(argv: &[String], host: &str, port: u16) -> Vec<String> {
+    argv.iter()
+        .map(|a| {
+            a.replace("{host}", host)
+                .replace("{port}", &port.to_string())
+        })
+        .collect()
+}
+
+fn not_ready(spec: String, name: String, detail: String) -> Seat {
+    let mut s = Seat::new(spec, name, SeatKind::Remote(None));
+    s.errors.push(SeatError {
+        turn: 0,
+        kind: SeatErrorKind::NotReady,
+        detail,
+    });
+    s
+}
+
+/// The seats of a single match: built-in agents, `tcp-cmd:` clients launched one at a time (each
+/// seated with the connection that arrives while it alone is starting), `tcp` agents in order of
+/// connection. A seat whose agent never connects plays silent; the game still runs.
+pub async fn seat_match(
+    spec: &MatchSpec,
+    cfg: &Config,
+    clients: &mut Vec<ClientProcess>,
+) -> Result<Vec<Seat>, RefereeError> {
+    let needs_tcp = spec
+        .seats
+        .iter()
+        .any(|s| matches!(s, SeatSpec::Tcp | SeatSpec::TcpCmd(_)));
+    let listener = if needs_tcp {
+        Some(TcpListener::bind((cfg.host.as_str(), cfg.port)).await?)
+    } else {
+        None
+    };
+    let port = match &listener {
+        Some(l) => l.local_addr()?.port(),
+        None => 0,
+    };
+    let mut counter = 0u64;
+    let mut seats = Vec::new();
+    for (i, s) in spec.seats.iter().enumerate() {
+        let text = s.to_string();
+        let seat = match (s, &listener) {
+            (SeatSpec::Builtin(name), _) => {
+                Seat::builtin(name, spec.seed, i + 1).ok_or_else(|| RefereeError::UnknownBot {
+                    game: "werewolf".into(),
+                    seat: i,
+                    name: name.clone(),
+                    expected: super::builtin_names(),
+                })?
+            }
+            (SeatSpec::Cmd(_), _) => {
+                return Err(RefereeError::UnsupportedSeat {
+                    game: "werewolf".into(),
+                    seat: i,
+                    form: "cmd:".into(),
+                    reason: "AIWolf agents connect over TCP: use tcp-cmd:<command line with {host} and {port}> or tcp"
+                        .into(),
+                })
+            }
+            (SeatSpec::TcpCmd(argv), Some(l)) => {
+                let argv = substitute(argv, &cfg.host, port);
+                match ClientProcess::spawn(&argv, &spec.sandbox) {
+                    Err(e) => not_ready(text, format!("seat{i}"), format!("cannot start the agent: {e}")),
+                    Ok(client) => {
+                        clients.push(client);
+                        match accept_named(l, cfg.connect_timeout, cfg.time_limit(), &mut counter).await {
+                            Ok(conn) => Seat::new(text, conn.name.clone(), SeatKind::Remote(Some(conn))),
+                            Err(why) => not_ready(text, format!("seat{i}"), why),
+                        }
+                    }
+                }
+            }
+            (SeatSpec::Tcp, Some(l)) => match accept_named(l, cfg.connect_timeout, cfg.time_limit(), &mut counter).await {
+                Ok(conn) => Seat::new(text, conn.name.clone(), SeatKind::Remote(Some(conn))),
+                Err(why) => not_ready(text, format!("seat{i}"), why),
+            },
+            (_, None) => unreachable!("a listener exists whenever a TCP seat does"),
+        };
+        seats.push(seat);
+    }
+    Ok(seats)
+}
+
+/// Flush and close every connection, then let launched clients exit (killing their groups).
+pub async fn close_all(seats: &mut [Seat], clients: Vec<ClientProcess>) {
+    for s in seats.iter_mut() {
+        if let SeatKind::Remote(Some(c)) = &mut s.kind {
+            c.flush(Duration::from_secs(1)).await;
+        }
+        if let SeatKind::Remote(c) = &mut s.kind {
+            *c = None;
+        }
+    }
+    for c in clients {
+        let _ = c.finish(Duration::from_secs(2)).await;
+    }
+}
+
+/// A game set (§8.1).
+#[derive(Debug, Clone)]
+pub struct SetConfig {
+    pub players: usize,
+    pub games: u32,
+    pub run_seed: u64,
+    pub rules: Option<String>,
+    pub options: BTreeMap<String, String>,
+    /// Directory for game logs, `errors.jsonl`, `timings.jsonl` and the results.
+    pub out_dir: Option<PathBuf>,
+    /// Configured name → agent number map (otherwise a seeded permutation).
+    pub numbers: BTreeMap<String, usize>,
+}
+
+/// What a set produced.
+#[derive(Debug, Clone)]
+pub struct SetResult {
+    pub standings: Standings,
+    pub games: Vec<GameResult>,
+    pub errors: usize,
+}
+
+fn counts_delta(before: Counts, after: Counts) -> SeatCounts {
+    SeatCounts {
+        timeouts: after.timeouts - before.timeouts,
+        invalid: after.invalid - before.invalid,
+        slow: after.slow - before.slow,
+        silent: after.silent_games > before.silent_games,
+    }
+}
+
+/// Run a game set on `listener`: wait for `players` agents, number them, play `games` games on the
+/// same connections, and write the results. Agents that disconnect are silent until they
+/// reconnect with the same name; they take their seat back from the next game on.
+pub async fn serve_set(listener: TcpListener, set: &SetConfig) -> Result<SetResult, RefereeError> {
+    let cfg = Config::from_options(set.rules.as_deref(), set.players, &set.options, true)?;
+    let limit = cfg.time_limit();
+    // Accept forever in the background; named connections arrive on a channel.
+    let (tx, mut rx) = mpsc::channel::<Conn>(64);
+    let acceptor = tokio::spawn(async move {
+        let mut counter = 0u64;
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            counter += 1;
+            let conn = Conn::start(stream, counter);
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                if let Ok(c) = name_connection(conn, limit).await {
+                    let _ = tx.send(c).await;
+                }
+            });
+        }
+    });
+    let mut conns = Vec::new();
+    while conns.len() < set.players {
+        match rx.recv().await {
+            Some(c) => conns.push(c),
+            None => break,
+        }
+    }
+    // Agent numbers: configured by name, else a seeded permutation of the arrival order.
+    let mut order: Vec<usize> = (0..conns.len()).collect();
+    shuffle(&mut run_table_stream(set.run_seed), &mut order);
+    let mut slots: Vec<Option<Conn>> = (0..set.players).map(|_| None).collect();
+    let mut rest = Vec::new();
+    let mut conns: Vec<Option<Conn>> = conns.into_iter().map(Some).collect();
+    for (i, c) in conns.iter_mut().enumerate() {
+        if let Some(&num) = c.as_ref().and_then(|c| set.numbers.get(&c.name)) {
+            if (1..=set.players).contains(&num) && slots[num - 1].is_none() {
+                slots[num - 1] = c.take();
+                continue;
+            }
+        }
+        rest.push(i);
+    }
+    let free_slots: Vec<usize> = (0..set.players).filter(|i| slots[*i].is_none()).collect();
+    let mut free = free_slots.into_iter();
+    for i in order.into_iter().filter(|i| rest.contains(i)) {
+        if let Some(slot) = free.next() {
+            slots[slot] = conns[i].take();
+        }
+    }
+    let mut seats: Vec<Seat> = slots
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| match c {
+            Some(c) => Seat::new("tcp".into(), c.name.clone(), SeatKind::Remote(Some(c))),
+            None => Seat::new(
+                "tcp".into(),
+                format!("seat{}", i + 1),
+                SeatKind::Remote(None),
+            ),
+        })
+        .collect();
+    let mut records = Records::new(set.out_dir.clone());
+    let mut standings = Standings::default();
+    let mut games = Vec::new();
+    let mut seeds = RunSeeds::new(set.run_seed);
+    for game in 0..set.games {
+        // Re-admit agents that reconnected under a seat's name.
+        while let Ok(c) = rx.try_recv() {
+            if let Some(s) = seats
+                .iter_mut()
+                .find(|s| matches!(s.kind, SeatKind::Remote(None)) && s.name == c.name)
+            {
+                s.kind = SeatKind::Remote(Some(c));
+            }
+        }
+        let before: Vec<Counts> = seats.iter().map(|s| s.counts).collect();
+        let seed = seeds.next().unwrap_or(u64::from(game));
+        let out = run_game(game, seed, &cfg, &mut seats, &mut records).await?;
+        if let Some(dir) = &set.out_dir {
+            write_game_log(dir, &format!("{game:03}.log"), &out.log)?;
+        }
+        records.flush()?;
+        let result = GameResult {
+            names: seats.iter().map(|s| s.name.clone()).collect(),
+            roles: out.roles.clone(),
+            winner: out.winner,
+            counts: before
+                .iter()
+                .zip(&seats)
+                .map(|(b, s)| counts_delta(*b, s.counts))
+                .collect(),
+        };
+        standings.add(&result);
+        games.push(result);
+    }
+    acceptor.abort();
+    close_all(&mut seats, Vec::new()).await;
+    if let Some(dir) = &set.out_dir {
+        std::fs::create_dir_all(dir)?;
+        std::fs::write(
+            dir.join("results.json"),
+            serde_json::to_string_pretty(&standings.to_json()).unwrap_or_default(),
+        )?;
+        std::fs::write(dir.join("results_agents.csv"), standings.agents_csv())?;
+        std::fs::write(dir.join("results_roles.csv"), standings.roles_csv())?;
+    }
+    Ok(SetResult {
+        standings,
+        games,
+        errors: records.errors.len(),
+    })
+}

@@ -1,0 +1,213 @@
+//! Werewolf over TCP with real client processes: a Python client written from the spec
+//! (`examples/bots/python/aiwolf_client.py`, standard library only) plays a single match through
+//! `tcp-cmd:` seats and a 10-game set through the server mode, with misbehaving agents among them.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use kakehiki_agent::{ClientProcess, SandboxConfig};
+use kakehiki_core::SeatSpec;
+use kakehiki_referee::driver::verify_replay;
+use kakehiki_referee::games::werewolf::server::{serve_set, SetConfig};
+use kakehiki_referee::games::werewolf::{ErrorRecord, TimingRecord, WEREWOLF};
+use kakehiki_referee::{GameDriver, MatchSpec};
+use tokio::net::TcpListener;
+
+fn client_script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/bots/python/aiwolf_client.py")
+}
+
+fn python() -> Option<String> {
+    std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    Some("python3".into())
+}
+
+fn read_jsonl<T: serde::de::DeserializeOwned>(path: &std::path::Path) -> Vec<T> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{}: {e}: {l}", path.display())))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifteen_python_clients_play_a_match_through_tcp_cmd_seats() {
+    let Some(py) = python() else {
+        eprintln!("python3 not found: skipping");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let script = client_script();
+    let seats: Vec<SeatSpec> = (1..=15)
+        .map(|i| {
+            let mode = match i {
+                3 => "garbage",
+                5 => "spaced",
+                _ => "normal",
+            };
+            format!(
+                "tcp-cmd:{py} {} {{host}} {{port}} --name py{i:02} --mode {mode}",
+                script.display()
+            )
+            .parse()
+            .unwrap()
+        })
+        .collect();
+    let mut spec = MatchSpec::new("werewolf", 77, seats);
+    spec.options
+        .insert("log_dir".into(), dir.path().display().to_string());
+    let record = WEREWOLF.play(&spec).await.unwrap();
+    let r = &record.report;
+    let team = r.extra["winner_team"].as_str().unwrap();
+    assert!(team == "VILLAGER" || team == "WEREWOLF");
+    for (i, s) in r.seats.iter().enumerate() {
+        assert_eq!(s.extra["name"], format!("py{:02}", i + 1));
+        let role = s.extra["role"].as_str().unwrap();
+        let won = r.scores[i] == 1.0;
+        assert_eq!(won, s.extra["team"] == team, "seat {i} ({role})");
+        if i != 2 {
+            assert!(
+                s.errors.iter().all(|e| !matches!(
+                    e.kind.as_str(),
+                    "disconnect" | "crash" | "invalid_reply" | "not_ready"
+                )),
+                "seat {i}: {:?}",
+                s.errors
+            );
+        }
+    }
+    assert!(
+        r.seats[2]
+            .errors
+            .iter()
+            .any(|e| e.kind.as_str() == "invalid_reply"),
+        "garbage replies are recorded: {:?}",
+        r.seats[2].errors
+    );
+    let log = std::fs::read_to_string(dir.path().join("000.log")).unwrap();
+    let last = log.lines().last().unwrap();
+    assert!(last.contains(",result,") && last.ends_with(team), "{last}");
+    assert!(log.lines().any(|l| l
+        == "0,status,1,".to_string() + r.seats[0].extra["role"].as_str().unwrap() + ",ALIVE,py01"));
+    let timings: Vec<TimingRecord> = read_jsonl(&dir.path().join("timings.jsonl"));
+    assert!(timings.len() > 100);
+    // The replay re-runs to the same bytes.
+    verify_replay(&record.replay.to_text()).unwrap();
+}
+
+fn spawn_clients(py: &str, port: u16, modes: &[&str]) -> Vec<ClientProcess> {
+    let script = client_script();
+    modes
+        .iter()
+        .enumerate()
+        .map(|(i, mode)| {
+            let argv: Vec<String> = vec![
+                py.into(),
+                script.display().to_string(),
+                "127.0.0.1".into(),
+                port.to_string(),
+                "--name".into(),
+                format!("{mode}{i:02}"),
+                "--mode".into(),
+                mode.to_string(),
+            ];
+            ClientProcess::spawn(&argv, &SandboxConfig::default()).unwrap()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ten_game_set_completes_with_misbehaving_agents() {
+    let Some(py) = python() else {
+        eprintln!("python3 not found: skipping");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let mut modes = vec!["normal"; 9];
+    modes.extend([
+        "silent",
+        "slow",
+        "disconnect",
+        "garbage",
+        "spaced",
+        "chatty",
+    ]);
+    let clients = spawn_clients(&py, port, &modes);
+    let set = SetConfig {
+        players: 15,
+        games: 10,
+        run_seed: 2024,
+        rules: None,
+        options: BTreeMap::new(),
+        out_dir: Some(dir.path().to_path_buf()),
+        numbers: BTreeMap::new(),
+    };
+    let result = serve_set(listener, &set).await.unwrap();
+    drop(clients);
+    assert_eq!(result.games.len(), 10);
+    assert_eq!(result.standings.games, 10);
+    assert_eq!(
+        result.standings.villager_wins + result.standings.werewolf_wins,
+        10
+    );
+    for g in 0..10 {
+        let log = std::fs::read_to_string(dir.path().join(format!("{g:03}.log"))).unwrap();
+        assert!(
+            log.lines().last().unwrap().contains(",result,"),
+            "game {g} finished"
+        );
+    }
+    let errors: Vec<ErrorRecord> = read_jsonl(&dir.path().join("errors.jsonl"));
+    let kinds_of = |prefix: &str| -> Vec<String> {
+        let mut k: Vec<String> = errors
+            .iter()
+            .filter(|e| e.name.starts_with(prefix))
+            .map(|e| e.kind.clone())
+            .collect();
+        k.sort();
+        k.dedup();
+        k
+    };
+    assert!(
+        kinds_of("silent").contains(&"timeout".to_string()),
+        "{:?}",
+        kinds_of("silent")
+    );
+    let slow = kinds_of("slow");
+    assert!(
+        slow.contains(&"timeout".to_string()) && slow.contains(&"late_line".to_string()),
+        "{slow:?}"
+    );
+    assert!(kinds_of("disconnect").contains(&"disconnect".to_string()));
+    assert!(kinds_of("garbage").contains(&"invalid".to_string()));
+    assert!(kinds_of("chatty").contains(&"unsolicited".to_string()));
+    assert!(
+        !kinds_of("spaced").contains(&"invalid".to_string()),
+        "{{\"agentIdx\": 3}} is accepted"
+    );
+    for name in (0..9).map(|i| format!("normal{i:02}")) {
+        let a = result.standings.agent(&name).unwrap();
+        assert_eq!(a.games, 10);
+        assert!(
+            errors.iter().all(|e| e.name != name || e.kind == "slow"),
+            "{name}: {:?}",
+            errors.iter().filter(|e| e.name == name).collect::<Vec<_>>()
+        );
+    }
+    // Timeouts silence an agent for one game only: the slow agent is asked again every game.
+    let timings: Vec<TimingRecord> = read_jsonl(&dir.path().join("timings.jsonl"));
+    let slow_timeouts = timings
+        .iter()
+        .filter(|t| t.name.starts_with("slow") && t.outcome == "timeout")
+        .count();
+    assert_eq!(slow_timeouts, 10);
+    assert!(
+        dir.path().join("results.json").exists() && dir.path().join("results_agents.csv").exists()
+    );
+}
