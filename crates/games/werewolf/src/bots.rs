@@ -198,6 +198,16 @@ pub struct SampleAgent {
     days_seen_votes: Vec<u32>,
     /// The day of the last faked divination.
     day_of_fake: u32,
+    /// Derived knowledge, rebuilt when something new was learnt.
+    cache: Option<Cache>,
+}
+
+/// What [`SampleAgent`] derives from its knowledge, computed once per change.
+struct Cache {
+    trusted: Option<usize>,
+    /// Indexed by agent number.
+    liar: Vec<bool>,
+    susp: Vec<i32>,
 }
 
 impl SampleAgent {
@@ -225,6 +235,7 @@ impl SampleAgent {
             whispered_plan: false,
             days_seen_votes: Vec::new(),
             day_of_fake: 0,
+            cache: None,
         }
     }
 
@@ -254,6 +265,7 @@ impl SampleAgent {
             }
         }
         if info.day != self.day {
+            self.cache = None;
             self.day = info.day;
             self.read = 0;
             self.whispers_read = 0;
@@ -284,6 +296,7 @@ impl SampleAgent {
         // Yesterday's votes: who voted against the outcome or for a known human.
         if !info.vote_list.is_empty() && !self.days_seen_votes.contains(&info.day) {
             self.days_seen_votes.push(info.day);
+            self.cache = None;
             let executed = info.executed_agent;
             for v in info.vote_list {
                 if Some(v.target) != executed {
@@ -301,6 +314,15 @@ impl SampleAgent {
             let Utterance::Sentence(s) = u else { continue };
             if s.subject.is_some_and(|w| w.agent() != Some(t.agent)) {
                 continue;
+            }
+            if matches!(
+                s.body,
+                Body::Comingout(_, Some(_))
+                    | Body::Divined(_, Some(_))
+                    | Body::Identified(_, Some(_))
+                    | Body::Vote(_)
+            ) {
+                self.cache = None;
             }
             match &s.body {
                 Body::Comingout(w, Some(r)) => {
@@ -357,6 +379,9 @@ impl SampleAgent {
             }
         }
         self.whispers_read = info.whisper_list.len();
+        if self.cache.is_none() {
+            self.refresh(info.status_map.len());
+        }
     }
 
     fn is_known_wolf(&self, a: usize) -> bool {
@@ -377,6 +402,9 @@ impl SampleAgent {
     /// A seer claimant whose word the village can take: the only claimant, not contradicted by
     /// a medium, or myself.
     fn trusted_seer(&self) -> Option<usize> {
+        if let Some(c) = &self.cache {
+            return c.trusted;
+        }
         if self.role == Role::Seer {
             return Some(self.me);
         }
@@ -390,6 +418,9 @@ impl SampleAgent {
 
     /// A claimant shown lying: reports contradicting my own knowledge or a medium's.
     fn is_liar(&self, a: usize) -> bool {
+        if let Some(c) = &self.cache {
+            return c.liar.get(a).copied().unwrap_or(false);
+        }
         if self.multi_claim.contains(&a) {
             return true;
         }
@@ -420,6 +451,39 @@ impl SampleAgent {
 
     /// The village-side suspicion of `a` (higher: more likely a wolf).
     fn suspicion(&self, a: usize) -> i32 {
+        if let Some(c) = &self.cache {
+            return c.susp.get(a).copied().unwrap_or(0);
+        }
+        self.compute_suspicion(a)
+    }
+
+    /// Rebuild the derived knowledge for agents `1..=n`.
+    fn refresh(&mut self, n: usize) {
+        self.cache = None;
+        let liar: Vec<bool> = (0..=n).map(|a| a > 0 && self.is_liar(a)).collect();
+        let trusted = if self.role == Role::Seer {
+            Some(self.me)
+        } else {
+            let seers: Vec<usize> = self
+                .seer_claimants()
+                .into_iter()
+                .filter(|&a| !liar[a.min(n)])
+                .collect();
+            (seers.len() == 1).then(|| seers[0])
+        };
+        // Suspicion reads the liar and trust results through the cache.
+        self.cache = Some(Cache {
+            trusted,
+            liar,
+            susp: Vec::new(),
+        });
+        let susp: Vec<i32> = (0..=n).map(|a| self.compute_suspicion(a)).collect();
+        if let Some(c) = self.cache.as_mut() {
+            c.susp = susp;
+        }
+    }
+
+    fn compute_suspicion(&self, a: usize) -> i32 {
         let mut s = *self.behaviour.get(&a).unwrap_or(&0);
         if !self.is_wolf_side() {
             match self.known.get(&a) {
@@ -559,6 +623,7 @@ impl SampleAgent {
             };
             if let Some(t) = target {
                 self.divined.push((self.me, t, Species::Werewolf));
+                self.cache = None;
                 return format!("DIVINED {} WEREWOLF", agent_str(t));
             }
         }

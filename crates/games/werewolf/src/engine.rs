@@ -168,6 +168,7 @@ pub struct Werewolf {
     winner: Option<Team>,
     log: Vec<String>,
     log_on: bool,
+    existing_roles: Vec<Role>,
 }
 
 fn sanitize_name(s: &str) -> String {
@@ -228,6 +229,7 @@ impl Werewolf {
             winner: None,
             log: Vec::new(),
             log_on: true,
+            existing_roles: settings.existing_roles(),
             seed,
             settings,
         };
@@ -246,6 +248,10 @@ impl Werewolf {
 
     // ----- accessors -------------------------------------------------------------------------
 
+    /// Roles with count > 0, sorted by wire name (`existingRoleList`).
+    pub fn existing_roles(&self) -> &[Role] {
+        &self.existing_roles
+    }
     pub fn settings(&self) -> &Settings {
         &self.settings
     }

@@ -15,7 +15,7 @@ pub struct GameInfo<'a> {
     pub day: u32,
     pub divine_result: Option<Judge>,
     pub executed_agent: Option<usize>,
-    pub existing_role_list: Vec<Role>,
+    pub existing_role_list: &'a [Role],
     pub guarded_agent: Option<usize>,
     pub last_dead_agent_list: &'a [usize],
     pub latest_attack_vote_list: &'a [Vote],
@@ -59,7 +59,7 @@ impl<'a> GameInfo<'a> {
                 .divine_result()
                 .filter(|j| j.agent == agent && own == Role::Seer),
             executed_agent: g.executed_prev(),
-            existing_role_list: s.existing_roles(),
+            existing_role_list: g.existing_roles(),
             guarded_agent: if own == Role::Bodyguard {
                 g.guarded_prev()
             } else {
