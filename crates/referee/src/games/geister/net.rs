@@ -1,0 +1,96 @@
+//! TCP tables (spec §3.1, §3.8): a port pair that listens continuously; each port keeps a FIFO
+//! queue of connections, assigned one per game to the seat of that port.
+
+use std::io;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use std::task::Poll;
+
+use tokio::io::ReadBuf;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+/// The connections waiting on one port.
+pub struct ConnQueue {
+    addr: SocketAddr,
+    rx: mpsc::UnboundedReceiver<(TcpStream, SocketAddr)>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for ConnQueue {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl ConnQueue {
+    /// Listen on `host:port` (port 0: a free port) and queue every accepted connection.
+    pub async fn bind(host: &str, port: u16) -> io::Result<ConnQueue> {
+        let listener = TcpListener::bind((host, port)).await?;
+        let addr = listener.local_addr()?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let task = tokio::spawn(async move {
+            loop {
+                match listener.accept().await {
+                    Ok((stream, peer)) => {
+                        if tx.send((stream, peer)).is_err() {
+                            return;
+                        }
+                    }
+                    // Out of descriptors and similar: back off instead of spinning.
+                    Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+                }
+            }
+        });
+        Ok(ConnQueue { addr, rx, task })
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The next queued connection that is still open, waiting until `deadline`. A queued
+    /// connection whose client already closed it is dropped without penalty. Cancel-safe: the
+    /// only suspension point is the queue's receive.
+    pub async fn next(&mut self, deadline: Instant) -> Option<(TcpStream, SocketAddr)> {
+        loop {
+            let (stream, peer) = tokio::time::timeout_at(deadline, self.rx.recv()).await.ok()??;
+            if !closed_by_peer(&stream).await {
+                return Some((stream, peer));
+            }
+        }
+    }
+}
+
+/// Whether the peer has already closed (EOF pending with no data before it). Data the client
+/// sent early stays in the socket. Never suspends, so [`ConnQueue::next`] stays cancel-safe.
+async fn closed_by_peer(stream: &TcpStream) -> bool {
+    let mut buf = [0u8; 1];
+    let mut rb = ReadBuf::new(&mut buf);
+    let r = std::future::poll_fn(|cx| Poll::Ready(stream.poll_peek(cx, &mut rb))).await;
+    matches!(r, Poll::Ready(Ok(0)) | Poll::Ready(Err(_)))
+}
+
+/// A table: one queue per seat (seat 0 on the first port, seat 1 on the second). Games run on it
+/// one after another with [`super::play_on_table`]; clients reconnect for each game.
+pub struct Table {
+    pub(crate) queues: [ConnQueue; 2],
+}
+
+impl Table {
+    /// Listen on `host:ports[0]` and `host:ports[1]` (0: free ports).
+    pub async fn bind(host: &str, ports: [u16; 2]) -> io::Result<Table> {
+        let q0 = ConnQueue::bind(host, ports[0]).await?;
+        let q1 = ConnQueue::bind(host, ports[1]).await?;
+        Ok(Table { queues: [q0, q1] })
+    }
+
+    /// The bound addresses of seat 0 and seat 1.
+    pub fn local_addrs(&self) -> [SocketAddr; 2] {
+        [self.queues[0].local_addr(), self.queues[1].local_addr()]
+    }
+}
