@@ -1,4 +1,5 @@
 //! One driver per game.
 
+pub mod geister;
 pub mod nac;
 pub mod werewolf;
