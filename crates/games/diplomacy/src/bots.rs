@@ -652,32 +652,39 @@ fn strong_adjustments(map: &Map, board: &Board, power: Power) -> Vec<Order> {
     let n = board.adjustment(power);
     let mut out = Vec::new();
     if n > 0 {
-        let fleets = board
-            .units_of(power)
-            .filter(|u| u.kind == UnitKind::Fleet)
-            .count();
-        let armies = board.units_of(power).count() - fleets;
-        let mut want_fleets = fleets;
-        let mut have_armies = armies;
+        let owned = board.owned_mask(power);
+        let mut fleets = board.units_of(power).filter(|u| u.kind == UnitKind::Fleet).count();
+        let mut armies = board.units_of(power).count() - fleets;
+        let nearest = |u: &Unit| -> u8 {
+            (0..NUM_PROVINCES as Prov)
+                .filter(|&c| map.is_sc(c) && owned & bit(c) == 0)
+                .map(|c| dist(map, u, c))
+                .min()
+                .unwrap_or(u8::MAX)
+        };
         for p in build_sites(board, power).into_iter().take(n as usize) {
-            let options = buildable(map, power, p);
-            // Keep roughly one fleet per two armies where fleets can be built.
-            let fleet = options.iter().find(|u| u.kind == UnitKind::Fleet).copied();
-            let u = match fleet {
-                Some(f) if want_fleets * 2 < have_armies => {
-                    want_fleets += 1;
-                    f
+            // The unit nearest to a centre we do not own; on a tie, a fleet for every two armies.
+            let prefer_fleet = fleets * 2 < armies;
+            let mut best: Option<(u8, bool, Unit)> = None;
+            for u in buildable(map, power, p) {
+                let d = nearest(&u);
+                let is_fleet = u.kind == UnitKind::Fleet;
+                let better = match best {
+                    None => true,
+                    Some((bd, bf, _)) => d < bd || (d == bd && is_fleet == prefer_fleet && bf != prefer_fleet),
+                };
+                if better {
+                    best = Some((d, is_fleet, u));
                 }
-                _ => {
-                    if let Some(a) = options.iter().find(|u| u.kind == UnitKind::Army) {
-                        have_armies += 1;
-                        *a
-                    } else {
-                        options[0]
-                    }
+            }
+            if let Some((_, is_fleet, u)) = best {
+                if is_fleet {
+                    fleets += 1;
+                } else {
+                    armies += 1;
                 }
-            };
-            out.push(Order::Build(uref(map, &u)));
+                out.push(Order::Build(uref(map, &u)));
+            }
         }
     }
     // Removals are left to the civil-disorder rule, which keeps the units nearest our centres.
