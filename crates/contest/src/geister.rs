@@ -116,6 +116,24 @@ pub fn league_pairings(members: &[usize], swapped: bool) -> Vec<Vec<usize>> {
     out
 }
 
+/// The rematch games of a tied group (step 4): every pair of the group plays once more with the
+/// seats swapped relative to its league game (for two players: one game, seats swapped).
+pub fn rematch_pairings(group: &[usize], league_games: &[LeagueGame]) -> Vec<Vec<usize>> {
+    let mut out = Vec::new();
+    for (i, &a) in group.iter().enumerate() {
+        for &b in &group[i + 1..] {
+            let previous = league_games
+                .iter()
+                .find(|g| g.players == [a, b] || g.players == [b, a]);
+            out.push(match previous {
+                Some(g) => vec![g.players[1], g.players[0]],
+                None => vec![a, b],
+            });
+        }
+    }
+    out
+}
+
 fn wins_in(games: &[LeagueGame], group: &[usize]) -> BTreeMap<usize, u32> {
     let mut wins: BTreeMap<usize, u32> = group.iter().map(|&e| (e, 0)).collect();
     for g in games.iter().filter(|g| g.among(group)) {

@@ -17,12 +17,16 @@ pub mod arena;
 pub mod config;
 pub mod geister;
 pub mod ratings;
+#[cfg(feature = "referee")]
+pub mod referee_arena;
 pub mod runner;
 pub mod schedule;
 pub mod standings;
 
 pub use arena::{Arena, MatchJob, Played};
 pub use config::{ConfigError, ContestDef, Entrant, Format, Scoring};
+#[cfg(feature = "referee")]
+pub use referee_arena::RefereeArena;
 pub use runner::{
     coordinate, load_results, register, run_local, run_worker, stored_definition, RunError,
     RunOptions, RunSummary, WorkerOptions, WorkerSummary,

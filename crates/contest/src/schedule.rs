@@ -314,7 +314,7 @@ pub fn seed_contest(
     for (stage, games) in stages.iter_mut().zip(&league_games) {
         let first = geister::rank_league(&stage.members, games, &[]);
         for group in &first.ties_across_cut(q) {
-            for pair in geister::league_pairings(group, true) {
+            for pair in geister::rematch_pairings(group, games) {
                 let index = matches.len() as u64;
                 stage.rematches.push(index);
                 matches.push(planned(
@@ -385,7 +385,7 @@ pub fn seed_contest(
             complete = true;
         } else {
             for group in &ties {
-                for pair in geister::league_pairings(group, true) {
+                for pair in geister::rematch_pairings(group, &games) {
                     let index = matches.len() as u64;
                     fin.rematches.push(index);
                     matches.push(planned(def, index, "final rematch", pair));

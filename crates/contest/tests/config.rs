@@ -1,0 +1,138 @@
+//! Malformed contest files are rejected with the line and the key.
+
+mod common;
+
+use common::{contest_text, lookup};
+use kakehiki_contest::{ConfigError, ContestDef};
+
+fn err(text: &str) -> String {
+    match ContestDef::parse(text, "bad.toml", &lookup) {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn assert_names(msg: &str, line: usize, key: &str) {
+    assert!(
+        msg.contains(&format!("line {line}")),
+        "no line {line} in: {msg}"
+    );
+    assert!(msg.contains(key), "no key {key} in: {msg}");
+}
+
+#[test]
+fn a_good_file_parses_with_defaults() {
+    let def = ContestDef::parse(
+        &contest_text("ok", "table", "round-robin", 5, "jobs = 2"),
+        "t",
+        &lookup,
+    )
+    .unwrap();
+    assert_eq!((def.seats, def.games, def.jobs), (4, 4, Some(2)));
+    // Parallelism is not part of the fingerprint.
+    let other = ContestDef::parse(
+        &contest_text("ok", "table", "round-robin", 5, "jobs = 1"),
+        "t",
+        &lookup,
+    )
+    .unwrap();
+    assert_eq!(def.fingerprint(), other.fingerprint());
+    let changed = ContestDef::parse(
+        &contest_text("ok", "table", "round-robin", 5, "games = 8"),
+        "t",
+        &lookup,
+    )
+    .unwrap();
+    assert_ne!(def.fingerprint(), changed.fingerprint());
+    // The stored form reads back.
+    let back = ContestDef::from_stored(&def.to_stored()).unwrap();
+    assert_eq!(back.fingerprint(), def.fingerprint());
+}
+
+#[test]
+fn toml_syntax_errors_name_the_line() {
+    let msg = err("name = \"x\"\ngame = \"duel\"\nformat = round-robin\n");
+    assert!(msg.starts_with("bad.toml: "), "{msg}");
+    assert!(msg.contains("line 3"), "{msg}");
+}
+
+#[test]
+fn unknown_and_missing_keys_are_named() {
+    let text = contest_text("x", "duel", "round-robin", 2, "gmaes = 4");
+    let msg = err(&text);
+    assert_names(&msg, 5, "gmaes");
+    let msg = err("name = \"x\"\ngame = \"duel\"\nformat = \"round-robin\"\n[[entrants]]\nname = \"a\"\nseat = \"builtin:s1\"\n");
+    assert!(msg.contains("seed"), "{msg}");
+    let text = contest_text("x", "duel", "round-robin", 2, "")
+        .replace("seat = \"builtin:s2\"", "sea = \"builtin:s2\"");
+    let msg = err(&text);
+    assert!(msg.contains("sea"), "{msg}");
+}
+
+#[test]
+fn unknown_game_bot_format_and_rules_name_line_and_key() {
+    let msg = err(&contest_text("x", "chess", "round-robin", 2, ""));
+    assert_names(&msg, 2, "key `game`");
+    assert!(msg.contains("unknown game \"chess\""), "{msg}");
+    let text = contest_text("x", "duel", "round-robin", 3, "")
+        .replace("builtin:s2", "builtin:grandmaster");
+    let msg = err(&text);
+    assert_names(&msg, 13, "key `entrants[1].seat`");
+    assert!(
+        msg.contains("unknown built-in bot \"grandmaster\""),
+        "{msg}"
+    );
+    let msg = err(&contest_text("x", "duel", "swiss", 2, ""));
+    assert_names(&msg, 3, "key `format`");
+    let msg = err(&contest_text(
+        "x",
+        "duel",
+        "round-robin",
+        2,
+        "rules = \"blitz\"",
+    ));
+    assert_names(&msg, 5, "key `rules`");
+}
+
+#[test]
+fn bad_values_name_line_and_key() {
+    let msg = err(&contest_text("x", "table", "round-robin", 5, "games = 3"));
+    assert_names(&msg, 5, "key `games`");
+    assert!(msg.contains("multiple of 4"), "{msg}");
+    let msg = err(&contest_text("x", "table", "round-robin", 5, "seats = 9"));
+    assert_names(&msg, 5, "key `seats`");
+    let msg =
+        err(&contest_text("x", "duel", "round-robin", 2, "seed = -1").replace("seed = 7\n", ""));
+    assert_names(&msg, 4, "key `seed`");
+    let msg = err(&contest_text("x", "table", "round-robin", 3, ""));
+    assert!(
+        msg.contains("key `entrants`") && msg.contains("at least 4 entrants"),
+        "{msg}"
+    );
+    let text =
+        contest_text("x", "duel", "round-robin", 2, "").replace("name = \"e1\"", "name = \"e0\"");
+    let msg = err(&text);
+    assert_names(&msg, 12, "duplicate entrant name");
+    let text = contest_text("x", "duel", "round-robin", 2, "").replace("builtin:s2", "tcp");
+    assert!(err(&text).contains("cannot wait for clients"));
+    let text =
+        contest_text("x", "duel", "round-robin", 2, "").replace("builtin:s2", "cmd:echo 'unclosed");
+    assert!(err(&text).contains("cannot split"));
+    let msg = err(&contest_text(
+        "x",
+        "duel",
+        "round-robin",
+        2,
+        "[options]\nturn_ms = [1, 2]",
+    ));
+    assert_names(&msg, 6, "options.turn_ms");
+    let msg = err(&contest_text("x", "wolf", "aiwolf-game-set", 6, ""));
+    assert!(msg.contains("exactly 5 entrants"), "{msg}");
+}
+
+#[test]
+fn an_unreadable_file_is_a_clear_error() {
+    let e = ContestDef::load(std::path::Path::new("/no/such/contest.toml"), &lookup).unwrap_err();
+    assert!(matches!(e, ConfigError::Read { .. }));
+    assert!(e.to_string().contains("/no/such/contest.toml"), "{e}");
+}

@@ -1,0 +1,306 @@
+//! The runner with a fake arena: resume, failures, staged formats, standings, workers.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{contest_text, parse, FakeArena};
+use kakehiki_contest::{
+    compute_standings, coordinate, load_results, run_local, run_worker, OutputFormat, RunError,
+    RunOptions, WorkerOptions,
+};
+use kakehiki_store::{PgStore, SqliteStore, Store, StoreError};
+
+fn sqlite(dir: &tempfile::TempDir, name: &str) -> Box<dyn Store> {
+    Box::new(SqliteStore::open(&dir.path().join(name)).unwrap())
+}
+
+fn standings_json(def: &kakehiki_contest::ContestDef, store: &mut dyn Store) -> String {
+    let results = load_results(store, def).unwrap();
+    compute_standings(def, &results).render(OutputFormat::Json)
+}
+
+#[test]
+fn a_run_stores_every_match_once_and_a_rerun_plays_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let def = parse(&contest_text("rr", "table", "round-robin", 6, ""));
+    let arena = Arc::new(FakeArena::new());
+    let opts = RunOptions {
+        jobs: 3,
+        ..RunOptions::default()
+    };
+    let s = run_local(&def, sqlite(&dir, "a.sqlite"), arena.clone(), &opts).unwrap();
+    assert_eq!(
+        (s.scheduled, s.already_stored, s.played, s.complete),
+        (60, 0, 60, true)
+    );
+    assert!(s.failed.is_empty());
+    let s = run_local(&def, sqlite(&dir, "a.sqlite"), arena.clone(), &opts).unwrap();
+    assert_eq!((s.already_stored, s.played, s.complete), (60, 0, true));
+    assert_eq!(arena.played.load(Ordering::SeqCst), 60);
+    let mut store = sqlite(&dir, "a.sqlite");
+    assert_eq!(store.stored_indices("rr").unwrap().len(), 60);
+    assert!(store
+        .replay("rr", 59)
+        .unwrap()
+        .unwrap()
+        .contains("\"index\":59"));
+}
+
+#[test]
+fn parallelism_and_interruptions_do_not_change_the_standings() {
+    let dir = tempfile::tempdir().unwrap();
+    let def = parse(&contest_text(
+        "p",
+        "table",
+        "round-robin",
+        7,
+        "bootstrap = 50",
+    ));
+    run_local(
+        &def,
+        sqlite(&dir, "one.sqlite"),
+        Arc::new(FakeArena::new()),
+        &RunOptions::default(),
+    )
+    .unwrap();
+    let reference = standings_json(&def, sqlite(&dir, "one.sqlite").as_mut());
+
+    // Four at a time, interrupted: the first run fails every third match, the second completes.
+    let flaky = Arc::new(FakeArena::failing(|j| j.index % 3 == 1));
+    let opts = RunOptions {
+        jobs: 4,
+        ..RunOptions::default()
+    };
+    let s = run_local(&def, sqlite(&dir, "two.sqlite"), flaky, &opts).unwrap();
+    assert!(!s.failed.is_empty() && !s.complete);
+    assert!(s
+        .failed
+        .iter()
+        .all(|(i, e)| i % 3 == 1 && e.contains("cannot start")));
+    let mut store = sqlite(&dir, "two.sqlite");
+    assert_eq!(store.failures("p").unwrap().len(), s.failed.len());
+    let s = run_local(
+        &def,
+        sqlite(&dir, "two.sqlite"),
+        Arc::new(FakeArena::new()),
+        &opts,
+    )
+    .unwrap();
+    assert!(s.complete && s.failed.is_empty());
+    assert!(store.failures("p").unwrap().is_empty());
+    assert_eq!(standings_json(&def, store.as_mut()), reference);
+}
+
+#[test]
+fn a_changed_definition_is_refused_and_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let def = parse(&contest_text("c", "duel", "round-robin", 3, ""));
+    run_local(
+        &def,
+        sqlite(&dir, "c.sqlite"),
+        Arc::new(FakeArena::new()),
+        &RunOptions::default(),
+    )
+    .unwrap();
+    let changed = parse(&contest_text("c", "duel", "round-robin", 3, "games = 4"));
+    let err = run_local(
+        &changed,
+        sqlite(&dir, "c.sqlite"),
+        Arc::new(FakeArena::new()),
+        &RunOptions::default(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, RunError::Store(StoreError::DefinitionChanged { .. })),
+        "{err}"
+    );
+    assert_eq!(
+        sqlite(&dir, "c.sqlite").stored_indices("c").unwrap().len(),
+        6
+    );
+}
+
+#[test]
+fn geister_seed_runs_leagues_then_rematches_then_the_final() {
+    let dir = tempfile::tempdir().unwrap();
+    let def = parse(&contest_text("gs", "duel", "geister-seed", 8, ""));
+    let s = run_local(
+        &def,
+        sqlite(&dir, "g.sqlite"),
+        Arc::new(FakeArena::new()),
+        &RunOptions::default(),
+    )
+    .unwrap();
+    assert!(s.complete, "{s:?}");
+    let mut store = sqlite(&dir, "g.sqlite");
+    let results = load_results(store.as_mut(), &def).unwrap();
+    let st = compute_standings(&def, &results);
+    assert!(st.complete);
+    assert_eq!(st.stages.len(), 3, "two leagues and the final");
+    let fin = st.stages.iter().find(|s| s.name == "final").unwrap();
+    assert!(fin.games <= 6, "at most four finalists");
+    let qualified: usize = st
+        .stages
+        .iter()
+        .filter(|s| s.name != "final")
+        .map(|s| s.rows.iter().filter(|r| r.qualified).count())
+        .sum();
+    assert_eq!(fin.rows.len(), qualified, "the final is the qualifiers");
+    assert!(qualified <= 4);
+    // The standings' first rows are the finalists in final order.
+    for (row, frow) in st.rows.iter().zip(&fin.rows) {
+        assert_eq!(row.rank, frow.rank);
+    }
+    // Resuming a complete staged contest plays nothing.
+    let again = run_local(
+        &def,
+        sqlite(&dir, "g.sqlite"),
+        Arc::new(FakeArena::new()),
+        &RunOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(again.played, 0);
+}
+
+#[test]
+fn werewolf_standings_per_role_and_team_and_gpw_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let def = parse(&contest_text(
+        "w",
+        "wolf",
+        "aiwolf-qualifier",
+        7,
+        "min_games = 5\nbootstrap = 20",
+    ));
+    run_local(
+        &def,
+        sqlite(&dir, "w.sqlite"),
+        Arc::new(FakeArena::new()),
+        &RunOptions::default(),
+    )
+    .unwrap();
+    let mut store = sqlite(&dir, "w.sqlite");
+    let results = load_results(store.as_mut(), &def).unwrap();
+    let st = compute_standings(&def, &results);
+    assert_eq!(st.ranked_by, "mean points per game");
+    let games: u64 = st.teams.iter().map(|t| t.games_won).sum();
+    assert_eq!(games as usize, results.len(), "every game won by one team");
+    assert!(
+        st.roles.iter().any(|r| r.role == "WEREWOLF") && st.roles.iter().any(|r| r.role == "SEER")
+    );
+    for row in &st.rows {
+        let role_games: u64 = st
+            .roles
+            .iter()
+            .filter(|r| r.entrant == row.entrant)
+            .map(|r| r.games)
+            .sum();
+        assert_eq!(role_games, row.games);
+        assert!(row.games >= 5);
+        assert!((row.mean_points - row.wins as f64 / row.games as f64).abs() < 1e-9);
+    }
+    let means: Vec<f64> = st.rows.iter().map(|r| r.mean_points).collect();
+    assert!(
+        means.windows(2).all(|w| w[0] >= w[1]),
+        "ranked by mean: {means:?}"
+    );
+    for f in [OutputFormat::Table, OutputFormat::Csv, OutputFormat::Json] {
+        assert!(st.render(f).contains("e0"));
+    }
+
+    let def = parse(&contest_text("g", "duel", "geister-gpw", 4, ""));
+    run_local(
+        &def,
+        sqlite(&dir, "w.sqlite"),
+        Arc::new(FakeArena::new()),
+        &RunOptions::default(),
+    )
+    .unwrap();
+    let results = load_results(store.as_mut(), &def).unwrap();
+    let st = compute_standings(&def, &results);
+    for row in &st.rows {
+        assert_eq!(row.points_value, (3 * row.wins + row.draws) as f64);
+        assert_eq!(row.games, 6);
+    }
+}
+
+fn pg_url() -> Option<String> {
+    match std::env::var("KAKEHIKI_TEST_DATABASE_URL") {
+        Ok(u) if !u.is_empty() => Some(u),
+        _ => {
+            eprintln!("SKIPPED: this PostgreSQL test needs KAKEHIKI_TEST_DATABASE_URL (eval \"$(.ci/postgres.sh)\")");
+            None
+        }
+    }
+}
+
+fn fresh_schema(url: &str, tag: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let schema = format!("t_{tag}_{}_{}", std::process::id(), nanos % 1_000_000_000);
+    let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    c.batch_execute(&format!("CREATE SCHEMA {schema}")).unwrap();
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}options=-c%20search_path%3D{schema}")
+}
+
+#[test]
+fn postgres_coordinator_and_workers_finish_every_match_once() {
+    let Some(url) = pg_url() else { return };
+    let url = fresh_schema(&url, "coord");
+    let def = parse(&contest_text(
+        "pg",
+        "table",
+        "round-robin",
+        6,
+        "bootstrap = 20",
+    ));
+    let stop = AtomicBool::new(false);
+    let arena = Arc::new(FakeArena::failing(|j| j.index == 5));
+    let summary = std::thread::scope(|scope| {
+        let coord = scope.spawn(|| {
+            let store = Box::new(PgStore::connect(&url).unwrap());
+            coordinate(
+                &def,
+                store,
+                &RunOptions::default(),
+                Duration::from_millis(50),
+            )
+            .unwrap()
+        });
+        let workers: Vec<_> = (0..2)
+            .map(|w| {
+                let url = url.clone();
+                let arena = arena.clone();
+                let stop = &stop;
+                scope.spawn(move || {
+                    let opts = WorkerOptions {
+                        jobs: 2,
+                        poll: Duration::from_millis(20),
+                        max_attempts: 2,
+                        name: format!("w{w}"),
+                        ..WorkerOptions::default()
+                    };
+                    let connect = || PgStore::connect(&url).map(|s| Box::new(s) as Box<dyn Store>);
+                    run_worker(&connect, arena, &opts, stop).unwrap()
+                })
+            })
+            .collect();
+        let summary = coord.join().unwrap();
+        stop.store(true, Ordering::SeqCst);
+        let played: u64 = workers.into_iter().map(|w| w.join().unwrap().played).sum();
+        assert_eq!(played, 59);
+        summary
+    });
+    assert_eq!(summary.failed.len(), 1, "{summary:?}");
+    assert_eq!(summary.failed[0].0, 5);
+    let mut store = PgStore::connect(&url).unwrap();
+    assert_eq!(store.stored_indices("pg").unwrap().len(), 59);
+    let f = store.failures("pg").unwrap();
+    assert_eq!((f[0].index, f[0].attempts), (5, 2));
+}
