@@ -76,15 +76,27 @@ pub enum SeatPlan<'a> {
     Pipe(Result<BotProcess, String>),
     /// A TCP seat: the queue its connection comes from, and the client process launched for it
     /// (`tcp-cmd:`), or why that could not be started.
-    Tcp { queue: &'a mut ConnQueue, client: Option<Result<ClientProcess, String>> },
+    Tcp {
+        queue: &'a mut ConnQueue,
+        client: Option<Result<ClientProcess, String>>,
+    },
 }
 
 enum Io<'a> {
     Builtin(Box<dyn Bot<Geister> + Send>),
     Pipe(BotProcess),
-    Waiting { queue: &'a mut ConnQueue, client: Option<ClientProcess> },
-    Tcp { write: OwnedWriteHalf, client: Option<ClientProcess>, buf: LineBuffer },
-    Gone { client: Option<ClientProcess> },
+    Waiting {
+        queue: &'a mut ConnQueue,
+        client: Option<ClientProcess>,
+    },
+    Tcp {
+        write: OwnedWriteHalf,
+        client: Option<ClientProcess>,
+        buf: LineBuffer,
+    },
+    Gone {
+        client: Option<ClientProcess>,
+    },
 }
 
 enum NetIn {
@@ -109,7 +121,10 @@ fn ms_since(start: Instant) -> u64 {
 async fn seat_event(io: &mut Io<'_>, connect_deadline: Instant) -> SeatEvent {
     match io {
         Io::Pipe(p) => loop {
-            match p.read_line(Instant::now() + Duration::from_secs(3600)).await {
+            match p
+                .read_line(Instant::now() + Duration::from_secs(3600))
+                .await
+            {
                 ReadOutcome::Line(l) => return SeatEvent::PipeLine(l),
                 ReadOutcome::Timeout { .. } => continue,
                 ReadOutcome::Closed { exit, .. } => {
@@ -119,7 +134,12 @@ async fn seat_event(io: &mut Io<'_>, connect_deadline: Instant) -> SeatEvent {
                     }
                 }
                 ReadOutcome::OutputLimit { bytes } => {
-                    return SeatEvent::PipeClosed(format!("the bot wrote {bytes} bytes, over the output cap, and was stopped"), true)
+                    return SeatEvent::PipeClosed(
+                        format!(
+                            "the bot wrote {bytes} bytes, over the output cap, and was stopped"
+                        ),
+                        true,
+                    )
                 }
             }
         },
@@ -147,7 +167,11 @@ async fn seat_event(io: &mut Io<'_>, connect_deadline: Instant) -> SeatEvent {
     }
 }
 
-fn spawn_reader(seat: usize, mut read: tokio::net::tcp::OwnedReadHalf, tx: mpsc::UnboundedSender<(usize, NetIn)>) {
+fn spawn_reader(
+    seat: usize,
+    mut read: tokio::net::tcp::OwnedReadHalf,
+    tx: mpsc::UnboundedSender<(usize, NetIn)>,
+) {
     tokio::spawn(async move {
         let mut buf = vec![0u8; 4096];
         loop {
@@ -239,7 +263,12 @@ impl<'a> Runner<'a> {
             }
             Err(e) => {
                 let now = self.now();
-                self.session.fault(seat, FaultKind::WriteFailed, &format!("write failed: {e}"), now)
+                self.session.fault(
+                    seat,
+                    FaultKind::WriteFailed,
+                    &format!("write failed: {e}"),
+                    now,
+                )
             }
         }
     }
@@ -266,7 +295,11 @@ impl<'a> Runner<'a> {
             Io::Waiting { client, .. } => client,
             _ => None,
         };
-        self.io[seat] = Io::Tcp { write, client, buf: LineBuffer::new() };
+        self.io[seat] = Io::Tcp {
+            write,
+            client,
+            buf: LineBuffer::new(),
+        };
         self.infos[seat].peer = Some(peer.to_string());
         let now = self.now();
         self.session.assign(seat, now)
@@ -321,11 +354,19 @@ impl<'a> Runner<'a> {
             match woke {
                 Woke::Seat(seat, SeatEvent::PipeLine(l)) => {
                     self.read_since_write[seat] = true;
-                    let line = if l.truncated { Line::TooLong } else { frame(&l.bytes) };
+                    let line = if l.truncated {
+                        Line::TooLong
+                    } else {
+                        frame(&l.bytes)
+                    };
                     outs.extend(self.session.line(seat, &line, now));
                 }
                 Woke::Seat(seat, SeatEvent::PipeClosed(detail, exited)) => {
-                    let kind = if exited { FaultKind::Exit } else { FaultKind::Disconnect };
+                    let kind = if exited {
+                        FaultKind::Exit
+                    } else {
+                        FaultKind::Disconnect
+                    };
                     outs.extend(self.session.fault(seat, kind, &detail, now));
                     self.retire(seat);
                 }
@@ -337,7 +378,11 @@ impl<'a> Runner<'a> {
                         .filter(|&s| matches!(self.io[s], Io::Waiting { .. }))
                         .map(|s| {
                             let ms = self.session.rules().connect_timeout_ms;
-                            (s, FaultKind::ConnectTimeout, format!("no connection within {ms} ms"))
+                            (
+                                s,
+                                FaultKind::ConnectTimeout,
+                                format!("no connection within {ms} ms"),
+                            )
                         })
                         .collect();
                     outs.extend(self.session.faults(&late, now));
@@ -348,12 +393,22 @@ impl<'a> Runner<'a> {
                 Woke::Net(Some((seat, NetIn::Bytes(b)))) => outs.extend(self.take_bytes(seat, &b)),
                 Woke::Net(Some((seat, NetIn::Eof))) => {
                     self.eof[seat] = true;
-                    outs.extend(self.session.fault(seat, FaultKind::Disconnect, "the client closed the connection", now));
+                    outs.extend(self.session.fault(
+                        seat,
+                        FaultKind::Disconnect,
+                        "the client closed the connection",
+                        now,
+                    ));
                     self.retire(seat);
                 }
                 Woke::Net(Some((seat, NetIn::Error(e)))) => {
                     self.eof[seat] = true;
-                    outs.extend(self.session.fault(seat, FaultKind::Disconnect, &format!("connection error: {e}"), now));
+                    outs.extend(self.session.fault(
+                        seat,
+                        FaultKind::Disconnect,
+                        &format!("connection error: {e}"),
+                        now,
+                    ));
                     self.retire(seat);
                 }
                 Woke::Net(None) => {}
@@ -406,17 +461,18 @@ impl<'a> Runner<'a> {
             texts[seat] = match old {
                 Io::Pipe(mut p) => {
                     // Wait for the process to go (stdout EOF) within the linger time.
-                    loop {
-                        match p.read_line(linger).await {
-                            ReadOutcome::Line(_) => continue,
-                            _ => break,
-                        }
-                    }
+                    while let ReadOutcome::Line(_) = p.read_line(linger).await {}
                     let text = p.stderr_text();
                     p.finish(Duration::from_millis(10)).await;
                     Some(text)
                 }
-                Io::Tcp { client: Some(c), .. } | Io::Gone { client: Some(c) } | Io::Waiting { client: Some(c), .. } => {
+                Io::Tcp {
+                    client: Some(c), ..
+                }
+                | Io::Gone { client: Some(c) }
+                | Io::Waiting {
+                    client: Some(c), ..
+                } => {
                     let wait = linger.saturating_duration_since(Instant::now());
                     let mut c = c;
                     let _ = tokio::time::timeout(wait, async {
@@ -443,11 +499,17 @@ impl<'a> Runner<'a> {
 
 /// Play one game with the given seats. Never fails: seat failures are recorded.
 pub async fn run_game(setup: &GameSetup, plans: [SeatPlan<'_>; 2]) -> MatchRecord {
-    let started_unix_ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+    let started_unix_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
     let start = Instant::now();
     let (tx, rx) = mpsc::unbounded_channel();
     let mut start_faults = Vec::new();
-    let mut infos: [SeatInfo; 2] = std::array::from_fn(|_| SeatInfo { transport: String::new(), peer: None });
+    let mut infos: [SeatInfo; 2] = std::array::from_fn(|_| SeatInfo {
+        transport: String::new(),
+        peer: None,
+    });
     let [p0, p1] = plans;
     let io = [
         open_seat(0, p0, &mut infos, &mut start_faults),
@@ -467,16 +529,32 @@ pub async fn run_game(setup: &GameSetup, plans: [SeatPlan<'_>; 2]) -> MatchRecor
     };
     runner.run(start_faults).await;
     let stderr = runner.finish().await;
-    let params = HeaderParams { rules: setup.rules.clone(), seats: runner.infos.to_vec(), started_unix_ms };
+    let params = HeaderParams {
+        rules: setup.rules.clone(),
+        seats: runner.infos.to_vec(),
+        started_unix_ms,
+    };
     if let Some(dir) = &setup.log_dir {
         write_compat_log(dir, &runner.session, started_unix_ms);
     }
     let stderr_events: Vec<StderrEvent> = stderr
         .into_iter()
         .enumerate()
-        .filter_map(|(seat, t)| t.map(|text| StderrEvent { event: "stderr".into(), seat, text }))
+        .filter_map(|(seat, t)| {
+            t.map(|text| StderrEvent {
+                event: "stderr".into(),
+                seat,
+                text,
+            })
+        })
         .collect();
-    record(setup.seed, &setup.specs, &params, &runner.session, &stderr_events)
+    record(
+        setup.seed,
+        &setup.specs,
+        &params,
+        &runner.session,
+        &stderr_events,
+    )
 }
 
 fn open_seat<'a>(
@@ -503,11 +581,21 @@ fn open_seat<'a>(
             infos[seat].transport = "tcp".into();
             match client {
                 Some(Err(e)) => {
-                    start_faults.push((seat, FaultKind::Exit, format!("cannot start the client: {e}")));
+                    start_faults.push((
+                        seat,
+                        FaultKind::Exit,
+                        format!("cannot start the client: {e}"),
+                    ));
                     Io::Gone { client: None }
                 }
-                Some(Ok(c)) => Io::Waiting { queue, client: Some(c) },
-                None => Io::Waiting { queue, client: None },
+                Some(Ok(c)) => Io::Waiting {
+                    queue,
+                    client: Some(c),
+                },
+                None => Io::Waiting {
+                    queue,
+                    client: None,
+                },
             }
         }
     }
@@ -555,9 +643,17 @@ fn write_compat_log(dir: &std::path::Path, session: &Session, started_unix_ms: u
         return;
     }
     for n in 0..1000 {
-        let name = if n == 0 { format!("{stem}.txt") } else { format!("{stem}-{n}.txt") };
+        let name = if n == 0 {
+            format!("{stem}.txt")
+        } else {
+            format!("{stem}-{n}.txt")
+        };
         let path = dir.join(name);
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
             Ok(mut f) => {
                 use std::io::Write;
                 let _ = f.write_all(text.as_bytes());
@@ -574,45 +670,90 @@ fn seat_errors(events: &[Event]) -> [Vec<SeatError>; 2] {
     let mut errors: [Vec<SeatError>; 2] = [Vec::new(), Vec::new()];
     for e in events {
         match e {
-            Event::Set { seat, raw, accepted: false, reason, .. } => errors[*seat].push(SeatError {
+            Event::Set {
+                seat,
+                raw,
+                accepted: false,
+                reason,
+                ..
+            } => errors[*seat].push(SeatError {
                 turn: 0,
                 kind: SeatErrorKind::InvalidReply,
-                detail: format!("placement {:?} refused: {}", raw.as_deref().unwrap_or("<line over 256 bytes>"), reason.as_deref().unwrap_or("")),
+                detail: format!(
+                    "placement {:?} refused: {}",
+                    raw.as_deref().unwrap_or("<line over 256 bytes>"),
+                    reason.as_deref().unwrap_or("")
+                ),
             }),
-            Event::Turn { ply, seat, raw, outcome, reason, elapsed_ms, .. } => {
+            Event::Turn {
+                ply,
+                seat,
+                raw,
+                outcome,
+                reason,
+                elapsed_ms,
+                ..
+            } => {
                 let detail = |what: &str| {
-                    format!("{what} {:?}: {}", raw.as_deref().unwrap_or("<line over 256 bytes>"), reason.as_deref().unwrap_or(""))
+                    format!(
+                        "{what} {:?}: {}",
+                        raw.as_deref().unwrap_or("<line over 256 bytes>"),
+                        reason.as_deref().unwrap_or("")
+                    )
                 };
                 let err = match outcome {
                     TurnOutcome::Move => None,
-                    TurnOutcome::Illegal => Some((SeatErrorKind::IllegalAction, detail("illegal move"))),
-                    TurnOutcome::Malformed => Some((SeatErrorKind::InvalidReply, detail("malformed command"))),
+                    TurnOutcome::Illegal => {
+                        Some((SeatErrorKind::IllegalAction, detail("illegal move")))
+                    }
+                    TurnOutcome::Malformed => {
+                        Some((SeatErrorKind::InvalidReply, detail("malformed command")))
+                    }
                     TurnOutcome::Timeout => Some((
                         SeatErrorKind::Timeout,
-                        format!("{} (waited {elapsed_ms} ms)", reason.as_deref().unwrap_or("no command in time")),
+                        format!(
+                            "{} (waited {elapsed_ms} ms)",
+                            reason.as_deref().unwrap_or("no command in time")
+                        ),
                     )),
                 };
                 if let Some((kind, detail)) = err {
-                    errors[*seat].push(SeatError { turn: *ply, kind, detail });
+                    errors[*seat].push(SeatError {
+                        turn: *ply,
+                        kind,
+                        detail,
+                    });
                 }
             }
-            Event::Line { seat, raw, disposition: d @ (Disposition::OutOfTurn | Disposition::TooLong), .. } => {
-                errors[*seat].push(SeatError {
-                    turn: 0,
-                    kind: SeatErrorKind::ProtocolError,
-                    detail: match d {
-                        Disposition::TooLong => "a line over 256 bytes out of turn (NG)".to_string(),
-                        _ => format!("command {:?} out of turn (NG)", raw.as_deref().unwrap_or("")),
-                    },
-                })
-            }
-            Event::Fault { seat, kind, detail, .. } => {
+            Event::Line {
+                seat,
+                raw,
+                disposition: d @ (Disposition::OutOfTurn | Disposition::TooLong),
+                ..
+            } => errors[*seat].push(SeatError {
+                turn: 0,
+                kind: SeatErrorKind::ProtocolError,
+                detail: match d {
+                    Disposition::TooLong => "a line over 256 bytes out of turn (NG)".to_string(),
+                    _ => format!(
+                        "command {:?} out of turn (NG)",
+                        raw.as_deref().unwrap_or("")
+                    ),
+                },
+            }),
+            Event::Fault {
+                seat, kind, detail, ..
+            } => {
                 let k = match kind {
                     FaultKind::Disconnect => SeatErrorKind::Disconnect,
                     FaultKind::Exit | FaultKind::WriteFailed => SeatErrorKind::Crash,
                     FaultKind::SetTimeout | FaultKind::ConnectTimeout => SeatErrorKind::NotReady,
                 };
-                errors[*seat].push(SeatError { turn: 0, kind: k, detail: detail.clone() });
+                errors[*seat].push(SeatError {
+                    turn: 0,
+                    kind: k,
+                    detail: detail.clone(),
+                });
             }
             _ => {}
         }
@@ -620,7 +761,13 @@ fn seat_errors(events: &[Event]) -> [Vec<SeatError>; 2] {
     errors
 }
 
-fn record(seed: u64, specs: &[String; 2], params: &HeaderParams, session: &Session, stderr: &[StderrEvent]) -> MatchRecord {
+fn record(
+    seed: u64,
+    specs: &[String; 2],
+    params: &HeaderParams,
+    session: &Session,
+    stderr: &[StderrEvent],
+) -> MatchRecord {
     let rules_name = params.rules.name.clone();
     let mut log = ReplayLog::new();
     log.push(&ReplayHeader {
@@ -639,27 +786,48 @@ fn record(seed: u64, specs: &[String; 2], params: &HeaderParams, session: &Sessi
     for e in stderr {
         log.push(e);
     }
-    let end = session.game().end().copied().unwrap_or(kakehiki_geister::End {
-        winner: None,
-        reason: EndReason::DoubleForfeit,
-        scores: None,
-    });
+    let end = session
+        .game()
+        .end()
+        .copied()
+        .unwrap_or(kakehiki_geister::End {
+            winner: None,
+            reason: EndReason::DoubleForfeit,
+            scores: None,
+        });
     let outcome = outcome_of(&end);
     let errors = seat_errors(session.events());
-    let mut report =
-        MatchReport::new("geister", &rules_name, seed, &outcome, specs.iter().cloned().zip(errors).collect());
-    report.extra.insert("end".into(), serde_json::json!(end.reason.report_name()));
-    report.extra.insert("reason".into(), serde_json::json!(end.reason.as_str()));
-    report.extra.insert("plies".into(), serde_json::json!(session.game().ply()));
+    let mut report = MatchReport::new(
+        "geister",
+        &rules_name,
+        seed,
+        &outcome,
+        specs.iter().cloned().zip(errors).collect(),
+    );
+    report
+        .extra
+        .insert("end".into(), serde_json::json!(end.reason.report_name()));
+    report
+        .extra
+        .insert("reason".into(), serde_json::json!(end.reason.as_str()));
+    report
+        .extra
+        .insert("plies".into(), serde_json::json!(session.game().ply()));
     if let Some(s) = end.scores {
-        report.extra.insert("end_scores".into(), serde_json::json!(s));
+        report
+            .extra
+            .insert("end_scores".into(), serde_json::json!(s));
     }
     for (seat, info) in params.seats.iter().enumerate() {
         if let Some(sr) = report.seats.get_mut(seat) {
-            sr.extra.insert("transport".into(), serde_json::json!(info.transport));
+            sr.extra
+                .insert("transport".into(), serde_json::json!(info.transport));
         }
     }
-    MatchRecord { report, replay: log }
+    MatchRecord {
+        report,
+        replay: log,
+    }
 }
 
 /// Rules from the spec's rule set and options.
@@ -672,7 +840,11 @@ pub fn rules_from(spec: &MatchSpec) -> Result<Rules, RefereeError> {
     })?;
     for (k, v) in &spec.options {
         if RULE_KEYS.contains(&k.as_str()) {
-            rules.set(k, v).map_err(|e| RefereeError::BadOption { key: k.clone(), value: v.clone(), expected: e.to_string() })?;
+            rules.set(k, v).map_err(|e| RefereeError::BadOption {
+                key: k.clone(),
+                value: v.clone(),
+                expected: e.to_string(),
+            })?;
         }
     }
     Ok(rules)
@@ -681,7 +853,10 @@ pub fn rules_from(spec: &MatchSpec) -> Result<Rules, RefereeError> {
 /// Replace `{host}` and `{port}` in a client's command line.
 pub fn client_argv(argv: &[String], addr: SocketAddr) -> Vec<String> {
     argv.iter()
-        .map(|a| a.replace("{host}", &addr.ip().to_string()).replace("{port}", &addr.port().to_string()))
+        .map(|a| {
+            a.replace("{host}", &addr.ip().to_string())
+                .replace("{port}", &addr.port().to_string())
+        })
         .collect()
 }
 
@@ -696,7 +871,11 @@ impl GeisterDriver {
         spec.check_option_keys(&known)?;
         let rules = rules_from(spec)?;
         if spec.seats.len() != 2 {
-            return Err(RefereeError::SeatCount { game: "geister".into(), expected: "2".into(), got: spec.seats.len() });
+            return Err(RefereeError::SeatCount {
+                game: "geister".into(),
+                expected: "2".into(),
+                got: spec.seats.len(),
+            });
         }
         for (seat, s) in spec.seats.iter().enumerate() {
             if let SeatSpec::Builtin(b) = s {
@@ -715,7 +894,11 @@ impl GeisterDriver {
 
     async fn play_async(&self, spec: &MatchSpec) -> Result<MatchRecord, RefereeError> {
         let rules = self.check(spec)?;
-        let host: String = spec.option("host", "127.0.0.1".to_string(), "a host name or address to listen on")?;
+        let host: String = spec.option(
+            "host",
+            "127.0.0.1".to_string(),
+            "a host name or address to listen on",
+        )?;
         let ports = [
             spec.option("port0", 10000u16, "a TCP port number")?,
             spec.option("port1", 10001u16, "a TCP port number")?,
@@ -735,19 +918,30 @@ impl GeisterDriver {
         let p0 = plan_for(spec, 0, q0.as_mut())?;
         let p1 = plan_for(spec, 1, q1.as_mut())?;
         let plans = [p0, p1];
-        let setup = GameSetup { rules, seed: spec.seed, specs, log_dir };
+        let setup = GameSetup {
+            rules,
+            seed: spec.seed,
+            specs,
+            log_dir,
+        };
         Ok(run_game(&setup, plans).await)
     }
 }
 
-fn plan_for<'a>(spec: &MatchSpec, seat: usize, queue: Option<&'a mut ConnQueue>) -> Result<SeatPlan<'a>, RefereeError> {
+fn plan_for<'a>(
+    spec: &MatchSpec,
+    seat: usize,
+    queue: Option<&'a mut ConnQueue>,
+) -> Result<SeatPlan<'a>, RefereeError> {
     let s = &spec.seats[seat];
     Ok(match s {
         SeatSpec::Builtin(name) => match builtin(name, spec.seed, seat) {
             Some(b) => SeatPlan::Builtin(b),
             None => SeatPlan::Pipe(Err(format!("unknown built-in bot {name:?}"))),
         },
-        SeatSpec::Cmd(argv) => SeatPlan::Pipe(BotProcess::spawn(argv, &spec.sandbox).map_err(|e| e.to_string())),
+        SeatSpec::Cmd(argv) => {
+            SeatPlan::Pipe(BotProcess::spawn(argv, &spec.sandbox).map_err(|e| e.to_string()))
+        }
         SeatSpec::Tcp | SeatSpec::TcpCmd(_) => {
             let Some(queue) = queue else {
                 return Err(RefereeError::UnsupportedSeat {
@@ -772,9 +966,27 @@ fn plan_for<'a>(spec: &MatchSpec, seat: usize, queue: Option<&'a mut ConnQueue>)
 /// Play one game on a table whose two seats are TCP clients connecting to its ports (they may
 /// reconnect for every game).
 pub async fn play_on_table(table: &mut Table, rules: Rules, seed: u64) -> MatchRecord {
-    let setup = GameSetup { rules, seed, specs: ["tcp".into(), "tcp".into()], log_dir: None };
+    let setup = GameSetup {
+        rules,
+        seed,
+        specs: ["tcp".into(), "tcp".into()],
+        log_dir: None,
+    };
     let [q0, q1] = &mut table.queues;
-    run_game(&setup, [SeatPlan::Tcp { queue: q0, client: None }, SeatPlan::Tcp { queue: q1, client: None }]).await
+    run_game(
+        &setup,
+        [
+            SeatPlan::Tcp {
+                queue: q0,
+                client: None,
+            },
+            SeatPlan::Tcp {
+                queue: q1,
+                client: None,
+            },
+        ],
+    )
+    .await
 }
 
 fn bad(msg: impl Into<String>) -> RefereeError {
@@ -790,7 +1002,8 @@ pub fn rerun_replay(replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> 
     if h.game != "geister" {
         return Err(bad(format!("game {:?} is not \"geister\"", h.game)));
     }
-    let params: HeaderParams = serde_json::from_value(h.params.clone()).map_err(|e| bad(format!("header params: {e}")))?;
+    let params: HeaderParams =
+        serde_json::from_value(h.params.clone()).map_err(|e| bad(format!("header params: {e}")))?;
     if h.seats.len() != 2 || params.seats.len() != 2 {
         return Err(bad(format!("expected 2 seats, found {}", h.seats.len())));
     }
@@ -803,13 +1016,21 @@ pub fn rerun_replay(replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> 
         let (line_no, v) = &events[i];
         let kind = v.get("event").and_then(|e| e.as_str()).unwrap_or("");
         if kind == "stderr" {
-            let e: StderrEvent = serde_json::from_value(v.clone()).map_err(|e| bad(format!("line {line_no}: {e}")))?;
+            let e: StderrEvent = serde_json::from_value(v.clone())
+                .map_err(|e| bad(format!("line {line_no}: {e}")))?;
             stderr.push(e);
             i += 1;
             continue;
         }
-        let ev: Event = serde_json::from_value(v.clone()).map_err(|e| bad(format!("line {line_no}: {e}")))?;
-        let seat_ok = |s: usize| if s < 2 { Ok(s) } else { Err(bad(format!("line {line_no}: seat {s}"))) };
+        let ev: Event =
+            serde_json::from_value(v.clone()).map_err(|e| bad(format!("line {line_no}: {e}")))?;
+        let seat_ok = |s: usize| {
+            if s < 2 {
+                Ok(s)
+            } else {
+                Err(bad(format!("line {line_no}: seat {s}")))
+            }
+        };
         match ev {
             Event::Assign { seat, t } => {
                 session.assign(seat_ok(seat)?, t);
@@ -817,7 +1038,14 @@ pub fn rerun_replay(replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> 
             Event::Set { seat, t, raw, .. } | Event::Line { seat, t, raw, .. } => {
                 session.line(seat_ok(seat)?, &line_from_record(raw.as_deref()), t);
             }
-            Event::Turn { seat, t, raw, outcome, elapsed_ms, .. } => {
+            Event::Turn {
+                seat,
+                t,
+                raw,
+                outcome,
+                elapsed_ms,
+                ..
+            } => {
                 let seat = seat_ok(seat)?;
                 session.clock_started(seat, t.saturating_sub(elapsed_ms));
                 if outcome == TurnOutcome::Timeout {
@@ -826,16 +1054,28 @@ pub fn rerun_replay(replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> 
                     session.line(seat, &line_from_record(raw.as_deref()), t);
                 }
             }
-            Event::Fault { kind: FaultKind::SetTimeout, t, .. } => {
+            Event::Fault {
+                kind: FaultKind::SetTimeout,
+                t,
+                ..
+            } => {
                 session.tick(t);
             }
-            Event::Fault { seat, kind, t, detail } => {
+            Event::Fault {
+                seat,
+                kind,
+                t,
+                detail,
+            } => {
                 let mut faults = vec![(seat_ok(seat)?, kind, detail)];
                 while let Some((_, next)) = events.get(i + 1) {
                     match serde_json::from_value::<Event>(next.clone()) {
-                        Ok(Event::Fault { seat: s2, kind: k2, t: t2, detail: d2 })
-                            if t2 == t && k2 != FaultKind::SetTimeout =>
-                        {
+                        Ok(Event::Fault {
+                            seat: s2,
+                            kind: k2,
+                            t: t2,
+                            detail: d2,
+                        }) if t2 == t && k2 != FaultKind::SetTimeout => {
                             faults.push((seat_ok(s2)?, k2, d2));
                             i += 1;
                         }
@@ -873,14 +1113,32 @@ mod tests {
     fn log_file_names_are_utc() {
         assert_eq!(log_file_stem(0), "log-1970-01-01-00-00-00-000");
         // 2018-03-05 12:34:56.789 UTC
-        assert_eq!(log_file_stem(1_520_253_296_789), "log-2018-03-05-12-34-56-789");
-        assert_eq!(log_file_stem(951_782_400_000), "log-2000-02-29-00-00-00-000");
+        assert_eq!(
+            log_file_stem(1_520_253_296_789),
+            "log-2018-03-05-12-34-56-789"
+        );
+        assert_eq!(
+            log_file_stem(951_782_400_000),
+            "log-2000-02-29-00-00-00-000"
+        );
     }
 
     #[test]
     fn client_commands_get_host_and_port() {
-        let argv = vec!["java".to_string(), "-jar".into(), "c.jar".into(), "{host}".into(), "{port}".into(), "x{port}".into()];
-        let addr: SocketAddr = "127.0.0.1:4321".parse().unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 4321)));
-        assert_eq!(client_argv(&argv, addr), vec!["java", "-jar", "c.jar", "127.0.0.1", "4321", "x4321"]);
+        let argv = vec![
+            "java".to_string(),
+            "-jar".into(),
+            "c.jar".into(),
+            "{host}".into(),
+            "{port}".into(),
+            "x{port}".into(),
+        ];
+        let addr: SocketAddr = "127.0.0.1:4321"
+            .parse()
+            .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 4321)));
+        assert_eq!(
+            client_argv(&argv, addr),
+            vec!["java", "-jar", "c.jar", "127.0.0.1", "4321", "x4321"]
+        );
     }
 }

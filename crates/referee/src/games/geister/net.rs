@@ -58,7 +58,9 @@ impl ConnQueue {
     /// only suspension point is the queue's receive.
     pub async fn next(&mut self, deadline: Instant) -> Option<(TcpStream, SocketAddr)> {
         loop {
-            let (stream, peer) = tokio::time::timeout_at(deadline, self.rx.recv()).await.ok()??;
+            let (stream, peer) = tokio::time::timeout_at(deadline, self.rx.recv())
+                .await
+                .ok()??;
             if !closed_by_peer(&stream).await {
                 return Some((stream, peer));
             }
