@@ -1,0 +1,231 @@
+//! Diplomacy through the referee: built-in games to the year limit, process bots that crash, stay
+//! silent, send illegal orders or garbage, press privacy, and replays that re-run byte for byte.
+
+use std::path::PathBuf;
+
+use kakehiki_core::{SeatErrorKind, SeatSpec};
+use kakehiki_referee::driver::verify_replay;
+use kakehiki_referee::{find_game, MatchRecord, MatchSpec};
+use serde_json::Value;
+
+fn bot(mode: &str) -> SeatSpec {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/diplomacy_bots/bot.py");
+    SeatSpec::Cmd(vec![
+        "python3".into(),
+        path.display().to_string(),
+        mode.into(),
+    ])
+}
+
+fn builtin(name: &str) -> SeatSpec {
+    SeatSpec::Builtin(name.into())
+}
+
+fn play(seats: Vec<SeatSpec>, opts: &[(&str, &str)]) -> MatchRecord {
+    let mut spec = MatchSpec::new("diplomacy", 42, seats);
+    for (k, v) in opts {
+        spec.options.insert(k.to_string(), v.to_string());
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(find_game("diplomacy").unwrap().play(&spec))
+        .expect("match runs")
+}
+
+fn events(rec: &MatchRecord) -> Vec<Value> {
+    rec.replay
+        .lines()
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+const FAST: &[(&str, &str)] = &[
+    ("max_year", "1901"),
+    ("start_ms", "5000"),
+    ("movement_ms", "1500"),
+    ("retreat_ms", "1500"),
+    ("adjustment_ms", "1500"),
+    ("press_ms", "1500"),
+];
+
+#[test]
+fn builtin_random_game_reaches_the_year_limit_and_replays() {
+    let rec = play(
+        (0..7).map(|_| builtin("random")).collect(),
+        &[("max_year", "1904")],
+    );
+    let r = &rec.report;
+    assert_eq!(r.game, "diplomacy");
+    assert_eq!(r.seats.len(), 7);
+    let v = serde_json::to_value(r).unwrap();
+    for key in [
+        "game",
+        "rules",
+        "seed",
+        "scores",
+        "scores_exact",
+        "winner",
+        "seats",
+        "centers",
+    ] {
+        assert!(v.get(key).is_some(), "report lacks {key}: {v}");
+    }
+    let total: i64 = v["centers"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|c| c.as_i64().unwrap())
+        .sum();
+    assert!(total <= 34 && total >= 22, "{total}");
+    assert_eq!(v["seats"][2]["power"], "FRANCE");
+    if r.winner.is_none() {
+        assert_eq!(v["end"], "year_limit");
+    }
+    // Re-running the replay reproduces it byte for byte.
+    verify_replay(&rec.replay.to_text()).expect("replay verifies");
+    // A tampered reply is detected.
+    let text = rec.replay.to_text().replacen(
+        "\"orders\\\":[\\\"",
+        "\"orders\\\":[\\\"A XXX H\\\",\\\"",
+        1,
+    );
+    assert!(verify_replay(&text).is_err());
+}
+
+#[test]
+fn unknown_bots_options_and_seat_counts_are_setup_errors() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let d = find_game("diplomacy").unwrap();
+    let mut spec = MatchSpec::new("diplomacy", 1, (0..7).map(|_| builtin("random")).collect());
+    spec.seats[3] = builtin("nope");
+    assert!(rt
+        .block_on(d.play(&spec))
+        .unwrap_err()
+        .to_string()
+        .contains("nope"));
+    let spec = MatchSpec::new("diplomacy", 1, (0..6).map(|_| builtin("random")).collect());
+    assert!(rt.block_on(d.play(&spec)).is_err());
+    let mut spec = MatchSpec::new("diplomacy", 1, (0..7).map(|_| builtin("random")).collect());
+    spec.options.insert("max_year".into(), "soon".into());
+    assert!(rt
+        .block_on(d.play(&spec))
+        .unwrap_err()
+        .to_string()
+        .contains("max_year"));
+}
+
+#[test]
+fn crashing_silent_illegal_and_garbage_bots_are_handled() {
+    let seats = vec![
+        bot("crash"),
+        bot("silent"),
+        bot("illegal"),
+        bot("garbage"),
+        bot("hold"),
+        builtin("random"),
+        builtin("hold"),
+    ];
+    let rec = play(seats, FAST);
+    let r = &rec.report;
+    let kinds = |i: usize| r.seats[i].errors.iter().map(|e| e.kind).collect::<Vec<_>>();
+    assert!(
+        kinds(0).contains(&SeatErrorKind::Crash),
+        "{:?}",
+        r.seats[0].errors
+    );
+    assert!(
+        kinds(1).contains(&SeatErrorKind::Timeout),
+        "{:?}",
+        r.seats[1].errors
+    );
+    assert!(!kinds(1).contains(&SeatErrorKind::Crash));
+    assert!(
+        kinds(2).contains(&SeatErrorKind::IllegalAction),
+        "{:?}",
+        r.seats[2].errors
+    );
+    assert!(
+        kinds(3).contains(&SeatErrorKind::InvalidReply),
+        "{:?}",
+        r.seats[3].errors
+    );
+    assert!(
+        r.seats[4].errors.is_empty(),
+        "the hold bot's stale reply is dropped silently: {:?}",
+        r.seats[4].errors
+    );
+    // The game completed: Fall 1901 was adjudicated.
+    let ev = events(&rec);
+    assert!(ev.iter().any(|e| e["event"] == "end"));
+    let phases: Vec<&str> = ev
+        .iter()
+        .filter(|e| e["event"] == "phase")
+        .filter_map(|e| e["phase"].as_str())
+        .collect();
+    assert!(phases.contains(&"F1901M"), "{phases:?}");
+    // Austria (crashed) is in civil disorder: it gets no message after its crash.
+    let austria_after: usize = ev
+        .iter()
+        .filter(|e| e["event"] == "phase" && e["phase"] != "S1901M")
+        .flat_map(|e| e["exchanges"].as_array().unwrap().iter())
+        .filter(|x| x["power"] == "AUSTRIA")
+        .count();
+    assert_eq!(austria_after, 0);
+    // Its units held in Spring: they are all still there.
+    verify_replay(&rec.replay.to_text()).expect("replay with process bots verifies");
+}
+
+#[test]
+fn press_and_pending_orders_stay_private() {
+    let seats = (0..7).map(|_| bot("press")).collect();
+    let mut opts = FAST.to_vec();
+    opts.push(("press_rounds", "2"));
+    let rec = play(seats, &opts);
+    let ev = events(&rec);
+    let mut press_seen = 0;
+    for e in &ev {
+        let Some(xs) = e["exchanges"].as_array() else {
+            continue;
+        };
+        for x in xs {
+            let to = x["power"].as_str().unwrap();
+            let sent = x["sent"].as_str().unwrap();
+            let msg: Value = serde_json::from_str(sent).unwrap();
+            // Press: only the addressee ever sees a message.
+            for m in sent.match_indices("PRESS-") {
+                let rest = &sent[m.0 + 6..];
+                let addressee = rest.split('-').nth(1).unwrap();
+                assert_eq!(addressee, to, "press leaked: {sent}");
+                press_seen += 1;
+            }
+            // Void orders are reported to their own power only.
+            for p in [
+                "AUSTRIA", "ENGLAND", "FRANCE", "GERMANY", "ITALY", "RUSSIA", "TURKEY",
+            ] {
+                if p != to {
+                    assert!(
+                        !sent.contains(&format!("SECRET{p}")),
+                        "{p}'s void order leaked to {to}: {sent}"
+                    );
+                }
+            }
+            // No message carries orders of a phase not yet adjudicated.
+            if msg["type"] == "phase" {
+                let phase = msg["phase"].as_str().unwrap();
+                for h in msg["history"].as_array().unwrap() {
+                    assert_ne!(
+                        h["phase"].as_str().unwrap(),
+                        phase,
+                        "pending orders leaked: {sent}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(press_seen > 0, "press was delivered");
+    // The press is recorded in the replay.
+    assert!(ev
+        .iter()
+        .any(|e| e["event"] == "press" && !e["delivered"].as_array().unwrap().is_empty()));
+    verify_replay(&rec.replay.to_text()).expect("press replay verifies");
+}
