@@ -19,10 +19,17 @@ fn main() {
         let mut centres = 0usize;
         for g in 0..games {
             let seed = 1_000_003 * (power.index() as u64 + 1) + g;
-            let mut game = DiplomacyGame::new(Rules { max_year, ..Rules::default() });
+            let mut game = DiplomacyGame::new(Rules {
+                max_year,
+                ..Rules::default()
+            });
             let mut bots: Vec<Box<dyn Bot<DiplomacyGame>>> = (0..7)
                 .map(|s| {
-                    let name = if s == power.index() { "strong" } else { "random" };
+                    let name = if s == power.index() {
+                        "strong"
+                    } else {
+                        "random"
+                    };
                     Box::new(BuiltinBot::new(name, seed, s).expect("built-in bot")) as _
                 })
                 .collect();

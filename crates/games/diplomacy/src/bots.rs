@@ -653,7 +653,10 @@ fn strong_adjustments(map: &Map, board: &Board, power: Power) -> Vec<Order> {
     let mut out = Vec::new();
     if n > 0 {
         let owned = board.owned_mask(power);
-        let mut fleets = board.units_of(power).filter(|u| u.kind == UnitKind::Fleet).count();
+        let mut fleets = board
+            .units_of(power)
+            .filter(|u| u.kind == UnitKind::Fleet)
+            .count();
         let mut armies = board.units_of(power).count() - fleets;
         let nearest = |u: &Unit| -> u8 {
             (0..NUM_PROVINCES as Prov)
@@ -671,7 +674,9 @@ fn strong_adjustments(map: &Map, board: &Board, power: Power) -> Vec<Order> {
                 let is_fleet = u.kind == UnitKind::Fleet;
                 let better = match best {
                     None => true,
-                    Some((bd, bf, _)) => d < bd || (d == bd && is_fleet == prefer_fleet && bf != prefer_fleet),
+                    Some((bd, bf, _)) => {
+                        d < bd || (d == bd && is_fleet == prefer_fleet && bf != prefer_fleet)
+                    }
                 };
                 if better {
                     best = Some((d, is_fleet, u));

@@ -56,6 +56,8 @@ pub struct Resolver {
     cycle: Vec<Prov>,
     tainted: bool,
     sea: [u128; N],
+    sea_ready: bool,
+    occ: u128,
 }
 
 impl Default for Resolver {
@@ -200,14 +202,26 @@ impl Resolver {
             cycle: Vec::with_capacity(N),
             tainted: false,
             sea: [0; N],
+            sea_ready: false,
+            occ: 0,
         }
     }
 
     fn reset(&mut self, map: &Map, board: &Board) {
-        for (p, s) in self.sea.iter_mut().enumerate() {
-            *s = map.sea_nbrs(p as Prov);
+        if !self.sea_ready {
+            // A resolver serves one map: the standard one.
+            for (p, s) in self.sea.iter_mut().enumerate() {
+                *s = map.sea_nbrs(p as Prov);
+            }
+            self.sea_ready = true;
         }
         self.unit = board.units;
+        self.occ = 0;
+        for (p, u) in board.units.iter().enumerate() {
+            if u.is_some() {
+                self.occ |= bit(p as Prov);
+            }
+        }
         self.eff = [Eff::Hold; N];
         self.via = 0;
         self.ordered = 0;
@@ -369,10 +383,10 @@ impl Resolver {
         self.reset(map, board);
         let mut out = PhaseOutcome::with_capacity(N_ORDERS_HINT);
         let mut fleets = 0u128;
-        for (i, u) in self.unit.iter().enumerate() {
-            if let Some(u) = u {
-                if u.kind == UnitKind::Fleet && map.kind(i as Prov) == ProvinceKind::Sea {
-                    fleets |= bit(i as Prov);
+        for i in bits(self.occ & map.seas()) {
+            if let Some(u) = self.unit[i as usize] {
+                if u.kind == UnitKind::Fleet {
+                    fleets |= bit(i);
                 }
             }
         }
@@ -428,6 +442,12 @@ impl Resolver {
             }
         }
         // Which army moves use the convoy route (4.A.3).
+        let mut convoy_mask = 0u128;
+        for c in bits(has_order) {
+            if self.eff[c as usize] == Eff::Convoy {
+                convoy_mask |= bit(c);
+            }
+        }
         for p in bits(has_order) {
             let pi = p as usize;
             if self.eff[pi] != Eff::Move || self.unit[pi].map(|u| u.kind) != Some(UnitKind::Army) {
@@ -437,7 +457,7 @@ impl Resolver {
             let mut route = self.via & bit(p) != 0 || map.army_adj(p) & bit(q) == 0;
             if !route {
                 let power = self.unit[pi].map(|u| u.power);
-                for c in bits(has_order) {
+                for c in bits(convoy_mask) {
                     let ci = c as usize;
                     if self.eff[ci] == Eff::Convoy
                         && self.target[ci] == p
@@ -808,12 +828,9 @@ impl Resolver {
         }
         // Dislodged units and their attackers.
         let mut dislodger = [u8::MAX; N];
-        for q in 0..N {
-            if self.unit[q].is_none() || moved & bit(q as Prov) != 0 {
-                continue;
-            }
-            for x in bits(self.into[q] & moved) {
-                dislodger[q] = x;
+        for q in bits(self.occ & !moved) {
+            for x in bits(self.into[q as usize] & moved) {
+                dislodger[q as usize] = x;
             }
         }
         // Results (keyed by the unit at the start of the phase).
@@ -842,34 +859,30 @@ impl Resolver {
         }
         // Standoff provinces: empty afterwards though a move into them failed with PREVENT > 0.
         let mut occupied_after = 0u128;
-        for p in 0..N {
-            let pp = p as Prov;
-            if let Some(_u) = self.unit[p] {
-                if moved & bit(pp) != 0 {
-                    occupied_after |= bit(self.dest[p]);
-                } else if dislodger[p] == u8::MAX {
-                    occupied_after |= bit(pp);
-                }
+        for pp in bits(self.occ) {
+            let p = pp as usize;
+            if moved & bit(pp) != 0 {
+                occupied_after |= bit(self.dest[p]);
+            } else if dislodger[p] == u8::MAX {
+                occupied_after |= bit(pp);
             }
         }
         let mut standoff = 0u128;
-        for q in 0..N {
-            let qq = q as Prov;
-            if occupied_after & bit(qq) != 0 {
+        for x in bits(has_order & !moved) {
+            if self.eff[x as usize] != Eff::Move {
                 continue;
             }
-            for x in bits(self.into[q] & !moved) {
-                if self.prevent(x) > 0 {
-                    standoff |= bit(qq);
-                }
+            let q = self.dest[x as usize];
+            if (occupied_after | standoff) & bit(q) == 0 && self.prevent(x) > 0 {
+                standoff |= bit(q);
             }
         }
         // New position.
         let mut units = [None; N];
         let mut dislodged: [Option<Dislodged>; N] = [None; N];
-        for p in 0..N {
+        for pp in bits(self.occ) {
+            let p = pp as usize;
             let Some(u) = self.unit[p] else { continue };
-            let pp = p as Prov;
             if moved & bit(pp) != 0 {
                 let q = self.dest[p] as usize;
                 units[q] = Some(Unit {
