@@ -122,6 +122,11 @@ fn board_unit(map: &Map, power: Power, text: &str) -> Result<Unit, LineError> {
 
 fn push_str(out: &mut String, s: &str) {
     out.push('"');
+    push_escaped(out, s);
+    out.push('"');
+}
+
+fn push_escaped(out: &mut String, s: &str) {
     let mut start = 0;
     for (i, b) in s.bytes().enumerate() {
         let esc: &str = match b {
@@ -142,7 +147,6 @@ fn push_str(out: &mut String, s: &str) {
         start = i + 1;
     }
     out.push_str(&s[start..]);
-    out.push('"');
 }
 
 /// The adjudication service; reuses its scratch space between lines.
@@ -382,6 +386,11 @@ impl Service {
     }
 
     fn center(&self, text: &str) -> Result<Prov, LineError> {
+        if let Some(p) = self.map.province(text) {
+            if self.map.is_sc(p) {
+                return Ok(p);
+            }
+        }
         let d = parse_location(self.map, text)
             .map_err(|e| LineError(format!("malformed centre {text:?}: {e}")))?;
         if !self.map.is_sc(d.prov) {
@@ -575,7 +584,13 @@ impl Service {
                     s.push(',');
                 }
                 n += 1;
-                push_str(s, &format!("{pw}: {text}: {reason}"));
+                s.push('"');
+                s.push_str(pw.name());
+                s.push_str(": ");
+                push_escaped(s, text);
+                s.push_str(": ");
+                push_escaped(s, &reason);
+                s.push('"');
             };
             match r {
                 Err(reason) => emit(&mut s, reason.message(map)),
