@@ -664,10 +664,13 @@ impl SampleAgent {
 
 impl Agent for SampleAgent {
     fn act(&mut self, request: Request, info: &GameInfo<'_>, _settings: &Settings) -> Reply {
-        self.observe(info);
+        // Roles are dealt after the ROLE requests: nothing to observe before.
         match request {
-            Request::Name => Reply::Text("sample".into()),
-            Request::Role => Reply::Text("none".into()),
+            Request::Name => return Reply::Text("sample".into()),
+            Request::Role => return Reply::Text("none".into()),
+            _ => self.observe(info),
+        }
+        match request {
             Request::Talk => Reply::Text(self.talk(info)),
             Request::Whisper => Reply::Text(self.whisper(info)),
             Request::Vote => Reply::Target(self.vote_target(info)),

@@ -68,3 +68,38 @@ fn thousand_games_each_side() {
         assert!(v >= 0.8 && w >= 0.8, "{rules}: village {v}, wolves {w}");
     }
 }
+
+/// Built-in agents see every request, ROLE included (before the deal), and never give an
+/// invalid answer: no self votes, no attacks on wolves, only valid talk.
+#[test]
+fn builtin_agents_never_answer_invalidly() {
+    use kakehiki_werewolf::GameInfo;
+    for seed in 0..60 {
+        for rules in ["aiwolf-0.6", "seed-2015"] {
+            let bot = if seed % 2 == 0 { "sample" } else { "random" };
+            let names: Vec<String> = (1..=15).map(|i| format!("a{i}")).collect();
+            let mut g =
+                Werewolf::new(Settings::for_rules(rules, 15).unwrap(), seed, names).unwrap();
+            let mut agents: Vec<Box<dyn Agent>> =
+                (1..=15).map(|a| builtin(bot, seed, a).unwrap()).collect();
+            loop {
+                match g.pending() {
+                    Pending::Done => break,
+                    Pending::Notify(_) => g.ack().unwrap(),
+                    Pending::Ask { agent, request } => {
+                        let r = {
+                            let info = GameInfo::for_agent(&g, agent, false);
+                            agents[agent - 1].act(request, &info, g.settings())
+                        };
+                        let s = g.reply(r).unwrap();
+                        assert!(
+                            !s.invalid,
+                            "{rules} seed {seed}: {bot} agent {agent} {}: {s:?}",
+                            request.name()
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
