@@ -46,6 +46,10 @@ enum Command {
     Games(commands::games::GamesArgs),
     /// Run a demo match of every game with built-in and example process bots.
     Demo(commands::demo::DemoArgs),
+    /// Contests: run a contest file, print standings, export replays.
+    Contest(commands::contest::ContestArgs),
+    /// Claim queued contest matches from PostgreSQL and play them (any number of machines).
+    Worker(commands::worker::WorkerArgs),
 }
 
 fn main() -> ExitCode {
@@ -58,6 +62,8 @@ fn main() -> ExitCode {
         Command::Replay(args) => commands::replay::run(args),
         Command::Games(args) => commands::games::run(args),
         Command::Demo(args) => commands::demo::run(args),
+        Command::Contest(args) => commands::contest::run(args),
+        Command::Worker(args) => commands::worker::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

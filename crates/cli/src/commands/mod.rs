@@ -1,9 +1,11 @@
 //! One module per subcommand.
 
+pub mod contest;
 pub mod demo;
 pub mod games;
 pub mod play;
 pub mod replay;
+pub mod worker;
 
 use kakehiki_core::MatchReport;
 

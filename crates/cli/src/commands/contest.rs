@@ -1,0 +1,205 @@
+//! `kakehiki contest run|standings|replays`: contests from TOML files, results in SQLite (default)
+//! or PostgreSQL. The logic lives in `kakehiki-contest` and `kakehiki-store`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use clap::{Args, Subcommand, ValueEnum};
+use kakehiki_contest::{
+    compute_standings, coordinate, load_results, run_local, stored_definition, Arena, ContestDef, OutputFormat,
+    RefereeArena, RunOptions, RunSummary,
+};
+use kakehiki_store::{open_store, redact_url, Store};
+
+use crate::exit;
+
+#[derive(Args, Debug)]
+pub struct ContestArgs {
+    #[command(subcommand)]
+    pub command: ContestCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ContestCommand {
+    /// Run a contest file: schedule every match, play them in parallel, store each result with its
+    /// replay. Interrupted at any moment, running it again continues where it stopped. With
+    /// --database-url it only queues the matches for `kakehiki worker`s and reports progress.
+    Run(RunArgs),
+    /// Print the standings of a stored contest: points or wins as the format defines, Weng-Lin
+    /// and Bradley-Terry ratings (with bootstrap 95% intervals), league tables, roles and teams.
+    Standings(StandingsArgs),
+    /// Write the stored replays of a contest to files and print their paths.
+    Replays(ReplaysArgs),
+}
+
+/// Where results are stored.
+#[derive(Args, Debug, Clone)]
+pub struct StoreArgs {
+    /// SQLite database file (the default store).
+    #[arg(long, value_name = "PATH", default_value = "kakehiki.sqlite")]
+    pub db: PathBuf,
+    /// PostgreSQL URL (postgres://user:password@host:port/database) instead of SQLite.
+    #[arg(long, value_name = "URL", env = "KAKEHIKI_DATABASE_URL", conflicts_with = "db")]
+    pub database_url: Option<String>,
+}
+
+impl StoreArgs {
+    pub fn open(&self) -> anyhow::Result<Box<dyn Store>> {
+        match &self.database_url {
+            Some(url) => open_store(&self.db, Some(url))
+                .with_context(|| format!("cannot open the store at {}", redact_url(url))),
+            None => {
+                open_store(&self.db, None).with_context(|| format!("cannot open the store {}", self.db.display()))
+            }
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The contest file (TOML).
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Matches played at once (default: the file's `jobs`, else 1). Ignored with --database-url.
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub jobs: Option<u16>,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Do not print the standings at the end.
+    #[arg(long)]
+    pub no_standings: bool,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy)]
+pub enum Format {
+    Table,
+    Json,
+    Csv,
+}
+
+#[derive(Args, Debug)]
+pub struct StandingsArgs {
+    /// The contest's name (the `name` of its file).
+    pub name: String,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+}
+
+#[derive(Args, Debug)]
+pub struct ReplaysArgs {
+    /// The contest's name.
+    pub name: String,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Directory to write to; replays go to <OUT>/<contest>/<match index>.jsonl.
+    #[arg(long, default_value = "replays")]
+    pub out: PathBuf,
+}
+
+pub fn run(args: ContestArgs) -> anyhow::Result<u8> {
+    match args.command {
+        ContestCommand::Run(a) => run_contest(a),
+        ContestCommand::Standings(a) => standings(a),
+        ContestCommand::Replays(a) => replays(a).map(|paths| {
+            for p in paths {
+                println!("{}", p.display());
+            }
+            exit::OK
+        }),
+    }
+}
+
+/// Read and validate a contest file against the registered games.
+pub fn load_definition(file: &Path) -> anyhow::Result<ContestDef> {
+    let arena = RefereeArena;
+    let (def, _) = ContestDef::load(file, &|g| arena.game_type(g))?;
+    Ok(def)
+}
+
+fn run_contest(args: RunArgs) -> anyhow::Result<u8> {
+    // Validate everything before touching the store: a bad file stores nothing.
+    let def = load_definition(&args.file)?;
+    let store = args.store.open()?;
+    let jobs = args.jobs.map(usize::from).or(def.jobs).unwrap_or(1);
+    let opts = RunOptions { jobs, progress: !args.quiet, worker: "local".into() };
+    let summary = if args.store.database_url.is_some() {
+        eprintln!("queueing the matches of {} for workers (kakehiki worker --database-url ...)", def.name);
+        coordinate(&def, store, &opts, Duration::from_millis(500))?
+    } else {
+        run_local(&def, store, Arc::new(RefereeArena), &opts)?
+    };
+    report_summary(&def, &summary);
+    if !args.no_standings {
+        let mut store = args.store.open()?;
+        let results = load_results(store.as_mut(), &def)?;
+        print!("{}", compute_standings(&def, &results).render(OutputFormat::Table));
+    }
+    Ok(if summary.failed.is_empty() { exit::OK } else { exit::FAILURE })
+}
+
+fn report_summary(def: &ContestDef, s: &RunSummary) {
+    eprintln!(
+        "{}: {} matches scheduled, {} already stored, {} played now{}",
+        def.name,
+        s.scheduled,
+        s.already_stored,
+        s.played,
+        if s.complete { ", contest complete" } else { "" }
+    );
+    if !s.failed.is_empty() {
+        eprintln!("{} matches failed (run again to retry them):", s.failed.len());
+        for (index, e) in s.failed.iter().take(20) {
+            eprintln!("  match {index}: {e}");
+        }
+        if s.failed.len() > 20 {
+            eprintln!("  ... and {} more", s.failed.len() - 20);
+        }
+    }
+}
+
+fn standings(args: StandingsArgs) -> anyhow::Result<u8> {
+    let mut store = args.store.open()?;
+    let def = stored_definition(store.as_mut(), &args.name).map_err(|e| {
+        let names = store.contest_names().unwrap_or_default();
+        anyhow::anyhow!("{e} (stored contests: {})", if names.is_empty() { "none".into() } else { names.join(", ") })
+    })?;
+    let results = load_results(store.as_mut(), &def)?;
+    let format = match args.format {
+        Format::Table => OutputFormat::Table,
+        Format::Json => OutputFormat::Json,
+        Format::Csv => OutputFormat::Csv,
+    };
+    let text = compute_standings(&def, &results).render(format);
+    std::io::stdout().write_all(text.as_bytes()).context("cannot write the standings")?;
+    Ok(exit::OK)
+}
+
+/// Write every stored replay of a contest to `<out>/<contest>/<index>.jsonl`.
+pub fn replays(args: ReplaysArgs) -> anyhow::Result<Vec<PathBuf>> {
+    let mut store = args.store.open()?;
+    let def = stored_definition(store.as_mut(), &args.name)?;
+    let dir = args.out.join(sanitize(&def.name));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut paths = Vec::new();
+    for index in store.stored_indices(&def.name)? {
+        let Some(text) = store.replay(&def.name, index)? else {
+            bail!("the replay of match {index} disappeared while exporting");
+        };
+        let path = dir.join(format!("{index:06}.jsonl"));
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        paths.push(path);
+    }
+    Ok(paths)
+}
+
+/// A contest name as a directory name.
+fn sanitize(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' }).collect()
+}

@@ -1,0 +1,176 @@
+//! `kakehiki contest` end to end with the real registry: crash safety under SIGKILL, bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_kakehiki")
+}
+
+/// A NAC round robin of CPU-bound built-in bots: 5 entrants, 5 tables, `games` games each.
+fn nac_contest(dir: &Path, name: &str, games: u32) -> PathBuf {
+    let mut text = format!("name = \"{name}\"\ngame = \"nac\"\nformat = \"round-robin\"\nseed = 99\ngames = {games}\nbootstrap = 50\n");
+    for (n, bot) in [("s1", "strong"), ("s2", "strong"), ("r1", "random"), ("r2", "random"), ("r3", "random")] {
+        text.push_str(&format!("\n[[entrants]]\nname = \"{n}\"\nseat = \"builtin:{bot}\"\n"));
+    }
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn run_contest(file: &Path, db: &Path, jobs: u32) -> Child {
+    Command::new(bin())
+        .args(["contest", "run"])
+        .arg(file)
+        .arg("--db")
+        .arg(db)
+        .args(["--jobs", &jobs.to_string(), "--quiet", "--no-standings"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn stored(db: &Path) -> Vec<i64> {
+    let Ok(conn) = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) else {
+        return vec![];
+    };
+    let Ok(mut stmt) = conn.prepare("SELECT idx FROM kk_results ORDER BY idx") else {
+        return vec![];
+    };
+    stmt.query_map([], |r| r.get(0)).map(|rows| rows.filter_map(Result::ok).collect()).unwrap_or_default()
+}
+
+fn standings(db: &Path, name: &str) -> String {
+    let out = Command::new(bin())
+        .args(["contest", "standings", name, "--format", "json", "--db"])
+        .arg(db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn sigkill_mid_contest_then_restart_stores_every_match_once_with_the_same_standings() {
+    let dir = tempfile::tempdir().unwrap();
+    let total = 5 * 16;
+    let file = nac_contest(dir.path(), "crash", 16);
+
+    // Reference: uninterrupted.
+    let reference_db = dir.path().join("reference.sqlite");
+    let out = run_contest(&file, &reference_db, 2).wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stored(&reference_db).len(), total);
+
+    // Killed twice with SIGKILL while matches are being stored, then run to the end.
+    let db = dir.path().join("crash.sqlite");
+    for round in 0..2 {
+        let mut child = run_contest(&file, &db, 2);
+        let before = stored(&db).len();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let n = stored(&db).len();
+            if n >= before + 3 {
+                break;
+            }
+            assert!(child.try_wait().unwrap().is_none(), "round {round}: the run ended before it could be killed");
+            assert!(Instant::now() < deadline, "round {round}: no progress");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let n = stored(&db).len();
+        assert!(n < total, "round {round}: killed after the end ({n} of {total})");
+    }
+    let out = run_contest(&file, &db, 2).wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("contest complete"), "{stderr}");
+
+    let indices = stored(&db);
+    assert_eq!(indices, (0..total as i64).collect::<Vec<_>>(), "every match stored exactly once");
+    assert_eq!(standings(&db, "crash"), standings(&reference_db, "crash"));
+
+    // Running a complete contest again plays nothing.
+    let out = run_contest(&file, &db, 2).wait_with_output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("0 played now"));
+
+    // Replays are exported and verify with `kakehiki replay`.
+    let out = Command::new(bin())
+        .args(["contest", "replays", "crash", "--db"])
+        .arg(&db)
+        .arg("--out")
+        .arg(dir.path().join("replays"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let paths: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect();
+    assert_eq!(paths.len(), total);
+    let out = Command::new(bin()).arg("replay").arg(&paths[7]).output().unwrap();
+    assert!(out.status.success(), "stored replay does not verify: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn fails(args: &[&str], dir: &Path) -> String {
+    let out = Command::new(bin()).args(args).current_dir(dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "expected failure: {args:?}");
+    String::from_utf8_lossy(&out.stderr).to_string()
+}
+
+#[test]
+fn bad_input_gives_clear_errors_and_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = std::fs::read_to_string(nac_contest(d, "ok", 4)).unwrap();
+    let cases = [
+        ("syntax.toml", good.replace("format = \"round-robin\"", "format = round-robin"), vec!["line 3"]),
+        ("key.toml", good.replace("games = 4", "gamez = 4"), vec!["line 5", "gamez"]),
+        ("game.toml", good.replace("game = \"nac\"", "game = \"chess\""), vec!["line 2", "key `game`", "geister"]),
+        (
+            "bot.toml",
+            good.replace("builtin:random\"\n\n[[entrants]]\nname = \"r2\"", "builtin:genius\"\n\n[[entrants]]\nname = \"r2\""),
+            vec!["key `entrants[2].seat`", "unknown built-in bot \"genius\"", "random, strong"],
+        ),
+    ];
+    for (file, text, needles) in cases {
+        std::fs::write(d.join(file), text).unwrap();
+        let err = fails(&["contest", "run", file, "--db", "store.sqlite"], d);
+        for n in needles {
+            assert!(err.contains(n), "{file}: {n:?} not in: {err}");
+        }
+        assert!(!d.join("store.sqlite").exists(), "{file}: a bad file must not create the store");
+    }
+    let err = fails(&["contest", "run", "missing.toml"], d);
+    assert!(err.contains("cannot read contest file missing.toml"), "{err}");
+
+    // An unreachable database: a clear error without the password, nothing played.
+    std::fs::write(d.join("ok.toml"), &good).unwrap();
+    let start = Instant::now();
+    let err = fails(
+        &["contest", "run", "ok.toml", "--database-url", "postgres://u:secret@127.0.0.1:1/db?connect_timeout=3"],
+        d,
+    );
+    assert!(err.contains("cannot connect to postgresql at postgres://u:***@127.0.0.1:1/db"), "{err}");
+    assert!(!err.contains("secret"), "{err}");
+    assert!(start.elapsed() < Duration::from_secs(30));
+    let err = fails(&["worker", "--database-url", "postgres://u:secret@127.0.0.1:1/db?connect_timeout=3"], d);
+    assert!(err.contains("cannot connect to postgresql") && !err.contains("secret"), "{err}");
+
+    // Standings of a contest that is not there name the stored ones.
+    let out = Command::new(bin()).args(["contest", "run", "ok.toml", "--db", "s.sqlite", "--quiet"]).current_dir(d).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = fails(&["contest", "standings", "nope", "--db", "s.sqlite"], d);
+    assert!(err.contains("contest \"nope\" is not in the store") && err.contains("stored contests: ok"), "{err}");
+
+    // The same name with a changed definition is refused, and nothing is added.
+    std::fs::write(d.join("ok.toml"), good.replace("games = 4", "games = 8")).unwrap();
+    let err = fails(&["contest", "run", "ok.toml", "--db", "s.sqlite"], d);
+    assert!(err.contains("different definition"), "{err}");
+    assert_eq!(stored(&d.join("s.sqlite")).len(), 20);
+
+    // A file that is not a database.
+    std::fs::write(d.join("junk.sqlite"), vec![7u8; 8192]).unwrap();
+    let err = fails(&["contest", "standings", "ok", "--db", "junk.sqlite"], d);
+    assert!(err.contains("junk.sqlite"), "{err}");
+}
