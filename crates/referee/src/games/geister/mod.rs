@@ -24,9 +24,8 @@ use kakehiki_geister::wire::{frame, Line, LineBuffer, ServerMsg};
 use kakehiki_geister::{Out, Rules, Session, BUILTIN_BOTS};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::OwnedWriteHalf;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
@@ -90,19 +89,15 @@ enum Io<'a> {
         client: Option<ClientProcess>,
     },
     Tcp {
+        read: OwnedReadHalf,
         write: OwnedWriteHalf,
         client: Option<ClientProcess>,
         buf: LineBuffer,
+        eof: bool,
     },
     Gone {
         client: Option<ClientProcess>,
     },
-}
-
-enum NetIn {
-    Bytes(Vec<u8>),
-    Eof,
-    Error(String),
 }
 
 enum SeatEvent {
@@ -111,6 +106,9 @@ enum SeatEvent {
     Connected(TcpStream, SocketAddr),
     ConnectTimeout,
     ClientExited(String),
+    Bytes(Vec<u8>),
+    Eof,
+    NetError(String),
 }
 
 fn ms_since(start: Instant) -> u64 {
@@ -163,35 +161,31 @@ async fn seat_event(io: &mut Io<'_>, connect_deadline: Instant) -> SeatEvent {
                 }
             }
         }
+        Io::Tcp {
+            read, eof: false, ..
+        } => {
+            let mut buf = [0u8; 4096];
+            match read.read(&mut buf).await {
+                Ok(0) => SeatEvent::Eof,
+                Ok(n) => SeatEvent::Bytes(buf[..n].to_vec()),
+                Err(e) => SeatEvent::NetError(e.to_string()),
+            }
+        }
         _ => std::future::pending().await,
     }
 }
 
-fn spawn_reader(
-    seat: usize,
-    mut read: tokio::net::tcp::OwnedReadHalf,
-    tx: mpsc::UnboundedSender<(usize, NetIn)>,
-) {
-    tokio::spawn(async move {
-        let mut buf = vec![0u8; 4096];
-        loop {
-            match read.read(&mut buf).await {
-                Ok(0) => {
-                    let _ = tx.send((seat, NetIn::Eof));
-                    return;
-                }
-                Ok(n) => {
-                    if tx.send((seat, NetIn::Bytes(buf[..n].to_vec()))).is_err() {
-                        return;
-                    }
-                }
-                Err(e) => {
-                    let _ = tx.send((seat, NetIn::Error(e.to_string())));
-                    return;
-                }
+/// Read and discard what a finished TCP seat still sends, until EOF or `until`.
+async fn drain(io: &mut Io<'_>, until: Instant) {
+    if let Io::Tcp { read, eof, .. } = io {
+        let mut buf = [0u8; 4096];
+        while !*eof {
+            match tokio::time::timeout_at(until, read.read(&mut buf)).await {
+                Ok(Ok(n)) if n > 0 => {}
+                _ => *eof = true,
             }
         }
-    });
+    }
 }
 
 /// Everything fixed before a game starts.
@@ -211,9 +205,6 @@ struct Runner<'a> {
     last_write: [Option<Instant>; 2],
     read_since_write: [bool; 2],
     pending: VecDeque<(usize, Line)>,
-    tx: mpsc::UnboundedSender<(usize, NetIn)>,
-    rx: mpsc::UnboundedReceiver<(usize, NetIn)>,
-    eof: [bool; 2],
 }
 
 impl<'a> Runner<'a> {
@@ -290,15 +281,16 @@ impl<'a> Runner<'a> {
     fn connected(&mut self, seat: usize, stream: TcpStream, peer: SocketAddr) -> Vec<Out> {
         let _ = stream.set_nodelay(true);
         let (read, write) = stream.into_split();
-        spawn_reader(seat, read, self.tx.clone());
         let client = match std::mem::replace(&mut self.io[seat], Io::Gone { client: None }) {
             Io::Waiting { client, .. } => client,
             _ => None,
         };
         self.io[seat] = Io::Tcp {
+            read,
             write,
             client,
             buf: LineBuffer::new(),
+            eof: false,
         };
         self.infos[seat].peer = Some(peer.to_string());
         let now = self.now();
@@ -341,13 +333,11 @@ impl<'a> Runner<'a> {
             let [io0, io1] = &mut self.io;
             enum Woke {
                 Seat(usize, SeatEvent),
-                Net(Option<(usize, NetIn)>),
                 Deadline,
             }
             let woke = tokio::select! {
                 e = seat_event(io0, connect_deadline) => Woke::Seat(0, e),
                 e = seat_event(io1, connect_deadline) => Woke::Seat(1, e),
-                m = self.rx.recv() => Woke::Net(m),
                 _ = tokio::time::sleep_until(deadline) => Woke::Deadline,
             };
             let now = self.now();
@@ -390,9 +380,8 @@ impl<'a> Runner<'a> {
                 Woke::Seat(seat, SeatEvent::ClientExited(detail)) => {
                     outs.extend(self.session.fault(seat, FaultKind::Exit, &detail, now));
                 }
-                Woke::Net(Some((seat, NetIn::Bytes(b)))) => outs.extend(self.take_bytes(seat, &b)),
-                Woke::Net(Some((seat, NetIn::Eof))) => {
-                    self.eof[seat] = true;
+                Woke::Seat(seat, SeatEvent::Bytes(b)) => outs.extend(self.take_bytes(seat, &b)),
+                Woke::Seat(seat, SeatEvent::Eof) => {
                     outs.extend(self.session.fault(
                         seat,
                         FaultKind::Disconnect,
@@ -401,8 +390,7 @@ impl<'a> Runner<'a> {
                     ));
                     self.retire(seat);
                 }
-                Woke::Net(Some((seat, NetIn::Error(e)))) => {
-                    self.eof[seat] = true;
+                Woke::Seat(seat, SeatEvent::NetError(e)) => {
                     outs.extend(self.session.fault(
                         seat,
                         FaultKind::Disconnect,
@@ -411,7 +399,6 @@ impl<'a> Runner<'a> {
                     ));
                     self.retire(seat);
                 }
-                Woke::Net(None) => {}
                 Woke::Deadline => outs.extend(self.session.tick(now)),
             }
         }
@@ -443,18 +430,9 @@ impl<'a> Runner<'a> {
                 _ => {}
             }
         }
-        // Drain TCP seats until EOF (or the linger deadline).
-        loop {
-            let waiting = (0..2).any(|s| matches!(self.io[s], Io::Tcp { .. }) && !self.eof[s]);
-            if !waiting {
-                break;
-            }
-            match tokio::time::timeout_at(linger, self.rx.recv()).await {
-                Ok(Some((seat, NetIn::Eof | NetIn::Error(_)))) => self.eof[seat] = true,
-                Ok(Some(_)) => {}
-                Ok(None) | Err(_) => break,
-            }
-        }
+        // Drain TCP seats until EOF (or the linger deadline), both at once.
+        let [io0, io1] = &mut self.io;
+        tokio::join!(drain(io0, linger), drain(io1, linger));
         let mut texts: [Option<String>; 2] = [None, None];
         for (seat, io) in self.io.iter_mut().enumerate() {
             let old = std::mem::replace(io, Io::Gone { client: None });
@@ -504,7 +482,6 @@ pub async fn run_game(setup: &GameSetup, plans: [SeatPlan<'_>; 2]) -> MatchRecor
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
     let start = Instant::now();
-    let (tx, rx) = mpsc::unbounded_channel();
     let mut start_faults = Vec::new();
     let mut infos: [SeatInfo; 2] = std::array::from_fn(|_| SeatInfo {
         transport: String::new(),
@@ -523,9 +500,6 @@ pub async fn run_game(setup: &GameSetup, plans: [SeatPlan<'_>; 2]) -> MatchRecor
         last_write: [None; 2],
         read_since_write: [false; 2],
         pending: VecDeque::new(),
-        tx,
-        rx,
-        eof: [false; 2],
     };
     runner.run(start_faults).await;
     let stderr = runner.finish().await;
