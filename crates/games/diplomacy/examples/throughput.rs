@@ -13,6 +13,9 @@ use kakehiki_diplomacy::{
     adjudicate, parse_order, standard, Board, Order, PhaseKind, Power, Resolver,
 };
 
+/// A movement phase: position, typed orders, order texts, service line.
+type Sample = (Board, Vec<(Power, Order)>, Vec<String>, String);
+
 /// CPU seconds used by this process so far.
 fn cpu_seconds() -> f64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
@@ -46,7 +49,7 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(5.0);
     let map = standard();
-    let mut samples: Vec<(Board, Vec<(Power, Order)>, Vec<String>, String)> = Vec::new();
+    let mut samples: Vec<Sample> = Vec::new();
     let mut r = Resolver::new();
     for seed in 0..20u64 {
         let mut rng = seeded_rng(seed, "bench");
