@@ -5,7 +5,7 @@ use crate::driver::{GameDriver, RefereeError};
 use crate::games;
 
 /// Every registered game, in the order the CLI lists them.
-pub static GAMES: &[&dyn GameDriver] = &[&games::nac::NAC, &games::nac::RELIGION_WAR, &games::werewolf::WEREWOLF, &games::geister::GEISTER];
+pub static GAMES: &[&dyn GameDriver] = &[&games::nac::NAC, &games::nac::RELIGION_WAR, &games::werewolf::WEREWOLF, &games::geister::GEISTER, &games::diplomacy::DIPLOMACY];
 
 /// The driver of the named game.
 pub fn find_game(name: &str) -> Result<&'static dyn GameDriver, RefereeError> {

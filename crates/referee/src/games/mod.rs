@@ -1,5 +1,6 @@
 //! One driver per game.
 
+pub mod diplomacy;
 pub mod geister;
 pub mod nac;
 pub mod werewolf;
