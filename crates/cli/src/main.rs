@@ -46,6 +46,8 @@ enum Command {
     Games(commands::games::GamesArgs),
     /// Run a demo match of every game with built-in and example process bots.
     Demo(commands::demo::DemoArgs),
+    /// Diplomacy tools: `adjudicate` is the JSON-lines adjudication service.
+    Diplomacy(commands::diplomacy::DiplomacyArgs),
     /// Contests: run a contest file, print standings, export replays.
     Contest(commands::contest::ContestArgs),
     /// Claim queued contest matches from PostgreSQL and play them (any number of machines).
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => commands::replay::run(args),
         Command::Games(args) => commands::games::run(args),
         Command::Demo(args) => commands::demo::run(args),
+        Command::Diplomacy(args) => commands::diplomacy::run(args),
         Command::Contest(args) => commands::contest::run(args),
         Command::Worker(args) => commands::worker::run(args),
     };

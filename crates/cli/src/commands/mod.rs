@@ -2,6 +2,7 @@
 
 pub mod contest;
 pub mod demo;
+pub mod diplomacy;
 pub mod games;
 pub mod play;
 pub mod replay;
