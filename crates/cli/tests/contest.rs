@@ -11,8 +11,16 @@ fn bin() -> &'static str {
 /// A NAC round robin of CPU-bound built-in bots: 5 entrants, 5 tables, `games` games each.
 fn nac_contest(dir: &Path, name: &str, games: u32) -> PathBuf {
     let mut text = format!("name = \"{name}\"\ngame = \"nac\"\nformat = \"round-robin\"\nseed = 99\ngames = {games}\nbootstrap = 50\n");
-    for (n, bot) in [("s1", "strong"), ("s2", "strong"), ("r1", "random"), ("r2", "random"), ("r3", "random")] {
-        text.push_str(&format!("\n[[entrants]]\nname = \"{n}\"\nseat = \"builtin:{bot}\"\n"));
+    for (n, bot) in [
+        ("s1", "strong"),
+        ("s2", "strong"),
+        ("r1", "random"),
+        ("r2", "random"),
+        ("r3", "random"),
+    ] {
+        text.push_str(&format!(
+            "\n[[entrants]]\nname = \"{n}\"\nseat = \"builtin:{bot}\"\n"
+        ));
     }
     let path = dir.join(format!("{name}.toml"));
     std::fs::write(&path, text).unwrap();
@@ -33,13 +41,17 @@ fn run_contest(file: &Path, db: &Path, jobs: u32) -> Child {
 }
 
 fn stored(db: &Path) -> Vec<i64> {
-    let Ok(conn) = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) else {
+    let Ok(conn) =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+    else {
         return vec![];
     };
     let Ok(mut stmt) = conn.prepare("SELECT idx FROM kk_results ORDER BY idx") else {
         return vec![];
     };
-    stmt.query_map([], |r| r.get(0)).map(|rows| rows.filter_map(Result::ok).collect()).unwrap_or_default()
+    stmt.query_map([], |r| r.get(0))
+        .map(|rows| rows.filter_map(Result::ok).collect())
+        .unwrap_or_default()
 }
 
 fn standings(db: &Path, name: &str) -> String {
@@ -48,7 +60,11 @@ fn standings(db: &Path, name: &str) -> String {
         .arg(db)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -60,8 +76,14 @@ fn sigkill_mid_contest_then_restart_stores_every_match_once_with_the_same_standi
 
     // Reference: uninterrupted.
     let reference_db = dir.path().join("reference.sqlite");
-    let out = run_contest(&file, &reference_db, 2).wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run_contest(&file, &reference_db, 2)
+        .wait_with_output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(stored(&reference_db).len(), total);
 
     // Killed twice with SIGKILL while matches are being stored, then run to the end.
@@ -75,14 +97,20 @@ fn sigkill_mid_contest_then_restart_stores_every_match_once_with_the_same_standi
             if n >= before + 3 {
                 break;
             }
-            assert!(child.try_wait().unwrap().is_none(), "round {round}: the run ended before it could be killed");
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "round {round}: the run ended before it could be killed"
+            );
             assert!(Instant::now() < deadline, "round {round}: no progress");
             std::thread::sleep(Duration::from_millis(5));
         }
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
         let n = stored(&db).len();
-        assert!(n < total, "round {round}: killed after the end ({n} of {total})");
+        assert!(
+            n < total,
+            "round {round}: killed after the end ({n} of {total})"
+        );
     }
     let out = run_contest(&file, &db, 2).wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -90,7 +118,11 @@ fn sigkill_mid_contest_then_restart_stores_every_match_once_with_the_same_standi
     assert!(stderr.contains("contest complete"), "{stderr}");
 
     let indices = stored(&db);
-    assert_eq!(indices, (0..total as i64).collect::<Vec<_>>(), "every match stored exactly once");
+    assert_eq!(
+        indices,
+        (0..total as i64).collect::<Vec<_>>(),
+        "every match stored exactly once"
+    );
     assert_eq!(standings(&db, "crash"), standings(&reference_db, "crash"));
 
     // Running a complete contest again plays nothing.
@@ -105,15 +137,35 @@ fn sigkill_mid_contest_then_restart_stores_every_match_once_with_the_same_standi
         .arg(dir.path().join("replays"))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let paths: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let paths: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
     assert_eq!(paths.len(), total);
-    let out = Command::new(bin()).arg("replay").arg(&paths[7]).output().unwrap();
-    assert!(out.status.success(), "stored replay does not verify: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(bin())
+        .arg("replay")
+        .arg(&paths[7])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "stored replay does not verify: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn fails(args: &[&str], dir: &Path) -> String {
-    let out = Command::new(bin()).args(args).current_dir(dir).output().unwrap();
+    let out = Command::new(bin())
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1), "expected failure: {args:?}");
     String::from_utf8_lossy(&out.stderr).to_string()
 }
@@ -124,13 +176,32 @@ fn bad_input_gives_clear_errors_and_stores_nothing() {
     let d = dir.path();
     let good = std::fs::read_to_string(nac_contest(d, "ok", 4)).unwrap();
     let cases = [
-        ("syntax.toml", good.replace("format = \"round-robin\"", "format = round-robin"), vec!["line 3"]),
-        ("key.toml", good.replace("games = 4", "gamez = 4"), vec!["line 5", "gamez"]),
-        ("game.toml", good.replace("game = \"nac\"", "game = \"chess\""), vec!["line 2", "key `game`", "geister"]),
+        (
+            "syntax.toml",
+            good.replace("format = \"round-robin\"", "format = round-robin"),
+            vec!["line 3"],
+        ),
+        (
+            "key.toml",
+            good.replace("games = 4", "gamez = 4"),
+            vec!["line 5", "gamez"],
+        ),
+        (
+            "game.toml",
+            good.replace("game = \"nac\"", "game = \"chess\""),
+            vec!["line 2", "key `game`", "geister"],
+        ),
         (
             "bot.toml",
-            good.replace("builtin:random\"\n\n[[entrants]]\nname = \"r2\"", "builtin:genius\"\n\n[[entrants]]\nname = \"r2\""),
-            vec!["key `entrants[2].seat`", "unknown built-in bot \"genius\"", "random, strong"],
+            good.replace(
+                "builtin:random\"\n\n[[entrants]]\nname = \"r2\"",
+                "builtin:genius\"\n\n[[entrants]]\nname = \"r2\"",
+            ),
+            vec![
+                "key `entrants[2].seat`",
+                "unknown built-in bot \"genius\"",
+                "random, strong",
+            ],
         ),
     ];
     for (file, text, needles) in cases {
@@ -139,29 +210,65 @@ fn bad_input_gives_clear_errors_and_stores_nothing() {
         for n in needles {
             assert!(err.contains(n), "{file}: {n:?} not in: {err}");
         }
-        assert!(!d.join("store.sqlite").exists(), "{file}: a bad file must not create the store");
+        assert!(
+            !d.join("store.sqlite").exists(),
+            "{file}: a bad file must not create the store"
+        );
     }
     let err = fails(&["contest", "run", "missing.toml"], d);
-    assert!(err.contains("cannot read contest file missing.toml"), "{err}");
+    assert!(
+        err.contains("cannot read contest file missing.toml"),
+        "{err}"
+    );
 
     // An unreachable database: a clear error without the password, nothing played.
     std::fs::write(d.join("ok.toml"), &good).unwrap();
     let start = Instant::now();
     let err = fails(
-        &["contest", "run", "ok.toml", "--database-url", "postgres://u:secret@127.0.0.1:1/db?connect_timeout=3"],
+        &[
+            "contest",
+            "run",
+            "ok.toml",
+            "--database-url",
+            "postgres://u:secret@127.0.0.1:1/db?connect_timeout=3",
+        ],
         d,
     );
-    assert!(err.contains("cannot connect to postgresql at postgres://u:***@127.0.0.1:1/db"), "{err}");
+    assert!(
+        err.contains("cannot connect to postgresql at postgres://u:***@127.0.0.1:1/db"),
+        "{err}"
+    );
     assert!(!err.contains("secret"), "{err}");
     assert!(start.elapsed() < Duration::from_secs(30));
-    let err = fails(&["worker", "--database-url", "postgres://u:secret@127.0.0.1:1/db?connect_timeout=3"], d);
-    assert!(err.contains("cannot connect to postgresql") && !err.contains("secret"), "{err}");
+    let err = fails(
+        &[
+            "worker",
+            "--database-url",
+            "postgres://u:secret@127.0.0.1:1/db?connect_timeout=3",
+        ],
+        d,
+    );
+    assert!(
+        err.contains("cannot connect to postgresql") && !err.contains("secret"),
+        "{err}"
+    );
 
     // Standings of a contest that is not there name the stored ones.
-    let out = Command::new(bin()).args(["contest", "run", "ok.toml", "--db", "s.sqlite", "--quiet"]).current_dir(d).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(bin())
+        .args(["contest", "run", "ok.toml", "--db", "s.sqlite", "--quiet"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let err = fails(&["contest", "standings", "nope", "--db", "s.sqlite"], d);
-    assert!(err.contains("contest \"nope\" is not in the store") && err.contains("stored contests: ok"), "{err}");
+    assert!(
+        err.contains("contest \"nope\" is not in the store") && err.contains("stored contests: ok"),
+        "{err}"
+    );
 
     // The same name with a changed definition is refused, and nothing is added.
     std::fs::write(d.join("ok.toml"), good.replace("games = 4", "games = 8")).unwrap();

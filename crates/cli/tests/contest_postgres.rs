@@ -25,7 +25,10 @@ fn database_url() -> Option<String> {
 
 /// A URL whose connections use a new, empty schema.
 fn fresh_schema_url(url: &str, tag: &str) -> String {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
     let schema = format!("t_{tag}_{}_{}", std::process::id(), nanos % 1_000_000_000);
     let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
     c.batch_execute(&format!("CREATE SCHEMA {schema}")).unwrap();
@@ -34,12 +37,24 @@ fn fresh_schema_url(url: &str, tag: &str) -> String {
 }
 
 fn repo_root() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }
 
 fn worker(url: &str) -> Child {
     Command::new(bin())
-        .args(["worker", "--database-url", url, "--lease-secs", "2", "--exit-when-idle", "--poll-ms", "100"])
+        .args([
+            "worker",
+            "--database-url",
+            url,
+            "--lease-secs",
+            "2",
+            "--exit-when-idle",
+            "--poll-ms",
+            "100",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -58,8 +73,15 @@ fn three_workers_one_killed_mid_match_every_match_completes_exactly_once() {
         "\n[[entrants]]\nname = \"slow-python\"\nseat = \"cmd:sh -c 'sleep 0.4; exec python3 {}'\"\n",
         bot.display()
     ));
-    for (n, b) in [("strong", "strong"), ("random-a", "random"), ("random-b", "random"), ("random-c", "random")] {
-        text.push_str(&format!("\n[[entrants]]\nname = \"{n}\"\nseat = \"builtin:{b}\"\n"));
+    for (n, b) in [
+        ("strong", "strong"),
+        ("random-a", "random"),
+        ("random-b", "random"),
+        ("random-c", "random"),
+    ] {
+        text.push_str(&format!(
+            "\n[[entrants]]\nname = \"{n}\"\nseat = \"builtin:{b}\"\n"
+        ));
     }
     let file = dir.path().join("pg.toml");
     std::fs::write(&file, text).unwrap();
@@ -83,7 +105,10 @@ fn three_workers_one_killed_mid_match_every_match_completes_exactly_once() {
         if queued == total as i64 {
             break;
         }
-        assert!(Instant::now() < deadline, "the coordinator did not queue the matches");
+        assert!(
+            Instant::now() < deadline,
+            "the coordinator did not queue the matches"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 
@@ -103,18 +128,33 @@ fn three_workers_one_killed_mid_match_every_match_completes_exactly_once() {
         if let Some(r) = row {
             break r.get(0);
         }
-        assert!(Instant::now() < deadline, "the first worker never claimed a match");
+        assert!(
+            Instant::now() < deadline,
+            "the first worker never claimed a match"
+        );
         std::thread::sleep(Duration::from_millis(10));
     };
     workers[0].kill().unwrap(); // SIGKILL
     workers[0].wait().unwrap();
     let still_running: i64 = db
-        .query_one("SELECT COUNT(*) FROM kk_matches WHERE idx = $1 AND state = 'running'", &[&killed_index])
+        .query_one(
+            "SELECT COUNT(*) FROM kk_matches WHERE idx = $1 AND state = 'running'",
+            &[&killed_index],
+        )
         .unwrap()
         .get(0);
-    let stored_then: i64 =
-        db.query_one("SELECT COUNT(*) FROM kk_results WHERE idx = $1", &[&killed_index]).unwrap().get(0);
-    assert_eq!((still_running, stored_then), (1, 0), "the worker was killed in the middle of match {killed_index}");
+    let stored_then: i64 = db
+        .query_one(
+            "SELECT COUNT(*) FROM kk_results WHERE idx = $1",
+            &[&killed_index],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        (still_running, stored_then),
+        (1, 0),
+        "the worker was killed in the middle of match {killed_index}"
+    );
 
     let out = coordinator.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -125,10 +165,21 @@ fn three_workers_one_killed_mid_match_every_match_completes_exactly_once() {
         assert!(status.success(), "a surviving worker failed");
     }
 
-    let indices: Vec<i64> =
-        db.query("SELECT idx FROM kk_results ORDER BY idx", &[]).unwrap().iter().map(|r| r.get(0)).collect();
-    assert_eq!(indices, (0..total as i64).collect::<Vec<_>>(), "every match stored exactly once");
-    let not_done: i64 = db.query_one("SELECT COUNT(*) FROM kk_matches WHERE state <> 'done'", &[]).unwrap().get(0);
+    let indices: Vec<i64> = db
+        .query("SELECT idx FROM kk_results ORDER BY idx", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(
+        indices,
+        (0..total as i64).collect::<Vec<_>>(),
+        "every match stored exactly once"
+    );
+    let not_done: i64 = db
+        .query_one("SELECT COUNT(*) FROM kk_matches WHERE state <> 'done'", &[])
+        .unwrap()
+        .get(0);
     assert_eq!(not_done, 0);
     let row = db
         .query_one(
@@ -137,15 +188,33 @@ fn three_workers_one_killed_mid_match_every_match_completes_exactly_once() {
         )
         .unwrap();
     let (attempts, by): (i32, String) = (row.get(0), row.get(1));
-    assert!(attempts >= 2, "the killed match was played again after its lease expired");
-    assert!(!by.contains(&format!(":{victim}:")), "the killed worker cannot have stored it");
+    assert!(
+        attempts >= 2,
+        "the killed match was played again after its lease expired"
+    );
+    assert!(
+        !by.contains(&format!(":{victim}:")),
+        "the killed worker cannot have stored it"
+    );
 
     // Standings from PostgreSQL.
     let out = Command::new(bin())
-        .args(["contest", "standings", "pg-workers", "--format", "csv", "--database-url", &url])
+        .args([
+            "contest",
+            "standings",
+            "pg-workers",
+            "--format",
+            "csv",
+            "--database-url",
+            &url,
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let csv = String::from_utf8(out.stdout).unwrap();
     assert_eq!(csv.lines().count(), 1 + 5, "{csv}");
 }

@@ -9,8 +9,8 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand, ValueEnum};
 use kakehiki_contest::{
-    compute_standings, coordinate, load_results, run_local, stored_definition, Arena, ContestDef, OutputFormat,
-    RefereeArena, RunOptions, RunSummary,
+    compute_standings, coordinate, load_results, run_local, stored_definition, Arena, ContestDef,
+    OutputFormat, RefereeArena, RunOptions, RunSummary,
 };
 use kakehiki_store::{open_store, redact_url, Store};
 
@@ -42,7 +42,12 @@ pub struct StoreArgs {
     #[arg(long, value_name = "PATH", default_value = "kakehiki.sqlite")]
     pub db: PathBuf,
     /// PostgreSQL URL (postgres://user:password@host:port/database) instead of SQLite.
-    #[arg(long, value_name = "URL", env = "KAKEHIKI_DATABASE_URL", conflicts_with = "db")]
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "KAKEHIKI_DATABASE_URL",
+        conflicts_with = "db"
+    )]
     pub database_url: Option<String>,
 }
 
@@ -51,9 +56,8 @@ impl StoreArgs {
         match &self.database_url {
             Some(url) => open_store(&self.db, Some(url))
                 .with_context(|| format!("cannot open the store at {}", redact_url(url))),
-            None => {
-                open_store(&self.db, None).with_context(|| format!("cannot open the store {}", self.db.display()))
-            }
+            None => open_store(&self.db, None)
+                .with_context(|| format!("cannot open the store {}", self.db.display())),
         }
     }
 }
@@ -128,9 +132,16 @@ fn run_contest(args: RunArgs) -> anyhow::Result<u8> {
     let def = load_definition(&args.file)?;
     let store = args.store.open()?;
     let jobs = args.jobs.map(usize::from).or(def.jobs).unwrap_or(1);
-    let opts = RunOptions { jobs, progress: !args.quiet, worker: "local".into() };
+    let opts = RunOptions {
+        jobs,
+        progress: !args.quiet,
+        worker: "local".into(),
+    };
     let summary = if args.store.database_url.is_some() {
-        eprintln!("queueing the matches of {} for workers (kakehiki worker --database-url ...)", def.name);
+        eprintln!(
+            "queueing the matches of {} for workers (kakehiki worker --database-url ...)",
+            def.name
+        );
         coordinate(&def, store, &opts, Duration::from_millis(500))?
     } else {
         run_local(&def, store, Arc::new(RefereeArena), &opts)?
@@ -139,9 +150,16 @@ fn run_contest(args: RunArgs) -> anyhow::Result<u8> {
     if !args.no_standings {
         let mut store = args.store.open()?;
         let results = load_results(store.as_mut(), &def)?;
-        print!("{}", compute_standings(&def, &results).render(OutputFormat::Table));
+        print!(
+            "{}",
+            compute_standings(&def, &results).render(OutputFormat::Table)
+        );
     }
-    Ok(if summary.failed.is_empty() { exit::OK } else { exit::FAILURE })
+    Ok(if summary.failed.is_empty() {
+        exit::OK
+    } else {
+        exit::FAILURE
+    })
 }
 
 fn report_summary(def: &ContestDef, s: &RunSummary) {
@@ -154,7 +172,10 @@ fn report_summary(def: &ContestDef, s: &RunSummary) {
         if s.complete { ", contest complete" } else { "" }
     );
     if !s.failed.is_empty() {
-        eprintln!("{} matches failed (run again to retry them):", s.failed.len());
+        eprintln!(
+            "{} matches failed (run again to retry them):",
+            s.failed.len()
+        );
         for (index, e) in s.failed.iter().take(20) {
             eprintln!("  match {index}: {e}");
         }
@@ -168,7 +189,14 @@ fn standings(args: StandingsArgs) -> anyhow::Result<u8> {
     let mut store = args.store.open()?;
     let def = stored_definition(store.as_mut(), &args.name).map_err(|e| {
         let names = store.contest_names().unwrap_or_default();
-        anyhow::anyhow!("{e} (stored contests: {})", if names.is_empty() { "none".into() } else { names.join(", ") })
+        anyhow::anyhow!(
+            "{e} (stored contests: {})",
+            if names.is_empty() {
+                "none".into()
+            } else {
+                names.join(", ")
+            }
+        )
     })?;
     let results = load_results(store.as_mut(), &def)?;
     let format = match args.format {
@@ -177,7 +205,9 @@ fn standings(args: StandingsArgs) -> anyhow::Result<u8> {
         Format::Csv => OutputFormat::Csv,
     };
     let text = compute_standings(&def, &results).render(format);
-    std::io::stdout().write_all(text.as_bytes()).context("cannot write the standings")?;
+    std::io::stdout()
+        .write_all(text.as_bytes())
+        .context("cannot write the standings")?;
     Ok(exit::OK)
 }
 
@@ -201,5 +231,13 @@ pub fn replays(args: ReplaysArgs) -> anyhow::Result<Vec<PathBuf>> {
 
 /// A contest name as a directory name.
 fn sanitize(name: &str) -> String {
-    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' }).collect()
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }

@@ -45,7 +45,12 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<u8> {
         exit_when_idle: args.exit_when_idle,
         ..WorkerOptions::default()
     };
-    eprintln!("worker {} on {} with {} jobs", opts.name, redact_url(&url), opts.jobs);
+    eprintln!(
+        "worker {} on {} with {} jobs",
+        opts.name,
+        redact_url(&url),
+        opts.jobs
+    );
     let connect = || PgStore::connect(&url).map(|s| Box::new(s) as Box<dyn Store>);
     let stop = AtomicBool::new(false);
     let summary = run_worker(&connect, Arc::new(RefereeArena), &opts, &stop)
