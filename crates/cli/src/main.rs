@@ -52,6 +52,8 @@ enum Command {
     Contest(commands::contest::ContestArgs),
     /// Claim queued contest matches from PostgreSQL and play them (any number of machines).
     Worker(commands::worker::WorkerArgs),
+    /// Serve the web UI: contest standings, matches and a replay viewer from a results store.
+    Web(commands::web::WebArgs),
 }
 
 fn main() -> ExitCode {
@@ -67,6 +69,7 @@ fn main() -> ExitCode {
         Command::Diplomacy(args) => commands::diplomacy::run(args),
         Command::Contest(args) => commands::contest::run(args),
         Command::Worker(args) => commands::worker::run(args),
+        Command::Web(args) => commands::web::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
