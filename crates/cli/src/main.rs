@@ -54,6 +54,8 @@ enum Command {
     Worker(commands::worker::WorkerArgs),
     /// Serve the web UI: contest standings, matches and a replay viewer from a results store.
     Web(commands::web::WebArgs),
+    /// Serve a game set agents connect to on their own (werewolf: AIWolf agents over TCP).
+    Serve(commands::serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -70,6 +72,7 @@ fn main() -> ExitCode {
         Command::Contest(args) => commands::contest::run(args),
         Command::Worker(args) => commands::worker::run(args),
         Command::Web(args) => commands::web::run(args),
+        Command::Serve(args) => commands::serve::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

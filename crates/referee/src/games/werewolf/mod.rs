@@ -64,7 +64,7 @@ pub struct Config {
     /// Where game logs, `errors.jsonl` and `timings.jsonl` go (none: not written).
     pub log_dir: Option<PathBuf>,
     pub host: String,
-    /// Port to listen on for TCP seats (0: ephemeral; only `tcp-cmd:` seats can find it).
+    /// Port to listen on for TCP seats (0: ephemeral if all are `tcp-cmd:`, else 10000).
     pub port: u16,
     pub connect_timeout: Duration,
 }
@@ -1113,4 +1113,169 @@ fn replay_options(options: &BTreeMap<String, String>) -> BTreeMap<String, String
 /// Names of the built-in agents, for error messages.
 pub fn builtin_names() -> String {
     BUILTIN_NAMES.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::verify_replay;
+
+    fn opts(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn options_are_parsed_and_checked() {
+        let c = Config::from_options(None, 15, &opts(&[]), false).unwrap();
+        assert_eq!((c.settings.time_limit_ms, c.contest_limit_ms), (1000, 100));
+        assert!(
+            c.settings.enable_role_request,
+            "a single game asks ROLE like the reference"
+        );
+        let c = Config::from_options(None, 15, &opts(&[]), true).unwrap();
+        assert!(!c.settings.enable_role_request, "sets deal from the seed");
+        let c = Config::from_options(None, 15, &opts(&[("enforce_contest_limit", "true")]), false)
+            .unwrap();
+        assert_eq!(c.settings.time_limit_ms, 100);
+        let c = Config::from_options(Some("seed-2015"), 15, &opts(&[]), false).unwrap();
+        assert_eq!(c.settings.win_count, WinCount::Team);
+        assert!(matches!(
+            Config::from_options(None, 15, &opts(&[("time_limit_ms", "soon")]), false),
+            Err(RefereeError::BadOption { .. })
+        ));
+        assert!(matches!(
+            Config::from_options(None, 15, &opts(&[("win_count", "most")]), false),
+            Err(RefereeError::BadOption { .. })
+        ));
+        assert!(matches!(
+            Config::from_options(Some("2016"), 15, &opts(&[]), false),
+            Err(RefereeError::UnknownRules { .. })
+        ));
+        assert!(matches!(
+            Config::from_options(Some("seed-2015"), 5, &opts(&[]), false),
+            Err(RefereeError::SeatCount { .. })
+        ));
+        assert!(matches!(
+            Config::from_options(Some("seed-2015"), 15, &opts(&[("max_talk", "3")]), false),
+            Err(RefereeError::BadOption { .. })
+        ));
+        assert!(matches!(
+            Config::from_options(None, 2, &opts(&[]), false),
+            Err(RefereeError::SeatCount { .. })
+        ));
+    }
+
+    #[test]
+    fn reply_lines_become_engine_replies() {
+        assert_eq!(
+            reply_from_line(Request::Vote, None, false, 15),
+            Reply::Silent
+        );
+        assert_eq!(
+            reply_from_line(Request::Vote, Some("{\"agentIdx\":3}"), false, 15),
+            Reply::Target(Some(3))
+        );
+        assert_eq!(
+            reply_from_line(Request::Vote, Some("{\"agentIdx\": 3}"), false, 15),
+            Reply::Target(Some(3))
+        );
+        assert_eq!(
+            reply_from_line(Request::Divine, Some("garbage"), false, 15),
+            Reply::Target(None)
+        );
+        assert_eq!(
+            reply_from_line(Request::Talk, Some("Over"), false, 15),
+            Reply::Text("Over".into())
+        );
+        assert_eq!(
+            reply_from_line(Request::Talk, Some("VOTE Agent[01]"), true, 15),
+            Reply::Target(None)
+        );
+        for r in [Reply::Text("Skip".into()), Reply::Target(Some(4))] {
+            let line = render_reply(&r);
+            let req = if matches!(r, Reply::Text(_)) {
+                Request::Talk
+            } else {
+                Request::Vote
+            };
+            assert_eq!(reply_from_line(req, line.as_deref(), false, 15), r);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_builtin_match_reports_roles_and_teams_and_its_replay_reruns() {
+        let seats: Vec<SeatSpec> = (0..15)
+            .map(|i| {
+                if i % 2 == 0 {
+                    "builtin:sample"
+                } else {
+                    "builtin:random"
+                }
+                .parse()
+                .unwrap()
+            })
+            .collect();
+        for rules in ["aiwolf-0.6", "seed-2015"] {
+            let mut spec = MatchSpec::new("werewolf", 5, seats.clone());
+            spec.rules = Some(rules.into());
+            let rec = WEREWOLF.play(&spec).await.unwrap();
+            let team = rec.report.extra["winner_team"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let wins = rec
+                .report
+                .seats
+                .iter()
+                .filter(|s| s.extra["team"] == team.as_str())
+                .count();
+            assert_eq!(
+                rec.report.scores.iter().filter(|s| **s == 1.0).count(),
+                wins
+            );
+            assert!(rec
+                .report
+                .seats
+                .iter()
+                .all(|s| s.extra.contains_key("role")));
+            verify_replay(&rec.replay.to_text()).unwrap();
+            // A changed reply is caught.
+            let text = rec
+                .replay
+                .to_text()
+                .replacen("\"value\":\"Over\"", "\"value\":\"Skip\"", 1);
+            assert!(verify_replay(&text).is_err());
+        }
+    }
+
+    #[tokio::test]
+    async fn bad_seats_are_setup_errors() {
+        let mut seats: Vec<SeatSpec> = vec!["builtin:random".parse().unwrap(); 15];
+        seats[3] = "builtin:nobody".parse().unwrap();
+        let err = WEREWOLF
+            .play(&MatchSpec::new("werewolf", 1, seats.clone()))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, RefereeError::UnknownBot { seat: 3, .. }),
+            "{err}"
+        );
+        seats[3] = "cmd:./bot".parse().unwrap();
+        let err = WEREWOLF
+            .play(&MatchSpec::new("werewolf", 1, seats))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, RefereeError::UnsupportedSeat { seat: 3, .. }),
+            "{err}"
+        );
+        let mut spec = MatchSpec::new("werewolf", 1, vec!["builtin:random".parse().unwrap(); 15]);
+        spec.options.insert("bogus".into(), "1".into());
+        assert!(matches!(
+            WEREWOLF.play(&spec).await,
+            Err(RefereeError::UnknownOption { .. })
+        ));
+    }
 }

@@ -80,8 +80,13 @@ pub async fn seat_match(
         .seats
         .iter()
         .any(|s| matches!(s, SeatSpec::Tcp | SeatSpec::TcpCmd(_)));
+    // Agents that connect on their own must know the port: AIWolf's 10000 unless one is given.
+    let want = match cfg.port {
+        0 if spec.seats.iter().any(|s| matches!(s, SeatSpec::Tcp)) => 10000,
+        p => p,
+    };
     let listener = if needs_tcp {
-        Some(TcpListener::bind((cfg.host.as_str(), cfg.port)).await?)
+        Some(TcpListener::bind((cfg.host.as_str(), want)).await?)
     } else {
         None
     };
