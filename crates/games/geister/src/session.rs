@@ -638,7 +638,7 @@ impl Session {
     /// Seats failing at the same moment; both failing is a double forfeit.
     pub fn faults(&mut self, faults: &[(usize, FaultKind, String)], now: u64) -> Vec<Out> {
         let mut out = Vec::new();
-        if self.game.is_over() {
+        if self.game.is_over() || faults.is_empty() {
             return out;
         }
         for (seat, kind, detail) in faults {
@@ -660,8 +660,8 @@ impl Session {
         seats.dedup();
         if seats.len() >= 2 {
             self.game.double_forfeit();
-        } else if let Some(&(seat, kind, _)) = faults.first().map(|f| (f.0, f.1, ())).as_ref() {
-            self.game.forfeit(seat, kind.end_reason());
+        } else {
+            self.game.forfeit(faults[0].0, faults[0].1.end_reason());
         }
         self.awaiting = false;
         self.clock = None;
