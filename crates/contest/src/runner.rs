@@ -215,6 +215,11 @@ fn play_batch(
                             played.fetch_add(1, Ordering::SeqCst);
                         }),
                     Err(e) => {
+                        // Nothing has worked yet in this run: the set-up is probably wrong for
+                        // every match (a bad option, a missing bot); stop instead of failing all.
+                        if played.load(Ordering::SeqCst) == 0 {
+                            stop.store(true, Ordering::SeqCst);
+                        }
                         let n = errors.fetch_add(1, Ordering::SeqCst) + 1;
                         pb.set_message(format!("{n} errors (last: match {}: {e})", m.index));
                         failed
