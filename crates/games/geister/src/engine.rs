@@ -181,9 +181,12 @@ impl EndReason {
             EndReason::PlyLimitDraw => "ply_limit",
             EndReason::IllegalMove => "illegal_move",
             EndReason::Timeout => "timeout",
-            EndReason::Disconnect | EndReason::DoubleForfeit => "disconnect",
-            EndReason::SetTimeout => "set_timeout",
-            EndReason::ConnectTimeout => "connect_timeout",
+            // The tracker's list has no placement or connection timeouts: a missing placement is
+            // a timeout, a client that never connected a disconnect (`reason` keeps the detail).
+            EndReason::SetTimeout => "timeout",
+            EndReason::Disconnect | EndReason::DoubleForfeit | EndReason::ConnectTimeout => {
+                "disconnect"
+            }
         }
     }
 

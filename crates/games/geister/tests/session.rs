@@ -147,3 +147,41 @@ fn writes_failing_or_processes_exiting_are_player_faults() {
         assert!(s.faults(&[], 4).is_empty());
     }
 }
+
+#[test]
+fn report_end_names_use_the_tracker_vocabulary() {
+    let allowed = [
+        "escape",
+        "captured_all_good",
+        "lost_all_bad",
+        "ply_limit",
+        "score",
+        "illegal_move",
+        "timeout",
+        "disconnect",
+    ];
+    let all = [
+        EndReason::Escape,
+        EndReason::CapturedAllBlue,
+        EndReason::LostAllRed,
+        EndReason::Score,
+        EndReason::PlyLimitDraw,
+        EndReason::IllegalMove,
+        EndReason::Timeout,
+        EndReason::Disconnect,
+        EndReason::SetTimeout,
+        EndReason::ConnectTimeout,
+        EndReason::DoubleForfeit,
+    ];
+    for r in all {
+        assert!(allowed.contains(&r.report_name()), "{r:?}");
+        // The replay's name is the serde name.
+        assert_eq!(serde_json::to_value(r).unwrap(), r.as_str());
+    }
+    assert_eq!(
+        EndReason::CapturedAllBlue.report_name(),
+        "captured_all_good"
+    );
+    assert_eq!(EndReason::LostAllRed.report_name(), "lost_all_bad");
+    assert_eq!(EndReason::SetTimeout.report_name(), "timeout");
+}
