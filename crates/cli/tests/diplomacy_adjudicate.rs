@@ -23,5 +23,8 @@ fn adjudicate_service_end_to_end() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let stdout = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(stdout, format!("{EX1_OUT}\n{{\"error\":\"phase must be a string\"}}\n{EX1_OUT}\n"));
+    assert_eq!(
+        stdout,
+        format!("{EX1_OUT}\n{{\"error\":\"phase must be a string\"}}\n{EX1_OUT}\n")
+    );
 }

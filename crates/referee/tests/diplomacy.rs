@@ -229,3 +229,24 @@ fn press_and_pending_orders_stay_private() {
         .any(|e| e["event"] == "press" && !e["delivered"].as_array().unwrap().is_empty()));
     verify_replay(&rec.replay.to_text()).expect("press replay verifies");
 }
+
+#[test]
+fn unanimous_draw_votes_end_the_game_only_when_enabled() {
+    let seats: Vec<SeatSpec> = (0..7).map(|_| bot("draw")).collect();
+    let mut opts = FAST.to_vec();
+    opts.push(("draw_votes", "true"));
+    let rec = play(seats.clone(), &opts);
+    let v = serde_json::to_value(&rec.report).unwrap();
+    assert_eq!(v["end"], "draw");
+    assert_eq!(
+        v["year"],
+        Value::Null,
+        "ended before any phase was adjudicated: {v}"
+    );
+    assert_eq!(rec.report.scores_exact, vec!["1/7"; 7]);
+    verify_replay(&rec.replay.to_text()).expect("replay verifies");
+    // Without the option the votes are ignored and the game runs to its year limit.
+    let rec = play(seats, FAST);
+    let v = serde_json::to_value(&rec.report).unwrap();
+    assert_eq!(v["end"], "year_limit");
+}

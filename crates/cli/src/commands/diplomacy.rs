@@ -26,7 +26,8 @@ pub fn run(args: DiplomacyArgs) -> anyhow::Result<u8> {
         DiplomacyCommand::Adjudicate => {
             let stdin = io::stdin().lock();
             let stdout = BufWriter::new(io::stdout().lock());
-            kakehiki_diplomacy::service::serve(stdin, stdout).context("adjudication service i/o")?;
+            kakehiki_diplomacy::service::serve(stdin, stdout)
+                .context("adjudication service i/o")?;
             Ok(exit::OK)
         }
     }

@@ -1,7 +1,8 @@
 """A Diplomacy test bot speaking the JSON-lines protocol. Behaviour by argv[1]:
 hold: every unit holds; crash: exits at its first phase message; silent: never answers phases;
 illegal: sends illegal and malformed orders; press: holds, sends marked press to everyone and a
-marked void order; garbage: answers phases with text that is not JSON."""
+marked void order; garbage: answers phases with text that is not JSON; draw: holds and votes
+for a draw."""
 import json
 import sys
 
@@ -37,6 +38,9 @@ for line in sys.stdin:
             orders.append("SECRET%s%s" % (me, m["phase"]))
         # A stale reply first (wrong seq), which must be dropped.
         print(json.dumps({"seq": m["seq"] + 1000, "orders": []}), flush=True)
-        print(json.dumps({"seq": m["seq"], "orders": orders}), flush=True)
+        reply = {"seq": m["seq"], "orders": orders}
+        if mode == "draw":
+            reply["draw"] = True
+        print(json.dumps(reply), flush=True)
     elif t == "end":
         break
