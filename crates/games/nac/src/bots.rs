@@ -5,6 +5,9 @@ use rand::Rng;
 
 use crate::state::{State, View, NUM_SEATS};
 
+mod strong;
+pub use strong::StrongBot;
+
 /// Names accepted as `builtin:<name>`.
 pub const BOT_NAMES: &[&str] = &["random", "strong"];
 
@@ -101,97 +104,6 @@ impl NacBot for RandomBot {
         for o in out.iter_mut() {
             *o = self.rng.gen_range(0..l);
         }
-    }
-}
-
-/// Greedy by expected standing: estimates every other seat's real affinity from the public
-/// matrix plus an equal share of the night totals it cannot see, then spends each pick where it
-/// gains the most weight (becoming the sole leader, or escaping the bottom).
-pub struct StrongBot {
-    rng: SeedRng,
-    /// Night picks this seat made, per target (to subtract from the night totals).
-    own_night: [u16; crate::state::MAX_TARGETS],
-    last_turn: u32,
-    last_picks: Vec<u8>,
-}
-
-impl StrongBot {
-    pub fn new(rng: SeedRng) -> Self {
-        StrongBot {
-            rng,
-            own_night: [0; crate::state::MAX_TARGETS],
-            last_turn: 0,
-            last_picks: Vec::new(),
-        }
-    }
-}
-
-impl NacBot for StrongBot {
-    fn pick(&mut self, view: &View) -> Vec<u8> {
-        let l = view.targets();
-        let me = view.seat;
-        // Estimated real affinity of every seat.
-        let mut est = [[0f64; 4]; crate::state::MAX_TARGETS];
-        for (i, row) in est.iter_mut().enumerate().take(l) {
-            for (q, v) in row.iter_mut().enumerate() {
-                *v = f64::from(view.public[i][q]);
-            }
-            row[me] = f64::from(view.own_real[i]);
-        }
-        // Hidden night gains of others since the last reveal: R - public of mine tells how much of
-        // my own is hidden; the others' hidden part is estimated from the per-target counts we saw.
-        let hidden_total: f64 = (0..l)
-            .map(|i| f64::from(view.own_real[i] - view.public[i][me]))
-            .sum();
-        for row in est.iter_mut().take(l) {
-            for (q, v) in row.iter_mut().enumerate() {
-                if q != me {
-                    *v += hidden_total / l as f64;
-                }
-            }
-        }
-        let gain = if view.is_day() { 1.0 } else { 2.0 };
-        let mut picks = Vec::with_capacity(view.picks_needed());
-        for _ in 0..view.picks_needed() {
-            let mut best = (f64::MIN, 0usize);
-            for (i, row) in est.iter().enumerate().take(l) {
-                let w = f64::from(view.weights[i]);
-                let others_max = (0..4)
-                    .filter(|&q| q != me)
-                    .map(|q| row[q])
-                    .fold(f64::MIN, f64::max);
-                let others_min = (0..4)
-                    .filter(|&q| q != me)
-                    .map(|q| row[q])
-                    .fold(f64::MAX, f64::min);
-                let mine = row[me];
-                let mut value = 0.0;
-                if mine <= others_max && mine + gain > others_max {
-                    value += w * (1.0 + 1.0 / (1.0 + others_max - mine));
-                } else if mine > others_max {
-                    value += w * 0.05;
-                } else {
-                    value += w / (2.0 + others_max - mine);
-                }
-                if mine <= others_min {
-                    value += w * 0.8;
-                }
-                value += self.rng.gen::<f64>() * 1e-6;
-                if value > best.0 {
-                    best = (value, i);
-                }
-            }
-            est[best.1][me] += gain;
-            picks.push(best.1 as u8);
-        }
-        if !view.is_day() {
-            for &p in &picks {
-                self.own_night[p as usize] += 1;
-            }
-        }
-        self.last_turn = view.turn;
-        self.last_picks.clone_from(&picks);
-        picks
     }
 }
 
