@@ -26,6 +26,15 @@ impl OrderResult {
     }
 }
 
+/// How the message of [`VoidReason::Unmatched`] begins: a legal support or convoy that does
+/// not match the order of the unit it names (void, but not against the rules).
+pub const UNMATCHED_PREFIX: &str = "does not match the order of the unit in";
+
+/// Whether a void-order message (from [`VoidReason::message`]) is an unmatched support or convoy.
+pub fn is_unmatched_message(msg: &str) -> bool {
+    msg.starts_with(UNMATCHED_PREFIX)
+}
+
 /// Why an order is void or ignored.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum VoidReason {
@@ -115,10 +124,7 @@ impl VoidReason {
             ConvoyNotArmy => "only armies can be convoyed".into(),
             ConvoyBadDestination => "convoy destination must be another coastal province".into(),
             ConvoyNotNeeded => "the fleet is on no convoy route without shortcuts".into(),
-            Unmatched(p) => format!(
-                "does not match the order of the unit in {}",
-                map.prov_name(*p)
-            ),
+            Unmatched(p) => format!("{UNMATCHED_PREFIX} {}", map.prov_name(*p)),
             NotDislodged => "the unit is not dislodged".into(),
             NotARetreatOption => "not a retreat option of the unit".into(),
             NoBuildsAllowed => "no builds allowed".into(),

@@ -791,13 +791,16 @@ async fn run_match(
         }
         let records = game.step(&orders);
         // Illegal orders are recorded against their seat.
+        // (Unmatched supports and convoys are legal, merely void: reported in history only.)
         for r in &records {
             for (p, o, e) in &r.errors {
-                run.fault(
-                    *p,
-                    SeatErrorKind::IllegalAction,
-                    format!("{}: {o}: {e}", r.phase),
-                );
+                if !kakehiki_diplomacy::outcome::is_unmatched_message(e) {
+                    run.fault(
+                        *p,
+                        SeatErrorKind::IllegalAction,
+                        format!("{}: {o}: {e}", r.phase),
+                    );
+                }
             }
         }
         let adj: Vec<Adjudicated> = records.iter().map(adjudicated).collect();
