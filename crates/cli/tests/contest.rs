@@ -276,6 +276,32 @@ fn bad_input_gives_clear_errors_and_stores_nothing() {
     assert!(err.contains("different definition"), "{err}");
     assert_eq!(stored(&d.join("s.sqlite")).len(), 20);
 
+    // Options the game does not know: the first matches fail with the driver's message, the run
+    // stops early instead of failing every match, and nothing is stored.
+    std::fs::write(
+        d.join("opt.toml"),
+        good.replace("name = \"ok\"", "name = \"opt\"") + "\n[options]\nbogus = 1\n",
+    )
+    .unwrap();
+    let err = fails(
+        &[
+            "contest",
+            "run",
+            "opt.toml",
+            "--db",
+            "opt.sqlite",
+            "--jobs",
+            "1",
+        ],
+        d,
+    );
+    assert!(
+        err.contains("unknown option") && err.contains("bogus"),
+        "{err}"
+    );
+    assert!(err.contains("1 matches failed"), "{err}");
+    assert!(stored(&d.join("opt.sqlite")).is_empty());
+
     // A file that is not a database.
     std::fs::write(d.join("junk.sqlite"), vec![7u8; 8192]).unwrap();
     let err = fails(&["contest", "standings", "ok", "--db", "junk.sqlite"], d);
