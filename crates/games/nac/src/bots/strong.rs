@@ -34,7 +34,7 @@ use crate::bots::NacBot;
 use crate::state::{score24, View, MAX_TARGETS, NUM_SEATS};
 
 /// Worlds sampled per decision.
-const WORLDS: usize = 256;
+const WORLDS: usize = 192;
 /// Most hill-climbing steps per decision.
 const MAX_STEPS: usize = 400;
 /// Plans climbed from each turn besides the previous turn's plan: the best-valued of "every pick
