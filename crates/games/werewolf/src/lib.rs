@@ -8,6 +8,7 @@
 //! * [`wire`] encodes packets byte for byte as the reference server's clients expect them.
 //! * [`talk`] validates and parses utterances; [`bots`] holds `random` and `sample`.
 
+pub mod adapter;
 pub mod bots;
 pub mod contest;
 pub mod engine;
