@@ -51,7 +51,10 @@ pub struct ExitInfo {
 
 impl ExitInfo {
     fn from_status(s: ExitStatus) -> Self {
-        ExitInfo { code: s.code(), signal: s.signal() }
+        ExitInfo {
+            code: s.code(),
+            signal: s.signal(),
+        }
     }
 }
 
@@ -74,7 +77,10 @@ pub enum ReadOutcome {
     Timeout { partial: Vec<u8> },
     /// stdout reached EOF (the process exited or closed it). `partial` holds unterminated bytes
     /// written before. `exit` is known if the process has exited by then.
-    Closed { partial: Vec<u8>, exit: Option<ExitInfo> },
+    Closed {
+        partial: Vec<u8>,
+        exit: Option<ExitInfo>,
+    },
     /// The process wrote more than the output cap and was killed.
     OutputLimit { bytes: u64 },
 }
@@ -136,7 +142,12 @@ fn resolve_args(argv: &[String]) -> Vec<String> {
             let p = Path::new(a);
             let looks_like_path = i > 0 || a.contains('/');
             match &cwd {
-                Some(cwd) if looks_like_path && p.is_relative() && !a.is_empty() && cwd.join(p).exists() => {
+                Some(cwd)
+                    if looks_like_path
+                        && p.is_relative()
+                        && !a.is_empty()
+                        && cwd.join(p).exists() =>
+                {
                     cwd.join(p).to_string_lossy().into_owned()
                 }
                 _ => a.clone(),
@@ -166,13 +177,20 @@ struct Sandboxed {
     _workdir: Option<tempfile::TempDir>,
 }
 
-fn spawn_sandboxed(argv: &[String], cfg: &SandboxConfig, stdin: Stdio) -> Result<Sandboxed, SpawnError> {
+fn spawn_sandboxed(
+    argv: &[String],
+    cfg: &SandboxConfig,
+    stdin: Stdio,
+) -> Result<Sandboxed, SpawnError> {
     let argv = resolve_args(argv);
     let program = argv.first().ok_or(SpawnError::EmptyCommand)?;
     let (workdir, tmp): (PathBuf, Option<tempfile::TempDir>) = match &cfg.workdir {
         Some(d) => (d.clone(), None),
         None => {
-            let t = tempfile::Builder::new().prefix("kakehiki-bot-").tempdir().map_err(SpawnError::Workdir)?;
+            let t = tempfile::Builder::new()
+                .prefix("kakehiki-bot-")
+                .tempdir()
+                .map_err(SpawnError::Workdir)?;
             (t.path().to_path_buf(), Some(t))
         }
     };
@@ -201,9 +219,16 @@ fn spawn_sandboxed(argv: &[String], cfg: &SandboxConfig, stdin: Stdio) -> Result
     }
     let mut cmd = Command::from(std_cmd);
     cmd.kill_on_drop(true);
-    let child = cmd.spawn().map_err(|source| SpawnError::Start { program: program.clone(), source })?;
+    let child = cmd.spawn().map_err(|source| SpawnError::Start {
+        program: program.clone(),
+        source,
+    })?;
     let pid = child.id().map(|p| p as i32).unwrap_or(0);
-    Ok(Sandboxed { child, pgid: Pid::from_raw(pid), _workdir: tmp })
+    Ok(Sandboxed {
+        child,
+        pgid: Pid::from_raw(pid),
+        _workdir: tmp,
+    })
 }
 
 fn kill_group(pgid: Pid) {
@@ -228,9 +253,13 @@ fn group_alive(pgid: Pid) -> bool {
         if !name.bytes().all(|b| b.is_ascii_digit()) {
             continue;
         }
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
         // Fields after the parenthesised command: state ppid pgrp ...
-        let Some(close) = stat.rfind(')') else { continue };
+        let Some(close) = stat.rfind(')') else {
+            continue;
+        };
         let mut rest = stat[close + 1..].split_whitespace();
         let state = rest.next();
         let _ppid = rest.next();
@@ -242,14 +271,23 @@ fn group_alive(pgid: Pid) -> bool {
     false
 }
 
-fn spawn_drain<R: AsyncRead + Unpin + Send + 'static>(mut r: R, shared: Arc<Shared>, cap: usize, stderr: bool) {
+fn spawn_drain<R: AsyncRead + Unpin + Send + 'static>(
+    mut r: R,
+    shared: Arc<Shared>,
+    cap: usize,
+    stderr: bool,
+) {
     tokio::spawn(async move {
         let mut buf = vec![0u8; 8192];
         loop {
             match r.read(&mut buf).await {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
-                    let target = if stderr { &shared.stderr } else { &shared.stdout_extra };
+                    let target = if stderr {
+                        &shared.stderr
+                    } else {
+                        &shared.stdout_extra
+                    };
                     lock(target).push(&buf[..n], cap);
                 }
             }
@@ -308,7 +346,11 @@ fn spawn_line_reader<R: AsyncRead + Unpin + Send + 'static>(
                             if inbox.lines.len() >= pending_cap {
                                 inbox.dropped_lines += 1;
                             } else {
-                                inbox.lines.push_back(Line { bytes, at, truncated });
+                                inbox.lines.push_back(Line {
+                                    bytes,
+                                    at,
+                                    truncated,
+                                });
                             }
                             rest = &rest[i + 1..];
                         }
@@ -342,7 +384,11 @@ pub struct BotProcess {
 impl BotProcess {
     /// Start `argv` (no shell) in the sandbox.
     pub fn spawn(argv: &[String], cfg: &SandboxConfig) -> Result<BotProcess, SpawnError> {
-        let Sandboxed { mut child, pgid, _workdir } = spawn_sandboxed(argv, cfg, Stdio::piped())?;
+        let Sandboxed {
+            mut child,
+            pgid,
+            _workdir,
+        } = spawn_sandboxed(argv, cfg, Stdio::piped())?;
         let shared = Arc::new(Shared {
             inbox: Mutex::new(Inbox::default()),
             notify: Notify::new(),
@@ -354,7 +400,14 @@ impl BotProcess {
         spawn_line_reader(stdout, shared.clone(), cfg, pgid);
         spawn_drain(stderr, shared.clone(), cfg.stderr_cap, true);
         let stdin = child.stdin.take();
-        Ok(BotProcess { child, pgid, stdin, shared, exit: None, _workdir })
+        Ok(BotProcess {
+            child,
+            pgid,
+            stdin,
+            shared,
+            exit: None,
+            _workdir,
+        })
     }
 
     /// The process group id (equal to the bot's pid).
@@ -469,7 +522,9 @@ impl BotProcess {
         let exit = self.wait_exit(grace).await;
         self.kill();
         if exit.is_none() {
-            if let Ok(Ok(status)) = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await {
+            if let Ok(Ok(status)) =
+                tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await
+            {
                 self.exit = Some(ExitInfo::from_status(status));
             }
         }
@@ -495,7 +550,11 @@ impl ClientProcess {
     /// Start `argv` (no shell) in the sandbox with stdin closed; stdout and stderr are drained
     /// into capped buffers.
     pub fn spawn(argv: &[String], cfg: &SandboxConfig) -> Result<ClientProcess, SpawnError> {
-        let Sandboxed { mut child, pgid, _workdir } = spawn_sandboxed(argv, cfg, Stdio::null())?;
+        let Sandboxed {
+            mut child,
+            pgid,
+            _workdir,
+        } = spawn_sandboxed(argv, cfg, Stdio::null())?;
         let shared = Arc::new(Shared {
             inbox: Mutex::new(Inbox::default()),
             notify: Notify::new(),
@@ -506,7 +565,12 @@ impl ClientProcess {
         let stderr = child.stderr.take().expect("stderr is piped");
         spawn_drain(stdout, shared.clone(), cfg.stderr_cap, false);
         spawn_drain(stderr, shared.clone(), cfg.stderr_cap, true);
-        Ok(ClientProcess { child, pgid, shared, _workdir })
+        Ok(ClientProcess {
+            child,
+            pgid,
+            shared,
+            _workdir,
+        })
     }
 
     /// The process group id.
@@ -526,7 +590,11 @@ impl ClientProcess {
 
     /// The exit status, if the process has exited.
     pub fn try_exit(&mut self) -> Option<ExitInfo> {
-        self.child.try_wait().ok().flatten().map(ExitInfo::from_status)
+        self.child
+            .try_wait()
+            .ok()
+            .flatten()
+            .map(ExitInfo::from_status)
     }
 
     /// SIGKILL the whole process group.

@@ -15,7 +15,11 @@ fn soon(ms: u64) -> Instant {
 
 #[tokio::test]
 async fn reads_lines_and_answers_writes() {
-    let mut bot = BotProcess::spawn(&sh("echo READY; read x; echo \"got $x\""), &SandboxConfig::default()).unwrap();
+    let mut bot = BotProcess::spawn(
+        &sh("echo READY; read x; echo \"got $x\""),
+        &SandboxConfig::default(),
+    )
+    .unwrap();
     match bot.read_line(soon(5000)).await {
         ReadOutcome::Line(l) => assert_eq!(l.bytes, b"READY"),
         other => panic!("expected a line, got {other:?}"),
@@ -33,7 +37,11 @@ async fn reads_lines_and_answers_writes() {
 
 #[tokio::test]
 async fn times_out_with_partial_text() {
-    let mut bot = BotProcess::spawn(&sh("printf 'no newline'; sleep 30"), &SandboxConfig::default()).unwrap();
+    let mut bot = BotProcess::spawn(
+        &sh("printf 'no newline'; sleep 30"),
+        &SandboxConfig::default(),
+    )
+    .unwrap();
     let t = Instant::now();
     match bot.read_line(soon(300)).await {
         ReadOutcome::Timeout { partial } => assert_eq!(partial, b"no newline"),
@@ -54,7 +62,11 @@ async fn reports_exit_code_of_a_crash() {
 
 #[tokio::test]
 async fn cuts_long_lines_and_caps_output() {
-    let cfg = SandboxConfig { line_cap: 10, output_cap: 1 << 20, ..SandboxConfig::default() };
+    let cfg = SandboxConfig {
+        line_cap: 10,
+        output_cap: 1 << 20,
+        ..SandboxConfig::default()
+    };
     let mut bot = BotProcess::spawn(&sh("printf '0123456789abcdef\\n'; yes flood"), &cfg).unwrap();
     match bot.read_line(soon(5000)).await {
         ReadOutcome::Line(l) => {
@@ -75,27 +87,46 @@ async fn cuts_long_lines_and_caps_output() {
         }
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(!bot.group_alive(), "a bot over its output cap must be killed");
+    assert!(
+        !bot.group_alive(),
+        "a bot over its output cap must be killed"
+    );
 }
 
 #[tokio::test]
 async fn kills_children_that_keep_the_pipe_open() {
-    let mut bot = BotProcess::spawn(&sh("sleep 60 & echo READY; exit 0"), &SandboxConfig::default()).unwrap();
-    assert!(matches!(bot.read_line(soon(5000)).await, ReadOutcome::Line(_)));
+    let mut bot = BotProcess::spawn(
+        &sh("sleep 60 & echo READY; exit 0"),
+        &SandboxConfig::default(),
+    )
+    .unwrap();
+    assert!(matches!(
+        bot.read_line(soon(5000)).await,
+        ReadOutcome::Line(_)
+    ));
     // The child holds stdout open: no EOF arrives, the read times out.
-    assert!(matches!(bot.read_line(soon(300)).await, ReadOutcome::Timeout { .. }));
+    assert!(matches!(
+        bot.read_line(soon(300)).await,
+        ReadOutcome::Timeout { .. }
+    ));
     assert!(bot.group_alive());
     bot.kill();
     tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(!bot.group_alive(), "the bot's child survived the group kill");
+    assert!(
+        !bot.group_alive(),
+        "the bot's child survived the group kill"
+    );
     bot.finish(Duration::from_millis(100)).await;
 }
 
 #[tokio::test]
 async fn scrubs_the_environment_and_uses_a_temporary_directory() {
     std::env::set_var("KAKEHIKI_SECRET_FOR_TEST", "leak");
-    let mut bot =
-        BotProcess::spawn(&sh("echo \"${KAKEHIKI_SECRET_FOR_TEST:-none} $(pwd)\""), &SandboxConfig::default()).unwrap();
+    let mut bot = BotProcess::spawn(
+        &sh("echo \"${KAKEHIKI_SECRET_FOR_TEST:-none} $(pwd)\""),
+        &SandboxConfig::default(),
+    )
+    .unwrap();
     match bot.read_line(soon(5000)).await {
         ReadOutcome::Line(l) => {
             let text = String::from_utf8(l.bytes).unwrap();
@@ -121,9 +152,15 @@ async fn applies_rlimits() {
 
 #[tokio::test]
 async fn captures_stderr_capped() {
-    let cfg = SandboxConfig { stderr_cap: 100, ..SandboxConfig::default() };
+    let cfg = SandboxConfig {
+        stderr_cap: 100,
+        ..SandboxConfig::default()
+    };
     let mut bot = BotProcess::spawn(&sh("yes err | head -c 100000 >&2; echo done"), &cfg).unwrap();
-    assert!(matches!(bot.read_line(soon(5000)).await, ReadOutcome::Line(_)));
+    assert!(matches!(
+        bot.read_line(soon(5000)).await,
+        ReadOutcome::Line(_)
+    ));
     tokio::time::sleep(Duration::from_millis(200)).await;
     let text = bot.stderr_text();
     assert!(text.starts_with("err\nerr\n"));
@@ -132,13 +169,16 @@ async fn captures_stderr_capped() {
 
 #[tokio::test]
 async fn reports_a_missing_program() {
-    let err = BotProcess::spawn(&["/nonexistent/bot".to_string()], &SandboxConfig::default()).err().unwrap();
+    let err = BotProcess::spawn(&["/nonexistent/bot".to_string()], &SandboxConfig::default())
+        .err()
+        .unwrap();
     assert!(err.to_string().contains("cannot start"), "{err}");
 }
 
 #[tokio::test]
 async fn client_process_is_killed_with_its_group() {
-    let client = ClientProcess::spawn(&sh("sleep 60 & sleep 60"), &SandboxConfig::default()).unwrap();
+    let client =
+        ClientProcess::spawn(&sh("sleep 60 & sleep 60"), &SandboxConfig::default()).unwrap();
     assert!(client.group_alive());
     let mut client = client;
     client.kill();

@@ -9,7 +9,10 @@ fn kakehiki() -> Command {
 }
 
 fn python_bot() -> String {
-    format!("cmd:python3 {}/../../examples/bots/python/nac_bot.py", env!("CARGO_MANIFEST_DIR"))
+    format!(
+        "cmd:python3 {}/../../examples/bots/python/nac_bot.py",
+        env!("CARGO_MANIFEST_DIR")
+    )
 }
 
 #[test]
@@ -19,19 +22,42 @@ fn play_json_prints_one_object_with_the_contract_keys() {
     let out = kakehiki()
         .args(["play", "nac", "--seed", "2014", "--json", "--replay"])
         .arg(&replay)
-        .args(["--seat", &python_bot(), "--seat", "builtin:strong", "--seat", "builtin:random"])
-        .args(["--seat", "cmd:python3 -c 'print(\"READY\", flush=True); import time; time.sleep(30)'"])
+        .args([
+            "--seat",
+            &python_bot(),
+            "--seat",
+            "builtin:strong",
+            "--seat",
+            "builtin:random",
+        ])
+        .args([
+            "--seat",
+            "cmd:python3 -c 'print(\"READY\", flush=True); import time; time.sleep(30)'",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(stdout.lines().count(), 1, "exactly one JSON object: {stdout}");
+    assert_eq!(
+        stdout.lines().count(),
+        1,
+        "exactly one JSON object: {stdout}"
+    );
     let v: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(v["game"], "nac");
     assert_eq!(v["seed"], 2014);
     assert_eq!(v["scores"].as_array().unwrap().len(), 4);
     assert!(v["scores"][0].is_number());
-    let exact: Vec<&str> = v["scores_exact"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+    let exact: Vec<&str> = v["scores_exact"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
     assert_eq!(exact.len(), 4);
     assert!(v["winner"].is_null() || v["winner"].as_u64().unwrap() < 4);
     let seats = v["seats"].as_array().unwrap();
@@ -45,7 +71,11 @@ fn play_json_prints_one_object_with_the_contract_keys() {
 
     // The replay verifies; a tampered one exits with code 3.
     let ok = kakehiki().arg("replay").arg(&replay).output().unwrap();
-    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
     assert!(String::from_utf8_lossy(&ok.stdout).contains("byte for byte"));
     let text = std::fs::read_to_string(&replay).unwrap();
     let tampered = dir.path().join("tampered.jsonl");
@@ -58,49 +88,92 @@ fn play_json_prints_one_object_with_the_contract_keys() {
             if v["event"] != "weights" {
                 return l.to_string();
             }
-            let mut w: Vec<u64> = v["weights"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+            let mut w: Vec<u64> = v["weights"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_u64().unwrap())
+                .collect();
             w[0] = 9 - w[0];
-            format!("{{\"event\":\"weights\",\"weights\":{}}}", serde_json::to_string(&w).unwrap())
+            format!(
+                "{{\"event\":\"weights\",\"weights\":{}}}",
+                serde_json::to_string(&w).unwrap()
+            )
         })
         .collect();
     std::fs::write(&tampered, lines.join("\n") + "\n").unwrap();
     let bad = kakehiki().arg("replay").arg(&tampered).output().unwrap();
-    assert_eq!(bad.status.code(), Some(3), "{}", String::from_utf8_lossy(&bad.stderr));
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("line 2"), "{}", String::from_utf8_lossy(&bad.stderr));
+    assert_eq!(
+        bad.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("line 2"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
 }
 
 #[test]
 fn human_summary_names_scores_winner_and_errors() {
     let out = kakehiki()
         .args(["play", "religion-war", "--seed", "5"])
-        .args(["--seat", "builtin:strong", "--seat", "builtin:random", "--seat", "builtin:random"])
+        .args([
+            "--seat",
+            "builtin:strong",
+            "--seat",
+            "builtin:random",
+            "--seat",
+            "builtin:random",
+        ])
         .args(["--seat", "cmd:/nonexistent/bot"])
         .output()
         .unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("religion-war"), "{text}");
-    assert!(text.contains("winner: seat") || text.contains("draw"), "{text}");
+    assert!(
+        text.contains("winner: seat") || text.contains("draw"),
+        "{text}"
+    );
     assert!(text.contains("not_ready"), "{text}");
 }
 
 #[test]
 fn bad_input_gets_clear_errors_and_exit_codes() {
     // Usage errors: clap's code 2, naming the problem.
-    let out = kakehiki().args(["play", "nac", "--seat", "bot.py"]).output().unwrap();
+    let out = kakehiki()
+        .args(["play", "nac", "--seat", "bot.py"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown seat spec"));
     // Setup errors: code 1 with a specific message.
-    let out = kakehiki().args(["play", "chess", "--seat", "builtin:random"]).output().unwrap();
+    let out = kakehiki()
+        .args(["play", "chess", "--seat", "builtin:random"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown game \"chess\""));
-    let out = kakehiki().args(["play", "nac", "--seat", "builtin:random"]).output().unwrap();
+    let out = kakehiki()
+        .args(["play", "nac", "--seat", "builtin:random"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs 4 seats"));
-    let out = kakehiki().args(["play", "nac", "--opt", "turn_ms"]).args(["--seat", "builtin:random"]).output().unwrap();
+    let out = kakehiki()
+        .args(["play", "nac", "--opt", "turn_ms"])
+        .args(["--seat", "builtin:random"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     // A missing or broken replay file.
-    let out = kakehiki().args(["replay", "/nonexistent/replay.jsonl"]).output().unwrap();
+    let out = kakehiki()
+        .args(["replay", "/nonexistent/replay.jsonl"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read replay"));
     let dir = tempfile::tempdir().unwrap();
@@ -108,7 +181,11 @@ fn bad_input_gets_clear_errors_and_exit_codes() {
     std::fs::write(&junk, "{\"event\":\"header\"}\n").unwrap();
     let out = kakehiki().arg("replay").arg(&junk).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("replay"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("replay"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // --help documents the exit codes.
     let out = kakehiki().arg("--help").output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("Exit codes"));

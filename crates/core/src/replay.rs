@@ -34,7 +34,10 @@ pub enum ReplayError {
     #[error("replay is empty: expected a header line")]
     Empty,
     #[error("replay line {line}: invalid JSON: {source}")]
-    Json { line: usize, source: serde_json::Error },
+    Json {
+        line: usize,
+        source: serde_json::Error,
+    },
     #[error("replay line {line}: {message}")]
     Shape { line: usize, message: String },
 }
@@ -53,8 +56,12 @@ impl ReplayLog {
     /// Append one event. Events are plain serialisable values; serialisation of our own types
     /// cannot fail, so a failure is a programming error reported as a JSON string line.
     pub fn push<T: Serialize>(&mut self, event: &T) {
-        let line = serde_json::to_string(event)
-            .unwrap_or_else(|e| format!("{{\"event\":\"unserialisable\",\"error\":{:?}}}", e.to_string()));
+        let line = serde_json::to_string(event).unwrap_or_else(|e| {
+            format!(
+                "{{\"event\":\"unserialisable\",\"error\":{:?}}}",
+                e.to_string()
+            )
+        });
         self.lines.push(line);
     }
 
@@ -79,23 +86,30 @@ impl ReplayLog {
             if line.trim().is_empty() {
                 continue;
             }
-            let v: Value = serde_json::from_str(line).map_err(|source| ReplayError::Json { line: i + 1, source })?;
+            let v: Value = serde_json::from_str(line).map_err(|source| ReplayError::Json {
+                line: i + 1,
+                source,
+            })?;
             values.push((i + 1, v));
         }
         let Some((first_line, first)) = values.first().cloned() else {
             return Err(ReplayError::Empty);
         };
-        let header: ReplayHeader = serde_json::from_value(first).map_err(|e| ReplayError::Shape {
-            line: first_line,
-            message: format!("expected a replay header: {e}"),
-        })?;
+        let header: ReplayHeader =
+            serde_json::from_value(first).map_err(|e| ReplayError::Shape {
+                line: first_line,
+                message: format!("expected a replay header: {e}"),
+            })?;
         if header.event != "header" {
             return Err(ReplayError::Shape {
                 line: first_line,
                 message: format!("expected event \"header\", found {:?}", header.event),
             });
         }
-        Ok(ParsedReplay { header, events: values.into_iter().skip(1).collect() })
+        Ok(ParsedReplay {
+            header,
+            events: values.into_iter().skip(1).collect(),
+        })
     }
 }
 
@@ -144,7 +158,10 @@ mod tests {
         assert_eq!(parsed.header.seed, 7);
         assert_eq!(parsed.events.len(), 1);
         let err = ReplayLog::parse("{\"event\":\"header\"}\nnot json\n").unwrap_err();
-        assert!(err.to_string().contains("line 1") || err.to_string().contains("line 2"), "{err}");
+        assert!(
+            err.to_string().contains("line 1") || err.to_string().contains("line 2"),
+            "{err}"
+        );
         assert!(matches!(ReplayLog::parse("\n\n"), Err(ReplayError::Empty)));
     }
 }

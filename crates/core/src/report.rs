@@ -105,7 +105,11 @@ impl MatchReport {
             winner: outcome.winner,
             seats: seats
                 .into_iter()
-                .map(|(spec, errors)| SeatReport { spec, errors, extra: Map::new() })
+                .map(|(spec, errors)| SeatReport {
+                    spec,
+                    errors,
+                    extra: Map::new(),
+                })
                 .collect(),
             extra: Map::new(),
         }

@@ -25,7 +25,10 @@ impl Outcome {
 
     /// Scores as floating point numbers (for display and JSON).
     pub fn scores_f64(&self) -> Vec<f64> {
-        self.scores.iter().map(|s| s.to_f64().unwrap_or(f64::NAN)).collect()
+        self.scores
+            .iter()
+            .map(|s| s.to_f64().unwrap_or(f64::NAN))
+            .collect()
     }
 
     /// Scores in their exact text form (`-3/2`, `7`).
@@ -62,9 +65,9 @@ pub fn format_score(s: &Score) -> String {
 /// Parse the text form produced by [`format_score`].
 pub fn score_from_str(text: &str) -> Result<Score, String> {
     let parse = |t: &str| {
-        t.trim()
-            .parse::<i64>()
-            .map_err(|_| format!("invalid score {text:?}: expected an integer or a fraction like -3/2"))
+        t.trim().parse::<i64>().map_err(|_| {
+            format!("invalid score {text:?}: expected an integer or a fraction like -3/2")
+        })
     };
     match text.split_once('/') {
         None => Ok(Score::from_integer(parse(text)?)),
@@ -119,7 +122,11 @@ mod tests {
 
     #[test]
     fn winner_needs_a_strict_maximum() {
-        let s = |v: &[i64]| v.iter().map(|&x| Score::from_integer(x)).collect::<Vec<_>>();
+        let s = |v: &[i64]| {
+            v.iter()
+                .map(|&x| Score::from_integer(x))
+                .collect::<Vec<_>>()
+        };
         assert_eq!(winner_by_max(&s(&[-6, -6, 5, 7])), Some(3));
         assert_eq!(winner_by_max(&s(&[4, 4, -9, 1])), None);
         assert_eq!(winner_by_max(&[]), None);

@@ -104,30 +104,63 @@ mod tests {
 
     #[test]
     fn parses_every_form() {
-        assert_eq!("builtin:random".parse(), Ok(SeatSpec::Builtin("random".into())));
+        assert_eq!(
+            "builtin:random".parse(),
+            Ok(SeatSpec::Builtin("random".into()))
+        );
         assert_eq!(
             "cmd:python3 'my bot.py' --level 2".parse(),
-            Ok(SeatSpec::Cmd(vec!["python3".into(), "my bot.py".into(), "--level".into(), "2".into()]))
+            Ok(SeatSpec::Cmd(vec![
+                "python3".into(),
+                "my bot.py".into(),
+                "--level".into(),
+                "2".into()
+            ]))
         );
         assert_eq!("tcp".parse(), Ok(SeatSpec::Tcp));
         assert_eq!(
-            "tcp-cmd:java -jar c.jar {host} {port}".parse::<SeatSpec>().unwrap(),
-            SeatSpec::TcpCmd(vec!["java".into(), "-jar".into(), "c.jar".into(), "{host}".into(), "{port}".into()])
+            "tcp-cmd:java -jar c.jar {host} {port}"
+                .parse::<SeatSpec>()
+                .unwrap(),
+            SeatSpec::TcpCmd(vec![
+                "java".into(),
+                "-jar".into(),
+                "c.jar".into(),
+                "{host}".into(),
+                "{port}".into()
+            ])
         );
     }
 
     #[test]
     fn rejects_bad_specs_with_reasons() {
         assert_eq!("".parse::<SeatSpec>(), Err(SeatSpecError::Empty));
-        assert!(matches!("builtin:".parse::<SeatSpec>(), Err(SeatSpecError::MissingBuiltinName(_))));
-        assert!(matches!("cmd:  ".parse::<SeatSpec>(), Err(SeatSpecError::EmptyCommand(_))));
-        assert!(matches!("cmd:echo 'x".parse::<SeatSpec>(), Err(SeatSpecError::BadQuoting { .. })));
-        assert!(matches!("bot.py".parse::<SeatSpec>(), Err(SeatSpecError::UnknownForm(_))));
+        assert!(matches!(
+            "builtin:".parse::<SeatSpec>(),
+            Err(SeatSpecError::MissingBuiltinName(_))
+        ));
+        assert!(matches!(
+            "cmd:  ".parse::<SeatSpec>(),
+            Err(SeatSpecError::EmptyCommand(_))
+        ));
+        assert!(matches!(
+            "cmd:echo 'x".parse::<SeatSpec>(),
+            Err(SeatSpecError::BadQuoting { .. })
+        ));
+        assert!(matches!(
+            "bot.py".parse::<SeatSpec>(),
+            Err(SeatSpecError::UnknownForm(_))
+        ));
     }
 
     #[test]
     fn display_round_trips() {
-        for s in ["builtin:strong", "cmd:python3 'a b.py'", "tcp", "tcp-cmd:./c {host} {port}"] {
+        for s in [
+            "builtin:strong",
+            "cmd:python3 'a b.py'",
+            "tcp",
+            "tcp-cmd:./c {host} {port}",
+        ] {
             let spec: SeatSpec = s.parse().unwrap();
             assert_eq!(spec.to_string().parse::<SeatSpec>().unwrap(), spec);
         }

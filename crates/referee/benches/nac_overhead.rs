@@ -16,11 +16,26 @@ use kakehiki_referee::MatchSpec;
 fn trivial_bot() -> PathBuf {
     let exe = std::env::current_exe().expect("bench executable");
     // target/<profile>/deps/<bench> -> target/<profile>/
-    let profile_dir = exe.parent().and_then(|p| p.parent()).expect("target dir").to_path_buf();
-    let profile = profile_dir.file_name().and_then(|n| n.to_str()).unwrap_or("release").to_string();
+    let profile_dir = exe
+        .parent()
+        .and_then(|p| p.parent())
+        .expect("target dir")
+        .to_path_buf();
+    let profile = profile_dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("release")
+        .to_string();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.args(["build", "--quiet", "-p", "kakehiki-example-bots", "--bin", "nac-trivial-bot"]);
+    cmd.args([
+        "build",
+        "--quiet",
+        "-p",
+        "kakehiki-example-bots",
+        "--bin",
+        "nac-trivial-bot",
+    ]);
     if profile == "release" {
         cmd.arg("--release");
     }
@@ -31,7 +46,11 @@ fn trivial_bot() -> PathBuf {
 
 fn spec(bot: &PathBuf, seed: u64) -> MatchSpec {
     let seat = SeatSpec::Cmd(vec![bot.to_string_lossy().into_owned()]);
-    MatchSpec::new("nac", seed, vec![seat.clone(), seat.clone(), seat.clone(), seat])
+    MatchSpec::new(
+        "nac",
+        seed,
+        vec![seat.clone(), seat.clone(), seat.clone(), seat],
+    )
 }
 
 fn bench(c: &mut Criterion) {
@@ -42,10 +61,21 @@ fn bench(c: &mut Criterion) {
     let mut wall = Duration::ZERO;
     let mut overhead = Duration::ZERO;
     let mut per_turn_seat: Vec<Duration> = Vec::new();
-    let (mut startup, mut shutdown, mut turns, mut waiting) = (Duration::ZERO, Duration::ZERO, Duration::ZERO, Duration::ZERO);
+    let (mut startup, mut shutdown, mut turns, mut waiting) = (
+        Duration::ZERO,
+        Duration::ZERO,
+        Duration::ZERO,
+        Duration::ZERO,
+    );
     for seed in 0..200 {
-        let (record, profile) = runtime.block_on(NAC.play_profiled(&spec(&bot, seed))).unwrap();
-        assert!(record.report.seats.iter().all(|s| s.errors.is_empty()), "{:?}", record.report);
+        let (record, profile) = runtime
+            .block_on(NAC.play_profiled(&spec(&bot, seed)))
+            .unwrap();
+        assert!(
+            record.report.seats.iter().all(|s| s.errors.is_empty()),
+            "{:?}",
+            record.report
+        );
         wall += profile.wall;
         startup += profile.startup;
         shutdown += profile.shutdown;
@@ -73,7 +103,9 @@ fn bench(c: &mut Criterion) {
     group.bench_function("match_of_4_trivial_process_bots", |b| {
         b.iter(|| {
             seed += 1;
-            runtime.block_on(NAC.play_profiled(&spec(&bot, seed))).unwrap()
+            runtime
+                .block_on(NAC.play_profiled(&spec(&bot, seed)))
+                .unwrap()
         })
     });
     group.finish();

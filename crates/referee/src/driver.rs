@@ -43,7 +43,12 @@ impl MatchSpec {
     }
 
     /// Read an option, parsed, with a default. Errors name the key and the expected form.
-    pub fn option<T: std::str::FromStr>(&self, key: &str, default: T, expected: &str) -> Result<T, RefereeError> {
+    pub fn option<T: std::str::FromStr>(
+        &self,
+        key: &str,
+        default: T,
+        expected: &str,
+    ) -> Result<T, RefereeError> {
         match self.options.get(key) {
             None => Ok(default),
             Some(text) => text.parse().map_err(|_| RefereeError::BadOption {
@@ -83,23 +88,57 @@ pub enum RefereeError {
     #[error("unknown game {0:?}: expected one of {1}")]
     UnknownGame(String, String),
     #[error("unknown rule set {rules:?} for {game}: expected one of {expected}")]
-    UnknownRules { game: String, rules: String, expected: String },
+    UnknownRules {
+        game: String,
+        rules: String,
+        expected: String,
+    },
     #[error("{game} needs {expected} seats, got {got}")]
-    SeatCount { game: String, expected: String, got: usize },
+    SeatCount {
+        game: String,
+        expected: String,
+        got: usize,
+    },
     #[error("seat {seat}: unknown built-in bot {name:?} for {game}: expected one of {expected}")]
-    UnknownBot { game: String, seat: usize, name: String, expected: String },
+    UnknownBot {
+        game: String,
+        seat: usize,
+        name: String,
+        expected: String,
+    },
     #[error("seat {seat}: {game} does not support seat form {form:?}: {reason}")]
-    UnsupportedSeat { game: String, seat: usize, form: String, reason: String },
+    UnsupportedSeat {
+        game: String,
+        seat: usize,
+        form: String,
+        reason: String,
+    },
     #[error("unknown option {key:?} for {game}: expected one of {known}")]
-    UnknownOption { game: String, key: String, known: String },
+    UnknownOption {
+        game: String,
+        key: String,
+        known: String,
+    },
     #[error("option {key}={value:?}: expected {expected}")]
-    BadOption { key: String, value: String, expected: String },
+    BadOption {
+        key: String,
+        value: String,
+        expected: String,
+    },
     #[error("seed {seed} is out of range for {game}: {reason}")]
-    BadSeed { game: String, seed: u64, reason: String },
+    BadSeed {
+        game: String,
+        seed: u64,
+        reason: String,
+    },
     #[error("bad replay: {0}")]
     BadReplay(String),
     #[error("replay differs from its re-run at line {line}:\n  recorded: {recorded}\n  re-run:   {rerun}")]
-    ReplayMismatch { line: usize, recorded: String, rerun: String },
+    ReplayMismatch {
+        line: usize,
+        recorded: String,
+        rerun: String,
+    },
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -139,7 +178,11 @@ pub fn verify_replay(text: &str) -> Result<MatchRecord, RefereeError> {
             let a = recorded_lines.get(i).copied().unwrap_or("<end of replay>");
             let b = rerun_lines.get(i).copied().unwrap_or("<end of re-run>");
             if a != b {
-                return Err(RefereeError::ReplayMismatch { line: i + 1, recorded: a.to_string(), rerun: b.to_string() });
+                return Err(RefereeError::ReplayMismatch {
+                    line: i + 1,
+                    recorded: a.to_string(),
+                    rerun: b.to_string(),
+                });
             }
         }
         return Err(RefereeError::ReplayMismatch {

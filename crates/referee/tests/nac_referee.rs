@@ -12,17 +12,30 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 fn bot_path(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/bots").join(name).to_string_lossy().into_owned()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/bots")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
 }
 
 static MARKER: AtomicUsize = AtomicUsize::new(0);
 
 fn marker() -> String {
-    format!("kakehiki-zoo-{}-{}", std::process::id(), MARKER.fetch_add(1, Ordering::SeqCst))
+    format!(
+        "kakehiki-zoo-{}-{}",
+        std::process::id(),
+        MARKER.fetch_add(1, Ordering::SeqCst)
+    )
 }
 
 fn zoo(mode: &str, marker: &str) -> SeatSpec {
-    SeatSpec::Cmd(vec!["python3".into(), bot_path("zoo.py"), mode.into(), marker.into()])
+    SeatSpec::Cmd(vec![
+        "python3".into(),
+        bot_path("zoo.py"),
+        mode.into(),
+        marker.into(),
+    ])
 }
 
 fn builtin(name: &str) -> SeatSpec {
@@ -31,7 +44,11 @@ fn builtin(name: &str) -> SeatSpec {
 
 async fn play(game: &str, seed: u64, seats: Vec<SeatSpec>) -> MatchRecord {
     let spec = MatchSpec::new(game, seed, seats);
-    find_game(game).unwrap().play(&spec).await.expect("the match runs")
+    find_game(game)
+        .unwrap()
+        .play(&spec)
+        .await
+        .expect("the match runs")
 }
 
 /// Processes whose command line contains `marker` and that are not zombies.
@@ -39,13 +56,19 @@ fn live_with_marker(marker: &str) -> Vec<String> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let path = entry.path();
-        let Ok(cmdline) = std::fs::read(path.join("cmdline")) else { continue };
+        let Ok(cmdline) = std::fs::read(path.join("cmdline")) else {
+            continue;
+        };
         let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
         if !cmdline.contains(marker) {
             continue;
         }
         let stat = std::fs::read_to_string(path.join("stat")).unwrap_or_default();
-        let state = stat.rsplit(')').next().and_then(|r| r.split_whitespace().next()).unwrap_or("");
+        let state = stat
+            .rsplit(')')
+            .next()
+            .and_then(|r| r.split_whitespace().next())
+            .unwrap_or("");
         if state != "Z" && state != "X" {
             out.push(format!("{}: {cmdline}", path.display()));
         }
@@ -64,12 +87,20 @@ fn events(record: &MatchRecord, kind: &str) -> Vec<Value> {
 }
 
 fn kinds(record: &MatchRecord, seat: usize) -> Vec<(u32, SeatErrorKind)> {
-    record.report.seats[seat].errors.iter().map(|e| (e.turn, e.kind)).collect()
+    record.report.seats[seat]
+        .errors
+        .iter()
+        .map(|e| (e.turn, e.kind))
+        .collect()
 }
 
 fn move_of(record: &MatchRecord, turn: u64, seat: usize) -> Value {
     let turns = events(record, "turn");
-    let t = turns.iter().find(|t| t["turn"] == turn).expect("turn event").clone();
+    let t = turns
+        .iter()
+        .find(|t| t["turn"] == turn)
+        .expect("turn event")
+        .clone();
     t["moves"][seat].clone()
 }
 
@@ -81,10 +112,22 @@ async fn worked_example_crosses_the_pipe_byte_for_byte() {
             "nac",
             2014,
             [
-                (654, "72b7dfee594cfc9d08a3f7fd9ad4457a44757daf79c6a47673f0db29505f0596"),
-                (657, "36d55d316f2e1abca982c84bdc5758f4d334cff48322f45f324a8fd190234e49"),
-                (654, "2a8f92999db9554820af27f283f656d50581ce0dd55bd39d3cb0b28c0612d5a3"),
-                (654, "6960b8a3e8a38d45cc8fa111d9aa4c9c9cbe53b030d4d53ef3bde7bca0911feb"),
+                (
+                    654,
+                    "72b7dfee594cfc9d08a3f7fd9ad4457a44757daf79c6a47673f0db29505f0596",
+                ),
+                (
+                    657,
+                    "36d55d316f2e1abca982c84bdc5758f4d334cff48322f45f324a8fd190234e49",
+                ),
+                (
+                    654,
+                    "2a8f92999db9554820af27f283f656d50581ce0dd55bd39d3cb0b28c0612d5a3",
+                ),
+                (
+                    654,
+                    "6960b8a3e8a38d45cc8fa111d9aa4c9c9cbe53b030d4d53ef3bde7bca0911feb",
+                ),
             ],
             ["-6", "-6", "5", "7"],
             Some(3),
@@ -93,10 +136,22 @@ async fn worked_example_crosses_the_pipe_byte_for_byte() {
             "religion-war",
             1108,
             [
-                (654, "51da9d8839452c9f0dd136e97746401637d1d1fbeedee7f9ba02e0d90cc93ded"),
-                (657, "f90eb8e6331a2a6e67487534c2b980e51c1cea2f6e5bcdc916b6edba85565656"),
-                (654, "de58f6f685c8b638c19c1801e10fbc0732e15470c2f5d81992a7a3595cefbbb3"),
-                (654, "e777dde3cb54b551ca4634e6b32cfc209e48c231379e707efd60bfd920c14cce"),
+                (
+                    654,
+                    "51da9d8839452c9f0dd136e97746401637d1d1fbeedee7f9ba02e0d90cc93ded",
+                ),
+                (
+                    657,
+                    "f90eb8e6331a2a6e67487534c2b980e51c1cea2f6e5bcdc916b6edba85565656",
+                ),
+                (
+                    654,
+                    "de58f6f685c8b638c19c1801e10fbc0732e15470c2f5d81992a7a3595cefbbb3",
+                ),
+                (
+                    654,
+                    "e777dde3cb54b551ca4634e6b32cfc209e48c231379e707efd60bfd920c14cce",
+                ),
             ],
             ["-2", "-3/2", "3", "1/2"],
             Some(2),
@@ -104,17 +159,32 @@ async fn worked_example_crosses_the_pipe_byte_for_byte() {
     ];
     for (game, seed, streams, totals, winner) in runs {
         let seats = (0..4)
-            .map(|s| SeatSpec::Cmd(vec!["python3".into(), bot_path("worked_example.py"), s.to_string()]))
+            .map(|s| {
+                SeatSpec::Cmd(vec![
+                    "python3".into(),
+                    bot_path("worked_example.py"),
+                    s.to_string(),
+                ])
+            })
             .collect();
         let record = play(game, seed, seats).await;
         assert_eq!(record.report.scores_exact, totals, "{game}");
         assert_eq!(record.report.winner, winner, "{game}");
         let result = &events(&record, "result")[0];
         for (seat, (bytes, sha)) in streams.iter().enumerate() {
-            assert_eq!(result["streams"][seat]["bytes"], *bytes as u64, "{game} seat {seat}");
-            assert_eq!(result["streams"][seat]["sha256"], *sha, "{game} seat {seat}");
+            assert_eq!(
+                result["streams"][seat]["bytes"], *bytes as u64,
+                "{game} seat {seat}"
+            );
+            assert_eq!(
+                result["streams"][seat]["sha256"], *sha,
+                "{game} seat {seat}"
+            );
             // What the bot itself read, reported on its stderr as hex lines.
-            let stderr = events(&record, "stderr").into_iter().find(|e| e["seat"] == seat).unwrap();
+            let stderr = events(&record, "stderr")
+                .into_iter()
+                .find(|e| e["seat"] == seat)
+                .unwrap();
             let mut received = Vec::new();
             for line in stderr["text"].as_str().unwrap().lines() {
                 for i in (0..line.len()).step_by(2) {
@@ -122,13 +192,22 @@ async fn worked_example_crosses_the_pipe_byte_for_byte() {
                 }
             }
             assert_eq!(received.len(), *bytes, "{game} seat {seat}");
-            assert_eq!(format!("{:x}", Sha256::digest(&received)), *sha, "{game} seat {seat}");
+            assert_eq!(
+                format!("{:x}", Sha256::digest(&received)),
+                *sha,
+                "{game} seat {seat}"
+            );
         }
         // Seat 3's malformed first reply is applied as 5 5 0 0 0 and recorded.
         let m = move_of(&record, 1, 3);
         assert_eq!(m["raw"], "5 5 9 x");
         assert_eq!(m["picks"], serde_json::json!([5, 5, 0, 0, 0]));
-        let codes: Vec<&str> = m["errors"].as_array().unwrap().iter().map(|e| e["code"].as_str().unwrap()).collect();
+        let codes: Vec<&str> = m["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["code"].as_str().unwrap())
+            .collect();
         assert_eq!(codes, ["out_of_range", "not_a_number", "missing_field"]);
         assert_eq!(kinds(&record, 3), vec![(1, SeatErrorKind::InvalidReply); 3]);
         for seat in 0..3 {
@@ -153,7 +232,11 @@ async fn start_up_failures_leave_the_seat_dead_from_the_start() {
     )
     .await;
     for seat in 0..4 {
-        assert_eq!(kinds(&record, seat), vec![(0, SeatErrorKind::NotReady)], "seat {seat}");
+        assert_eq!(
+            kinds(&record, seat),
+            vec![(0, SeatErrorKind::NotReady)],
+            "seat {seat}"
+        );
         for turn in 1..=9 {
             let mv = move_of(&record, turn, seat);
             assert_eq!(mv["status"], "dead");
@@ -163,11 +246,19 @@ async fn start_up_failures_leave_the_seat_dead_from_the_start() {
     let detail = |s: usize| record.report.seats[s].errors[0].detail.clone();
     assert!(detail(0).contains("timeout"), "{}", detail(0));
     assert!(detail(1).contains("timeout"), "{}", detail(1));
-    assert!(detail(2).contains("bad_ready") && detail(2).contains("hello"), "{}", detail(2));
+    assert!(
+        detail(2).contains("bad_ready") && detail(2).contains("hello"),
+        "{}",
+        detail(2)
+    );
     assert!(detail(3).contains("spawn_failed"), "{}", detail(3));
     // Dead seats still gain at target 0 and are scored: all four are identical, so a draw.
     assert_eq!(record.report.winner, None);
-    assert!(live_with_marker(&m).is_empty(), "leaked: {:?}", live_with_marker(&m));
+    assert!(
+        live_with_marker(&m).is_empty(),
+        "leaked: {:?}",
+        live_with_marker(&m)
+    );
     verify_replay(&record.replay.to_text()).unwrap();
 }
 
@@ -177,13 +268,24 @@ async fn deaths_mid_game_are_recorded_and_substituted() {
     let record = play(
         "nac",
         2,
-        vec![zoo("exit_after_ready", &m), zoo("hang_turn3", &m), zoo("crash_turn2", &m), zoo("fork_child", &m)],
+        vec![
+            zoo("exit_after_ready", &m),
+            zoo("hang_turn3", &m),
+            zoo("crash_turn2", &m),
+            zoo("fork_child", &m),
+        ],
     )
     .await;
     assert_eq!(kinds(&record, 0), vec![(1, SeatErrorKind::Crash)]);
     assert_eq!(kinds(&record, 1), vec![(3, SeatErrorKind::Timeout)]);
     assert_eq!(kinds(&record, 2), vec![(2, SeatErrorKind::Crash)]);
-    assert!(record.report.seats[2].errors[0].detail.contains("exit code 7"), "{:?}", record.report.seats[2]);
+    assert!(
+        record.report.seats[2].errors[0]
+            .detail
+            .contains("exit code 7"),
+        "{:?}",
+        record.report.seats[2]
+    );
     // The forked child keeps stdout open after its parent exits: no EOF, so a timeout.
     assert_eq!(kinds(&record, 3), vec![(2, SeatErrorKind::Timeout)]);
     assert_eq!(move_of(&record, 2, 1)["status"], "ok");
@@ -192,28 +294,58 @@ async fn deaths_mid_game_are_recorded_and_substituted() {
     assert_eq!(move_of(&record, 4, 1)["picks"], serde_json::json!([0, 0]));
     let deaths = events(&record, "death");
     assert_eq!(deaths.len(), 4);
-    assert!(live_with_marker(&m).is_empty(), "leaked: {:?}", live_with_marker(&m));
+    assert!(
+        live_with_marker(&m).is_empty(),
+        "leaked: {:?}",
+        live_with_marker(&m)
+    );
     verify_replay(&record.replay.to_text()).unwrap();
 }
 
 #[tokio::test]
 async fn malformed_replies_map_to_target_zero() {
     let m = marker();
-    let record =
-        play("nac", 3, vec![zoo("garbage", &m), zoo("too_few", &m), zoo("too_many", &m), zoo("out_of_range", &m)])
-            .await;
+    let record = play(
+        "nac",
+        3,
+        vec![
+            zoo("garbage", &m),
+            zoo("too_few", &m),
+            zoo("too_many", &m),
+            zoo("out_of_range", &m),
+        ],
+    )
+    .await;
     for seat in 0..4 {
-        assert!(record.report.seats[seat].errors.iter().all(|e| e.kind == SeatErrorKind::InvalidReply));
+        assert!(record.report.seats[seat]
+            .errors
+            .iter()
+            .all(|e| e.kind == SeatErrorKind::InvalidReply));
         assert!(!record.report.seats[seat].errors.is_empty());
         assert!(events(&record, "death").is_empty());
     }
-    assert_eq!(move_of(&record, 1, 0)["picks"], serde_json::json!([0, 0, 0, 0, 0]));
-    assert!(move_of(&record, 1, 0)["raw_b64"].is_string(), "invalid UTF-8 is kept as base64");
-    assert_eq!(move_of(&record, 1, 1)["picks"], serde_json::json!([1, 0, 0, 0, 0]));
+    assert_eq!(
+        move_of(&record, 1, 0)["picks"],
+        serde_json::json!([0, 0, 0, 0, 0])
+    );
+    assert!(
+        move_of(&record, 1, 0)["raw_b64"].is_string(),
+        "invalid UTF-8 is kept as base64"
+    );
+    assert_eq!(
+        move_of(&record, 1, 1)["picks"],
+        serde_json::json!([1, 0, 0, 0, 0])
+    );
     assert_eq!(move_of(&record, 2, 1)["picks"], serde_json::json!([1, 0]));
-    assert_eq!(move_of(&record, 1, 2)["picks"], serde_json::json!([1, 2, 3, 4, 5]));
+    assert_eq!(
+        move_of(&record, 1, 2)["picks"],
+        serde_json::json!([1, 2, 3, 4, 5])
+    );
     assert_eq!(move_of(&record, 1, 2)["errors"][0]["code"], "extra_fields");
-    assert_eq!(move_of(&record, 1, 3)["picks"], serde_json::json!([0, 0, 0, 0, 5]));
+    assert_eq!(
+        move_of(&record, 1, 3)["picks"],
+        serde_json::json!([0, 0, 0, 0, 5])
+    );
     assert_eq!(move_of(&record, 2, 3)["picks"], serde_json::json!([0, 5]));
     assert!(live_with_marker(&m).is_empty());
     verify_replay(&record.replay.to_text()).unwrap();
@@ -225,22 +357,42 @@ async fn awkward_but_valid_output_is_handled() {
     let record = play(
         "nac",
         4,
-        vec![zoo("split_write", &m), zoo("no_newline", &m), zoo("unsolicited", &m), zoo("ready_no_newline", &m)],
+        vec![
+            zoo("split_write", &m),
+            zoo("no_newline", &m),
+            zoo("unsolicited", &m),
+            zoo("ready_no_newline", &m),
+        ],
     )
     .await;
     // A reply written in two pieces is one line.
-    assert!(record.report.seats[0].errors.is_empty(), "{:?}", record.report.seats[0]);
-    assert_eq!(move_of(&record, 1, 0)["picks"], serde_json::json!([1, 2, 3, 4, 5]));
+    assert!(
+        record.report.seats[0].errors.is_empty(),
+        "{:?}",
+        record.report.seats[0]
+    );
+    assert_eq!(
+        move_of(&record, 1, 0)["picks"],
+        serde_json::json!([1, 2, 3, 4, 5])
+    );
     assert_eq!(move_of(&record, 2, 0)["picks"], serde_json::json!([3, 4]));
     // Unterminated text at the deadline is the reply; the seat lives.
     assert_eq!(move_of(&record, 9, 1)["status"], "ok");
-    assert_eq!(move_of(&record, 1, 1)["picks"], serde_json::json!([2, 2, 2, 2, 2]));
+    assert_eq!(
+        move_of(&record, 1, 1)["picks"],
+        serde_json::json!([2, 2, 2, 2, 2])
+    );
     assert_eq!(move_of(&record, 1, 1)["errors"][0]["code"], "no_newline");
     assert_eq!(move_of(&record, 1, 1)["time_us"], 1_000_000);
     // Chatter outside the window is discarded and recorded, the replies still count.
-    assert!(kinds(&record, 2).iter().all(|(_, k)| *k == SeatErrorKind::UnsolicitedOutput));
+    assert!(kinds(&record, 2)
+        .iter()
+        .all(|(_, k)| *k == SeatErrorKind::UnsolicitedOutput));
     assert_eq!(kinds(&record, 2).len(), 9, "{:?}", kinds(&record, 2));
-    assert_eq!(move_of(&record, 5, 2)["picks"], serde_json::json!([1, 2, 3, 4, 5]));
+    assert_eq!(
+        move_of(&record, 5, 2)["picks"],
+        serde_json::json!([1, 2, 3, 4, 5])
+    );
     // READY without a newline is accepted at the deadline.
     assert!(kinds(&record, 3).is_empty(), "{:?}", record.report.seats[3]);
     let ready = events(&record, "ready");
@@ -252,9 +404,17 @@ async fn awkward_but_valid_output_is_handled() {
 #[tokio::test]
 async fn floods_are_capped() {
     let m = marker();
-    let record =
-        play("nac", 5, vec![zoo("flood_stdout", &m), zoo("flood_stderr", &m), builtin("random"), builtin("strong")])
-            .await;
+    let record = play(
+        "nac",
+        5,
+        vec![
+            zoo("flood_stdout", &m),
+            zoo("flood_stderr", &m),
+            builtin("random"),
+            builtin("strong"),
+        ],
+    )
+    .await;
     // The flood's lines answer each turn (its day line has extra fields at night); the rest is
     // discarded (capped) and recorded, until the output cap kills the bot. Either way the game
     // completes and the other seats are unharmed.
@@ -263,20 +423,40 @@ async fn floods_are_capped() {
     assert!(
         flood.iter().all(|(_, k)| matches!(
             k,
-            SeatErrorKind::UnsolicitedOutput | SeatErrorKind::ResourceLimit | SeatErrorKind::InvalidReply
+            SeatErrorKind::UnsolicitedOutput
+                | SeatErrorKind::ResourceLimit
+                | SeatErrorKind::InvalidReply
         )),
         "{flood:?}"
     );
-    let discarded: usize =
-        events(&record, "turn").iter().map(|t| t["moves"][0]["discarded"].as_array().map_or(0, Vec::len)).sum();
-    assert!(discarded <= 9 * 11, "discarded output must be capped, got {discarded} lines");
-    let unsolicited = flood.iter().filter(|(_, k)| *k == SeatErrorKind::UnsolicitedOutput).count();
-    assert!(unsolicited <= 9, "one unsolicited-output error per turn at most: {flood:?}");
+    let discarded: usize = events(&record, "turn")
+        .iter()
+        .map(|t| t["moves"][0]["discarded"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert!(
+        discarded <= 9 * 11,
+        "discarded output must be capped, got {discarded} lines"
+    );
+    let unsolicited = flood
+        .iter()
+        .filter(|(_, k)| *k == SeatErrorKind::UnsolicitedOutput)
+        .count();
+    assert!(
+        unsolicited <= 9,
+        "one unsolicited-output error per turn at most: {flood:?}"
+    );
     assert!(kinds(&record, 2).is_empty() && kinds(&record, 3).is_empty());
     assert!(kinds(&record, 1).is_empty(), "{:?}", record.report.seats[1]);
-    let stderr = events(&record, "stderr").into_iter().find(|e| e["seat"] == 1).unwrap();
+    let stderr = events(&record, "stderr")
+        .into_iter()
+        .find(|e| e["seat"] == 1)
+        .unwrap();
     let text = stderr["text"].as_str().unwrap();
-    assert!(text.len() < 70_000, "stderr must be capped, got {} bytes", text.len());
+    assert!(
+        text.len() < 70_000,
+        "stderr must be capped, got {} bytes",
+        text.len()
+    );
     assert!(text.contains("more bytes dropped"));
     assert!(live_with_marker(&m).is_empty());
     verify_replay(&record.replay.to_text()).unwrap();
@@ -284,7 +464,14 @@ async fn floods_are_capped() {
 
 #[tokio::test]
 async fn same_seed_and_replies_give_the_same_replay() {
-    let seats = || vec![builtin("strong"), builtin("random"), builtin("random"), builtin("strong")];
+    let seats = || {
+        vec![
+            builtin("strong"),
+            builtin("random"),
+            builtin("random"),
+            builtin("strong"),
+        ]
+    };
     let a = play("nac", 99, seats()).await;
     let b = play("nac", 99, seats()).await;
     assert_eq!(a.replay.to_text(), b.replay.to_text());
@@ -296,21 +483,32 @@ async fn same_seed_and_replies_give_the_same_replay() {
 
 #[tokio::test]
 async fn process_replays_verify_and_tampering_is_caught() {
-    let example = vec!["python3".to_string(), PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/bots/python/nac_bot.py")
-        .to_string_lossy()
-        .into_owned()];
+    let example = vec![
+        "python3".to_string(),
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../examples/bots/python/nac_bot.py")
+            .to_string_lossy()
+            .into_owned(),
+    ];
     let record = play(
         "religion-war",
         6,
-        vec![SeatSpec::Cmd(example.clone()), builtin("random"), SeatSpec::Cmd(example), builtin("strong")],
+        vec![
+            SeatSpec::Cmd(example.clone()),
+            builtin("random"),
+            SeatSpec::Cmd(example),
+            builtin("strong"),
+        ],
     )
     .await;
     let text = record.replay.to_text();
     verify_replay(&text).unwrap();
 
     // Change one recorded reply: the re-run's picks, blocks and scores change.
-    let turn_line = text.lines().position(|l| l.contains("\"event\":\"turn\"")).unwrap();
+    let turn_line = text
+        .lines()
+        .position(|l| l.contains("\"event\":\"turn\""))
+        .unwrap();
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
     let mut turn: Value = serde_json::from_str(&lines[turn_line]).unwrap();
     turn["moves"][1]["raw"] = Value::String("0 0 0 0 0".into());
@@ -323,11 +521,17 @@ async fn process_replays_verify_and_tampering_is_caught() {
 
     // Broken files get specific errors, never a panic.
     assert!(matches!(verify_replay(""), Err(RefereeError::BadReplay(_))));
-    assert!(matches!(verify_replay("{not json\n"), Err(RefereeError::BadReplay(_))));
+    assert!(matches!(
+        verify_replay("{not json\n"),
+        Err(RefereeError::BadReplay(_))
+    ));
     let truncated: String = text.lines().take(3).map(|l| format!("{l}\n")).collect();
     assert!(verify_replay(&truncated).is_err());
     let wrong_game = text.replacen("\"game\":\"religion-war\"", "\"game\":\"chess\"", 1);
-    assert!(matches!(verify_replay(&wrong_game), Err(RefereeError::UnknownGame(..))));
+    assert!(matches!(
+        verify_replay(&wrong_game),
+        Err(RefereeError::UnknownGame(..))
+    ));
     assert!(ReplayLog::parse(&text).is_ok());
 }
 
@@ -335,20 +539,59 @@ async fn process_replays_verify_and_tampering_is_caught() {
 async fn bad_match_specs_are_rejected_with_reasons() {
     let nac = find_game("nac").unwrap();
     let three = MatchSpec::new("nac", 1, vec![builtin("random"); 3]);
-    assert!(matches!(nac.play(&three).await, Err(RefereeError::SeatCount { got: 3, .. })));
-    let unknown = MatchSpec::new("nac", 1, vec![builtin("random"), builtin("random"), builtin("random"), builtin("best")]);
+    assert!(matches!(
+        nac.play(&three).await,
+        Err(RefereeError::SeatCount { got: 3, .. })
+    ));
+    let unknown = MatchSpec::new(
+        "nac",
+        1,
+        vec![
+            builtin("random"),
+            builtin("random"),
+            builtin("random"),
+            builtin("best"),
+        ],
+    );
     let err = nac.play(&unknown).await.unwrap_err();
-    assert!(err.to_string().contains("best") && err.to_string().contains("random, strong"), "{err}");
-    let tcp = MatchSpec::new("nac", 1, vec![builtin("random"), SeatSpec::Tcp, builtin("random"), builtin("random")]);
-    assert!(matches!(nac.play(&tcp).await, Err(RefereeError::UnsupportedSeat { seat: 1, .. })));
+    assert!(
+        err.to_string().contains("best") && err.to_string().contains("random, strong"),
+        "{err}"
+    );
+    let tcp = MatchSpec::new(
+        "nac",
+        1,
+        vec![
+            builtin("random"),
+            SeatSpec::Tcp,
+            builtin("random"),
+            builtin("random"),
+        ],
+    );
+    assert!(matches!(
+        nac.play(&tcp).await,
+        Err(RefereeError::UnsupportedSeat { seat: 1, .. })
+    ));
     let mut opt = MatchSpec::new("nac", 1, vec![builtin("random"); 4]);
     opt.options.insert("turn_ms".into(), "soon".into());
-    assert!(matches!(nac.play(&opt).await, Err(RefereeError::BadOption { .. })));
+    assert!(matches!(
+        nac.play(&opt).await,
+        Err(RefereeError::BadOption { .. })
+    ));
     opt.options.clear();
     opt.options.insert("speed".into(), "1".into());
-    assert!(matches!(nac.play(&opt).await, Err(RefereeError::UnknownOption { .. })));
+    assert!(matches!(
+        nac.play(&opt).await,
+        Err(RefereeError::UnknownOption { .. })
+    ));
     let mut rules = MatchSpec::new("nac", 1, vec![builtin("random"); 4]);
     rules.rules = Some("religion-war".into());
-    assert!(matches!(nac.play(&rules).await, Err(RefereeError::UnknownRules { .. })));
-    assert!(matches!(find_game("chess"), Err(RefereeError::UnknownGame(..))));
+    assert!(matches!(
+        nac.play(&rules).await,
+        Err(RefereeError::UnknownRules { .. })
+    ));
+    assert!(matches!(
+        find_game("chess"),
+        Err(RefereeError::UnknownGame(..))
+    ));
 }

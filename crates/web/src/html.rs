@@ -47,15 +47,22 @@ fn page(title: &str, body: &str) -> String {
 }
 
 pub fn error_page(message: &str) -> String {
-    page("Error", &format!("<h1>Not available</h1><p>{}</p>", esc(message)))
+    page(
+        "Error",
+        &format!("<h1>Not available</h1><p>{}</p>", esc(message)),
+    )
 }
 
 pub fn index(contests: &[Value]) -> String {
     let mut body = String::from("<h1>Contests</h1>");
     if contests.is_empty() {
-        body.push_str("<p>No contest in this store yet: run <code>kakehiki contest run FILE</code>.</p>");
+        body.push_str(
+            "<p>No contest in this store yet: run <code>kakehiki contest run FILE</code>.</p>",
+        );
     } else {
-        body.push_str("<table><tr><th>contest</th><th>game</th><th>format</th><th>matches</th></tr>");
+        body.push_str(
+            "<table><tr><th>contest</th><th>game</th><th>format</th><th>matches</th></tr>",
+        );
         for c in contests {
             let name = c["name"].as_str().unwrap_or("");
             body.push_str(&format!(
@@ -113,7 +120,10 @@ pub fn contest(s: &Standings, matches: &[Value]) -> String {
     }
     body.push_str("</table>");
     for stage in &s.stages {
-        body.push_str(&format!("<h3>{}</h3><table><tr><th>rank</th><th>entrant</th><th>wins</th><th></th></tr>", esc(&stage.name)));
+        body.push_str(&format!(
+            "<h3>{}</h3><table><tr><th>rank</th><th>entrant</th><th>wins</th><th></th></tr>",
+            esc(&stage.name)
+        ));
         for r in &stage.rows {
             body.push_str(&format!(
                 "<tr><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
@@ -142,7 +152,11 @@ pub fn contest(s: &Standings, matches: &[Value]) -> String {
     if !s.teams.is_empty() {
         body.push_str("<h2>Per team</h2><table><tr><th>team</th><th>games won</th></tr>");
         for t in &s.teams {
-            body.push_str(&format!("<tr><td>{}</td><td class=\"num\">{}</td></tr>", esc(&t.team), t.games_won));
+            body.push_str(&format!(
+                "<tr><td>{}</td><td class=\"num\">{}</td></tr>",
+                esc(&t.team),
+                t.games_won
+            ));
         }
         body.push_str("</table>");
     }
@@ -158,7 +172,10 @@ pub fn contest(s: &Standings, matches: &[Value]) -> String {
             .map(|a| a.iter().map(|e| esc(e.as_str().unwrap_or(""))).collect())
             .unwrap_or_default();
         let winner = match m["report"]["winner"].as_u64() {
-            Some(w) => entrants.get(w as usize).cloned().unwrap_or_else(|| format!("seat {w}")),
+            Some(w) => entrants
+                .get(w as usize)
+                .cloned()
+                .unwrap_or_else(|| format!("seat {w}")),
             None => "draw".into(),
         };
         body.push_str(&format!(
@@ -212,8 +229,10 @@ if (events.length) render();
 
 pub fn match_page(contest: &str, index: u64, m: &Value, replay: &str) -> String {
     let report = &m["report"];
-    let entrants: Vec<&str> =
-        m["entrants"].as_array().map(|a| a.iter().map(|e| e.as_str().unwrap_or("")).collect()).unwrap_or_default();
+    let entrants: Vec<&str> = m["entrants"]
+        .as_array()
+        .map(|a| a.iter().map(|e| e.as_str().unwrap_or("")).collect())
+        .unwrap_or_default();
     let mut body = format!(
         "<h1>{} · match {index}</h1><p>{} · seed {} · <a href=\"/api/contests/{}/matches/{index}/replay\">replay (JSON lines)</a></p>",
         esc(contest),
@@ -240,12 +259,19 @@ pub fn match_page(contest: &str, index: u64, m: &Value, replay: &str) -> String 
     }
     body.push_str("</table>");
     let winner = match report["winner"].as_u64() {
-        Some(w) => format!("winner: {}", esc(entrants.get(w as usize).copied().unwrap_or("?"))),
+        Some(w) => format!(
+            "winner: {}",
+            esc(entrants.get(w as usize).copied().unwrap_or("?"))
+        ),
         None => "draw".to_string(),
     };
     body.push_str(&format!("<p><strong>{winner}</strong></p><h2>Replay</h2>"));
-    let embedded = serde_json::to_string(replay).unwrap_or_else(|_| "\"\"".into()).replace('<', "\\u003c");
-    body.push_str(&format!("<script id=\"replay\" type=\"application/json\">{embedded}</script>{VIEWER}"));
+    let embedded = serde_json::to_string(replay)
+        .unwrap_or_else(|_| "\"\"".into())
+        .replace('<', "\\u003c");
+    body.push_str(&format!(
+        "<script id=\"replay\" type=\"application/json\">{embedded}</script>{VIEWER}"
+    ));
     page(&format!("{contest} match {index}"), &body)
 }
 
@@ -255,7 +281,10 @@ mod tests {
 
     #[test]
     fn escapes_markup() {
-        assert_eq!(esc("<b>\"x\" & 'y'</b>"), "&lt;b&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/b&gt;");
+        assert_eq!(
+            esc("<b>\"x\" & 'y'</b>"),
+            "&lt;b&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/b&gt;"
+        );
         assert_eq!(seg("a b/c"), "a%20b%2Fc");
     }
 }

@@ -72,7 +72,12 @@ pub fn app(store: Box<dyn Store>) -> Router {
         .route("/api/contests/:name/standings", get(api_standings))
         .route("/api/contests/:name/matches", get(api_matches))
         .route("/api/contests/:name/matches/:index/replay", get(api_replay))
-        .fallback(|| async { (StatusCode::NOT_FOUND, Json(json!({"error": "no such page"}))) })
+        .fallback(|| async {
+            (
+                StatusCode::NOT_FOUND,
+                Json(json!({"error": "no such page"})),
+            )
+        })
         .with_state(state)
 }
 
@@ -102,7 +107,8 @@ fn store_err(e: impl std::fmt::Display) -> WebError {
 }
 
 fn parse_index(text: &str) -> Result<u64, WebError> {
-    text.parse().map_err(|_| WebError::BadIndex(text.chars().take(40).collect()))
+    text.parse()
+        .map_err(|_| WebError::BadIndex(text.chars().take(40).collect()))
 }
 
 /// A contest summary for the index.
@@ -161,7 +167,10 @@ fn public_replay(store: &mut dyn Store, name: &str, index: u64) -> Result<String
     let text = store
         .replay(name, index)
         .map_err(store_err)?
-        .ok_or_else(|| WebError::NoMatch { contest: name.to_string(), index })?;
+        .ok_or_else(|| WebError::NoMatch {
+            contest: name.to_string(),
+            index,
+        })?;
     Ok(strip_private(&text))
 }
 
@@ -171,7 +180,11 @@ pub fn strip_private(replay: &str) -> String {
     for line in replay.lines() {
         let private = serde_json::from_str::<Value>(line)
             .ok()
-            .and_then(|v| v.get("event").and_then(Value::as_str).map(|e| e == "stderr"))
+            .and_then(|v| {
+                v.get("event")
+                    .and_then(Value::as_str)
+                    .map(|e| e == "stderr")
+            })
             .unwrap_or(false);
         if !private {
             out.push_str(line);
@@ -181,7 +194,9 @@ pub fn strip_private(replay: &str) -> String {
     out
 }
 
-async fn api_contests(State(store): State<SharedStore>) -> Result<Json<Vec<ContestSummary>>, WebError> {
+async fn api_contests(
+    State(store): State<SharedStore>,
+) -> Result<Json<Vec<ContestSummary>>, WebError> {
     Ok(Json(with_store(&store, contests).await?))
 }
 
@@ -189,10 +204,15 @@ async fn api_standings(
     State(store): State<SharedStore>,
     Path(name): Path<String>,
 ) -> Result<Json<Standings>, WebError> {
-    Ok(Json(with_store(&store, move |s| standings_of(s, &name)).await?))
+    Ok(Json(
+        with_store(&store, move |s| standings_of(s, &name)).await?,
+    ))
 }
 
-async fn api_matches(State(store): State<SharedStore>, Path(name): Path<String>) -> Result<Json<Vec<Value>>, WebError> {
+async fn api_matches(
+    State(store): State<SharedStore>,
+    Path(name): Path<String>,
+) -> Result<Json<Vec<Value>>, WebError> {
     Ok(Json(with_store(&store, move |s| matches(s, &name)).await?))
 }
 
@@ -202,18 +222,32 @@ async fn api_replay(
 ) -> Result<Response, WebError> {
     let index = parse_index(&index)?;
     let text = with_store(&store, move |s| public_replay(s, &name, index)).await?;
-    Ok(([(header::CONTENT_TYPE, "application/jsonl; charset=utf-8")], text).into_response())
+    Ok((
+        [(header::CONTENT_TYPE, "application/jsonl; charset=utf-8")],
+        text,
+    )
+        .into_response())
 }
 
 async fn index_page(State(store): State<SharedStore>) -> Result<Html<String>, HtmlError> {
     let list = with_store(&store, contests).await.map_err(HtmlError)?;
-    Ok(Html(html::index(&list.iter().map(|c| serde_json::to_value(c).unwrap_or(Value::Null)).collect::<Vec<_>>())))
+    Ok(Html(html::index(
+        &list
+            .iter()
+            .map(|c| serde_json::to_value(c).unwrap_or(Value::Null))
+            .collect::<Vec<_>>(),
+    )))
 }
 
-async fn contest_page(State(store): State<SharedStore>, Path(name): Path<String>) -> Result<Html<String>, HtmlError> {
-    let (standings, list) = with_store(&store, move |s| Ok((standings_of(s, &name)?, matches(s, &name)?)))
-        .await
-        .map_err(HtmlError)?;
+async fn contest_page(
+    State(store): State<SharedStore>,
+    Path(name): Path<String>,
+) -> Result<Html<String>, HtmlError> {
+    let (standings, list) = with_store(&store, move |s| {
+        Ok((standings_of(s, &name)?, matches(s, &name)?))
+    })
+    .await
+    .map_err(HtmlError)?;
     Ok(Html(html::contest(&standings, &list)))
 }
 
@@ -228,7 +262,10 @@ async fn match_page(
         let report = all
             .into_iter()
             .find(|m| m["index"] == index)
-            .ok_or_else(|| WebError::NoMatch { contest: name.clone(), index })?;
+            .ok_or_else(|| WebError::NoMatch {
+                contest: name.clone(),
+                index,
+            })?;
         Ok((report, public_replay(s, &name, index)?))
     })
     .await

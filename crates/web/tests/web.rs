@@ -33,11 +33,14 @@ seat = "builtin:random"
 fn store_with_contest(dir: &std::path::Path) -> std::path::PathBuf {
     let path = dir.join("results.sqlite");
     let lookup = |g: &str| {
-        kakehiki_referee::find_game(g).map(|d| d.game_type()).map_err(|e| e.to_string())
+        kakehiki_referee::find_game(g)
+            .map(|d| d.game_type())
+            .map_err(|e| e.to_string())
     };
     let def = ContestDef::parse(CONTEST, "web.toml", &lookup).expect("contest parses");
     let store: Box<dyn Store> = Box::new(SqliteStore::open(&path).unwrap());
-    let summary = run_local(&def, store, Arc::new(RefereeArena), &RunOptions::default()).expect("contest runs");
+    let summary = run_local(&def, store, Arc::new(RefereeArena), &RunOptions::default())
+        .expect("contest runs");
     assert!(summary_has_matches(&format!("{summary:?}")));
     path
 }
@@ -47,7 +50,11 @@ fn summary_has_matches(debug: &str) -> bool {
 }
 
 async fn get(app: &axum::Router, uri: &str) -> (StatusCode, String) {
-    let response = app.clone().oneshot(Request::builder().uri(uri).body(Body::empty()).unwrap()).await.unwrap();
+    let response = app
+        .clone()
+        .oneshot(Request::builder().uri(uri).body(Body::empty()).unwrap())
+        .await
+        .unwrap();
     let status = response.status();
     let bytes = response.into_body().collect().await.unwrap().to_bytes();
     (status, String::from_utf8(bytes.to_vec()).unwrap())
@@ -83,12 +90,24 @@ async fn serves_standings_matches_and_public_replays() {
     let index = matches[0]["index"].as_u64().unwrap();
 
     // The stored replay keeps the seat's stderr for its contestant...
-    let raw = SqliteStore::open(&path).unwrap().replay("web <demo>", index).unwrap().unwrap();
+    let raw = SqliteStore::open(&path)
+        .unwrap()
+        .replay("web <demo>", index)
+        .unwrap()
+        .unwrap();
     assert!(raw.contains("SECRET-STDERR"));
     // ...but replays are served without any seat's private stderr.
-    let (status, replay) = get(&app, &format!("/api/contests/web%20%3Cdemo%3E/matches/{index}/replay")).await;
+    let (status, replay) = get(
+        &app,
+        &format!("/api/contests/web%20%3Cdemo%3E/matches/{index}/replay"),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK);
-    assert!(replay.lines().next().unwrap().contains("\"event\":\"header\""));
+    assert!(replay
+        .lines()
+        .next()
+        .unwrap()
+        .contains("\"event\":\"header\""));
     assert!(replay.contains("\"event\":\"result\""));
     assert!(!replay.contains("\"event\":\"stderr\""));
     assert!(!replay.contains("SECRET-STDERR"));
@@ -99,12 +118,18 @@ async fn serves_standings_matches_and_public_replays() {
     assert!(page.contains("web &lt;demo&gt;") && !page.contains("web <demo>"));
     let (status, page) = get(&app, "/contests/web%20%3Cdemo%3E").await;
     assert_eq!(status, StatusCode::OK);
-    assert!(page.contains("random &lt;b&gt;") && !page.contains("random <b>"), "{page}");
+    assert!(
+        page.contains("random &lt;b&gt;") && !page.contains("random <b>"),
+        "{page}"
+    );
     assert!(page.contains("Bradley-Terry"));
     let (status, page) = get(&app, &format!("/contests/web%20%3Cdemo%3E/matches/{index}")).await;
     assert_eq!(status, StatusCode::OK);
     assert!(page.contains("id=\"replay\"") && !page.contains("SECRET-STDERR"));
-    assert!(!page.contains("</script><script"), "embedded replay must not break out of its script element");
+    assert!(
+        !page.contains("</script><script"),
+        "embedded replay must not break out of its script element"
+    );
 }
 
 #[tokio::test]

@@ -112,7 +112,9 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
         spec.options.insert("press_rounds".into(), k.to_string());
     }
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    let record = runtime.block_on(driver.play(&spec)).with_context(|| format!("cannot run a {} match", args.game))?;
+    let record = runtime
+        .block_on(driver.play(&spec))
+        .with_context(|| format!("cannot run a {} match", args.game))?;
     if let Some(path) = &args.replay {
         std::fs::write(path, record.replay.to_text())
             .with_context(|| format!("cannot write the replay to {}", path.display()))?;

@@ -27,12 +27,18 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<u8> {
                 println!("{}", serde_json::to_string(&record.report)?);
             } else {
                 print!("{}", super::summary(&record.report));
-                println!("replay verified: the re-run reproduces {} byte for byte", args.path.display());
+                println!(
+                    "replay verified: the re-run reproduces {} byte for byte",
+                    args.path.display()
+                );
             }
             Ok(exit::OK)
         }
         Err(e @ RefereeError::ReplayMismatch { .. }) => {
-            eprintln!("error: replay {} does not reproduce: {e}", args.path.display());
+            eprintln!(
+                "error: replay {} does not reproduce: {e}",
+                args.path.display()
+            );
             Ok(exit::REPLAY_MISMATCH)
         }
         Err(e) => Err(e).with_context(|| format!("cannot re-run replay {}", args.path.display())),

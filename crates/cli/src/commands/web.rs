@@ -11,7 +11,11 @@ use crate::exit;
 #[derive(Args, Debug)]
 pub struct WebArgs {
     /// SQLite results store (the default store of `contest run`).
-    #[arg(long, default_value = "kakehiki.sqlite", conflicts_with = "database_url")]
+    #[arg(
+        long,
+        default_value = "kakehiki.sqlite",
+        conflicts_with = "database_url"
+    )]
     pub db: PathBuf,
     /// PostgreSQL results store.
     #[arg(long, env = "KAKEHIKI_DATABASE_URL")]
@@ -23,14 +27,22 @@ pub struct WebArgs {
 
 pub fn run(args: WebArgs) -> anyhow::Result<u8> {
     if args.database_url.is_none() && !args.db.exists() {
-        anyhow::bail!("no results store at {}: run `kakehiki contest run FILE --db {}` first", args.db.display(), args.db.display());
+        anyhow::bail!(
+            "no results store at {}: run `kakehiki contest run FILE --db {}` first",
+            args.db.display(),
+            args.db.display()
+        );
     }
-    let store = kakehiki_store::open_store(&args.db, args.database_url.as_deref()).with_context(|| {
-        match &args.database_url {
-            Some(url) => format!("cannot open the results store {}", kakehiki_store::redact_url(url)),
-            None => format!("cannot open the results store {}", args.db.display()),
-        }
-    })?;
+    let store =
+        kakehiki_store::open_store(&args.db, args.database_url.as_deref()).with_context(|| {
+            match &args.database_url {
+                Some(url) => format!(
+                    "cannot open the results store {}",
+                    kakehiki_store::redact_url(url)
+                ),
+                None => format!("cannot open the results store {}", args.db.display()),
+            }
+        })?;
     let runtime = tokio::runtime::Runtime::new()?;
     println!("Kakehiki web UI on http://{} (Ctrl-C to stop)", args.bind);
     runtime

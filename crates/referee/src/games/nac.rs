@@ -29,10 +29,15 @@ pub struct NacDriver {
 }
 
 /// `nac`.
-pub static NAC: NacDriver = NacDriver { variant: Variant::Nac, game_type: &kakehiki_nac::NAC_TYPE };
+pub static NAC: NacDriver = NacDriver {
+    variant: Variant::Nac,
+    game_type: &kakehiki_nac::NAC_TYPE,
+};
 /// `religion-war`.
-pub static RELIGION_WAR: NacDriver =
-    NacDriver { variant: Variant::ReligionWar, game_type: &kakehiki_nac::RELIGION_WAR_TYPE };
+pub static RELIGION_WAR: NacDriver = NacDriver {
+    variant: Variant::ReligionWar,
+    game_type: &kakehiki_nac::RELIGION_WAR_TYPE,
+};
 
 /// Time limits (§3.1), configurable as options `ready_ms`, `turn_ms`, `end_grace_ms`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,7 +49,11 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { ready_ms: 5000, turn_ms: 1000, end_grace_ms: 1000 }
+        Limits {
+            ready_ms: 5000,
+            turn_ms: 1000,
+            end_grace_ms: 1000,
+        }
     }
 }
 
@@ -173,13 +182,21 @@ struct ResultEvent {
 #[derive(Debug, Clone)]
 enum Reply {
     /// A complete line (its LF removed).
-    Line { raw: Vec<u8>, truncated: bool, time_us: u64 },
+    Line {
+        raw: Vec<u8>,
+        truncated: bool,
+        time_us: u64,
+    },
     /// The deadline passed with unterminated text: it is the reply (§3.3).
     NoNewline { raw: Vec<u8>, time_us: u64 },
     /// No reply in time: the seat dies.
     Timeout { time_us: u64 },
     /// The process exited, closed its output, or could not be written to: the seat dies.
-    Crash { detail: String, time_us: u64, output_limit: bool },
+    Crash {
+        detail: String,
+        time_us: u64,
+        output_limit: bool,
+    },
 }
 
 impl Reply {
@@ -201,8 +218,15 @@ struct ReadyResult {
 
 enum Seat {
     Builtin(Box<dyn NacBot>),
-    Process { proc: Option<BotProcess>, spawn_error: Option<String> },
-    Replayed { ready: ReadyResult, moves: std::vec::IntoIter<MoveEvent>, stderr: Option<String> },
+    Process {
+        proc: Option<BotProcess>,
+        spawn_error: Option<String>,
+    },
+    Replayed {
+        ready: ReadyResult,
+        moves: std::vec::IntoIter<MoveEvent>,
+        stderr: Option<String>,
+    },
 }
 
 fn us_since(start: Instant, at: Instant) -> u64 {
@@ -212,17 +236,26 @@ fn us_since(start: Instant, at: Instant) -> u64 {
 impl Seat {
     async fn ready(&mut self, limits: &Limits, started: Instant) -> ReadyResult {
         match self {
-            Seat::Builtin(_) => ReadyResult { ok: true, time_us: 0, errors: vec![] },
-            Seat::Replayed { ready, .. } => {
-                ReadyResult { ok: ready.ok, time_us: ready.time_us, errors: ready.errors.clone() }
-            }
+            Seat::Builtin(_) => ReadyResult {
+                ok: true,
+                time_us: 0,
+                errors: vec![],
+            },
+            Seat::Replayed { ready, .. } => ReadyResult {
+                ok: ready.ok,
+                time_us: ready.time_us,
+                errors: ready.errors.clone(),
+            },
             Seat::Process { proc, spawn_error } => {
                 let Some(p) = proc.as_mut() else {
                     let detail = spawn_error.clone().unwrap_or_else(|| "cannot start".into());
                     return ReadyResult {
                         ok: false,
                         time_us: 0,
-                        errors: vec![ReadyIssue { code: "spawn_failed".into(), detail }],
+                        errors: vec![ReadyIssue {
+                            code: "spawn_failed".into(),
+                            detail,
+                        }],
                     };
                 };
                 let deadline = started + Duration::from_millis(limits.ready_ms);
@@ -230,7 +263,11 @@ impl Seat {
                     match p.read_line(deadline).await {
                         ReadOutcome::Line(l) if is_blank(&l.bytes) => continue,
                         ReadOutcome::Line(l) if is_ready(&l.bytes) => {
-                            return ReadyResult { ok: true, time_us: us_since(started, l.at), errors: vec![] };
+                            return ReadyResult {
+                                ok: true,
+                                time_us: us_since(started, l.at),
+                                errors: vec![],
+                            };
                         }
                         ReadOutcome::Line(l) => {
                             return ReadyResult {
@@ -240,7 +277,10 @@ impl Seat {
                                     code: "bad_ready".into(),
                                     detail: format!(
                                         "expected READY, got {:?}",
-                                        String::from_utf8_lossy(&l.bytes).chars().take(200).collect::<String>()
+                                        String::from_utf8_lossy(&l.bytes)
+                                            .chars()
+                                            .take(200)
+                                            .collect::<String>()
                                     ),
                                 }],
                             };
@@ -252,7 +292,8 @@ impl Seat {
                                 time_us: limits.ready_ms * 1000,
                                 errors: vec![ReadyIssue {
                                     code: "no_newline".into(),
-                                    detail: "READY without a newline, accepted at the deadline".into(),
+                                    detail: "READY without a newline, accepted at the deadline"
+                                        .into(),
                                 }],
                             };
                         }
@@ -274,7 +315,8 @@ impl Seat {
                                     code: "crash".into(),
                                     detail: format!(
                                         "output closed before READY ({})",
-                                        exit.map(|e| e.to_string()).unwrap_or_else(|| "still running".into())
+                                        exit.map(|e| e.to_string())
+                                            .unwrap_or_else(|| "still running".into())
                                     ),
                                 }],
                             };
@@ -285,7 +327,9 @@ impl Seat {
                                 time_us: us_since(started, Instant::now()),
                                 errors: vec![ReadyIssue {
                                     code: "crash".into(),
-                                    detail: format!("output cap exceeded ({bytes} bytes) before READY"),
+                                    detail: format!(
+                                        "output cap exceeded ({bytes} bytes) before READY"
+                                    ),
                                 }],
                             };
                         }
@@ -303,8 +347,12 @@ impl Seat {
             Seat::Process { proc: Some(p), .. } => {
                 let (lines, dropped) = p.take_unsolicited();
                 let partial = p.take_partial();
-                let texts: Vec<Vec<u8>> =
-                    lines.into_iter().map(|l| l.bytes).chain(std::iter::once(partial)).filter(|b| !is_blank(b)).collect();
+                let texts: Vec<Vec<u8>> = lines
+                    .into_iter()
+                    .map(|l| l.bytes)
+                    .chain(std::iter::once(partial))
+                    .filter(|b| !is_blank(b))
+                    .collect();
                 let more = texts.len().saturating_sub(KEEP) as u64 + dropped;
                 let mut out: Vec<String> = texts
                     .iter()
@@ -316,7 +364,11 @@ impl Seat {
                 }
                 out
             }
-            Seat::Replayed { moves, .. } => moves.as_slice().first().map(|m| m.discarded.clone()).unwrap_or_default(),
+            Seat::Replayed { moves, .. } => moves
+                .as_slice()
+                .first()
+                .map(|m| m.discarded.clone())
+                .unwrap_or_default(),
             _ => Vec::new(),
         }
     }
@@ -325,17 +377,33 @@ impl Seat {
         match self {
             Seat::Builtin(bot) => {
                 let picks = bot.pick(view);
-                let raw = picks.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(" ");
+                let raw = picks
+                    .iter()
+                    .map(|p| p.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ");
                 // Built-in bots are not timed: their replies are deterministic from the seed.
-                Reply::Line { raw: raw.into_bytes(), truncated: false, time_us: 0 }
+                Reply::Line {
+                    raw: raw.into_bytes(),
+                    truncated: false,
+                    time_us: 0,
+                }
             }
             Seat::Replayed { moves, .. } => match moves.next() {
                 Some(m) => replayed_reply(&m),
-                None => Reply::Crash { detail: "replay has no move for this turn".into(), time_us: 0, output_limit: false },
+                None => Reply::Crash {
+                    detail: "replay has no move for this turn".into(),
+                    time_us: 0,
+                    output_limit: false,
+                },
             },
             Seat::Process { proc, .. } => {
                 let Some(p) = proc.as_mut() else {
-                    return Reply::Crash { detail: "process not running".into(), time_us: 0, output_limit: false };
+                    return Reply::Crash {
+                        detail: "process not running".into(),
+                        time_us: 0,
+                        output_limit: false,
+                    };
                 };
                 if let Some(bytes) = p.output_exceeded() {
                     return Reply::Crash {
@@ -355,28 +423,43 @@ impl Seat {
                             output_limit: false,
                         }
                     }
-                    Err(_) => return Reply::Timeout { time_us: limits.turn_ms * 1000 },
+                    Err(_) => {
+                        return Reply::Timeout {
+                            time_us: limits.turn_ms * 1000,
+                        }
+                    }
                 }
                 let written = Instant::now();
                 let deadline = write_start.max(written) + limit;
                 match p.read_line(deadline).await {
-                    ReadOutcome::Line(l) => {
-                        Reply::Line { raw: l.bytes, truncated: l.truncated, time_us: us_since(written, l.at) }
-                    }
+                    ReadOutcome::Line(l) => Reply::Line {
+                        raw: l.bytes,
+                        truncated: l.truncated,
+                        time_us: us_since(written, l.at),
+                    },
                     ReadOutcome::Timeout { partial } if !partial.is_empty() => {
                         p.take_partial();
-                        Reply::NoNewline { raw: partial, time_us: limits.turn_ms * 1000 }
+                        Reply::NoNewline {
+                            raw: partial,
+                            time_us: limits.turn_ms * 1000,
+                        }
                     }
-                    ReadOutcome::Timeout { .. } => Reply::Timeout { time_us: limits.turn_ms * 1000 },
+                    ReadOutcome::Timeout { .. } => Reply::Timeout {
+                        time_us: limits.turn_ms * 1000,
+                    },
                     // Unterminated text followed by EOF is the reply (the original took chunks as
                     // they came); the exit is noticed at the next turn, if there is one.
                     ReadOutcome::Closed { partial, .. } if !partial.is_empty() => {
-                        Reply::NoNewline { raw: partial, time_us: us_since(written, Instant::now()) }
+                        Reply::NoNewline {
+                            raw: partial,
+                            time_us: us_since(written, Instant::now()),
+                        }
                     }
                     ReadOutcome::Closed { exit, .. } => Reply::Crash {
                         detail: format!(
                             "output closed before the reply ({})",
-                            exit.map(|e| e.to_string()).unwrap_or_else(|| "process still running".into())
+                            exit.map(|e| e.to_string())
+                                .unwrap_or_else(|| "process still running".into())
                         ),
                         time_us: us_since(written, Instant::now()),
                         output_limit: false,
@@ -416,7 +499,9 @@ fn decode_raw(m: &MoveEvent) -> Vec<u8> {
         return r.clone().into_bytes();
     }
     if let Some(b) = &m.raw_b64 {
-        return base64::engine::general_purpose::STANDARD.decode(b).unwrap_or_default();
+        return base64::engine::general_purpose::STANDARD
+            .decode(b)
+            .unwrap_or_default();
     }
     Vec::new()
 }
@@ -430,14 +515,21 @@ fn replayed_reply(m: &MoveEvent) -> Reply {
                 Reply::NoNewline { raw, time_us }
             } else {
                 let truncated = m.errors.iter().any(|e| e.code == IssueCode::LineTooLong);
-                Reply::Line { raw, truncated, time_us }
+                Reply::Line {
+                    raw,
+                    truncated,
+                    time_us,
+                }
             }
         }
         MoveStatus::Timeout => Reply::Timeout { time_us },
         MoveStatus::Crash | MoveStatus::Dead => Reply::Crash {
             detail: m.detail.clone().unwrap_or_default(),
             time_us,
-            output_limit: m.detail.as_deref().is_some_and(|d| d.starts_with("output cap exceeded")),
+            output_limit: m
+                .detail
+                .as_deref()
+                .is_some_and(|d| d.starts_with("output cap exceeded")),
         },
     }
 }
@@ -445,12 +537,21 @@ fn replayed_reply(m: &MoveEvent) -> Reply {
 fn raw_fields(raw: &[u8]) -> (Option<String>, Option<String>) {
     match std::str::from_utf8(raw) {
         Ok(s) => (Some(s.to_string()), None),
-        Err(_) => (None, Some(base64::engine::general_purpose::STANDARD.encode(raw))),
+        Err(_) => (
+            None,
+            Some(base64::engine::general_purpose::STANDARD.encode(raw)),
+        ),
     }
 }
 
 fn issue_detail(turn: u32, issue: &Issue) -> String {
-    let mut d = format!("turn {turn}: {}", serde_json::to_value(issue.code).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default());
+    let mut d = format!(
+        "turn {turn}: {}",
+        serde_json::to_value(issue.code)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default()
+    );
     if let Some(f) = issue.field {
         d.push_str(&format!(" in field {f}"));
     }
@@ -490,13 +591,19 @@ impl Profile {
     pub fn overhead(&self) -> Duration {
         let turns: Duration = self.turns.iter().map(|(w, _)| *w).sum();
         let waiting: Duration = self.turns.iter().map(|(_, m)| *m).sum();
-        self.wall.saturating_sub(self.startup).saturating_sub(self.shutdown).saturating_sub(turns)
+        self.wall
+            .saturating_sub(self.startup)
+            .saturating_sub(self.shutdown)
+            .saturating_sub(turns)
             + turns.saturating_sub(waiting)
     }
 
     /// Per-turn overhead divided by the number of seats, one value per turn.
     pub fn per_turn_per_seat(&self) -> Vec<Duration> {
-        self.turns.iter().map(|(w, m)| w.saturating_sub(*m) / NUM_SEATS as u32).collect()
+        self.turns
+            .iter()
+            .map(|(w, m)| w.saturating_sub(*m) / NUM_SEATS as u32)
+            .collect()
     }
 }
 
@@ -509,10 +616,21 @@ struct Setup {
 
 /// Turn one seat's reply into its move record, the seat errors it implies and, if the seat dies,
 /// the death's reason and detail.
-fn settle(seat: usize, turn: u32, n: usize, targets: usize, reply: Option<Reply>, discarded: Vec<String>) -> (MoveEvent, Vec<SeatError>, Option<(String, String)>) {
+fn settle(
+    seat: usize,
+    turn: u32,
+    n: usize,
+    targets: usize,
+    reply: Option<Reply>,
+    discarded: Vec<String>,
+) -> (MoveEvent, Vec<SeatError>, Option<(String, String)>) {
     let mut errors: Vec<SeatError> = Vec::new();
     if let Some(first) = discarded.first() {
-        let more = if discarded.len() > 1 { format!(" and {} more", discarded.len() - 1) } else { String::new() };
+        let more = if discarded.len() > 1 {
+            format!(" and {} more", discarded.len() - 1)
+        } else {
+            String::new()
+        };
         errors.push(SeatError {
             turn,
             kind: SeatErrorKind::UnsolicitedOutput,
@@ -533,7 +651,11 @@ fn settle(seat: usize, turn: u32, n: usize, targets: usize, reply: Option<Reply>
     let mut death = None;
     match reply {
         None => {}
-        Some(Reply::Line { raw, truncated, time_us }) => {
+        Some(Reply::Line {
+            raw,
+            truncated,
+            time_us,
+        }) => {
             let parsed = parse_reply(&raw, n, targets);
             let mut issues = Vec::new();
             if truncated {
@@ -559,27 +681,56 @@ fn settle(seat: usize, turn: u32, n: usize, targets: usize, reply: Option<Reply>
         Some(Reply::Timeout { time_us }) => {
             mv.status = MoveStatus::Timeout;
             mv.time_us = Some(time_us);
-            let detail = format!("turn {turn}: no reply within the limit ({} ms)", time_us / 1000);
-            errors.push(SeatError { turn, kind: SeatErrorKind::Timeout, detail: detail.clone() });
+            let detail = format!(
+                "turn {turn}: no reply within the limit ({} ms)",
+                time_us / 1000
+            );
+            errors.push(SeatError {
+                turn,
+                kind: SeatErrorKind::Timeout,
+                detail: detail.clone(),
+            });
             death = Some(("timeout".to_string(), detail));
         }
-        Some(Reply::Crash { detail, time_us, output_limit }) => {
+        Some(Reply::Crash {
+            detail,
+            time_us,
+            output_limit,
+        }) => {
             mv.status = MoveStatus::Crash;
             mv.time_us = Some(time_us);
             mv.detail = Some(detail.clone());
-            let kind = if output_limit { SeatErrorKind::ResourceLimit } else { SeatErrorKind::Crash };
+            let kind = if output_limit {
+                SeatErrorKind::ResourceLimit
+            } else {
+                SeatErrorKind::Crash
+            };
             let detail = format!("turn {turn}: {detail}");
-            errors.push(SeatError { turn, kind, detail: detail.clone() });
+            errors.push(SeatError {
+                turn,
+                kind,
+                detail: detail.clone(),
+            });
             death = Some(("crash".to_string(), detail));
         }
     }
     for issue in &mv.errors {
-        errors.push(SeatError { turn, kind: SeatErrorKind::InvalidReply, detail: issue_detail(turn, issue) });
+        errors.push(SeatError {
+            turn,
+            kind: SeatErrorKind::InvalidReply,
+            detail: issue_detail(turn, issue),
+        });
     }
     (mv, errors, death)
 }
 
-async fn seat_turn(seat: &mut Seat, alive: bool, block: &str, view: &kakehiki_nac::View, limits: &Limits) -> Option<Reply> {
+async fn seat_turn(
+    seat: &mut Seat,
+    alive: bool,
+    block: &str,
+    view: &kakehiki_nac::View,
+    limits: &Limits,
+) -> Option<Reply> {
     if alive {
         Some(seat.turn(block, view, limits).await)
     } else {
@@ -593,7 +744,12 @@ async fn run_match(
     started: Instant,
     mut profile: Option<&mut Profile>,
 ) -> MatchRecord {
-    let Setup { variant, seed, limits, specs } = setup;
+    let Setup {
+        variant,
+        seed,
+        limits,
+        specs,
+    } = setup;
     let params = variant.params();
     let mt_seed = seed as u32;
     let mut state = State::new(params, mt_seed);
@@ -607,9 +763,17 @@ async fn run_match(
         rules: variant.name().into(),
         seed,
         seats: specs.clone(),
-        params: serde_json::to_value(HeaderParams { variant: params, mt_seed, limits }).unwrap_or_default(),
+        params: serde_json::to_value(HeaderParams {
+            variant: params,
+            mt_seed,
+            limits,
+        })
+        .unwrap_or_default(),
     });
-    log.push(&WeightsEvent { event: "weights".into(), weights: state.weights().to_vec() });
+    log.push(&WeightsEvent {
+        event: "weights".into(),
+        weights: state.weights().to_vec(),
+    });
 
     // READY, all seats at once.
     let [s0, s1, s2, s3] = &mut seats;
@@ -620,15 +784,39 @@ async fn run_match(
         s3.ready(&limits, started)
     );
     let mut alive = [true; NUM_SEATS];
-    for (seat, r) in [readies.0, readies.1, readies.2, readies.3].into_iter().enumerate() {
+    for (seat, r) in [readies.0, readies.1, readies.2, readies.3]
+        .into_iter()
+        .enumerate()
+    {
         let ok = r.ok;
-        let detail = r.errors.iter().map(|e| format!("{}: {}", e.code, e.detail)).collect::<Vec<_>>().join("; ");
-        log.push(&ReadyEvent { event: "ready".into(), seat, ok, time_us: r.time_us, errors: r.errors });
+        let detail = r
+            .errors
+            .iter()
+            .map(|e| format!("{}: {}", e.code, e.detail))
+            .collect::<Vec<_>>()
+            .join("; ");
+        log.push(&ReadyEvent {
+            event: "ready".into(),
+            seat,
+            ok,
+            time_us: r.time_us,
+            errors: r.errors,
+        });
         if !ok {
             alive[seat] = false;
             seats[seat].kill();
-            errors[seat].push(SeatError { turn: 0, kind: SeatErrorKind::NotReady, detail: detail.clone() });
-            log.push(&DeathEvent { event: "death".into(), seat, turn: 0, reason: "not_ready".into(), detail });
+            errors[seat].push(SeatError {
+                turn: 0,
+                kind: SeatErrorKind::NotReady,
+                detail: detail.clone(),
+            });
+            log.push(&DeathEvent {
+                event: "death".into(),
+                seat,
+                turn: 0,
+                reason: "not_ready".into(),
+                detail,
+            });
         }
     }
 
@@ -642,11 +830,19 @@ async fn run_match(
         let turn_start = Instant::now();
         let t = state.turn();
         let n = state.picks_needed();
-        let label = if params.is_day(t) { params.day_label } else { params.night_label };
+        let label = if params.is_day(t) {
+            params.day_label
+        } else {
+            params.night_label
+        };
         let mut blocks: Vec<String> = Vec::with_capacity(NUM_SEATS);
         let mut discarded: Vec<Vec<String>> = vec![Vec::new(); NUM_SEATS];
         for (seat, seat_state) in seats.iter_mut().enumerate() {
-            let mut text = if t == 1 { settings.clone() } else { String::new() };
+            let mut text = if t == 1 {
+                settings.clone()
+            } else {
+                String::new()
+            };
             state.write_block(seat, &mut text);
             if alive[seat] {
                 hashers[seat].update(text.as_bytes());
@@ -670,28 +866,53 @@ async fn run_match(
             .unwrap_or(0);
         let mut moves = Vec::with_capacity(NUM_SEATS);
         let mut deaths = Vec::new();
-        for (seat, (reply, disc)) in
-            [replies.0, replies.1, replies.2, replies.3].into_iter().zip(discarded).enumerate()
+        for (seat, (reply, disc)) in [replies.0, replies.1, replies.2, replies.3]
+            .into_iter()
+            .zip(discarded)
+            .enumerate()
         {
             let (mv, errs, death) = settle(seat, t, n, params.targets, reply, disc);
             errors[seat].extend(errs);
             if let Some((reason, detail)) = death {
                 alive[seat] = false;
                 seats[seat].kill();
-                deaths.push(DeathEvent { event: "death".into(), seat, turn: t, reason, detail });
+                deaths.push(DeathEvent {
+                    event: "death".into(),
+                    seat,
+                    turn: t,
+                    reason,
+                    detail,
+                });
             }
             moves.push(mv);
         }
-        state.apply([&moves[0].picks, &moves[1].picks, &moves[2].picks, &moves[3].picks]);
-        log.push(&TurnEvent { event: "turn".into(), turn: t, label: label.to_string(), moves });
+        state.apply([
+            &moves[0].picks,
+            &moves[1].picks,
+            &moves[2].picks,
+            &moves[3].picks,
+        ]);
+        log.push(&TurnEvent {
+            event: "turn".into(),
+            turn: t,
+            label: label.to_string(),
+            moves,
+        });
         for d in &deaths {
             log.push(d);
         }
-        if let Some((after_turn, score24)) = state.scorings().last().copied().filter(|(a, _)| *a == t) {
-            log.push(&ScoringEvent { event: "scoring".into(), after_turn, score24 });
+        if let Some((after_turn, score24)) =
+            state.scorings().last().copied().filter(|(a, _)| *a == t)
+        {
+            log.push(&ScoringEvent {
+                event: "scoring".into(),
+                after_turn,
+                score24,
+            });
         }
         if let Some(p) = profile.as_deref_mut() {
-            p.turns.push((turn_start.elapsed(), Duration::from_micros(max_wait_us)));
+            p.turns
+                .push((turn_start.elapsed(), Duration::from_micros(max_wait_us)));
         }
     }
     let shutdown_start = Instant::now();
@@ -699,7 +920,12 @@ async fn run_match(
     // End: close stdin, wait the grace period, kill (§2.1), all seats at once.
     let grace = Duration::from_millis(limits.end_grace_ms);
     let [s0, s1, s2, s3] = &mut seats;
-    let stderrs = tokio::join!(s0.finish(grace), s1.finish(grace), s2.finish(grace), s3.finish(grace));
+    let stderrs = tokio::join!(
+        s0.finish(grace),
+        s1.finish(grace),
+        s2.finish(grace),
+        s3.finish(grace)
+    );
     let stderrs = [stderrs.0, stderrs.1, stderrs.2, stderrs.3];
     if let Some(p) = profile.as_deref_mut() {
         p.shutdown = shutdown_start.elapsed();
@@ -707,7 +933,11 @@ async fn run_match(
     // Replayed seats carry their recorded stderr.
     for (seat, text) in stderrs.iter().enumerate() {
         if let Some(text) = text {
-            log.push(&StderrEvent { event: "stderr".into(), seat, text: text.clone() });
+            log.push(&StderrEvent {
+                event: "stderr".into(),
+                seat,
+                text: text.clone(),
+            });
         }
     }
 
@@ -722,7 +952,10 @@ async fn run_match(
     let streams = hashers
         .into_iter()
         .zip(stream_bytes)
-        .map(|(h, bytes)| StreamDigest { bytes, sha256: format!("{:x}", h.finalize()) })
+        .map(|(h, bytes)| StreamDigest {
+            bytes,
+            sha256: format!("{:x}", h.finalize()),
+        })
         .collect();
     log.push(&ResultEvent {
         event: "result".into(),
@@ -732,13 +965,23 @@ async fn run_match(
         tied,
         streams,
     });
-    let mut report =
-        MatchReport::new(variant.name(), variant.name(), seed, &outcome, specs.into_iter().zip(errors).collect());
-    report.extra.insert("total24".into(), serde_json::json!(total24));
+    let mut report = MatchReport::new(
+        variant.name(),
+        variant.name(),
+        seed,
+        &outcome,
+        specs.into_iter().zip(errors).collect(),
+    );
+    report
+        .extra
+        .insert("total24".into(), serde_json::json!(total24));
     if let Some(p) = profile {
         p.wall = started.elapsed();
     }
-    MatchRecord { report, replay: log }
+    MatchRecord {
+        report,
+        replay: log,
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -751,7 +994,11 @@ fn limits_from(spec: &MatchSpec) -> Result<Limits, RefereeError> {
     Ok(Limits {
         ready_ms: spec.option("ready_ms", d.ready_ms, "a whole number of milliseconds")?,
         turn_ms: spec.option("turn_ms", d.turn_ms, "a whole number of milliseconds")?,
-        end_grace_ms: spec.option("end_grace_ms", d.end_grace_ms, "a whole number of milliseconds")?,
+        end_grace_ms: spec.option(
+            "end_grace_ms",
+            d.end_grace_ms,
+            "a whole number of milliseconds",
+        )?,
     })
 }
 
@@ -768,7 +1015,11 @@ impl NacDriver {
             }
         }
         if spec.seats.len() != NUM_SEATS {
-            return Err(RefereeError::SeatCount { game: name.into(), expected: "4".into(), got: spec.seats.len() });
+            return Err(RefereeError::SeatCount {
+                game: name.into(),
+                expected: "4".into(),
+                got: spec.seats.len(),
+            });
         }
         for (seat, s) in spec.seats.iter().enumerate() {
             match s {
@@ -795,7 +1046,10 @@ impl NacDriver {
     }
 
     /// Play a match and report where its wall time went (for the overhead benchmark).
-    pub async fn play_profiled(&self, spec: &MatchSpec) -> Result<(MatchRecord, Profile), RefereeError> {
+    pub async fn play_profiled(
+        &self,
+        spec: &MatchSpec,
+    ) -> Result<(MatchRecord, Profile), RefereeError> {
         let mut profile = Profile::default();
         let record = self.play_inner(spec, Some(&mut profile)).await?;
         Ok((record, profile))
@@ -805,7 +1059,11 @@ impl NacDriver {
         self.play_inner(spec, None).await
     }
 
-    async fn play_inner(&self, spec: &MatchSpec, profile: Option<&mut Profile>) -> Result<MatchRecord, RefereeError> {
+    async fn play_inner(
+        &self,
+        spec: &MatchSpec,
+        profile: Option<&mut Profile>,
+    ) -> Result<MatchRecord, RefereeError> {
         self.check(spec)?;
         let limits = limits_from(spec)?;
         let started = Instant::now();
@@ -820,8 +1078,12 @@ impl NacDriver {
             expected: "4".into(),
             got: spec.seats.len(),
         })?;
-        let setup =
-            Setup { variant: self.variant, seed: spec.seed, limits, specs: spec.seats.iter().map(|s| s.to_string()).collect() };
+        let setup = Setup {
+            variant: self.variant,
+            seed: spec.seed,
+            limits,
+            specs: spec.seats.iter().map(|s| s.to_string()).collect(),
+        };
         Ok(run_match(setup, seats, started, profile).await)
     }
 }
@@ -831,13 +1093,25 @@ fn make_seat(spec: &SeatSpec, seat: usize, seed: u64, sandbox: &SandboxConfig) -
         SeatSpec::Builtin(name) => match make_bot(name, seat, seed) {
             Some(bot) => Seat::Builtin(bot),
             // Checked before: unreachable in practice, but a dead seat is the safe answer.
-            None => Seat::Process { proc: None, spawn_error: Some(format!("unknown built-in bot {name:?}")) },
+            None => Seat::Process {
+                proc: None,
+                spawn_error: Some(format!("unknown built-in bot {name:?}")),
+            },
         },
         SeatSpec::Cmd(argv) | SeatSpec::TcpCmd(argv) => match BotProcess::spawn(argv, sandbox) {
-            Ok(p) => Seat::Process { proc: Some(p), spawn_error: None },
-            Err(e) => Seat::Process { proc: None, spawn_error: Some(e.to_string()) },
+            Ok(p) => Seat::Process {
+                proc: Some(p),
+                spawn_error: None,
+            },
+            Err(e) => Seat::Process {
+                proc: None,
+                spawn_error: Some(e.to_string()),
+            },
         },
-        SeatSpec::Tcp => Seat::Process { proc: None, spawn_error: Some("tcp seats are not supported".into()) },
+        SeatSpec::Tcp => Seat::Process {
+            proc: None,
+            spawn_error: Some("tcp seats are not supported".into()),
+        },
     }
 }
 
@@ -852,12 +1126,18 @@ impl NacDriver {
             return Err(bad(format!("format {:?} is not {FORMAT:?}", h.format)));
         }
         if h.game != self.variant.name() {
-            return Err(bad(format!("game {:?} is not {:?}", h.game, self.variant.name())));
+            return Err(bad(format!(
+                "game {:?} is not {:?}",
+                h.game,
+                self.variant.name()
+            )));
         }
         let params: HeaderParams = serde_json::from_value(h.params.clone())
             .map_err(|e| bad(format!("header params: {e}")))?;
         if params.variant != self.variant.params() {
-            return Err(bad("header params differ from this engine's variant parameters"));
+            return Err(bad(
+                "header params differ from this engine's variant parameters",
+            ));
         }
         if h.seats.len() != NUM_SEATS {
             return Err(bad(format!("expected 4 seats, found {}", h.seats.len())));
@@ -867,7 +1147,9 @@ impl NacDriver {
         let stderrs: Vec<StderrEvent> = replay.events_of("stderr")?;
         let mut seats: Vec<Seat> = Vec::with_capacity(NUM_SEATS);
         for seat in 0..NUM_SEATS {
-            h.seats[seat].parse::<SeatSpec>().map_err(|e| bad(format!("seat {seat}: {e}")))?;
+            h.seats[seat]
+                .parse::<SeatSpec>()
+                .map_err(|e| bad(format!("seat {seat}: {e}")))?;
             let ready = readies
                 .iter()
                 .find(|r| r.seat == seat)
@@ -877,19 +1159,37 @@ impl NacDriver {
                 .filter_map(|t| t.moves.iter().find(|m| m.seat == seat).cloned())
                 .filter(|m| m.status != MoveStatus::Dead)
                 .collect();
-            let ready = ReadyResult { ok: ready.ok, time_us: ready.time_us, errors: ready.errors.clone() };
-            let stderr = stderrs.iter().find(|e| e.seat == seat).map(|e| e.text.clone());
-            seats.push(Seat::Replayed { ready, moves: moves.into_iter(), stderr });
+            let ready = ReadyResult {
+                ok: ready.ok,
+                time_us: ready.time_us,
+                errors: ready.errors.clone(),
+            };
+            let stderr = stderrs
+                .iter()
+                .find(|e| e.seat == seat)
+                .map(|e| e.text.clone());
+            seats.push(Seat::Replayed {
+                ready,
+                moves: moves.into_iter(),
+                stderr,
+            });
         }
         let seats: [Seat; NUM_SEATS] = seats.try_into().map_err(|_| bad("seat count"))?;
-        let setup = Setup { variant: self.variant, seed: h.seed, limits: params.limits, specs: h.seats.clone() };
+        let setup = Setup {
+            variant: self.variant,
+            seed: h.seed,
+            limits: params.limits,
+            specs: h.seats.clone(),
+        };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()
             .map_err(RefereeError::Io)?;
         // A fresh runtime on its own thread, so re-running works from inside an async caller too.
         let record = std::thread::scope(|scope| {
-            scope.spawn(move || runtime.block_on(run_match(setup, seats, Instant::now(), None))).join()
+            scope
+                .spawn(move || runtime.block_on(run_match(setup, seats, Instant::now(), None)))
+                .join()
         })
         .map_err(|_| bad("the re-run panicked"))?;
         Ok(record)

@@ -11,10 +11,18 @@
 use std::io::{self, BufRead, Write};
 
 fn ints(line: &str) -> Vec<i64> {
-    line.split_whitespace().filter_map(|x| x.parse().ok()).collect()
+    line.split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect()
 }
 
-fn choose(weights: &[i64], public: &[Vec<i64>], real: &[i64], picks: usize, gain: i64) -> Vec<usize> {
+fn choose(
+    weights: &[i64],
+    public: &[Vec<i64>],
+    real: &[i64],
+    picks: usize,
+    gain: i64,
+) -> Vec<usize> {
     let mut mine = real.to_vec();
     let mut chosen = Vec::with_capacity(picks);
     for _ in 0..picks {
@@ -51,9 +59,14 @@ fn main() -> io::Result<()> {
     writeln!(out, "READY")?;
     out.flush()?;
     let mut next = || -> Option<String> { lines.next().and_then(Result::ok) };
-    let Some(settings) = next() else { return Ok(()) };
+    let Some(settings) = next() else {
+        return Ok(());
+    };
     let settings = ints(&settings);
-    let (turns, targets) = (settings.first().copied().unwrap_or(9), settings.get(2).copied().unwrap_or(6) as usize);
+    let (turns, targets) = (
+        settings.first().copied().unwrap_or(9),
+        settings.get(2).copied().unwrap_or(6) as usize,
+    );
     let Some(weights) = next() else { return Ok(()) };
     let weights = ints(&weights);
     for _ in 0..turns {
@@ -67,7 +80,13 @@ fn main() -> io::Result<()> {
         if day {
             next(); // picks per target in the previous night
         }
-        let picks = choose(&weights, &public, &real, if day { 5 } else { 2 }, if day { 1 } else { 2 });
+        let picks = choose(
+            &weights,
+            &public,
+            &real,
+            if day { 5 } else { 2 },
+            if day { 1 } else { 2 },
+        );
         let text: Vec<String> = picks.iter().map(|p| p.to_string()).collect();
         writeln!(out, "{}", text.join(" "))?;
         out.flush()?;

@@ -11,12 +11,18 @@ fn main() -> io::Result<()> {
     let mut lines = stdin.lock().lines();
     // Settings block: turns, then weights.
     let turns: usize = match lines.next() {
-        Some(Ok(l)) => l.split(' ').next().and_then(|t| t.parse().ok()).unwrap_or(9),
+        Some(Ok(l)) => l
+            .split(' ')
+            .next()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(9),
         _ => return Ok(()),
     };
     lines.next();
     for _ in 0..turns {
-        let Some(Ok(header)) = lines.next() else { return Ok(()) };
+        let Some(Ok(header)) = lines.next() else {
+            return Ok(());
+        };
         let day = header.ends_with('D') || header.ends_with('W');
         for _ in 0..(if day { 8 } else { 7 }) {
             lines.next();
