@@ -210,4 +210,10 @@ async fn a_ten_game_set_completes_with_misbehaving_agents() {
     assert!(
         dir.path().join("results.json").exists() && dir.path().join("results_agents.csv").exists()
     );
+    // Every game of the set has a replay that re-runs byte for byte.
+    for g in [0, 9] {
+        let text =
+            std::fs::read_to_string(dir.path().join(format!("{g:03}.replay.jsonl"))).unwrap();
+        verify_replay(&text).unwrap_or_else(|e| panic!("game {g}: {e}"));
+    }
 }

@@ -1,11 +1,16 @@
-//! One agent's TCP connection (§4.1): TCP_NODELAY, one write per packet through a bounded queue,
-//! one persistent line reader (`\n`, `\r\n` or a lone `\r` end a line; lines capped at 64 KiB).
+//! One agent's TCP connection (§4.1): TCP_NODELAY; each packet written with one write call
+//! straight from the game's task when the socket takes it (a bounded queue drained by a writer
+//! task otherwise); one persistent line reader, read by the game's task itself while it awaits a
+//! reply (`\n`, `\r\n` or a lone `\r` end a line; lines capped at 64 KiB).
 
+use std::collections::VecDeque;
+use std::io::ErrorKind;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -16,16 +21,8 @@ use kakehiki_werewolf::wire::{decode_line, MAX_REPLY_BYTES};
 /// Bytes that may wait in a connection's write queue; more counts as a disconnect (§6.2).
 pub const WRITE_QUEUE_CAP: usize = 1 << 20;
 
-/// Something the reader saw.
-#[derive(Debug)]
-enum Incoming {
-    Line {
-        bytes: Vec<u8>,
-        overlong: bool,
-        at: Instant,
-    },
-    Closed(String),
-}
+/// Complete lines kept unread; older ones are dropped beyond it (they are unsolicited anyway).
+const PENDING_LINES_CAP: usize = 1024;
 
 struct Outgoing {
     bytes: Vec<u8>,
@@ -53,18 +50,23 @@ pub struct Conn {
     /// Connection counter (for `unnamed-K`).
     pub id: u64,
     pub name: String,
-    lines: mpsc::Receiver<Incoming>,
+    rd: OwnedReadHalf,
+    split: LineSplitter,
+    buf: Vec<u8>,
+    /// Complete lines read and not yet consumed: bytes, cut at the cap, arrival time.
+    lines: VecDeque<(Vec<u8>, bool, Instant)>,
+    /// Why reading ended (EOF or error), once it has.
+    closed: Option<(String, bool)>,
+    wr: Arc<OwnedWriteHalf>,
     writer: mpsc::UnboundedSender<Outgoing>,
     queued: Arc<AtomicUsize>,
     write_failed: Arc<AtomicBool>,
     dead: Option<String>,
-    reader_task: JoinHandle<()>,
     writer_task: JoinHandle<()>,
 }
 
 impl Drop for Conn {
     fn drop(&mut self) {
-        self.reader_task.abort();
         self.writer_task.abort();
     }
 }
@@ -104,89 +106,52 @@ impl Conn {
     /// Take over an accepted stream.
     pub fn start(stream: TcpStream, id: u64) -> Conn {
         let _ = stream.set_nodelay(true);
-        let (mut rd, mut wr) = stream.into_split();
-        let (line_tx, lines) = mpsc::channel::<Incoming>(64);
-        let reader_task = tokio::spawn(async move {
-            let mut buf = vec![0u8; 16 * 1024];
-            let mut split = LineSplitter {
-                cur: Vec::new(),
-                overlong: false,
-                skip_lf: false,
-            };
-            loop {
-                match rd.read(&mut buf).await {
-                    Ok(0) => {
-                        if !split.cur.is_empty() {
-                            let bytes = std::mem::take(&mut split.cur);
-                            let _ = line_tx
-                                .send(Incoming::Line {
-                                    bytes,
-                                    overlong: split.overlong,
-                                    at: Instant::now(),
-                                })
-                                .await;
-                        }
-                        let _ = line_tx
-                            .send(Incoming::Closed(
-                                "connection closed by the agent (EOF)".into(),
-                            ))
-                            .await;
-                        return;
-                    }
-                    Ok(n) => {
-                        let mut out = Vec::new();
-                        split.push(&buf[..n], |bytes, overlong| out.push((bytes, overlong)));
-                        let at = Instant::now();
-                        for (bytes, overlong) in out {
-                            if line_tx
-                                .send(Incoming::Line {
-                                    bytes,
-                                    overlong,
-                                    at,
-                                })
-                                .await
-                                .is_err()
-                            {
-                                return;
-                            }
-                        }
-                    }
-                    Err(e) => {
-                        let _ = line_tx
-                            .send(Incoming::Closed(format!("read error: {e}")))
-                            .await;
-                        return;
-                    }
-                }
-            }
-        });
+        let (rd, wr) = stream.into_split();
+        let wr = Arc::new(wr);
         let (writer, mut out_rx) = mpsc::unbounded_channel::<Outgoing>();
         let queued = Arc::new(AtomicUsize::new(0));
         let write_failed = Arc::new(AtomicBool::new(false));
-        let (q, failed) = (queued.clone(), write_failed.clone());
+        let (q, failed, w) = (queued.clone(), write_failed.clone(), wr.clone());
         let writer_task = tokio::spawn(async move {
             while let Some(o) = out_rx.recv().await {
-                let len = o.bytes.len();
-                if wr.write_all(&o.bytes).await.is_err() {
-                    failed.store(true, Ordering::SeqCst);
-                    return;
+                let mut off = 0;
+                while off < o.bytes.len() {
+                    if w.writable().await.is_err() {
+                        failed.store(true, Ordering::SeqCst);
+                        return;
+                    }
+                    match w.try_write(&o.bytes[off..]) {
+                        Ok(n) => off += n,
+                        Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                        Err(_) => {
+                            failed.store(true, Ordering::SeqCst);
+                            return;
+                        }
+                    }
                 }
-                q.fetch_sub(len, Ordering::SeqCst);
+                q.fetch_sub(o.bytes.len(), Ordering::SeqCst);
                 if let Some(done) = o.done {
                     let _ = done.send(Instant::now());
                 }
             }
-            let _ = wr.shutdown().await;
         });
         Conn {
             id,
             name: String::new(),
-            lines,
+            rd,
+            split: LineSplitter {
+                cur: Vec::new(),
+                overlong: false,
+                skip_lf: false,
+            },
+            buf: vec![0u8; 16 * 1024],
+            lines: VecDeque::new(),
+            closed: None,
+            wr,
             writer,
             queued,
             write_failed,
             dead: None,
-            reader_task,
             writer_task,
         }
     }
@@ -199,103 +164,166 @@ impl Conn {
         self.dead.as_deref()
     }
 
-    fn enqueue(&mut self, bytes: Vec<u8>, done: Option<oneshot::Sender<Instant>>) -> bool {
-        if self.dead().is_some() {
-            return false;
+    /// Write `bytes`: at once if nothing is queued and the socket takes it all (returns the
+    /// time the last byte was handed over), else through the queue (`None`; `done` fires then).
+    fn write(
+        &mut self,
+        bytes: Vec<u8>,
+        done: Option<oneshot::Sender<Instant>>,
+    ) -> Result<Option<Instant>, String> {
+        if let Some(d) = self.dead() {
+            return Err(d.to_string());
         }
-        let len = bytes.len();
+        let mut rest = bytes;
+        if self.queued.load(Ordering::SeqCst) == 0 {
+            match self.wr.try_write(&rest) {
+                Ok(n) if n == rest.len() => return Ok(Some(Instant::now())),
+                Ok(n) => {
+                    rest.drain(..n);
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                Err(e) => {
+                    let why = format!("write error: {e}");
+                    self.dead = Some(why.clone());
+                    return Err(why);
+                }
+            }
+        }
+        let len = rest.len();
         if self.queued.load(Ordering::SeqCst) + len > WRITE_QUEUE_CAP {
-            self.dead = Some(format!(
-                "write queue over {WRITE_QUEUE_CAP} bytes: the agent does not read"
-            ));
-            return false;
+            let why = format!("write queue over {WRITE_QUEUE_CAP} bytes: the agent does not read");
+            self.dead = Some(why.clone());
+            return Err(why);
         }
         self.queued.fetch_add(len, Ordering::SeqCst);
-        if self.writer.send(Outgoing { bytes, done }).is_err() {
+        if self.writer.send(Outgoing { bytes: rest, done }).is_err() {
             self.dead = Some("write error".into());
-            return false;
+            return Err("write error".into());
         }
-        true
+        Ok(None)
     }
 
     /// Queue a packet that expects no reply. `false` if the connection is (now) dead.
     pub fn send(&mut self, packet: String) -> bool {
-        self.enqueue(packet.into_bytes(), None)
+        self.write(packet.into_bytes(), None).is_ok()
+    }
+
+    fn take_bytes(&mut self, n: usize, at: Instant) {
+        let Conn {
+            split, buf, lines, ..
+        } = self;
+        split.push(&buf[..n], |bytes, overlong| {
+            if lines.len() >= PENDING_LINES_CAP {
+                lines.pop_front();
+            }
+            lines.push_back((bytes, overlong, at));
+        });
+    }
+
+    fn on_eof(&mut self, reason: String, io_error: bool) {
+        if !self.split.cur.is_empty() {
+            let bytes = std::mem::take(&mut self.split.cur);
+            let overlong = std::mem::replace(&mut self.split.overlong, false);
+            self.lines.push_back((bytes, overlong, Instant::now()));
+        }
+        self.closed = Some((reason, io_error));
+    }
+
+    /// Read whatever has arrived without waiting.
+    fn read_available(&mut self) {
+        while self.closed.is_none() {
+            match self.rd.try_read(&mut self.buf) {
+                Ok(0) => self.on_eof("connection closed by the agent (EOF)".into(), false),
+                Ok(n) => self.take_bytes(n, Instant::now()),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) => self.on_eof(format!("read error: {e}"), true),
+            }
+        }
     }
 
     /// Lines that arrived while no reply was outstanding (discarded by the caller, recorded).
     pub fn drain_unsolicited(&mut self) -> Vec<String> {
-        let mut out = Vec::new();
-        while let Ok(i) = self.lines.try_recv() {
-            match i {
-                Incoming::Line { bytes, .. } => out.push(decode_line(&bytes)),
-                Incoming::Closed(r) => {
-                    self.dead.get_or_insert(r);
-                }
-            }
+        self.read_available();
+        let out = self
+            .lines
+            .drain(..)
+            .map(|(b, _, _)| decode_line(&b))
+            .collect();
+        if let Some((r, _)) = &self.closed {
+            self.dead.get_or_insert_with(|| r.clone());
         }
         out
     }
 
     /// Send a reply-expecting packet and wait up to `limit` for one line.
     pub async fn ask(&mut self, packet: String, limit: Duration) -> Answer {
+        match self.request(packet, limit).await {
+            Ok(written) => self.next_line(written, limit).await,
+            Err(a) => a,
+        }
+    }
+
+    /// Send a reply-expecting packet; `Ok` holds when its last byte was handed to the socket.
+    pub async fn request(&mut self, packet: String, limit: Duration) -> Result<Instant, Answer> {
         let start = Instant::now();
         let (tx, rx) = oneshot::channel();
-        if !self.enqueue(packet.into_bytes(), Some(tx)) {
-            let reason = self.dead().unwrap_or("connection closed").to_string();
-            return Answer::Disconnect {
+        match self.write(packet.into_bytes(), Some(tx)) {
+            Err(reason) => Err(Answer::Disconnect {
                 reason,
                 io_error: false,
-            };
-        }
-        let written = match tokio::time::timeout(limit, rx).await {
-            Ok(Ok(at)) => at,
-            Ok(Err(_)) => {
-                self.dead = Some("write error".into());
-                return Answer::Disconnect {
-                    reason: "write error".into(),
-                    io_error: true,
-                };
-            }
-            Err(_) => {
-                return Answer::Timeout {
+            }),
+            Ok(Some(at)) => Ok(at),
+            Ok(None) => match tokio::time::timeout(limit, rx).await {
+                Ok(Ok(at)) => Ok(at),
+                Ok(Err(_)) => {
+                    self.dead = Some("write error".into());
+                    Err(Answer::Disconnect {
+                        reason: "write error".into(),
+                        io_error: true,
+                    })
+                }
+                Err(_) => Err(Answer::Timeout {
                     elapsed_us: start.elapsed().as_micros() as u64,
-                }
-            }
-        };
-        let deadline = written + limit;
-        match tokio::time::timeout_at(deadline, self.lines.recv()).await {
-            Ok(Some(Incoming::Line {
-                bytes,
-                overlong,
-                at,
-            })) => Answer::Line {
-                text: decode_line(&bytes),
-                overlong,
-                elapsed_us: at.saturating_duration_since(written).as_micros() as u64,
-            },
-            Ok(Some(Incoming::Closed(reason))) => {
-                self.dead = Some(reason.clone());
-                let io_error = reason.starts_with("read error");
-                Answer::Disconnect { reason, io_error }
-            }
-            Ok(None) => {
-                self.dead = Some("connection reader stopped".into());
-                Answer::Disconnect {
-                    reason: "connection reader stopped".into(),
-                    io_error: true,
-                }
-            }
-            Err(_) => Answer::Timeout {
-                elapsed_us: written.elapsed().as_micros() as u64,
+                }),
             },
         }
     }
 
-    /// Flush what is queued (bounded wait), e.g. before closing at the end of a run.
+    /// The next line, waiting until `written + limit`.
+    pub async fn next_line(&mut self, written: Instant, limit: Duration) -> Answer {
+        let deadline = written + limit;
+        loop {
+            if let Some((bytes, overlong, at)) = self.lines.pop_front() {
+                return Answer::Line {
+                    text: decode_line(&bytes),
+                    overlong,
+                    elapsed_us: at.saturating_duration_since(written).as_micros() as u64,
+                };
+            }
+            if let Some((reason, io_error)) = self.closed.clone() {
+                self.dead = Some(reason.clone());
+                return Answer::Disconnect { reason, io_error };
+            }
+            match tokio::time::timeout_at(deadline, self.rd.read(&mut self.buf)).await {
+                Err(_) => {
+                    return Answer::Timeout {
+                        elapsed_us: written.elapsed().as_micros() as u64,
+                    }
+                }
+                Ok(Ok(0)) => self.on_eof("connection closed by the agent (EOF)".into(), false),
+                Ok(Ok(n)) => self.take_bytes(n, Instant::now()),
+                Ok(Err(e)) => self.on_eof(format!("read error: {e}"), true),
+            }
+        }
+    }
+
+    /// Wait (bounded) until queued packets are written, e.g. before closing at the end of a run.
     pub async fn flush(&mut self, wait: Duration) {
+        if self.queued.load(Ordering::SeqCst) == 0 {
+            return;
+        }
         let (tx, rx) = oneshot::channel();
-        if self.enqueue(Vec::new(), Some(tx)) {
+        if let Ok(None) = self.write(Vec::new(), Some(tx)) {
             let _ = tokio::time::timeout(wait, rx).await;
         }
     }

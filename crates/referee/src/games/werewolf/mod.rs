@@ -202,6 +202,7 @@ impl OptionReader<'_> {
 // ---------------------------------------------------------------------------------------------
 
 /// How a seat is played.
+#[allow(clippy::large_enum_variant)] // one per seat; the connection is the common case
 pub enum SeatKind {
     Builtin(Box<dyn Agent>),
     /// A TCP agent; `None` once disconnected (or never connected).
@@ -215,8 +216,8 @@ pub struct Seat {
     pub kind: SeatKind,
     /// Silenced for the rest of the current game (timeout, disconnect).
     pub silent: bool,
-    /// A reply timed out earlier: later lines are late replies.
-    pub timed_out: bool,
+    /// Replies that timed out and have not arrived yet: the next lines are late replies.
+    pub late_expected: u32,
     pub errors: Vec<SeatError>,
     pub counts: Counts,
 }
@@ -247,7 +248,7 @@ impl Seat {
             name,
             kind,
             silent: false,
-            timed_out: false,
+            late_expected: 0,
             errors: Vec::new(),
             counts: Counts::default(),
         }
@@ -531,7 +532,6 @@ pub async fn run_game(
     let mut h = Histories::new(n);
     for s in seats.iter_mut() {
         s.silent = matches!(s.kind, SeatKind::Remote(None));
-        s.timed_out = false;
         if s.silent {
             s.counts.silent_games += 1;
         }
@@ -757,7 +757,8 @@ async fn ask_seat(
                 return (None, false, "silent".into(), None);
             };
             for l in conn.drain_unsolicited() {
-                let kind = if seat.timed_out {
+                let kind = if seat.late_expected > 0 {
+                    seat.late_expected -= 1;
                     "late_line"
                 } else {
                     "unsolicited"
@@ -784,18 +785,49 @@ async fn ask_seat(
                     });
                 }
             }
-            let conn = match &mut seat.kind {
-                SeatKind::Remote(Some(c)) if c.dead().is_none() => c,
-                _ => {
-                    disconnect(ctx, g, seat, agent, request, None, false);
-                    return (None, false, "silent".into(), None);
-                }
-            };
+            let usable = matches!(&seat.kind, SeatKind::Remote(Some(c)) if c.dead().is_none());
+            if !usable {
+                disconnect(ctx, g, seat, agent, request, None, false);
+                return (None, false, "silent".into(), None);
+            }
             if seat.silent {
                 return (None, false, "silent".into(), None);
             }
             let packet = h.packet(g, agent, request);
-            match conn.ask(packet, ctx.time_limit).await {
+            let mut late_lines = Vec::new();
+            let mut late_expected = seat.late_expected;
+            let answer = match &mut seat.kind {
+                SeatKind::Remote(Some(conn)) => match conn.request(packet, ctx.time_limit).await {
+                    Ok(written) => {
+                        let mut a = conn.next_line(written, ctx.time_limit).await;
+                        // A reply that timed out earlier and arrives now is that late reply,
+                        // not this one: record it and keep waiting (same deadline).
+                        while late_expected > 0 {
+                            let Answer::Line { text, .. } = &a else { break };
+                            late_lines.push(text.clone());
+                            late_expected -= 1;
+                            a = conn.next_line(written, ctx.time_limit).await;
+                        }
+                        a
+                    }
+                    Err(a) => a,
+                },
+                _ => return (None, false, "silent".into(), None),
+            };
+            seat.late_expected = late_expected;
+            for late in late_lines {
+                ctx.error(
+                    g,
+                    seat,
+                    agent,
+                    request,
+                    "late_line",
+                    None,
+                    Some(&late),
+                    None,
+                );
+            }
+            match answer {
                 Answer::Line {
                     text,
                     overlong,
@@ -818,7 +850,7 @@ async fn ask_seat(
                 }
                 Answer::Timeout { elapsed_us } => {
                     seat.silent = true;
-                    seat.timed_out = true;
+                    seat.late_expected += 1;
                     seat.counts.timeouts += 1;
                     seat.counts.silent_games += 1;
                     ctx.error(
@@ -928,24 +960,7 @@ impl GameDriver for WerewolfDriver {
             }
             records.flush()?;
             let report = report_of(rules, spec.seed, &seats, &out);
-            let mut replay = ReplayLog::new();
-            replay.push(&ReplayHeader {
-                event: "header".into(),
-                format: FORMAT.into(),
-                engine: env!("CARGO_PKG_VERSION").into(),
-                game: "werewolf".into(),
-                rules: rules.into(),
-                seed: spec.seed,
-                seats: seats.iter().map(|s| s.spec.clone()).collect(),
-                params: serde_json::to_value(HeaderParams {
-                    options: replay_options(&spec.options),
-                    names: seats.iter().map(|s| s.name.clone()).collect(),
-                })
-                .unwrap_or(Value::Null),
-            });
-            for e in &out.events {
-                replay.push(e);
-            }
+            let replay = game_replay(rules, spec.seed, &seats, &spec.options, &out);
             Ok(MatchRecord { report, replay })
         })
     }
@@ -1094,6 +1109,35 @@ impl GameDriver for WerewolfDriver {
             replay: out,
         })
     }
+}
+
+/// The replay of one game: header (seed, seats, names, the game's options), then its events.
+pub fn game_replay(
+    rules: &str,
+    seed: u64,
+    seats: &[Seat],
+    options: &BTreeMap<String, String>,
+    out: &GameOutput,
+) -> ReplayLog {
+    let mut replay = ReplayLog::new();
+    replay.push(&ReplayHeader {
+        event: "header".into(),
+        format: FORMAT.into(),
+        engine: env!("CARGO_PKG_VERSION").into(),
+        game: "werewolf".into(),
+        rules: rules.into(),
+        seed,
+        seats: seats.iter().map(|s| s.spec.clone()).collect(),
+        params: serde_json::to_value(HeaderParams {
+            options: replay_options(options),
+            names: seats.iter().map(|s| s.name.clone()).collect(),
+        })
+        .unwrap_or(Value::Null),
+    });
+    for e in &out.events {
+        replay.push(e);
+    }
+    replay
 }
 
 /// Options that change the game (recorded in the replay header); run-local ones are dropped.

@@ -13,8 +13,9 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 use super::conn::{Answer, Conn};
-use super::{run_game, write_game_log, Config, Counts, Records, Seat, SeatKind};
+use super::{game_replay, run_game, write_game_log, Config, Counts, Records, Seat, SeatKind};
 use crate::driver::{MatchSpec, RefereeError};
+use kakehiki_werewolf::RuleSet;
 
 /// Accept one connection and read its NAME (§4.2). `Err` explains why no agent was seated.
 pub async fn accept_named(
@@ -255,6 +256,13 @@ pub async fn serve_set(listener: TcpListener, set: &SetConfig) -> Result<SetResu
     let mut standings = Standings::default();
     let mut games = Vec::new();
     let mut seeds = RunSeeds::new(set.run_seed);
+    // A replay re-runs as a single game: record the set's effective role-request setting.
+    let mut replay_opts = set.options.clone();
+    if cfg.settings.rule_set == RuleSet::Aiwolf06 {
+        replay_opts
+            .entry("role_request".into())
+            .or_insert_with(|| cfg.settings.enable_role_request.to_string());
+    }
     for game in 0..set.games {
         // Re-admit agents that reconnected under a seat's name.
         while let Ok(c) = rx.try_recv() {
@@ -270,6 +278,17 @@ pub async fn serve_set(listener: TcpListener, set: &SetConfig) -> Result<SetResu
         let out = run_game(game, seed, &cfg, &mut seats, &mut records).await?;
         if let Some(dir) = &set.out_dir {
             write_game_log(dir, &format!("{game:03}.log"), &out.log)?;
+            let replay = game_replay(
+                cfg.settings.rule_set.name(),
+                seed,
+                &seats,
+                &replay_opts,
+                &out,
+            );
+            std::fs::write(
+                dir.join(format!("{game:03}.replay.jsonl")),
+                replay.to_text(),
+            )?;
         }
         records.flush()?;
         let result = GameResult {
