@@ -65,8 +65,12 @@ fn bench(c: &mut Criterion) {
         .unwrap();
     let mut table = rt.block_on(Table::bind("127.0.0.1", [0, 0])).unwrap();
     let [a0, a1] = table.local_addrs();
-    std::thread::spawn(move || client(a0));
-    std::thread::spawn(move || client(a1));
+    for a in [a0, a1] {
+        std::thread::Builder::new()
+            .name("geister-client".into())
+            .spawn(move || client(a))
+            .unwrap();
+    }
     let mut rules = Rules::gpw();
     rules.pace_ms = 0;
     rules.linger_ms = 1000;
@@ -90,6 +94,7 @@ fn bench(c: &mut Criterion) {
     group.finish();
 
     let cpu0 = process_cpu_seconds();
+    let server0 = server_cpu_seconds();
     let mut per_ply: Vec<f64> = (0..30)
         .map(|_| {
             let t = Instant::now();
@@ -113,6 +118,29 @@ fn bench(c: &mut Criterion) {
             (b - a) * 1e6 / (30.0 * PLIES as f64)
         );
     }
+    if let (Some(a), Some(b)) = (server0, server_cpu_seconds()) {
+        println!(
+            "geister server alone (every thread but the scripted clients'): {:.1} us of CPU per ply",
+            (b - a) * 1e6 / (30.0 * PLIES as f64)
+        );
+    }
+}
+
+/// User + system CPU seconds of every thread of this process except the scripted clients.
+fn server_cpu_seconds() -> Option<f64> {
+    let mut total = 0.0;
+    for entry in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+        let (head, rest) = stat.rsplit_once(')')?;
+        if head.ends_with("(geister-client") {
+            continue;
+        }
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let utime: f64 = fields.get(11)?.parse().ok()?;
+        let stime: f64 = fields.get(12)?.parse().ok()?;
+        total += (utime + stime) / 100.0;
+    }
+    Some(total)
 }
 
 /// User + system CPU seconds of this process, all threads (Linux `/proc/self/stat`).
