@@ -51,12 +51,7 @@ async fn scripted_agent(port: u16, k: usize) {
     }
 }
 
-fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+fn run(c: &mut Criterion, label: &str, rt: tokio::runtime::Runtime) {
     let cfg = Config::from_options(None, 15, &Default::default(), true).expect("config");
     let mut seats: Vec<Seat> = rt.block_on(async {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
@@ -79,7 +74,7 @@ fn bench(c: &mut Criterion) {
         seats
     });
     let mut game = 0u32;
-    c.bench_function("werewolf_tcp_server_time_per_request", |b| {
+    c.bench_function(label, |b| {
         b.iter_custom(|iters| {
             let mut server = Duration::ZERO;
             let mut requests = 0u64;
@@ -107,6 +102,29 @@ fn bench(c: &mut Criterion) {
             server.mul_f64(iters as f64 / requests as f64)
         })
     });
+}
+
+fn bench(c: &mut Criterion) {
+    // The server and the scripted agents on one thread, then on the server's usual 2 workers.
+    let one = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    run(
+        c,
+        "werewolf_tcp_server_time_per_request/current_thread",
+        one,
+    );
+    let two = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    run(
+        c,
+        "werewolf_tcp_server_time_per_request/multi_thread_2",
+        two,
+    );
 }
 
 criterion_group!(benches, bench);
