@@ -4,7 +4,7 @@
 //! the referee's own time (everything but process start/stop and waiting for replies) as a share
 //! of wall time, and its median per turn and seat.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
@@ -44,7 +44,7 @@ fn trivial_bot() -> PathBuf {
     profile_dir.join("nac-trivial-bot")
 }
 
-fn spec(bot: &PathBuf, seed: u64) -> MatchSpec {
+fn spec(bot: &Path, seed: u64) -> MatchSpec {
     let seat = SeatSpec::Cmd(vec![bot.to_string_lossy().into_owned()]);
     MatchSpec::new(
         "nac",

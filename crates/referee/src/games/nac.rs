@@ -219,7 +219,7 @@ struct ReadyResult {
 enum Seat {
     Builtin(Box<dyn NacBot>),
     Process {
-        proc: Option<BotProcess>,
+        proc: Option<Box<BotProcess>>,
         spawn_error: Option<String>,
     },
     Replayed {
@@ -1100,7 +1100,7 @@ fn make_seat(spec: &SeatSpec, seat: usize, seed: u64, sandbox: &SandboxConfig) -
         },
         SeatSpec::Cmd(argv) | SeatSpec::TcpCmd(argv) => match BotProcess::spawn(argv, sandbox) {
             Ok(p) => Seat::Process {
-                proc: Some(p),
+                proc: Some(Box::new(p)),
                 spawn_error: None,
             },
             Err(e) => Seat::Process {
