@@ -111,7 +111,7 @@ fn demo_contest(game: &str, seed: u64, ex: &Examples) -> anyhow::Result<Option<S
         "geister" => (
             "rules = \"gpw\"\nformat = \"geister-gpw\"\ngames = 2\n".into(),
             vec![
-                ("python-example", ex.python("geister_client.py", &["--stdio"])),
+                ("python-tcp-client", ex.python_tcp("geister_client.py")),
                 ("strong", b("strong")),
                 ("rush", b("rush")),
                 ("random", b("random")),
@@ -130,9 +130,9 @@ fn demo_contest(game: &str, seed: u64, ex: &Examples) -> anyhow::Result<Option<S
         "diplomacy" => (
             "format = \"random-tables\"\nseats = 7\nmin_games = 2\n\n[options]\nmax_year = \"1903\"\n".into(),
             vec![
+                ("python-example", ex.python("diplomacy_bot.py", &[])),
                 ("strong-a", b("strong")),
                 ("strong-b", b("strong")),
-                ("hold", b("hold")),
                 ("random-a", b("random")),
                 ("random-b", b("random")),
                 ("random-c", b("random")),
