@@ -46,16 +46,16 @@ enum Command {
     Games(commands::games::GamesArgs),
     /// Run a demo match of every game with built-in and example process bots.
     Demo(commands::demo::DemoArgs),
-    /// Diplomacy tools: `adjudicate` is the JSON-lines adjudication service.
-    Diplomacy(commands::diplomacy::DiplomacyArgs),
     /// Contests: run a contest file, print standings, export replays.
     Contest(commands::contest::ContestArgs),
     /// Claim queued contest matches from PostgreSQL and play them (any number of machines).
     Worker(commands::worker::WorkerArgs),
-    /// Serve the web UI: contest standings, matches and a replay viewer from a results store.
-    Web(commands::web::WebArgs),
+    /// Diplomacy tools: `adjudicate` is the JSON-lines adjudication service.
+    Diplomacy(commands::diplomacy::DiplomacyArgs),
     /// Serve a game set agents connect to on their own (werewolf: AIWolf agents over TCP).
     Serve(commands::serve::ServeArgs),
+    /// Serve the web UI: contest standings, matches and a replay viewer from a results store.
+    Web(commands::web::WebArgs),
 }
 
 fn main() -> ExitCode {
@@ -68,11 +68,11 @@ fn main() -> ExitCode {
         Command::Replay(args) => commands::replay::run(args),
         Command::Games(args) => commands::games::run(args),
         Command::Demo(args) => commands::demo::run(args),
-        Command::Diplomacy(args) => commands::diplomacy::run(args),
         Command::Contest(args) => commands::contest::run(args),
         Command::Worker(args) => commands::worker::run(args),
-        Command::Web(args) => commands::web::run(args),
+        Command::Diplomacy(args) => commands::diplomacy::run(args),
         Command::Serve(args) => commands::serve::run(args),
+        Command::Web(args) => commands::web::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
