@@ -5,14 +5,28 @@ use crate::driver::{GameDriver, RefereeError};
 use crate::games;
 
 /// Every registered game, in the order the CLI lists them.
-pub static GAMES: &[&dyn GameDriver] = &[&games::nac::NAC, &games::nac::RELIGION_WAR, &games::werewolf::WEREWOLF, &games::geister::GEISTER, &games::diplomacy::DIPLOMACY];
+pub static GAMES: &[&dyn GameDriver] = &[
+    &games::nac::NAC,
+    &games::nac::RELIGION_WAR,
+    &games::werewolf::WEREWOLF,
+    &games::geister::GEISTER,
+    &games::diplomacy::DIPLOMACY,
+];
 
 /// The driver of the named game.
 pub fn find_game(name: &str) -> Result<&'static dyn GameDriver, RefereeError> {
-    GAMES.iter().copied().find(|g| g.game_type().name == name).ok_or_else(|| {
-        RefereeError::UnknownGame(
-            name.to_string(),
-            GAMES.iter().map(|g| g.game_type().name).collect::<Vec<_>>().join(", "),
-        )
-    })
+    GAMES
+        .iter()
+        .copied()
+        .find(|g| g.game_type().name == name)
+        .ok_or_else(|| {
+            RefereeError::UnknownGame(
+                name.to_string(),
+                GAMES
+                    .iter()
+                    .map(|g| g.game_type().name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            )
+        })
 }

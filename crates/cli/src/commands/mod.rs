@@ -14,11 +14,24 @@ use kakehiki_core::MatchReport;
 
 /// A readable summary of a match report.
 pub fn summary(report: &MatchReport) -> String {
-    let mut out = format!("{} (rules {}), seed {}\n", report.game, report.rules, report.seed);
-    let width = report.seats.iter().map(|s| s.spec.len()).max().unwrap_or(4).max(4);
+    let mut out = format!(
+        "{} (rules {}), seed {}\n",
+        report.game, report.rules, report.seed
+    );
+    let width = report
+        .seats
+        .iter()
+        .map(|s| s.spec.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
     out.push_str(&format!("  seat  {:<width$}  score\n", "spec"));
     for (i, seat) in report.seats.iter().enumerate() {
-        let exact = report.scores_exact.get(i).map(String::as_str).unwrap_or("?");
+        let exact = report
+            .scores_exact
+            .get(i)
+            .map(String::as_str)
+            .unwrap_or("?");
         out.push_str(&format!("  {i:>4}  {:<width$}  {exact}\n", seat.spec));
     }
     match report.winner {
@@ -35,7 +48,12 @@ pub fn summary(report: &MatchReport) -> String {
         out.push_str("errors:\n");
         for (i, seat) in report.seats.iter().enumerate() {
             for e in &seat.errors {
-                out.push_str(&format!("  seat {i}: {} (turn {}): {}\n", e.kind.as_str(), e.turn, e.detail));
+                out.push_str(&format!(
+                    "  seat {i}: {} (turn {}): {}\n",
+                    e.kind.as_str(),
+                    e.turn,
+                    e.detail
+                ));
             }
         }
     }
