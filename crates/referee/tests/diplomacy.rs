@@ -76,7 +76,7 @@ fn builtin_random_game_reaches_the_year_limit_and_replays() {
         .values()
         .map(|c| c.as_i64().unwrap())
         .sum();
-    assert!(total <= 34 && total >= 22, "{total}");
+    assert!((22..=34).contains(&total), "{total}");
     assert_eq!(v["seats"][2]["power"], "FRANCE");
     if r.winner.is_none() {
         assert_eq!(v["end"], "year_limit");
