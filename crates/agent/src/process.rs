@@ -96,6 +96,7 @@ struct Inbox {
     dropped_lines: u64,
 }
 
+#[derive(Default)]
 struct Shared {
     inbox: Mutex<Inbox>,
     notify: Notify,
@@ -389,12 +390,7 @@ impl BotProcess {
             pgid,
             _workdir,
         } = spawn_sandboxed(argv, cfg, Stdio::piped())?;
-        let shared = Arc::new(Shared {
-            inbox: Mutex::new(Inbox::default()),
-            notify: Notify::new(),
-            stderr: Mutex::new(Capped::default()),
-            stdout_extra: Mutex::new(Capped::default()),
-        });
+        let shared = Arc::new(Shared::default());
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
         spawn_line_reader(stdout, shared.clone(), cfg, pgid);
@@ -555,12 +551,7 @@ impl ClientProcess {
             pgid,
             _workdir,
         } = spawn_sandboxed(argv, cfg, Stdio::null())?;
-        let shared = Arc::new(Shared {
-            inbox: Mutex::new(Inbox::default()),
-            notify: Notify::new(),
-            stderr: Mutex::new(Capped::default()),
-            stdout_extra: Mutex::new(Capped::default()),
-        });
+        let shared = Arc::new(Shared::default());
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
         spawn_drain(stdout, shared.clone(), cfg.stderr_cap, false);
