@@ -55,13 +55,18 @@ fn spec(bot: &Path, seed: u64) -> MatchSpec {
 
 fn bench(c: &mut Criterion) {
     let bot = trivial_bot();
-    let runtime = tokio::runtime::Runtime::new().unwrap();
+    // One thread, as the contest arena runs matches: no cross-thread wake-ups per reply.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
 
     // The figures: 200 profiled matches.
     let mut wall = Duration::ZERO;
     let mut overhead = Duration::ZERO;
     let mut per_turn_seat: Vec<Duration> = Vec::new();
-    let (mut startup, mut shutdown, mut turns, mut waiting) = (
+    let (mut startup, mut shutdown, mut turns, mut waiting, mut cpu) = (
+        Duration::ZERO,
         Duration::ZERO,
         Duration::ZERO,
         Duration::ZERO,
@@ -81,10 +86,16 @@ fn bench(c: &mut Criterion) {
         shutdown += profile.shutdown;
         turns += profile.turns.iter().map(|t| t.0).sum::<Duration>();
         waiting += profile.turns.iter().map(|t| t.1).sum::<Duration>();
+        cpu += profile.turn_cpu;
         overhead += profile.overhead();
         per_turn_seat.extend(profile.per_turn_per_seat());
     }
     println!("breakdown: startup {startup:?}, turns {turns:?} (waiting {waiting:?}), shutdown {shutdown:?}");
+    println!(
+        "referee CPU time in the turns: {:.2}% of wall time ({cpu:?}); per turn and seat {:?} on average",
+        100.0 * cpu.as_secs_f64() / wall.as_secs_f64(),
+        cpu / (200 * 9 * 4)
+    );
     per_turn_seat.sort();
     let median = per_turn_seat[per_turn_seat.len() / 2];
     let p90 = per_turn_seat[per_turn_seat.len() * 9 / 10];

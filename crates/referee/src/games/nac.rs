@@ -583,6 +583,22 @@ pub struct Profile {
     pub turns: Vec<(Duration, Duration)>,
     /// Closing stdin, waiting for exits and killing (process stop).
     pub shutdown: Duration,
+    /// CPU time of the calling thread during the turns (on a current-thread runtime: all of the
+    /// referee's work in the turns, reader tasks included, and none of the bots').
+    pub turn_cpu: Duration,
+}
+
+fn thread_cpu() -> Duration {
+    use nix::sys::resource::{getrusage, UsageWho};
+    getrusage(UsageWho::RUSAGE_THREAD)
+        .map(|u| {
+            let t = |tv: nix::sys::time::TimeVal| {
+                Duration::from_secs(tv.tv_sec().max(0) as u64)
+                    + Duration::from_micros(tv.tv_usec().max(0) as u64)
+            };
+            t(u.user_time()) + t(u.system_time())
+        })
+        .unwrap_or_default()
 }
 
 impl Profile {
@@ -826,6 +842,7 @@ async fn run_match(
     let mut hashers: Vec<Sha256> = (0..NUM_SEATS).map(|_| Sha256::new()).collect();
     let mut stream_bytes = [0u64; NUM_SEATS];
     let settings = state.settings_text();
+    let cpu_start = profile.as_ref().map(|_| thread_cpu());
     while !state.is_over() {
         let turn_start = Instant::now();
         let t = state.turn();
@@ -914,6 +931,9 @@ async fn run_match(
             p.turns
                 .push((turn_start.elapsed(), Duration::from_micros(max_wait_us)));
         }
+    }
+    if let (Some(p), Some(c)) = (profile.as_deref_mut(), cpu_start) {
+        p.turn_cpu = thread_cpu().saturating_sub(c);
     }
     let shutdown_start = Instant::now();
 
