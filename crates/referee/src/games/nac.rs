@@ -373,7 +373,13 @@ impl Seat {
         }
     }
 
-    async fn turn(&mut self, bytes: &str, view: &kakehiki_nac::View, limits: &Limits) -> Reply {
+    async fn turn(
+        &mut self,
+        bytes: &str,
+        view: &kakehiki_nac::View,
+        limits: &Limits,
+        written_at: &mut Option<Instant>,
+    ) -> Reply {
         match self {
             Seat::Builtin(bot) => {
                 let picks = bot.pick(view);
@@ -430,6 +436,7 @@ impl Seat {
                     }
                 }
                 let written = Instant::now();
+                *written_at = Some(written);
                 let deadline = write_start.max(written) + limit;
                 match p.read_line(deadline).await {
                     ReadOutcome::Line(l) => Reply::Line {
@@ -578,8 +585,8 @@ pub struct Profile {
     pub wall: Duration,
     /// Spawning the bots and waiting for every READY (process start).
     pub startup: Duration,
-    /// Per turn: the turn's wall time and the longest a seat's reply was awaited (from the end of
-    /// the write of its block to the arrival of its reply line).
+    /// Per turn: the turn's wall time and the time spent waiting for bots: from the end of the
+    /// first block's write to the arrival of the last reply line.
     pub turns: Vec<(Duration, Duration)>,
     /// Closing stdin, waiting for exits and killing (process stop).
     pub shutdown: Duration,
@@ -746,11 +753,15 @@ async fn seat_turn(
     block: &str,
     view: &kakehiki_nac::View,
     limits: &Limits,
-) -> Option<Reply> {
+) -> (Option<Reply>, Option<Instant>) {
+    let mut written = None;
     if alive {
-        Some(seat.turn(block, view, limits).await)
+        (
+            Some(seat.turn(block, view, limits, &mut written).await),
+            written,
+        )
     } else {
-        None
+        (None, None)
     }
 }
 
@@ -876,11 +887,25 @@ async fn run_match(
             seat_turn(s2, alive[2], &blocks[2], &views[2], &limits),
             seat_turn(s3, alive[3], &blocks[3], &views[3], &limits)
         );
-        let max_wait_us = [&replies.0, &replies.1, &replies.2, &replies.3]
+        // Waiting for bots: from the first block written to the last reply received (replies
+        // carry their time since their own block was written).
+        let spans: Vec<(Instant, Instant)> = [&replies.0, &replies.1, &replies.2, &replies.3]
             .iter()
-            .filter_map(|r| r.as_ref().map(Reply::time_us))
-            .max()
-            .unwrap_or(0);
+            .filter_map(|(r, w)| {
+                Some((
+                    *w.as_ref()?,
+                    *w.as_ref()? + Duration::from_micros(r.as_ref()?.time_us()),
+                ))
+            })
+            .collect();
+        let waited = match (
+            spans.iter().map(|s| s.0).min(),
+            spans.iter().map(|s| s.1).max(),
+        ) {
+            (Some(first), Some(last)) => last.saturating_duration_since(first),
+            _ => Duration::ZERO,
+        };
+        let replies = (replies.0 .0, replies.1 .0, replies.2 .0, replies.3 .0);
         let mut moves = Vec::with_capacity(NUM_SEATS);
         let mut deaths = Vec::new();
         for (seat, (reply, disc)) in [replies.0, replies.1, replies.2, replies.3]
@@ -928,8 +953,7 @@ async fn run_match(
             });
         }
         if let Some(p) = profile.as_deref_mut() {
-            p.turns
-                .push((turn_start.elapsed(), Duration::from_micros(max_wait_us)));
+            p.turns.push((turn_start.elapsed(), waited));
         }
     }
     if let (Some(p), Some(c)) = (profile.as_deref_mut(), cpu_start) {
