@@ -98,6 +98,9 @@ struct Inbox {
 
 #[derive(Default)]
 struct Shared {
+    /// Drain tasks (stderr, and stdout for clients) that have reached EOF.
+    drains_done: std::sync::atomic::AtomicUsize,
+    drained: Notify,
     inbox: Mutex<Inbox>,
     notify: Notify,
     stderr: Mutex<Capped>,
@@ -293,7 +296,28 @@ fn spawn_drain<R: AsyncRead + Unpin + Send + 'static>(
                 }
             }
         }
+        shared
+            .drains_done
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        shared.drained.notify_waiters();
     });
+}
+
+/// Wait until `count` drain tasks have reached EOF, at most `within`. After the process group
+/// is dead the pipes close, so this is quick; the bound covers a child that escaped the group.
+async fn wait_drained(shared: &Shared, count: usize, within: Duration) {
+    let _ = tokio::time::timeout(within, async {
+        loop {
+            let notified = shared.drained.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if shared.drains_done.load(std::sync::atomic::Ordering::SeqCst) >= count {
+                return;
+            }
+            notified.await;
+        }
+    })
+    .await;
 }
 
 fn spawn_line_reader<R: AsyncRead + Unpin + Send + 'static>(
@@ -526,6 +550,16 @@ impl BotProcess {
         }
         self.exit
     }
+
+    /// [`BotProcess::finish`], then the complete captured stderr: it waits for the stderr pipe
+    /// to be read to its end, so nothing the bot wrote before it ended is lost.
+    pub async fn finish_with_stderr(self, grace: Duration) -> (Option<ExitInfo>, String) {
+        let shared = self.shared.clone();
+        let exit = self.finish(grace).await;
+        wait_drained(&shared, 1, Duration::from_millis(500)).await;
+        let text = lock(&shared.stderr).text();
+        (exit, text)
+    }
 }
 
 impl Drop for BotProcess {
@@ -614,6 +648,17 @@ impl ClientProcess {
                 .map(ExitInfo::from_status);
         }
         exit
+    }
+
+    /// [`ClientProcess::finish`], then the complete captured stderr and stdout (each read to its
+    /// end, so nothing the client wrote before it ended is lost).
+    pub async fn finish_with_output(self, grace: Duration) -> (Option<ExitInfo>, String, String) {
+        let shared = self.shared.clone();
+        let exit = self.finish(grace).await;
+        wait_drained(&shared, 2, Duration::from_millis(500)).await;
+        let stderr = lock(&shared.stderr).text();
+        let stdout = lock(&shared.stdout_extra).text();
+        (exit, stderr, stdout)
     }
 }
 

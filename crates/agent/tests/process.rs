@@ -185,3 +185,25 @@ async fn client_process_is_killed_with_its_group() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(!client.group_alive());
 }
+
+#[tokio::test]
+async fn finishing_keeps_all_stderr_written_before_the_end() {
+    for _ in 0..20 {
+        let mut bot = BotProcess::spawn(
+            &sh("echo last words >&2; exit 1"),
+            &SandboxConfig::default(),
+        )
+        .unwrap();
+        assert!(matches!(
+            bot.read_line(soon(5000)).await,
+            ReadOutcome::Closed { .. }
+        ));
+        let (exit, stderr) = bot.finish_with_stderr(Duration::from_millis(100)).await;
+        assert_eq!(exit.and_then(|e| e.code), Some(1));
+        assert_eq!(stderr, "last words\n");
+    }
+    let client =
+        ClientProcess::spawn(&sh("echo out; echo err >&2"), &SandboxConfig::default()).unwrap();
+    let (_, stderr, stdout) = client.finish_with_output(Duration::from_secs(2)).await;
+    assert_eq!((stderr.as_str(), stdout.as_str()), ("err\n", "out\n"));
+}

@@ -491,8 +491,7 @@ impl Seat {
         match self {
             Seat::Process { proc, .. } => {
                 let p = proc.take()?;
-                let text = p.stderr_text();
-                p.finish(grace).await;
+                let (_, text) = p.finish_with_stderr(grace).await;
                 Some(text)
             }
             Seat::Replayed { stderr, .. } => stderr.take(),

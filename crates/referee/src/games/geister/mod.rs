@@ -440,8 +440,7 @@ impl<'a> Runner<'a> {
                 Io::Pipe(mut p) => {
                     // Wait for the process to go (stdout EOF) within the linger time.
                     while let ReadOutcome::Line(_) = p.read_line(linger).await {}
-                    let text = p.stderr_text();
-                    p.finish(Duration::from_millis(10)).await;
+                    let (_, text) = p.finish_with_stderr(Duration::from_millis(10)).await;
                     Some(text)
                 }
                 Io::Tcp {
@@ -459,13 +458,11 @@ impl<'a> Runner<'a> {
                         }
                     })
                     .await;
-                    let mut text = c.stderr_text();
-                    let out = c.stdout_text();
+                    let (_, mut text, out) = c.finish_with_output(Duration::from_millis(10)).await;
                     if !out.is_empty() {
                         text.push_str("\n[stdout]\n");
                         text.push_str(&out);
                     }
-                    c.finish(Duration::from_millis(10)).await;
                     Some(text)
                 }
                 _ => None,
