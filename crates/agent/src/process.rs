@@ -303,6 +303,33 @@ fn spawn_drain<R: AsyncRead + Unpin + Send + 'static>(
     });
 }
 
+/// How `child` exited, if it does within `within`.
+async fn wait_child(child: &mut Child, within: Duration) -> Option<ExitInfo> {
+    match tokio::time::timeout(within, child.wait()).await {
+        Ok(Ok(status)) => Some(ExitInfo::from_status(status)),
+        _ => None,
+    }
+}
+
+/// End a process: give it `grace` to exit (unless its exit is `known`), SIGKILL its whole group
+/// (children that outlive it included), and reap it.
+async fn end_group(
+    child: &mut Child,
+    pgid: Pid,
+    grace: Duration,
+    known: Option<ExitInfo>,
+) -> Option<ExitInfo> {
+    let exit = match known {
+        Some(e) => Some(e),
+        None => wait_child(child, grace).await,
+    };
+    kill_group(pgid);
+    match exit {
+        Some(e) => Some(e),
+        None => wait_child(child, Duration::from_secs(5)).await,
+    }
+}
+
 /// Wait until `count` drain tasks have reached EOF, at most `within`. After the process group
 /// is dead the pipes close, so this is quick; the bound covers a child that escaped the group.
 async fn wait_drained(shared: &Shared, count: usize, within: Duration) {
@@ -528,9 +555,7 @@ impl BotProcess {
 
     async fn wait_exit(&mut self, within: Duration) -> Option<ExitInfo> {
         if self.exit.is_none() {
-            if let Ok(Ok(status)) = tokio::time::timeout(within, self.child.wait()).await {
-                self.exit = Some(ExitInfo::from_status(status));
-            }
+            self.exit = wait_child(&mut self.child, within).await;
         }
         self.exit
     }
@@ -539,15 +564,7 @@ impl BotProcess {
     /// that outlive it included) and reap it.
     pub async fn finish(mut self, grace: Duration) -> Option<ExitInfo> {
         self.close_stdin();
-        let exit = self.wait_exit(grace).await;
-        self.kill();
-        if exit.is_none() {
-            if let Ok(Ok(status)) =
-                tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await
-            {
-                self.exit = Some(ExitInfo::from_status(status));
-            }
-        }
+        self.exit = end_group(&mut self.child, self.pgid, grace, self.exit).await;
         self.exit
     }
 
@@ -634,20 +651,7 @@ impl ClientProcess {
 
     /// Give the client `grace` to exit by itself, then kill its group and reap it.
     pub async fn finish(mut self, grace: Duration) -> Option<ExitInfo> {
-        let mut exit = tokio::time::timeout(grace, self.child.wait())
-            .await
-            .ok()
-            .and_then(|r| r.ok())
-            .map(ExitInfo::from_status);
-        self.kill();
-        if exit.is_none() {
-            exit = tokio::time::timeout(Duration::from_secs(5), self.child.wait())
-                .await
-                .ok()
-                .and_then(|r| r.ok())
-                .map(ExitInfo::from_status);
-        }
-        exit
+        end_group(&mut self.child, self.pgid, grace, None).await
     }
 
     /// [`ClientProcess::finish`], then the complete captured stderr and stdout (each read to its

@@ -636,6 +636,17 @@ struct Setup {
     specs: Vec<String>,
 }
 
+/// Record a reply that is taken as the seat's move: its raw text, time, the picks parsed from it,
+/// and the parse records after `lead` (the line-level record: cut, or unterminated).
+fn accept(mv: &mut MoveEvent, raw: &[u8], time_us: u64, lead: Option<Issue>, targets: usize) {
+    let parsed = parse_reply(raw, mv.picks.len(), targets);
+    (mv.raw, mv.raw_b64) = raw_fields(raw);
+    mv.status = MoveStatus::Ok;
+    mv.time_us = Some(time_us);
+    mv.picks = parsed.picks;
+    mv.errors = lead.into_iter().chain(parsed.issues).collect();
+}
+
 /// Turn one seat's reply into its move record, the seat errors it implies and, if the seat dies,
 /// the death's reason and detail.
 fn settle(
@@ -677,29 +688,20 @@ fn settle(
             raw,
             truncated,
             time_us,
-        }) => {
-            let parsed = parse_reply(&raw, n, targets);
-            let mut issues = Vec::new();
-            if truncated {
-                issues.push(Issue::line(IssueCode::LineTooLong));
-            }
-            issues.extend(parsed.issues);
-            (mv.raw, mv.raw_b64) = raw_fields(&raw);
-            mv.status = MoveStatus::Ok;
-            mv.time_us = Some(time_us);
-            mv.picks = parsed.picks;
-            mv.errors = issues;
-        }
-        Some(Reply::NoNewline { raw, time_us }) => {
-            let parsed = parse_reply(&raw, n, targets);
-            let mut issues = vec![Issue::line(IssueCode::NoNewline)];
-            issues.extend(parsed.issues);
-            (mv.raw, mv.raw_b64) = raw_fields(&raw);
-            mv.status = MoveStatus::Ok;
-            mv.time_us = Some(time_us);
-            mv.picks = parsed.picks;
-            mv.errors = issues;
-        }
+        }) => accept(
+            &mut mv,
+            &raw,
+            time_us,
+            truncated.then(|| Issue::line(IssueCode::LineTooLong)),
+            targets,
+        ),
+        Some(Reply::NoNewline { raw, time_us }) => accept(
+            &mut mv,
+            &raw,
+            time_us,
+            Some(Issue::line(IssueCode::NoNewline)),
+            targets,
+        ),
         Some(Reply::Timeout { time_us }) => {
             mv.status = MoveStatus::Timeout;
             mv.time_us = Some(time_us);
