@@ -2,14 +2,16 @@
 //!
 //! Prints, besides criterion's time per match, the two figures the foundation issue asks for:
 //! the referee's own time (everything but process start/stop and waiting for replies) as a share
-//! of wall time, and its median per turn and seat.
+//! of wall time, and its median per turn and seat. For scale it also times the same turns
+//! exchanged with the same bots by two bare loops (blocking, and tokio) that do nothing else.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::Duration;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use kakehiki_core::SeatSpec;
+use kakehiki_nac::{State, Variant, NUM_SEATS};
 use kakehiki_referee::games::nac::NAC;
 use kakehiki_referee::MatchSpec;
 
@@ -44,6 +46,131 @@ fn trivial_bot() -> PathBuf {
     profile_dir.join("nac-trivial-bot")
 }
 
+/// Every block of a match in which every seat always picks target 0 (what the trivial bot does).
+fn blocks_of(seed: u64) -> Vec<[String; NUM_SEATS]> {
+    let mut state = State::new(Variant::Nac.params(), seed as u32);
+    let settings = state.settings_text();
+    let mut blocks = Vec::new();
+    while !state.is_over() {
+        let t = state.turn();
+        blocks.push(std::array::from_fn(|seat| {
+            let mut text = if t == 1 {
+                settings.clone()
+            } else {
+                String::new()
+            };
+            state.write_block(seat, &mut text);
+            text
+        }));
+        let zeros = vec![0u8; state.picks_needed()];
+        state.apply([&zeros, &zeros, &zeros, &zeros]);
+    }
+    blocks
+}
+
+/// Floor 1: the same turns exchanged with the same bots by the least a program can do: blocking
+/// writes, then blocking line reads, blocks built beforehand, replies neither parsed nor logged,
+/// no deadlines. The wall time of the nine turns: the cost of talking to four processes here.
+fn blocking_floor(bot: &Path, seed: u64) -> Duration {
+    let blocks = blocks_of(seed);
+    let mut children: Vec<_> = (0..NUM_SEATS)
+        .map(|_| {
+            Command::new(bot)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("spawn the trivial bot")
+        })
+        .collect();
+    let mut stdins: Vec<_> = children.iter_mut().filter_map(|c| c.stdin.take()).collect();
+    let mut stdouts: Vec<_> = children
+        .iter_mut()
+        .filter_map(|c| c.stdout.take().map(std::io::BufReader::new))
+        .collect();
+    let mut line = String::new();
+    for out in &mut stdouts {
+        line.clear();
+        std::io::BufRead::read_line(out, &mut line).expect("READY");
+        assert_eq!(line, "READY\n");
+    }
+    let start = Instant::now();
+    for turn in &blocks {
+        for (stdin, block) in stdins.iter_mut().zip(turn) {
+            std::io::Write::write_all(stdin, block.as_bytes()).expect("write a block");
+        }
+        for out in &mut stdouts {
+            line.clear();
+            std::io::BufRead::read_line(out, &mut line).expect("read a reply");
+            assert!(line.ends_with('\n'));
+        }
+    }
+    let turns = start.elapsed();
+    drop(stdins);
+    for mut c in children {
+        c.wait().expect("reap the bot");
+    }
+    turns
+}
+
+/// Floor 2: the same on the tokio runtime the referee uses: the four seats concurrently, each
+/// writing its block and reading its reply line under a deadline, nothing else.
+async fn async_floor(bot: &Path, seed: u64) -> Duration {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    use tokio::process::{ChildStdin, ChildStdout};
+
+    async fn exchange(stdin: &mut ChildStdin, stdout: &mut BufReader<ChildStdout>, block: &str) {
+        stdin
+            .write_all(block.as_bytes())
+            .await
+            .expect("write a block");
+        let mut line = String::new();
+        tokio::time::timeout(Duration::from_secs(1), stdout.read_line(&mut line))
+            .await
+            .expect("a reply within 1 s")
+            .expect("read a reply");
+    }
+
+    let blocks = blocks_of(seed);
+    let mut children: Vec<_> = (0..NUM_SEATS)
+        .map(|_| {
+            tokio::process::Command::new(bot)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("spawn the trivial bot")
+        })
+        .collect();
+    let mut stdins: Vec<_> = children.iter_mut().filter_map(|c| c.stdin.take()).collect();
+    let mut stdouts: Vec<_> = children
+        .iter_mut()
+        .filter_map(|c| c.stdout.take().map(BufReader::new))
+        .collect();
+    for out in &mut stdouts {
+        let mut line = String::new();
+        out.read_line(&mut line).await.expect("READY");
+    }
+    let start = Instant::now();
+    for turn in &blocks {
+        let ([i0, i1, i2, i3], [o0, o1, o2, o3]) = (&mut stdins[..], &mut stdouts[..]) else {
+            unreachable!("four seats");
+        };
+        tokio::join!(
+            exchange(i0, o0, &turn[0]),
+            exchange(i1, o1, &turn[1]),
+            exchange(i2, o2, &turn[2]),
+            exchange(i3, o3, &turn[3])
+        );
+    }
+    let turns = start.elapsed();
+    drop(stdins);
+    for mut c in children {
+        c.wait().await.expect("reap the bot");
+    }
+    turns
+}
+
 fn spec(bot: &Path, seed: u64) -> MatchSpec {
     let seat = SeatSpec::Cmd(vec![bot.to_string_lossy().into_owned()]);
     MatchSpec::new(
@@ -65,6 +192,8 @@ fn bench(c: &mut Criterion) {
     let mut wall = Duration::ZERO;
     let mut overhead = Duration::ZERO;
     let mut per_turn_seat: Vec<Duration> = Vec::new();
+    let (mut before, mut after, mut first_writes) =
+        (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let (mut startup, mut shutdown, mut turns, mut waiting, mut cpu) = (
         Duration::ZERO,
         Duration::ZERO,
@@ -72,7 +201,12 @@ fn bench(c: &mut Criterion) {
         Duration::ZERO,
         Duration::ZERO,
     );
+    // The floors run between the referee's matches, so machine noise hits all three alike.
+    let (mut floor, mut async_floor_turns) = (Duration::ZERO, Duration::ZERO);
+    let mut referee_turns = Duration::ZERO;
     for seed in 0..200 {
+        floor += blocking_floor(&bot, seed);
+        async_floor_turns += runtime.block_on(async_floor(&bot, seed));
         let (record, profile) = runtime
             .block_on(NAC.play_profiled(&spec(&bot, seed)))
             .unwrap();
@@ -84,17 +218,42 @@ fn bench(c: &mut Criterion) {
         wall += profile.wall;
         startup += profile.startup;
         shutdown += profile.shutdown;
-        turns += profile.turns.iter().map(|t| t.0).sum::<Duration>();
-        waiting += profile.turns.iter().map(|t| t.1).sum::<Duration>();
+        turns += profile.turns.iter().map(|t| t.wall).sum::<Duration>();
+        waiting += profile.turns.iter().map(|t| t.waited).sum::<Duration>();
+        before += profile.turns.iter().map(|t| t.before).sum::<Duration>();
+        after += profile.turns.iter().map(|t| t.after).sum::<Duration>();
+        first_writes += profile
+            .turns
+            .iter()
+            .map(|t| t.first_write)
+            .sum::<Duration>();
         cpu += profile.turn_cpu;
+        referee_turns += profile.wall - profile.startup - profile.shutdown;
         overhead += profile.overhead();
         per_turn_seat.extend(profile.per_turn_per_seat());
     }
     println!("breakdown: startup {startup:?}, turns {turns:?} (waiting {waiting:?}), shutdown {shutdown:?}");
     println!(
+        "in the turns, before the first block is written: {before:?} (of which the first write itself: {first_writes:?}); after the last reply: {after:?}"
+    );
+    println!(
         "referee CPU time in the turns: {:.2}% of wall time ({cpu:?}); per turn and seat {:?} on average",
         100.0 * cpu.as_secs_f64() / wall.as_secs_f64(),
         cpu / (200 * 9 * 4)
+    );
+    let share = |d: f64| 100.0 * d / wall.as_secs_f64();
+    println!(
+        "the same nine turns exchanged by a bare blocking loop: {floor:?}; by a bare tokio loop: {async_floor_turns:?}; \
+         the referee from the last READY to stopping the bots: {referee_turns:?}"
+    );
+    println!(
+        "the referee's time beyond the blocking loop: {:.2}% of its wall time; beyond the tokio loop: {:.2}%",
+        share(referee_turns.as_secs_f64() - floor.as_secs_f64()),
+        share(referee_turns.as_secs_f64() - async_floor_turns.as_secs_f64())
+    );
+    println!(
+        "referee overhead counting the first block's write as exchange with the bot, not referee work: {:.2}% of wall time",
+        share(overhead.as_secs_f64() - first_writes.as_secs_f64())
     );
     per_turn_seat.sort();
     let median = per_turn_seat[per_turn_seat.len() / 2];

@@ -210,6 +210,19 @@ impl Reply {
     }
 }
 
+/// How a seat's turn started.
+enum Sent {
+    /// The seat answered (or failed) at once.
+    Answered(Reply),
+    /// A process was sent its block (the write began at `write_start` and ended at `written`);
+    /// its reply is due by `deadline`.
+    Waiting {
+        write_start: Instant,
+        written: Instant,
+        deadline: Instant,
+    },
+}
+
 struct ReadyResult {
     ok: bool,
     time_us: u64,
@@ -373,111 +386,128 @@ impl Seat {
         }
     }
 
-    async fn turn(
+    /// Start the seat's turn: a built-in or replayed seat answers at once; a process is sent its
+    /// block and the referee waits for it later, in [`Seat::await_reply`].
+    async fn start_turn(
         &mut self,
-        bytes: &str,
-        view: &kakehiki_nac::View,
+        block: &str,
+        state: &State,
+        seat: usize,
         limits: &Limits,
-        written_at: &mut Option<Instant>,
-    ) -> Reply {
+    ) -> Sent {
         match self {
             Seat::Builtin(bot) => {
-                let picks = bot.pick(view);
+                // Let process seats be written to first: a built-in bot's thinking then overlaps
+                // theirs.
+                tokio::task::yield_now().await;
+                let picks = bot.pick(&state.view(seat));
                 let raw = picks
                     .iter()
                     .map(|p| p.to_string())
                     .collect::<Vec<_>>()
                     .join(" ");
                 // Built-in bots are not timed: their replies are deterministic from the seed.
-                Reply::Line {
+                Sent::Answered(Reply::Line {
                     raw: raw.into_bytes(),
                     truncated: false,
                     time_us: 0,
-                }
+                })
             }
-            Seat::Replayed { moves, .. } => match moves.next() {
+            Seat::Replayed { moves, .. } => Sent::Answered(match moves.next() {
                 Some(m) => replayed_reply(&m),
                 None => Reply::Crash {
                     detail: "replay has no move for this turn".into(),
                     time_us: 0,
                     output_limit: false,
                 },
-            },
+            }),
             Seat::Process { proc, .. } => {
                 let Some(p) = proc.as_mut() else {
-                    return Reply::Crash {
+                    return Sent::Answered(Reply::Crash {
                         detail: "process not running".into(),
                         time_us: 0,
                         output_limit: false,
-                    };
+                    });
                 };
                 if let Some(bytes) = p.output_exceeded() {
-                    return Reply::Crash {
+                    return Sent::Answered(Reply::Crash {
                         detail: format!("output cap exceeded ({bytes} bytes)"),
                         time_us: 0,
                         output_limit: true,
-                    };
+                    });
                 }
                 let limit = Duration::from_millis(limits.turn_ms);
                 let write_start = Instant::now();
-                match tokio::time::timeout(limit, p.send(bytes.as_bytes())).await {
+                match tokio::time::timeout(limit, p.send(block.as_bytes())).await {
                     Ok(Ok(())) => {}
                     Ok(Err(e)) => {
-                        return Reply::Crash {
+                        return Sent::Answered(Reply::Crash {
                             detail: format!("write to stdin failed: {e}"),
                             time_us: 0,
                             output_limit: false,
-                        }
+                        })
                     }
                     Err(_) => {
-                        return Reply::Timeout {
+                        return Sent::Answered(Reply::Timeout {
                             time_us: limits.turn_ms * 1000,
-                        }
+                        })
                     }
                 }
                 let written = Instant::now();
-                *written_at = Some(written);
-                let deadline = write_start.max(written) + limit;
-                match p.read_line(deadline).await {
-                    ReadOutcome::Line(l) => Reply::Line {
-                        raw: l.bytes,
-                        truncated: l.truncated,
-                        time_us: us_since(written, l.at),
-                    },
-                    ReadOutcome::Timeout { partial } if !partial.is_empty() => {
-                        p.take_partial();
-                        Reply::NoNewline {
-                            raw: partial,
-                            time_us: limits.turn_ms * 1000,
-                        }
-                    }
-                    ReadOutcome::Timeout { .. } => Reply::Timeout {
-                        time_us: limits.turn_ms * 1000,
-                    },
-                    // Unterminated text followed by EOF is the reply (the original took chunks as
-                    // they came); the exit is noticed at the next turn, if there is one.
-                    ReadOutcome::Closed { partial, .. } if !partial.is_empty() => {
-                        Reply::NoNewline {
-                            raw: partial,
-                            time_us: us_since(written, Instant::now()),
-                        }
-                    }
-                    ReadOutcome::Closed { exit, .. } => Reply::Crash {
-                        detail: format!(
-                            "output closed before the reply ({})",
-                            exit.map(|e| e.to_string())
-                                .unwrap_or_else(|| "process still running".into())
-                        ),
-                        time_us: us_since(written, Instant::now()),
-                        output_limit: false,
-                    },
-                    ReadOutcome::OutputLimit { bytes } => Reply::Crash {
-                        detail: format!("output cap exceeded ({bytes} bytes)"),
-                        time_us: us_since(written, Instant::now()),
-                        output_limit: true,
-                    },
+                Sent::Waiting {
+                    write_start,
+                    written,
+                    deadline: write_start.max(written) + limit,
                 }
             }
+        }
+    }
+
+    /// Wait for a process seat's reply to the block written at `written`.
+    async fn await_reply(&mut self, written: Instant, deadline: Instant, limits: &Limits) -> Reply {
+        let Seat::Process { proc: Some(p), .. } = self else {
+            return Reply::Crash {
+                detail: "process not running".into(),
+                time_us: 0,
+                output_limit: false,
+            };
+        };
+        match p.read_line(deadline).await {
+            ReadOutcome::Line(l) => Reply::Line {
+                raw: l.bytes,
+                truncated: l.truncated,
+                time_us: us_since(written, l.at),
+            },
+            ReadOutcome::Timeout { partial } if !partial.is_empty() => {
+                p.take_partial();
+                Reply::NoNewline {
+                    raw: partial,
+                    time_us: limits.turn_ms * 1000,
+                }
+            }
+            ReadOutcome::Timeout { .. } => Reply::Timeout {
+                time_us: limits.turn_ms * 1000,
+            },
+            // Unterminated text followed by EOF is the reply (the original took chunks as
+            // they came); the exit is noticed at the next turn, if there is one.
+            ReadOutcome::Closed { partial, .. } if !partial.is_empty() => Reply::NoNewline {
+                raw: partial,
+                time_us: us_since(written, Instant::now()),
+            },
+            ReadOutcome::Closed { exit, .. } => Reply::Crash {
+                detail: format!(
+                    "output closed before the reply ({})",
+                    exit.map(|e| e.to_string())
+                        .unwrap_or_else(|| "process still running".into())
+                ),
+                time_us: us_since(written, Instant::now()),
+                output_limit: false,
+            },
+            ReadOutcome::OutputLimit { bytes } => Reply::Crash {
+                detail: format!("output cap exceeded ({bytes} bytes)"),
+                time_us: us_since(written, Instant::now()),
+                output_limit: true,
+            },
         }
     }
 
@@ -584,14 +614,30 @@ pub struct Profile {
     pub wall: Duration,
     /// Spawning the bots and waiting for every READY (process start).
     pub startup: Duration,
-    /// Per turn: the turn's wall time and the time spent waiting for bots: from the end of the
-    /// first block's write to the arrival of the last reply line.
-    pub turns: Vec<(Duration, Duration)>,
+    /// Per turn: where its wall time went.
+    pub turns: Vec<TurnProfile>,
     /// Closing stdin, waiting for exits and killing (process stop).
     pub shutdown: Duration,
     /// CPU time of the calling thread during the turns (on a current-thread runtime: all of the
     /// referee's work in the turns, reader tasks included, and none of the bots').
     pub turn_cpu: Duration,
+}
+
+/// One turn's wall time, split.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TurnProfile {
+    /// The whole turn.
+    pub wall: Duration,
+    /// Waiting for bots: from the end of the first block's write to the arrival of the last
+    /// reply line.
+    pub waited: Duration,
+    /// From the turn's start to the end of the first block's write.
+    pub before: Duration,
+    /// The first block's write alone (part of `before`): handing the block to the kernel, which
+    /// wakes the bot.
+    pub first_write: Duration,
+    /// From the arrival of the last reply line to the turn's end.
+    pub after: Duration,
 }
 
 fn thread_cpu() -> Duration {
@@ -611,8 +657,8 @@ impl Profile {
     /// Time the referee itself spent: everything but process start and stop and waiting for
     /// replies.
     pub fn overhead(&self) -> Duration {
-        let turns: Duration = self.turns.iter().map(|(w, _)| *w).sum();
-        let waiting: Duration = self.turns.iter().map(|(_, m)| *m).sum();
+        let turns: Duration = self.turns.iter().map(|t| t.wall).sum();
+        let waiting: Duration = self.turns.iter().map(|t| t.waited).sum();
         self.wall
             .saturating_sub(self.startup)
             .saturating_sub(self.shutdown)
@@ -624,7 +670,7 @@ impl Profile {
     pub fn per_turn_per_seat(&self) -> Vec<Duration> {
         self.turns
             .iter()
-            .map(|(w, m)| w.saturating_sub(*m) / NUM_SEATS as u32)
+            .map(|t| t.wall.saturating_sub(t.waited) / NUM_SEATS as u32)
             .collect()
     }
 }
@@ -748,21 +794,84 @@ fn settle(
     (mv, errors, death)
 }
 
+/// What one seat's turn came to.
+struct SeatTurn {
+    mv: MoveEvent,
+    errors: Vec<SeatError>,
+    death: Option<(String, String)>,
+    /// For a process seat that was written to: when the write of its block began and ended, and
+    /// when its reply (or its failure) came.
+    span: Option<(Instant, Instant, Instant)>,
+}
+
+/// What every seat's turn shares.
+struct TurnCtx<'a> {
+    state: &'a State,
+    limits: &'a Limits,
+    turn: u32,
+    picks: usize,
+    targets: usize,
+}
+
+/// What a seat has been sent: byte count and SHA-256.
+struct Stream {
+    hasher: Sha256,
+    bytes: u64,
+}
+
+/// One seat's turn: write its block, wait for the reply and parse it as soon as it comes. Seats
+/// run concurrently, so a slow seat delays no other.
 async fn seat_turn(
     seat: &mut Seat,
-    alive: bool,
-    block: &str,
-    view: &kakehiki_nac::View,
-    limits: &Limits,
-) -> (Option<Reply>, Option<Instant>) {
-    let mut written = None;
-    if alive {
-        (
-            Some(seat.turn(block, view, limits, &mut written).await),
-            written,
-        )
-    } else {
-        (None, None)
+    index: usize,
+    block: Option<&str>,
+    ctx: &TurnCtx<'_>,
+) -> SeatTurn {
+    let (reply, discarded, span) = match block {
+        Some(block) => {
+            let discarded = seat.take_discarded();
+            let (reply, span) = match seat.start_turn(block, ctx.state, index, ctx.limits).await {
+                Sent::Answered(reply) => (reply, None),
+                Sent::Waiting {
+                    write_start,
+                    written,
+                    deadline,
+                } => {
+                    let reply = seat.await_reply(written, deadline, ctx.limits).await;
+                    let came = written + Duration::from_micros(reply.time_us());
+                    (reply, Some((write_start, written, came)))
+                }
+            };
+            (Some(reply), discarded, span)
+        }
+        None => (None, Vec::new(), None),
+    };
+    let (mv, errors, death) = settle(index, ctx.turn, ctx.picks, ctx.targets, reply, discarded);
+    SeatTurn {
+        mv,
+        errors,
+        death,
+        span,
+    }
+}
+
+/// A finished turn's replay events, written to the log while the bots think about the next
+/// turn (or, after the last turn, before the bots are stopped).
+struct TurnEvents {
+    turn: TurnEvent,
+    deaths: Vec<DeathEvent>,
+    scoring: Option<ScoringEvent>,
+}
+
+impl TurnEvents {
+    fn write(self, log: &mut ReplayLog) {
+        log.push(&self.turn);
+        for d in &self.deaths {
+            log.push(d);
+        }
+        if let Some(s) = &self.scoring {
+            log.push(s);
+        }
     }
 }
 
@@ -851,72 +960,70 @@ async fn run_match(
     if let Some(p) = profile.as_deref_mut() {
         p.startup = started.elapsed();
     }
-    let mut hashers: Vec<Sha256> = (0..NUM_SEATS).map(|_| Sha256::new()).collect();
-    let mut stream_bytes = [0u64; NUM_SEATS];
+    let mut streams: [Stream; NUM_SEATS] = std::array::from_fn(|_| Stream {
+        hasher: Sha256::new(),
+        bytes: 0,
+    });
     let settings = state.settings_text();
     let cpu_start = profile.as_ref().map(|_| thread_cpu());
+    let mut pending: Option<TurnEvents> = None;
     while !state.is_over() {
         let turn_start = Instant::now();
         let t = state.turn();
-        let n = state.picks_needed();
-        let label = if params.is_day(t) {
-            params.day_label
-        } else {
-            params.night_label
+        let ctx = TurnCtx {
+            state: &state,
+            limits: &limits,
+            turn: t,
+            picks: state.picks_needed(),
+            targets: params.targets,
         };
-        let mut blocks: Vec<String> = Vec::with_capacity(NUM_SEATS);
-        let mut discarded: Vec<Vec<String>> = vec![Vec::new(); NUM_SEATS];
-        for (seat, seat_state) in seats.iter_mut().enumerate() {
-            let mut text = if t == 1 {
-                settings.clone()
-            } else {
-                String::new()
-            };
-            state.write_block(seat, &mut text);
-            if alive[seat] {
-                hashers[seat].update(text.as_bytes());
-                stream_bytes[seat] += text.len() as u64;
-                discarded[seat] = seat_state.take_discarded();
-            }
-            blocks.push(text);
-        }
-        let views: Vec<_> = (0..NUM_SEATS).map(|s| state.view(s)).collect();
+        // Every block is built before the first is written, so the blocks go out back to back;
+        // the bookkeeping (stream digests, the previous turn's replay events) is done while the
+        // bots think.
+        let blocks: [Option<String>; NUM_SEATS] = std::array::from_fn(|seat| {
+            alive[seat].then(|| {
+                let mut block = String::with_capacity(256);
+                if t == 1 {
+                    block.push_str(&settings);
+                }
+                state.write_block(seat, &mut block);
+                block
+            })
+        });
         let [s0, s1, s2, s3] = &mut seats;
-        let replies = tokio::join!(
-            seat_turn(s0, alive[0], &blocks[0], &views[0], &limits),
-            seat_turn(s1, alive[1], &blocks[1], &views[1], &limits),
-            seat_turn(s2, alive[2], &blocks[2], &views[2], &limits),
-            seat_turn(s3, alive[3], &blocks[3], &views[3], &limits)
+        // Futures are first polled in order: the bookkeeping runs after every block is written.
+        let bookkeeping = async {
+            for (stream, block) in streams.iter_mut().zip(&blocks) {
+                if let Some(block) = block {
+                    stream.hasher.update(block.as_bytes());
+                    stream.bytes += block.len() as u64;
+                }
+            }
+            if let Some(events) = pending.take() {
+                events.write(&mut log);
+            }
+        };
+        let (r0, r1, r2, r3, ()) = tokio::join!(
+            seat_turn(s0, 0, blocks[0].as_deref(), &ctx),
+            seat_turn(s1, 1, blocks[1].as_deref(), &ctx),
+            seat_turn(s2, 2, blocks[2].as_deref(), &ctx),
+            seat_turn(s3, 3, blocks[3].as_deref(), &ctx),
+            bookkeeping
         );
+        let outcomes = [r0, r1, r2, r3];
         // Waiting for bots: from the first block written to the last reply received (replies
         // carry their time since their own block was written).
-        let spans: Vec<(Instant, Instant)> = [&replies.0, &replies.1, &replies.2, &replies.3]
+        let first_write = outcomes
             .iter()
-            .filter_map(|(r, w)| {
-                Some((
-                    *w.as_ref()?,
-                    *w.as_ref()? + Duration::from_micros(r.as_ref()?.time_us()),
-                ))
-            })
-            .collect();
-        let waited = match (
-            spans.iter().map(|s| s.0).min(),
-            spans.iter().map(|s| s.1).max(),
-        ) {
-            (Some(first), Some(last)) => last.saturating_duration_since(first),
-            _ => Duration::ZERO,
-        };
-        let replies = (replies.0 .0, replies.1 .0, replies.2 .0, replies.3 .0);
+            .filter_map(|o| o.span)
+            .min_by_key(|s| s.1)
+            .map(|s| (s.0, s.1));
+        let last_reply = outcomes.iter().filter_map(|o| o.span).map(|s| s.2).max();
         let mut moves = Vec::with_capacity(NUM_SEATS);
         let mut deaths = Vec::new();
-        for (seat, (reply, disc)) in [replies.0, replies.1, replies.2, replies.3]
-            .into_iter()
-            .zip(discarded)
-            .enumerate()
-        {
-            let (mv, errs, death) = settle(seat, t, n, params.targets, reply, disc);
-            errors[seat].extend(errs);
-            if let Some((reason, detail)) = death {
+        for (seat, outcome) in outcomes.into_iter().enumerate() {
+            errors[seat].extend(outcome.errors);
+            if let Some((reason, detail)) = outcome.death {
                 alive[seat] = false;
                 seats[seat].kill();
                 deaths.push(DeathEvent {
@@ -927,7 +1034,7 @@ async fn run_match(
                     detail,
                 });
             }
-            moves.push(mv);
+            moves.push(outcome.mv);
         }
         state.apply([
             &moves[0].picks,
@@ -935,27 +1042,49 @@ async fn run_match(
             &moves[2].picks,
             &moves[3].picks,
         ]);
-        log.push(&TurnEvent {
-            event: "turn".into(),
-            turn: t,
-            label: label.to_string(),
-            moves,
+        let label = if params.is_day(t) {
+            params.day_label
+        } else {
+            params.night_label
+        };
+        pending = Some(TurnEvents {
+            turn: TurnEvent {
+                event: "turn".into(),
+                turn: t,
+                label: label.to_string(),
+                moves,
+            },
+            deaths,
+            scoring: state
+                .scorings()
+                .last()
+                .copied()
+                .filter(|(a, _)| *a == t)
+                .map(|(after_turn, score24)| ScoringEvent {
+                    event: "scoring".into(),
+                    after_turn,
+                    score24,
+                }),
         });
-        for d in &deaths {
-            log.push(d);
-        }
-        if let Some((after_turn, score24)) =
-            state.scorings().last().copied().filter(|(a, _)| *a == t)
-        {
-            log.push(&ScoringEvent {
-                event: "scoring".into(),
-                after_turn,
-                score24,
+        if let Some(p) = profile.as_deref_mut() {
+            let end = Instant::now();
+            p.turns.push(match (first_write, last_reply) {
+                (Some((began, first)), Some(last)) => TurnProfile {
+                    wall: end - turn_start,
+                    waited: last.saturating_duration_since(first),
+                    before: first.saturating_duration_since(turn_start),
+                    first_write: first.saturating_duration_since(began),
+                    after: end.saturating_duration_since(last),
+                },
+                _ => TurnProfile {
+                    wall: end - turn_start,
+                    ..TurnProfile::default()
+                },
             });
         }
-        if let Some(p) = profile.as_deref_mut() {
-            p.turns.push((turn_start.elapsed(), waited));
-        }
+    }
+    if let Some(events) = pending.take() {
+        events.write(&mut log);
     }
     if let (Some(p), Some(c)) = (profile.as_deref_mut(), cpu_start) {
         p.turn_cpu = thread_cpu().saturating_sub(c);
@@ -994,12 +1123,11 @@ async fn run_match(
     } else {
         Vec::new()
     };
-    let streams = hashers
+    let streams = streams
         .into_iter()
-        .zip(stream_bytes)
-        .map(|(h, bytes)| StreamDigest {
-            bytes,
-            sha256: format!("{:x}", h.finalize()),
+        .map(|s| StreamDigest {
+            bytes: s.bytes,
+            sha256: format!("{:x}", s.hasher.finalize()),
         })
         .collect();
     log.push(&ResultEvent {
