@@ -15,7 +15,5 @@
 mod process;
 mod sandbox;
 
-#[cfg(target_os = "linux")]
-pub use process::scheduling_policy;
 pub use process::{BotProcess, ClientProcess, ExitInfo, Line, ReadOutcome, SpawnError};
 pub use sandbox::{ResourceLimits, SandboxConfig};

@@ -175,29 +175,6 @@ fn apply_limits(limits: &ResourceLimits) -> io::Result<()> {
     Ok(())
 }
 
-/// Switch the calling process to `SCHED_BATCH` (see [`SandboxConfig::batch_scheduling`]).
-/// Lowering one's own policy needs no privilege; where it fails anyway (an old kernel, a
-/// seccomp filter) the bot runs under the default policy.
-fn set_batch_scheduling() {
-    #[cfg(target_os = "linux")]
-    {
-        let param = libc::sched_param { sched_priority: 0 };
-        // SAFETY: sched_setscheduler on the calling process (pid 0) with a valid parameter; it is
-        // async-signal-safe and allocates nothing.
-        unsafe {
-            libc::sched_setscheduler(0, libc::SCHED_BATCH, &param);
-        }
-    }
-}
-
-/// The scheduling policy of process `pid` (for tests): `Some(libc::SCHED_BATCH)` and so on.
-#[cfg(target_os = "linux")]
-pub fn scheduling_policy(pid: i32) -> Option<i32> {
-    // SAFETY: sched_getscheduler only reads the policy of the given process.
-    let policy = unsafe { libc::sched_getscheduler(pid) };
-    (policy >= 0).then_some(policy)
-}
-
 struct Sandboxed {
     child: Child,
     pgid: Pid,
@@ -239,16 +216,10 @@ fn spawn_sandboxed(
         .stderr(Stdio::piped())
         .process_group(0);
     let limits = cfg.limits.clone();
-    let batch = cfg.batch_scheduling;
-    // SAFETY: the closure runs in the forked child before exec and only calls setrlimit and
-    // sched_setscheduler, which are async-signal-safe; it allocates nothing.
+    // SAFETY: the closure runs in the forked child before exec and only calls setrlimit, which is
+    // async-signal-safe; it allocates nothing.
     unsafe {
-        std_cmd.pre_exec(move || {
-            if batch {
-                set_batch_scheduling();
-            }
-            apply_limits(&limits)
-        });
+        std_cmd.pre_exec(move || apply_limits(&limits));
     }
     let mut cmd = Command::from(std_cmd);
     cmd.kill_on_drop(true);

@@ -56,11 +56,6 @@ pub struct SandboxConfig {
     /// Working directory; `None` creates a fresh temporary directory per process, removed when
     /// the process is dropped.
     pub workdir: Option<PathBuf>,
-    /// Run bots under Linux's `SCHED_BATCH` policy: the same CPU share as any other process,
-    /// but a bot woken by its input does not preempt the referee, which can then hand every
-    /// seat its block before the bots run (seats get their blocks sooner and turns are
-    /// shorter). Ignored where the policy cannot be set.
-    pub batch_scheduling: bool,
 }
 
 impl Default for SandboxConfig {
@@ -77,7 +72,6 @@ impl Default for SandboxConfig {
                 .collect(),
             env: Vec::new(),
             workdir: None,
-            batch_scheduling: true,
         }
     }
 }

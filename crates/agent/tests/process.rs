@@ -207,37 +207,3 @@ async fn finishing_keeps_all_stderr_written_before_the_end() {
     let (_, stderr, stdout) = client.finish_with_output(Duration::from_secs(2)).await;
     assert_eq!((stderr.as_str(), stdout.as_str()), ("err\n", "out\n"));
 }
-
-/// Bots run under SCHED_BATCH by default (a woken bot does not preempt the referee), and under
-/// the normal policy when that is turned off.
-#[cfg(target_os = "linux")]
-#[tokio::test]
-async fn bots_run_under_batch_scheduling_unless_turned_off() {
-    use kakehiki_agent::scheduling_policy;
-    for (batch, expected) in [(true, libc_policy::BATCH), (false, libc_policy::OTHER)] {
-        let cfg = SandboxConfig {
-            batch_scheduling: batch,
-            ..SandboxConfig::default()
-        };
-        let mut bot = BotProcess::spawn(&sh("echo READY; read x"), &cfg).unwrap();
-        assert!(matches!(
-            bot.read_line(soon(5000)).await,
-            ReadOutcome::Line(_)
-        ));
-        assert_eq!(
-            scheduling_policy(bot.pgid()),
-            Some(expected),
-            "batch={batch}"
-        );
-        bot.send(b"bye\n").await.unwrap();
-        bot.finish(Duration::from_secs(2)).await;
-    }
-}
-
-/// Linux's policy numbers (`sched.h`), spelled out so the test does not lean on the code under
-/// test for its expectations.
-#[cfg(target_os = "linux")]
-mod libc_policy {
-    pub const OTHER: i32 = 0;
-    pub const BATCH: i32 = 3;
-}
