@@ -46,6 +46,15 @@ fn trivial_bot() -> PathBuf {
     profile_dir.join("nac-trivial-bot")
 }
 
+/// Start the trivial bot for a floor loop.
+fn floor_command(bot: &Path) -> Command {
+    let mut cmd = Command::new(bot);
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    cmd
+}
+
 /// Every block of a match in which every seat always picks target 0 (what the trivial bot does).
 fn blocks_of(seed: u64) -> Vec<[String; NUM_SEATS]> {
     let mut state = State::new(Variant::Nac.params(), seed as u32);
@@ -74,14 +83,7 @@ fn blocks_of(seed: u64) -> Vec<[String; NUM_SEATS]> {
 fn blocking_floor(bot: &Path, seed: u64) -> Duration {
     let blocks = blocks_of(seed);
     let mut children: Vec<_> = (0..NUM_SEATS)
-        .map(|_| {
-            Command::new(bot)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("spawn the trivial bot")
-        })
+        .map(|_| floor_command(bot).spawn().expect("spawn the trivial bot"))
         .collect();
     let mut stdins: Vec<_> = children.iter_mut().filter_map(|c| c.stdin.take()).collect();
     let mut stdouts: Vec<_> = children
@@ -134,10 +136,7 @@ async fn async_floor(bot: &Path, seed: u64) -> Duration {
     let blocks = blocks_of(seed);
     let mut children: Vec<_> = (0..NUM_SEATS)
         .map(|_| {
-            tokio::process::Command::new(bot)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null())
+            tokio::process::Command::from(floor_command(bot))
                 .spawn()
                 .expect("spawn the trivial bot")
         })
