@@ -138,6 +138,24 @@ impl QueueCounts {
     pub fn total(&self) -> u64 {
         self.queued + self.running + self.done + self.failed
     }
+
+    /// Record `count` matches in queue state `state` (a `kk_matches.state` value, as read by
+    /// `SELECT state, COUNT(*) ... GROUP BY state`).
+    pub(crate) fn set_state(&mut self, state: &str, count: i64) -> Result<(), StoreError> {
+        let n = count.max(0) as u64;
+        match state {
+            "queued" => self.queued = n,
+            "running" => self.running = n,
+            "done" => self.done = n,
+            "failed" => self.failed = n,
+            other => {
+                return Err(StoreError::Corrupt(format!(
+                    "unknown match state {other:?}"
+                )))
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A match that could not be played, and why.
@@ -324,6 +342,29 @@ mod tests {
         assert_eq!(
             redact_url("host=x password=secret dbname=d"),
             "host=x password=*** dbname=d"
+        );
+    }
+
+    #[test]
+    fn queue_states_fill_their_count() {
+        let mut counts = QueueCounts::default();
+        for (state, n) in [("queued", 1), ("running", 2), ("done", 3), ("failed", -4)] {
+            counts.set_state(state, n).unwrap();
+        }
+        assert_eq!(
+            counts,
+            QueueCounts {
+                queued: 1,
+                running: 2,
+                done: 3,
+                failed: 0
+            }
+        );
+        let err = counts.set_state("lost", 1).unwrap_err();
+        assert!(matches!(err, StoreError::Corrupt(_)), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "stored data is corrupt: unknown match state \"lost\""
         );
     }
 

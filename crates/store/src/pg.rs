@@ -361,18 +361,7 @@ impl Store for PgStore {
         let mut counts = QueueCounts::default();
         for r in rows {
             let state: String = r.get(0);
-            let n = r.get::<_, i64>(1).max(0) as u64;
-            match state.as_str() {
-                "queued" => counts.queued = n,
-                "running" => counts.running = n,
-                "done" => counts.done = n,
-                "failed" => counts.failed = n,
-                other => {
-                    return Err(StoreError::Corrupt(format!(
-                        "unknown match state {other:?}"
-                    )))
-                }
-            }
+            counts.set_state(&state, r.get::<_, i64>(1))?;
         }
         Ok(counts)
     }

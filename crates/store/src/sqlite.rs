@@ -419,18 +419,7 @@ impl Store for SqliteStore {
         let mut counts = QueueCounts::default();
         for row in rows {
             let (state, n) = row.map_err(err("counting queued matches"))?;
-            let n = n.max(0) as u64;
-            match state.as_str() {
-                "queued" => counts.queued = n,
-                "running" => counts.running = n,
-                "done" => counts.done = n,
-                "failed" => counts.failed = n,
-                other => {
-                    return Err(StoreError::Corrupt(format!(
-                        "unknown match state {other:?}"
-                    )))
-                }
-            }
+            counts.set_state(&state, n)?;
         }
         Ok(counts)
     }
