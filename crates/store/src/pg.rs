@@ -62,14 +62,7 @@ impl PgStore {
             .query_one("SELECT MAX(version) FROM kk_schema", &[])
             .map_err(err("reading the schema version"))?
             .get(0);
-        let current = current.unwrap_or(0);
-        if current > schema::latest() {
-            return Err(StoreError::SchemaTooNew {
-                found: current,
-                supported: schema::latest(),
-            });
-        }
-        for version in current + 1..=schema::latest() {
+        for version in schema::pending(current)? {
             tx.batch_execute(&schema::migration(version, "BYTEA"))
                 .map_err(err("applying a schema migration"))?;
             tx.execute("INSERT INTO kk_schema (version) VALUES ($1)", &[&version])

@@ -4,6 +4,10 @@
 //! between the backends is the binary column type, written `{blob}` here (`BLOB` in SQLite,
 //! `BYTEA` in PostgreSQL). The applied version is kept in `kk_schema`.
 
+use std::ops::RangeInclusive;
+
+use crate::StoreError;
+
 /// Every migration, in order. Never edit one that has shipped; append a new one.
 pub(crate) const MIGRATIONS: &[&str] = &[
     // 1: contests, the match queue, results with compressed replays.
@@ -38,8 +42,22 @@ pub(crate) const MIGRATIONS: &[&str] = &[
 ];
 
 /// The newest schema version this program knows.
-pub(crate) fn latest() -> i64 {
+fn latest() -> i64 {
     MIGRATIONS.len() as i64
+}
+
+/// The versions still to apply to a database whose `MAX(version)` in `kk_schema` is `current`
+/// (`None` for a new database), or [`StoreError::SchemaTooNew`] if it is newer than this
+/// program.
+pub(crate) fn pending(current: Option<i64>) -> Result<RangeInclusive<i64>, StoreError> {
+    let current = current.unwrap_or(0);
+    if current > latest() {
+        return Err(StoreError::SchemaTooNew {
+            found: current,
+            supported: latest(),
+        });
+    }
+    Ok(current + 1..=latest())
 }
 
 /// Migration `version` (1-based) for a backend's blob type.

@@ -74,14 +74,7 @@ impl SqliteStore {
         let current: Option<i64> = tx
             .query_row("SELECT MAX(version) FROM kk_schema", [], |r| r.get(0))
             .map_err(err("reading the schema version"))?;
-        let current = current.unwrap_or(0);
-        if current > schema::latest() {
-            return Err(StoreError::SchemaTooNew {
-                found: current,
-                supported: schema::latest(),
-            });
-        }
-        for version in current + 1..=schema::latest() {
+        for version in schema::pending(current)? {
             tx.execute_batch(&schema::migration(version, "BLOB"))
                 .map_err(err("applying a schema migration"))?;
             tx.execute(
