@@ -107,6 +107,28 @@ pub struct StoredResult {
     pub worker: String,
 }
 
+impl StoredResult {
+    /// A result from the columns `idx, entrants, report, duration_ms, worker` of a `kk_results`
+    /// row of `contest`.
+    pub(crate) fn from_row(
+        contest: &str,
+        idx: i64,
+        entrants: &str,
+        report_json: String,
+        duration_ms: i64,
+        worker: String,
+    ) -> Result<Self, StoreError> {
+        let index = from_db(idx);
+        Ok(StoredResult {
+            index,
+            entrants: entrants_from_json(contest, index, entrants)?,
+            report_json,
+            duration_ms: duration_ms.max(0) as u64,
+            worker,
+        })
+    }
+}
+
 /// A match to put in the queue: its index and everything a worker needs to play it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QueuedMatch {
@@ -275,11 +297,7 @@ pub(crate) fn entrants_to_json(entrants: &[String]) -> String {
     serde_json::to_string(entrants).unwrap_or_else(|_| "[]".to_string())
 }
 
-pub(crate) fn entrants_from_json(
-    contest: &str,
-    index: u64,
-    text: &str,
-) -> Result<Vec<String>, StoreError> {
+fn entrants_from_json(contest: &str, index: u64, text: &str) -> Result<Vec<String>, StoreError> {
     serde_json::from_str(text).map_err(|e| {
         StoreError::Corrupt(format!(
             "entrants of {contest} match {index} are not a JSON list: {e}"
@@ -365,6 +383,28 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "stored data is corrupt: unknown match state \"lost\""
+        );
+    }
+
+    #[test]
+    fn result_rows_decode_or_report_corrupt_entrants() {
+        let r = StoredResult::from_row("c", 7, "[\"a\",\"b\"]", "{}".into(), -1, "w".into());
+        assert_eq!(
+            r.unwrap(),
+            StoredResult {
+                index: 7,
+                entrants: vec!["a".into(), "b".into()],
+                report_json: "{}".into(),
+                duration_ms: 0,
+                worker: "w".into(),
+            }
+        );
+        let err = StoredResult::from_row("c", 7, "a,b", "{}".into(), 5, "w".into()).unwrap_err();
+        assert!(matches!(err, StoreError::Corrupt(_)), "{err}");
+        assert!(
+            err.to_string()
+                .contains("entrants of c match 7 are not a JSON list"),
+            "{err}"
         );
     }
 

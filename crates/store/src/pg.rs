@@ -7,8 +7,8 @@ use postgres::{Client, Config, NoTls};
 
 use crate::schema;
 use crate::{
-    compress, decompress, entrants_from_json, entrants_to_json, from_db, redact_url, to_db, Claim,
-    ContestRow, FailedMatch, NewResult, QueueCounts, QueuedMatch, Store, StoreError, StoredResult,
+    compress, decompress, entrants_to_json, from_db, redact_url, to_db, Claim, ContestRow,
+    FailedMatch, NewResult, QueueCounts, QueuedMatch, Store, StoreError, StoredResult,
 };
 
 /// Current time in milliseconds since the epoch, by the database's clock (one clock for all
@@ -182,15 +182,14 @@ impl Store for PgStore {
             .map_err(err("reading results"))?;
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
-            let index = from_db(r.get(0));
-            let entrants: String = r.get(1);
-            out.push(StoredResult {
-                index,
-                entrants: entrants_from_json(contest, index, &entrants)?,
-                report_json: r.get(2),
-                duration_ms: r.get::<_, i64>(3).max(0) as u64,
-                worker: r.get(4),
-            });
+            out.push(StoredResult::from_row(
+                contest,
+                r.get(0),
+                r.get(1),
+                r.get(2),
+                r.get(3),
+                r.get(4),
+            )?);
         }
         Ok(out)
     }

@@ -8,8 +8,8 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use crate::schema;
 use crate::{
-    compress, decompress, entrants_from_json, entrants_to_json, from_db, to_db, Claim, ContestRow,
-    FailedMatch, NewResult, QueueCounts, QueuedMatch, Store, StoreError, StoredResult,
+    compress, decompress, entrants_to_json, from_db, to_db, Claim, ContestRow, FailedMatch,
+    NewResult, QueueCounts, QueuedMatch, Store, StoreError, StoredResult,
 };
 
 /// Current time in milliseconds since the epoch, computed by the database.
@@ -227,14 +227,14 @@ impl Store for SqliteStore {
         for row in rows {
             let (idx, entrants, report_json, duration_ms, worker) =
                 row.map_err(err("reading results"))?;
-            let index = from_db(idx);
-            out.push(StoredResult {
-                index,
-                entrants: entrants_from_json(contest, index, &entrants)?,
+            out.push(StoredResult::from_row(
+                contest,
+                idx,
+                &entrants,
                 report_json,
-                duration_ms: duration_ms.max(0) as u64,
+                duration_ms,
                 worker,
-            });
+            )?);
         }
         Ok(out)
     }
