@@ -80,6 +80,23 @@ pub struct ContestRow {
     pub definition: String,
 }
 
+impl ContestRow {
+    /// What registering this contest returns when the store already has a contest of its name
+    /// with fingerprint `stored`: `false` (not new) for the same definition, otherwise
+    /// [`StoreError::DefinitionChanged`].
+    pub(crate) fn already_registered(&self, stored: String) -> Result<bool, StoreError> {
+        if stored == self.fingerprint {
+            Ok(false)
+        } else {
+            Err(StoreError::DefinitionChanged {
+                name: self.name.clone(),
+                stored,
+                given: self.fingerprint.clone(),
+            })
+        }
+    }
+}
+
 /// A finished match to store.
 #[derive(Debug, Clone, Copy)]
 pub struct NewResult<'a> {
@@ -360,6 +377,22 @@ mod tests {
         assert_eq!(
             redact_url("host=x password=secret dbname=d"),
             "host=x password=*** dbname=d"
+        );
+    }
+
+    #[test]
+    fn a_stored_contest_is_the_same_or_a_changed_definition() {
+        let c = ContestRow {
+            name: "c".into(),
+            fingerprint: "new".into(),
+            definition: "{}".into(),
+        };
+        assert!(!c.already_registered("new".into()).unwrap());
+        let err = c.already_registered("old".into()).unwrap_err();
+        assert!(
+            matches!(&err, StoreError::DefinitionChanged { name, stored, given }
+                if name == "c" && stored == "old" && given == "new"),
+            "{err}"
         );
     }
 

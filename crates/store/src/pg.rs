@@ -100,15 +100,7 @@ impl Store for PgStore {
             )
             .map_err(err("looking up a contest"))?
             .get(0);
-        if stored == contest.fingerprint {
-            Ok(false)
-        } else {
-            Err(StoreError::DefinitionChanged {
-                name: contest.name.clone(),
-                stored,
-                given: contest.fingerprint.clone(),
-            })
-        }
+        contest.already_registered(stored)
     }
 
     fn contest(&mut self, name: &str) -> Result<Option<ContestRow>, StoreError> {

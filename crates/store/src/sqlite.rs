@@ -106,12 +106,7 @@ impl Store for SqliteStore {
             .optional()
             .map_err(err("looking up a contest"))?;
         match stored {
-            Some(stored) if stored == contest.fingerprint => Ok(false),
-            Some(stored) => Err(StoreError::DefinitionChanged {
-                name: contest.name.clone(),
-                stored,
-                given: contest.fingerprint.clone(),
-            }),
+            Some(stored) => contest.already_registered(stored),
             None => {
                 tx.execute(
                     "INSERT INTO kk_contests (name, fingerprint, definition) VALUES (?1, ?2, ?3)",
