@@ -58,17 +58,11 @@ fn floor_command(bot: &Path) -> Command {
 /// Every block of a match in which every seat always picks target 0 (what the trivial bot does).
 fn blocks_of(seed: u64) -> Vec<[String; NUM_SEATS]> {
     let mut state = State::new(Variant::Nac.params(), seed as u32);
-    let settings = state.settings_text();
     let mut blocks = Vec::new();
     while !state.is_over() {
-        let t = state.turn();
         blocks.push(std::array::from_fn(|seat| {
-            let mut text = if t == 1 {
-                settings.clone()
-            } else {
-                String::new()
-            };
-            state.write_block(seat, &mut text);
+            let mut text = String::new();
+            state.write_message(seat, &mut text);
             text
         }));
         let zeros = vec![0u8; state.picks_needed()];

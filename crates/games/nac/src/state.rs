@@ -215,6 +215,15 @@ impl State {
         s
     }
 
+    /// Append what the referee writes to seat `seat` for the current turn to `out`: its block,
+    /// preceded on the first turn by the settings block (§2.2).
+    pub fn write_message(&self, seat: usize, out: &mut String) {
+        if self.turn == 1 {
+            out.push_str(&self.settings_text());
+        }
+        self.write_block(seat, out);
+    }
+
     /// Append seat `seat`'s block for the current turn to `out`.
     pub fn write_block(&self, seat: usize, out: &mut String) {
         let t = self.turn;

@@ -61,6 +61,8 @@ const REPLIES: [[&str; 9]; NUM_SEATS] = [
 fn run(params: Params, seed: u32) -> (State, [String; NUM_SEATS]) {
     let mut state = State::new(params, seed);
     let mut streams: [String; NUM_SEATS] = Default::default();
+    // The same streams as the referee writes them: one message per turn.
+    let mut messages: [String; NUM_SEATS] = Default::default();
     for (s, stream) in streams.iter_mut().enumerate() {
         stream.push_str(&state.settings_text());
         assert_eq!(state.view(s).turn, 1);
@@ -70,6 +72,7 @@ fn run(params: Params, seed: u32) -> (State, [String; NUM_SEATS]) {
         assert!(!state.is_over());
         for (s, stream) in streams.iter_mut().enumerate() {
             stream.push_str(&state.block_text(s));
+            state.write_message(s, &mut messages[s]);
         }
         let n = state.picks_needed();
         assert_eq!(n, if t % 2 == 1 { 5 } else { 2 });
@@ -79,6 +82,10 @@ fn run(params: Params, seed: u32) -> (State, [String; NUM_SEATS]) {
         state.apply([&picks[0], &picks[1], &picks[2], &picks[3]]);
     }
     assert!(state.is_over());
+    assert_eq!(
+        messages, streams,
+        "write_message: settings first, then one block a turn"
+    );
     (state, streams)
 }
 

@@ -200,6 +200,15 @@ enum Reply {
 }
 
 impl Reply {
+    /// The reply of a process seat that is not running (it failed to start, or was stopped).
+    fn not_running() -> Reply {
+        Reply::Crash {
+            detail: "process not running".into(),
+            time_us: 0,
+            output_limit: false,
+        }
+    }
+
     fn time_us(&self) -> u64 {
         match self {
             Reply::Line { time_us, .. }
@@ -223,10 +232,34 @@ enum Sent {
     },
 }
 
+#[derive(Clone)]
 struct ReadyResult {
     ok: bool,
     time_us: u64,
     errors: Vec<ReadyIssue>,
+}
+
+impl ReadyResult {
+    /// The seat said READY (`errors` records how, if not cleanly).
+    fn ready(time_us: u64, errors: Vec<ReadyIssue>) -> Self {
+        ReadyResult {
+            ok: true,
+            time_us,
+            errors,
+        }
+    }
+
+    /// The seat did not become ready: one problem, by its code.
+    fn failed(time_us: u64, code: &str, detail: String) -> Self {
+        ReadyResult {
+            ok: false,
+            time_us,
+            errors: vec![ReadyIssue {
+                code: code.into(),
+                detail,
+            }],
+        }
+    }
 }
 
 enum Seat {
@@ -249,104 +282,62 @@ fn us_since(start: Instant, at: Instant) -> u64 {
 impl Seat {
     async fn ready(&mut self, limits: &Limits, started: Instant) -> ReadyResult {
         match self {
-            Seat::Builtin(_) => ReadyResult {
-                ok: true,
-                time_us: 0,
-                errors: vec![],
-            },
-            Seat::Replayed { ready, .. } => ReadyResult {
-                ok: ready.ok,
-                time_us: ready.time_us,
-                errors: ready.errors.clone(),
-            },
+            Seat::Builtin(_) => ReadyResult::ready(0, vec![]),
+            Seat::Replayed { ready, .. } => ready.clone(),
             Seat::Process { proc, spawn_error } => {
                 let Some(p) = proc.as_mut() else {
                     let detail = spawn_error.clone().unwrap_or_else(|| "cannot start".into());
-                    return ReadyResult {
-                        ok: false,
-                        time_us: 0,
-                        errors: vec![ReadyIssue {
-                            code: "spawn_failed".into(),
-                            detail,
-                        }],
-                    };
+                    return ReadyResult::failed(0, "spawn_failed", detail);
                 };
                 let deadline = started + Duration::from_millis(limits.ready_ms);
                 loop {
-                    match p.read_line(deadline).await {
+                    return match p.read_line(deadline).await {
                         ReadOutcome::Line(l) if is_blank(&l.bytes) => continue,
                         ReadOutcome::Line(l) if is_ready(&l.bytes) => {
-                            return ReadyResult {
-                                ok: true,
-                                time_us: us_since(started, l.at),
-                                errors: vec![],
-                            };
+                            ReadyResult::ready(us_since(started, l.at), vec![])
                         }
-                        ReadOutcome::Line(l) => {
-                            return ReadyResult {
-                                ok: false,
-                                time_us: us_since(started, l.at),
-                                errors: vec![ReadyIssue {
-                                    code: "bad_ready".into(),
-                                    detail: format!(
-                                        "expected READY, got {:?}",
-                                        String::from_utf8_lossy(&l.bytes)
-                                            .chars()
-                                            .take(200)
-                                            .collect::<String>()
-                                    ),
-                                }],
-                            };
-                        }
+                        ReadOutcome::Line(l) => ReadyResult::failed(
+                            us_since(started, l.at),
+                            "bad_ready",
+                            format!(
+                                "expected READY, got {:?}",
+                                String::from_utf8_lossy(&l.bytes)
+                                    .chars()
+                                    .take(200)
+                                    .collect::<String>()
+                            ),
+                        ),
                         ReadOutcome::Timeout { partial } if is_ready(&partial) => {
                             p.take_partial();
-                            return ReadyResult {
-                                ok: true,
-                                time_us: limits.ready_ms * 1000,
-                                errors: vec![ReadyIssue {
+                            ReadyResult::ready(
+                                limits.ready_ms * 1000,
+                                vec![ReadyIssue {
                                     code: "no_newline".into(),
                                     detail: "READY without a newline, accepted at the deadline"
                                         .into(),
                                 }],
-                            };
+                            )
                         }
-                        ReadOutcome::Timeout { .. } => {
-                            return ReadyResult {
-                                ok: false,
-                                time_us: limits.ready_ms * 1000,
-                                errors: vec![ReadyIssue {
-                                    code: "timeout".into(),
-                                    detail: format!("no READY within {} ms", limits.ready_ms),
-                                }],
-                            };
-                        }
-                        ReadOutcome::Closed { exit, .. } => {
-                            return ReadyResult {
-                                ok: false,
-                                time_us: us_since(started, Instant::now()),
-                                errors: vec![ReadyIssue {
-                                    code: "crash".into(),
-                                    detail: format!(
-                                        "output closed before READY ({})",
-                                        exit.map(|e| e.to_string())
-                                            .unwrap_or_else(|| "still running".into())
-                                    ),
-                                }],
-                            };
-                        }
-                        ReadOutcome::OutputLimit { bytes } => {
-                            return ReadyResult {
-                                ok: false,
-                                time_us: us_since(started, Instant::now()),
-                                errors: vec![ReadyIssue {
-                                    code: "crash".into(),
-                                    detail: format!(
-                                        "output cap exceeded ({bytes} bytes) before READY"
-                                    ),
-                                }],
-                            };
-                        }
-                    }
+                        ReadOutcome::Timeout { .. } => ReadyResult::failed(
+                            limits.ready_ms * 1000,
+                            "timeout",
+                            format!("no READY within {} ms", limits.ready_ms),
+                        ),
+                        ReadOutcome::Closed { exit, .. } => ReadyResult::failed(
+                            us_since(started, Instant::now()),
+                            "crash",
+                            format!(
+                                "output closed before READY ({})",
+                                exit.map(|e| e.to_string())
+                                    .unwrap_or_else(|| "still running".into())
+                            ),
+                        ),
+                        ReadOutcome::OutputLimit { bytes } => ReadyResult::failed(
+                            us_since(started, Instant::now()),
+                            "crash",
+                            format!("output cap exceeded ({bytes} bytes) before READY"),
+                        ),
+                    };
                 }
             }
         }
@@ -423,11 +414,7 @@ impl Seat {
             }),
             Seat::Process { proc, .. } => {
                 let Some(p) = proc.as_mut() else {
-                    return Sent::Answered(Reply::Crash {
-                        detail: "process not running".into(),
-                        time_us: 0,
-                        output_limit: false,
-                    });
+                    return Sent::Answered(Reply::not_running());
                 };
                 if let Some(bytes) = p.output_exceeded() {
                     return Sent::Answered(Reply::Crash {
@@ -466,11 +453,7 @@ impl Seat {
     /// Wait for a process seat's reply to the block written at `written`.
     async fn await_reply(&mut self, written: Instant, deadline: Instant, limits: &Limits) -> Reply {
         let Seat::Process { proc: Some(p), .. } = self else {
-            return Reply::Crash {
-                detail: "process not running".into(),
-                time_us: 0,
-                output_limit: false,
-            };
+            return Reply::not_running();
         };
         match p.read_line(deadline).await {
             ReadOutcome::Line(l) => Reply::Line {
@@ -804,15 +787,6 @@ struct SeatTurn {
     span: Option<(Instant, Instant, Instant)>,
 }
 
-/// What every seat's turn shares.
-struct TurnCtx<'a> {
-    state: &'a State,
-    limits: &'a Limits,
-    turn: u32,
-    picks: usize,
-    targets: usize,
-}
-
 /// What a seat has been sent: byte count and SHA-256.
 struct Stream {
     hasher: Sha256,
@@ -825,19 +799,20 @@ async fn seat_turn(
     seat: &mut Seat,
     index: usize,
     block: Option<&str>,
-    ctx: &TurnCtx<'_>,
+    state: &State,
+    limits: &Limits,
 ) -> SeatTurn {
     let (reply, discarded, span) = match block {
         Some(block) => {
             let discarded = seat.take_discarded();
-            let (reply, span) = match seat.start_turn(block, ctx.state, index, ctx.limits).await {
+            let (reply, span) = match seat.start_turn(block, state, index, limits).await {
                 Sent::Answered(reply) => (reply, None),
                 Sent::Waiting {
                     write_start,
                     written,
                     deadline,
                 } => {
-                    let reply = seat.await_reply(written, deadline, ctx.limits).await;
+                    let reply = seat.await_reply(written, deadline, limits).await;
                     let came = written + Duration::from_micros(reply.time_us());
                     (reply, Some((write_start, written, came)))
                 }
@@ -846,7 +821,14 @@ async fn seat_turn(
         }
         None => (None, Vec::new(), None),
     };
-    let (mv, errors, death) = settle(index, ctx.turn, ctx.picks, ctx.targets, reply, discarded);
+    let (mv, errors, death) = settle(
+        index,
+        state.turn(),
+        state.picks_needed(),
+        state.params().targets,
+        reply,
+        discarded,
+    );
     SeatTurn {
         mv,
         errors,
@@ -964,29 +946,18 @@ async fn run_match(
         hasher: Sha256::new(),
         bytes: 0,
     });
-    let settings = state.settings_text();
     let cpu_start = profile.as_ref().map(|_| thread_cpu());
     let mut pending: Option<TurnEvents> = None;
     while !state.is_over() {
         let turn_start = Instant::now();
         let t = state.turn();
-        let ctx = TurnCtx {
-            state: &state,
-            limits: &limits,
-            turn: t,
-            picks: state.picks_needed(),
-            targets: params.targets,
-        };
         // Every block is built before the first is written, so the blocks go out back to back;
         // the bookkeeping (stream digests, the previous turn's replay events) is done while the
         // bots think.
         let blocks: [Option<String>; NUM_SEATS] = std::array::from_fn(|seat| {
             alive[seat].then(|| {
                 let mut block = String::with_capacity(256);
-                if t == 1 {
-                    block.push_str(&settings);
-                }
-                state.write_block(seat, &mut block);
+                state.write_message(seat, &mut block);
                 block
             })
         });
@@ -1004,10 +975,10 @@ async fn run_match(
             }
         };
         let (r0, r1, r2, r3, ()) = tokio::join!(
-            seat_turn(s0, 0, blocks[0].as_deref(), &ctx),
-            seat_turn(s1, 1, blocks[1].as_deref(), &ctx),
-            seat_turn(s2, 2, blocks[2].as_deref(), &ctx),
-            seat_turn(s3, 3, blocks[3].as_deref(), &ctx),
+            seat_turn(s0, 0, blocks[0].as_deref(), &state, &limits),
+            seat_turn(s1, 1, blocks[1].as_deref(), &state, &limits),
+            seat_turn(s2, 2, blocks[2].as_deref(), &state, &limits),
+            seat_turn(s3, 3, blocks[3].as_deref(), &state, &limits),
             bookkeeping
         );
         let outcomes = [r0, r1, r2, r3];
