@@ -45,6 +45,17 @@ pub struct Settled {
     pub rule_violation: bool,
 }
 
+impl Settled {
+    /// How a target request was settled: the target used (`-1` for none); never a rule violation.
+    fn target(target: Option<usize>, invalid: bool) -> Settled {
+        Settled {
+            value: target.map_or("-1".into(), |t| t.to_string()),
+            invalid,
+            rule_violation: false,
+        }
+    }
+}
+
 /// Misuse of the step API (a driver bug, never an agent's fault).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EngineError {
@@ -930,12 +941,42 @@ impl Werewolf {
         pick(&mut self.rng.substitute, &c)
     }
 
+    /// seed-2015 substitutes a random living agent (but `except`, and no wolf if `no_wolves`) for
+    /// a missing or refused target; aiwolf-0.6 leaves none.
+    fn seed2015_substitute(&mut self, except: usize, no_wolves: bool) -> Option<usize> {
+        if self.settings.rule_set == RuleSet::Seed2015 {
+            self.random_alive_except(except, no_wolves)
+        } else {
+            None
+        }
+    }
+
     fn target_of(reply: &Reply) -> (Option<usize>, bool) {
         match reply {
             Reply::Target(t) => (*t, t.is_none()),
             Reply::Silent => (None, false),
             Reply::Text(_) => (None, true),
         }
+    }
+
+    /// The target of a target reply: the agent it names if that is a seat `allowed` accepts,
+    /// otherwise `substitute`'s choice. Also whether the reply was invalid (unreadable, or naming
+    /// a target that was refused).
+    fn settle_target(
+        &mut self,
+        reply: &Reply,
+        allowed: impl FnOnce(&Self, usize) -> bool,
+        substitute: impl FnOnce(&mut Self) -> Option<usize>,
+    ) -> (Option<usize>, bool) {
+        let (t, mut invalid) = Self::target_of(reply);
+        let target = match t {
+            Some(t) if self.valid_seat(t) && allowed(self, t) => Some(t),
+            other => {
+                invalid |= other.is_some();
+                substitute(self)
+            }
+        };
+        (target, invalid)
     }
 
     fn on_vote(
@@ -947,14 +988,11 @@ impl Werewolf {
         reply: Reply,
     ) -> Settled {
         let voter = voters[pos];
-        let (t, mut invalid) = Self::target_of(&reply);
-        let target = match t {
-            Some(t) if self.valid_seat(t) && self.alive[t - 1] && t != voter => Some(t),
-            other => {
-                invalid |= other.is_some();
-                self.random_alive_except(voter, false)
-            }
-        };
+        let (target, invalid) = self.settle_target(
+            &reply,
+            |g, t| g.alive[t - 1] && t != voter,
+            |g| g.random_alive_except(voter, false),
+        );
         if let Some(target) = target {
             votes.push(Vote {
                 agent: voter,
@@ -962,11 +1000,7 @@ impl Werewolf {
                 target,
             });
         }
-        let settled = Settled {
-            value: target.map_or("-1".into(), |t| t.to_string()),
-            invalid,
-            rule_violation: false,
-        };
+        let settled = Settled::target(target, invalid);
         if pos + 1 < voters.len() {
             self.act = Act::Vote {
                 round,
@@ -1029,24 +1063,12 @@ impl Werewolf {
     // ----- divine, guard ----------------------------------------------------------------------
 
     fn on_divine(&mut self, seer: usize, reply: Reply) -> Settled {
-        let (t, mut invalid) = Self::target_of(&reply);
         let seed2015 = self.settings.rule_set == RuleSet::Seed2015;
-        let target = match t {
-            Some(t)
-                if self.valid_seat(t)
-                    && (self.alive[t - 1] || (seed2015 && self.executed_today == Some(t))) =>
-            {
-                Some(t)
-            }
-            other => {
-                invalid |= other.is_some();
-                if seed2015 {
-                    self.random_alive_except(seer, false)
-                } else {
-                    None
-                }
-            }
-        };
+        let (target, invalid) = self.settle_target(
+            &reply,
+            |g, t| g.alive[t - 1] || (seed2015 && g.executed_today == Some(t)),
+            |g| g.seed2015_substitute(seer, false),
+        );
         if let Some(t) = target {
             self.divined_tonight = Some((seer, t));
             let line = format!(
@@ -1059,29 +1081,16 @@ impl Werewolf {
             self.push_log(line);
         }
         self.next_step();
-        Settled {
-            value: target.map_or("-1".into(), |t| t.to_string()),
-            invalid,
-            rule_violation: false,
-        }
+        Settled::target(target, invalid)
     }
 
     fn on_guard(&mut self, bodyguard: usize, reply: Reply) -> Settled {
-        let (t, mut invalid) = Self::target_of(&reply);
         let seed2015 = self.settings.rule_set == RuleSet::Seed2015;
-        let target = match t {
-            Some(t) if self.valid_seat(t) && t != bodyguard && (!seed2015 || self.alive[t - 1]) => {
-                Some(t)
-            }
-            other => {
-                invalid |= other.is_some();
-                if seed2015 {
-                    self.random_alive_except(bodyguard, false)
-                } else {
-                    None
-                }
-            }
-        };
+        let (target, invalid) = self.settle_target(
+            &reply,
+            |g, t| t != bodyguard && (!seed2015 || g.alive[t - 1]),
+            |g| g.seed2015_substitute(bodyguard, false),
+        );
         if let Some(t) = target {
             self.guard_tonight = Some(t);
             let line = format!(
@@ -1094,11 +1103,7 @@ impl Werewolf {
             self.push_log(line);
         }
         self.next_step();
-        Settled {
-            value: target.map_or("-1".into(), |t| t.to_string()),
-            invalid,
-            rule_violation: false,
-        }
+        Settled::target(target, invalid)
     }
 
     // ----- attack -----------------------------------------------------------------------------
@@ -1126,18 +1131,11 @@ impl Werewolf {
         reply: Reply,
     ) -> Settled {
         let wolf = wolves[pos];
-        let (t, mut invalid) = Self::target_of(&reply);
-        let target = match t {
-            Some(t) if self.valid_seat(t) && self.alive[t - 1] && !self.is_wolf(t) => Some(t),
-            other => {
-                invalid |= other.is_some();
-                if self.settings.rule_set == RuleSet::Seed2015 {
-                    self.random_alive_except(wolf, true)
-                } else {
-                    None
-                }
-            }
-        };
+        let (target, invalid) = self.settle_target(
+            &reply,
+            |g, t| g.alive[t - 1] && !g.is_wolf(t),
+            |g| g.seed2015_substitute(wolf, true),
+        );
         if let Some(target) = target {
             votes.push(Vote {
                 agent: wolf,
@@ -1145,11 +1143,7 @@ impl Werewolf {
                 target,
             });
         }
-        let settled = Settled {
-            value: target.map_or("-1".into(), |t| t.to_string()),
-            invalid,
-            rule_violation: false,
-        };
+        let settled = Settled::target(target, invalid);
         if pos + 1 < wolves.len() {
             self.act = Act::Attack {
                 round,
