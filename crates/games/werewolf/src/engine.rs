@@ -537,6 +537,11 @@ impl Werewolf {
         (1..=self.n).filter(|&a| self.alive[a - 1]).collect()
     }
 
+    /// The first living agent with `role`.
+    fn alive_with_role(&self, role: Role) -> Option<usize> {
+        (1..=self.n).find(|&a| self.alive[a - 1] && self.roles[a - 1] == role)
+    }
+
     fn alive_wolves(&self) -> Vec<usize> {
         (1..=self.n)
             .filter(|&a| self.alive[a - 1] && self.is_wolf(a))
@@ -546,6 +551,14 @@ impl Werewolf {
     fn push_log(&mut self, line: String) {
         if self.log_on {
             self.log.push(line);
+        }
+    }
+
+    /// One log line per ballot of a vote or attack-vote round: `day,kind,agent,target`.
+    fn log_votes(&mut self, kind: &str, votes: &[Vote]) {
+        for v in votes {
+            let line = format!("{},{kind},{},{}", self.day, v.agent, v.target);
+            self.push_log(line);
         }
     }
 
@@ -672,22 +685,14 @@ impl Werewolf {
                 }
             }
             Step::Vote => self.start_vote(0),
-            Step::Divine => {
-                let seer =
-                    (1..=self.n).find(|&a| self.alive[a - 1] && self.roles[a - 1] == Role::Seer);
-                match seer {
-                    Some(seer) => self.act = Act::Divine { seer },
-                    None => self.next_step(),
-                }
-            }
-            Step::Guard => {
-                let bg = (1..=self.n)
-                    .find(|&a| self.alive[a - 1] && self.roles[a - 1] == Role::Bodyguard);
-                match bg {
-                    Some(bodyguard) => self.act = Act::Guard { bodyguard },
-                    None => self.next_step(),
-                }
-            }
+            Step::Divine => match self.alive_with_role(Role::Seer) {
+                Some(seer) => self.act = Act::Divine { seer },
+                None => self.next_step(),
+            },
+            Step::Guard => match self.alive_with_role(Role::Bodyguard) {
+                Some(bodyguard) => self.act = Act::Guard { bodyguard },
+                None => self.next_step(),
+            },
             Step::Attack => {
                 if self.alive_wolves().is_empty() {
                     self.next_step()
@@ -1035,10 +1040,7 @@ impl Werewolf {
     }
 
     fn end_vote_round(&mut self, round: u32, votes: Vec<Vote>) {
-        for v in &votes {
-            let line = format!("{},vote,{},{}", self.day, v.agent, v.target);
-            self.push_log(line);
-        }
+        self.log_votes("vote", &votes);
         let top = self.top(&votes, false);
         self.votes_latest = votes;
         let executed = if top.len() == 1 {
@@ -1158,10 +1160,7 @@ impl Werewolf {
     }
 
     fn end_attack_round(&mut self, round: u32, votes: Vec<Vote>) {
-        for v in &votes {
-            let line = format!("{},attackVote,{},{}", self.day, v.agent, v.target);
-            self.push_log(line);
-        }
+        self.log_votes("attackVote", &votes);
         let extra = self.settings.rule_set == RuleSet::Aiwolf06 && !self.settings.enable_no_attack;
         let top = self.top(&votes, extra);
         self.attack_votes_latest = votes;
