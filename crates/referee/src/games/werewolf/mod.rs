@@ -459,6 +459,7 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// An error at the engine's current day and turn (see [`Ctx::error_at`]).
     #[allow(clippy::too_many_arguments)]
     fn error(
         &mut self,
@@ -471,39 +472,17 @@ impl Ctx<'_> {
         reply: Option<&str>,
         substitute: Option<&str>,
     ) {
-        let rec = ErrorRecord {
-            game: self.game,
-            day: g.day(),
-            request: request.name().into(),
-            turn: g.turn(),
+        self.error_at(
+            g.day(),
+            g.turn(),
+            seat,
             agent,
-            name: seat.name.clone(),
-            kind: kind.into(),
+            request,
+            kind,
             elapsed_us,
-            reply: reply.map(|r| truncate(r, 200)),
-            substitute: substitute.map(str::to_string),
-        };
-        if let Some(k) = seat_error_kind(kind) {
-            let mut detail = format!(
-                "game {} day {} {} turn {}: {kind}",
-                self.game,
-                g.day(),
-                request.name(),
-                g.turn()
-            );
-            if let Some(r) = &rec.reply {
-                detail.push_str(&format!(", reply {r:?}"));
-            }
-            if let Some(s) = substitute {
-                detail.push_str(&format!(", settled as {s:?}"));
-            }
-            seat.errors.push(SeatError {
-                turn: g.day(),
-                kind: k,
-                detail,
-            });
-        }
-        self.records.errors.push(rec);
+            reply,
+            substitute,
+        );
     }
 
     fn drain_log(&mut self, g: &mut Werewolf) {
