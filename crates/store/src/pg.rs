@@ -27,6 +27,16 @@ fn err(context: &'static str) -> impl FnOnce(postgres::Error) -> StoreError {
     move |source| StoreError::Postgres { context, source }
 }
 
+/// Column `i` of `row`. A value of another type or an unexpected NULL (a database this version
+/// did not write) is an error naming `context`, not a panic.
+fn col<'a, T: postgres::types::FromSql<'a>>(
+    row: &'a postgres::Row,
+    i: usize,
+    context: &'static str,
+) -> Result<T, StoreError> {
+    row.try_get(i).map_err(err(context))
+}
+
 impl PgStore {
     /// Connect to `url` (`postgres://user:password@host:port/database` or the key=value form)
     /// and bring the schema up to date. Without a `connect_timeout` in the URL, connecting gives
@@ -58,10 +68,10 @@ impl PgStore {
             .map_err(err("locking the schema for migration"))?;
         tx.batch_execute("CREATE TABLE IF NOT EXISTS kk_schema (version BIGINT NOT NULL)")
             .map_err(err("creating the schema version table"))?;
-        let current: Option<i64> = tx
+        let row = tx
             .query_one("SELECT MAX(version) FROM kk_schema", &[])
-            .map_err(err("reading the schema version"))?
-            .get(0);
+            .map_err(err("reading the schema version"))?;
+        let current: Option<i64> = col(&row, 0, "reading the schema version")?;
         for version in schema::pending(current)? {
             tx.batch_execute(&schema::migration(version, "BYTEA"))
                 .map_err(err("applying a schema migration"))?;
@@ -93,13 +103,13 @@ impl Store for PgStore {
             tx.commit().map_err(err("registering a contest"))?;
             return Ok(true);
         }
-        let stored: String = tx
+        let row = tx
             .query_one(
                 "SELECT fingerprint FROM kk_contests WHERE name = $1",
                 &[&contest.name],
             )
-            .map_err(err("looking up a contest"))?
-            .get(0);
+            .map_err(err("looking up a contest"))?;
+        let stored: String = col(&row, 0, "looking up a contest")?;
         contest.already_registered(stored)
     }
 
@@ -111,11 +121,15 @@ impl Store for PgStore {
                 &[&name],
             )
             .map_err(err("reading a contest"))?;
-        Ok(row.map(|r| ContestRow {
-            name: r.get(0),
-            fingerprint: r.get(1),
-            definition: r.get(2),
-        }))
+        const CONTEXT: &str = "reading a contest";
+        row.map(|r| {
+            Ok(ContestRow {
+                name: col(&r, 0, CONTEXT)?,
+                fingerprint: col(&r, 1, CONTEXT)?,
+                definition: col(&r, 2, CONTEXT)?,
+            })
+        })
+        .transpose()
     }
 
     fn contest_names(&mut self) -> Result<Vec<String>, StoreError> {
@@ -123,7 +137,7 @@ impl Store for PgStore {
             .client
             .query("SELECT name FROM kk_contests ORDER BY name", &[])
             .map_err(err("listing contests"))?;
-        Ok(rows.iter().map(|r| r.get(0)).collect())
+        rows.iter().map(|r| col(r, 0, "listing contests")).collect()
     }
 
     fn stored_indices(&mut self, contest: &str) -> Result<BTreeSet<u64>, StoreError> {
@@ -131,7 +145,9 @@ impl Store for PgStore {
             .client
             .query("SELECT idx FROM kk_results WHERE contest = $1", &[&contest])
             .map_err(err("listing stored matches"))?;
-        Ok(rows.iter().map(|r| from_db(r.get(0))).collect())
+        rows.iter()
+            .map(|r| col(r, 0, "listing stored matches").map(from_db))
+            .collect()
     }
 
     fn put_result(&mut self, r: &NewResult<'_>) -> Result<bool, StoreError> {
@@ -173,14 +189,15 @@ impl Store for PgStore {
             )
             .map_err(err("reading results"))?;
         let mut out = Vec::with_capacity(rows.len());
+        const CONTEXT: &str = "reading results";
         for r in rows {
             out.push(StoredResult::from_row(
                 contest,
-                r.get(0),
-                r.get(1),
-                r.get(2),
-                r.get(3),
-                r.get(4),
+                col(&r, 0, CONTEXT)?,
+                col(&r, 1, CONTEXT)?,
+                col(&r, 2, CONTEXT)?,
+                col(&r, 3, CONTEXT)?,
+                col(&r, 4, CONTEXT)?,
             )?);
         }
         Ok(out)
@@ -194,7 +211,7 @@ impl Store for PgStore {
                 &[&contest, &to_db(index)],
             )
             .map_err(err("reading a replay"))?;
-        row.map(|r| decompress(contest, index, r.get::<_, &[u8]>(0)))
+        row.map(|r| decompress(contest, index, col(&r, 0, "reading a replay")?))
             .transpose()
     }
 
@@ -227,14 +244,16 @@ impl Store for PgStore {
                 &[&contest],
             )
             .map_err(err("listing failed matches"))?;
-        Ok(rows
-            .iter()
-            .map(|r| FailedMatch {
-                index: from_db(r.get(0)),
-                attempts: r.get::<_, i32>(1).max(0) as u32,
-                error: r.get(2),
+        const CONTEXT: &str = "listing failed matches";
+        rows.iter()
+            .map(|r| {
+                Ok(FailedMatch {
+                    index: from_db(col(r, 0, CONTEXT)?),
+                    attempts: col::<i32>(r, 1, CONTEXT)?.max(0) as u32,
+                    error: col(r, 2, CONTEXT)?,
+                })
             })
-            .collect())
+            .collect()
     }
 
     fn enqueue(&mut self, contest: &str, matches: &[QueuedMatch]) -> Result<u64, StoreError> {
@@ -292,13 +311,17 @@ impl Store for PgStore {
             )
             .map_err(err("claiming a match"))?;
         tx.commit().map_err(err("claiming a match"))?;
-        Ok(row.map(|r| Claim {
-            contest: r.get(0),
-            index: from_db(r.get(1)),
-            spec_json: r.get(2),
-            attempt: r.get::<_, i32>(3).max(0) as u32,
-            worker: worker.to_string(),
-        }))
+        const CONTEXT: &str = "claiming a match";
+        row.map(|r| {
+            Ok(Claim {
+                contest: col(&r, 0, CONTEXT)?,
+                index: from_db(col(&r, 1, CONTEXT)?),
+                spec_json: col(&r, 2, CONTEXT)?,
+                attempt: col::<i32>(&r, 3, CONTEXT)?.max(0) as u32,
+                worker: worker.to_string(),
+            })
+        })
+        .transpose()
     }
 
     fn heartbeat(&mut self, claim: &Claim, lease: Duration) -> Result<bool, StoreError> {
@@ -344,21 +367,21 @@ impl Store for PgStore {
             .map_err(err("counting queued matches"))?;
         let mut counts = QueueCounts::default();
         for r in rows {
-            let state: String = r.get(0);
-            counts.set_state(&state, r.get::<_, i64>(1))?;
+            let state: String = col(&r, 0, "counting queued matches")?;
+            counts.set_state(&state, col(&r, 1, "counting queued matches")?)?;
         }
         Ok(counts)
     }
 
     fn open_matches(&mut self) -> Result<u64, StoreError> {
-        let n: i64 = self
+        let row = self
             .client
             .query_one(
                 "SELECT COUNT(*) FROM kk_matches WHERE state IN ('queued', 'running')",
                 &[],
             )
-            .map_err(err("counting open matches"))?
-            .get(0);
+            .map_err(err("counting open matches"))?;
+        let n: i64 = col(&row, 0, "counting open matches")?;
         Ok(n.max(0) as u64)
     }
 }

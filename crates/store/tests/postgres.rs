@@ -128,3 +128,33 @@ fn unreachable_and_malformed_urls_are_clear_errors() {
         .expect("must fail");
     assert!(matches!(err, StoreError::BadUrl { .. }), "{err}");
 }
+
+/// A database whose columns are not what this version wrote (an unexpected NULL, another type)
+/// gives errors naming what was being read, never a panic.
+#[test]
+fn columns_of_an_unexpected_type_are_errors_not_panics() {
+    let Some(url) = database_url() else { return };
+    let url = fresh_schema_url(&url, "cols");
+    let mut s = PgStore::connect(&url).unwrap();
+    s.register_contest(&common::contest("odd", "f")).unwrap();
+    let names = vec!["a".to_string()];
+    s.put_result(&common::result("odd", 0, &names, "{}"))
+        .unwrap();
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    admin
+        .batch_execute(
+            "ALTER TABLE kk_contests ALTER COLUMN definition DROP NOT NULL;
+             UPDATE kk_contests SET definition = NULL;
+             ALTER TABLE kk_results ALTER COLUMN duration_ms TYPE TEXT;",
+        )
+        .unwrap();
+    for (err, context) in [
+        (s.contest("odd").unwrap_err(), "reading a contest"),
+        (s.results("odd").unwrap_err(), "reading results"),
+    ] {
+        assert!(
+            matches!(&err, StoreError::Postgres { context: c, .. } if *c == context),
+            "{err}"
+        );
+    }
+}
