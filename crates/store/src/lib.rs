@@ -323,6 +323,12 @@ fn entrants_from_json(contest: &str, index: u64, text: &str) -> Result<Vec<Strin
 }
 
 /// Indices are stored as signed 64-bit integers (PostgreSQL has no unsigned type).
+/// A lease in whole milliseconds for the database, capped at `i64::MAX` (a plain cast would wrap
+/// a huge lease into a negative one, already expired).
+pub(crate) fn lease_ms(lease: Duration) -> i64 {
+    lease.as_millis().min(i64::MAX as u128) as i64
+}
+
 pub(crate) fn to_db(n: u64) -> i64 {
     n as i64
 }
@@ -363,6 +369,12 @@ pub fn redact_url(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn leases_are_whole_milliseconds_capped_not_wrapped() {
+        assert_eq!(lease_ms(Duration::from_micros(1_500_999)), 1500);
+        assert_eq!(lease_ms(Duration::MAX), i64::MAX);
+    }
 
     #[test]
     fn redacts_passwords() {

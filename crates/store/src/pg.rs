@@ -7,8 +7,8 @@ use postgres::{Client, Config, NoTls};
 
 use crate::schema;
 use crate::{
-    compress, decompress, entrants_to_json, from_db, redact_url, to_db, Claim, ContestRow,
-    FailedMatch, NewResult, QueueCounts, QueuedMatch, Store, StoreError, StoredResult,
+    compress, decompress, entrants_to_json, from_db, lease_ms, redact_url, to_db, Claim,
+    ContestRow, FailedMatch, NewResult, QueueCounts, QueuedMatch, Store, StoreError, StoredResult,
 };
 
 /// Current time in milliseconds since the epoch, by the database's clock (one clock for all
@@ -284,7 +284,7 @@ impl Store for PgStore {
         max_attempts: u32,
     ) -> Result<Option<Claim>, StoreError> {
         let max_attempts = max_attempts.min(i32::MAX as u32) as i32;
-        let lease_ms = lease.as_millis().min(i64::MAX as u128) as i64;
+        let lease_ms = lease_ms(lease);
         let mut tx = self.client.transaction().map_err(err("claiming a match"))?;
         tx.execute(
             &format!(
@@ -325,7 +325,7 @@ impl Store for PgStore {
     }
 
     fn heartbeat(&mut self, claim: &Claim, lease: Duration) -> Result<bool, StoreError> {
-        let lease_ms = lease.as_millis().min(i64::MAX as u128) as i64;
+        let lease_ms = lease_ms(lease);
         let n = self
             .client
             .execute(

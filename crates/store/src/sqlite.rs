@@ -8,8 +8,8 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use crate::schema;
 use crate::{
-    compress, decompress, entrants_to_json, from_db, to_db, Claim, ContestRow, FailedMatch,
-    NewResult, QueueCounts, QueuedMatch, Store, StoreError, StoredResult,
+    compress, decompress, entrants_to_json, from_db, lease_ms, to_db, Claim, ContestRow,
+    FailedMatch, NewResult, QueueCounts, QueuedMatch, Store, StoreError, StoredResult,
 };
 
 /// Current time in milliseconds since the epoch, computed by the database.
@@ -344,7 +344,7 @@ impl Store for SqliteStore {
                                     ORDER BY contest, idx LIMIT 1)
                      RETURNING contest, idx, spec, attempts"
                 ),
-                params![worker, lease.as_millis() as i64, max_attempts],
+                params![worker, lease_ms(lease), max_attempts],
                 |r| {
                     Ok(Claim {
                         contest: r.get(0)?,
@@ -369,7 +369,7 @@ impl Store for SqliteStore {
                     "UPDATE kk_matches SET lease_until = {NOW_MS} + ?5
                      WHERE contest = ?1 AND idx = ?2 AND worker = ?3 AND attempts = ?4 AND state = 'running'"
                 ),
-                params![claim.contest, to_db(claim.index), claim.worker, claim.attempt, lease.as_millis() as i64],
+                params![claim.contest, to_db(claim.index), claim.worker, claim.attempt, lease_ms(lease)],
             )
             .map_err(err("extending a lease"))?;
         Ok(n == 1)
