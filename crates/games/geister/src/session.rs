@@ -285,12 +285,7 @@ impl Session {
         }
         let raw = line_record(line);
         if self.closed[seat] {
-            self.events.push(Event::Line {
-                seat,
-                t: now,
-                raw,
-                disposition: Disposition::AfterEnd,
-            });
+            self.line_event(seat, now, raw, Disposition::AfterEnd);
             return out;
         }
         // A late answer overtaken by its deadline is first a timeout.
@@ -299,12 +294,7 @@ impl Session {
                 if now > d {
                     out.extend(self.tick(now));
                     if self.closed[seat] {
-                        self.events.push(Event::Line {
-                            seat,
-                            t: now,
-                            raw,
-                            disposition: Disposition::AfterEnd,
-                        });
+                        self.line_event(seat, now, raw, Disposition::AfterEnd);
                         return out;
                     }
                 }
@@ -312,21 +302,11 @@ impl Session {
         }
         if self.owed[seat] > 0 {
             self.owed[seat] -= 1;
-            self.events.push(Event::Line {
-                seat,
-                t: now,
-                raw,
-                disposition: Disposition::OwedDiscarded,
-            });
+            self.line_event(seat, now, raw, Disposition::OwedDiscarded);
             return out;
         }
         if *line == Line::Empty {
-            self.events.push(Event::Line {
-                seat,
-                t: now,
-                raw,
-                disposition: Disposition::Empty,
-            });
+            self.line_event(seat, now, raw, Disposition::Empty);
             return out;
         }
         if !self.game.placed(seat) {
@@ -339,12 +319,7 @@ impl Session {
             } else {
                 Disposition::OutOfTurn
             };
-            self.events.push(Event::Line {
-                seat,
-                t: now,
-                raw,
-                disposition,
-            });
+            self.line_event(seat, now, raw, disposition);
             out.push(Out {
                 seat,
                 msg: ServerMsg::Ng,
@@ -353,6 +328,16 @@ impl Session {
         }
         self.turn_line(seat, line, raw, now, &mut out);
         out
+    }
+
+    /// Record a line that was neither a placement nor an answer to `MOV?`.
+    fn line_event(&mut self, seat: usize, now: u64, raw: Option<String>, disposition: Disposition) {
+        self.events.push(Event::Line {
+            seat,
+            t: now,
+            raw,
+            disposition,
+        });
     }
 
     fn placement_line(
@@ -372,18 +357,7 @@ impl Session {
         match parsed {
             Ok(Command::Set(red)) => {
                 if let Err(e) = self.game.place(seat, red) {
-                    self.events.push(Event::Set {
-                        seat,
-                        t: now,
-                        raw,
-                        accepted: false,
-                        reason: Some(e.to_string()),
-                        red: None,
-                    });
-                    out.push(Out {
-                        seat,
-                        msg: ServerMsg::Ng,
-                    });
+                    self.refuse_placement(seat, now, raw, e.to_string(), out);
                     return;
                 }
                 let letters = raw
@@ -408,35 +382,38 @@ impl Session {
                     self.request_move(out);
                 }
             }
-            Ok(Command::Mov(_)) => {
-                self.events.push(Event::Set {
-                    seat,
-                    t: now,
-                    raw,
-                    accepted: false,
-                    reason: Some("a move during the placement phase".into()),
-                    red: None,
-                });
-                out.push(Out {
-                    seat,
-                    msg: ServerMsg::Ng,
-                });
-            }
-            Err(reason) => {
-                self.events.push(Event::Set {
-                    seat,
-                    t: now,
-                    raw,
-                    accepted: false,
-                    reason: Some(reason),
-                    red: None,
-                });
-                out.push(Out {
-                    seat,
-                    msg: ServerMsg::Ng,
-                });
-            }
+            Ok(Command::Mov(_)) => self.refuse_placement(
+                seat,
+                now,
+                raw,
+                "a move during the placement phase".into(),
+                out,
+            ),
+            Err(reason) => self.refuse_placement(seat, now, raw, reason, out),
         }
+    }
+
+    /// A line refused during the placement phase: recorded with its reason, answered `NG`.
+    fn refuse_placement(
+        &mut self,
+        seat: usize,
+        now: u64,
+        raw: Option<String>,
+        reason: String,
+        out: &mut Vec<Out>,
+    ) {
+        self.events.push(Event::Set {
+            seat,
+            t: now,
+            raw,
+            accepted: false,
+            reason: Some(reason),
+            red: None,
+        });
+        out.push(Out {
+            seat,
+            msg: ServerMsg::Ng,
+        });
     }
 
     fn turn_line(
