@@ -506,18 +506,18 @@ impl Session {
                     msg: ServerMsg::Ng,
                 });
                 let ended = self.game.turn_fault(TurnFault::Illegal);
-                if !ended
-                    || self
-                        .game
-                        .end()
-                        .map(|e| e.reason.by_rules())
-                        .unwrap_or(false)
-                {
+                if self.fault_passes(ended) {
                     self.log.push(format!("player={seat},PASS"));
                 }
             }
         }
         self.after_ply(out);
+    }
+
+    /// Whether a turn fault counts as a pass (`ended`: the game is over after it): yes unless the
+    /// fault itself decided the game; a pass that ends it by the rules (the ply limit) still counts.
+    fn fault_passes(&self, ended: bool) -> bool {
+        !ended || self.game.end().is_some_and(|e| e.reason.by_rules())
     }
 
     fn after_ply(&mut self, out: &mut Vec<Out>) {
@@ -587,14 +587,7 @@ impl Session {
                     reason: Some(format!("no command within {} ms", self.allowance(seat))),
                 });
                 let ended = self.game.turn_fault(TurnFault::Late);
-                if !ended {
-                    out.push(Out {
-                        seat,
-                        msg: ServerMsg::Ng,
-                    });
-                    self.log.push(format!("player={seat},PASS"));
-                } else if self.game.end().is_some_and(|e| e.reason.by_rules()) {
-                    // The pass reached the ply limit.
+                if self.fault_passes(ended) {
                     out.push(Out {
                         seat,
                         msg: ServerMsg::Ng,
