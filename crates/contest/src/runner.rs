@@ -151,6 +151,25 @@ fn progress_bar(total: u64, done: u64, show: bool) -> ProgressBar {
     pb
 }
 
+/// Start a pass over the schedule (the first or one after a stage has finished): note its size
+/// in the summary, and on the first pass the results already stored; create the progress bar on
+/// the first pass and set its length on every pass.
+fn start_pass<'a>(
+    pb: &'a mut Option<ProgressBar>,
+    summary: &mut RunSummary,
+    scheduled: usize,
+    stored: usize,
+    show: bool,
+) -> &'a ProgressBar {
+    summary.scheduled = scheduled;
+    if pb.is_none() {
+        summary.already_stored = stored;
+    }
+    let bar = pb.get_or_insert_with(|| progress_bar(scheduled as u64, stored as u64, show));
+    bar.set_length(scheduled as u64);
+    bar
+}
+
 /// Play one job, turning a panic of the player into an error.
 fn play_guarded(arena: &dyn Arena, job: &MatchJob) -> Result<crate::arena::Played, String> {
     match catch_unwind(AssertUnwindSafe(|| arena.play(job))) {
@@ -267,7 +286,6 @@ pub fn run_local(
     }
     let errors = AtomicU64::new(0);
     let mut pb: Option<ProgressBar> = None;
-    let mut first = true;
     loop {
         let results = {
             let mut st = store.lock().unwrap_or_else(|e| e.into_inner());
@@ -280,19 +298,13 @@ pub fn run_local(
             .filter(|m| !results.contains_key(&m.index))
             .cloned()
             .collect();
-        summary.scheduled = sched.matches.len();
-        if first {
-            summary.already_stored = results.len();
-            first = false;
-        }
-        let bar = pb.get_or_insert_with(|| {
-            progress_bar(
-                sched.matches.len() as u64,
-                results.len() as u64,
-                opts.progress,
-            )
-        });
-        bar.set_length(sched.matches.len() as u64);
+        let bar = start_pass(
+            &mut pb,
+            &mut summary,
+            sched.matches.len(),
+            results.len(),
+            opts.progress,
+        );
         bar.set_position(results.len() as u64);
         if pending.is_empty() {
             summary.complete = sched.complete;
@@ -511,24 +523,17 @@ pub fn coordinate(
 ) -> Result<RunSummary, RunError> {
     register(store.as_mut(), def)?;
     let mut summary = RunSummary::default();
-    let mut first = true;
     let mut pb: Option<ProgressBar> = None;
     loop {
         let results = load_results(store.as_mut(), def)?;
         let sched = schedule(def, &results);
-        summary.scheduled = sched.matches.len();
-        if first {
-            summary.already_stored = results.len();
-            first = false;
-        }
-        let bar = pb.get_or_insert_with(|| {
-            progress_bar(
-                sched.matches.len() as u64,
-                results.len() as u64,
-                opts.progress,
-            )
-        });
-        bar.set_length(sched.matches.len() as u64);
+        let bar = start_pass(
+            &mut pb,
+            &mut summary,
+            sched.matches.len(),
+            results.len(),
+            opts.progress,
+        );
         let pending: Vec<QueuedMatch> = sched
             .matches
             .iter()
