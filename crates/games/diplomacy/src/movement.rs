@@ -68,8 +68,13 @@ impl Default for Resolver {
 
 /// Whether a route origin, s1..sk, destination exists over the seas in `fleets` (§2.4).
 pub fn route_exists(map: &Map, origin: Prov, dest: Prov, fleets: u128) -> bool {
-    let target = map.sea_nbrs(dest);
-    let mut frontier = map.sea_nbrs(origin) & fleets;
+    sea_route(|p| map.sea_nbrs(p), origin, dest, fleets)
+}
+
+/// [`route_exists`] with the seas next to each province given by `sea_nbrs`.
+fn sea_route(sea_nbrs: impl Fn(Prov) -> u128, origin: Prov, dest: Prov, fleets: u128) -> bool {
+    let target = sea_nbrs(dest);
+    let mut frontier = sea_nbrs(origin) & fleets;
     let mut seen = frontier;
     while frontier != 0 {
         if frontier & target != 0 {
@@ -77,7 +82,7 @@ pub fn route_exists(map: &Map, origin: Prov, dest: Prov, fleets: u128) -> bool {
         }
         let mut next = 0;
         for s in bits(frontier) {
-            next |= map.sea_nbrs(s);
+            next |= sea_nbrs(s);
         }
         next &= fleets & !seen;
         seen |= next;
@@ -678,22 +683,9 @@ impl Resolver {
                 intact |= bit(c);
             }
         }
-        let target = self.sea[self.dest[mi] as usize];
-        let mut frontier = self.sea[mi] & intact;
-        let mut seen = frontier;
-        while frontier != 0 {
-            if frontier & target != 0 {
-                return true;
-            }
-            let mut next = 0;
-            for s in bits(frontier) {
-                next |= self.sea[s as usize];
-            }
-            next &= intact & !seen;
-            seen |= next;
-            frontier = next;
-        }
-        false
+        // The seas next to each province, as the map has them (cached by `reset`).
+        let sea = &self.sea;
+        sea_route(|p| sea[p as usize], m, self.dest[mi], intact)
     }
 
     fn count_supports(&mut self, p: Prov, exclude_power: Option<Power>) -> u32 {
