@@ -1,7 +1,7 @@
 //! One entry point for all three phase types, plus retreats, adjustments and civil disorder.
 
 use crate::board::Board;
-use crate::map::{bit, bits, Loc, Map, Prov, ProvinceKind, NUM_PROVINCES};
+use crate::map::{bfs_layers, bit, bits, Loc, Map, Prov, ProvinceKind, NUM_PROVINCES};
 use crate::movement::Resolver;
 use crate::order::Order;
 use crate::outcome::{OrderError, OrderResult, PhaseOutcome, VoidReason};
@@ -183,20 +183,7 @@ fn retreat(map: &Map, board: &mut Board, orders: &[(Power, Order)]) -> PhaseOutc
 pub fn civil_disorder(map: &Map, board: &Board, power: Power, k: usize) -> Vec<Unit> {
     let owned = board.owned_mask(power);
     let mut dist = [u32::MAX; N];
-    let mut frontier = owned;
-    let mut seen = owned;
-    let mut d = 0;
-    while frontier != 0 {
-        let mut next = 0u128;
-        for p in bits(frontier) {
-            dist[p as usize] = d;
-            next |= map.prov_graph(p);
-        }
-        next &= !seen;
-        seen |= next;
-        frontier = next;
-        d += 1;
-    }
+    bfs_layers(owned, |p| map.prov_graph(p), |p, d| dist[p as usize] = d);
     let mut units: Vec<Unit> = board.units_of(power).collect();
     units.sort_by(|a, b| {
         let (pa, pb) = (map.prov_of(a.loc), map.prov_of(b.loc));

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use crate::adjudicate::adjudicate;
 use crate::board::Board;
-use crate::map::{bit, bits, Loc, Map, Prov, ProvinceKind, NUM_PROVINCES};
+use crate::map::{bfs_layers, bit, bits, Loc, Map, Prov, ProvinceKind, NUM_PROVINCES};
 use crate::movement::{needed_seas, route_exists, Resolver};
 use crate::order::{Dest, Order, UnitRef};
 use crate::types::{PhaseKind, Power, Season, Unit, UnitKind};
@@ -309,40 +309,26 @@ fn distances(map: &Map) -> &'static Distances {
     static D: OnceLock<Distances> = OnceLock::new();
     D.get_or_init(|| {
         let nloc = map.num_locations();
+        // A search over a `u128` set has fewer than 128 layers.
+        let steps = |layer: u32| u8::try_from(layer).expect("fewer than 128 layers");
         let mut army = vec![[u8::MAX; NUM_PROVINCES]; NUM_PROVINCES];
         for (s, row) in army.iter_mut().enumerate() {
-            let mut frontier = bit(s as Prov);
-            let mut seen = frontier;
-            let mut d = 0u8;
-            while frontier != 0 {
-                let mut next = 0;
-                for p in bits(frontier) {
-                    row[p as usize] = d;
-                    next |= map.army_adj(p);
-                }
-                next &= !seen;
-                seen |= next;
-                frontier = next;
-                d += 1;
-            }
+            bfs_layers(
+                bit(s as Prov),
+                |p| map.army_adj(p),
+                |p, d| row[p as usize] = steps(d),
+            );
         }
         let mut fleet = vec![[u8::MAX; NUM_PROVINCES]; nloc];
         for (s, row) in fleet.iter_mut().enumerate() {
-            let mut frontier = bit(s as Loc);
-            let mut seen = frontier;
-            let mut d = 0u8;
-            while frontier != 0 {
-                let mut next = 0;
-                for l in bits(frontier) {
+            bfs_layers(
+                bit(s as Loc),
+                |l| map.fleet_adj(l),
+                |l, d| {
                     let p = map.prov_of(l) as usize;
-                    row[p] = row[p].min(d);
-                    next |= map.fleet_adj(l);
-                }
-                next &= !seen;
-                seen |= next;
-                frontier = next;
-                d += 1;
-            }
+                    row[p] = row[p].min(steps(d));
+                },
+            );
         }
         Distances { army, fleet }
     })

@@ -160,6 +160,25 @@ pub fn bits(mut set: u128) -> impl Iterator<Item = u8> {
     })
 }
 
+/// Breadth-first search from the ids in `start` (layer 0) over `nbrs`: `visit(id, layer)` for
+/// every id reached, layer by layer, ascending within a layer.
+pub(crate) fn bfs_layers(start: u128, nbrs: impl Fn(u8) -> u128, mut visit: impl FnMut(u8, u32)) {
+    let mut frontier = start;
+    let mut seen = start;
+    let mut layer = 0;
+    while frontier != 0 {
+        let mut next = 0u128;
+        for i in bits(frontier) {
+            visit(i, layer);
+            next |= nbrs(i);
+        }
+        next &= !seen;
+        seen |= next;
+        frontier = next;
+        layer += 1;
+    }
+}
+
 impl Map {
     /// Build the map from a facts file in the `kakehiki-diplomacy-map/1` format.
     pub fn from_json(text: &str) -> Result<Map, MapError> {
