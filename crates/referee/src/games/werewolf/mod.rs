@@ -449,6 +449,29 @@ pub struct GameOutput {
     pub events: Vec<Event>,
 }
 
+impl GameOutput {
+    /// What the finished game `g` produced (the village, if the engine names no winner).
+    fn of(g: &Werewolf, log: Vec<String>, events: Vec<Event>) -> GameOutput {
+        GameOutput {
+            winner: g.winner().unwrap_or(Team::Villager),
+            day: g.day(),
+            roles: g.roles().to_vec(),
+            alive: (1..=g.player_num()).map(|a| g.is_alive(a)).collect(),
+            log,
+            events,
+        }
+    }
+
+    /// The replay's last event.
+    fn end_event(&self) -> EndEvent {
+        EndEvent {
+            event: "end".into(),
+            winner: self.winner.name().into(),
+            day: self.day,
+        }
+    }
+}
+
 struct Ctx<'a> {
     game: u32,
     contest_limit_us: u64,
@@ -612,22 +635,11 @@ pub async fn run_game(
             }
         }
     }
-    let winner = g.winner().unwrap_or(Team::Villager);
-    let end = EndEvent {
-        event: "end".into(),
-        winner: winner.name().into(),
-        day: g.day(),
-    };
-    ctx.events.push(Event::End(end));
     let Ctx { events, log, .. } = ctx;
-    Ok(GameOutput {
-        winner,
-        day: g.day(),
-        roles: g.roles().to_vec(),
-        alive: (1..=n).map(|a| g.is_alive(a)).collect(),
-        log,
-        events,
-    })
+    let mut out = GameOutput::of(&g, log, events);
+    let end = out.end_event();
+    out.events.push(Event::End(end));
+    Ok(out)
 }
 
 impl Ctx<'_> {
@@ -1060,12 +1072,8 @@ impl GameDriver for WerewolfDriver {
                 }
             }
         }
-        let winner = g.winner().unwrap_or(Team::Villager);
-        out.push(&EndEvent {
-            event: "end".into(),
-            winner: winner.name().into(),
-            day: g.day(),
-        });
+        let o = GameOutput::of(&g, Vec::new(), Vec::new());
+        out.push(&o.end_event());
         let mut seats: Vec<Seat> = h
             .seats
             .iter()
@@ -1075,14 +1083,6 @@ impl GameDriver for WerewolfDriver {
         for (s, e) in seats.iter_mut().zip(seat_errors) {
             s.errors = e;
         }
-        let o = GameOutput {
-            winner,
-            day: g.day(),
-            roles: g.roles().to_vec(),
-            alive: (1..=n).map(|a| g.is_alive(a)).collect(),
-            log: Vec::new(),
-            events: Vec::new(),
-        };
         Ok(MatchRecord {
             report: report_of(&h.rules, h.seed, &seats, &o),
             replay: out,
