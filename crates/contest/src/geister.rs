@@ -1,10 +1,14 @@
 //! Geister contest rules (spec geister.md §6): the seed league ranking with its tie-breaks and
 //! the GPW/GAT ranking by 3/1/0 points.
 //!
-//! Pure functions over game results; they take entrant indices and never look at a store.
+//! Pure functions over game results; they take entrant indices and never look at a store. The
+//! seed league's ranking and its rematch pairings are the geister crate's
+//! ([`kakehiki_geister::ranking`]); this module adapts the stored reports to it.
 
 use std::collections::BTreeMap;
 
+use kakehiki_geister::ranking::{self, GameResult};
+use kakehiki_geister::EndReason;
 use serde::Serialize;
 
 /// One two-seat game: `players[s]` is the entrant in seat `s`; `winner` is a seat; `end` is
@@ -25,17 +29,35 @@ impl LeagueGame {
     fn among(&self, group: &[usize]) -> bool {
         group.contains(&self.players[0]) && group.contains(&self.players[1])
     }
+
+    /// The game as the geister crate's rules take it. A winner that names no seat counts for
+    /// nobody, as everywhere in this module.
+    fn result(&self) -> GameResult {
+        GameResult {
+            players: self.players,
+            winner: self.winner.filter(|&s| s < self.players.len()),
+            reason: end_reason(&self.end),
+        }
+    }
 }
 
-/// Win pattern rank, best first (spec §6.1 step 3): escape, captured all blue (good), lost all
-/// red (bad), then our extensions: score, then any other end (wins by forfeit).
-fn pattern_slot(end: &str) -> usize {
+/// A report's `end` (the tracker's names, or the replay's) as the geister crate's reason. The
+/// seed ranking reads it only to rank the pattern of a win (spec §6.1 step 3): escape, captured
+/// all blue (good), lost all red (bad), score, then any other end (a win by forfeit).
+fn end_reason(end: &str) -> EndReason {
     match end {
-        "escape" => 0,
-        "captured_all_blue" | "captured_all_good" => 1,
-        "lost_all_red" | "lost_all_bad" => 2,
-        "score" => 3,
-        _ => 4,
+        "escape" => EndReason::Escape,
+        "captured_all_blue" | "captured_all_good" => EndReason::CapturedAllBlue,
+        "lost_all_red" | "lost_all_bad" => EndReason::LostAllRed,
+        "score" => EndReason::Score,
+        "ply_limit" | "ply_limit_draw" => EndReason::PlyLimitDraw,
+        "illegal_move" => EndReason::IllegalMove,
+        "timeout" => EndReason::Timeout,
+        "set_timeout" => EndReason::SetTimeout,
+        "connect_timeout" => EndReason::ConnectTimeout,
+        "double_forfeit" => EndReason::DoubleForfeit,
+        // `disconnect`, and a missing or unknown end: a fault, so a win by forfeit.
+        _ => EndReason::Disconnect,
     }
 }
 
@@ -119,19 +141,11 @@ pub fn league_pairings(members: &[usize], swapped: bool) -> Vec<Vec<usize>> {
 /// The rematch games of a tied group (step 4): every pair of the group plays once more with the
 /// seats swapped relative to its league game (for two players: one game, seats swapped).
 pub fn rematch_pairings(group: &[usize], league_games: &[LeagueGame]) -> Vec<Vec<usize>> {
-    let mut out = Vec::new();
-    for (i, &a) in group.iter().enumerate() {
-        for &b in &group[i + 1..] {
-            let previous = league_games
-                .iter()
-                .find(|g| g.players == [a, b] || g.players == [b, a]);
-            out.push(match previous {
-                Some(g) => vec![g.players[1], g.players[0]],
-                None => vec![a, b],
-            });
-        }
-    }
-    out
+    let games: Vec<GameResult> = league_games.iter().map(LeagueGame::result).collect();
+    ranking::rematch_pairings(group, &games)
+        .into_iter()
+        .map(Vec::from)
+        .collect()
 }
 
 fn wins_in(games: &[LeagueGame], group: &[usize]) -> BTreeMap<usize, u32> {
@@ -163,72 +177,57 @@ fn partition_by<K: Ord + Clone>(group: &[usize], key: impl Fn(usize) -> K) -> Ve
     out
 }
 
-/// Step 2 (head-to-head, applied again to sub-groups) and step 3 (win patterns).
-fn break_tie(group: &[usize], games: &[LeagueGame]) -> Vec<Vec<usize>> {
-    if group.len() < 2 {
-        return vec![group.to_vec()];
-    }
-    let h2h = wins_in(games, group);
-    let parts = partition_by(group, |e| h2h.get(&e).copied().unwrap_or(0));
-    if parts.len() > 1 {
-        return parts
-            .into_iter()
-            .flat_map(|p| break_tie(&p, games))
-            .collect();
-    }
-    let mut patterns: BTreeMap<usize, [u32; 5]> = group.iter().map(|&e| (e, [0; 5])).collect();
-    for g in games.iter().filter(|g| g.among(group)) {
-        if let Some(w) = g.winning_entrant() {
-            if let Some(p) = patterns.get_mut(&w) {
-                p[pattern_slot(&g.end)] += 1;
-            }
-        }
-    }
-    let parts = partition_by(group, |e| patterns.get(&e).copied().unwrap_or_default());
-    if parts.len() > 1 {
-        return parts
-            .into_iter()
-            .flat_map(|p| break_tie(&p, games))
-            .collect();
-    }
-    vec![group.to_vec()]
-}
-
-/// Steps 1-3 over `games`.
-fn rank_steps(members: &[usize], games: &[LeagueGame]) -> Vec<Vec<usize>> {
-    let wins = wins_in(games, members);
-    partition_by(members, |e| wins.get(&e).copied().unwrap_or(0))
-        .into_iter()
-        .flat_map(|g| break_tie(&g, games))
-        .collect()
-}
-
 /// Rank a seed league (spec §6.1): 1. wins; 2. head-to-head wins within a tied group, again for
 /// sub-groups; 3. wins by pattern (escape > captured all blue > lost all red > score >
 /// forfeit); 4. groups still tied are re-ranked by steps 1-3 on their `rematches` only (pass
 /// the rematch games once played); 5. what is still tied shares a rank.
+///
+/// The rules are [`ranking::seed_league_ranking`]; this adapts the types. Only games among
+/// `members` count. The geister crate takes each tied group's rematch games keyed by the group,
+/// so the groups still tied after steps 1-3 are found first and given the games of `rematches`
+/// played among them; a group with none stays tied.
 pub fn rank_league(
     members: &[usize],
     games: &[LeagueGame],
     rematches: &[LeagueGame],
 ) -> LeagueRanking {
-    let wins = wins_in(games, members);
-    let mut groups = Vec::new();
-    for g in rank_steps(members, games) {
-        if g.len() > 1 && rematches.iter().any(|r| r.among(&g)) {
-            let among: Vec<LeagueGame> =
-                rematches.iter().filter(|r| r.among(&g)).cloned().collect();
-            groups.extend(rank_steps(&g, &among));
-        } else {
-            groups.push(g);
-        }
+    let league: Vec<GameResult> = games
+        .iter()
+        .filter(|g| g.among(members))
+        .map(LeagueGame::result)
+        .collect();
+    let mut ranked = ranking::seed_league_ranking(members, &league, &BTreeMap::new());
+    let by_group: BTreeMap<Vec<usize>, Vec<GameResult>> = ranked
+        .rematches_needed()
+        .into_iter()
+        .filter_map(|group| {
+            let among: Vec<GameResult> = rematches
+                .iter()
+                .filter(|r| r.among(&group))
+                .map(LeagueGame::result)
+                .collect();
+            (!among.is_empty()).then_some((group, among))
+        })
+        .collect();
+    if !by_group.is_empty() {
+        ranked = ranking::seed_league_ranking(members, &league, &by_group);
     }
-    LeagueRanking { groups, wins }
+    LeagueRanking {
+        groups: ranked.places.into_iter().map(|p| p.players).collect(),
+        wins: wins_in(games, members),
+    }
 }
 
 /// GPW/GAT ranking (spec §6.2): points (win 3, draw 1, loss 0); ties broken by points in the
 /// games among the tied, then by number of wins; what is still tied shares a rank.
 /// Returns groups best first.
+///
+/// Not [`ranking::points_ranking`], on purpose: that one gives a double forfeit no points (both
+/// lose, spec §2.2), while here every game without a winner is worth 1 to each player, as the
+/// standings' points column counts it (a double forfeit's report has equal scores, so
+/// `seat_results` calls it a draw). The ranking must agree with the points it is shown next to;
+/// the two can only move to the spec's rule together (the report's `end` names a double forfeit
+/// `disconnect`; its `reason` says `double_forfeit`).
 pub fn rank_gpw(members: &[usize], games: &[LeagueGame]) -> Vec<Vec<usize>> {
     let points_in = |group: &[usize]| -> BTreeMap<usize, u32> {
         let mut pts: BTreeMap<usize, u32> = group.iter().map(|&e| (e, 0)).collect();
@@ -352,6 +351,21 @@ mod tests {
         // a cycle; patterns: 0 forfeit, 2 escape, 3 escape -> {2,3} ahead of 0; then 2 beat 3.
         let r = rank_league(&[0, 1, 2, 3], &games, &[]);
         assert_eq!(r.groups, vec![vec![1], vec![2], vec![3], vec![0]]);
+    }
+
+    #[test]
+    fn rematches_swap_the_seats_of_the_league_game() {
+        let games = vec![
+            g(0, 1, Some(0), "escape"),
+            g(2, 1, Some(0), "escape"),
+            g(2, 0, Some(0), "escape"),
+        ];
+        assert_eq!(
+            rematch_pairings(&[0, 1, 2], &games),
+            vec![vec![1, 0], vec![0, 2], vec![1, 2]]
+        );
+        // A pair without a league game keeps the group's order.
+        assert_eq!(rematch_pairings(&[0, 3], &games), vec![vec![0, 3]]);
     }
 
     #[test]
