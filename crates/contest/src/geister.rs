@@ -158,25 +158,6 @@ fn wins_in(games: &[LeagueGame], group: &[usize]) -> BTreeMap<usize, u32> {
     wins
 }
 
-/// Split `group` into groups of equal key, best (greatest key) first.
-fn partition_by<K: Ord + Clone>(group: &[usize], key: impl Fn(usize) -> K) -> Vec<Vec<usize>> {
-    let mut keyed: Vec<(K, usize)> = group.iter().map(|&e| (key(e), e)).collect();
-    keyed.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    let mut out: Vec<Vec<usize>> = Vec::new();
-    let mut last: Option<K> = None;
-    for (k, e) in keyed {
-        if last.as_ref() == Some(&k) {
-            if let Some(g) = out.last_mut() {
-                g.push(e);
-            }
-        } else {
-            out.push(vec![e]);
-            last = Some(k);
-        }
-    }
-    out
-}
-
 /// Rank a seed league (spec §6.1): 1. wins; 2. head-to-head wins within a tied group, again for
 /// sub-groups; 3. wins by pattern (escape > captured all blue > lost all red > score >
 /// forfeit); 4. groups still tied are re-ranked by steps 1-3 on their `rematches` only (pass
@@ -218,45 +199,20 @@ pub fn rank_league(
     }
 }
 
-/// GPW/GAT ranking (spec §6.2): points (win 3, draw 1, loss 0); ties broken by points in the
-/// games among the tied, then by number of wins; what is still tied shares a rank.
-/// Returns groups best first.
-///
-/// Not [`ranking::points_ranking`], on purpose: that one gives a double forfeit no points (both
-/// lose, spec §2.2), while here every game without a winner is worth 1 to each player, as the
-/// standings' points column counts it (a double forfeit's report has equal scores, so
-/// `seat_results` calls it a draw). The ranking must agree with the points it is shown next to;
-/// the two can only move to the spec's rule together (the report's `end` names a double forfeit
-/// `disconnect`; its `reason` says `double_forfeit`).
+/// GPW/GAT ranking (spec §6.2): points (win 3, draw 1, loss 0, a double forfeit a loss for
+/// both); ties broken by points in the games among the tied, then by number of wins; what is
+/// still tied shares a rank. Returns groups best first.
 pub fn rank_gpw(members: &[usize], games: &[LeagueGame]) -> Vec<Vec<usize>> {
-    let points_in = |group: &[usize]| -> BTreeMap<usize, u32> {
-        let mut pts: BTreeMap<usize, u32> = group.iter().map(|&e| (e, 0)).collect();
-        for g in games.iter().filter(|g| g.among(group)) {
-            match g.winning_entrant() {
-                Some(w) => *pts.entry(w).or_default() += 3,
-                None => {
-                    for p in g.players {
-                        *pts.entry(p).or_default() += 1;
-                    }
-                }
-            }
-        }
-        pts
-    };
-    let all = points_in(members);
-    let wins = wins_in(games, members);
-    let mut out = Vec::new();
-    for tied in partition_by(members, |e| all.get(&e).copied().unwrap_or(0)) {
-        if tied.len() == 1 {
-            out.push(tied);
-            continue;
-        }
-        let h2h = points_in(&tied);
-        for sub in partition_by(&tied, |e| h2h.get(&e).copied().unwrap_or(0)) {
-            out.extend(partition_by(&sub, |e| wins.get(&e).copied().unwrap_or(0)));
-        }
-    }
-    out
+    let league: Vec<GameResult> = games
+        .iter()
+        .filter(|g| g.among(members))
+        .map(LeagueGame::result)
+        .collect();
+    ranking::points_ranking(members, &league)
+        .places
+        .into_iter()
+        .map(|p| p.players)
+        .collect()
 }
 
 #[cfg(test)]
@@ -413,5 +369,13 @@ mod tests {
         // Level on points and among themselves: shared.
         let games = vec![g(0, 1, Some(0), "escape"), g(1, 0, Some(0), "escape")];
         assert_eq!(rank_gpw(&[0, 1], &games), vec![vec![0, 1]]);
+    }
+
+    #[test]
+    fn gpw_double_forfeit_is_a_loss_for_both_not_a_draw() {
+        // 0: double forfeit vs 1 => 0; 1: that, and a draw vs 2 => 1; 2: the draw => 1.
+        // Counted as a draw it would give 0 one point and 1 two: [[1], [0, 2]].
+        let games = vec![g(0, 1, None, "double_forfeit"), g(1, 2, None, "ply_limit")];
+        assert_eq!(rank_gpw(&[0, 1, 2], &games), vec![vec![1, 2], vec![0]]);
     }
 }

@@ -234,13 +234,18 @@ pub fn league_game(r: &GameResult) -> LeagueGame {
             r.entrants.get(1).copied().unwrap_or(r.entrants[0]),
         ],
         winner: r.report.winner,
-        end: r
-            .report
-            .extra
-            .get("end")
-            .and_then(|v| v.as_str())
-            .unwrap_or("")
-            .to_string(),
+        // The report's `end` names a double forfeit `disconnect` (the tracker's name); the
+        // report says that everyone lost.
+        end: if r.report.everyone_lost {
+            "double_forfeit".to_string()
+        } else {
+            r.report
+                .extra
+                .get("end")
+                .and_then(|v| v.as_str())
+                .unwrap_or("")
+                .to_string()
+        },
     }
 }
 

@@ -21,11 +21,15 @@ pub enum SeatResult {
     Loss,
 }
 
-/// Win, draw or loss of every seat of a report. A named winner wins alone. Without one: in team
+/// Win, draw or loss of every seat of a report. A named winner wins alone; a report in which
+/// everyone lost (a Geister double forfeit) is a loss for all. Without either: in team
 /// games (a `winner_team` in the report) the seats with the top score win; if all scores are
 /// equal it is a draw for all; otherwise the seats sharing the top score draw and the rest lose.
 pub fn seat_results(report: &MatchReport) -> Vec<SeatResult> {
     let n = report.scores.len();
+    if report.everyone_lost {
+        return vec![SeatResult::Loss; n];
+    }
     if let Some(w) = report.winner {
         return (0..n)
             .map(|s| {
@@ -603,5 +607,40 @@ impl Standings {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kakehiki_core::{Outcome, Score};
+
+    fn report(scores: [i64; 2], everyone_lost: bool) -> MatchReport {
+        let outcome = Outcome::by_max(scores.iter().map(|&s| Score::from_integer(s)).collect());
+        let mut r = MatchReport::new(
+            "geister",
+            "gpw",
+            0,
+            &outcome,
+            vec![("a".into(), vec![]), ("b".into(), vec![])],
+        );
+        r.everyone_lost = everyone_lost;
+        r
+    }
+
+    #[test]
+    fn everyone_lost_is_a_loss_for_every_seat_and_equal_scores_otherwise_a_draw() {
+        assert_eq!(
+            seat_results(&report([0, 0], true)),
+            [SeatResult::Loss, SeatResult::Loss]
+        );
+        assert_eq!(
+            seat_results(&report([0, 0], false)),
+            [SeatResult::Draw, SeatResult::Draw]
+        );
+        assert_eq!(
+            seat_results(&report([1, 0], false)),
+            [SeatResult::Win, SeatResult::Loss]
+        );
     }
 }

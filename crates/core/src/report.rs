@@ -58,6 +58,10 @@ pub struct SeatError {
     pub detail: String,
 }
 
+fn is_false(b: &bool) -> bool {
+    !b
+}
+
 /// One seat of a match report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SeatReport {
@@ -79,8 +83,12 @@ pub struct MatchReport {
     pub scores: Vec<f64>,
     /// Exact scores (`-3/2`), seat order.
     pub scores_exact: Vec<String>,
-    /// Winning seat, `null` for a draw.
+    /// Winning seat, `null` for a draw (or when every seat lost).
     pub winner: Option<usize>,
+    /// No winner and no draw: every seat lost (a Geister double forfeit, spec §2.2). Absent
+    /// from the JSON when false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub everyone_lost: bool,
     pub seats: Vec<SeatReport>,
     /// Game-specific fields (Geister `end`, Werewolf `winner_team`, Diplomacy `centers`, ...).
     #[serde(flatten)]
@@ -103,6 +111,7 @@ impl MatchReport {
             scores: outcome.scores_f64(),
             scores_exact: outcome.scores_exact(),
             winner: outcome.winner,
+            everyone_lost: false,
             seats: seats
                 .into_iter()
                 .map(|(spec, errors)| SeatReport {

@@ -282,6 +282,7 @@ async fn misbehaving_clients_get_the_spec_outcomes() {
     for &(mode, rules, winner, reason, kind) in cases {
         let r = play(rules, vec![tcp_client(mode), builtin("random")], opts).await;
         assert_eq!(r.report.winner, winner, "{mode}: {:?}", r.report);
+        assert!(!r.report.everyone_lost, "{mode}");
         assert_eq!(extra(&r, "reason"), reason, "{mode}");
         if let Some(k) = kind {
             assert!(
@@ -297,6 +298,20 @@ async fn misbehaving_clients_get_the_spec_outcomes() {
         );
         assert_verifies(&r);
     }
+    // Both players fail (neither connects in time): a double forfeit, which both lose and nobody
+    // draws (spec §2.2).
+    let never_connects = SeatSpec::TcpCmd(vec!["sleep".into(), "30".into()]);
+    let r = play(
+        "gpw",
+        vec![never_connects.clone(), never_connects],
+        &[("connect_timeout_ms", "500"), ("linger_ms", "100")],
+    )
+    .await;
+    assert_eq!(r.report.winner, None, "{:?}", r.report);
+    assert_eq!(extra(&r, "reason"), "double_forfeit");
+    assert!(r.report.everyone_lost, "{:?}", r.report);
+    assert_eq!(r.report.scores_exact, ["0", "0"]);
+    assert_verifies(&r);
     // Refused placement then a good one; a move out of turn; LF-only lines; two commands in one
     // write; one message per read: the game is played to a rules ending.
     for mode in ["badset", "outofturn", "lf", "pipelined", "oneperread"] {

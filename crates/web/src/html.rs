@@ -21,6 +21,16 @@ pub fn esc(text: &str) -> String {
 }
 
 /// Percent-encode a path segment.
+/// What a match without a winner came to: a draw, or a loss for every seat (a Geister double
+/// forfeit, `everyone_lost` in the report).
+fn no_winner(report: &Value) -> &'static str {
+    if report["everyone_lost"].as_bool() == Some(true) {
+        "every seat lost"
+    } else {
+        "draw"
+    }
+}
+
 fn seg(text: &str) -> String {
     let mut out = String::new();
     for b in text.bytes() {
@@ -176,7 +186,7 @@ pub fn contest(s: &Standings, matches: &[Value]) -> String {
                 .get(w as usize)
                 .cloned()
                 .unwrap_or_else(|| format!("seat {w}")),
-            None => "draw".into(),
+            None => no_winner(&m["report"]).into(),
         };
         body.push_str(&format!(
             "<tr><td><a href=\"/contests/{}/matches/{index}\">{index}</a></td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -263,7 +273,7 @@ pub fn match_page(contest: &str, index: u64, m: &Value, replay: &str) -> String 
             "winner: {}",
             esc(entrants.get(w as usize).copied().unwrap_or("?"))
         ),
-        None => "draw".to_string(),
+        None => no_winner(report).to_string(),
     };
     body.push_str(&format!("<p><strong>{winner}</strong></p><h2>Replay</h2>"));
     let embedded = serde_json::to_string(replay)
@@ -286,5 +296,20 @@ mod tests {
             "&lt;b&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/b&gt;"
         );
         assert_eq!(seg("a b/c"), "a%20b%2Fc");
+    }
+
+    #[test]
+    fn a_match_every_seat_lost_is_not_shown_as_a_draw() {
+        let lost = serde_json::json!({"winner": null, "everyone_lost": true});
+        let drawn = serde_json::json!({"winner": null});
+        assert_eq!(no_winner(&lost), "every seat lost");
+        assert_eq!(no_winner(&drawn), "draw");
+        let page = match_page(
+            "c",
+            0,
+            &serde_json::json!({"report": lost, "entrants": []}),
+            "",
+        );
+        assert!(page.contains("every seat lost"), "{page}");
     }
 }

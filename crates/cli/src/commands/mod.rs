@@ -36,6 +36,7 @@ pub fn summary(report: &MatchReport) -> String {
     }
     match report.winner {
         Some(w) => out.push_str(&format!("winner: seat {w} ({})\n", report.seats[w].spec)),
+        None if report.everyone_lost => out.push_str("result: every seat lost\n"),
         None => out.push_str("result: draw\n"),
     }
     for (k, v) in &report.extra {

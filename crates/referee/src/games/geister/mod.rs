@@ -775,6 +775,7 @@ fn record(
         &outcome,
         specs.iter().cloned().zip(errors).collect(),
     );
+    report.everyone_lost = end.reason == EndReason::DoubleForfeit;
     report
         .extra
         .insert("end".into(), serde_json::json!(end.reason.report_name()));
