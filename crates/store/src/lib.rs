@@ -231,6 +231,9 @@ pub trait Store: Send {
     /// All stored results of a contest, by match index.
     fn results(&mut self, contest: &str) -> Result<Vec<StoredResult>, StoreError>;
 
+    /// The stored result of one match, if there is one.
+    fn result(&mut self, contest: &str, index: u64) -> Result<Option<StoredResult>, StoreError>;
+
     /// The replay of one stored match, decompressed.
     fn replay(&mut self, contest: &str, index: u64) -> Result<Option<String>, StoreError>;
 

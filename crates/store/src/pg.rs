@@ -80,6 +80,35 @@ impl PgStore {
         }
         tx.commit().map_err(err("committing the schema migration"))
     }
+
+    /// The stored results of a contest by match index: all of them, or the one of `index`.
+    fn query_results(
+        &mut self,
+        contest: &str,
+        index: Option<u64>,
+    ) -> Result<Vec<StoredResult>, StoreError> {
+        const CONTEXT: &str = "reading results";
+        let rows = self
+            .client
+            .query(
+                "SELECT idx, entrants, report, duration_ms, worker FROM kk_results
+                 WHERE contest = $1 AND ($2::BIGINT IS NULL OR idx = $2) ORDER BY idx",
+                &[&contest, &index.map(to_db)],
+            )
+            .map_err(err(CONTEXT))?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            out.push(StoredResult::from_row(
+                contest,
+                col(&r, 0, CONTEXT)?,
+                col(&r, 1, CONTEXT)?,
+                col(&r, 2, CONTEXT)?,
+                col(&r, 3, CONTEXT)?,
+                col(&r, 4, CONTEXT)?,
+            )?);
+        }
+        Ok(out)
+    }
 }
 
 impl Store for PgStore {
@@ -181,26 +210,11 @@ impl Store for PgStore {
     }
 
     fn results(&mut self, contest: &str) -> Result<Vec<StoredResult>, StoreError> {
-        let rows = self
-            .client
-            .query(
-                "SELECT idx, entrants, report, duration_ms, worker FROM kk_results WHERE contest = $1 ORDER BY idx",
-                &[&contest],
-            )
-            .map_err(err("reading results"))?;
-        let mut out = Vec::with_capacity(rows.len());
-        const CONTEXT: &str = "reading results";
-        for r in rows {
-            out.push(StoredResult::from_row(
-                contest,
-                col(&r, 0, CONTEXT)?,
-                col(&r, 1, CONTEXT)?,
-                col(&r, 2, CONTEXT)?,
-                col(&r, 3, CONTEXT)?,
-                col(&r, 4, CONTEXT)?,
-            )?);
-        }
-        Ok(out)
+        self.query_results(contest, None)
+    }
+
+    fn result(&mut self, contest: &str, index: u64) -> Result<Option<StoredResult>, StoreError> {
+        Ok(self.query_results(contest, Some(index))?.pop())
     }
 
     fn replay(&mut self, contest: &str, index: u64) -> Result<Option<String>, StoreError> {

@@ -85,6 +85,46 @@ impl SqliteStore {
         }
         tx.commit().map_err(err("committing the schema migration"))
     }
+
+    /// The stored results of a contest by match index: all of them, or the one of `index`.
+    fn query_results(
+        &mut self,
+        contest: &str,
+        index: Option<u64>,
+    ) -> Result<Vec<StoredResult>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT idx, entrants, report, duration_ms, worker FROM kk_results
+                 WHERE contest = ?1 AND (?2 IS NULL OR idx = ?2) ORDER BY idx",
+            )
+            .map_err(err("reading results"))?;
+        let rows = stmt
+            .query_map(params![contest, index.map(to_db)], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get(4)?,
+                ))
+            })
+            .map_err(err("reading results"))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (idx, entrants, report_json, duration_ms, worker) =
+                row.map_err(err("reading results"))?;
+            out.push(StoredResult::from_row(
+                contest,
+                idx,
+                &entrants,
+                report_json,
+                duration_ms,
+                worker,
+            )?);
+        }
+        Ok(out)
+    }
 }
 
 impl Store for SqliteStore {
@@ -201,37 +241,11 @@ impl Store for SqliteStore {
     }
 
     fn results(&mut self, contest: &str) -> Result<Vec<StoredResult>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT idx, entrants, report, duration_ms, worker FROM kk_results WHERE contest = ?1 ORDER BY idx",
-            )
-            .map_err(err("reading results"))?;
-        let rows = stmt
-            .query_map(params![contest], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get(2)?,
-                    r.get::<_, i64>(3)?,
-                    r.get(4)?,
-                ))
-            })
-            .map_err(err("reading results"))?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (idx, entrants, report_json, duration_ms, worker) =
-                row.map_err(err("reading results"))?;
-            out.push(StoredResult::from_row(
-                contest,
-                idx,
-                &entrants,
-                report_json,
-                duration_ms,
-                worker,
-            )?);
-        }
-        Ok(out)
+        self.query_results(contest, None)
+    }
+
+    fn result(&mut self, contest: &str, index: u64) -> Result<Option<StoredResult>, StoreError> {
+        Ok(self.query_results(contest, Some(index))?.pop())
     }
 
     fn replay(&mut self, contest: &str, index: u64) -> Result<Option<String>, StoreError> {

@@ -64,6 +64,9 @@ pub fn stores_each_match_once_with_its_replay(store: &mut dyn Store) {
         vec![1, 3]
     );
     assert_eq!(results[0].entrants, names);
+    assert_eq!(store.result("c2", 3).unwrap().as_ref(), Some(&results[1]));
+    assert_eq!(store.result("c2", 2).unwrap(), None);
+    assert_eq!(store.result("nope", 1).unwrap(), None);
     assert_eq!(store.replay("c2", 3).unwrap().unwrap(), replay);
     assert!(store.replay("c2", 2).unwrap().is_none());
 }
