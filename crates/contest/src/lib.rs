@@ -28,8 +28,8 @@ pub use config::{ConfigError, ContestDef, Entrant, Format, Scoring};
 #[cfg(feature = "referee")]
 pub use referee_arena::RefereeArena;
 pub use runner::{
-    coordinate, load_results, register, run_local, run_worker, stored_definition, RunError,
-    RunOptions, RunSummary, WorkerOptions, WorkerSummary,
+    coordinate, game_results, load_results, register, run_local, run_worker, stored_definition,
+    RunError, RunOptions, RunSummary, WorkerOptions, WorkerSummary,
 };
 pub use schedule::{schedule, GameResult, PlannedMatch, Schedule};
 pub use standings::{compute as compute_standings, OutputFormat, Standings};

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kakehiki_core::MatchReport;
-use kakehiki_store::{ContestRow, NewResult, QueuedMatch, Store, StoreError};
+use kakehiki_store::{ContestRow, NewResult, QueuedMatch, Store, StoreError, StoredResult};
 
 use crate::arena::{Arena, MatchJob};
 use crate::config::ContestDef;
@@ -96,8 +96,16 @@ pub fn load_results(
     store: &mut dyn Store,
     def: &ContestDef,
 ) -> Result<BTreeMap<u64, GameResult>, RunError> {
+    game_results(def, &store.results(&def.name)?)
+}
+
+/// Stored results of `def` as games, by match index: reports parsed, entrants resolved.
+pub fn game_results(
+    def: &ContestDef,
+    stored: &[StoredResult],
+) -> Result<BTreeMap<u64, GameResult>, RunError> {
     let mut out = BTreeMap::new();
-    for r in store.results(&def.name)? {
+    for r in stored {
         let bad = |reason: String| RunError::BadResult {
             contest: def.name.clone(),
             index: r.index,

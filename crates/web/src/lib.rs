@@ -15,8 +15,10 @@ use axum::http::{header, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use kakehiki_contest::{compute_standings, load_results, stored_definition, Standings};
-use kakehiki_store::Store;
+use kakehiki_contest::{
+    compute_standings, game_results, load_results, stored_definition, Standings,
+};
+use kakehiki_store::{Store, StoredResult};
 use serde_json::{json, Value};
 
 mod html;
@@ -123,9 +125,7 @@ struct ContestSummary {
 }
 
 fn standings_of(store: &mut dyn Store, name: &str) -> Result<Standings, WebError> {
-    if store.contest(name).map_err(store_err)?.is_none() {
-        return Err(WebError::NoContest(name.to_string()));
-    }
+    require_contest(store, name)?;
     let def = stored_definition(store, name).map_err(store_err)?;
     let results = load_results(store, &def).map_err(store_err)?;
     Ok(compute_standings(&def, &results))
@@ -147,19 +147,33 @@ fn contests(store: &mut dyn Store) -> Result<Vec<ContestSummary>, WebError> {
     Ok(out)
 }
 
-/// One stored match for lists: index, entrants, and its report.
-fn matches(store: &mut dyn Store, name: &str) -> Result<Vec<Value>, WebError> {
-    if store.contest(name).map_err(store_err)?.is_none() {
-        return Err(WebError::NoContest(name.to_string()));
+/// One stored match for lists and its page: index, entrants, and its report.
+fn match_json(r: StoredResult) -> Value {
+    let report: Value = serde_json::from_str(&r.report_json).unwrap_or(Value::Null);
+    json!({"index": r.index, "entrants": r.entrants, "duration_ms": r.duration_ms, "report": report})
+}
+
+fn require_contest(store: &mut dyn Store, name: &str) -> Result<(), WebError> {
+    match store.contest(name).map_err(store_err)? {
+        Some(_) => Ok(()),
+        None => Err(WebError::NoContest(name.to_string())),
     }
+}
+
+/// Every stored match of a contest, for lists.
+fn matches(store: &mut dyn Store, name: &str) -> Result<Vec<Value>, WebError> {
+    require_contest(store, name)?;
     let results = store.results(name).map_err(store_err)?;
-    Ok(results
-        .into_iter()
-        .map(|r| {
-            let report: Value = serde_json::from_str(&r.report_json).unwrap_or(Value::Null);
-            json!({"index": r.index, "entrants": r.entrants, "duration_ms": r.duration_ms, "report": report})
-        })
-        .collect())
+    Ok(results.into_iter().map(match_json).collect())
+}
+
+/// A contest's standings and its stored matches, from one read of its results.
+fn contest_view(store: &mut dyn Store, name: &str) -> Result<(Standings, Vec<Value>), WebError> {
+    require_contest(store, name)?;
+    let def = stored_definition(store, name).map_err(store_err)?;
+    let stored = store.results(name).map_err(store_err)?;
+    let standings = compute_standings(&def, &game_results(&def, &stored).map_err(store_err)?);
+    Ok((standings, stored.into_iter().map(match_json).collect()))
 }
 
 /// The replay of a stored match with every seat's private stderr removed.
@@ -243,11 +257,9 @@ async fn contest_page(
     State(store): State<SharedStore>,
     Path(name): Path<String>,
 ) -> Result<Html<String>, HtmlError> {
-    let (standings, list) = with_store(&store, move |s| {
-        Ok((standings_of(s, &name)?, matches(s, &name)?))
-    })
-    .await
-    .map_err(HtmlError)?;
+    let (standings, list) = with_store(&store, move |s| contest_view(s, &name))
+        .await
+        .map_err(HtmlError)?;
     Ok(Html(html::contest(&standings, &list)))
 }
 
@@ -258,15 +270,15 @@ async fn match_page(
     let index = parse_index(&index).map_err(HtmlError)?;
     let contest = name.clone();
     let (report, replay) = with_store(&store, move |s| {
-        let all = matches(s, &name)?;
-        let report = all
-            .into_iter()
-            .find(|m| m["index"] == index)
-            .ok_or_else(|| WebError::NoMatch {
-                contest: name.clone(),
-                index,
-            })?;
-        Ok((report, public_replay(s, &name, index)?))
+        require_contest(s, &name)?;
+        let result =
+            s.result(&name, index)
+                .map_err(store_err)?
+                .ok_or_else(|| WebError::NoMatch {
+                    contest: name.clone(),
+                    index,
+                })?;
+        Ok((match_json(result), public_replay(s, &name, index)?))
     })
     .await
     .map_err(HtmlError)?;

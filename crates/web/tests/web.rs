@@ -130,6 +130,13 @@ async fn serves_standings_matches_and_public_replays() {
         !page.contains("</script><script"),
         "embedded replay must not break out of its script element"
     );
+    // A match the contest does not have, and a contest that does not exist.
+    let (status, page) = get(&app, "/contests/web%20%3Cdemo%3E/matches/99999").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(page.contains("has no stored match 99999"), "{page}");
+    let (status, page) = get(&app, "/contests/nope/matches/0").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(page.contains("no contest named"), "{page}");
 }
 
 #[tokio::test]
