@@ -12,8 +12,10 @@
 //!
 //! See `docs/referee.md` for the design.
 
+pub mod jail;
 mod process;
 mod sandbox;
 
+pub use jail::{JailConfig, Layer, SandboxLevel, SandboxReport};
 pub use process::{BotProcess, ClientProcess, ExitInfo, Line, ReadOutcome, SpawnError};
 pub use sandbox::{ResourceLimits, SandboxConfig};

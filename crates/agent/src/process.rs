@@ -16,6 +16,7 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use crate::jail::{self, Cgroup, SandboxLevel, SandboxReport, UidLease};
 use crate::sandbox::{ResourceLimits, SandboxConfig};
 
 /// Why a bot could not be started.
@@ -27,6 +28,49 @@ pub enum SpawnError {
     Workdir(io::Error),
     #[error("cannot start {program:?}: {source}")]
     Start { program: String, source: io::Error },
+    /// The sandbox demanded (`strict`) is not available on this machine.
+    #[error("the strict sandbox is not available here: {0}")]
+    SandboxUnavailable(String),
+    /// Preparing the sandbox failed in the referee.
+    #[error("cannot prepare the bot's sandbox: {0}")]
+    Sandbox(String),
+    /// A confinement step failed in the child, before the bot's program ran.
+    #[error("cannot confine the bot ({step})")]
+    Confine {
+        step: &'static str,
+        #[source]
+        source: io::Error,
+    },
+    /// The machine refused a resource (pipes, descriptors, memory).
+    #[error("cannot start the bot")]
+    Host(#[source] io::Error),
+}
+
+impl SpawnError {
+    /// Whether the failure is the machine's, not the bot's: no room or descriptors for it, the
+    /// sandbox unavailable or failing. A bot that cannot start for a host fault must not be
+    /// scored as a loss.
+    pub fn is_host_fault(&self) -> bool {
+        match self {
+            SpawnError::EmptyCommand => false,
+            SpawnError::Workdir(_)
+            | SpawnError::SandboxUnavailable(_)
+            | SpawnError::Sandbox(_)
+            | SpawnError::Confine { .. }
+            | SpawnError::Host(_) => true,
+            SpawnError::Start { source, .. } => matches!(
+                source.raw_os_error(),
+                Some(
+                    libc::EMFILE
+                        | libc::ENFILE
+                        | libc::ENOSPC
+                        | libc::ENOMEM
+                        | libc::EAGAIN
+                        | libc::EDQUOT
+                )
+            ),
+        }
+    }
 }
 
 /// One complete stdout line.
@@ -136,23 +180,25 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Resolve arguments that name files relative to the referee's directory, since the bot runs in
-/// its own temporary directory: `python3 bots/a.py` must still find `bots/a.py`.
-fn resolve_args(argv: &[String]) -> Vec<String> {
+/// Resolve arguments that name files relative to `base` (the referee's directory, or the seat's
+/// own directory), since the bot runs in its own working directory: `python3 bots/a.py` must
+/// still find `bots/a.py`.
+fn resolve_args(argv: &[String], base: Option<&Path>) -> Vec<String> {
     let cwd = std::env::current_dir().ok();
+    let base = base.map(Path::to_path_buf).or(cwd);
     argv.iter()
         .enumerate()
         .map(|(i, a)| {
             let p = Path::new(a);
             let looks_like_path = i > 0 || a.contains('/');
-            match &cwd {
-                Some(cwd)
+            match &base {
+                Some(base)
                     if looks_like_path
                         && p.is_relative()
                         && !a.is_empty()
-                        && cwd.join(p).exists() =>
+                        && base.join(p).exists() =>
                 {
-                    cwd.join(p).to_string_lossy().into_owned()
+                    base.join(p).to_string_lossy().into_owned()
                 }
                 _ => a.clone(),
             }
@@ -160,7 +206,7 @@ fn resolve_args(argv: &[String]) -> Vec<String> {
         .collect()
 }
 
-fn apply_limits(limits: &ResourceLimits) -> io::Result<()> {
+pub(crate) fn apply_limits(limits: &ResourceLimits) -> io::Result<()> {
     let set = |res: Resource, v: Option<u64>, hard_extra: u64| -> io::Result<()> {
         if let Some(v) = v {
             setrlimit(res, v, v.saturating_add(hard_extra)).map_err(io::Error::from)?;
@@ -175,18 +221,124 @@ fn apply_limits(limits: &ResourceLimits) -> io::Result<()> {
     Ok(())
 }
 
+/// What keeps a bot confined while it lives: its working directory (without a mount
+/// namespace), its uid lease and its cgroup (killed and removed when dropped).
+#[derive(Default)]
+struct Confinement {
+    _workdir: Option<tempfile::TempDir>,
+    _uid: Option<UidLease>,
+    cgroup: Option<Cgroup>,
+    report: Option<SandboxReport>,
+}
+
+impl Confinement {
+    /// Whether the kernel killed a process of the bot for exceeding its memory limit.
+    fn oom_killed(&self) -> bool {
+        self.cgroup.as_ref().is_some_and(|c| c.oom_kills() > 0)
+    }
+
+    fn kill(&self) {
+        if let Some(cg) = &self.cgroup {
+            cg.kill_all();
+        }
+    }
+}
+
 struct Sandboxed {
     child: Child,
     pgid: Pid,
-    _workdir: Option<tempfile::TempDir>,
+    confinement: Confinement,
 }
 
 fn spawn_sandboxed(
     argv: &[String],
     cfg: &SandboxConfig,
     stdin: Stdio,
+    pipe_seat: bool,
 ) -> Result<Sandboxed, SpawnError> {
-    let argv = resolve_args(argv);
+    let argv = resolve_args(argv, cfg.jail.seat_dir.as_deref());
+    let program = argv.first().ok_or(SpawnError::EmptyCommand)?;
+    if cfg.jail.level == SandboxLevel::Off {
+        return spawn_unconfined(&argv, cfg, stdin);
+    }
+    let (prepared, status_tx) = jail::prepare(&argv, cfg, pipe_seat)?;
+    let jail::Prepared {
+        report,
+        mut child,
+        status_rx,
+        uid,
+        cgroup,
+        host_workdir,
+        home,
+    } = prepared;
+    let mut std_cmd = std::process::Command::new(program);
+    std_cmd.args(&argv[1..]).env_clear();
+    for key in &cfg.env_passthrough {
+        if let Some(v) = std::env::var_os(key) {
+            std_cmd.env(key, v);
+        }
+    }
+    std_cmd.env("HOME", &home).env("TMPDIR", &home);
+    for (k, v) in &cfg.env {
+        std_cmd.env(k, v);
+    }
+    std_cmd
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    // SAFETY: the closure runs in the forked child before exec and only makes system calls on
+    // values prepared before the fork (see jail::child).
+    unsafe {
+        std_cmd.pre_exec(move || jail::run_child(&mut child));
+    }
+    let mut cmd = Command::from(std_cmd);
+    cmd.kill_on_drop(true);
+    let spawned = cmd.spawn();
+    drop(status_tx);
+    let failed_step = jail::read_status(&status_rx);
+    let child = match (spawned, failed_step) {
+        (Ok(child), None) => child,
+        (Ok(mut child), Some((stage, errno))) => {
+            let _ = child.start_kill();
+            return Err(SpawnError::Confine {
+                step: stage.describe(),
+                source: io::Error::from_raw_os_error(errno),
+            });
+        }
+        (Err(_), Some((stage, errno))) => {
+            return Err(SpawnError::Confine {
+                step: stage.describe(),
+                source: io::Error::from_raw_os_error(errno),
+            })
+        }
+        (Err(source), None) => {
+            return Err(SpawnError::Start {
+                program: program.clone(),
+                source,
+            })
+        }
+    };
+    let pid = child.id().map(|p| p as i32).unwrap_or(0);
+    Ok(Sandboxed {
+        child,
+        pgid: Pid::from_raw(pid),
+        confinement: Confinement {
+            _workdir: host_workdir,
+            _uid: uid,
+            cgroup,
+            report: Some(report),
+        },
+    })
+}
+
+/// The bare tier (`SandboxLevel::Off`): process group, scrubbed environment, temporary working
+/// directory and rlimits only.
+fn spawn_unconfined(
+    argv: &[String],
+    cfg: &SandboxConfig,
+    stdin: Stdio,
+) -> Result<Sandboxed, SpawnError> {
     let program = argv.first().ok_or(SpawnError::EmptyCommand)?;
     let (workdir, tmp): (PathBuf, Option<tempfile::TempDir>) = match &cfg.workdir {
         Some(d) => (d.clone(), None),
@@ -210,7 +362,7 @@ fn spawn_sandboxed(
         std_cmd.env(k, v);
     }
     std_cmd
-        .current_dir(&workdir)
+        .current_dir(cfg.jail.seat_dir.as_ref().unwrap_or(&workdir))
         .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -231,7 +383,10 @@ fn spawn_sandboxed(
     Ok(Sandboxed {
         child,
         pgid: Pid::from_raw(pid),
-        _workdir: tmp,
+        confinement: Confinement {
+            _workdir: tmp,
+            ..Confinement::default()
+        },
     })
 }
 
@@ -316,6 +471,7 @@ async fn wait_child(child: &mut Child, within: Duration) -> Option<ExitInfo> {
 async fn end_group(
     child: &mut Child,
     pgid: Pid,
+    confinement: &Confinement,
     grace: Duration,
     known: Option<ExitInfo>,
 ) -> Option<ExitInfo> {
@@ -324,6 +480,7 @@ async fn end_group(
         None => wait_child(child, grace).await,
     };
     kill_group(pgid);
+    confinement.kill();
     match exit {
         Some(e) => Some(e),
         None => wait_child(child, Duration::from_secs(5)).await,
@@ -430,7 +587,7 @@ pub struct BotProcess {
     stdin: Option<ChildStdin>,
     shared: Arc<Shared>,
     exit: Option<ExitInfo>,
-    _workdir: Option<tempfile::TempDir>,
+    confinement: Confinement,
 }
 
 impl BotProcess {
@@ -439,8 +596,8 @@ impl BotProcess {
         let Sandboxed {
             mut child,
             pgid,
-            _workdir,
-        } = spawn_sandboxed(argv, cfg, Stdio::piped())?;
+            confinement,
+        } = spawn_sandboxed(argv, cfg, Stdio::piped(), true)?;
         let shared = Arc::new(Shared::default());
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
@@ -453,7 +610,7 @@ impl BotProcess {
             stdin,
             shared,
             exit: None,
-            _workdir,
+            confinement,
         })
     }
 
@@ -487,7 +644,15 @@ impl BotProcess {
             notified.as_mut().enable();
             let closed_partial = {
                 let mut inbox = lock(&shared.inbox);
-                if let Some(line) = inbox.lines.pop_front() {
+                // A reply counts only if its newline was read by the deadline; a later one
+                // stays queued (the driver sees it as late, unsolicited output).
+                if let Some(line) = inbox.lines.front() {
+                    if line.at > deadline {
+                        return ReadOutcome::Timeout {
+                            partial: Vec::new(),
+                        };
+                    }
+                    let line = inbox.lines.pop_front().expect("front exists");
                     return ReadOutcome::Line(line);
                 }
                 if inbox.over_cap {
@@ -503,8 +668,12 @@ impl BotProcess {
                 _ = &mut notified => {}
                 _ = tokio::time::sleep_until(deadline) => {
                     let mut inbox = lock(&shared.inbox);
-                    if let Some(line) = inbox.lines.pop_front() {
+                    if inbox.lines.front().is_some_and(|l| l.at <= deadline) {
+                        let line = inbox.lines.pop_front().expect("front exists");
                         return ReadOutcome::Line(line);
+                    }
+                    if !inbox.lines.is_empty() {
+                        return ReadOutcome::Timeout { partial: Vec::new() };
                     }
                     return ReadOutcome::Timeout { partial: inbox.partial.clone() };
                 }
@@ -546,6 +715,18 @@ impl BotProcess {
     /// SIGKILL the whole process group.
     pub fn kill(&mut self) {
         kill_group(self.pgid);
+        self.confinement.kill();
+    }
+
+    /// The confinement layers this process runs under (`None` at sandbox level off).
+    pub fn sandbox(&self) -> Option<&SandboxReport> {
+        self.confinement.report.as_ref()
+    }
+
+    /// Whether the kernel killed one of its processes for exceeding the memory limit (known
+    /// where the bot has a cgroup).
+    pub fn oom_killed(&self) -> bool {
+        self.confinement.oom_killed()
     }
 
     /// Whether any process of the bot's group is still alive.
@@ -564,7 +745,14 @@ impl BotProcess {
     /// that outlive it included) and reap it.
     pub async fn finish(mut self, grace: Duration) -> Option<ExitInfo> {
         self.close_stdin();
-        self.exit = end_group(&mut self.child, self.pgid, grace, self.exit).await;
+        self.exit = end_group(
+            &mut self.child,
+            self.pgid,
+            &self.confinement,
+            grace,
+            self.exit,
+        )
+        .await;
         self.exit
     }
 
@@ -590,7 +778,7 @@ pub struct ClientProcess {
     child: Child,
     pgid: Pid,
     shared: Arc<Shared>,
-    _workdir: Option<tempfile::TempDir>,
+    confinement: Confinement,
 }
 
 impl ClientProcess {
@@ -600,8 +788,8 @@ impl ClientProcess {
         let Sandboxed {
             mut child,
             pgid,
-            _workdir,
-        } = spawn_sandboxed(argv, cfg, Stdio::null())?;
+            confinement,
+        } = spawn_sandboxed(argv, cfg, Stdio::null(), false)?;
         let shared = Arc::new(Shared::default());
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
@@ -611,7 +799,7 @@ impl ClientProcess {
             child,
             pgid,
             shared,
-            _workdir,
+            confinement,
         })
     }
 
@@ -642,6 +830,18 @@ impl ClientProcess {
     /// SIGKILL the whole process group.
     pub fn kill(&mut self) {
         kill_group(self.pgid);
+        self.confinement.kill();
+    }
+
+    /// The confinement layers this process runs under (`None` at sandbox level off).
+    pub fn sandbox(&self) -> Option<&SandboxReport> {
+        self.confinement.report.as_ref()
+    }
+
+    /// Whether the kernel killed one of its processes for exceeding the memory limit (known
+    /// where the bot has a cgroup).
+    pub fn oom_killed(&self) -> bool {
+        self.confinement.oom_killed()
     }
 
     /// Whether any process of the group is still alive.
@@ -651,7 +851,7 @@ impl ClientProcess {
 
     /// Give the client `grace` to exit by itself, then kill its group and reap it.
     pub async fn finish(mut self, grace: Duration) -> Option<ExitInfo> {
-        end_group(&mut self.child, self.pgid, grace, None).await
+        end_group(&mut self.child, self.pgid, &self.confinement, grace, None).await
     }
 
     /// [`ClientProcess::finish`], then the complete captured stderr and stdout (each read to its

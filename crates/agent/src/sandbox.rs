@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use crate::jail::JailConfig;
+
 /// rlimits applied to every bot process (and inherited by its children). `None` leaves the
 /// referee's own limit in place.
 ///
@@ -56,6 +58,8 @@ pub struct SandboxConfig {
     /// Working directory; `None` creates a fresh temporary directory per process, removed when
     /// the process is dropped.
     pub workdir: Option<PathBuf>,
+    /// The confinement layers (uid, namespaces, Landlock, cgroup, seccomp) and their settings.
+    pub jail: JailConfig,
 }
 
 impl Default for SandboxConfig {
@@ -72,6 +76,7 @@ impl Default for SandboxConfig {
                 .collect(),
             env: Vec::new(),
             workdir: None,
+            jail: JailConfig::default(),
         }
     }
 }

@@ -1,0 +1,236 @@
+//! The Landlock ruleset and the seccomp programs, built in the referee before the bot is forked.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::Path;
+
+use landlock::{
+    Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, PathBeneath, PathFd, Ruleset,
+    RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope, ABI,
+};
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+
+/// The running kernel's Landlock ABI version (0 when there is none).
+pub(super) fn landlock_abi() -> i32 {
+    const LANDLOCK_CREATE_RULESET_VERSION: u32 = 1;
+    // SAFETY: the documented ABI-version query: no ruleset, size 0, the version flag.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    if r < 0 {
+        0
+    } else {
+        r as i32
+    }
+}
+
+pub(super) fn seccomp_available() -> bool {
+    // SAFETY: PR_GET_SECCOMP only reads the calling thread's mode.
+    unsafe { libc::prctl(libc::PR_GET_SECCOMP) >= 0 }
+}
+
+/// Access for a path bound read-only: read, list, execute.
+fn ro(abi: ABI) -> landlock::BitFlags<AccessFs> {
+    AccessFs::from_read(abi)
+}
+
+/// What one seat's Landlock domain allows, besides the mounts the child adds itself.
+pub(super) struct LandlockSpec<'a> {
+    pub abi: i32,
+    /// Directories (or files) readable and executable.
+    pub read_only: &'a [&'a Path],
+    /// Directories fully writable (a host working directory when there is no mount namespace).
+    pub read_write: &'a [&'a Path],
+    /// Device files readable and writable (`/dev/null` and the like).
+    pub devices: &'a [&'a Path],
+    /// Restrict TCP (ABI 4+): connect only to these ports, bind none.
+    pub tcp_connect: Option<&'a [u16]>,
+}
+
+/// Build the ruleset (not yet enforced) for `spec`.
+pub(super) fn landlock_ruleset(spec: &LandlockSpec<'_>) -> io::Result<RulesetCreated> {
+    let abi = ABI::from(spec.abi);
+    let err = |e: landlock::RulesetError| io::Error::other(format!("landlock: {e}"));
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_all(abi))
+        .map_err(err)?;
+    if spec.abi >= 4 && spec.tcp_connect.is_some() {
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(abi))
+            .map_err(err)?;
+    }
+    if spec.abi >= 6 {
+        ruleset = ruleset.scope(Scope::from_all(abi)).map_err(err)?;
+    }
+    let mut created = ruleset.create().map_err(err)?;
+    for p in spec.read_only {
+        let fd = PathFd::new(p).map_err(|e| io::Error::other(format!("landlock: {e}")))?;
+        let access = if p.is_dir() {
+            ro(abi)
+        } else {
+            ro(abi) & AccessFs::from_file(abi)
+        };
+        created = created
+            .add_rule(PathBeneath::new(fd, access))
+            .map_err(err)?;
+    }
+    for p in spec.read_write {
+        let fd = PathFd::new(p).map_err(|e| io::Error::other(format!("landlock: {e}")))?;
+        created = created
+            .add_rule(PathBeneath::new(fd, AccessFs::from_all(abi)))
+            .map_err(err)?;
+    }
+    for p in spec.devices {
+        let fd = PathFd::new(p).map_err(|e| io::Error::other(format!("landlock: {e}")))?;
+        let access = (AccessFs::ReadFile | AccessFs::WriteFile) & AccessFs::from_file(abi);
+        created = created
+            .add_rule(PathBeneath::new(fd, access))
+            .map_err(err)?;
+    }
+    if let (Some(ports), true) = (spec.tcp_connect, spec.abi >= 4) {
+        for &port in ports {
+            created = created
+                .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
+                .map_err(err)?;
+        }
+    }
+    Ok(created)
+}
+
+/// Access the child grants on the private mounts it creates (`/tmp`, `/dev/shm`: everything).
+pub(super) fn rw_access(abi: i32) -> landlock::BitFlags<AccessFs> {
+    AccessFs::from_all(ABI::from(abi))
+}
+
+/// Access the child grants on the fresh `/proc` (read only).
+pub(super) fn proc_access(abi: i32) -> landlock::BitFlags<AccessFs> {
+    ro(ABI::from(abi))
+}
+
+#[cfg(target_arch = "x86_64")]
+const ARCH: TargetArch = TargetArch::x86_64;
+#[cfg(target_arch = "aarch64")]
+const ARCH: TargetArch = TargetArch::aarch64;
+#[cfg(target_arch = "riscv64")]
+const ARCH: TargetArch = TargetArch::riscv64;
+
+/// System calls a bot never needs and that reach beyond its seat: tracing and reading other
+/// processes, loading programs into the kernel, mounting, namespaces, keyrings, modules,
+/// rebooting, the clock, io_uring (whose operations bypass seccomp) and file handles.
+const DENIED: &[libc::c_long] = &[
+    libc::SYS_ptrace,
+    libc::SYS_process_vm_readv,
+    libc::SYS_process_vm_writev,
+    libc::SYS_kcmp,
+    libc::SYS_pidfd_getfd,
+    libc::SYS_bpf,
+    libc::SYS_perf_event_open,
+    libc::SYS_mount,
+    libc::SYS_umount2,
+    libc::SYS_pivot_root,
+    libc::SYS_chroot,
+    libc::SYS_open_tree,
+    libc::SYS_move_mount,
+    libc::SYS_fsopen,
+    libc::SYS_fsconfig,
+    libc::SYS_fsmount,
+    libc::SYS_fspick,
+    libc::SYS_mount_setattr,
+    libc::SYS_unshare,
+    libc::SYS_setns,
+    libc::SYS_keyctl,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    libc::SYS_init_module,
+    libc::SYS_finit_module,
+    libc::SYS_delete_module,
+    libc::SYS_kexec_load,
+    libc::SYS_kexec_file_load,
+    libc::SYS_reboot,
+    libc::SYS_swapon,
+    libc::SYS_swapoff,
+    libc::SYS_acct,
+    libc::SYS_settimeofday,
+    libc::SYS_clock_settime,
+    libc::SYS_clock_adjtime,
+    libc::SYS_adjtimex,
+    libc::SYS_syslog,
+    libc::SYS_quotactl,
+    libc::SYS_vhangup,
+    libc::SYS_io_uring_setup,
+    libc::SYS_io_uring_enter,
+    libc::SYS_io_uring_register,
+    libc::SYS_userfaultfd,
+    libc::SYS_open_by_handle_at,
+    libc::SYS_name_to_handle_at,
+    libc::SYS_fanotify_init,
+    #[cfg(target_arch = "x86_64")]
+    libc::SYS_iopl,
+    #[cfg(target_arch = "x86_64")]
+    libc::SYS_ioperm,
+];
+
+/// Namespace flags a bot may not pass to clone(2).
+const NS_FLAGS: &[u64] = &[
+    libc::CLONE_NEWUSER as u64,
+    libc::CLONE_NEWNS as u64,
+    libc::CLONE_NEWPID as u64,
+    libc::CLONE_NEWNET as u64,
+    libc::CLONE_NEWIPC as u64,
+    libc::CLONE_NEWUTS as u64,
+    libc::CLONE_NEWCGROUP as u64,
+    0x80, // CLONE_NEWTIME
+];
+
+#[allow(clippy::unnecessary_cast)] // syscall numbers are c_long, i64 on every 64-bit target
+/// The seccomp programs, installed in order: the deny-list (EPERM), then clone3 answered with
+/// ENOSYS (its flags live in memory seccomp cannot read, and every libc falls back to clone(2),
+/// whose flags the first program checks).
+pub(super) fn seccomp_programs() -> io::Result<Vec<BpfProgram>> {
+    let err = |e: seccompiler::BackendError| io::Error::other(format!("seccomp: {e}"));
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for &nr in DENIED {
+        rules.insert(nr as i64, Vec::new());
+    }
+    let mut clone_rules = Vec::new();
+    for &flag in NS_FLAGS {
+        let cond = SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Qword,
+            SeccompCmpOp::MaskedEq(flag),
+            flag,
+        )
+        .map_err(err)?;
+        clone_rules.push(SeccompRule::new(vec![cond]).map_err(err)?);
+    }
+    rules.insert(libc::SYS_clone as i64, clone_rules);
+    let deny = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        ARCH,
+    )
+    .map_err(err)?;
+    let mut clone3 = BTreeMap::new();
+    clone3.insert(libc::SYS_clone3 as i64, Vec::new());
+    let clone3 = SeccompFilter::new(
+        clone3,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        ARCH,
+    )
+    .map_err(err)?;
+    Ok(vec![
+        deny.try_into().map_err(err)?,
+        clone3.try_into().map_err(err)?,
+    ])
+}

@@ -1,0 +1,358 @@
+//! Confinement of bot processes: the layers the referee puts around every process a seat runs.
+//!
+//! Each layer is detected once per referee process ([`capabilities`]) and applied when the kernel
+//! and the referee's privileges allow it:
+//!
+//! * **identity** — the bot runs as its own unprivileged uid/gid (leased from a range, so two bots
+//!   never share one), supplementary groups cleared, every capability dropped including the
+//!   bounding set, `PR_SET_NO_NEW_PRIVS`;
+//! * **namespaces** — its own PID namespace (it sees only its processes, and when its first process
+//!   ends every process it started ends), mount namespace with a root built from read-only bind
+//!   mounts of the system directories and the bot's own program directories, a fresh `/proc`, a
+//!   private size-limited tmpfs for `/tmp` (its working directory) and `/dev/shm`, IPC and UTS
+//!   namespaces, and for stdin/stdout seats a network namespace with no interfaces;
+//! * **landlock** — a file-system allow-list (ABI 1+), TCP connect only to the seat's own port and
+//!   no bind (ABI 4+), signal and abstract-socket scoping (ABI 6+);
+//! * **cgroup** — memory (with children and shared memory), process count, killed as a whole at
+//!   the end of the match (cgroup v2, or v1 memory and pids controllers);
+//! * **seccomp** — no ptrace, `process_vm_*`, bpf, perf events, mounts, namespaces, keyrings,
+//!   kernel modules, reboot, io_uring and the like.
+//!
+//! See `docs/sandbox.md` for the threat model.
+
+mod cgroup;
+mod child;
+mod filters;
+mod plan;
+mod uid;
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use serde::Serialize;
+
+pub(crate) use cgroup::Cgroup;
+pub(crate) use plan::{prepare, Prepared};
+pub(crate) use uid::UidLease;
+
+/// How much confinement a referee demands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxLevel {
+    /// Only a process group, a scrubbed environment, a temporary directory and rlimits (for
+    /// machines where nothing else is possible; never for a public contest).
+    Off,
+    /// Every layer this kernel and these privileges allow; a warning names what is missing.
+    #[default]
+    Best,
+    /// Every layer, or the bot is not started (a host fault, never the bot's loss).
+    Strict,
+}
+
+impl std::str::FromStr for SandboxLevel {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "off" => Ok(SandboxLevel::Off),
+            "best" => Ok(SandboxLevel::Best),
+            "strict" => Ok(SandboxLevel::Strict),
+            other => Err(format!(
+                "unknown sandbox level {other:?} (expected off, best or strict)"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for SandboxLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SandboxLevel::Off => "off",
+            SandboxLevel::Best => "best",
+            SandboxLevel::Strict => "strict",
+        })
+    }
+}
+
+/// The confinement settings of one seat's processes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JailConfig {
+    pub level: SandboxLevel,
+    /// First uid (and gid) of the range leased to bots.
+    pub uid_base: u32,
+    /// Number of uids in the range (at most this many bots run at once on one machine).
+    pub uid_count: u32,
+    /// The seat's own directory: mounted read-only, and the bot's working directory.
+    pub seat_dir: Option<PathBuf>,
+    /// More directories (or files) mounted read-only at the same path (a toolchain, a venv).
+    pub ro_paths: Vec<PathBuf>,
+    /// TCP ports on loopback a TCP client seat may connect to (its own seat's port). Pipe seats
+    /// get no network at all.
+    pub tcp_connect: Vec<u16>,
+    /// Size of the private tmpfs that is the bot's `/tmp` and working directory (its disk).
+    pub disk_bytes: u64,
+    /// Size of its private `/dev/shm`.
+    pub shm_bytes: u64,
+}
+
+impl Default for JailConfig {
+    fn default() -> Self {
+        JailConfig {
+            level: SandboxLevel::Best,
+            uid_base: 61000,
+            uid_count: 1000,
+            seat_dir: None,
+            ro_paths: Vec::new(),
+            tcp_connect: Vec::new(),
+            disk_bytes: 256 << 20,
+            shm_bytes: 64 << 20,
+        }
+    }
+}
+
+/// A layer of confinement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layer {
+    /// Own uid/gid, no groups, no capabilities (bounding set too), no new privileges.
+    Identity,
+    /// PID, mount (private root, `/proc`, `/tmp`, `/dev/shm`), IPC, UTS and network namespaces.
+    Namespaces,
+    /// Landlock file-system allow-list.
+    LandlockFs,
+    /// Landlock TCP rules (connect to the seat's port only, no bind).
+    LandlockNet,
+    /// Landlock signal and abstract unix socket scoping.
+    LandlockScope,
+    /// A cgroup per bot: memory, pids, kill at the end.
+    Cgroup,
+    /// The seccomp deny-list.
+    Seccomp,
+}
+
+impl Layer {
+    pub const ALL: [Layer; 7] = [
+        Layer::Identity,
+        Layer::Namespaces,
+        Layer::LandlockFs,
+        Layer::LandlockNet,
+        Layer::LandlockScope,
+        Layer::Cgroup,
+        Layer::Seccomp,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::Identity => "identity",
+            Layer::Namespaces => "namespaces",
+            Layer::LandlockFs => "landlock_fs",
+            Layer::LandlockNet => "landlock_net",
+            Layer::LandlockScope => "landlock_scope",
+            Layer::Cgroup => "cgroup",
+            Layer::Seccomp => "seccomp",
+        }
+    }
+}
+
+/// What this machine and this referee can apply, detected once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Capabilities {
+    /// The referee runs as root (it can switch uid, create namespaces and cgroups).
+    pub root: bool,
+    /// Namespaces can be created (false in some containers).
+    pub namespaces: bool,
+    /// The running kernel's Landlock ABI (0: none).
+    pub landlock_abi: i32,
+    /// The cgroup flavour bots get: "v2", "v1" or none.
+    pub cgroup: Option<&'static str>,
+    pub seccomp: bool,
+    /// Why each unavailable layer is unavailable.
+    pub reasons: Vec<(Layer, String)>,
+}
+
+impl Capabilities {
+    /// Whether `layer` can be applied here.
+    pub fn has(&self, layer: Layer) -> bool {
+        match layer {
+            Layer::Identity => self.root,
+            Layer::Namespaces => self.root && self.namespaces,
+            Layer::LandlockFs => self.landlock_abi >= 1,
+            Layer::LandlockNet => self.landlock_abi >= 4,
+            Layer::LandlockScope => self.landlock_abi >= 6,
+            Layer::Cgroup => self.cgroup.is_some(),
+            Layer::Seccomp => self.seccomp,
+        }
+    }
+
+    /// Why `layer` is missing, if it is.
+    pub fn reason(&self, layer: Layer) -> Option<&str> {
+        self.reasons
+            .iter()
+            .find(|(l, _)| *l == layer)
+            .map(|(_, r)| r.as_str())
+    }
+}
+
+/// Detect (once) what confinement this machine offers.
+pub fn capabilities() -> &'static Capabilities {
+    static CAPS: OnceLock<Capabilities> = OnceLock::new();
+    CAPS.get_or_init(detect)
+}
+
+fn detect() -> Capabilities {
+    let mut reasons = Vec::new();
+    // SAFETY: geteuid(2) cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root {
+        reasons.push((
+            Layer::Identity,
+            "the referee is not root, so it cannot give bots their own uid".to_string(),
+        ));
+    }
+    let namespaces = root && child::probe_namespaces();
+    if root && !namespaces {
+        reasons.push((
+            Layer::Namespaces,
+            "the kernel refused to create PID/mount/network namespaces".to_string(),
+        ));
+    } else if !root {
+        reasons.push((
+            Layer::Namespaces,
+            "creating namespaces and mounts needs root".to_string(),
+        ));
+    }
+    let landlock_abi = filters::landlock_abi();
+    if landlock_abi < 1 {
+        reasons.push((Layer::LandlockFs, "the kernel has no Landlock".to_string()));
+    }
+    if landlock_abi < 4 {
+        reasons.push((
+            Layer::LandlockNet,
+            format!("Landlock ABI {landlock_abi} < 4 has no TCP rules"),
+        ));
+    }
+    if landlock_abi < 6 {
+        reasons.push((
+            Layer::LandlockScope,
+            format!("Landlock ABI {landlock_abi} < 6 has no signal or socket scoping"),
+        ));
+    }
+    let cgroup = if root {
+        match cgroup::probe() {
+            Ok(kind) => Some(kind),
+            Err(why) => {
+                reasons.push((Layer::Cgroup, why));
+                None
+            }
+        }
+    } else {
+        reasons.push((
+            Layer::Cgroup,
+            "creating cgroups needs root or a delegated cgroup".to_string(),
+        ));
+        None
+    };
+    let seccomp = filters::seccomp_available();
+    if !seccomp {
+        reasons.push((
+            Layer::Seccomp,
+            "the kernel has no seccomp filters".to_string(),
+        ));
+    }
+    Capabilities {
+        root,
+        namespaces,
+        landlock_abi,
+        cgroup,
+        seccomp,
+        reasons,
+    }
+}
+
+/// The layers in force for bots under `level` on this machine: what `kakehiki sandbox` prints,
+/// `play --json` reports and every replay header records.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SandboxReport {
+    pub level: SandboxLevel,
+    /// Layers applied to every process bot.
+    pub layers: Vec<Layer>,
+    /// Layers missing, each with why.
+    pub missing: Vec<MissingLayer>,
+    pub landlock_abi: i32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<&'static str>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MissingLayer {
+    pub layer: Layer,
+    pub reason: String,
+}
+
+impl SandboxReport {
+    /// The report for `level` on this machine.
+    pub fn current(level: SandboxLevel) -> SandboxReport {
+        let caps = capabilities();
+        let mut layers = Vec::new();
+        let mut missing = Vec::new();
+        for layer in Layer::ALL {
+            if level == SandboxLevel::Off {
+                missing.push(MissingLayer {
+                    layer,
+                    reason: "sandbox level off".to_string(),
+                });
+            } else if caps.has(layer) {
+                layers.push(layer);
+            } else {
+                missing.push(MissingLayer {
+                    layer,
+                    reason: caps.reason(layer).unwrap_or("unavailable").to_string(),
+                });
+            }
+        }
+        SandboxReport {
+            level,
+            layers,
+            missing,
+            landlock_abi: caps.landlock_abi,
+            cgroup: caps.cgroup,
+        }
+    }
+
+    /// Whether every layer is in force.
+    pub fn complete(&self) -> bool {
+        self.missing.is_empty()
+    }
+
+    /// Refuse a level this machine cannot give: `strict` with a layer missing.
+    pub fn check(&self) -> Result<(), crate::SpawnError> {
+        if self.level == SandboxLevel::Strict && !self.complete() {
+            return Err(crate::SpawnError::SandboxUnavailable(self.missing_text()));
+        }
+        Ok(())
+    }
+
+    /// "layer (reason); layer (reason)".
+    pub fn missing_text(&self) -> String {
+        self.missing
+            .iter()
+            .map(|m| format!("{} ({})", m.layer.name(), m.reason))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+/// Run the prepared confinement in the forked child (see [`child::run`]).
+pub(crate) fn run_child(plan: &mut child::ChildPlan) -> std::io::Result<()> {
+    child::run(plan)
+}
+
+/// A failed confinement step the child reported, if any.
+pub(crate) fn read_status(rx: &std::os::fd::OwnedFd) -> Option<(child::Stage, i32)> {
+    plan::read_status(rx)
+}
+
+/// Remove bot cgroups that referees killed before they could clean up.
+pub fn sweep_stale_cgroups() {
+    cgroup::sweep_stale();
+}

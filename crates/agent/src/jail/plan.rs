@@ -1,0 +1,393 @@
+//! Preparing one bot's confinement in the referee, before the fork.
+
+use std::collections::BTreeSet;
+use std::ffi::CString;
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Component, Path, PathBuf};
+
+use super::child::{Bind, ChildPlan, Namespaces, Stage};
+use super::filters::{self, LandlockSpec};
+use super::{capabilities, Cgroup, Layer, SandboxLevel, SandboxReport, UidLease};
+use crate::sandbox::SandboxConfig;
+use crate::SpawnError;
+
+/// System directories every bot may read and execute.
+const SYSTEM_DIRS: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+];
+
+/// Device files every bot may use.
+const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+];
+
+/// What the referee keeps while the bot lives, and what the fork needs.
+pub(crate) struct Prepared {
+    pub report: SandboxReport,
+    pub child: ChildPlan,
+    /// Read end of the status pipe.
+    pub status_rx: OwnedFd,
+    pub uid: Option<UidLease>,
+    pub cgroup: Option<Cgroup>,
+    /// A host working directory (tiers without a mount namespace).
+    pub host_workdir: Option<tempfile::TempDir>,
+    /// HOME/TMPDIR for the bot.
+    pub home: PathBuf,
+}
+
+fn cstr(p: &Path) -> Result<CString, SpawnError> {
+    CString::new(p.as_os_str().as_bytes())
+        .map_err(|_| SpawnError::Sandbox(format!("path {} contains a NUL byte", p.display())))
+}
+
+fn host_err(what: &str, e: impl std::fmt::Display) -> SpawnError {
+    SpawnError::Sandbox(format!("{what}: {e}"))
+}
+
+/// Directories whose contents a bot's command line names: each file argument's directory, the
+/// program's directory, and for a program in a `bin` directory its prefix (an interpreter's
+/// installation or a venv).
+fn program_dirs(argv: &[String]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for (i, a) in argv.iter().enumerate() {
+        let p = Path::new(a);
+        if !p.is_absolute() || !p.exists() {
+            continue;
+        }
+        let mut candidates = vec![p.to_path_buf()];
+        if i == 0 {
+            if let Ok(real) = std::fs::canonicalize(p) {
+                candidates.push(real);
+            }
+        }
+        for c in candidates {
+            let dir = if c.is_dir() {
+                c.clone()
+            } else {
+                match c.parent() {
+                    Some(d) => d.to_path_buf(),
+                    None => continue,
+                }
+            };
+            if i == 0 && dir.file_name().is_some_and(|n| n == "bin") {
+                if let Some(prefix) = dir.parent() {
+                    out.push(prefix.to_path_buf());
+                }
+            }
+            out.push(dir);
+        }
+    }
+    out
+}
+
+/// Keep only paths that are not inside another path of the list or a system directory.
+fn outermost(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    paths.retain(|p| p.is_absolute() && p.exists() && p != Path::new("/"));
+    paths.sort();
+    paths.dedup();
+    let mut out: Vec<PathBuf> = Vec::new();
+    for p in paths {
+        let covered =
+            out.iter().any(|q| p.starts_with(q)) || SYSTEM_DIRS.iter().any(|s| p.starts_with(s));
+        if !covered {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// The mount point of the private root (an empty directory only root can enter).
+fn root_mount_point() -> Result<PathBuf, SpawnError> {
+    for base in [
+        PathBuf::from("/run/kakehiki"),
+        std::env::temp_dir().join("kakehiki-jail"),
+    ] {
+        let dir = base.join("root");
+        if std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
+            .is_ok()
+        {
+            return Ok(dir);
+        }
+    }
+    Err(SpawnError::Sandbox(
+        "cannot create the jail's mount point in /run/kakehiki or the temporary directory".into(),
+    ))
+}
+
+fn status_pipe() -> Result<(OwnedFd, OwnedFd), SpawnError> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills two descriptors we then own.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
+        return Err(SpawnError::Host(std::io::Error::last_os_error()));
+    }
+    // The read end never blocks: a child that has not written by the time spawning is over
+    // has nothing to report.
+    // SAFETY: fcntl on a descriptor we own.
+    unsafe { libc::fcntl(fds[0], libc::F_SETFL, libc::O_NONBLOCK) };
+    // SAFETY: both are fresh descriptors.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Prepare the confinement of a process running `argv` (already resolved to absolute paths).
+/// `pipe_seat`: the bot talks over pipes only and gets no network at all.
+pub(crate) fn prepare(
+    argv: &[String],
+    cfg: &SandboxConfig,
+    pipe_seat: bool,
+) -> Result<(Prepared, OwnedFd), SpawnError> {
+    let jail = &cfg.jail;
+    let report = SandboxReport::current(jail.level);
+    report.check()?;
+    if jail.level != SandboxLevel::Off && !report.complete() {
+        tracing::warn!("bot sandbox incomplete: {}", report.missing_text());
+    }
+    let caps = capabilities();
+    let on = |l: Layer| report.layers.contains(&l);
+    let (status_rx, status_tx) = status_pipe()?;
+
+    let uid = if on(Layer::Identity) {
+        Some(
+            UidLease::acquire(jail.uid_base, jail.uid_count)
+                .map_err(|e| host_err("cannot lease a bot uid", e))?,
+        )
+    } else {
+        None
+    };
+    let cgroup = if on(Layer::Cgroup) {
+        let mem = cfg.limits.memory_bytes.unwrap_or(4 << 30);
+        let pids = cfg.limits.processes.unwrap_or(4096);
+        Some(Cgroup::create(mem, pids).map_err(|e| host_err("cannot create the bot's cgroup", e))?)
+    } else {
+        None
+    };
+
+    let mut ro_paths: Vec<PathBuf> = program_dirs(argv);
+    if let Some(d) = &jail.seat_dir {
+        ro_paths.push(d.clone());
+    }
+    ro_paths.extend(jail.ro_paths.iter().cloned());
+    let ro_paths = outermost(ro_paths);
+    let system: Vec<PathBuf> = SYSTEM_DIRS
+        .iter()
+        .map(PathBuf::from)
+        .filter(|p| p.exists())
+        .collect();
+
+    let mut host_workdir = None;
+    let namespaces = on(Layer::Namespaces);
+    let (ns, cwd, home) = if namespaces {
+        let root = root_mount_point()?;
+        let under = |p: &Path| root.join(p.strip_prefix("/").unwrap_or(p));
+        let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();
+        let add_ancestors = |p: &Path, dirs: &mut BTreeSet<PathBuf>, include_self: bool| {
+            let mut acc = PathBuf::from("/");
+            let comps: Vec<_> = p.components().collect();
+            let n = comps.len();
+            for (i, c) in comps.into_iter().enumerate() {
+                if let Component::Normal(s) = c {
+                    acc.push(s);
+                    if i + 1 < n || include_self {
+                        dirs.insert(acc.clone());
+                    }
+                }
+            }
+        };
+        let mut links = Vec::new();
+        let mut binds = Vec::new();
+        for p in system.iter().chain(ro_paths.iter()) {
+            let meta = std::fs::symlink_metadata(p)
+                .map_err(|e| host_err("cannot inspect a bound path", e))?;
+            if meta.file_type().is_symlink() {
+                let target =
+                    std::fs::read_link(p).map_err(|e| host_err("cannot read a symlink", e))?;
+                add_ancestors(p, &mut dirs, false);
+                links.push((cstr(&target)?, cstr(&under(p))?));
+                continue;
+            }
+            add_ancestors(p, &mut dirs, meta.is_dir());
+            binds.push((p.clone(), meta.is_dir()));
+        }
+        for d in ["/dev", "/dev/shm", "/proc", "/tmp"] {
+            add_ancestors(Path::new(d), &mut dirs, true);
+        }
+        let mut files = Vec::new();
+        let mut bind_list = Vec::new();
+        for (p, is_dir) in binds {
+            if !is_dir {
+                files.push(cstr(&under(&p))?);
+            }
+            bind_list.push(Bind {
+                src: cstr(&p)?,
+                dst: cstr(&under(&p))?,
+            });
+        }
+        let mut dev_binds = Vec::new();
+        for d in DEVICES.iter().map(Path::new).filter(|p| p.exists()) {
+            files.push(cstr(&under(d))?);
+            dev_binds.push(Bind {
+                src: cstr(d)?,
+                dst: cstr(&under(d))?,
+            });
+        }
+        for (target, link) in [
+            ("/proc/self/fd", "/dev/fd"),
+            ("/proc/self/fd/0", "/dev/stdin"),
+            ("/proc/self/fd/1", "/dev/stdout"),
+            ("/proc/self/fd/2", "/dev/stderr"),
+        ] {
+            links.push((cstr(Path::new(target))?, cstr(&under(Path::new(link)))?));
+        }
+        let cwd = match &jail.seat_dir {
+            Some(d) => d.clone(),
+            None => PathBuf::from("/tmp"),
+        };
+        let mut flags =
+            libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+        if pipe_seat {
+            flags |= libc::CLONE_NEWNET;
+        }
+        let ns = Namespaces {
+            flags,
+            root_opts: CString::new("size=4m,mode=0755").expect("no NUL"),
+            dirs: dirs
+                .iter()
+                .map(|d| cstr(&under(d)))
+                .collect::<Result<_, _>>()?,
+            files,
+            links,
+            binds: bind_list,
+            dev_binds,
+            proc_dst: cstr(&under(Path::new("/proc")))?,
+            tmp_dst: cstr(&under(Path::new("/tmp")))?,
+            tmp_opts: CString::new(format!("size={},mode=1777", jail.disk_bytes.max(4096)))
+                .expect("no NUL"),
+            shm_dst: cstr(&under(Path::new("/dev/shm")))?,
+            shm_opts: CString::new(format!("size={},mode=1777", jail.shm_bytes.max(4096)))
+                .expect("no NUL"),
+            hostname: CString::new("kakehiki-bot").expect("no NUL"),
+            jail_tmp: CString::new("/tmp").expect("no NUL"),
+            jail_shm: CString::new("/dev/shm").expect("no NUL"),
+            jail_proc: CString::new("/proc").expect("no NUL"),
+            root: cstr(&root)?,
+        };
+        (Some(ns), Some(cstr(&cwd)?), PathBuf::from("/tmp"))
+    } else {
+        // No mount namespace: a host temporary directory, owned by the bot's uid, 0700.
+        let dir = match &cfg.workdir {
+            Some(d) => d.clone(),
+            None => {
+                let t = tempfile::Builder::new()
+                    .prefix("kakehiki-bot-")
+                    .tempdir()
+                    .map_err(SpawnError::Workdir)?;
+                let p = t.path().to_path_buf();
+                host_workdir = Some(t);
+                p
+            }
+        };
+        if let Some(lease) = &uid {
+            std::os::unix::fs::chown(&dir, Some(lease.uid), Some(lease.uid))
+                .map_err(SpawnError::Workdir)?;
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
+                .map_err(SpawnError::Workdir)?;
+        }
+        let cwd = jail.seat_dir.clone().unwrap_or_else(|| dir.clone());
+        (None, Some(cstr(&cwd)?), dir)
+    };
+
+    let landlock = if on(Layer::LandlockFs) {
+        let mut read_only: Vec<&Path> = system.iter().map(PathBuf::as_path).collect();
+        read_only.extend(ro_paths.iter().map(PathBuf::as_path));
+        let host_proc = Path::new("/proc");
+        if !namespaces {
+            read_only.push(host_proc);
+        }
+        let rw: Vec<&Path> = if namespaces {
+            Vec::new()
+        } else {
+            vec![home.as_path()]
+        };
+        let devices: Vec<&Path> = DEVICES
+            .iter()
+            .map(Path::new)
+            .filter(|p| p.exists())
+            .collect();
+        let tcp: Option<&[u16]> = if on(Layer::LandlockNet) {
+            Some(if pipe_seat { &[] } else { &jail.tcp_connect })
+        } else {
+            None
+        };
+        Some(
+            filters::landlock_ruleset(&LandlockSpec {
+                abi: caps.landlock_abi,
+                read_only: &read_only,
+                read_write: &rw,
+                devices: &devices,
+                tcp_connect: tcp,
+            })
+            .map_err(|e| host_err("cannot build the Landlock ruleset", e))?,
+        )
+    } else {
+        None
+    };
+    let seccomp = if on(Layer::Seccomp) {
+        filters::seccomp_programs().map_err(|e| host_err("cannot build the seccomp filter", e))?
+    } else {
+        Vec::new()
+    };
+    let last_cap = std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(63);
+    use std::os::fd::AsRawFd;
+    let child = ChildPlan {
+        status_fd: status_tx.as_raw_fd(),
+        limits: cfg.limits.clone(),
+        cgroup_procs: cgroup.as_ref().map(Cgroup::procs_fds).unwrap_or_default(),
+        namespaces: ns,
+        identity: uid.as_ref().map(|l| l.uid),
+        last_cap,
+        landlock,
+        landlock_abi: caps.landlock_abi,
+        seccomp,
+        cwd,
+    };
+    Ok((
+        Prepared {
+            report,
+            child,
+            status_rx,
+            uid,
+            cgroup,
+            host_workdir,
+            home,
+        },
+        status_tx,
+    ))
+}
+
+/// Read what the child reported through the status pipe once spawning is over (the write end
+/// closed in the referee): a failed confinement step, if any.
+pub(crate) fn read_status(rx: &OwnedFd) -> Option<(Stage, i32)> {
+    use std::os::fd::AsRawFd;
+    let mut buf = [0u8; 5];
+    // The write ends are all closed (ours dropped, the child's closed by exec or exit), so this
+    // read does not block.
+    // SAFETY: read(2) into a stack buffer.
+    let n = unsafe { libc::read(rx.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+    if n == 5 {
+        let errno = i32::from_le_bytes([buf[1], buf[2], buf[3], buf[4]]);
+        Stage::from_u8(buf[0]).map(|s| (s, errno))
+    } else {
+        None
+    }
+}

@@ -1,0 +1,499 @@
+//! The zoo of hostile bots: one attack each (tests/zoo/attack.py), each asserted contained from
+//! the outside. An attack whose layer this kernel or these privileges lack is skipped with a
+//! printed reason naming the layer; CI runs as root with every layer the machine offers.
+
+use std::collections::HashSet;
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use kakehiki_agent::{
+    BotProcess, ClientProcess, Layer, ReadOutcome, SandboxConfig, SandboxLevel, SandboxReport,
+};
+use tokio::time::Instant;
+
+fn attacker() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/zoo/attack.py")
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn argv(mode: &str, args: &[String]) -> Vec<String> {
+    let mut v = vec!["python3".to_string(), attacker(), mode.to_string()];
+    v.extend(args.iter().cloned());
+    v
+}
+
+/// Whether the layers an attack needs are in force; prints why not.
+fn layers(test: &str, needed: &[Layer]) -> bool {
+    let report = SandboxReport::current(SandboxLevel::Best);
+    for l in needed {
+        if !report.layers.contains(l) {
+            let why = report
+                .missing
+                .iter()
+                .find(|m| m.layer == *l)
+                .map(|m| m.reason.clone())
+                .unwrap_or_default();
+            eprintln!("SKIPPED {test}: layer {} unavailable: {why}", l.name());
+            return false;
+        }
+    }
+    true
+}
+
+/// Read `RESULT ...` lines until `DONE`.
+async fn results(bot: &mut BotProcess) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match bot.read_line(deadline).await {
+            ReadOutcome::Line(l) => {
+                let text = String::from_utf8_lossy(&l.bytes).into_owned();
+                if text == "DONE" {
+                    return out;
+                }
+                if let Some(rest) = text.strip_prefix("RESULT ") {
+                    out.push(rest.split(' ').map(str::to_string).collect());
+                }
+            }
+            other => panic!(
+                "the attacker stopped before DONE: {other:?}; stderr: {}",
+                bot.stderr_text()
+            ),
+        }
+    }
+}
+
+async fn attack(
+    mode: &str,
+    args: &[String],
+    cfg: &SandboxConfig,
+) -> (BotProcess, Vec<Vec<String>>) {
+    let mut bot = BotProcess::spawn(&argv(mode, args), cfg).expect("the attacker starts");
+    let r = results(&mut bot).await;
+    (bot, r)
+}
+
+fn all_blocked(results: &[Vec<String>]) {
+    assert!(!results.is_empty());
+    for r in results {
+        assert_eq!(r[0], "BLOCKED", "attack succeeded: {r:?}");
+    }
+}
+
+/// The state letter of a host process (`T` when stopped), if it exists.
+fn proc_state(pid: i32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let close = stat.rfind(')')?;
+    stat[close + 1..]
+        .split_whitespace()
+        .next()
+        .map(str::to_string)
+}
+
+/// Host processes whose command line contains `needle`.
+fn processes_with(needle: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        if let Ok(mut f) = std::fs::File::open(e.path().join("cmdline")) {
+            let mut buf = Vec::new();
+            let _ = f.read_to_end(&mut buf);
+            let text = String::from_utf8_lossy(&buf).replace('\0', " ");
+            if text.contains(needle) && proc_state(pid).is_some_and(|s| s != "Z") {
+                out.push(pid);
+            }
+        }
+    }
+    out
+}
+
+/// Poll `cond` for up to 5 s.
+fn wait_for(cond: impl Fn() -> bool) -> bool {
+    for _ in 0..250 {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+#[tokio::test]
+async fn runs_as_its_own_unprivileged_user_in_its_own_namespaces() {
+    if !layers(
+        "identity",
+        &[Layer::Identity, Layer::Namespaces, Layer::Seccomp],
+    ) {
+        return;
+    }
+    let (bot, r) = attack("whoami", &[], &SandboxConfig::default()).await;
+    let id = &r[0];
+    let uid: u32 = id[1].parse().unwrap();
+    assert!(uid >= 61000, "bot uid {uid}");
+    assert_eq!(id[2], id[1], "gid equals uid");
+    let status = &id[3];
+    for cap in [
+        "CapInh:0000000000000000",
+        "CapPrm:0000000000000000",
+        "CapEff:0000000000000000",
+        "CapBnd:0000000000000000",
+        "CapAmb:0000000000000000",
+    ] {
+        assert!(status.contains(cap), "{cap} missing in {status}");
+    }
+    assert!(status.contains("NoNewPrivs:1"), "{status}");
+    assert!(status.contains("Seccomp:2"), "{status}");
+    assert!(
+        status.contains("Groups:|") || status.ends_with("Groups:"),
+        "{status}"
+    );
+    // Its own PID namespace: it is process 1 and sees only itself (and the reading shell).
+    assert_eq!(r[1][2], "1", "{:?}", r[1]);
+    let seen: usize = r[1][1].parse().unwrap();
+    assert!(seen <= 2, "the bot sees {seen} processes");
+    assert_eq!(r[2][1], "/tmp");
+    assert!(bot
+        .sandbox()
+        .is_some_and(|s| s.layers.contains(&Layer::Namespaces)));
+    bot.finish(Duration::from_millis(100)).await;
+}
+
+#[tokio::test]
+async fn two_bots_get_different_uids() {
+    if !layers("uids", &[Layer::Identity]) {
+        return;
+    }
+    let (a, ra) = attack("whoami", &[], &SandboxConfig::default()).await;
+    let (b, rb) = attack("whoami", &[], &SandboxConfig::default()).await;
+    assert_ne!(ra[0][1], rb[0][1]);
+    a.finish(Duration::from_millis(50)).await;
+    b.finish(Duration::from_millis(50)).await;
+}
+
+#[tokio::test]
+async fn cannot_read_secrets_other_bots_or_the_referee() {
+    if !layers(
+        "reads",
+        &[Layer::Identity, Layer::Namespaces, Layer::LandlockFs],
+    ) {
+        return;
+    }
+    // A results database, a replay and another bot's program, outside the attacker's own dirs.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("kakehiki.sqlite");
+    let replay = dir.path().join("game.jsonl");
+    let other = dir.path().join("other-bot");
+    std::fs::create_dir(&other).unwrap();
+    let other_prog = other.join("bot.py");
+    for f in [&db, &replay, &other_prog] {
+        std::fs::write(f, "secret").unwrap();
+    }
+    let victim = BotProcess::spawn(
+        &["sleep".to_string(), "30".to_string()],
+        &SandboxConfig::default(),
+    )
+    .unwrap();
+    let me = std::process::id();
+    let targets: Vec<String> = [
+        "/etc/shadow".to_string(),
+        db.display().to_string(),
+        replay.display().to_string(),
+        other_prog.display().to_string(),
+        format!("/proc/{me}/environ"),
+        format!("/proc/{me}/mem"),
+        format!("/proc/{}/fd/0", victim.pgid()),
+        format!("/proc/{}/environ", victim.pgid()),
+        "/root/.bash_history".to_string(),
+    ]
+    .to_vec();
+    let (bot, r) = attack("read", &targets, &SandboxConfig::default()).await;
+    assert_eq!(r.len(), targets.len());
+    all_blocked(&r);
+    bot.finish(Duration::from_millis(50)).await;
+    victim.finish(Duration::from_millis(50)).await;
+}
+
+#[tokio::test]
+async fn writes_stay_inside_its_own_private_tmpfs() {
+    if !layers(
+        "writes",
+        &[Layer::Identity, Layer::Namespaces, Layer::LandlockFs],
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let pid = std::process::id();
+    let host_files: Vec<PathBuf> = vec![
+        PathBuf::from(format!("/tmp/kakehiki-zoo-{pid}")),
+        PathBuf::from(format!("/dev/shm/kakehiki-zoo-{pid}")),
+        PathBuf::from(format!("/root/kakehiki-zoo-{pid}")),
+        dir.path().join("planted"),
+        std::env::current_dir()
+            .unwrap()
+            .join(format!("kakehiki-zoo-{pid}")),
+    ];
+    let args: Vec<String> = host_files.iter().map(|p| p.display().to_string()).collect();
+    let (bot, _r) = attack("write", &args, &SandboxConfig::default()).await;
+    bot.finish(Duration::from_millis(50)).await;
+    for f in &host_files {
+        assert!(!f.exists(), "the bot wrote {}", f.display());
+    }
+}
+
+#[tokio::test]
+async fn a_pipe_bot_has_no_network() {
+    if !layers("network", &[Layer::Namespaces]) {
+        return;
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (bot, r) = attack("connect", &[port.to_string()], &SandboxConfig::default()).await;
+    all_blocked(&r);
+    bot.finish(Duration::from_millis(50)).await;
+}
+
+#[tokio::test]
+async fn a_tcp_client_may_connect_to_its_own_port_only_and_bind_nothing() {
+    if !layers("tcp", &[Layer::LandlockNet]) {
+        return;
+    }
+    let own = TcpListener::bind("127.0.0.1:0").unwrap();
+    let other = TcpListener::bind("127.0.0.1:0").unwrap();
+    let (own_port, other_port) = (
+        own.local_addr().unwrap().port(),
+        other.local_addr().unwrap().port(),
+    );
+    let mut cfg = SandboxConfig::default();
+    cfg.jail.tcp_connect = vec![own_port];
+    // The script is named inside a shell command, so its directory is given to the sandbox.
+    cfg.jail.ro_paths = vec![Path::new(&attacker()).parent().unwrap().to_path_buf()];
+    // A client prints nothing the referee reads: run the attacker through a shell that keeps
+    // its output in the client's captured stdout.
+    let args = [
+        "sh".to_string(),
+        "-c".to_string(),
+        format!(
+            "python3 {a} connect {own_port} {other_port} && python3 {a} bind 0",
+            a = attacker()
+        ),
+    ];
+    let client = ClientProcess::spawn(&args, &cfg).unwrap();
+    let (_, stderr, out) = client.finish_with_output(Duration::from_secs(20)).await;
+    let out = format!("{out}\nstderr: {stderr}");
+    assert!(
+        out.contains(&format!("RESULT CONNECTED {own_port}")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("RESULT BLOCKED {other_port}")),
+        "{out}"
+    );
+    assert!(out.contains("RESULT BLOCKED 0"), "{out}");
+}
+
+#[tokio::test]
+async fn cannot_signal_or_trace_the_referee_or_another_bot() {
+    if !layers(
+        "signals",
+        &[Layer::Identity, Layer::Namespaces, Layer::Seccomp],
+    ) {
+        return;
+    }
+    let victim = BotProcess::spawn(
+        &["sleep".to_string(), "30".to_string()],
+        &SandboxConfig::default(),
+    )
+    .unwrap();
+    let me = std::process::id() as i32;
+    let targets = vec![me.to_string(), victim.pgid().to_string()];
+    let (bot, r) = attack("signal", &targets, &SandboxConfig::default()).await;
+    all_blocked(&r);
+    let (bot2, r2) = attack("ptrace", &targets, &SandboxConfig::default()).await;
+    all_blocked(&r2);
+    assert_ne!(
+        proc_state(victim.pgid()).as_deref(),
+        Some("T"),
+        "the victim was stopped"
+    );
+    assert!(victim.group_alive());
+    bot.finish(Duration::from_millis(50)).await;
+    bot2.finish(Duration::from_millis(50)).await;
+    victim.finish(Duration::from_millis(50)).await;
+}
+
+#[tokio::test]
+async fn nothing_it_starts_outlives_it() {
+    if !layers("outlive", &[Layer::Namespaces]) {
+        return;
+    }
+    let marker = format!("{}.{}", 900 + std::process::id() % 97, std::process::id());
+    let (bot, r) = attack(
+        "outlive",
+        std::slice::from_ref(&marker),
+        &SandboxConfig::default(),
+    )
+    .await;
+    assert_eq!(r[0][0], "SPAWNED");
+    assert!(
+        wait_for(|| !processes_with(&format!("sleep {marker}")).is_empty()),
+        "the daemon did not start: {r:?} {}",
+        bot.stderr_text()
+    );
+    bot.finish(Duration::from_millis(50)).await;
+    let mut left = Vec::new();
+    for _ in 0..100 {
+        left = processes_with(&format!("sleep {marker}"));
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(left.is_empty(), "processes outlived the bot: {left:?}");
+}
+
+/// When the referee itself is SIGKILLed, every bot it started dies with it and no working
+/// directory is left behind. The referee here is this test binary started again in a mode that
+/// spawns the attacker and waits to be killed.
+#[test]
+fn nothing_outlives_a_killed_referee() {
+    if let Ok(marker) = std::env::var("KAKEHIKI_ZOO_REFEREE") {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let (bot, _r) = attack("outlive", &[marker], &SandboxConfig::default()).await;
+            println!("REFEREE READY");
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            drop(bot);
+        });
+        return;
+    }
+    if !layers("referee killed", &[Layer::Namespaces]) {
+        return;
+    }
+    let marker = format!("{}.{}", 800 + std::process::id() % 97, std::process::id());
+    let exe = std::env::current_exe().unwrap();
+    let mut referee = std::process::Command::new(exe)
+        .args([
+            "--exact",
+            "nothing_outlives_a_killed_referee",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env("KAKEHIKI_ZOO_REFEREE", &marker)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = referee.stdout.take().unwrap();
+    let mut seen = String::new();
+    let mut buf = [0u8; 256];
+    while !seen.contains("REFEREE READY") {
+        let n = stdout.read(&mut buf).unwrap();
+        assert!(n > 0, "the referee ended early: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    assert!(wait_for(
+        || !processes_with(&format!("sleep {marker}")).is_empty()
+    ));
+    referee.kill().unwrap();
+    referee.wait().unwrap();
+    let mut left = Vec::new();
+    for _ in 0..200 {
+        left = processes_with(&format!("sleep {marker}"));
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        left.is_empty(),
+        "bot processes outlived the killed referee: {left:?}"
+    );
+}
+
+#[tokio::test]
+async fn process_count_is_bounded() {
+    if !layers("fork", &[Layer::Cgroup, Layer::Identity]) {
+        return;
+    }
+    let mut cfg = SandboxConfig::default();
+    cfg.limits.processes = Some(64);
+    let (bot, r) = attack("fork", &["2000".to_string()], &cfg).await;
+    let made: u32 = r[0][1].parse().unwrap();
+    assert!(
+        made < 64,
+        "the bot forked {made} processes under a limit of 64"
+    );
+    bot.finish(Duration::from_millis(50)).await;
+}
+
+#[tokio::test]
+async fn memory_is_bounded_across_processes_and_shared_memory() {
+    if !layers("memory", &[Layer::Cgroup, Layer::Namespaces]) {
+        return;
+    }
+    let mut cfg = SandboxConfig::default();
+    cfg.limits.memory_bytes = Some(256 << 20);
+    cfg.jail.shm_bytes = 512 << 20;
+    let (bot, r) = attack("memory", &["200".to_string(), "512".to_string()], &cfg).await;
+    let held: HashSet<&String> = r.iter().filter(|l| l[0] == "HELD").map(|l| &l[1]).collect();
+    let shm: u64 = r
+        .iter()
+        .find(|l| l[0] == "SHM")
+        .map(|l| l[1].parse().unwrap())
+        .unwrap_or(0);
+    let total = held.len() as u64 * 200 + shm;
+    assert!(
+        total <= 256,
+        "the bot held {total} MiB under a limit of 256 ({r:?})"
+    );
+    bot.finish(Duration::from_millis(50)).await;
+}
+
+#[tokio::test]
+async fn disk_is_bounded() {
+    if !layers("disk", &[Layer::Namespaces]) {
+        return;
+    }
+    let mut cfg = SandboxConfig::default();
+    cfg.limits.file_size_bytes = Some(64 << 20);
+    cfg.jail.disk_bytes = 64 << 20;
+    let (bot, r) = attack("disk", &["4".to_string(), "50".to_string()], &cfg).await;
+    let written: u64 = r[0][1].parse().unwrap();
+    assert!(
+        written <= 64,
+        "the bot wrote {written} MiB under a disk budget of 64"
+    );
+    assert!(
+        written >= 30,
+        "the bot could not write at all ({written} MiB)"
+    );
+    bot.finish(Duration::from_millis(50)).await;
+}
+
+#[tokio::test]
+async fn a_strict_sandbox_names_what_is_missing() {
+    let report = SandboxReport::current(SandboxLevel::Strict);
+    let mut cfg = SandboxConfig::default();
+    cfg.jail.level = SandboxLevel::Strict;
+    let r = BotProcess::spawn(&["true".to_string()], &cfg);
+    if report.complete() {
+        let bot = r.expect("every layer is available, so strict starts the bot");
+        bot.finish(Duration::from_millis(50)).await;
+    } else {
+        let err = r.err().expect("strict refuses an incomplete sandbox");
+        assert!(err.is_host_fault());
+        assert!(
+            err.to_string().contains(report.missing[0].layer.name()),
+            "{err}"
+        );
+    }
+}

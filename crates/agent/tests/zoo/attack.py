@@ -1,0 +1,157 @@
+"""A hostile bot: one attack per mode, each result printed as `RESULT <word> <detail>`.
+
+Used by tests/sandbox_zoo.rs. Every attack tries what a contestant's program could try against
+the referee, the other seats or the machine; the test asserts from the outside that it failed.
+"""
+import ctypes
+import errno
+import os
+import signal
+import socket
+import sys
+import time
+
+
+def out(*words):
+    print("RESULT", *words, flush=True)
+
+
+def try_read(path):
+    try:
+        with open(path, "rb") as f:
+            data = f.read(64)
+        out("LEAKED", path, len(data))
+    except OSError as e:
+        out("BLOCKED", path, errno.errorcode.get(e.errno, e.errno))
+
+
+def try_write(path):
+    try:
+        with open(path, "wb") as f:
+            f.write(b"pwned")
+        out("WROTE", path)
+    except OSError as e:
+        out("BLOCKED", path, errno.errorcode.get(e.errno, e.errno))
+
+
+def main():
+    mode = sys.argv[1]
+    args = sys.argv[2:]
+    if mode == "read":
+        for p in args:
+            try_read(p)
+    elif mode == "write":
+        for p in args:
+            try_write(p)
+    elif mode == "connect":
+        for port in args:
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.settimeout(2)
+            try:
+                s.connect(("127.0.0.1", int(port)))
+                out("CONNECTED", port)
+            except OSError as e:
+                out("BLOCKED", port, errno.errorcode.get(e.errno, e.errno) if e.errno else type(e).__name__)
+            finally:
+                s.close()
+    elif mode == "bind":
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            s.bind(("127.0.0.1", int(args[0])))
+            s.listen(1)
+            out("BOUND", args[0])
+        except OSError as e:
+            out("BLOCKED", args[0], errno.errorcode.get(e.errno, e.errno))
+    elif mode == "signal":
+        for pid in args:
+            try:
+                os.kill(int(pid), signal.SIGSTOP)
+                out("SENT", pid)
+            except OSError as e:
+                out("BLOCKED", pid, errno.errorcode.get(e.errno, e.errno))
+    elif mode == "ptrace":
+        libc = ctypes.CDLL(None, use_errno=True)
+        for pid in args:
+            r = libc.ptrace(16, int(pid), None, None)  # PTRACE_ATTACH
+            if r == 0:
+                out("ATTACHED", pid)
+            else:
+                out("BLOCKED", pid, errno.errorcode.get(ctypes.get_errno(), ctypes.get_errno()))
+    elif mode == "outlive":
+        # A grandchild in its own session and process group, as a daemon would be.
+        pid = os.fork()
+        if pid == 0:
+            os.setsid()
+            if os.fork() == 0:
+                os.execvp("sleep", ["sleep", args[0]])
+            os._exit(0)
+        os.waitpid(pid, 0)
+        out("SPAWNED", args[0])
+    elif mode == "fork":
+        n = int(args[0])
+        made = 0
+        children = []
+        for _ in range(n):
+            try:
+                pid = os.fork()
+            except OSError:
+                break
+            if pid == 0:
+                time.sleep(30)
+                os._exit(0)
+            children.append(pid)
+            made += 1
+        out("FORKED", made)
+    elif mode == "memory":
+        # Three processes of `mib` MiB each, plus a file in /dev/shm.
+        mib = int(args[0])
+        pids = []
+        for i in range(3):
+            pid = os.fork()
+            if pid == 0:
+                block = bytearray(mib << 20)
+                for j in range(0, len(block), 4096):
+                    block[j] = 1
+                out("HELD", i, mib)
+                time.sleep(30)
+                os._exit(0)
+            pids.append(pid)
+        shm = 0
+        try:
+            with open("/dev/shm/big", "wb") as f:
+                chunk = b"x" * (1 << 20)
+                for _ in range(int(args[1])):
+                    f.write(chunk)
+                    shm += 1
+        except OSError:
+            pass
+        out("SHM", shm)
+        time.sleep(3)
+    elif mode == "disk":
+        total = 0
+        for i in range(int(args[0])):
+            try:
+                with open("file%d" % i, "wb") as f:
+                    chunk = b"y" * (1 << 20)
+                    for _ in range(int(args[1])):
+                        f.write(chunk)
+                        total += 1
+            except OSError:
+                pass
+        out("WRITTEN_MIB", total)
+    elif mode == "whoami":
+        with open("/proc/self/status") as f:
+            status = f.read()
+        caps = [l for l in status.splitlines() if l.startswith(("Cap", "Uid", "Gid", "Groups", "NoNewPrivs", "Seccomp:"))]
+        out("ID", os.getuid(), os.getgid(), "|".join(caps).replace(" ", "").replace("\t", ""))
+        out("PIDS", len([p for p in os.listdir("/proc") if p.isdigit()]), os.getpid())
+        out("CWD", os.getcwd())
+    print("DONE", flush=True)
+    # Stay alive (as a bot would) until the referee ends the match.
+    try:
+        sys.stdin.read()
+    except Exception:
+        pass
+
+
+main()
