@@ -80,3 +80,21 @@ impl Default for SandboxConfig {
         }
     }
 }
+
+impl SandboxConfig {
+    /// The configuration of seat `seat` (0-based): its own directory, if one was named.
+    pub fn for_seat(&self, seat: usize) -> SandboxConfig {
+        let mut cfg = self.clone();
+        if let Some(dir) = self.jail.seat_dirs.get(&seat) {
+            cfg.jail.seat_dir = Some(dir.clone());
+        }
+        cfg
+    }
+
+    /// [`SandboxConfig::for_seat`] for a TCP client that may connect to `port` only.
+    pub fn for_tcp_seat(&self, seat: usize, port: u16) -> SandboxConfig {
+        let mut cfg = self.for_seat(seat);
+        cfg.jail.tcp_connect = vec![port];
+        cfg
+    }
+}

@@ -56,6 +56,8 @@ enum Command {
     Serve(commands::serve::ServeArgs),
     /// Serve the web UI: contest standings, matches and a replay viewer from a results store.
     Web(commands::web::WebArgs),
+    /// Show the confinement layers process bots run under on this machine.
+    Sandbox(commands::sandbox::SandboxArgs),
 }
 
 fn main() -> ExitCode {
@@ -76,6 +78,7 @@ fn main() -> ExitCode {
         Command::Diplomacy(args) => commands::diplomacy::run(args),
         Command::Serve(args) => commands::serve::run(args),
         Command::Web(args) => commands::web::run(args),
+        Command::Sandbox(args) => commands::sandbox::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -42,7 +42,7 @@ impl Arena for RefereeArena {
             let Some(rt) = slot.as_ref() else {
                 return Err("cannot start the async runtime".to_string());
             };
-            let record = rt.block_on(async {
+            let mut record = rt.block_on(async {
                 if job.timeout_s == 0 {
                     driver.play(&spec).await.map_err(|e| e.to_string())
                 } else {
@@ -60,6 +60,7 @@ impl Arena for RefereeArena {
                     }
                 }
             })?;
+            record.stamp_sandbox(&spec);
             Ok(Played {
                 report: record.report,
                 replay: record.replay.to_text(),

@@ -69,6 +69,46 @@ impl ReplayLog {
         &self.lines
     }
 
+    /// Add `key` with `value` as the last field of the header line (the referee's own facts
+    /// about a match that a re-run cannot reproduce, e.g. the sandbox the bots ran in). The
+    /// other bytes of the header stay as they were; [`strip_header_field`] undoes it.
+    pub fn append_header_field<T: Serialize>(&mut self, key: &str, value: &T) {
+        let Some(header) = self.lines.first_mut() else {
+            return;
+        };
+        let (Ok(key), Ok(value)) = (serde_json::to_string(key), serde_json::to_string(value))
+        else {
+            return;
+        };
+        if header.ends_with('}') {
+            header.pop();
+            header.push(',');
+            header.push_str(&key);
+            header.push(':');
+            header.push_str(&value);
+            header.push('}');
+        }
+    }
+}
+
+/// `text` without the header field `key` appended by [`ReplayLog::append_header_field`].
+pub fn strip_header_field<'a>(text: &'a str, key: &str) -> std::borrow::Cow<'a, str> {
+    let header_end = text.find('\n').unwrap_or(text.len());
+    let header = &text[..header_end];
+    let needle = format!(",{}:", serde_json::to_string(key).unwrap_or_default());
+    match header.rfind(&needle) {
+        Some(at) if header.ends_with('}') => {
+            let mut out = String::with_capacity(text.len());
+            out.push_str(&header[..at]);
+            out.push('}');
+            out.push_str(&text[header_end..]);
+            std::borrow::Cow::Owned(out)
+        }
+        _ => std::borrow::Cow::Borrowed(text),
+    }
+}
+
+impl ReplayLog {
     /// The replay as JSON Lines text (each line ends with LF).
     pub fn to_text(&self) -> String {
         let mut out = String::with_capacity(self.lines.iter().map(|l| l.len() + 1).sum());

@@ -81,6 +81,30 @@ pub struct MatchRecord {
     pub replay: ReplayLog,
 }
 
+/// The key under which the sandbox a match's bots ran in is recorded (report and replay header).
+pub const SANDBOX_KEY: &str = "sandbox";
+
+impl MatchRecord {
+    /// Record the sandbox layers in force for the spec's process bots in the report (`sandbox`
+    /// in `--json`) and in the replay header.
+    pub fn stamp_sandbox(&mut self, spec: &MatchSpec) {
+        let has_process = spec.seats.iter().any(|s| {
+            matches!(
+                s,
+                kakehiki_core::SeatSpec::Cmd(_) | kakehiki_core::SeatSpec::TcpCmd(_)
+            )
+        });
+        if !has_process {
+            return;
+        }
+        let report = kakehiki_agent::SandboxReport::current(spec.sandbox.jail.level);
+        if let Ok(v) = serde_json::to_value(&report) {
+            self.report.extra.insert(SANDBOX_KEY.to_string(), v);
+        }
+        self.replay.append_header_field(SANDBOX_KEY, &report);
+    }
+}
+
 /// Why a match could not be run or a replay not verified. Bot misbehaviour is never an error
 /// here: it is recorded in the report and the match completes.
 #[derive(Debug, thiserror::Error)]
@@ -166,6 +190,8 @@ pub trait GameDriver: Send + Sync {
 
 /// Re-run `text` and check the re-run reproduces it byte for byte.
 pub fn verify_replay(text: &str) -> Result<MatchRecord, RefereeError> {
+    // What the referee recorded about the bots' sandbox is not part of the game.
+    let text = &*kakehiki_core::replay::strip_header_field(text, SANDBOX_KEY);
     let parsed = ReplayLog::parse(text)?;
     let driver = crate::registry::find_game(&parsed.header.game)?;
     let record = driver.rerun(&parsed)?;

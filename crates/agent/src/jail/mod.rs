@@ -84,6 +84,8 @@ pub struct JailConfig {
     pub uid_count: u32,
     /// The seat's own directory: mounted read-only, and the bot's working directory.
     pub seat_dir: Option<PathBuf>,
+    /// Directories of seats by index (`--seat-dir N=DIR`), applied by [`crate::SandboxConfig::for_seat`].
+    pub seat_dirs: std::collections::BTreeMap<usize, PathBuf>,
     /// More directories (or files) mounted read-only at the same path (a toolchain, a venv).
     pub ro_paths: Vec<PathBuf>,
     /// TCP ports on loopback a TCP client seat may connect to (its own seat's port). Pipe seats
@@ -102,6 +104,7 @@ impl Default for JailConfig {
             uid_base: 61000,
             uid_count: 1000,
             seat_dir: None,
+            seat_dirs: Default::default(),
             ro_paths: Vec::new(),
             tcp_connect: Vec::new(),
             disk_bytes: 256 << 20,

@@ -6,6 +6,7 @@ pub mod diplomacy;
 pub mod games;
 pub mod play;
 pub mod replay;
+pub mod sandbox;
 pub mod serve;
 pub mod web;
 pub mod worker;

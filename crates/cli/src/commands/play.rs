@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::Args;
-use kakehiki_agent::SandboxConfig;
+use kakehiki_agent::{SandboxConfig, SandboxLevel};
 use kakehiki_core::SeatSpec;
 use kakehiki_referee::{find_game, MatchSpec};
 
@@ -44,16 +44,39 @@ pub struct PlayArgs {
     pub sandbox: SandboxArgs,
 }
 
-/// Resource limits of process bots (rlimits, inherited by their children). 0 means unlimited.
+/// The sandbox of process bots: its level, resource limits (0 means unlimited) and what each
+/// seat may see.
 #[derive(Args, Debug, Clone)]
 pub struct SandboxArgs {
+    /// Confinement: `best` applies every layer this machine offers and warns about the rest,
+    /// `strict` refuses to start bots when a layer is missing, `off` only limits resources
+    /// (see `kakehiki sandbox`).
+    #[arg(long = "sandbox", value_name = "LEVEL", default_value = "best")]
+    pub level: SandboxLevel,
+    /// The directory of seat N (1-based), mounted read-only as the bot's working directory, so
+    /// that `cd bot && ./a.out` launch lines work: --seat-dir 2=bots/java.
+    #[arg(long = "seat-dir", value_name = "N=DIR")]
+    pub seat_dirs: Vec<String>,
+    /// A directory (a toolchain, a venv) every bot may read, mounted read-only; may be repeated.
+    #[arg(long = "ro-path", value_name = "PATH")]
+    pub ro_paths: Vec<PathBuf>,
+    /// An environment variable passed through to bots (e.g. CLASSPATH); may be repeated.
+    #[arg(long = "pass-env", value_name = "NAME")]
+    pub pass_env: Vec<String>,
+    /// A bot's disk: the size of its private /tmp (its working directory), in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 256)]
+    pub disk_mib: u64,
+    /// First uid of the range bots run as (one uid per running bot).
+    #[arg(long, value_name = "UID", default_value_t = 61000)]
+    pub uid_base: u32,
     /// CPU seconds per bot process.
     #[arg(long, value_name = "SECONDS", default_value_t = 600)]
     pub cpu_seconds: u64,
-    /// Memory (private writable data) per bot process, in MiB.
+    /// Memory per bot: all its processes, shared memory and files in its /tmp, in MiB (a
+    /// cgroup where available; also the private data of each process).
     #[arg(long, value_name = "MIB", default_value_t = 4096)]
     pub memory_mib: u64,
-    /// Processes of the user (RLIMIT_NPROC; does not bind root).
+    /// Processes per bot (its cgroup's pids.max and its uid's RLIMIT_NPROC).
     #[arg(long, value_name = "N", default_value_t = 4096)]
     pub max_processes: u64,
     /// Largest file a bot may write, in MiB.
@@ -66,15 +89,41 @@ pub struct SandboxArgs {
 
 impl SandboxArgs {
     /// The sandbox these flags describe.
-    pub fn config(&self) -> SandboxConfig {
+    pub fn config(&self) -> anyhow::Result<SandboxConfig> {
         let nonzero = |v: u64| (v > 0).then_some(v);
         let mut cfg = SandboxConfig::default();
+        cfg.jail.level = self.level;
+        cfg.jail.uid_base = self.uid_base;
+        cfg.jail.disk_bytes = self.disk_mib.max(1) << 20;
+        let cwd = std::env::current_dir().context("cannot read the current directory")?;
+        for item in &self.seat_dirs {
+            let (n, dir) = item
+                .split_once('=')
+                .with_context(|| format!("--seat-dir {item:?}: expected N=DIR"))?;
+            let n: usize =
+                n.trim().parse().ok().filter(|&n| n >= 1).with_context(|| {
+                    format!("--seat-dir {item:?}: N must be a seat number from 1")
+                })?;
+            let dir = cwd.join(dir);
+            if !dir.is_dir() {
+                bail!("--seat-dir {item:?}: {} is not a directory", dir.display());
+            }
+            cfg.jail.seat_dirs.insert(n - 1, dir);
+        }
+        for p in &self.ro_paths {
+            let p = cwd.join(p);
+            if !p.exists() {
+                bail!("--ro-path {}: no such file or directory", p.display());
+            }
+            cfg.jail.ro_paths.push(p);
+        }
+        cfg.env_passthrough.extend(self.pass_env.iter().cloned());
         cfg.limits.cpu_seconds = nonzero(self.cpu_seconds);
         cfg.limits.memory_bytes = nonzero(self.memory_mib).map(|m| m << 20);
         cfg.limits.processes = nonzero(self.max_processes);
         cfg.limits.file_size_bytes = nonzero(self.file_size_mib).map(|m| m << 20);
         cfg.stderr_cap = self.stderr_cap;
-        cfg
+        Ok(cfg)
     }
 }
 
@@ -104,7 +153,7 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
     let mut spec = MatchSpec::new(&args.game, seed, args.seats);
     spec.rules = args.rules;
     spec.options = parse_options(&args.options)?;
-    spec.sandbox = args.sandbox.config();
+    spec.sandbox = args.sandbox.config()?;
     if let Some(y) = args.max_year {
         spec.options.insert("max_year".into(), y.to_string());
     }
@@ -112,11 +161,12 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
         spec.options.insert("press_rounds".into(), k.to_string());
     }
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    let record = runtime
+    let mut record = runtime
         .block_on(driver.play(&spec))
         .with_context(|| format!("cannot run a {} match", args.game))?;
+    record.stamp_sandbox(&spec);
     if let Some(path) = &args.replay {
-        std::fs::write(path, record.replay.to_text())
+        write_file_atomically(path, record.replay.to_text().as_bytes())
             .with_context(|| format!("cannot write the replay to {}", path.display()))?;
     }
     if args.json {
@@ -128,4 +178,27 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
         }
     }
     Ok(exit::OK)
+}
+
+/// Write `bytes` to `path` through a temporary file in the same directory, renamed over it: a
+/// symlink planted at `path` is replaced, never followed, and a reader never sees half a file.
+pub fn write_file_atomically(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".kakehiki-")
+        .tempfile_in(&dir)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    tmp.write_all(bytes)
+        .context("cannot write the temporary file")?;
+    tmp.as_file()
+        .sync_all()
+        .context("cannot flush the temporary file")?;
+    tmp.persist(path)
+        .map_err(|e| e.error)
+        .context("cannot rename the temporary file")?;
+    Ok(())
 }

@@ -978,7 +978,7 @@ impl GameDriver for DiplomacyDriver {
                             })
                         }
                     },
-                    SeatSpec::Cmd(argv) => match BotProcess::spawn(argv, &sandbox) {
+                    SeatSpec::Cmd(argv) => match BotProcess::spawn(argv, &sandbox.for_seat(i)) {
                         Ok(p) => sources.push(Source::Live(Box::new(p))),
                         Err(e) => {
                             early_errors[i].push(SeatError {

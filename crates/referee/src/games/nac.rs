@@ -1242,16 +1242,18 @@ fn make_seat(spec: &SeatSpec, seat: usize, seed: u64, sandbox: &SandboxConfig) -
                 spawn_error: Some(format!("unknown built-in bot {name:?}")),
             },
         },
-        SeatSpec::Cmd(argv) | SeatSpec::TcpCmd(argv) => match BotProcess::spawn(argv, sandbox) {
-            Ok(p) => Seat::Process {
-                proc: Some(Box::new(p)),
-                spawn_error: None,
-            },
-            Err(e) => Seat::Process {
-                proc: None,
-                spawn_error: Some(e.to_string()),
-            },
-        },
+        SeatSpec::Cmd(argv) | SeatSpec::TcpCmd(argv) => {
+            match BotProcess::spawn(argv, &sandbox.for_seat(seat)) {
+                Ok(p) => Seat::Process {
+                    proc: Some(Box::new(p)),
+                    spawn_error: None,
+                },
+                Err(e) => Seat::Process {
+                    proc: None,
+                    spawn_error: Some(e.to_string()),
+                },
+            }
+        }
         SeatSpec::Tcp => Seat::Process {
             proc: None,
             spawn_error: Some("tcp seats are not supported".into()),

@@ -911,9 +911,9 @@ fn plan_for<'a>(
             Some(b) => SeatPlan::Builtin(b),
             None => SeatPlan::Pipe(Err(format!("unknown built-in bot {name:?}"))),
         },
-        SeatSpec::Cmd(argv) => {
-            SeatPlan::Pipe(BotProcess::spawn(argv, &spec.sandbox).map_err(|e| e.to_string()))
-        }
+        SeatSpec::Cmd(argv) => SeatPlan::Pipe(
+            BotProcess::spawn(argv, &spec.sandbox.for_seat(seat)).map_err(|e| e.to_string()),
+        ),
         SeatSpec::Tcp | SeatSpec::TcpCmd(_) => {
             let Some(queue) = queue else {
                 return Err(RefereeError::UnsupportedSeat {
@@ -925,8 +925,10 @@ fn plan_for<'a>(
             };
             let client = match s {
                 SeatSpec::TcpCmd(argv) => {
-                    let argv = client_argv(argv, queue.local_addr());
-                    Some(ClientProcess::spawn(&argv, &spec.sandbox).map_err(|e| e.to_string()))
+                    let addr = queue.local_addr();
+                    let argv = client_argv(argv, addr);
+                    let sandbox = spec.sandbox.for_tcp_seat(seat, addr.port());
+                    Some(ClientProcess::spawn(&argv, &sandbox).map_err(|e| e.to_string()))
                 }
                 _ => None,
             };
