@@ -191,16 +191,20 @@ fn resolve_args(argv: &[String], base: Option<&Path>) -> Vec<String> {
         .map(|(i, a)| {
             let p = Path::new(a);
             let looks_like_path = i > 0 || a.contains('/');
-            match &base {
-                Some(base)
-                    if looks_like_path
-                        && p.is_relative()
-                        && !a.is_empty()
-                        && base.join(p).exists() =>
-                {
-                    base.join(p).to_string_lossy().into_owned()
-                }
-                _ => a.clone(),
+            if !looks_like_path || a.is_empty() {
+                return a.clone();
+            }
+            let full = match &base {
+                Some(base) if p.is_relative() => base.join(p),
+                _ if p.is_absolute() => p.to_path_buf(),
+                _ => return a.clone(),
+            };
+            // `a/b/../c` only resolves where `a/b` exists: the sandbox mounts `a/c` alone.
+            let full = jail::normalize(&full);
+            if full.exists() {
+                full.to_string_lossy().into_owned()
+            } else {
+                a.clone()
             }
         })
         .collect()

@@ -77,6 +77,22 @@ async fn attack(
     (bot, r)
 }
 
+/// [`attack`] with the targets sent on stdin (never named on the command line, which would
+/// mount them for the bot).
+async fn attack_paths(
+    mode: &str,
+    targets: &[String],
+    cfg: &SandboxConfig,
+) -> (BotProcess, Vec<Vec<String>>) {
+    let mut bot =
+        BotProcess::spawn(&argv(mode, &["-".to_string()]), cfg).expect("the attacker starts");
+    bot.send(format!("{}\n", targets.join(" ")).as_bytes())
+        .await
+        .unwrap();
+    let r = results(&mut bot).await;
+    (bot, r)
+}
+
 fn all_blocked(results: &[Vec<String>]) {
     assert!(!results.is_empty());
     for r in results {
@@ -212,7 +228,7 @@ async fn cannot_read_secrets_other_bots_or_the_referee() {
         "/root/.bash_history".to_string(),
     ]
     .to_vec();
-    let (bot, r) = attack("read", &targets, &SandboxConfig::default()).await;
+    let (bot, r) = attack_paths("read", &targets, &SandboxConfig::default()).await;
     assert_eq!(r.len(), targets.len());
     all_blocked(&r);
     bot.finish(Duration::from_millis(50)).await;
@@ -239,7 +255,7 @@ async fn writes_stay_inside_its_own_private_tmpfs() {
             .join(format!("kakehiki-zoo-{pid}")),
     ];
     let args: Vec<String> = host_files.iter().map(|p| p.display().to_string()).collect();
-    let (bot, _r) = attack("write", &args, &SandboxConfig::default()).await;
+    let (bot, _r) = attack_paths("write", &args, &SandboxConfig::default()).await;
     bot.finish(Duration::from_millis(50)).await;
     for f in &host_files {
         assert!(!f.exists(), "the bot wrote {}", f.display());

@@ -350,6 +350,20 @@ fn build_root(ns: &Namespaces, st: i32) -> io::Result<()> {
         if r < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST) {
             return Err(fail(st, Stage::MakeSkeleton, io::Error::last_os_error()));
         }
+        // The private /tmp is mounted as soon as it exists (directories are in order), so that
+        // a seat directory under the host's /tmp is bound inside it rather than hidden by it.
+        if d.as_bytes() == ns.tmp_dst.as_bytes() {
+            step(
+                Stage::MountTmp,
+                mount(
+                    c"tmpfs".as_ptr(),
+                    ns.tmp_dst.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV,
+                    ns.tmp_opts.as_ptr(),
+                ),
+            )?;
+        }
     }
     for f in &ns.files {
         // SAFETY: open(2)/close(2) with a C string.
@@ -413,18 +427,16 @@ fn build_root(ns: &Namespaces, st: i32) -> io::Result<()> {
             NULL,
         ),
     )?;
-    for (dst, opts) in [(&ns.tmp_dst, &ns.tmp_opts), (&ns.shm_dst, &ns.shm_opts)] {
-        step(
-            Stage::MountTmp,
-            mount(
-                c"tmpfs".as_ptr(),
-                dst.as_ptr(),
-                c"tmpfs".as_ptr(),
-                libc::MS_NOSUID | libc::MS_NODEV,
-                opts.as_ptr(),
-            ),
-        )?;
-    }
+    step(
+        Stage::MountTmp,
+        mount(
+            c"tmpfs".as_ptr(),
+            ns.shm_dst.as_ptr(),
+            c"tmpfs".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            ns.shm_opts.as_ptr(),
+        ),
+    )?;
     // SAFETY: chdir/pivot_root/umount2 with C strings: the classic pivot onto ".", then detach
     // the old root stacked underneath.
     unsafe {

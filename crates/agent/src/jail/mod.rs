@@ -255,6 +255,10 @@ fn detect() -> Capabilities {
         ));
         None
     };
+    if cgroup.is_some() {
+        // Bot cgroups of referees that were killed before they could remove them.
+        cgroup::sweep_stale();
+    }
     let seccomp = filters::seccomp_available();
     if !seccomp {
         reasons.push((
@@ -358,4 +362,23 @@ pub(crate) fn read_status(rx: &std::os::fd::OwnedFd) -> Option<(child::Stage, i3
 /// Remove bot cgroups that referees killed before they could clean up.
 pub fn sweep_stale_cgroups() {
     cgroup::sweep_stale();
+}
+
+/// `p` with `.` and `..` components removed lexically (symbolic links are kept, so an
+/// interpreter's or a venv's own path is not changed).
+pub fn normalize(p: &std::path::Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push(c);
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }

@@ -87,7 +87,8 @@ fn program_dirs(argv: &[String]) -> Vec<PathBuf> {
 }
 
 /// Keep only paths that are not inside another path of the list or a system directory.
-fn outermost(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
+fn outermost(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = paths.iter().map(|p| super::normalize(p)).collect();
     paths.retain(|p| p.is_absolute() && p.exists() && p != Path::new("/"));
     paths.sort();
     paths.dedup();
@@ -247,7 +248,7 @@ pub(crate) fn prepare(
             links.push((cstr(Path::new(target))?, cstr(&under(Path::new(link)))?));
         }
         let cwd = match &jail.seat_dir {
-            Some(d) => d.clone(),
+            Some(d) => super::normalize(d),
             None => PathBuf::from("/tmp"),
         };
         let mut flags =

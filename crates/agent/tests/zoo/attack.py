@@ -35,8 +35,19 @@ def try_write(path):
 
 
 def main():
-    mode = sys.argv[1]
-    args = sys.argv[2:]
+    # `--exit`: end after the attack instead of waiting for the referee (when a shell runs a
+    # legal bot afterwards).
+    wait = True
+    argv = sys.argv[1:]
+    if argv and argv[0] == "--exit":
+        wait = False
+        argv = argv[1:]
+    mode = argv[0]
+    args = argv[1:]
+    if args == ["-"]:
+        # Targets come on stdin: a path on the command line would be mounted for the bot, as
+        # the organiser's command line names what the bot may read.
+        args = sys.stdin.readline().split()
     if mode == "read":
         for p in args:
             try_read(p)
@@ -63,6 +74,7 @@ def main():
         except OSError as e:
             out("BLOCKED", args[0], errno.errorcode.get(e.errno, e.errno))
     elif mode == "signal":
+        # -1: every process this one may signal.
         for pid in args:
             try:
                 os.kill(int(pid), signal.SIGSTOP)
@@ -147,6 +159,8 @@ def main():
         out("PIDS", len([p for p in os.listdir("/proc") if p.isdigit()]), os.getpid())
         out("CWD", os.getcwd())
     print("DONE", flush=True)
+    if not wait:
+        return
     # Stay alive (as a bot would) until the referee ends the match.
     try:
         sys.stdin.read()

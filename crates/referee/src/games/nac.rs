@@ -199,7 +199,16 @@ enum Reply {
     },
 }
 
+/// How a failed write of a turn's block begins its detail (the block never reached the bot, so
+/// its bytes are not counted in the seat's stream).
+const WRITE_FAILED: &str = "write to stdin failed";
+
 impl Reply {
+    /// Whether the seat's block could not be written (its bytes were never sent).
+    fn write_failed(&self) -> bool {
+        matches!(self, Reply::Crash { detail, .. } if detail.starts_with(WRITE_FAILED))
+    }
+
     /// The reply of a process seat that is not running (it failed to start, or was stopped).
     fn not_running() -> Reply {
         Reply::Crash {
@@ -429,7 +438,7 @@ impl Seat {
                     Ok(Ok(())) => {}
                     Ok(Err(e)) => {
                         return Sent::Answered(Reply::Crash {
-                            detail: format!("write to stdin failed: {e}"),
+                            detail: format!("{WRITE_FAILED}: {e}"),
                             time_us: 0,
                             output_limit: false,
                         })
@@ -785,6 +794,8 @@ struct SeatTurn {
     /// For a process seat that was written to: when the write of its block began and ended, and
     /// when its reply (or its failure) came.
     span: Option<(Instant, Instant, Instant)>,
+    /// Its block could not be written (it is not part of the seat's stream).
+    unwritten: bool,
 }
 
 /// What a seat has been sent: byte count and SHA-256.
@@ -821,6 +832,7 @@ async fn seat_turn(
         }
         None => (None, Vec::new(), None),
     };
+    let unwritten = reply.as_ref().is_some_and(Reply::write_failed);
     let (mv, errors, death) = settle(
         index,
         state.turn(),
@@ -834,6 +846,7 @@ async fn seat_turn(
         errors,
         death,
         span,
+        unwritten,
     }
 }
 
@@ -961,6 +974,11 @@ async fn run_match(
                 block
             })
         });
+        // The streams as they were, for a seat whose block turns out not to be written.
+        let before: Vec<(Sha256, u64)> = streams
+            .iter()
+            .map(|s| (s.hasher.clone(), s.bytes))
+            .collect();
         let [s0, s1, s2, s3] = &mut seats;
         // Futures are first polled in order: the bookkeeping runs after every block is written.
         let bookkeeping = async {
@@ -982,6 +1000,11 @@ async fn run_match(
             bookkeeping
         );
         let outcomes = [r0, r1, r2, r3];
+        for (seat, outcome) in outcomes.iter().enumerate() {
+            if outcome.unwritten {
+                (streams[seat].hasher, streams[seat].bytes) = before[seat].clone();
+            }
+        }
         // Waiting for bots: from the first block written to the last reply received (replies
         // carry their time since their own block was written).
         let first_write = outcomes

@@ -1,0 +1,117 @@
+//! Hostile bots in real matches: the attack is contained, the match completes, and only the
+//! attacker can be charged. The attacks are those of `crates/agent/tests/zoo/attack.py` (each
+//! is proven contained on its own there); here they run inside a seat that then plays legally.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use kakehiki_agent::{Layer, SandboxLevel, SandboxReport};
+use kakehiki_core::SeatSpec;
+use kakehiki_referee::{find_game, MatchSpec};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn path(rel: &str) -> String {
+    root()
+        .join(rel)
+        .canonicalize()
+        .unwrap()
+        .display()
+        .to_string()
+}
+
+fn layers(needed: &[Layer]) -> bool {
+    let r = SandboxReport::current(SandboxLevel::Best);
+    for l in needed {
+        if !r.layers.contains(l) {
+            eprintln!(
+                "SKIPPED: layer {} unavailable: {}",
+                l.name(),
+                r.missing_text()
+            );
+            return false;
+        }
+    }
+    true
+}
+
+/// Host processes whose command line contains `needle`.
+fn processes_with(needle: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|s| s.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .map(|b| {
+                    String::from_utf8_lossy(&b)
+                        .replace('\0', " ")
+                        .contains(needle)
+                })
+                .unwrap_or(false)
+        })
+        .count()
+}
+
+#[tokio::test]
+async fn a_hostile_nac_seat_harms_no_one_and_nothing_outlives_the_match() {
+    if !layers(&[Layer::Identity, Layer::Namespaces, Layer::Seccomp]) {
+        return;
+    }
+    let attack = path("crates/agent/tests/zoo/attack.py");
+    let bot = path("examples/bots/python/nac_bot.py");
+    let referee = std::process::id();
+    let marker = format!("{}.{}", 700 + referee % 97, referee);
+    // Stop every process it can reach, the referee by pid; trace the referee; leave a daemon;
+    // then play legally.
+    let hostile = format!(
+        "python3 {attack} --exit signal -1 {referee} 1 >&2; \
+         python3 {attack} --exit ptrace {referee} >&2; \
+         python3 {attack} --exit outlive {marker} >&2; \
+         exec python3 {bot}"
+    );
+    let honest = || SeatSpec::Cmd(vec!["python3".into(), bot.clone()]);
+    let seats = vec![
+        SeatSpec::Cmd(vec!["sh".into(), "-c".into(), hostile]),
+        honest(),
+        honest(),
+        honest(),
+    ];
+    let mut spec = MatchSpec::new("nac", 7, seats);
+    spec.sandbox.jail.ro_paths = vec![root()
+        .join("crates/agent/tests/zoo")
+        .canonicalize()
+        .unwrap()];
+    let driver = find_game("nac").unwrap();
+    let record = tokio::time::timeout(Duration::from_secs(120), driver.play(&spec))
+        .await
+        .expect("the match completes")
+        .expect("the match can be set up");
+    for (i, seat) in record.report.seats.iter().enumerate().skip(1) {
+        assert!(
+            seat.errors.is_empty(),
+            "honest seat {i} was charged: {:?}",
+            seat.errors
+        );
+    }
+    assert!(
+        record.report.seats[0].errors.is_empty(),
+        "the attacker still plays legally: {:?}",
+        record.report.seats[0].errors
+    );
+    let mut left = usize::MAX;
+    for _ in 0..100 {
+        left = processes_with(&format!("sleep {marker}"));
+        if left == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(left, 0, "the attacker's daemon outlived the match");
+}
