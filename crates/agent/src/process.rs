@@ -787,7 +787,8 @@ pub struct ClientProcess {
 
 impl ClientProcess {
     /// Start `argv` (no shell) in the sandbox with stdin closed; stdout and stderr are drained
-    /// into capped buffers.
+    /// into capped buffers. Where Landlock has TCP rules, the client may connect only to the
+    /// ports in `cfg.jail.tcp_connect` (none when empty) and bind none.
     pub fn spawn(argv: &[String], cfg: &SandboxConfig) -> Result<ClientProcess, SpawnError> {
         let Sandboxed {
             mut child,

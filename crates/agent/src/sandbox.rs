@@ -88,6 +88,9 @@ impl SandboxConfig {
         if let Some(dir) = self.jail.seat_dirs.get(&seat) {
             cfg.jail.seat_dir = Some(dir.clone());
         }
+        if let Some(vars) = self.jail.seat_env.get(&seat) {
+            cfg.env_passthrough.extend(vars.iter().cloned());
+        }
         cfg
     }
 

@@ -26,6 +26,15 @@ pub struct MatchJob {
     pub options: BTreeMap<String, String>,
     /// Wall-clock limit of the whole match in seconds; 0 for none.
     pub timeout_s: u64,
+    /// Each seat's own folder (`dir` of its entrant), in seat order; empty when no seat has one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seat_dirs: Vec<Option<String>>,
+    /// Each seat's environment variables to pass through, in seat order; empty when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seat_env: Vec<Vec<String>>,
+    /// The contest's sandbox level (`best` when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
 }
 
 impl MatchJob {
@@ -49,6 +58,23 @@ impl MatchJob {
                 .collect(),
             options: def.options.clone(),
             timeout_s: def.match_timeout_s,
+            seat_dirs: if m.entrants.iter().any(|&e| def.entrants[e].dir.is_some()) {
+                m.entrants
+                    .iter()
+                    .map(|&e| def.entrants[e].dir.clone())
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            seat_env: if m.entrants.iter().any(|&e| !def.entrants[e].env.is_empty()) {
+                m.entrants
+                    .iter()
+                    .map(|&e| def.entrants[e].env.clone())
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            sandbox: def.sandbox.clone(),
         }
     }
 

@@ -10,6 +10,7 @@
 //! seats = 4                      # optional table size; the game's default otherwise
 //! jobs = 2                       # optional default parallelism of `contest run`
 //! match_timeout_s = 600          # optional wall-clock limit of one match (a match over it fails)
+//! sandbox = "strict"             # optional bot sandbox level: best (default), strict or off
 //!
 //! [options]                      # optional game options, passed to the game's driver (time limits ...)
 //! turn_ms = 1000
@@ -17,6 +18,12 @@
 //! [[entrants]]
 //! name = "random"
 //! seat = "builtin:random"
+//!
+//! [[entrants]]
+//! name = "sample-java"
+//! seat = "cmd:java SampleAI"
+//! dir = "bots/sample-java"       # optional: the seat's own folder, its read-only working directory
+//! env = ["CLASSPATH"]            # optional: environment variables passed through to the bot
 //! ```
 //!
 //! Malformed files are rejected with the line and the key.
@@ -136,6 +143,13 @@ impl Scoring {
 pub struct Entrant {
     pub name: String,
     pub seat: SeatSpec,
+    /// The seat's own folder (relative to the directory the contest runs in): its working
+    /// directory, mounted read-only in the sandbox.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir: Option<String>,
+    /// Environment variables passed through to the bot.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
 }
 
 /// A validated contest definition.
@@ -165,6 +179,9 @@ pub struct ContestDef {
     pub bootstrap: u32,
     pub options: BTreeMap<String, String>,
     pub entrants: Vec<Entrant>,
+    /// The bot sandbox level (`best` when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
     /// Default parallelism of `contest run`; not part of the fingerprint.
     #[serde(skip)]
     pub jobs: Option<usize>,
@@ -189,6 +206,7 @@ struct RawContest {
     match_timeout_s: Option<Spanned<i64>>,
     bootstrap: Option<Spanned<i64>>,
     options: Option<Spanned<BTreeMap<String, Spanned<toml::Value>>>>,
+    sandbox: Option<Spanned<String>>,
     entrants: Spanned<Vec<RawEntrant>>,
 }
 
@@ -197,6 +215,8 @@ struct RawContest {
 struct RawEntrant {
     name: Spanned<String>,
     seat: Spanned<String>,
+    dir: Option<Spanned<String>>,
+    env: Option<Spanned<Vec<String>>>,
 }
 
 /// Looks up a game's declaration (the referee's registry in the binary, a fake in tests).
@@ -443,6 +463,19 @@ impl ContestDef {
             }
         }
 
+        let sandbox = match &raw.sandbox {
+            None => None,
+            Some(l) => match l.get_ref().as_str() {
+                "best" | "strict" | "off" => Some(l.get_ref().clone()),
+                other => {
+                    return Err(ctx.invalid(
+                        l.span(),
+                        "sandbox",
+                        format!("unknown sandbox level {other:?}: expected best, strict or off"),
+                    ))
+                }
+            },
+        };
         let mut entrants = Vec::new();
         let mut names = BTreeSet::new();
         for (i, e) in raw.entrants.get_ref().iter().enumerate() {
@@ -494,7 +527,49 @@ impl ContestDef {
                 }
                 _ => {}
             }
-            entrants.push(Entrant { name: ename, seat });
+            let dir = match &e.dir {
+                None => None,
+                Some(d) => {
+                    let key = format!("entrants[{i}].dir");
+                    if !matches!(seat, SeatSpec::Cmd(_) | SeatSpec::TcpCmd(_)) {
+                        return Err(ctx.invalid(
+                            d.span(),
+                            &key,
+                            "only a cmd: or tcp-cmd: seat has a directory",
+                        ));
+                    }
+                    let text = d.get_ref().trim();
+                    if text.is_empty() || text.contains('\0') {
+                        return Err(ctx.invalid(d.span(), &key, "expected a directory path"));
+                    }
+                    Some(text.to_string())
+                }
+            };
+            let mut env = Vec::new();
+            if let Some(vars) = &e.env {
+                let key = format!("entrants[{i}].env");
+                for v in vars.get_ref() {
+                    let ok = !v.is_empty()
+                        && v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                        && !v.as_bytes()[0].is_ascii_digit();
+                    if !ok {
+                        return Err(ctx.invalid(
+                            vars.span(),
+                            &key,
+                            format!(
+                                "{v:?} is not an environment variable name (letters, digits, _)"
+                            ),
+                        ));
+                    }
+                    env.push(v.clone());
+                }
+            }
+            entrants.push(Entrant {
+                name: ename,
+                seat,
+                dir,
+                env,
+            });
         }
         let n = entrants.len();
         let need = match format {
@@ -549,6 +624,7 @@ impl ContestDef {
             bootstrap,
             options,
             entrants,
+            sandbox,
             jobs,
         };
         let planned = crate::schedule::planned_size(&def);

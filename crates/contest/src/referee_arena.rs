@@ -30,6 +30,7 @@ impl Arena for RefereeArena {
         let mut spec = MatchSpec::new(&job.game, job.seed, job.seats.clone());
         spec.rules = job.rules.clone();
         spec.options = job.options.clone();
+        apply_sandbox(&mut spec, job)?;
         RUNTIME.with(|cell| {
             let mut slot = cell.borrow_mut();
             if slot.is_none() {
@@ -67,4 +68,33 @@ impl Arena for RefereeArena {
             })
         })
     }
+}
+
+/// The sandbox a contest's match runs its bots in: the contest's level, each seat's folder
+/// (relative to the directory the run was started in) and environment variables.
+fn apply_sandbox(spec: &mut MatchSpec, job: &MatchJob) -> Result<(), String> {
+    let sandbox = &mut spec.sandbox;
+    if let Some(level) = &job.sandbox {
+        sandbox.jail.level = level.parse()?;
+    }
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    for (seat, dir) in job.seat_dirs.iter().enumerate() {
+        if let Some(dir) = dir {
+            let path = cwd.join(dir);
+            if !path.is_dir() {
+                return Err(format!(
+                    "seat {seat}'s folder {} is not a directory",
+                    path.display()
+                ));
+            }
+            sandbox.jail.seat_dirs.insert(seat, path);
+        }
+    }
+    for (seat, vars) in job.seat_env.iter().enumerate() {
+        if !vars.is_empty() {
+            sandbox.jail.seat_env.insert(seat, vars.clone());
+        }
+    }
+    Ok(())
 }

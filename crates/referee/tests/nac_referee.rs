@@ -286,8 +286,17 @@ async fn deaths_mid_game_are_recorded_and_substituted() {
         "{:?}",
         record.report.seats[2]
     );
-    // The forked child keeps stdout open after its parent exits: no EOF, so a timeout.
-    assert_eq!(kinds(&record, 3), vec![(2, SeatErrorKind::Timeout)]);
+    // The forked child keeps stdout open after its parent exits. In a PID namespace the child
+    // ends with the bot's first process, stdout closes: a crash. Without one: no EOF, a timeout.
+    let namespaces = kakehiki_agent::SandboxReport::current(kakehiki_agent::SandboxLevel::Best)
+        .layers
+        .contains(&kakehiki_agent::Layer::Namespaces);
+    let expected = if namespaces {
+        SeatErrorKind::Crash
+    } else {
+        SeatErrorKind::Timeout
+    };
+    assert_eq!(kinds(&record, 3), vec![(2, expected)]);
     assert_eq!(move_of(&record, 2, 1)["status"], "ok");
     assert_eq!(move_of(&record, 3, 1)["status"], "timeout");
     assert_eq!(move_of(&record, 4, 1)["status"], "dead");

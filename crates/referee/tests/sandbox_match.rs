@@ -84,10 +84,11 @@ async fn a_hostile_nac_seat_harms_no_one_and_nothing_outlives_the_match() {
         honest(),
     ];
     let mut spec = MatchSpec::new("nac", 7, seats);
-    spec.sandbox.jail.ro_paths = vec![root()
-        .join("crates/agent/tests/zoo")
-        .canonicalize()
-        .unwrap()];
+    // The scripts are named inside a shell command: their directories are given to the sandbox.
+    spec.sandbox.jail.ro_paths = ["crates/agent/tests/zoo", "examples/bots/python"]
+        .iter()
+        .map(|d| root().join(d).canonicalize().unwrap())
+        .collect();
     let driver = find_game("nac").unwrap();
     let record = tokio::time::timeout(Duration::from_secs(120), driver.play(&spec))
         .await
@@ -100,9 +101,15 @@ async fn a_hostile_nac_seat_harms_no_one_and_nothing_outlives_the_match() {
             seat.errors
         );
     }
+    let stderr: Vec<&String> = record
+        .replay
+        .lines()
+        .iter()
+        .filter(|l| l.contains("\"event\":\"stderr\""))
+        .collect();
     assert!(
         record.report.seats[0].errors.is_empty(),
-        "the attacker still plays legally: {:?}",
+        "the attacker still plays legally: {:?} {stderr:?}",
         record.report.seats[0].errors
     );
     let mut left = usize::MAX;

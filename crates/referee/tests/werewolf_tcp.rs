@@ -115,7 +115,10 @@ fn spawn_clients(py: &str, port: u16, modes: &[&str]) -> Vec<ClientProcess> {
                 "--mode".into(),
                 mode.to_string(),
             ];
-            ClientProcess::spawn(&argv, &SandboxConfig::default()).unwrap()
+            // The sandbox lets a client connect to the server's port only.
+            let mut cfg = SandboxConfig::default();
+            cfg.jail.tcp_connect = vec![port];
+            ClientProcess::spawn(&argv, &cfg).unwrap()
         })
         .collect()
 }

@@ -86,6 +86,8 @@ pub struct JailConfig {
     pub seat_dir: Option<PathBuf>,
     /// Directories of seats by index (`--seat-dir N=DIR`), applied by [`crate::SandboxConfig::for_seat`].
     pub seat_dirs: std::collections::BTreeMap<usize, PathBuf>,
+    /// More environment variables passed through to the bots of a seat, by index.
+    pub seat_env: std::collections::BTreeMap<usize, Vec<String>>,
     /// More directories (or files) mounted read-only at the same path (a toolchain, a venv).
     pub ro_paths: Vec<PathBuf>,
     /// TCP ports on loopback a TCP client seat may connect to (its own seat's port). Pipe seats
@@ -105,6 +107,7 @@ impl Default for JailConfig {
             uid_count: 1000,
             seat_dir: None,
             seat_dirs: Default::default(),
+            seat_env: Default::default(),
             ro_paths: Vec::new(),
             tcp_connect: Vec::new(),
             disk_bytes: 256 << 20,
