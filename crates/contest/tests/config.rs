@@ -136,3 +136,55 @@ fn an_unreadable_file_is_a_clear_error() {
     assert!(matches!(e, ConfigError::Read { .. }));
     assert!(e.to_string().contains("/no/such/contest.toml"), "{e}");
 }
+
+#[test]
+fn sandbox_level_and_entrant_dir_and_env_are_read_and_checked() {
+    let text = r#"name = "sb"
+game = "table"
+format = "round-robin"
+seed = 1
+sandbox = "strict"
+
+[[entrants]]
+name = "a"
+seat = "cmd:java SampleAI"
+dir = "bots/a"
+env = ["CLASSPATH", "JAVA_OPTS"]
+
+[[entrants]]
+name = "b"
+seat = "builtin:s1"
+
+[[entrants]]
+name = "c"
+seat = "builtin:s1"
+
+[[entrants]]
+name = "d"
+seat = "builtin:s1"
+"#;
+    let def = ContestDef::parse(text, "t", &lookup).unwrap();
+    assert_eq!(def.sandbox.as_deref(), Some("strict"));
+    assert_eq!(def.entrants[0].dir.as_deref(), Some("bots/a"));
+    assert_eq!(def.entrants[0].env, vec!["CLASSPATH", "JAVA_OPTS"]);
+    // A definition without these keys is stored as before (its fingerprint is unchanged).
+    let plain = ContestDef::parse(
+        &contest_text("ok", "table", "round-robin", 5, "jobs = 2"),
+        "t",
+        &lookup,
+    )
+    .unwrap()
+    .to_stored();
+    for key in ["\"sandbox\"", "\"dir\"", "\"env\""] {
+        assert!(!plain.contains(key), "{key} in {plain}");
+    }
+    let bad_level = text.replace("\"strict\"", "\"paranoid\"");
+    assert_names(&err(&bad_level), 5, "sandbox");
+    let bad_env = text.replace("\"JAVA_OPTS\"", "\"JAVA OPTS\"");
+    assert_names(&err(&bad_env), 11, "entrants[0].env");
+    let dir_on_builtin = text.replace(
+        "seat = \"builtin:s1\"\n\n[[entrants]]\nname = \"c\"",
+        "seat = \"builtin:s1\"\ndir = \"x\"\n\n[[entrants]]\nname = \"c\"",
+    );
+    assert!(err(&dir_on_builtin).contains("entrants[1].dir"));
+}
