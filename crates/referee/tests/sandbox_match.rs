@@ -122,3 +122,66 @@ async fn a_hostile_nac_seat_harms_no_one_and_nothing_outlives_the_match() {
     }
     assert_eq!(left, 0, "the attacker's daemon outlived the match");
 }
+
+/// A Geister `tcp-cmd` client tries to connect to the other seat's port first (to take that
+/// seat and play both sides); the sandbox lets it connect to its own seat's port only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_geister_client_cannot_take_the_other_seat() {
+    if !layers(&[Layer::LandlockNet]) {
+        return;
+    }
+    let attack = path("crates/agent/tests/zoo/attack.py");
+    let client = path("examples/bots/python/geister_client.py");
+    let other_port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let hostile = format!(
+        "python3 {attack} --exit connect {other_port} >&2; exec python3 {client} {{host}} {{port}}"
+    );
+    let seats = vec![
+        SeatSpec::TcpCmd(vec!["sh".into(), "-c".into(), hostile]),
+        SeatSpec::Tcp,
+    ];
+    let mut spec = MatchSpec::new("geister", 3, seats);
+    spec.rules = Some("gpw".into());
+    spec.options.insert("port1".into(), other_port.to_string());
+    spec.options.insert("linger_ms".into(), "2000".into());
+    spec.sandbox.jail.ro_paths = ["crates/agent/tests/zoo", "examples/bots/python"]
+        .iter()
+        .map(|d| root().join(d).canonicalize().unwrap())
+        .collect();
+    // The honest client of seat 1 connects a moment later, as a contestant's would.
+    let honest = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        tokio::process::Command::new("python3")
+            .arg(path("examples/bots/python/geister_client.py"))
+            .arg("127.0.0.1")
+            .arg(other_port.to_string())
+            .kill_on_drop(true)
+            .output()
+            .await
+    });
+    let driver = find_game("geister").unwrap();
+    let record = tokio::time::timeout(Duration::from_secs(120), driver.play(&spec))
+        .await
+        .expect("the match completes")
+        .expect("the match can be set up");
+    let _ = honest.await;
+    let stderr: String = record
+        .replay
+        .lines()
+        .iter()
+        .filter(|l| l.contains("\"event\":\"stderr\"") && l.contains("\"seat\":0"))
+        .cloned()
+        .collect();
+    assert!(
+        stderr.contains(&format!("RESULT BLOCKED {other_port}")),
+        "the attacker reached the other seat's port: {stderr}"
+    );
+    assert!(
+        record.report.seats[1].errors.is_empty(),
+        "the honest seat was charged: {:?}",
+        record.report.seats[1].errors
+    );
+}
