@@ -56,6 +56,9 @@ enum Command {
     Serve(commands::serve::ServeArgs),
     /// Serve the web UI: contest standings, matches and a replay viewer from a results store.
     Web(commands::web::WebArgs),
+    /// Show a replay file in the browser: one self-contained HTML page (no network), with the
+    /// bots' stderr; or serve it on a local port with --serve.
+    View(commands::view::ViewArgs),
 }
 
 fn main() -> ExitCode {
@@ -76,6 +79,7 @@ fn main() -> ExitCode {
         Command::Diplomacy(args) => commands::diplomacy::run(args),
         Command::Serve(args) => commands::serve::run(args),
         Command::Web(args) => commands::web::run(args),
+        Command::View(args) => commands::view::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
