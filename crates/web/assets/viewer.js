@@ -427,5 +427,6 @@
   drawPanels();
   const t0 = fromHash();
   go(t0 === null ? 0 : t0, true);
+  root.dataset.renderMs = performance.now().toFixed(0);
   root.dataset.ready = 'true';
 })();
