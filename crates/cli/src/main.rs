@@ -58,6 +58,9 @@ enum Command {
     Web(commands::web::WebArgs),
     /// Show the confinement layers process bots run under on this machine.
     Sandbox(commands::sandbox::SandboxArgs),
+    /// Show a replay file in the browser: one self-contained HTML page (no network), with the
+    /// bots' stderr; or serve it on a local port with --serve.
+    View(commands::view::ViewArgs),
 }
 
 fn main() -> ExitCode {
@@ -79,6 +82,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => commands::serve::run(args),
         Command::Web(args) => commands::web::run(args),
         Command::Sandbox(args) => commands::sandbox::run(args),
+        Command::View(args) => commands::view::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -223,6 +223,12 @@ pub trait Store: Send {
     /// Indices of the matches of `contest` whose result is stored.
     fn stored_indices(&mut self, contest: &str) -> Result<BTreeSet<u64>, StoreError>;
 
+    /// How many results of `contest` are stored (the web UI recomputes a contest's standings
+    /// only when this changes). Backends answer it with one counting query.
+    fn result_count(&mut self, contest: &str) -> Result<u64, StoreError> {
+        Ok(self.stored_indices(contest)?.len() as u64)
+    }
+
     /// Store a finished match (report and compressed replay) in one transaction, and mark its
     /// queue entry done if it has one. Returns `false`, storing nothing, if a result for this
     /// (contest, index) is already stored: a late duplicate is ignored.

@@ -179,6 +179,17 @@ impl Store for PgStore {
             .collect()
     }
 
+    fn result_count(&mut self, contest: &str) -> Result<u64, StoreError> {
+        let row = self
+            .client
+            .query_one(
+                "SELECT COUNT(*) FROM kk_results WHERE contest = $1",
+                &[&contest],
+            )
+            .map_err(err("counting stored matches"))?;
+        col::<i64>(&row, 0, "counting stored matches").map(from_db)
+    }
+
     fn put_result(&mut self, r: &NewResult<'_>) -> Result<bool, StoreError> {
         let replay = compress(r.replay)?;
         let mut tx = self.client.transaction().map_err(err("storing a result"))?;

@@ -201,6 +201,16 @@ impl Store for SqliteStore {
             .map_err(err("listing stored matches"))
     }
 
+    fn result_count(&mut self, contest: &str) -> Result<u64, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT COUNT(*) FROM kk_results WHERE contest = ?1")
+            .map_err(err("counting stored matches"))?;
+        stmt.query_row(params![contest], |r| r.get::<_, i64>(0))
+            .map(from_db)
+            .map_err(err("counting stored matches"))
+    }
+
     fn put_result(&mut self, r: &NewResult<'_>) -> Result<bool, StoreError> {
         let replay = compress(r.replay)?;
         let tx = self

@@ -1,37 +1,37 @@
-//! Server-rendered pages. Every value from the store is escaped; the replay reaches the viewer as
-//! JSON inside a `<script type="application/json">` element with `<` escaped.
+//! Server-rendered pages from minijinja templates (auto-escaped: every value from the store,
+//! the contest file or a bot is escaped). A view model reaches the viewer as JSON inside a
+//! `<script type="application/json">` element with `<` escaped.
 
-use kakehiki_contest::Standings;
-use serde_json::Value;
+use std::sync::OnceLock;
 
-/// Escape text for HTML element content and attribute values.
-pub fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
+use minijinja::{Environment, Value as JValue};
+use serde_json::{json, Value};
+
+use crate::contest::ContestData;
+use crate::view::ViewError;
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:1rem 2rem;max-width:90rem;color:#222}\
+table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.25rem .6rem;text-align:left}\
+th{background:#f3f3f3}a{color:#0645ad}.num{text-align:right}pre{background:#f7f7f7;padding:.6rem;overflow:auto}\
+.muted{color:#777}.err{color:#a40000}.result{font-weight:bold;font-size:1.1rem}.scroll{max-width:100%;overflow:auto}\
+svg{max-width:100%;height:auto}@media (max-width:700px){body{margin:.5rem}td,th{padding:.15rem .3rem}}";
+
+/// Records script errors on the page (`data-js-errors` on `<html>`), for people and for tests.
+const ERROR_HOOK: &str = "window.__kvErrors=[];(function(){function rec(m){window.__kvErrors.push(String(m));\
+document.documentElement.setAttribute('data-js-errors',window.__kvErrors.join(' | '));}\
+window.addEventListener('error',function(e){rec(e.message)});\
+window.addEventListener('unhandledrejection',function(e){rec(e.reason)});\
+var ce=console.error;console.error=function(){rec(Array.prototype.join.call(arguments,' '));ce.apply(console,arguments)};})();";
+
+const VIEWER_JS: &str = include_str!("../assets/viewer.js");
+const VIEWER_CSS: &str = include_str!("../assets/viewer.css");
+const DIPMAP_JS: &str = include_str!("../assets/dipmap.js");
+
+/// Matches per page of a match list.
+pub const PAGE_SIZE: usize = 100;
 
 /// Percent-encode a path segment.
-/// What a match without a winner came to: a draw, or a loss for every seat (a Geister double
-/// forfeit, `everyone_lost` in the report).
-fn no_winner(report: &Value) -> &'static str {
-    if report["everyone_lost"].as_bool() == Some(true) {
-        "every seat lost"
-    } else {
-        "draw"
-    }
-}
-
-fn seg(text: &str) -> String {
+pub fn seg(text: &str) -> String {
     let mut out = String::new();
     for b in text.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
@@ -43,246 +43,236 @@ fn seg(text: &str) -> String {
     out
 }
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2rem;max-width:72rem;color:#222}\
-table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.25rem .6rem;text-align:left}\
-th{background:#f3f3f3}a{color:#0645ad}.num{text-align:right}pre{background:#f7f7f7;padding:.6rem;overflow:auto}\
-.muted{color:#777}button{margin-right:.5rem}";
+fn env() -> &'static Environment<'static> {
+    static ENV: OnceLock<Environment<'static>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let mut e = Environment::new();
+        for (name, text) in [
+            ("base.html", include_str!("../templates/base.html")),
+            ("error.html", include_str!("../templates/error.html")),
+            ("index.html", include_str!("../templates/index.html")),
+            ("matches.html", include_str!("../templates/matches.html")),
+            ("contest.html", include_str!("../templates/contest.html")),
+            ("entrant.html", include_str!("../templates/entrant.html")),
+            ("match.html", include_str!("../templates/match.html")),
+            ("viewer.html", include_str!("../templates/viewer.html")),
+            (
+                "standalone.html",
+                include_str!("../templates/standalone.html"),
+            ),
+        ] {
+            e.add_template(name, text)
+                .unwrap_or_else(|err| panic!("template {name} does not parse: {err}"));
+        }
+        e.add_filter("seg", |s: String| seg(&s));
+        e.add_filter("fixed", |x: f64, digits: usize| format!("{x:.digits$}"));
+        e
+    })
+}
 
-fn page(title: &str, body: &str) -> String {
-    format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{} — Kakehiki</title>\
-         <style>{STYLE}</style></head><body><p class=\"muted\"><a href=\"/\">Kakehiki</a></p>{body}</body></html>",
-        esc(title)
-    )
+fn render(name: &str, mut ctx: Value) -> String {
+    ctx["style"] = json!(STYLE);
+    ctx["error_hook"] = json!(ERROR_HOOK);
+    match env()
+        .get_template(name)
+        .and_then(|t| t.render(JValue::from_serialize(&ctx)))
+    {
+        Ok(s) => s,
+        // A template error is a bug in this crate; say so on the page rather than panic.
+        Err(e) => format!(
+            "<!doctype html><meta charset=utf-8><meta name=viewport content=\"width=device-width, initial-scale=1\"><title>Error</title><p>page {} failed to render: {}</p>",
+            crate::html::escape(name),
+            crate::html::escape(&e.to_string())
+        ),
+    }
+}
+
+/// Escape text for HTML (only for the fallback page above; templates escape by themselves).
+pub fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+fn viewer_ctx(ctx: &mut Value, model: &Value) {
+    ctx["model_json"] = json!(model.to_string().replace('<', "\\u003c"));
+    ctx["viewer_js"] = json!(VIEWER_JS);
+    ctx["viewer_css"] = json!(VIEWER_CSS);
+    ctx["dipmap_js"] = json!(DIPMAP_JS);
 }
 
 pub fn error_page(message: &str) -> String {
-    page(
-        "Error",
-        &format!("<h1>Not available</h1><p>{}</p>", esc(message)),
+    render(
+        "error.html",
+        json!({"title": "Not available", "message": message}),
     )
 }
 
 pub fn index(contests: &[Value]) -> String {
-    let mut body = String::from("<h1>Contests</h1>");
-    if contests.is_empty() {
-        body.push_str(
-            "<p>No contest in this store yet: run <code>kakehiki contest run FILE</code>.</p>",
-        );
+    render(
+        "index.html",
+        json!({"title": "Contests", "contests": contests}),
+    )
+}
+
+fn pages(total: usize) -> usize {
+    total.div_ceil(PAGE_SIZE).max(1)
+}
+
+const COLOURS: [&str; 10] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+    "#bcbd22", "#17becf",
+];
+
+fn rating_chart(c: &ContestData) -> Value {
+    if c.rating.len() < 2 {
+        return Value::Null;
+    }
+    let (w, h) = (640.0, 240.0);
+    let lo = c
+        .rating
+        .iter()
+        .flat_map(|p| p.mu.iter().copied())
+        .fold(f64::INFINITY, f64::min)
+        .floor();
+    let hi = c
+        .rating
+        .iter()
+        .flat_map(|p| p.mu.iter().copied())
+        .fold(f64::NEG_INFINITY, f64::max)
+        .ceil()
+        .max(lo + 1.0);
+    let last = c.rating.last().map_or(1, |p| p.matches).max(1) as f64;
+    let x = |m: usize| 40.0 + (w - 50.0) * m as f64 / last;
+    let y = |v: f64| 10.0 + (h - 30.0) * (hi - v) / (hi - lo);
+    let lines: Vec<Value> = c
+        .entrants
+        .iter()
+        .enumerate()
+        .map(|(e, name)| {
+            let points: Vec<String> = c
+                .rating
+                .iter()
+                .map(|p| format!("{:.1},{:.1}", x(p.matches), y(p.mu[e])))
+                .collect();
+            json!({"name": name, "colour": COLOURS[e % COLOURS.len()], "points": points.join(" ")})
+        })
+        .collect();
+    let ticks: Vec<Value> = (0..=4)
+        .map(|k| {
+            let v = lo + (hi - lo) * k as f64 / 4.0;
+            json!({"y": y(v), "label": format!("{v:.1}")})
+        })
+        .collect();
+    json!({"w": w, "h": h, "lines": lines, "ticks": ticks, "matches": last as u64})
+}
+
+pub fn contest(c: &ContestData, page: usize) -> String {
+    let total = c.rows.len();
+    let from = ((page - 1) * PAGE_SIZE).min(total);
+    let rows = &c.rows[from..(from + PAGE_SIZE).min(total)];
+    let h2h: Value = if c.entrants.len() <= 32 {
+        json!(c
+            .h2h
+            .iter()
+            .map(|row| row
+                .iter()
+                .map(|x| if x.iter().sum::<u32>() == 0 {
+                    Value::Null
+                } else {
+                    json!(x)
+                })
+                .collect::<Vec<_>>())
+            .collect::<Vec<_>>())
     } else {
-        body.push_str(
-            "<table><tr><th>contest</th><th>game</th><th>format</th><th>matches</th></tr>",
-        );
-        for c in contests {
-            let name = c["name"].as_str().unwrap_or("");
-            body.push_str(&format!(
-                "<tr><td><a href=\"/contests/{}\">{}</a></td><td>{}</td><td>{}</td><td class=\"num\">{} / {}{}</td></tr>",
-                seg(name),
-                esc(name),
-                esc(c["game"].as_str().unwrap_or("")),
-                esc(c["format"].as_str().unwrap_or("")),
-                c["matches_stored"],
-                c["matches_scheduled"],
-                if c["complete"] == true { "" } else { " (running)" }
-            ));
-        }
-        body.push_str("</table>");
-    }
-    page("Contests", &body)
-}
-
-pub fn contest(s: &Standings, matches: &[Value]) -> String {
-    let mut body = format!(
-        "<h1>{}</h1><p>{} · {} · ranked by {} · {} of {} matches stored{}</p>",
-        esc(&s.contest),
-        esc(&s.game),
-        esc(&s.format),
-        esc(&s.ranked_by),
-        s.matches_stored,
-        s.matches_scheduled,
-        if s.complete { "" } else { " (running)" }
-    );
-    body.push_str(
-        "<h2>Standings</h2><table><tr><th>rank</th><th>entrant</th><th>games</th><th>wins</th><th>draws</th>\
-         <th>losses</th><th>points</th><th>mean</th><th>errors</th><th>Weng-Lin μ (σ)</th>\
-         <th>Bradley-Terry Elo [95% CI]</th></tr>",
-    );
-    for r in &s.rows {
-        body.push_str(&format!(
-            "<tr><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
-             <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.3}</td>\
-             <td class=\"num\">{}</td><td class=\"num\">{:.2} ({:.2})</td><td class=\"num\">{:.0} [{:.0}, {:.0}]</td></tr>",
-            r.rank,
-            esc(&r.entrant),
-            r.games,
-            r.wins,
-            r.draws,
-            r.losses,
-            esc(&r.points),
-            r.mean_points,
-            r.seat_errors,
-            r.weng_lin,
-            r.weng_lin_sigma,
-            r.bt_elo,
-            r.bt_low,
-            r.bt_high
-        ));
-    }
-    body.push_str("</table>");
-    for stage in &s.stages {
-        body.push_str(&format!(
-            "<h3>{}</h3><table><tr><th>rank</th><th>entrant</th><th>wins</th><th></th></tr>",
-            esc(&stage.name)
-        ));
-        for r in &stage.rows {
-            body.push_str(&format!(
-                "<tr><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-                r.rank,
-                esc(&r.entrant),
-                r.wins,
-                if r.qualified { "qualified" } else { "" }
-            ));
-        }
-        body.push_str("</table>");
-    }
-    if !s.roles.is_empty() {
-        body.push_str("<h2>Per role</h2><table><tr><th>entrant</th><th>role</th><th>games</th><th>wins</th><th>win rate</th></tr>");
-        for r in &s.roles {
-            body.push_str(&format!(
-                "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.3}</td></tr>",
-                esc(&r.entrant),
-                esc(&r.role),
-                r.games,
-                r.wins,
-                r.win_rate
-            ));
-        }
-        body.push_str("</table>");
-    }
-    if !s.teams.is_empty() {
-        body.push_str("<h2>Per team</h2><table><tr><th>team</th><th>games won</th></tr>");
-        for t in &s.teams {
-            body.push_str(&format!(
-                "<tr><td>{}</td><td class=\"num\">{}</td></tr>",
-                esc(&t.team),
-                t.games_won
-            ));
-        }
-        body.push_str("</table>");
-    }
-    body.push_str("<h2>Matches</h2><table><tr><th>#</th><th>entrants (seat order)</th><th>scores</th><th>winner</th></tr>");
-    for m in matches {
-        let index = m["index"].as_u64().unwrap_or(0);
-        let entrants: Vec<String> = m["entrants"]
-            .as_array()
-            .map(|a| a.iter().map(|e| esc(e.as_str().unwrap_or(""))).collect())
-            .unwrap_or_default();
-        let scores: Vec<String> = m["report"]["scores_exact"]
-            .as_array()
-            .map(|a| a.iter().map(|e| esc(e.as_str().unwrap_or(""))).collect())
-            .unwrap_or_default();
-        let winner = match m["report"]["winner"].as_u64() {
-            Some(w) => entrants
-                .get(w as usize)
-                .cloned()
-                .unwrap_or_else(|| format!("seat {w}")),
-            None => no_winner(&m["report"]).into(),
-        };
-        body.push_str(&format!(
-            "<tr><td><a href=\"/contests/{}/matches/{index}\">{index}</a></td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            seg(&s.contest),
-            entrants.join(", "),
-            scores.join(", "),
-            winner
-        ));
-    }
-    body.push_str("</table>");
-    page(&s.contest, &body)
-}
-
-const VIEWER: &str = r#"
-<div><button id="first">⏮ first</button><button id="prev">◀ prev</button><button id="next">next ▶</button>
-<button id="last">last ⏭</button><span id="pos" class="muted"></span></div>
-<div id="event"></div>
-<script>
-const events = JSON.parse(document.getElementById('replay').textContent)
-  .split('\n').filter(l => l.trim()).map(l => JSON.parse(l));
-let at = 0;
-const el = (tag, text) => { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; return e; };
-function render() {
-  const ev = events[at], box = document.getElementById('event');
-  box.replaceChildren();
-  document.getElementById('pos').textContent = ` event ${at + 1} of ${events.length}: ${ev.event}`;
-  if (Array.isArray(ev.moves)) {
-    box.append(el('h3', `turn ${ev.turn ?? ''} ${ev.label ?? ''}`));
-    const t = el('table'), head = el('tr');
-    ['seat', 'status', 'reply', 'applied', 'time (µs)', 'notes'].forEach(h => head.append(el('th', h)));
-    t.append(head);
-    for (const m of ev.moves) {
-      const r = el('tr');
-      [m.seat, m.status, m.raw ?? (m.raw_b64 ? '(binary)' : ''), JSON.stringify(m.picks ?? m.action ?? ''),
-       m.time_us ?? '', (m.errors || []).map(e => e.code).join(', ')].forEach(v => r.append(el('td', String(v))));
-      t.append(r);
-    }
-    box.append(t);
-  }
-  box.append(el('pre', JSON.stringify(ev, null, 2)));
-}
-const go = i => { at = Math.max(0, Math.min(events.length - 1, i)); render(); };
-document.getElementById('first').onclick = () => go(0);
-document.getElementById('prev').onclick = () => go(at - 1);
-document.getElementById('next').onclick = () => go(at + 1);
-document.getElementById('last').onclick = () => go(events.length - 1);
-document.addEventListener('keydown', e => { if (e.key === 'ArrowRight') go(at + 1); if (e.key === 'ArrowLeft') go(at - 1); });
-if (events.length) render();
-</script>"#;
-
-pub fn match_page(contest: &str, index: u64, m: &Value, replay: &str) -> String {
-    let report = &m["report"];
-    let entrants: Vec<&str> = m["entrants"]
-        .as_array()
-        .map(|a| a.iter().map(|e| e.as_str().unwrap_or("")).collect())
-        .unwrap_or_default();
-    let mut body = format!(
-        "<h1>{} · match {index}</h1><p>{} · seed {} · <a href=\"/api/contests/{}/matches/{index}/replay\">replay (JSON lines)</a></p>",
-        esc(contest),
-        esc(report["game"].as_str().unwrap_or("")),
-        report["seed"],
-        seg(contest)
-    );
-    body.push_str("<table><tr><th>seat</th><th>entrant</th><th>score</th><th>errors</th></tr>");
-    for (i, name) in entrants.iter().enumerate() {
-        let errors: Vec<String> = report["seats"][i]["errors"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .map(|e| format!("{} (turn {})", e["kind"].as_str().unwrap_or(""), e["turn"]))
-                    .collect()
-            })
-            .unwrap_or_default();
-        body.push_str(&format!(
-            "<tr><td class=\"num\">{i}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-            esc(name),
-            esc(report["scores_exact"][i].as_str().unwrap_or("")),
-            esc(&errors.join("; "))
-        ));
-    }
-    body.push_str("</table>");
-    let winner = match report["winner"].as_u64() {
-        Some(w) => format!(
-            "winner: {}",
-            esc(entrants.get(w as usize).copied().unwrap_or("?"))
-        ),
-        None => no_winner(report).to_string(),
+        Value::Null
     };
-    body.push_str(&format!("<p><strong>{winner}</strong></p><h2>Replay</h2>"));
-    let embedded = serde_json::to_string(replay)
-        .unwrap_or_else(|_| "\"\"".into())
-        .replace('<', "\\u003c");
-    body.push_str(&format!(
-        "<script id=\"replay\" type=\"application/json\">{embedded}</script>{VIEWER}"
-    ));
-    page(&format!("{contest} match {index}"), &body)
+    render(
+        "contest.html",
+        json!({
+            "title": c.name, "s": c.standings, "entrants": c.entrants, "rows": rows,
+            "page": page, "pages": pages(total), "base": format!("/contests/{}", seg(&c.name)),
+            "h2h": h2h, "chart": rating_chart(c),
+            "events_url": format!("/api/contests/{}/events", seg(&c.name)),
+        }),
+    )
+}
+
+pub fn entrant(c: &ContestData, e: usize, page: usize) -> String {
+    let mine: Vec<_> = c.rows.iter().filter(|r| r.entrants.contains(&e)).collect();
+    let total = mine.len();
+    let from = ((page - 1) * PAGE_SIZE).min(total);
+    let rows = &mine[from..(from + PAGE_SIZE).min(total)];
+    let row = c.standings.rows.iter().find(|r| r.entrant == c.entrants[e]);
+    render(
+        "entrant.html",
+        json!({
+            "title": format!("{} · {}", c.entrants[e], c.name), "contest": c.name,
+            "entrant": c.entrants[e], "row": row, "entrants": c.entrants, "rows": rows,
+            "page": page, "pages": pages(total),
+            "base": format!("/contests/{}/entrants/{}", seg(&c.name), seg(&c.entrants[e])),
+        }),
+    )
+}
+
+/// Per-seat report fields a match page shows, by game.
+const SEAT_FIELDS: [&str; 4] = ["power", "role", "team", "alive"];
+
+pub fn match_page(contest: &str, index: u64, m: &Value, model: Result<Value, ViewError>) -> String {
+    let report = &m["report"];
+    let entrants: Vec<String> = m["entrants"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|e| e.as_str().unwrap_or("").to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    let parsed: Option<kakehiki_core::MatchReport> = serde_json::from_value(report.clone()).ok();
+    let result = parsed
+        .as_ref()
+        .map(|r| crate::contest::result_text(r, &entrants))
+        .unwrap_or_default();
+    let seats_json = report["seats"].as_array().cloned().unwrap_or_default();
+    let keys: Vec<&str> = SEAT_FIELDS
+        .iter()
+        .copied()
+        .filter(|k| seats_json.iter().any(|s| !s[*k].is_null()))
+        .collect();
+    let seats: Vec<Value> = entrants
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let s = &seats_json.get(i).cloned().unwrap_or(Value::Null);
+            json!({
+                "name": name,
+                "score": report["scores_exact"][i],
+                "errors": s["errors"],
+                "extra": keys.iter().map(|k| match &s[*k] { Value::String(t) => t.clone(), Value::Null => String::new(), v => v.to_string() }).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let mut ctx = json!({
+        "title": format!("{contest} match {index}"), "contest": contest, "index": index,
+        "game": report["game"], "rules": report["rules"], "seed": report["seed"],
+        "result": result, "seats": seats, "extra_keys": keys,
+    });
+    match model {
+        Ok(model) => viewer_ctx(&mut ctx, &model),
+        Err(e) => ctx["model_error"] = json!(e.to_string()),
+    }
+    render("match.html", ctx)
+}
+
+pub fn standalone(title: &str, model: &Value) -> String {
+    let mut ctx = json!({
+        "title": title, "game": model["game"], "rules": model["rules"], "seed": model["seed"],
+        "seats": model["seats"].as_array().map(|a| a.iter().map(|s| s["name"].clone()).collect::<Vec<_>>()),
+    });
+    viewer_ctx(&mut ctx, model);
+    render("standalone.html", ctx)
 }
 
 #[cfg(test)]
@@ -290,26 +280,46 @@ mod tests {
     use super::*;
 
     #[test]
-    fn escapes_markup() {
-        assert_eq!(
-            esc("<b>\"x\" & 'y'</b>"),
-            "&lt;b&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/b&gt;"
-        );
+    fn pages_escape_markup_and_have_a_viewport() {
+        let page = error_page("<b>\"x\" & 'y'</b>");
+        assert!(page.contains("&lt;b&gt;"), "{page}");
+        assert!(!page.contains("<b>"), "{page}");
+        assert!(page.contains("name=\"viewport\""), "{page}");
         assert_eq!(seg("a b/c"), "a%20b%2Fc");
     }
 
     #[test]
     fn a_match_every_seat_lost_is_not_shown_as_a_draw() {
-        let lost = serde_json::json!({"winner": null, "everyone_lost": true});
-        let drawn = serde_json::json!({"winner": null});
-        assert_eq!(no_winner(&lost), "every seat lost");
-        assert_eq!(no_winner(&drawn), "draw");
+        let report = json!({"game": "geister", "rules": "gpw", "seed": 1, "scores": [0.0, 0.0],
+            "scores_exact": ["0", "0"], "winner": null, "everyone_lost": true,
+            "seats": [{"spec": "a", "errors": []}, {"spec": "b", "errors": []}]});
         let page = match_page(
             "c",
             0,
-            &serde_json::json!({"report": lost, "entrants": []}),
-            "",
+            &json!({"report": report, "entrants": ["a", "b"]}),
+            Err(ViewError::UnknownGame("x".into())),
         );
         assert!(page.contains("every seat lost"), "{page}");
+    }
+
+    #[test]
+    fn a_werewolf_match_names_its_winning_team_not_a_draw() {
+        let report = json!({"game": "werewolf", "rules": "aiwolf-0.6", "seed": 1,
+            "scores": [1.0, 0.0, 1.0], "scores_exact": ["1", "0", "1"], "winner": null,
+            "winner_team": "VILLAGER",
+            "seats": [{"spec": "a", "errors": [], "role": "SEER"}, {"spec": "b", "errors": [], "role": "WEREWOLF"},
+                      {"spec": "c", "errors": [], "role": "VILLAGER"}]});
+        let page = match_page(
+            "c",
+            0,
+            &json!({"report": report, "entrants": ["a", "b", "c"]}),
+            Err(ViewError::UnknownGame("x".into())),
+        );
+        assert!(page.contains("VILLAGER team won"), "{page}");
+        assert!(!page.contains(">draw<"), "{page}");
+        assert!(
+            page.contains("<th>role</th>") && page.contains("<td>WEREWOLF</td>"),
+            "{page}"
+        );
     }
 }

@@ -1,27 +1,44 @@
-//! The web UI: contest standings, match lists and a replay viewer, read from the results store.
+//! The web UI: contests, standings, matches with a viewer for each game, entrants, and a JSON API,
+//! read from the results store; and the self-contained replay page of `kakehiki view`.
 //!
-//! Pages: `/` (contests), `/contests/{name}` (standings and matches),
-//! `/contests/{name}/matches/{index}` (one match with a step-through replay viewer).
+//! Pages: `/` (contests), `/contests/{name}` (standings, head-to-head, rating over time, the
+//! match list paginated with `?page=N`, live updates while the contest runs),
+//! `/contests/{name}/matches/{index}` (the game's own result and its viewer),
+//! `/contests/{name}/entrants/{entrant}` (one entrant's matches).
 //! JSON API: `/api/contests`, `/api/contests/{name}/standings`, `/api/contests/{name}/matches`,
-//! `/api/contests/{name}/matches/{index}/replay` (JSON lines).
+//! `/api/contests/{name}/matches/{index}` (one match), `.../{index}/replay` (JSON lines),
+//! `/api/contests/{name}/events` (server-sent events: `match` when stored matches change).
 //!
-//! Only finished matches are in the store, and a seat's private stderr is removed from every
-//! replay served (it belongs to that seat's contestant alone).
+//! Public pages and the API name entrants only: seat specs (command lines, server paths) are
+//! replaced by entrant names, Geister clients' addresses are removed, and every seat's private
+//! stderr is dropped from replays (it belongs to that seat's contestant alone).
+//!
+//! Reads never wait on one another: requests take a store connection from a pool (a new one is
+//! opened per concurrent reader when the app has an opener), and each contest's standings, match
+//! rows, head-to-head table and rating history are computed once per change of its stored match
+//! count and then served from memory.
 
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
 
-use axum::extract::{Path, State};
-use axum::http::{header, StatusCode};
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, StatusCode, Uri};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use kakehiki_contest::{
-    compute_standings, game_results, load_results, stored_definition, Standings,
-};
-use kakehiki_store::{Store, StoredResult};
+use kakehiki_contest::{compute_standings, game_results, stored_definition, Standings};
+use kakehiki_store::{Store, StoreError, StoredResult};
 use serde_json::{json, Value};
 
+mod contest;
 mod html;
+pub mod view;
+
+pub use axum;
+pub use contest::ContestData;
+pub use view::{view_model, ViewError, ViewOptions};
 
 /// Why a request failed; each maps to an HTTP status with a JSON or HTML message.
 #[derive(Debug, thiserror::Error)]
@@ -30,8 +47,14 @@ pub enum WebError {
     NoContest(String),
     #[error("contest {contest:?} has no stored match {index}")]
     NoMatch { contest: String, index: u64 },
+    #[error("contest {contest:?} has no entrant named {entrant:?}")]
+    NoEntrant { contest: String, entrant: String },
     #[error("match index {0:?} is not a whole number")]
     BadIndex(String),
+    #[error("page {0:?} is not a whole number from 1")]
+    BadPage(String),
+    #[error("no such page: {0}")]
+    NoRoute(String),
     #[error("store error: {0}")]
     Store(String),
 }
@@ -39,8 +62,11 @@ pub enum WebError {
 impl WebError {
     fn status(&self) -> StatusCode {
         match self {
-            WebError::NoContest(_) | WebError::NoMatch { .. } => StatusCode::NOT_FOUND,
-            WebError::BadIndex(_) => StatusCode::BAD_REQUEST,
+            WebError::NoContest(_)
+            | WebError::NoMatch { .. }
+            | WebError::NoEntrant { .. }
+            | WebError::NoRoute(_) => StatusCode::NOT_FOUND,
+            WebError::BadIndex(_) | WebError::BadPage(_) => StatusCode::BAD_REQUEST,
             WebError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -61,44 +87,114 @@ impl IntoResponse for HtmlError {
     }
 }
 
-type SharedStore = Arc<Mutex<Box<dyn Store>>>;
+/// Opens another connection to the same store (for concurrent readers).
+pub type StoreOpener = Arc<dyn Fn() -> Result<Box<dyn Store>, StoreError> + Send + Sync>;
 
-/// The application: routes over a store.
+/// Store connections: idle ones, and how to open more.
+struct Pool {
+    idle: Mutex<Vec<Box<dyn Store>>>,
+    opener: Option<StoreOpener>,
+    /// Bounds the connections in use at once.
+    permits: tokio::sync::Semaphore,
+}
+
+struct AppState {
+    pool: Pool,
+    cache: RwLock<HashMap<String, Arc<ContestData>>>,
+}
+
+type Shared = Arc<AppState>;
+
+/// The application over one store connection (requests take turns on it).
 pub fn app(store: Box<dyn Store>) -> Router {
-    let state: SharedStore = Arc::new(Mutex::new(store));
+    build(vec![store], None, 1)
+}
+
+/// The application over a store it may open more connections to: up to `readers` requests read
+/// at once, each on its own connection.
+pub fn app_with_opener(opener: StoreOpener, readers: usize) -> Result<Router, StoreError> {
+    let first = opener()?;
+    Ok(build(vec![first], Some(opener), readers.max(1)))
+}
+
+fn build(idle: Vec<Box<dyn Store>>, opener: Option<StoreOpener>, readers: usize) -> Router {
+    let state: Shared = Arc::new(AppState {
+        pool: Pool {
+            idle: Mutex::new(idle),
+            opener,
+            permits: tokio::sync::Semaphore::new(readers),
+        },
+        cache: RwLock::new(HashMap::new()),
+    });
     Router::new()
         .route("/", get(index_page))
         .route("/contests/:name", get(contest_page))
         .route("/contests/:name/matches/:index", get(match_page))
+        .route("/contests/:name/entrants/:entrant", get(entrant_page))
         .route("/api/contests", get(api_contests))
         .route("/api/contests/:name/standings", get(api_standings))
         .route("/api/contests/:name/matches", get(api_matches))
+        .route("/api/contests/:name/matches/:index", get(api_match))
         .route("/api/contests/:name/matches/:index/replay", get(api_replay))
-        .fallback(|| async {
-            (
-                StatusCode::NOT_FOUND,
-                Json(json!({"error": "no such page"})),
-            )
-        })
+        .route("/api/contests/:name/events", get(api_events))
+        .fallback(not_found)
         .with_state(state)
+}
+
+/// Unknown routes: an HTML page for browsers, JSON for the API and for clients asking for JSON.
+async fn not_found(uri: Uri, headers: HeaderMap) -> Response {
+    let err = WebError::NoRoute(uri.path().chars().take(200).collect());
+    let wants_html = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("text/html"));
+    if wants_html && !uri.path().starts_with("/api/") {
+        HtmlError(err).into_response()
+    } else {
+        err.into_response()
+    }
 }
 
 /// Serve the UI on `addr` until the process ends.
 pub async fn serve(store: Box<dyn Store>, addr: std::net::SocketAddr) -> std::io::Result<()> {
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    tracing::info!("web UI on http://{}", listener.local_addr()?);
-    axum::serve(listener, app(store)).await
+    serve_router(app(store), addr).await
 }
 
-/// Run `f` on the store off the async threads.
+/// Serve a router on `addr` until the process ends.
+pub async fn serve_router(router: Router, addr: std::net::SocketAddr) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    tracing::info!("web UI on http://{}", listener.local_addr()?);
+    axum::serve(listener, router).await
+}
+
+/// Run `f` on a store connection off the async threads.
 async fn with_store<T: Send + 'static>(
-    store: &SharedStore,
-    f: impl FnOnce(&mut dyn Store) -> Result<T, WebError> + Send + 'static,
+    state: &Shared,
+    f: impl FnOnce(&mut dyn Store, &AppState) -> Result<T, WebError> + Send + 'static,
 ) -> Result<T, WebError> {
-    let store = store.clone();
+    let _permit = state
+        .pool
+        .permits
+        .acquire()
+        .await
+        .map_err(|e| WebError::Store(format!("store pool closed: {e}")))?;
+    let st = state.clone();
     tokio::task::spawn_blocking(move || {
-        let mut guard = store.lock().unwrap_or_else(|p| p.into_inner());
-        f(guard.as_mut())
+        let taken = st.pool.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let mut store = match taken {
+            Some(s) => s,
+            None => match &st.pool.opener {
+                Some(open) => open().map_err(store_err)?,
+                None => return Err(WebError::Store("no store connection is free".into())),
+            },
+        };
+        let out = f(store.as_mut(), &st);
+        st.pool
+            .idle
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(store);
+        out
     })
     .await
     .map_err(|e| WebError::Store(format!("store task failed: {e}")))?
@@ -113,129 +209,173 @@ fn parse_index(text: &str) -> Result<u64, WebError> {
         .map_err(|_| WebError::BadIndex(text.chars().take(40).collect()))
 }
 
-/// A contest summary for the index.
-#[derive(Debug, Clone, serde::Serialize)]
-struct ContestSummary {
-    name: String,
-    game: String,
-    format: String,
-    matches_stored: usize,
-    matches_scheduled: usize,
-    complete: bool,
-}
-
-fn standings_of(store: &mut dyn Store, name: &str) -> Result<Standings, WebError> {
-    require_contest(store, name)?;
+/// A contest's cached data, recomputed when its stored match count changed.
+fn contest_data(
+    store: &mut dyn Store,
+    st: &AppState,
+    name: &str,
+) -> Result<Arc<ContestData>, WebError> {
+    let count = store.result_count(name).map_err(store_err)?;
+    if let Some(c) = st.cache.read().unwrap_or_else(|p| p.into_inner()).get(name) {
+        if c.count == count {
+            return Ok(c.clone());
+        }
+    }
+    if store.contest(name).map_err(store_err)?.is_none() {
+        return Err(WebError::NoContest(name.to_string()));
+    }
     let def = stored_definition(store, name).map_err(store_err)?;
-    let results = load_results(store, &def).map_err(store_err)?;
-    Ok(compute_standings(&def, &results))
+    let stored = store.results(name).map_err(store_err)?;
+    let games = game_results(&def, &stored).map_err(store_err)?;
+    let standings: Standings = compute_standings(&def, &games);
+    let data = Arc::new(ContestData::new(&def, standings, &stored, &games));
+    st.cache
+        .write()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(name.to_string(), data.clone());
+    Ok(data)
 }
 
-fn contests(store: &mut dyn Store) -> Result<Vec<ContestSummary>, WebError> {
+fn all_contests(store: &mut dyn Store, st: &AppState) -> Result<Vec<Arc<ContestData>>, WebError> {
     let mut out = Vec::new();
     for name in store.contest_names().map_err(store_err)? {
-        let s = standings_of(store, &name)?;
-        out.push(ContestSummary {
-            name,
-            game: s.game,
-            format: s.format,
-            matches_stored: s.matches_stored,
-            matches_scheduled: s.matches_scheduled,
-            complete: s.complete,
-        });
+        out.push(contest_data(store, st, &name)?);
     }
     Ok(out)
 }
 
-/// One stored match for lists and its page: index, entrants, and its report.
-fn match_json(r: StoredResult) -> Value {
-    let report: Value = serde_json::from_str(&r.report_json).unwrap_or(Value::Null);
+/// One stored match with entrant names in place of seat specs (public).
+fn public_match(r: StoredResult) -> Value {
+    let mut report: Value = serde_json::from_str(&r.report_json).unwrap_or(Value::Null);
+    if let Some(seats) = report["seats"].as_array_mut() {
+        for (i, s) in seats.iter_mut().enumerate() {
+            s["spec"] = json!(r.entrants.get(i).cloned().unwrap_or_default());
+            if let Some(o) = s.as_object_mut() {
+                o.remove("peer");
+            }
+        }
+    }
     json!({"index": r.index, "entrants": r.entrants, "duration_ms": r.duration_ms, "report": report})
 }
 
-fn require_contest(store: &mut dyn Store, name: &str) -> Result<(), WebError> {
-    match store.contest(name).map_err(store_err)? {
-        Some(_) => Ok(()),
-        None => Err(WebError::NoContest(name.to_string())),
-    }
-}
-
-/// Every stored match of a contest, for lists.
-fn matches(store: &mut dyn Store, name: &str) -> Result<Vec<Value>, WebError> {
-    require_contest(store, name)?;
-    let results = store.results(name).map_err(store_err)?;
-    Ok(results.into_iter().map(match_json).collect())
-}
-
-/// A contest's standings and its stored matches, from one read of its results.
-fn contest_view(store: &mut dyn Store, name: &str) -> Result<(Standings, Vec<Value>), WebError> {
-    require_contest(store, name)?;
-    let def = stored_definition(store, name).map_err(store_err)?;
-    let stored = store.results(name).map_err(store_err)?;
-    let standings = compute_standings(&def, &game_results(&def, &stored).map_err(store_err)?);
-    Ok((standings, stored.into_iter().map(match_json).collect()))
-}
-
-/// The replay of a stored match with every seat's private stderr removed.
-fn public_replay(store: &mut dyn Store, name: &str, index: u64) -> Result<String, WebError> {
-    let text = store
-        .replay(name, index)
-        .map_err(store_err)?
-        .ok_or_else(|| WebError::NoMatch {
-            contest: name.to_string(),
-            index,
-        })?;
-    Ok(strip_private(&text))
-}
-
-/// Remove events only their own seat may see after the game (stderr).
-pub fn strip_private(replay: &str) -> String {
+/// The replay of a stored match as the public may see it: no stderr, entrants named instead
+/// of seat specs, no client addresses.
+pub fn public_replay(replay: &str, entrants: &[String]) -> String {
     let mut out = String::with_capacity(replay.len());
-    for line in replay.lines() {
-        let private = serde_json::from_str::<Value>(line)
-            .ok()
-            .and_then(|v| {
-                v.get("event")
-                    .and_then(Value::as_str)
-                    .map(|e| e == "stderr")
-            })
-            .unwrap_or(false);
-        if !private {
-            out.push_str(line);
-            out.push('\n');
+    for (i, line) in replay.lines().enumerate() {
+        let v = serde_json::from_str::<Value>(line).ok();
+        let kind = v
+            .as_ref()
+            .and_then(|v| v.get("event"))
+            .and_then(Value::as_str);
+        if kind == Some("stderr") {
+            continue;
         }
+        if i == 0 && kind == Some("header") {
+            if let Some(mut h) = v {
+                h["seats"] = json!(entrants);
+                if let Some(seats) = h["params"]["seats"].as_array_mut() {
+                    for s in seats {
+                        if let Some(o) = s.as_object_mut() {
+                            if o.contains_key("peer") {
+                                o.insert("peer".into(), Value::Null);
+                            }
+                        }
+                    }
+                }
+                out.push_str(&h.to_string());
+                out.push('\n');
+                continue;
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
     }
     out
 }
 
-async fn api_contests(
-    State(store): State<SharedStore>,
-) -> Result<Json<Vec<ContestSummary>>, WebError> {
-    Ok(Json(with_store(&store, contests).await?))
+/// Remove events only their own seat may see after the game (stderr).
+pub fn strip_private(replay: &str) -> String {
+    replay
+        .lines()
+        .filter(|line| {
+            serde_json::from_str::<Value>(line).ok().and_then(|v| {
+                v.get("event")
+                    .and_then(Value::as_str)
+                    .map(|e| e == "stderr")
+            }) != Some(true)
+        })
+        .fold(String::with_capacity(replay.len()), |mut out, l| {
+            out.push_str(l);
+            out.push('\n');
+            out
+        })
+}
+
+fn one_match(
+    store: &mut dyn Store,
+    name: &str,
+    index: u64,
+) -> Result<(StoredResult, String), WebError> {
+    if store.contest(name).map_err(store_err)?.is_none() {
+        return Err(WebError::NoContest(name.to_string()));
+    }
+    let missing = || WebError::NoMatch {
+        contest: name.to_string(),
+        index,
+    };
+    let result = store
+        .result(name, index)
+        .map_err(store_err)?
+        .ok_or_else(missing)?;
+    let replay = store
+        .replay(name, index)
+        .map_err(store_err)?
+        .ok_or_else(missing)?;
+    let replay = public_replay(&replay, &result.entrants);
+    Ok((result, replay))
+}
+
+async fn api_contests(State(st): State<Shared>) -> Result<Json<Vec<Value>>, WebError> {
+    let list = with_store(&st, all_contests).await?;
+    Ok(Json(list.iter().map(|c| c.summary()).collect()))
 }
 
 async fn api_standings(
-    State(store): State<SharedStore>,
+    State(st): State<Shared>,
     Path(name): Path<String>,
-) -> Result<Json<Standings>, WebError> {
-    Ok(Json(
-        with_store(&store, move |s| standings_of(s, &name)).await?,
-    ))
+) -> Result<Response, WebError> {
+    let c = with_store(&st, move |s, st| contest_data(s, st, &name)).await?;
+    Ok(Json(&c.standings).into_response())
 }
 
 async fn api_matches(
-    State(store): State<SharedStore>,
+    State(st): State<Shared>,
     Path(name): Path<String>,
 ) -> Result<Json<Vec<Value>>, WebError> {
-    Ok(Json(with_store(&store, move |s| matches(s, &name)).await?))
+    let list = with_store(&st, move |s, st| {
+        contest_data(s, st, &name)?;
+        s.results(&name).map_err(store_err)
+    })
+    .await?;
+    Ok(Json(list.into_iter().map(public_match).collect()))
+}
+
+async fn api_match(
+    State(st): State<Shared>,
+    Path((name, index)): Path<(String, String)>,
+) -> Result<Json<Value>, WebError> {
+    let index = parse_index(&index)?;
+    let (r, _) = with_store(&st, move |s, _| one_match(s, &name, index)).await?;
+    Ok(Json(public_match(r)))
 }
 
 async fn api_replay(
-    State(store): State<SharedStore>,
+    State(st): State<Shared>,
     Path((name, index)): Path<(String, String)>,
 ) -> Result<Response, WebError> {
     let index = parse_index(&index)?;
-    let text = with_store(&store, move |s| public_replay(s, &name, index)).await?;
+    let (_, text) = with_store(&st, move |s, _| one_match(s, &name, index)).await?;
     Ok((
         [(header::CONTENT_TYPE, "application/jsonl; charset=utf-8")],
         text,
@@ -243,44 +383,138 @@ async fn api_replay(
         .into_response())
 }
 
-async fn index_page(State(store): State<SharedStore>) -> Result<Html<String>, HtmlError> {
-    let list = with_store(&store, contests).await.map_err(HtmlError)?;
+/// Server-sent events: `match` with the stored match count whenever it changes (checked each
+/// second), then `complete` once the contest has every match.
+async fn api_events(
+    State(st): State<Shared>,
+    Path(name): Path<String>,
+) -> Result<Response, WebError> {
+    let n = name.clone();
+    let first = with_store(&st, move |s, st| contest_data(s, st, &n)).await?;
+    let stream = futures_util::stream::unfold(
+        (st, name, first.count, false, true),
+        |(st, name, last, done, first)| async move {
+            if done {
+                return None;
+            }
+            if !first {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            let n = name.clone();
+            let now = with_store(&st, move |s, st| contest_data(s, st, &n)).await;
+            let (event, count, done) = match now {
+                Ok(c) if c.complete() => (
+                    SseEvent::default()
+                        .event("complete")
+                        .data(c.count.to_string()),
+                    c.count,
+                    true,
+                ),
+                Ok(c) if c.count != last || first => (
+                    SseEvent::default().event("match").data(c.count.to_string()),
+                    c.count,
+                    false,
+                ),
+                Ok(c) => (SseEvent::default().comment("unchanged"), c.count, false),
+                Err(e) => (
+                    SseEvent::default().event("error").data(e.to_string()),
+                    last,
+                    true,
+                ),
+            };
+            Some((
+                Ok::<_, std::convert::Infallible>(event),
+                (st, name, count, done, false),
+            ))
+        },
+    );
+    Ok(Sse::new(stream)
+        .keep_alive(KeepAlive::default())
+        .into_response())
+}
+
+async fn index_page(State(st): State<Shared>) -> Result<Html<String>, HtmlError> {
+    let list = with_store(&st, all_contests).await.map_err(HtmlError)?;
     Ok(Html(html::index(
-        &list
-            .iter()
-            .map(|c| serde_json::to_value(c).unwrap_or(Value::Null))
-            .collect::<Vec<_>>(),
+        &list.iter().map(|c| c.summary()).collect::<Vec<_>>(),
     )))
 }
 
+#[derive(serde::Deserialize)]
+struct PageQuery {
+    page: Option<String>,
+}
+
+fn page_number(q: &PageQuery) -> Result<usize, WebError> {
+    match &q.page {
+        None => Ok(1),
+        Some(p) => match p.parse::<usize>() {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => Err(WebError::BadPage(p.chars().take(40).collect())),
+        },
+    }
+}
+
 async fn contest_page(
-    State(store): State<SharedStore>,
+    State(st): State<Shared>,
     Path(name): Path<String>,
+    Query(q): Query<PageQuery>,
 ) -> Result<Html<String>, HtmlError> {
-    let (standings, list) = with_store(&store, move |s| contest_view(s, &name))
+    let page = page_number(&q).map_err(HtmlError)?;
+    let c = with_store(&st, move |s, st| contest_data(s, st, &name))
         .await
         .map_err(HtmlError)?;
-    Ok(Html(html::contest(&standings, &list)))
+    Ok(Html(html::contest(&c, page)))
+}
+
+async fn entrant_page(
+    State(st): State<Shared>,
+    Path((name, entrant)): Path<(String, String)>,
+    Query(q): Query<PageQuery>,
+) -> Result<Html<String>, HtmlError> {
+    let page = page_number(&q).map_err(HtmlError)?;
+    let c = with_store(&st, move |s, st| contest_data(s, st, &name))
+        .await
+        .map_err(HtmlError)?;
+    let Some(e) = c.entrant_index(&entrant) else {
+        return Err(HtmlError(WebError::NoEntrant {
+            contest: c.name.clone(),
+            entrant,
+        }));
+    };
+    Ok(Html(html::entrant(&c, e, page)))
 }
 
 async fn match_page(
-    State(store): State<SharedStore>,
+    State(st): State<Shared>,
     Path((name, index)): Path<(String, String)>,
 ) -> Result<Html<String>, HtmlError> {
     let index = parse_index(&index).map_err(HtmlError)?;
     let contest = name.clone();
-    let (report, replay) = with_store(&store, move |s| {
-        require_contest(s, &name)?;
-        let result =
-            s.result(&name, index)
-                .map_err(store_err)?
-                .ok_or_else(|| WebError::NoMatch {
-                    contest: name.clone(),
-                    index,
-                })?;
-        Ok((match_json(result), public_replay(s, &name, index)?))
-    })
-    .await
-    .map_err(HtmlError)?;
-    Ok(Html(html::match_page(&contest, index, &report, &replay)))
+    let (result, replay) = with_store(&st, move |s, _| one_match(s, &name, index))
+        .await
+        .map_err(HtmlError)?;
+    let entrants = result.entrants.clone();
+    let m = public_match(result);
+    let model = view_model(
+        &replay,
+        &ViewOptions {
+            names: Some(entrants),
+            private: false,
+        },
+    );
+    Ok(Html(html::match_page(&contest, index, &m, model)))
+}
+
+/// The self-contained page of `kakehiki view`: the viewer of one replay file, with every seat's
+/// stderr (the file is the contestant's own), no network access and no external asset.
+pub fn standalone_page(replay: &str, title: &str) -> Result<String, ViewError> {
+    let model = view_model(
+        replay,
+        &ViewOptions {
+            names: None,
+            private: true,
+        },
+    )?;
+    Ok(html::standalone(title, &model))
 }

@@ -125,7 +125,26 @@ async fn serves_standings_matches_and_public_replays() {
     assert!(page.contains("Bradley-Terry"));
     let (status, page) = get(&app, &format!("/contests/web%20%3Cdemo%3E/matches/{index}")).await;
     assert_eq!(status, StatusCode::OK);
-    assert!(page.contains("id=\"replay\"") && !page.contains("SECRET-STDERR"));
+    assert!(page.contains("id=\"kv-model\"") && !page.contains("SECRET-STDERR"));
+    // Public pages and the API name entrants, never seat specs (command lines).
+    assert!(
+        !page.contains("python3"),
+        "a seat spec leaked into the match page"
+    );
+    assert!(
+        !replay.contains("python3"),
+        "a seat spec leaked into the public replay"
+    );
+    let (status, one) = get(
+        &app,
+        &format!("/api/contests/web%20%3Cdemo%3E/matches/{index}"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{one}");
+    assert!(!one.contains("python3"), "{one}");
+    let one: Value = serde_json::from_str(&one).unwrap();
+    assert_eq!(one["index"], index);
+    assert_eq!(one["report"]["seats"][0]["spec"], one["entrants"][0]);
     assert!(
         !page.contains("</script><script"),
         "embedded replay must not break out of its script element"
@@ -157,6 +176,27 @@ async fn bad_requests_get_specific_errors() {
     let (status, page) = get(&app, "/contests/nope").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert!(page.contains("no contest named"));
-    let (status, _) = get(&app, "/no/such/page").await;
+    let (status, body) = get(&app, "/no/such/page").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(body.contains("\"error\""), "{body}");
+    // A browser asking for a page gets a page, not raw JSON.
+    let response = app
+        .clone()
+        .oneshot(
+            Request::builder()
+                .uri("/no/such/page")
+                .header("accept", "text/html,application/xhtml+xml")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let page = String::from_utf8(bytes.to_vec()).unwrap();
+    assert!(page.starts_with("<!doctype html>"), "{page}");
+    assert!(page.contains("no such page: "), "{page}");
+    assert!(page.contains("name=\"viewport\""), "{page}");
+    let (status, _) = get(&app, "/contests/nope?page=0").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
 }

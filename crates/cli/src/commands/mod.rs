@@ -8,6 +8,7 @@ pub mod play;
 pub mod replay;
 pub mod sandbox;
 pub mod serve;
+pub mod view;
 pub mod web;
 pub mod worker;
 
@@ -35,10 +36,12 @@ pub fn summary(report: &MatchReport) -> String {
             .unwrap_or("?");
         out.push_str(&format!("  {i:>4}  {:<width$}  {exact}\n", seat.spec));
     }
-    match report.winner {
-        Some(w) => out.push_str(&format!("winner: seat {w} ({})\n", report.seats[w].spec)),
-        None if report.everyone_lost => out.push_str("result: every seat lost\n"),
-        None => out.push_str("result: draw\n"),
+    let team = report.extra.get("winner_team").and_then(|v| v.as_str());
+    match (report.winner, team) {
+        (Some(w), _) => out.push_str(&format!("winner: seat {w} ({})\n", report.seats[w].spec)),
+        (None, Some(team)) => out.push_str(&format!("result: the {team} team won\n")),
+        (None, None) if report.everyone_lost => out.push_str("result: every seat lost\n"),
+        (None, None) => out.push_str("result: draw\n"),
     }
     for (k, v) in &report.extra {
         if !v.is_array() && !v.is_object() {

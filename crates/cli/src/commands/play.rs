@@ -40,6 +40,9 @@ pub struct PlayArgs {
     /// Print exactly one JSON object with the result on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Also write the replay's viewer page (`kakehiki view`) next to the replay; needs --replay.
+    #[arg(long, requires = "replay")]
+    pub view: bool,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }
@@ -169,12 +172,19 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
         write_file_atomically(path, record.replay.to_text().as_bytes())
             .with_context(|| format!("cannot write the replay to {}", path.display()))?;
     }
+    let page = match (&args.replay, args.view) {
+        (Some(path), true) => Some(super::view::write_page(path, None)?),
+        _ => None,
+    };
     if args.json {
         println!("{}", serde_json::to_string(&record.report)?);
     } else {
         print!("{}", super::summary(&record.report));
         if let Some(path) = &args.replay {
             println!("replay: {}", path.display());
+        }
+        if let Some(page) = &page {
+            println!("viewer: {}", page.display());
         }
     }
     Ok(exit::OK)

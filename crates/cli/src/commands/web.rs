@@ -33,20 +33,22 @@ pub fn run(args: WebArgs) -> anyhow::Result<u8> {
             args.db.display()
         );
     }
-    let store =
-        kakehiki_store::open_store(&args.db, args.database_url.as_deref()).with_context(|| {
-            match &args.database_url {
-                Some(url) => format!(
-                    "cannot open the results store {}",
-                    kakehiki_store::redact_url(url)
-                ),
-                None => format!("cannot open the results store {}", args.db.display()),
-            }
+    let (db, url) = (args.db.clone(), args.database_url.clone());
+    // Each concurrent reader gets its own connection, so page loads never queue behind one lock.
+    let opener: kakehiki_web::StoreOpener =
+        std::sync::Arc::new(move || kakehiki_store::open_store(&db, url.as_deref()));
+    let app =
+        kakehiki_web::app_with_opener(opener, 16).with_context(|| match &args.database_url {
+            Some(url) => format!(
+                "cannot open the results store {}",
+                kakehiki_store::redact_url(url)
+            ),
+            None => format!("cannot open the results store {}", args.db.display()),
         })?;
     let runtime = tokio::runtime::Runtime::new()?;
     println!("Kakehiki web UI on http://{} (Ctrl-C to stop)", args.bind);
     runtime
-        .block_on(kakehiki_web::serve(store, args.bind))
+        .block_on(kakehiki_web::serve_router(app, args.bind))
         .with_context(|| format!("cannot serve on {}", args.bind))?;
     Ok(exit::OK)
 }

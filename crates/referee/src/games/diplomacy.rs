@@ -845,6 +845,7 @@ async fn run_match(
         "reason": end.map(|r| r.as_str()),
         "winner": match end { Some(EndReason::Solo(p)) => Some(p.name()), _ => None },
         "centers": centers,
+        "state": public_state(&game),
     }));
     Ok((run.log, game, run.errors))
 }

@@ -1,0 +1,218 @@
+//! Diplomacy: one step per phase the powers ordered in: the position before the orders, every
+//! order with its result (parsed with the game's own order parser so the viewer can draw it),
+//! dislodged units, the press of the phase, and a supply-centre count per power per year.
+
+use kakehiki_diplomacy::{parse_order, standard, Order, ProvinceKind, POWER_NAMES};
+use serde_json::{json, Map, Value};
+
+use super::{events, get_str, panel, shape, Built, Panel, ViewError};
+
+fn power_index(name: &str) -> Option<usize> {
+    POWER_NAMES.iter().position(|p| *p == name)
+}
+
+/// One order as the viewer draws it.
+fn drawn(power: &str, text: &str, results: &Map<String, Value>) -> Value {
+    let map = standard();
+    let name = |p| map.prov_name(p).to_string();
+    let result = results
+        .iter()
+        .find(|(unit, _)| text.starts_with(unit.as_str()) && text[unit.len()..].starts_with(' '))
+        .map(|(_, r)| r.clone())
+        .unwrap_or(Value::Null);
+    let mut o = json!({"power": power, "text": text, "result": result});
+    let Ok(order) = parse_order(map, text) else {
+        o["kind"] = json!("unparsed");
+        return o;
+    };
+    if let Some(u) = order.unit() {
+        o["unit"] = json!(name(u.prov));
+        o["unit_kind"] = json!(u.kind.map(|k| k.letter().to_string()));
+    }
+    match order {
+        Order::Hold(_) => o["kind"] = json!("hold"),
+        Order::Move { dest, via, .. } => {
+            o["kind"] = json!("move");
+            o["dest"] = json!(name(dest.prov));
+            o["via"] = json!(via);
+        }
+        Order::SupportHold { target, .. } => {
+            o["kind"] = json!("support_hold");
+            o["target"] = json!(name(target.prov));
+        }
+        Order::SupportMove { target, dest, .. } => {
+            o["kind"] = json!("support_move");
+            o["target"] = json!(name(target.prov));
+            o["dest"] = json!(name(dest.prov));
+        }
+        Order::Convoy { army, dest, .. } => {
+            o["kind"] = json!("convoy");
+            o["target"] = json!(name(army.prov));
+            o["dest"] = json!(name(dest));
+        }
+        Order::Retreat { dest, .. } => {
+            o["kind"] = json!("retreat");
+            o["dest"] = json!(name(dest.prov));
+        }
+        Order::Disband(_) => o["kind"] = json!("disband"),
+        Order::Build(_) => o["kind"] = json!("build"),
+        Order::Waive => o["kind"] = json!("waive"),
+    }
+    o
+}
+
+fn centre_counts(state: &Value) -> Vec<usize> {
+    POWER_NAMES
+        .iter()
+        .map(|p| state["centers"][*p].as_array().map_or(0, Vec::len))
+        .collect()
+}
+
+pub(super) fn build(
+    p: &kakehiki_core::replay::ParsedReplay,
+    panels: &mut [Panel],
+) -> Result<Built, ViewError> {
+    let mut steps: Vec<Value> = Vec::new();
+    let mut press: Vec<Value> = Vec::new();
+    let mut last_state = Value::Null;
+    let mut result = Value::Null;
+    let mut chart: Vec<Value> = Vec::new();
+    let exchange = |panels: &mut [Panel], ex: &Value, step: usize, line: usize| {
+        let Some(i) = ex["power"].as_str().and_then(power_index) else {
+            return Err(shape(
+                line,
+                format!("exchange of unknown power {}", ex["power"]),
+            ));
+        };
+        let pn = panel(panels, i, line)?;
+        if let Some(us) = ex["time_us"].as_u64() {
+            pn.time(us as f64 / 1000.0);
+        }
+        let status = ex["status"].as_str().unwrap_or("");
+        if status != "ok" {
+            pn.error(
+                step,
+                status,
+                ex["detail"].as_str().unwrap_or("no answer by the deadline"),
+            );
+        }
+        Ok(())
+    };
+    for (line, kind, v) in events(p) {
+        match kind {
+            "start" => {
+                for ex in v["exchanges"].as_array().into_iter().flatten() {
+                    exchange(panels, ex, 0, line)?;
+                }
+            }
+            "press" => {
+                let step = steps.len();
+                for ex in v["exchanges"].as_array().into_iter().flatten() {
+                    exchange(panels, ex, step, line)?;
+                }
+                for m in v["delivered"].as_array().into_iter().flatten() {
+                    let mut m = m.clone();
+                    m["round"] = v["round"].clone();
+                    press.push(m);
+                }
+                for d in v["dropped"].as_array().into_iter().flatten() {
+                    if let Some(i) = d["from"].as_str().and_then(power_index) {
+                        panel(panels, i, line)?.error(
+                            step,
+                            "press_dropped",
+                            format!(
+                                "message to {} dropped: {}",
+                                d["to"].as_str().unwrap_or(""),
+                                d["reason"].as_str().unwrap_or("")
+                            ),
+                        );
+                    }
+                }
+            }
+            "phase" => {
+                let step = steps.len();
+                let phase = get_str(v, "phase", line)?.to_string();
+                let exchanges = v["exchanges"].as_array().cloned().unwrap_or_default();
+                let mut state = Value::Null;
+                for ex in &exchanges {
+                    exchange(panels, ex, step, line)?;
+                    if state.is_null() {
+                        if let Ok(sent) =
+                            serde_json::from_str::<Value>(ex["sent"].as_str().unwrap_or(""))
+                        {
+                            state = sent["state"].clone();
+                        }
+                    }
+                }
+                if state.is_null() {
+                    state = last_state.clone();
+                }
+                let mut records = Vec::new();
+                for r in v["adjudicated"].as_array().into_iter().flatten() {
+                    let empty = Map::new();
+                    let results = r["results"].as_object().unwrap_or(&empty);
+                    let mut orders = Vec::new();
+                    for (power, list) in r["orders"].as_object().into_iter().flatten() {
+                        for o in list.as_array().into_iter().flatten() {
+                            orders.push(drawn(power, o.as_str().unwrap_or(""), results));
+                        }
+                    }
+                    for e in r["errors"].as_array().into_iter().flatten() {
+                        let e = e.as_str().unwrap_or("");
+                        let (power, rest) = e.split_once(": ").unwrap_or(("", e));
+                        if rest.contains(kakehiki_diplomacy::outcome::UNMATCHED_PREFIX) {
+                            continue;
+                        }
+                        if let Some(i) = power_index(power) {
+                            panel(panels, i, line)?.error(step, "illegal_action", rest);
+                        }
+                    }
+                    records.push(json!({"phase": r["phase"], "orders": orders,
+                        "errors": r["errors"], "destroyed": r["destroyed"]}));
+                }
+                if phase.starts_with('S') && phase.ends_with('M') && !state.is_null() {
+                    chart.push(
+                        json!({"label": phase[1..5].to_string(), "counts": centre_counts(&state)}),
+                    );
+                }
+                steps.push(json!({
+                    "title": phase, "phase": phase, "state": state, "records": records,
+                    "press": std::mem::take(&mut press), "draw_votes": v["draw_votes"],
+                }));
+                last_state = state;
+            }
+            "end" => {
+                let counts: Vec<u64> = POWER_NAMES
+                    .iter()
+                    .map(|p| v["centers"][*p].as_u64().unwrap_or(0))
+                    .collect();
+                result = json!({"reason": v["reason"], "winner": v["winner"], "centers": counts});
+                chart.push(json!({"label": "end", "counts": counts}));
+                steps.push(json!({
+                    "title": "end", "phase": "end", "state": v.get("state").cloned().unwrap_or(Value::Null),
+                    "records": [], "press": std::mem::take(&mut press), "end": true,
+                }));
+            }
+            _ => {}
+        }
+    }
+    if steps.is_empty() {
+        return Err(shape(1, "the replay holds no phase"));
+    }
+    let map = standard();
+    let provinces: Vec<Value> = map
+        .provinces
+        .iter()
+        .map(|p| {
+            json!({"abbr": p.abbr, "name": p.name, "sc": p.supply_center,
+                "kind": match p.kind { ProvinceKind::Sea => "sea", ProvinceKind::Coast => "coast", ProvinceKind::Land => "land" },
+                "home": p.home_of.map(|h| h.name())})
+        })
+        .collect();
+    Ok((
+        "phase",
+        steps,
+        result,
+        json!({"powers": POWER_NAMES, "provinces": provinces, "chart": chart}),
+    ))
+}

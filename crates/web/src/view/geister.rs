@@ -1,0 +1,267 @@
+//! Geister: the 6×6 board after every ply, in seat 0's frame (seat 0's home rows at the bottom).
+
+use kakehiki_geister::engine::START;
+use kakehiki_geister::Event;
+use serde_json::{json, Value};
+
+use super::{events, panel, shape, Built, Panel, ViewError};
+
+const OFF: u8 = 255;
+
+/// Where the ghosts are: square in seat 0's frame (`y * 6 + x`), or [`OFF`].
+struct Board {
+    pos: [[u8; 8]; 2],
+    red: [[bool; 8]; 2],
+    placed: [bool; 2],
+    /// Ghosts lost per seat: (label index, how).
+    off: [Vec<(usize, &'static str)>; 2],
+}
+
+fn global(seat: usize, own: u8) -> u8 {
+    if seat == 0 {
+        own
+    } else {
+        35 - own
+    }
+}
+
+fn label_index(c: char) -> Option<usize> {
+    let i = (c.to_ascii_uppercase() as u32).checked_sub('A' as u32)? as usize;
+    (i < 8).then_some(i)
+}
+
+impl Board {
+    fn new() -> Self {
+        let mut pos = [[0u8; 8]; 2];
+        for (seat, p) in pos.iter_mut().enumerate() {
+            for (g, s) in p.iter_mut().enumerate() {
+                *s = global(seat, START[g]);
+            }
+        }
+        Board {
+            pos,
+            red: [[false; 8]; 2],
+            placed: [false; 2],
+            off: [Vec::new(), Vec::new()],
+        }
+    }
+
+    fn picture(&self) -> Value {
+        let mut pieces = Vec::new();
+        for seat in 0..2 {
+            for g in 0..8 {
+                let s = self.pos[seat][g];
+                if s != OFF {
+                    pieces.push(json!({
+                        "seat": seat, "label": ((b'A' + g as u8) as char).to_string(),
+                        "red": self.red[seat][g], "x": s % 6, "y": s / 6,
+                    }));
+                }
+            }
+        }
+        let off: Vec<Vec<Value>> = self
+            .off
+            .iter()
+            .enumerate()
+            .map(|(seat, list)| {
+                list.iter()
+                    .map(|&(g, how)| {
+                        json!({"label": ((b'A' + g as u8) as char).to_string(),
+                               "red": self.red[seat][g], "how": how})
+                    })
+                    .collect()
+            })
+            .collect();
+        json!({"pieces": pieces, "off": off, "placed": self.placed})
+    }
+}
+
+pub(super) fn build(
+    p: &kakehiki_core::replay::ParsedReplay,
+    panels: &mut [Panel],
+) -> Result<Built, ViewError> {
+    let mut b = Board::new();
+    let mut steps: Vec<Value> = Vec::new();
+    let mut result = json!(null);
+    let mut pending_notes: Vec<String> = Vec::new();
+    for (line, kind, v) in events(p) {
+        if !matches!(kind, "assign" | "set" | "turn" | "line" | "fault" | "end") {
+            continue;
+        }
+        let e: Event = serde_json::from_value(v.clone())
+            .map_err(|e| shape(line, format!("bad Geister {kind:?} event: {e}")))?;
+        let step = steps.len();
+        match e {
+            Event::Assign { .. } => {}
+            Event::Set {
+                seat,
+                raw,
+                accepted,
+                reason,
+                red,
+                ..
+            } => {
+                panel(panels, seat, line)?;
+                if accepted {
+                    let red = red.unwrap_or_default();
+                    for c in red.chars() {
+                        let g = label_index(c)
+                            .ok_or_else(|| shape(line, format!("bad red label {c:?}")))?;
+                        b.red[seat][g] = true;
+                    }
+                    b.placed[seat] = true;
+                    pending_notes.push(format!("seat {seat} placed its red ghosts on {red}"));
+                } else {
+                    let detail = format!(
+                        "placement {:?} refused: {}",
+                        raw.unwrap_or_else(|| "(over 256 bytes)".into()),
+                        reason.unwrap_or_default()
+                    );
+                    panels[seat].error(step, "invalid_placement", &detail);
+                    pending_notes.push(format!("seat {seat}: {detail}"));
+                }
+            }
+            Event::Turn {
+                ply,
+                seat,
+                raw,
+                outcome,
+                mv,
+                elapsed_ms,
+                captured,
+                escaped,
+                reason,
+                ..
+            } => {
+                if steps.is_empty() {
+                    steps.push(json!({"title": "placement", "board": b.picture(),
+                                      "notes": std::mem::take(&mut pending_notes)}));
+                }
+                let step = steps.len();
+                let pn = panel(panels, seat, line)?;
+                pn.time(elapsed_ms as f64);
+                let outcome_name = serde_json::to_value(outcome).unwrap_or(Value::Null);
+                let mut from = Value::Null;
+                let mut to = Value::Null;
+                if let Some(m) = &mv {
+                    let (l, d) = m
+                        .split_once(',')
+                        .ok_or_else(|| shape(line, format!("bad move {m:?}")))?;
+                    let g = l
+                        .chars()
+                        .next()
+                        .and_then(label_index)
+                        .ok_or_else(|| shape(line, format!("bad ghost in move {m:?}")))?;
+                    let at = b.pos[seat][g];
+                    if at == OFF {
+                        return Err(shape(
+                            line,
+                            format!("move {m:?} of a ghost not on the board"),
+                        ));
+                    }
+                    let own = global(seat, at);
+                    let (x, y) = ((own % 6) as i32, (own / 6) as i32);
+                    let (nx, ny) = match d {
+                        "N" => (x, y - 1),
+                        "S" => (x, y + 1),
+                        "E" => (x + 1, y),
+                        "W" => (x - 1, y),
+                        _ => return Err(shape(line, format!("bad direction in move {m:?}"))),
+                    };
+                    from = json!([at % 6, at / 6]);
+                    if escaped {
+                        b.pos[seat][g] = OFF;
+                        b.off[seat].push((g, "escaped"));
+                    } else {
+                        if !(0..6).contains(&nx) || !(0..6).contains(&ny) {
+                            return Err(shape(line, format!("move {m:?} leaves the board")));
+                        }
+                        let dest = global(seat, (ny * 6 + nx) as u8);
+                        b.pos[seat][g] = dest;
+                        to = json!([dest % 6, dest / 6]);
+                        let other = 1 - seat;
+                        if let Some(c) = captured {
+                            let cg = label_index(c.ghost).ok_or_else(|| {
+                                shape(line, format!("bad captured ghost {:?}", c.ghost))
+                            })?;
+                            b.pos[other][cg] = OFF;
+                            b.off[other].push((cg, "captured"));
+                        }
+                    }
+                } else {
+                    let detail = format!(
+                        "{}: {}{}",
+                        outcome_name.as_str().unwrap_or(""),
+                        raw.as_deref()
+                            .map(|r| format!("sent {r:?}"))
+                            .unwrap_or_else(|| "no usable line".into()),
+                        reason
+                            .as_deref()
+                            .map(|r| format!(" ({r})"))
+                            .unwrap_or_default()
+                    );
+                    pn.error(step, outcome_name.as_str().unwrap_or("error"), detail);
+                }
+                steps.push(json!({
+                    "title": format!("ply {ply}"), "ply": ply, "seat": seat, "move": mv,
+                    "raw": raw, "outcome": outcome_name, "reason": reason, "elapsed_ms": elapsed_ms,
+                    "from": from, "to": to, "escaped": escaped,
+                    "captured": captured.map(|c| json!({"label": c.ghost.to_string(),
+                        "red": matches!(c.colour, kakehiki_geister::Colour::Red)})),
+                    "board": b.picture(), "notes": std::mem::take(&mut pending_notes),
+                }));
+            }
+            Event::Line {
+                seat,
+                raw,
+                disposition,
+                ..
+            } => {
+                let d = serde_json::to_value(disposition).unwrap_or(Value::Null);
+                panel(panels, seat, line)?.error(
+                    step.saturating_sub(1),
+                    "unsolicited_output",
+                    format!(
+                        "{}: {:?}",
+                        d.as_str().unwrap_or(""),
+                        raw.unwrap_or_else(|| "(over 256 bytes)".into())
+                    ),
+                );
+            }
+            Event::Fault {
+                seat, kind, detail, ..
+            } => {
+                let k = serde_json::to_value(kind).unwrap_or(Value::Null);
+                panel(panels, seat, line)?.error(
+                    step.saturating_sub(1),
+                    k.as_str().unwrap_or("fault"),
+                    &detail,
+                );
+                pending_notes.push(format!(
+                    "seat {seat}: {} ({detail})",
+                    k.as_str().unwrap_or("")
+                ));
+            }
+            Event::End {
+                winner,
+                draw,
+                reason,
+                plies,
+                scores,
+                ..
+            } => {
+                result = json!({
+                    "winner": winner, "draw": draw, "reason": reason.as_str(),
+                    "plies": plies, "scores": scores,
+                });
+            }
+        }
+    }
+    let mut last =
+        json!({"title": "end", "board": b.picture(), "notes": pending_notes, "end": true});
+    if steps.is_empty() {
+        last["title"] = json!("placement");
+    }
+    steps.push(last);
+    Ok(("ply", steps, result, json!({})))
+}

@@ -1,0 +1,180 @@
+//! View models: each game's replay turned into the steps its viewer draws.
+//!
+//! A view model is one JSON object: `game`, `rules`, `seed`, `unit` (what one step is: ply, turn,
+//! day, phase), `seats` (per seat: its entrant, its time per move and its errors with their
+//! detail, and its stderr only for a private view), `steps` (one picture each) and `result`.
+//! The viewers (`assets/*.js`) only draw what the model says; every rule of the game that the
+//! picture needs (board positions, affections, scores, votes) is computed here from the replay,
+//! with the game's own crate where the rules decide.
+
+use kakehiki_core::replay::{ParsedReplay, ReplayError, ReplayLog};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+mod diplomacy;
+mod geister;
+mod nac;
+mod werewolf;
+
+/// Why a replay cannot be shown.
+#[derive(Debug, thiserror::Error)]
+pub enum ViewError {
+    #[error("{0}")]
+    Replay(#[from] ReplayError),
+    #[error("replay line {line}: {message}")]
+    Shape { line: usize, message: String },
+    #[error("no viewer for game {0:?} (known: nac, religion-war, geister, werewolf, diplomacy)")]
+    UnknownGame(String),
+}
+
+pub(crate) fn shape(line: usize, message: impl Into<String>) -> ViewError {
+    ViewError::Shape {
+        line,
+        message: message.into(),
+    }
+}
+
+/// Who is looking at the replay.
+#[derive(Debug, Clone, Default)]
+pub struct ViewOptions {
+    /// Entrant names in seat order; `None`: the replay's seat specs (a local file, the
+    /// contestant's own).
+    pub names: Option<Vec<String>>,
+    /// Include each seat's stderr (only the contestant's own replay file; never a public page).
+    pub private: bool,
+}
+
+/// One seat error as the side panel lists it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PanelError {
+    /// The step (index into `steps`) it happened in.
+    pub step: usize,
+    pub kind: String,
+    pub detail: String,
+}
+
+/// A seat's side panel.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Panel {
+    pub name: String,
+    /// Moves answered and their response times (milliseconds).
+    pub moves: u64,
+    pub total_ms: f64,
+    pub max_ms: f64,
+    pub errors: Vec<PanelError>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<String>,
+}
+
+impl Panel {
+    pub(crate) fn time(&mut self, ms: f64) {
+        self.moves += 1;
+        self.total_ms += ms;
+        if ms > self.max_ms {
+            self.max_ms = ms;
+        }
+    }
+
+    pub(crate) fn error(
+        &mut self,
+        step: usize,
+        kind: impl Into<String>,
+        detail: impl Into<String>,
+    ) {
+        self.errors.push(PanelError {
+            step,
+            kind: kind.into(),
+            detail: detail.into(),
+        });
+    }
+}
+
+/// The view model of a replay (JSON lines text).
+pub fn view_model(text: &str, opts: &ViewOptions) -> Result<Value, ViewError> {
+    let parsed = ReplayLog::parse(text)?;
+    let h = &parsed.header;
+    let mut panels: Vec<Panel> = (0..h.seats.len())
+        .map(|i| Panel {
+            name: opts
+                .names
+                .as_ref()
+                .and_then(|n| n.get(i).cloned())
+                .unwrap_or_else(|| h.seats[i].clone()),
+            ..Panel::default()
+        })
+        .collect();
+    if opts.private {
+        for (line, v) in &parsed.events {
+            if v.get("event").and_then(Value::as_str) == Some("stderr") {
+                let seat = v["seat"]
+                    .as_u64()
+                    .ok_or_else(|| shape(*line, "stderr event without a seat"))?
+                    as usize;
+                let text = v["text"].as_str().unwrap_or("");
+                match panels.get_mut(seat) {
+                    Some(p) => p.stderr.get_or_insert_with(String::new).push_str(text),
+                    None => {
+                        return Err(shape(
+                            *line,
+                            format!("stderr of seat {seat}, which does not exist"),
+                        ))
+                    }
+                }
+            }
+        }
+    }
+    let game = h.game.as_str();
+    let (unit, steps, result, extra) = match game {
+        "nac" | "religion-war" => nac::build(&parsed, &mut panels)?,
+        "geister" => geister::build(&parsed, &mut panels)?,
+        "werewolf" => werewolf::build(&parsed, &mut panels)?,
+        "diplomacy" => diplomacy::build(&parsed, &mut panels)?,
+        other => return Err(ViewError::UnknownGame(other.to_string())),
+    };
+    Ok(json!({
+        "game": game,
+        "rules": h.rules,
+        "seed": h.seed,
+        "unit": unit,
+        "seats": panels,
+        "steps": steps,
+        "result": result,
+        "extra": extra,
+    }))
+}
+
+/// What a game builder returns: the step unit, the steps, the result and game-wide data.
+pub(crate) type Built = (&'static str, Vec<Value>, Value, Value);
+
+/// The events of a replay after its header, as `(line, kind, value)`.
+pub(crate) fn events(p: &ParsedReplay) -> impl Iterator<Item = (usize, &str, &Value)> {
+    p.events.iter().map(|(line, v)| {
+        (
+            *line,
+            v.get("event").and_then(Value::as_str).unwrap_or(""),
+            v,
+        )
+    })
+}
+
+pub(crate) fn get_u64(v: &Value, key: &str, line: usize) -> Result<u64, ViewError> {
+    v.get(key)
+        .and_then(Value::as_u64)
+        .ok_or_else(|| shape(line, format!("expected a whole number in {key:?}")))
+}
+
+pub(crate) fn get_str<'a>(v: &'a Value, key: &str, line: usize) -> Result<&'a str, ViewError> {
+    v.get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| shape(line, format!("expected a string in {key:?}")))
+}
+
+pub(crate) fn panel(
+    panels: &mut [Panel],
+    seat: usize,
+    line: usize,
+) -> Result<&mut Panel, ViewError> {
+    panels
+        .get_mut(seat)
+        .ok_or_else(|| shape(line, format!("seat {seat} does not exist")))
+}

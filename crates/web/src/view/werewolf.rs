@@ -1,0 +1,308 @@
+//! Werewolf: one step per day, read from the AIWolf game log the replay carries (`log` events),
+//! with each talk read into plain English, votes in rounds, the night's actions, the roles and
+//! the winning team; reply times and errors from the `reply` events.
+
+use kakehiki_werewolf::talk::{self, Body, Channel, Utterance, Who};
+use kakehiki_werewolf::{Role, Species};
+use serde_json::{json, Value};
+
+use super::{events, get_str, get_u64, panel, shape, Built, Panel, ViewError};
+
+fn who(w: Who) -> String {
+    match w {
+        Who::Any => "anyone".into(),
+        Who::Agent(0) => "anyone".into(),
+        Who::Agent(n) => format!("Agent[{n:02}]"),
+    }
+}
+
+fn role(r: Option<Role>) -> String {
+    match r {
+        None => "some role".into(),
+        Some(r) => {
+            let n = r.name().to_ascii_lowercase();
+            let article = if n.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                "an"
+            } else {
+                "a"
+            };
+            format!("{article} {n}")
+        }
+    }
+}
+
+fn species(s: Option<Species>) -> &'static str {
+    match s {
+        None => "of some species",
+        Some(Species::Human) => "human",
+        Some(Species::Werewolf) => "a werewolf",
+    }
+}
+
+/// A plain-English reading of an utterance said by `speaker`.
+pub fn english(u: &Utterance, speaker: &str) -> String {
+    match u {
+        Utterance::Skip => format!("{speaker} skips"),
+        Utterance::Over => format!("{speaker} has nothing more to say"),
+        Utterance::Sentence(s) => {
+            let subject = s.subject.map(who).unwrap_or_else(|| speaker.to_string());
+            body(&s.body, &subject)
+        }
+    }
+}
+
+fn clause(u: &Utterance) -> String {
+    match u {
+        Utterance::Skip => "skip".into(),
+        Utterance::Over => "over".into(),
+        Utterance::Sentence(s) => {
+            let subject = s.subject.map(who).unwrap_or_else(|| "someone".into());
+            body(&s.body, &subject)
+        }
+    }
+}
+
+fn body(b: &Body, subject: &str) -> String {
+    match b {
+        Body::Estimate(t, r) => format!("{subject} says {} is {}", who(*t), role(*r)),
+        Body::Comingout(t, r) => {
+            if t.agent().map(|n| format!("Agent[{n:02}]")).as_deref() == Some(subject) {
+                format!("{subject} comes out as {}", role(*r))
+            } else {
+                format!("{subject} declares {} is {}", who(*t), role(*r))
+            }
+        }
+        Body::Divined(t, s) => format!("{subject} divined {}: {}", who(*t), species(*s)),
+        Body::Identified(t, s) => format!("{subject} identified {}: {}", who(*t), species(*s)),
+        Body::Attack(t) => format!("{subject} wants to attack {}", who(*t)),
+        Body::Attacked(t) => format!("{subject} attacked {}", who(*t)),
+        Body::Divination(t) => format!("{subject} will divine {}", who(*t)),
+        Body::Guard(t) => format!("{subject} will guard {}", who(*t)),
+        Body::Guarded(t) => format!("{subject} guarded {}", who(*t)),
+        Body::Vote(t) => format!("{subject} will vote for {}", who(*t)),
+        Body::Voted(t) => format!("{subject} voted for {}", who(*t)),
+        Body::Agree { channel, day, id } => format!(
+            "{subject} agrees with {} {id} of day {day}",
+            if *channel == Channel::Talk {
+                "talk"
+            } else {
+                "whisper"
+            }
+        ),
+        Body::Disagree { channel, day, id } => format!(
+            "{subject} disagrees with {} {id} of day {day}",
+            if *channel == Channel::Talk {
+                "talk"
+            } else {
+                "whisper"
+            }
+        ),
+        Body::Request(t, u) => match t {
+            Some(t) => format!("{subject} asks {} to: {}", who(*t), clause(u)),
+            None => format!("{subject} requests: {}", clause(u)),
+        },
+        Body::Inquire(t, u) => format!("{subject} asks {} whether: {}", who(*t), clause(u)),
+        Body::Because(a, b) => format!("{subject}: {} because {}", clause(b), clause(a)),
+        Body::Xor(a, b) => format!("{subject}: either {} or {}, not both", clause(a), clause(b)),
+        Body::And(list) => format!(
+            "{subject}: {}",
+            list.iter().map(clause).collect::<Vec<_>>().join(", and ")
+        ),
+        Body::Or(list) => format!(
+            "{subject}: {}",
+            list.iter().map(clause).collect::<Vec<_>>().join(", or ")
+        ),
+        Body::Not(u) => format!("{subject}: it is not so that {}", clause(u)),
+        Body::Day(d, u) => format!("{subject}, about day {d}: {}", clause(u)),
+    }
+}
+
+fn reading(text: &str, agent: usize) -> String {
+    let speaker = format!("Agent[{agent:02}]");
+    match talk::parse(talk::trim_reply(text)) {
+        Ok(u) => english(&u, &speaker),
+        Err(e) => format!("{speaker} said something the protocol does not allow ({e})"),
+    }
+}
+
+#[derive(Default)]
+struct Day {
+    day: u64,
+    alive: Vec<bool>,
+    talk: Vec<Value>,
+    whisper: Vec<Value>,
+    votes: Vec<Vec<Value>>,
+    attack_votes: Vec<Vec<Value>>,
+    executed: Value,
+    divined: Vec<Value>,
+    guarded: Vec<Value>,
+    attacked: Value,
+    result: Value,
+}
+
+fn push_vote(rounds: &mut Vec<Vec<Value>>, agent: u64, target: i64) {
+    let new_round = rounds
+        .last()
+        .is_none_or(|r| r.iter().any(|v| v["agent"] == json!(agent)));
+    if new_round {
+        rounds.push(Vec::new());
+    }
+    if let Some(r) = rounds.last_mut() {
+        r.push(json!({"agent": agent, "target": target}));
+    }
+}
+
+impl Day {
+    fn value(self) -> Value {
+        json!({
+            "title": format!("day {}", self.day), "day": self.day, "alive": self.alive,
+            "talk": self.talk, "whisper": self.whisper, "votes": self.votes,
+            "attack_votes": self.attack_votes, "executed": self.executed,
+            "divined": self.divined, "guarded": self.guarded, "attacked": self.attacked,
+            "result": self.result,
+        })
+    }
+}
+
+pub(super) fn build(
+    p: &kakehiki_core::replay::ParsedReplay,
+    panels: &mut [Panel],
+) -> Result<Built, ViewError> {
+    let n = panels.len();
+    let mut roles: Vec<String> = vec![String::new(); n];
+    let mut days: Vec<Day> = Vec::new();
+    let mut result = Value::Null;
+    let field = |f: &[&str], i: usize, line: usize| -> Result<i64, ViewError> {
+        f.get(i)
+            .and_then(|x| x.parse::<i64>().ok())
+            .ok_or_else(|| shape(line, format!("log field {} is not a number", i + 1)))
+    };
+    let agent_ok = |a: i64, line: usize| -> Result<u64, ViewError> {
+        if a >= 1 && (a as usize) <= n {
+            Ok(a as u64)
+        } else {
+            Err(shape(
+                line,
+                format!("agent {a} is not one of the {n} seats"),
+            ))
+        }
+    };
+    for (line, kind, v) in events(p) {
+        match kind {
+            "log" => {
+                let text = get_str(v, "line", line)?;
+                let f: Vec<&str> = text.splitn(6, ',').collect();
+                let day = field(&f, 0, line)? as u64;
+                if days.last().is_none_or(|d| d.day != day) {
+                    days.push(Day {
+                        day,
+                        alive: vec![true; n],
+                        ..Day::default()
+                    });
+                }
+                let d = days.last_mut().expect("a day was pushed");
+                match f.get(1).copied().unwrap_or("") {
+                    "status" => {
+                        let a = agent_ok(field(&f, 2, line)?, line)? as usize;
+                        roles[a - 1] = f.get(3).unwrap_or(&"").to_string();
+                        d.alive[a - 1] = f.get(4) == Some(&"ALIVE");
+                    }
+                    k @ ("talk" | "whisper") => {
+                        let idx = field(&f, 2, line)?;
+                        let turn = field(&f, 3, line)?;
+                        let agent = agent_ok(field(&f, 4, line)?, line)?;
+                        let said = f.get(5).copied().unwrap_or("");
+                        let entry = json!({"idx": idx, "turn": turn, "agent": agent, "text": said,
+                                           "english": reading(said, agent as usize)});
+                        if k == "talk" {
+                            d.talk.push(entry)
+                        } else {
+                            d.whisper.push(entry)
+                        }
+                    }
+                    k @ ("vote" | "attackVote") => {
+                        let agent = agent_ok(field(&f, 2, line)?, line)?;
+                        let target = field(&f, 3, line)?;
+                        let rounds = if k == "vote" {
+                            &mut d.votes
+                        } else {
+                            &mut d.attack_votes
+                        };
+                        push_vote(rounds, agent, target);
+                    }
+                    "execute" => {
+                        d.executed = json!({"agent": agent_ok(field(&f, 2, line)?, line)?,
+                                            "role": f.get(3)});
+                    }
+                    "divine" => d.divined.push(json!({
+                        "seer": field(&f, 2, line)?, "target": field(&f, 3, line)?,
+                        "species": f.get(4)})),
+                    "identify" => d.divined.push(json!({
+                        "medium": field(&f, 2, line)?, "target": field(&f, 3, line)?,
+                        "species": f.get(4)})),
+                    "guard" => d.guarded.push(json!({
+                        "bodyguard": field(&f, 2, line)?, "target": field(&f, 3, line)?,
+                        "role": f.get(4)})),
+                    "attack" => {
+                        d.attacked = json!({"target": field(&f, 2, line)?,
+                                            "success": f.get(3) == Some(&"true")});
+                    }
+                    "result" => {
+                        d.result = json!({"humans": field(&f, 2, line)?,
+                                          "werewolves": field(&f, 3, line)?, "team": f.get(4)});
+                    }
+                    _ => {}
+                }
+            }
+            "reply" => {
+                let agent = get_u64(v, "agent", line)? as usize;
+                if agent == 0 {
+                    return Err(shape(line, "reply of agent 0"));
+                }
+                let step = days.len().saturating_sub(1);
+                let pn = panel(panels, agent - 1, line)?;
+                if let Some(us) = v["us"].as_u64() {
+                    pn.time(us as f64 / 1000.0);
+                }
+                let outcome = v["outcome"].as_str().unwrap_or("");
+                if outcome != "ok" && outcome != "silent" {
+                    pn.error(
+                        step,
+                        outcome,
+                        format!(
+                            "day {} {} request: received {}; used {:?}",
+                            v["day"],
+                            v["request"].as_str().unwrap_or(""),
+                            v["line"]
+                                .as_str()
+                                .map(|l| format!("{l:?}"))
+                                .unwrap_or_else(|| "nothing".into()),
+                            v["value"].as_str().unwrap_or("")
+                        ),
+                    );
+                }
+            }
+            "end" => {
+                result = json!({"winner": v["winner"], "day": v["day"]});
+            }
+            _ => {}
+        }
+    }
+    let names: Vec<Value> = p.header.params["names"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let steps: Vec<Value> = days.into_iter().map(Day::value).collect();
+    if steps.is_empty() {
+        return Err(shape(1, "the replay holds no game log"));
+    }
+    if result.is_object() {
+        result["roles"] = json!(roles);
+    }
+    Ok((
+        "day",
+        steps,
+        result,
+        json!({"roles": roles, "names": names}),
+    ))
+}
