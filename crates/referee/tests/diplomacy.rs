@@ -250,3 +250,182 @@ fn unanimous_draw_votes_end_the_game_only_when_enabled() {
     let v = serde_json::to_value(&rec.report).unwrap();
     assert_eq!(v["end"], "year_limit");
 }
+
+fn tcp_cmd(mode: &str, end_file: Option<&std::path::Path>) -> SeatSpec {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/diplomacy_bots/bot.py");
+    let mut argv: Vec<String> = vec![
+        "python3".into(),
+        path.display().to_string(),
+        mode.into(),
+        "tcp".into(),
+        "{host}".into(),
+        "{port}".into(),
+    ];
+    if let Some(f) = end_file {
+        argv.push(f.display().to_string());
+    }
+    SeatSpec::TcpCmd(argv)
+}
+
+/// The `end` messages recorded in the replay, by power.
+fn end_messages(ev: &[Value]) -> Vec<(String, Value)> {
+    ev.iter()
+        .filter(|e| e["event"] == "end_message")
+        .map(|e| {
+            (
+                e["power"].as_str().unwrap().to_string(),
+                serde_json::from_str(e["sent"].as_str().unwrap()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn tcp_and_tcp_cmd_seats_play_a_full_game_and_get_the_recorded_end_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let end_file = |i: usize| dir.path().join(format!("end-{i}.json"));
+    // A `tcp` seat: a client we start ourselves, connecting to the port we give the referee.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/diplomacy_bots/bot.py");
+    let mut own = std::process::Command::new("python3")
+        .arg(&path)
+        .args(["hold", "tcp", "127.0.0.1", &port.to_string()])
+        .arg(end_file(1))
+        .spawn()
+        .unwrap();
+    let seats = vec![
+        tcp_cmd("hold", Some(&end_file(0))),
+        SeatSpec::Tcp,
+        tcp_cmd("illegal", None),
+        builtin("random"),
+        bot("hold"),
+        builtin("random"),
+        tcp_cmd("hold", Some(&end_file(6))),
+    ];
+    let mut opts = FAST.to_vec();
+    opts.retain(|(k, _)| *k != "max_year");
+    opts.push(("max_year", "1902"));
+    let port_s = port.to_string();
+    opts.push(("port", &port_s));
+    let rec = play(seats, &opts);
+    let _ = own.wait();
+    let r = &rec.report;
+    for i in [0, 1, 4, 6] {
+        assert!(
+            r.seats[i].errors.is_empty(),
+            "seat {i}: {:?}",
+            r.seats[i].errors
+        );
+    }
+    let kinds: Vec<SeatErrorKind> = r.seats[2].errors.iter().map(|e| e.kind).collect();
+    assert!(kinds.contains(&SeatErrorKind::IllegalAction), "{kinds:?}");
+    let ev = events(&rec);
+    // Every phase of both years was played with the TCP seats answering.
+    let phases: Vec<&str> = ev
+        .iter()
+        .filter(|e| e["event"] == "phase")
+        .filter_map(|e| e["phase"].as_str())
+        .collect();
+    assert!(phases.contains(&"F1902M"), "{phases:?}");
+    for e in ev.iter().filter(|e| e["event"] == "phase") {
+        for x in e["exchanges"].as_array().unwrap() {
+            if x["power"] == "AUSTRIA" || x["power"] == "ENGLAND" {
+                assert_eq!(x["status"], "ok", "{x}");
+            }
+        }
+    }
+    // The final end message went to every seat and is in the replay; the TCP clients received
+    // exactly what was recorded.
+    let ends = end_messages(&ev);
+    assert_eq!(ends.len(), 7, "{ends:?}");
+    for (p, m) in &ends {
+        assert_eq!(m["type"], "end", "{p}");
+        assert_eq!(m["reason"], r.extra["end"], "{p}");
+    }
+    for (i, power) in [(0, "AUSTRIA"), (1, "ENGLAND"), (6, "TURKEY")] {
+        let got: Value =
+            serde_json::from_str(&std::fs::read_to_string(end_file(i)).unwrap()).unwrap();
+        let recorded = &ends.iter().find(|(p, _)| p == power).unwrap().1;
+        assert_eq!(&got, recorded, "{power}");
+    }
+    verify_replay(&rec.replay.to_text()).expect("replay with TCP seats verifies");
+}
+
+#[test]
+fn a_tcp_cmd_client_that_never_connects_leaves_its_power_in_civil_disorder() {
+    let mut seats: Vec<SeatSpec> = (0..7).map(|_| builtin("hold")).collect();
+    seats[5] = SeatSpec::TcpCmd(vec!["python3".into(), "-c".into(), "pass".into()]);
+    let mut opts = FAST.to_vec();
+    opts.push(("connect_ms", "3000"));
+    let rec = play(seats, &opts);
+    let e = &rec.report.seats[5].errors;
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(e[0].kind, SeatErrorKind::NotReady);
+    assert!(e[0].detail.contains("cannot start the bot"), "{e:?}");
+    verify_replay(&rec.replay.to_text()).expect("replay verifies");
+}
+
+#[test]
+fn failed_orders_carry_their_reason_to_bots_and_into_the_replay() {
+    let mut seats: Vec<SeatSpec> = (0..7).map(|_| builtin("random")).collect();
+    seats[2] = bot("hold");
+    let mut opts = FAST.to_vec();
+    opts.retain(|(k, _)| *k != "max_year");
+    opts.push(("max_year", "1903"));
+    let rec = play(seats, &opts);
+    let ev = events(&rec);
+    let mut failed = 0;
+    for e in ev.iter().filter(|e| e["event"] == "phase") {
+        for a in e["adjudicated"].as_array().unwrap() {
+            let results = a["results"].as_object().unwrap();
+            let failures = a["failures"].as_object().unwrap();
+            for (unit, res) in results {
+                assert_eq!(res == "fails", failures.contains_key(unit), "{unit}: {a}");
+            }
+            for (unit, why) in failures {
+                assert_eq!(results[unit], "fails");
+                assert!(
+                    [
+                        "bounced",
+                        "no convoy",
+                        "dislodged",
+                        "cut",
+                        "convoy paradox (Szykman rule)",
+                        "allowance used up",
+                        "already used by an earlier order"
+                    ]
+                    .contains(&why.as_str().unwrap()),
+                    "{why}"
+                );
+                failed += 1;
+            }
+        }
+    }
+    assert!(failed > 0, "random games have failed orders");
+    // France's bot receives the same reasons in its history.
+    let mut seen = 0;
+    for e in ev.iter().filter(|e| e["event"] == "phase") {
+        for x in e["exchanges"].as_array().unwrap() {
+            if x["power"] != "FRANCE" {
+                continue;
+            }
+            let msg: Value = serde_json::from_str(x["sent"].as_str().unwrap()).unwrap();
+            for h in msg["history"].as_array().unwrap() {
+                let adj = ev
+                    .iter()
+                    .filter(|e| e["event"] == "phase")
+                    .flat_map(|e| e["adjudicated"].as_array().unwrap().iter())
+                    .find(|a| a["phase"] == h["phase"])
+                    .unwrap();
+                assert_eq!(h["failures"], adj["failures"], "{h}");
+                seen += h["failures"].as_object().unwrap().len();
+            }
+        }
+    }
+    assert!(seen > 0);
+    verify_replay(&rec.replay.to_text()).expect("replay verifies");
+}

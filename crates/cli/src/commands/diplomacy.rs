@@ -16,17 +16,31 @@ pub struct DiplomacyArgs {
 #[derive(Subcommand, Debug)]
 pub enum DiplomacyCommand {
     /// Read one JSON object per line on stdin (phase, units, dislodged, centers, homes, orders),
-    /// write one adjudicated result per line on stdout, flushed per line; exits 0 at end of input.
-    /// A bad line gets {"error": "..."} and the service carries on.
-    Adjudicate,
+    /// write one adjudicated result per line on stdout, in input order; exits 0 at end of input.
+    /// A bad line gets {"error": "..."} and the service carries on. Answers are flushed before
+    /// the service waits for more input.
+    Adjudicate(AdjudicateArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct AdjudicateArgs {
+    /// Adjudicating threads (default: the available cores, at most 8). With more than one, a
+    /// reader thread hands blocks of lines to the workers and the output stays in input order.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub threads: Option<u16>,
 }
 
 pub fn run(args: DiplomacyArgs) -> anyhow::Result<u8> {
     match args.command {
-        DiplomacyCommand::Adjudicate => {
-            let stdin = io::stdin().lock();
-            let stdout = BufWriter::new(io::stdout().lock());
-            kakehiki_diplomacy::service::serve(stdin, stdout)
+        DiplomacyCommand::Adjudicate(a) => {
+            let threads = match a.threads {
+                Some(n) => usize::from(n),
+                None => std::thread::available_parallelism()
+                    .map(|n| n.get().min(8))
+                    .unwrap_or(1),
+            };
+            let stdout = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+            kakehiki_diplomacy::service::serve_with(io::stdin(), stdout, threads)
                 .context("adjudication service i/o")?;
             Ok(exit::OK)
         }

@@ -4,13 +4,15 @@ use crate::board::Board;
 use crate::map::{bfs_layers, bit, bits, Loc, Map, Prov, ProvinceKind, NUM_PROVINCES};
 use crate::movement::Resolver;
 use crate::order::Order;
-use crate::outcome::{OrderError, OrderResult, PhaseOutcome, VoidReason};
+use crate::outcome::{FailReason, OrderError, OrderResult, PhaseOutcome, VoidReason};
 use crate::types::{PhaseKind, Power, Season, Unit, UnitKind};
 
 const N: usize = NUM_PROVINCES;
 
 /// Adjudicate the phase `board.phase` with `orders` (in input order) and advance `board` to the
 /// next phase: units moved, dislodged units with options, centres updated after a Fall turn.
+/// The next phase skips a retreat phase with no dislodged unit and an adjustment phase in which
+/// no power may build or must remove ([`Board::next_phase_after`]).
 pub fn adjudicate(
     resolver: &mut Resolver,
     map: &Map,
@@ -35,7 +37,7 @@ pub fn adjudicate(
         }
         PhaseKind::Adjustment => adjust(map, board, orders),
     };
-    board.phase = phase.next();
+    board.phase = board.next_phase_after(phase);
     out
 }
 
@@ -46,6 +48,18 @@ fn set_result(results: &mut Vec<(Unit, OrderResult)>, u: Unit, r: OrderResult) {
         }
     } else {
         results.push((u, r));
+    }
+}
+
+/// Mark `u`'s order failed for `why`, unless an earlier order of the unit already took effect.
+fn set_failed(out: &mut PhaseOutcome, u: Unit, why: FailReason) {
+    set_result(&mut out.results, u, OrderResult::Fails);
+    let failed = out
+        .results
+        .iter()
+        .any(|(x, r)| *x == u && *r == OrderResult::Fails);
+    if failed && !out.failures.iter().any(|(x, _)| *x == u) {
+        out.failures.push((u, why));
     }
 }
 
@@ -153,6 +167,7 @@ fn retreat(map: &Map, board: &mut Board, orders: &[(Power, Order)]) -> PhaseOutc
                         out.results.push((d.unit, OrderResult::Succeeds));
                     } else {
                         out.results.push((d.unit, OrderResult::Fails));
+                        out.failures.push((d.unit, FailReason::Bounced));
                     }
                 }
                 None => out.results.push((d.unit, OrderResult::Succeeds)),
@@ -279,8 +294,10 @@ fn adjust(map: &Map, board: &mut Board, orders: &[(Power, Order)]) -> PhaseOutco
                     out.errors.push(err(r));
                     continue;
                 }
-                if used & bit(p) != 0 || made[pi] >= n {
-                    set_result(&mut out.results, u, OrderResult::Fails);
+                if used & bit(p) != 0 {
+                    set_failed(&mut out, u, FailReason::AlreadyUsed);
+                } else if made[pi] >= n {
+                    set_failed(&mut out, u, FailReason::AllowanceUsedUp);
                 } else {
                     used |= bit(p);
                     made[pi] += 1;
@@ -308,8 +325,10 @@ fn adjust(map: &Map, board: &mut Board, orders: &[(Power, Order)]) -> PhaseOutco
                     out.errors.push(err(VoidReason::NoRemovalsOwed));
                     continue;
                 }
-                if removed & bit(p) != 0 || made[pi] >= -n {
-                    set_result(&mut out.results, u, OrderResult::Fails);
+                if removed & bit(p) != 0 {
+                    set_failed(&mut out, u, FailReason::AlreadyUsed);
+                } else if made[pi] >= -n {
+                    set_failed(&mut out, u, FailReason::AllowanceUsedUp);
                 } else {
                     removed |= bit(p);
                     made[pi] += 1;

@@ -2,7 +2,7 @@
 //! ownership and home centres.
 
 use crate::map::{bit, bits, standard, Loc, Map, Prov, NUM_PROVINCES};
-use crate::types::{Phase, Power, Unit};
+use crate::types::{Phase, PhaseKind, Power, Unit};
 
 /// A dislodged unit waiting to retreat, with its retreat options (location bitset).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,6 +108,40 @@ impl Board {
                     self.owner[p] = Some(u.power);
                 }
             }
+        }
+    }
+
+    /// Whether `power` has an adjustment to make: a removal it owes, or a build it is allowed
+    /// (more centres than units) and has an owned, empty home centre to make it on.
+    pub fn must_or_may_adjust(&self, power: Power) -> bool {
+        let n = self.adjustment(power);
+        n < 0
+            || (n > 0
+                && bits(self.homes[power.index()] & self.owned_mask(power))
+                    .any(|p| self.units[p as usize].is_none()))
+    }
+
+    /// Whether an adjustment phase now would have anything to do for any power.
+    pub fn adjustment_needed(&self) -> bool {
+        Power::ALL.iter().any(|&p| self.must_or_may_adjust(p))
+    }
+
+    /// The phase that follows `phase` in this position (the position after adjudicating
+    /// `phase`, centres already updated after a Fall turn), as every judge computes it: a retreat
+    /// phase with no dislodged unit is skipped, and so is an adjustment phase in which no power
+    /// may build or must remove (`S1901M` → `F1901M`, `F1901M` → `W1901A` or `S1902M`).
+    pub fn next_phase_after(&self, phase: Phase) -> Phase {
+        let mut next = phase.next();
+        loop {
+            let skip = match next.kind {
+                PhaseKind::Retreat => !self.has_dislodged(),
+                PhaseKind::Adjustment => !self.adjustment_needed(),
+                PhaseKind::Movement => false,
+            };
+            if !skip {
+                return next;
+            }
+            next = next.next();
         }
     }
 

@@ -11,7 +11,7 @@ use crate::bots::{
 use crate::map::{standard, Map, Prov, NUM_PROVINCES};
 use crate::movement::Resolver;
 use crate::order::{parse_order, Order};
-use crate::outcome::OrderResult;
+use crate::outcome::{FailReason, OrderResult};
 use crate::types::{Phase, PhaseKind, Power, Season};
 
 /// Game options (spec §6 `rules`).
@@ -71,6 +71,8 @@ pub struct PhaseRecord {
     pub results: Vec<(String, OrderResult)>,
     /// Void or ignored orders: (power, order as given, reason).
     pub errors: Vec<(Power, String, String)>,
+    /// Why each failed order failed, by canonical unit (the units whose result is `fails`), sorted.
+    pub failures: Vec<(String, FailReason)>,
     /// Units taken off the board.
     pub destroyed: Vec<String>,
 }
@@ -173,10 +175,7 @@ impl DiplomacyGame {
                 .iter()
                 .flatten()
                 .any(|d| d.unit.power == p),
-            PhaseKind::Adjustment => {
-                let n = self.board.adjustment(p);
-                n < 0 || (n > 0 && !build_sites(&self.board, p).is_empty())
-            }
+            PhaseKind::Adjustment => self.board.must_or_may_adjust(p),
         }
     }
 
@@ -276,6 +275,12 @@ impl DiplomacyGame {
             .map(|(u, r)| (map.unit_name(u), *r))
             .collect();
         results.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut failures: Vec<(String, FailReason)> = out
+            .failures
+            .iter()
+            .map(|(u, f)| (map.unit_name(u), *f))
+            .collect();
+        failures.sort_by(|a, b| a.0.cmp(&b.0));
         let mut destroyed: Vec<String> = out.destroyed.iter().map(|u| map.unit_name(u)).collect();
         destroyed.sort();
         self.history.push(PhaseRecord {
@@ -287,6 +292,7 @@ impl DiplomacyGame {
                 .collect(),
             results,
             errors,
+            failures,
             destroyed,
         });
         for p in Power::ALL {

@@ -26,5 +26,5 @@ pub use engine::{
 pub use map::{standard, Loc, Map, Prov, ProvinceKind, NUM_PROVINCES};
 pub use movement::Resolver;
 pub use order::{parse_order, Dest, Order, ParseError, UnitRef};
-pub use outcome::{OrderError, OrderResult, PhaseOutcome, VoidReason};
+pub use outcome::{FailReason, OrderError, OrderResult, PhaseOutcome, VoidReason};
 pub use types::{Phase, PhaseKind, Power, Season, Unit, UnitKind, POWER_NAMES};

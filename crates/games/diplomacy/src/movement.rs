@@ -6,7 +6,7 @@
 use crate::board::{Board, Dislodged};
 use crate::map::{bit, bits, Loc, Map, Prov, ProvinceKind, NUM_PROVINCES};
 use crate::order::{Dest, Order};
-use crate::outcome::{OrderError, OrderResult, PhaseOutcome, VoidReason};
+use crate::outcome::{FailReason, OrderError, OrderResult, PhaseOutcome, VoidReason};
 use crate::types::{Power, Unit, UnitKind};
 
 const N: usize = NUM_PROVINCES;
@@ -845,6 +845,20 @@ impl Resolver {
                 }
             };
             out.results.push((u, res));
+            if res == OrderResult::Fails {
+                let dislodged = dislodger[pi] != u8::MAX;
+                let eff = self.eff[pi];
+                let convoyed = eff == Eff::Move && !self.path(p);
+                let why = match eff {
+                    Eff::Move if convoyed => FailReason::NoConvoy,
+                    Eff::Move => FailReason::Bounced,
+                    _ if dislodged => FailReason::Dislodged,
+                    Eff::SupHold | Eff::SupMove => FailReason::Cut,
+                    Eff::Convoy => FailReason::ConvoyParadox,
+                    Eff::Hold => FailReason::Dislodged,
+                };
+                out.failures.push((u, why));
+            }
             if has_order & bit(p) != 0 {
                 out.orders.push((u.power, self.effective(map, p)));
             }

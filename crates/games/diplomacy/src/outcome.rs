@@ -26,6 +26,41 @@ impl OrderResult {
     }
 }
 
+/// Why a legal order failed (its result is [`OrderResult::Fails`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FailReason {
+    /// A move that did not happen: beaten or stood off at its destination, lost a head-to-head
+    /// battle, or would have dislodged a unit of its own power. A retreat that collided.
+    Bounced,
+    /// A convoyed move whose convoy was disrupted (no intact chain of fleets).
+    NoConvoy,
+    /// The unit was dislodged (a hold, support or convoy).
+    Dislodged,
+    /// A support cut by an attack.
+    Cut,
+    /// A convoy stopped by the Szykman rule (a paradox its convoy caused).
+    ConvoyParadox,
+    /// A build or removal beyond the power's allowance.
+    AllowanceUsedUp,
+    /// A build in a province an earlier build already used, or a second removal of one unit.
+    AlreadyUsed,
+}
+
+impl FailReason {
+    /// Short lowercase description (`bounced`, `no convoy`, `dislodged`, `cut`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailReason::Bounced => "bounced",
+            FailReason::NoConvoy => "no convoy",
+            FailReason::Dislodged => "dislodged",
+            FailReason::Cut => "cut",
+            FailReason::ConvoyParadox => "convoy paradox (Szykman rule)",
+            FailReason::AllowanceUsedUp => "allowance used up",
+            FailReason::AlreadyUsed => "already used by an earlier order",
+        }
+    }
+}
+
 /// How the message of [`VoidReason::Unmatched`] begins: a legal support or convoy that does
 /// not match the order of the unit it names (void, but not against the rules).
 pub const UNMATCHED_PREFIX: &str = "does not match the order of the unit in";
@@ -154,6 +189,8 @@ pub struct PhaseOutcome {
     pub results: Vec<(Unit, OrderResult)>,
     /// Void, ignored and unmatched orders, in input order.
     pub errors: Vec<OrderError>,
+    /// Why each unit whose result is [`OrderResult::Fails`] failed (same key as `results`).
+    pub failures: Vec<(Unit, FailReason)>,
     /// Units taken off the board in this phase.
     pub destroyed: Vec<Unit>,
     /// The effective orders, typed, with unit letters and coasts filled in (format them with
@@ -167,6 +204,7 @@ impl PhaseOutcome {
         PhaseOutcome {
             results: Vec::with_capacity(n),
             errors: Vec::new(),
+            failures: Vec::new(),
             destroyed: Vec::new(),
             orders: Vec::with_capacity(n),
         }

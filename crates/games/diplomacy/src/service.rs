@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
-use std::io::{self, BufRead, Write};
+use std::io::{self, Read, Write};
 
 use serde::de::{self, MapAccess, Visitor};
 use serde::Deserialize;
@@ -432,19 +432,44 @@ impl Service {
 
     /// Adjudicate one input line and return the output line (without newline).
     pub fn line(&mut self, line: &str) -> String {
+        let mut s = String::with_capacity(1536);
+        self.line_into(line, &mut s);
+        s
+    }
+
+    /// Adjudicate one input line and append the output line (without newline) to `out`.
+    pub fn line_into(&mut self, line: &str, out: &mut String) {
         match self.request(line) {
-            Ok(req) => self.answer(req),
+            Ok(req) => self.answer_into(req, out),
             Err(e) => {
-                let mut s = String::from("{\"error\":");
-                push_str(&mut s, &e.0);
-                s.push('}');
-                s
+                out.push_str("{\"error\":");
+                push_str(out, &e.0);
+                out.push('}');
             }
         }
     }
 
+    /// One input line as bytes, as [`serve`] sees it: blank lines (only whitespace) give no
+    /// output and return `false`; otherwise the output line and its LF are appended to `out`.
+    pub fn bytes_into(&mut self, line: &[u8], out: &mut String) -> bool {
+        match std::str::from_utf8(line) {
+            Ok(l) if l.trim().is_empty() => return false,
+            Ok(l) => self.line_into(l, out),
+            Err(_) => out.push_str("{\"error\":\"input line is not valid UTF-8\"}"),
+        }
+        out.push('\n');
+        true
+    }
+
     /// Adjudicate a parsed request and format the output line.
     pub fn answer(&mut self, req: Request<'_>) -> String {
+        let mut s = String::with_capacity(1536);
+        self.answer_into(req, &mut s);
+        s
+    }
+
+    /// Adjudicate a parsed request and append the output line to `s`.
+    pub fn answer_into(&mut self, req: Request<'_>, s: &mut String) {
         let map = self.map;
         let Request {
             mut board,
@@ -461,7 +486,6 @@ impl Service {
             s.push_str(map.loc_name(u.loc));
             s.push('"');
         };
-        let mut s = String::with_capacity(1536);
         let _ = write!(
             s,
             "{{\"phase\":\"{phase}\",\"next_phase\":\"{}\",\"results\":{{",
@@ -473,7 +497,7 @@ impl Service {
             if i > 0 {
                 s.push(',');
             }
-            unit(&mut s, u);
+            unit(s, u);
             s.push_str(":\"");
             s.push_str(r.as_str());
             s.push('"');
@@ -497,7 +521,7 @@ impl Service {
                 if i > 0 {
                     s.push(',');
                 }
-                unit(&mut s, u);
+                unit(s, u);
             }
             s.push(']');
         }
@@ -523,7 +547,7 @@ impl Service {
                 if i > 0 {
                     s.push(',');
                 }
-                unit(&mut s, &d.unit);
+                unit(s, &d.unit);
                 s.push_str(":[");
                 let mut opts: Vec<Loc> = crate::map::bits(d.options).collect();
                 opts.sort_by_key(|&l| map.loc_rank(l));
@@ -546,7 +570,7 @@ impl Service {
             if i > 0 {
                 s.push(',');
             }
-            unit(&mut s, u);
+            unit(s, u);
         }
         s.push_str("],\"centers\":{");
         let mut first = true;
@@ -593,11 +617,11 @@ impl Service {
                 s.push('"');
             };
             match r {
-                Err(reason) => emit(&mut s, reason.message(map)),
+                Err(reason) => emit(s, reason.message(map)),
                 Ok(idx) => {
                     while let Some(e) = adj_errors.peek() {
                         if e.index == *idx {
-                            emit(&mut s, e.reason.message(map));
+                            emit(s, e.reason.message(map));
                             adj_errors.next();
                         } else if e.index < *idx {
                             adj_errors.next();
@@ -609,30 +633,162 @@ impl Service {
             }
         }
         s.push_str("]}");
-        s
     }
 }
 
-/// Run the service: one output line per non-blank input line, flushed per line.
-pub fn serve<R: BufRead, W: Write>(input: R, mut output: W) -> io::Result<()> {
+/// Run the service on one thread: one output line per non-blank input line, in input order.
+/// Output is flushed after the lines of each read of the input, before the service waits for
+/// more (an interactive caller gets each answer before it sends the next line), and at end of
+/// input.
+pub fn serve<R: Read, W: Write>(input: R, mut output: W) -> io::Result<()> {
     let mut svc = Service::new();
-    let mut input = input;
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        if input.read_until(b'\n', &mut buf)? == 0 {
-            break;
+    let mut out = String::with_capacity(READ_SIZE * 2);
+    read_blocks(input, |block| {
+        match block {
+            Some(b) => block_output(&mut svc, &b, &mut out),
+            None => {
+                output.write_all(out.as_bytes())?;
+                out.clear();
+                output.flush()?;
+            }
         }
-        let out = match std::str::from_utf8(&buf) {
-            Ok(line) if line.trim().is_empty() => continue,
-            Ok(line) => svc.line(line),
-            Err(_) => "{\"error\":\"input line is not valid UTF-8\"}".to_string(),
-        };
-        output.write_all(out.as_bytes())?;
-        output.write_all(b"\n")?;
-        output.flush()?;
+        Ok(())
+    })
+}
+
+/// Bytes read from the input at a time; complete lines of one read form one block of work.
+const READ_SIZE: usize = 64 << 10;
+
+/// The lines of `block` (complete lines, the last one possibly without LF) as output lines.
+fn block_output(svc: &mut Service, block: &[u8], out: &mut String) {
+    for line in block.split(|&b| b == b'\n') {
+        svc.bytes_into(line, out);
     }
-    Ok(())
+}
+
+/// Read the input in blocks of complete lines (those of one read) and hand each to `sink`, in
+/// order; `sink(None)` follows each block: a flush point, since the caller may wait for those
+/// answers before it writes more.
+fn read_blocks<R: Read>(
+    mut input: R,
+    mut sink: impl FnMut(Option<Vec<u8>>) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut pending: Vec<u8> = Vec::new();
+    let mut buf = vec![0u8; READ_SIZE];
+    loop {
+        let n = match input.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            if !pending.is_empty() {
+                sink(Some(std::mem::take(&mut pending)))?;
+            }
+            return sink(None);
+        }
+        let chunk = &buf[..n];
+        match chunk.iter().rposition(|&b| b == b'\n') {
+            Some(last) => {
+                let mut block = std::mem::take(&mut pending);
+                block.extend_from_slice(&chunk[..last]);
+                pending.extend_from_slice(&chunk[last + 1..]);
+                sink(Some(block))?;
+                // The caller may wait for these answers before sending more: flush now.
+                sink(None)?;
+            }
+            None => pending.extend_from_slice(chunk),
+        }
+    }
+}
+
+/// Run the service with `threads` adjudicating threads (1: all on the calling thread). With
+/// more, one thread reads blocks of lines, the workers adjudicate whole blocks, and the calling
+/// thread writes their output strictly in input order; the output is the same byte for byte.
+pub fn serve_with<R: Read + Send, W: Write>(
+    input: R,
+    mut output: W,
+    threads: usize,
+) -> io::Result<()> {
+    if threads <= 1 {
+        return serve(input, output);
+    }
+    use std::collections::BTreeMap;
+    use std::sync::mpsc;
+    use std::sync::{Arc, Mutex};
+    // Block number and its lines; `None` lines: a flush point after the previous block.
+    type Job = (u64, Option<Vec<u8>>);
+    let (job_tx, job_rx) = mpsc::sync_channel::<Job>(threads * 4);
+    // Shared by the workers only: when they all stop, the reader's sends fail and it stops too.
+    let job_rx = Arc::new(Mutex::new(job_rx));
+    let (res_tx, res_rx) = mpsc::channel::<(u64, Option<String>)>();
+    std::thread::scope(|scope| {
+        let reader = scope.spawn(move || {
+            let mut next = 0u64;
+            read_blocks(input, |block| {
+                job_tx
+                    .send((next, block))
+                    .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "workers stopped"))?;
+                next += 1;
+                Ok(())
+            })
+        });
+        for _ in 0..threads {
+            let res_tx = res_tx.clone();
+            let job_rx = Arc::clone(&job_rx);
+            scope.spawn(move || {
+                let mut svc = Service::new();
+                loop {
+                    let job = match job_rx.lock() {
+                        Ok(rx) => rx.recv(),
+                        Err(_) => return,
+                    };
+                    let Ok((i, block)) = job else { return };
+                    let out = block.map(|b| {
+                        let mut out = String::with_capacity(b.len() + b.len() / 2);
+                        block_output(&mut svc, &b, &mut out);
+                        out
+                    });
+                    if res_tx.send((i, out)).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(res_tx);
+        drop(job_rx);
+        // Write in block order; flush at the reader's flush points.
+        let mut waiting: BTreeMap<u64, Option<String>> = BTreeMap::new();
+        let mut next = 0u64;
+        let mut result: io::Result<()> = Ok(());
+        for (i, out) in res_rx.iter() {
+            waiting.insert(i, out);
+            while let Some(out) = waiting.remove(&next) {
+                next += 1;
+                if result.is_err() {
+                    continue;
+                }
+                result = match out {
+                    Some(s) => output.write_all(s.as_bytes()),
+                    None => output.flush(),
+                };
+            }
+            if result.is_err() {
+                break;
+            }
+        }
+        drop(res_rx);
+        let read = reader
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("input reader panicked")));
+        result.and(read.or_else(|e| {
+            if e.kind() == io::ErrorKind::BrokenPipe {
+                Ok(())
+            } else {
+                Err(e)
+            }
+        }))
+    })
 }
 
 /// The provinces holding units in a board (test helper for invariants).
@@ -704,4 +860,40 @@ pub fn request_line(map: &Map, board: &Board, orders: &[(Power, Vec<String>)]) -
     }
     v["orders"] = serde_json::Value::Object(os);
     v.to_string()
+}
+
+/// Service input lines of `n` movement phases from random self-play (7 powers giving random
+/// legal orders; game `g` seeded with `seed + g`, played from 1901 to 1912), in play order: the
+/// phases of the benchmarks and of the differential check with other adjudicators.
+pub fn random_movement_lines(n: usize, seed: u64) -> Vec<String> {
+    let map = crate::map::standard();
+    let mut resolver = Resolver::new();
+    let mut out = Vec::with_capacity(n);
+    let mut game = 0u64;
+    while out.len() < n {
+        let mut rng = kakehiki_core::seeded_rng(seed.wrapping_add(game), "random-phases");
+        game += 1;
+        let mut board = Board::standard_start();
+        while board.phase.year <= 1912 && out.len() < n {
+            let mut orders: Vec<(Power, Order)> = Vec::new();
+            let mut texts: Vec<(Power, Vec<String>)> = Vec::new();
+            for p in Power::ALL {
+                let os = crate::bots::random_orders(map, &board, p, &mut rng);
+                if !os.is_empty() {
+                    texts.push((
+                        p,
+                        os.iter()
+                            .map(|o| crate::bots::format_order(map, o))
+                            .collect(),
+                    ));
+                }
+                orders.extend(os.into_iter().map(|o| (p, o)));
+            }
+            if board.phase.kind == PhaseKind::Movement {
+                out.push(request_line(map, &board, &texts));
+            }
+            adjudicate(&mut resolver, map, &mut board, &orders);
+        }
+    }
+    out
 }

@@ -160,7 +160,8 @@ impl Phase {
         }
     }
 
-    /// The phase that follows: S…M → S…R → F…M → F…R → W…A → S(year+1)M.
+    /// The phase type that follows in the full cycle S…M → S…R → F…M → F…R → W…A → S(year+1)M,
+    /// before empty phases are skipped ([`crate::Board::next_phase_after`] skips them).
     pub fn next(self) -> Phase {
         use PhaseKind::*;
         use Season::*;

@@ -10,7 +10,7 @@ fn run(input: &str) -> String {
 }
 
 const EX1_IN: &str = r#"{"phase":"S1901M","units":{"AUSTRIA":["A BUD","A VIE","F TRI"],"ENGLAND":["A LVP","F EDI","F LON"],"FRANCE":["A MAR","A PAR","F BRE"],"GERMANY":["A BER","A MUN","F KIE"],"ITALY":["A ROM","A VEN","F NAP"],"RUSSIA":["A MOS","A WAR","F SEV","F STP/SC"],"TURKEY":["A CON","A SMY","F ANK"]},"orders":{"ENGLAND":["f edi -> nrg"],"FRANCE":["A PAR - BUR"],"GERMANY":["A MUN - BUR"]}}"#;
-const EX1_OUT: &str = r#"{"phase":"S1901M","next_phase":"S1901R","results":{"A MUN":"fails","A PAR":"fails","F EDI":"succeeds"},"units":{"AUSTRIA":["A BUD","A VIE","F TRI"],"ENGLAND":["A LVP","F LON","F NWG"],"FRANCE":["A MAR","A PAR","F BRE"],"GERMANY":["A BER","A MUN","F KIE"],"ITALY":["A ROM","A VEN","F NAP"],"RUSSIA":["A MOS","A WAR","F SEV","F STP/SC"],"TURKEY":["A CON","A SMY","F ANK"]},"dislodged":{},"destroyed":[],"centers":{"AUSTRIA":["BUD","TRI","VIE"],"ENGLAND":["EDI","LON","LVP"],"FRANCE":["BRE","MAR","PAR"],"GERMANY":["BER","KIE","MUN"],"ITALY":["NAP","ROM","VEN"],"RUSSIA":["MOS","SEV","STP","WAR"],"TURKEY":["ANK","CON","SMY"]},"errors":[]}"#;
+const EX1_OUT: &str = r#"{"phase":"S1901M","next_phase":"F1901M","results":{"A MUN":"fails","A PAR":"fails","F EDI":"succeeds"},"units":{"AUSTRIA":["A BUD","A VIE","F TRI"],"ENGLAND":["A LVP","F LON","F NWG"],"FRANCE":["A MAR","A PAR","F BRE"],"GERMANY":["A BER","A MUN","F KIE"],"ITALY":["A ROM","A VEN","F NAP"],"RUSSIA":["A MOS","A WAR","F SEV","F STP/SC"],"TURKEY":["A CON","A SMY","F ANK"]},"dislodged":{},"destroyed":[],"centers":{"AUSTRIA":["BUD","TRI","VIE"],"ENGLAND":["EDI","LON","LVP"],"FRANCE":["BRE","MAR","PAR"],"GERMANY":["BER","KIE","MUN"],"ITALY":["NAP","ROM","VEN"],"RUSSIA":["MOS","SEV","STP","WAR"],"TURKEY":["ANK","CON","SMY"]},"errors":[]}"#;
 
 const EX2_IN1: &str = r#"{"phase":"F1901M","units":{"AUSTRIA":["A TRI","A VIE","F ADR"],"ITALY":["A TYR","A VEN","F NAP"]},"centers":{"AUSTRIA":["BUD","TRI","VIE"],"ITALY":["NAP","ROM","VEN"]},"orders":{"AUSTRIA":["F ADR S A TRI - VEN","A TRI - VEN","A VIE - TYR"],"ITALY":["A VEN H","A TYR S A VEN","F NAP - ROM"]}}"#;
 const EX2_OUT1: &str = r#"{"phase":"F1901M","next_phase":"F1901R","results":{"A TRI":"succeeds","A TYR":"fails","A VEN":"fails","A VIE":"fails","F ADR":"succeeds","F NAP":"succeeds"},"units":{"AUSTRIA":["A VEN","A VIE","F ADR"],"ITALY":["A TYR","F ROM"]},"dislodged":{"ITALY":{"A VEN":["APU","PIE","TUS"]}},"destroyed":[],"centers":{"AUSTRIA":["BUD","TRI","VIE"],"ITALY":["NAP","ROM","VEN"]},"errors":[]}"#;
@@ -169,4 +169,84 @@ fn bad_orders_are_void_not_line_errors() {
             "FRANCE: A MUN H: the unit belongs to GERMANY",
         ]
     );
+}
+
+#[test]
+fn threaded_service_writes_the_same_bytes_in_input_order() {
+    use kakehiki_diplomacy::service::{random_movement_lines, serve_with};
+    let mut input = String::new();
+    for (i, l) in random_movement_lines(700, 3).iter().enumerate() {
+        input.push_str(l);
+        input.push('\n');
+        // Bad and blank lines in between, and a line without its LF at the very end.
+        if i % 97 == 0 {
+            input.push_str("not json\n\n   \n");
+        }
+    }
+    input.push_str(EX3_IN);
+    let one = run(&input);
+    assert_eq!(one.lines().count(), 700 + 8 + 1);
+    for threads in [2, 3, 8] {
+        let mut out = Vec::new();
+        serve_with(input.as_bytes(), &mut out, threads).expect("serve");
+        assert!(
+            String::from_utf8(out).expect("utf8") == one,
+            "{threads} threads differ from one"
+        );
+    }
+}
+
+/// A caller that waits for each answer before sending its next line gets it: the service
+/// flushes before it waits for more input, with one thread or several.
+#[test]
+fn an_interactive_caller_gets_each_answer_before_sending_the_next_line() {
+    use kakehiki_diplomacy::service::serve_with;
+    use std::io::{Read, Write};
+    use std::sync::mpsc::{channel, Receiver, Sender};
+    use std::time::Duration;
+
+    struct In(Receiver<Vec<u8>>, Vec<u8>);
+    impl Read for In {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.1.is_empty() {
+                match self.0.recv() {
+                    Ok(b) => self.1 = b,
+                    Err(_) => return Ok(0),
+                }
+            }
+            let n = buf.len().min(self.1.len());
+            buf[..n].copy_from_slice(&self.1[..n]);
+            self.1.drain(..n);
+            Ok(n)
+        }
+    }
+    struct Out(Sender<Vec<u8>>, Vec<u8>);
+    impl Write for Out {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.1.extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            if !self.1.is_empty() {
+                let _ = self.0.send(std::mem::take(&mut self.1));
+            }
+            Ok(())
+        }
+    }
+    for threads in [1, 2] {
+        let (in_tx, in_rx) = channel();
+        let (out_tx, out_rx) = channel();
+        let server = std::thread::spawn(move || {
+            serve_with(In(in_rx, Vec::new()), Out(out_tx, Vec::new()), threads)
+        });
+        for (line, want) in [(EX1_IN, EX1_OUT), (EX3_IN, EX3_OUT), (EX1_IN, EX1_OUT)] {
+            in_tx.send(format!("{line}\n").into_bytes()).unwrap();
+            let got = out_rx
+                .recv_timeout(Duration::from_secs(20))
+                .expect("answer arrives before the next line is sent");
+            assert_eq!(String::from_utf8(got).unwrap(), format!("{want}\n"));
+        }
+        drop(in_tx);
+        server.join().unwrap().expect("serve");
+    }
 }

@@ -1,12 +1,17 @@
-//! The `strong` bot against six `random` powers ends with more centres than any of them. The full
-//! measurement (200 games per power, >= 90% required) is `--ignored`; the example `strength`
-//! prints the same figures.
+//! The `strong` bot against six `random` or six `hold` powers ends with more centres than any of
+//! them. The full measurement (200 games per power, >= 90% required) is `--ignored`; the bench
+//! `strength` (`cargo bench -p kakehiki-diplomacy --bench strength`) prints the figures against
+//! `random` and `hold` and the solo table of seven `strong` bots.
 
 use kakehiki_core::game::play_out;
 use kakehiki_core::Bot;
 use kakehiki_diplomacy::{BuiltinBot, DiplomacyGame, Power, Rules};
 
 fn win_rate(power: Power, games: u64, max_year: u16) -> f64 {
+    win_rate_against("random", power, games, max_year)
+}
+
+fn win_rate_against(other: &str, power: Power, games: u64, max_year: u16) -> f64 {
     let mut wins = 0;
     for g in 0..games {
         let seed = 7_919 * (power.index() as u64 + 1) + g;
@@ -16,11 +21,7 @@ fn win_rate(power: Power, games: u64, max_year: u16) -> f64 {
         });
         let mut bots: Vec<Box<dyn Bot<DiplomacyGame>>> = (0..7)
             .map(|s| {
-                let name = if s == power.index() {
-                    "strong"
-                } else {
-                    "random"
-                };
+                let name = if s == power.index() { "strong" } else { other };
                 Box::new(BuiltinBot::new(name, seed, s).unwrap()) as _
             })
             .collect();
@@ -40,6 +41,13 @@ fn win_rate(power: Power, games: u64, max_year: u16) -> f64 {
 fn strong_leads_random_powers_in_short_games() {
     for p in Power::ALL {
         assert_eq!(win_rate(p, 1, 1906), 1.0, "{p}");
+    }
+}
+
+#[test]
+fn strong_leads_hold_powers_in_short_games() {
+    for p in Power::ALL {
+        assert_eq!(win_rate_against("hold", p, 1, 1904), 1.0, "{p}");
     }
 }
 

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::time::Duration;
 
-use kakehiki_agent::{BotProcess, ReadOutcome, SandboxConfig};
+use kakehiki_agent::{BotProcess, ClientProcess, Line, ReadOutcome, SandboxConfig};
 use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
 use kakehiki_core::{
     Chance, Dynamics, GameType, Information, MatchReport, Outcome, SeatError, SeatErrorKind,
@@ -22,7 +22,12 @@ use kakehiki_diplomacy::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::TcpStream;
 use tokio::time::Instant;
+
+use super::geister::{client_argv, ConnQueue};
 
 use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
 
@@ -39,7 +44,7 @@ pub static DIPLOMACY_TYPE: GameType = GameType {
     dynamics: Dynamics::Simultaneous,
     information: Information::Imperfect,
     chance: Chance::None,
-    transports: &[Transport::Stdio],
+    transports: &[Transport::Stdio, Transport::Tcp],
     rule_sets: &["standard"],
     builtin_bots: kakehiki_diplomacy::BUILTIN_BOTS,
 };
@@ -106,6 +111,9 @@ const OPTION_KEYS: &[&str] = &[
     "press_ms",
     "press_messages",
     "press_chars",
+    "host",
+    "port",
+    "connect_ms",
 ];
 
 fn params_from(spec: &MatchSpec) -> Result<Params, RefereeError> {
@@ -248,6 +256,8 @@ struct Adjudicated {
     phase: String,
     orders: BTreeMap<String, Vec<String>>,
     results: BTreeMap<String, String>,
+    /// Why each failed order failed (`bounced`, `cut`, `dislodged`, `no convoy`, ...).
+    failures: BTreeMap<String, String>,
     errors: Vec<String>,
     destroyed: Vec<String>,
 }
@@ -268,6 +278,11 @@ fn adjudicated(r: &PhaseRecord) -> Adjudicated {
             .iter()
             .map(|(u, res)| (u.clone(), res.as_str().to_string()))
             .collect(),
+        failures: r
+            .failures
+            .iter()
+            .map(|(u, f)| (u.clone(), f.as_str().to_string()))
+            .collect(),
         errors: r
             .errors
             .iter()
@@ -284,10 +299,197 @@ fn adjudicated(r: &PhaseRecord) -> Adjudicated {
 enum Source {
     Builtin(Box<BuiltinBot>),
     Live(Box<BotProcess>),
+    /// A bot connected over TCP (`tcp`, or `tcp-cmd:` with the client the referee launched).
+    Tcp(Box<TcpSeat>),
     /// Recorded exchanges of this seat, in order.
     Replayed(VecDeque<Exchange>),
     /// The seat failed earlier (or never started): it gets no further messages.
     Gone,
+}
+
+/// A TCP seat: the connection, bytes read but not yet split into lines, and the client process
+/// the referee launched for it (`tcp-cmd:`).
+struct TcpSeat {
+    read: OwnedReadHalf,
+    write: OwnedWriteHalf,
+    buf: Vec<u8>,
+    /// A line over [`MAX_LINE`] was cut: its remaining bytes up to the next LF are dropped.
+    skipping: bool,
+    eof: bool,
+    client: Option<ClientProcess>,
+}
+
+impl TcpSeat {
+    fn new(stream: TcpStream, client: Option<ClientProcess>) -> TcpSeat {
+        let _ = stream.set_nodelay(true);
+        let (read, write) = stream.into_split();
+        TcpSeat {
+            read,
+            write,
+            buf: Vec::new(),
+            skipping: false,
+            eof: false,
+            client,
+        }
+    }
+
+    /// A complete line from the buffer (LF removed), or a cut one once the buffer holds more
+    /// than [`MAX_LINE`] bytes without LF.
+    fn pop_line(&mut self) -> Option<Line> {
+        loop {
+            match self.buf.iter().position(|&b| b == b'\n') {
+                Some(i) => {
+                    let rest = self.buf.split_off(i + 1);
+                    let mut bytes = std::mem::replace(&mut self.buf, rest);
+                    bytes.pop();
+                    if self.skipping {
+                        self.skipping = false;
+                        continue;
+                    }
+                    return Some(Line {
+                        bytes,
+                        at: Instant::now(),
+                        truncated: false,
+                    });
+                }
+                None if self.buf.len() > MAX_LINE => {
+                    let was_skipping = self.skipping;
+                    let mut bytes = std::mem::take(&mut self.buf);
+                    self.skipping = true;
+                    if was_skipping {
+                        return None;
+                    }
+                    bytes.truncate(MAX_LINE);
+                    return Some(Line {
+                        bytes,
+                        at: Instant::now(),
+                        truncated: true,
+                    });
+                }
+                None => return None,
+            }
+        }
+    }
+
+    /// Lines that arrived since the last request (answering nothing), read without waiting.
+    fn take_unsolicited(&mut self) -> Vec<Line> {
+        let mut tmp = [0u8; 8192];
+        // At most a few MiB per call, so a flooding client cannot hold the referee here.
+        for _ in 0..512 {
+            if self.eof {
+                break;
+            }
+            match self.read.try_read(&mut tmp) {
+                Ok(0) => self.eof = true,
+                Ok(n) => self.buf.extend_from_slice(&tmp[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(_) => self.eof = true,
+            }
+        }
+        let mut lines = Vec::new();
+        while let Some(l) = self.pop_line() {
+            if lines.len() < 100 {
+                lines.push(l);
+            }
+        }
+        lines
+    }
+
+    async fn send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.write.write_all(bytes).await
+    }
+
+    /// The next line by `deadline`, with the same outcomes as a process's stdout.
+    async fn read_line(&mut self, deadline: Instant) -> ReadOutcome {
+        let mut tmp = [0u8; 8192];
+        loop {
+            if let Some(l) = self.pop_line() {
+                return ReadOutcome::Line(l);
+            }
+            if self.eof {
+                let exit = self.client.as_mut().and_then(|c| c.try_exit());
+                return ReadOutcome::Closed {
+                    partial: std::mem::take(&mut self.buf),
+                    exit,
+                };
+            }
+            match tokio::time::timeout_at(deadline, self.read.read(&mut tmp)).await {
+                Ok(Ok(0)) | Ok(Err(_)) => self.eof = true,
+                Ok(Ok(n)) => self.buf.extend_from_slice(&tmp[..n]),
+                Err(_) => {
+                    return ReadOutcome::Timeout {
+                        partial: self.buf.clone(),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Close the connection; a launched client gets `grace` to exit before its group is killed.
+    async fn finish(mut self, grace: Duration) {
+        let _ = self.write.shutdown().await;
+        drop(self.write);
+        if let Some(c) = self.client.take() {
+            let _ = c.finish(grace).await;
+        }
+    }
+
+    fn kill(&mut self) {
+        if let Some(c) = self.client.as_mut() {
+            c.kill();
+        }
+    }
+}
+
+/// One seat's line transport: a process's pipes or a TCP connection.
+enum Conn<'a> {
+    Pipe(&'a mut BotProcess),
+    Tcp(&'a mut TcpSeat),
+}
+
+impl Conn<'_> {
+    fn take_unsolicited(&mut self) -> Vec<Line> {
+        match self {
+            Conn::Pipe(p) => p.take_unsolicited().0,
+            Conn::Tcp(t) => t.take_unsolicited(),
+        }
+    }
+
+    async fn send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        match self {
+            Conn::Pipe(p) => p.send(bytes).await,
+            Conn::Tcp(t) => t.send(bytes).await,
+        }
+    }
+
+    async fn read_line(&mut self, deadline: Instant) -> ReadOutcome {
+        match self {
+            Conn::Pipe(p) => p.read_line(deadline).await,
+            Conn::Tcp(t) => t.read_line(deadline).await,
+        }
+    }
+}
+
+/// Wait for the connection of a `tcp-cmd:` client, giving up when the client exits first or at
+/// `deadline`.
+async fn await_client(
+    queue: &mut ConnQueue,
+    client: &mut ClientProcess,
+    deadline: Instant,
+) -> Result<TcpStream, String> {
+    let mut poll = tokio::time::interval(Duration::from_millis(50));
+    loop {
+        tokio::select! {
+            c = queue.next(deadline) => {
+                return c.map(|(s, _)| s).ok_or_else(|| "no connection in time".to_string());
+            }
+            _ = poll.tick() => {
+                if let Some(e) = client.try_exit() {
+                    return Err(format!("the client exited before connecting ({e})"));
+                }
+            }
+        }
+    }
 }
 
 /// What a builtin bot answers: the same JSON a process would send.
@@ -345,8 +547,13 @@ async fn exchange(
                 ..rec
             })
         }
-        Source::Live(proc) => {
-            let (early, _dropped) = proc.take_unsolicited();
+        Source::Live(_) | Source::Tcp(_) => {
+            let mut proc = match src {
+                Source::Live(p) => Conn::Pipe(p),
+                Source::Tcp(t) => Conn::Tcp(t),
+                _ => return unreachable_gone(),
+            };
+            let early = proc.take_unsolicited();
             ex.discarded.extend(
                 early
                     .iter()
@@ -408,6 +615,16 @@ async fn exchange(
     }
 }
 
+/// Stop a seat's bot (process group or launched client) and mark the seat gone.
+fn kill_source(src: &mut Source) {
+    match src {
+        Source::Live(p) => p.kill(),
+        Source::Tcp(t) => t.kill(),
+        _ => {}
+    }
+    *src = Source::Gone;
+}
+
 fn unreachable_gone() -> Result<Exchange, RefereeError> {
     Err(RefereeError::BadReplay(
         "internal: a request to a seat that has left".into(),
@@ -462,10 +679,7 @@ impl Run {
                     ),
                 );
                 game.set_civil_disorder(p);
-                if let Source::Live(proc) = &mut self.sources[p.index()] {
-                    proc.kill();
-                }
-                self.sources[p.index()] = Source::Gone;
+                kill_source(&mut self.sources[p.index()]);
                 false
             }
         }
@@ -594,10 +808,7 @@ async fn run_match(
                 SeatErrorKind::NotReady,
                 "start handshake failed; the power is in civil disorder".into(),
             );
-            if let Source::Live(proc) = &mut run.sources[p.index()] {
-                proc.kill();
-            }
-            run.sources[p.index()] = Source::Gone;
+            kill_source(&mut run.sources[p.index()]);
         }
         start.push(ex);
     }
@@ -859,24 +1070,39 @@ fn centers_json(game: &DiplomacyGame) -> Value {
     Value::Object(m)
 }
 
-/// Send the end message (no reply expected), then close stdin and kill the group after 1 s.
+/// Send the end message (no reply expected) to a seat still playing, record it in the replay,
+/// then close its input: a process gets 1 s before its group is killed, a TCP connection is
+/// closed and a launched client gets 1 s to exit.
 async fn end_seat(run: &mut Run, game: &DiplomacyGame, p: Power, reason: &str) {
     let src = std::mem::replace(&mut run.sources[p.index()], Source::Gone);
-    if let Source::Live(mut proc) = src {
-        let seq = run.next_seq(p);
-        let draw: Vec<&str> = match game.end_reason() {
-            Some(EndReason::Solo(_)) | None => Vec::new(),
-            _ => game.survivors().iter().map(|q| q.name()).collect(),
-        };
-        let msg = json!({
-            "type": "end", "seq": seq, "reason": reason,
-            "winner": match game.end_reason() { Some(EndReason::Solo(w)) => Some(w.name()), _ => None },
-            "draw": draw, "centers": centers_json(game),
-        });
-        let mut line = msg.to_string().into_bytes();
-        line.push(b'\n');
-        let _ = proc.send(&line).await;
-        let _ = proc.finish(Duration::from_secs(1)).await;
+    if matches!(src, Source::Gone) {
+        return;
+    }
+    let seq = run.next_seq(p);
+    let draw: Vec<&str> = match game.end_reason() {
+        Some(EndReason::Solo(_)) | None => Vec::new(),
+        _ => game.survivors().iter().map(|q| q.name()).collect(),
+    };
+    let msg = json!({
+        "type": "end", "seq": seq, "reason": reason,
+        "winner": match game.end_reason() { Some(EndReason::Solo(w)) => Some(w.name()), _ => None },
+        "draw": draw, "centers": centers_json(game),
+    });
+    let sent = msg.to_string();
+    run.log
+        .push(&json!({"event": "end_message", "power": p.name(), "seq": seq, "sent": sent}));
+    let mut line = sent.into_bytes();
+    line.push(b'\n');
+    match src {
+        Source::Live(mut proc) => {
+            let _ = proc.send(&line).await;
+            let _ = proc.finish(Duration::from_secs(1)).await;
+        }
+        Source::Tcp(mut t) => {
+            let _ = t.send(&line).await;
+            t.finish(Duration::from_secs(1)).await;
+        }
+        _ => {}
     }
 }
 
@@ -962,10 +1188,39 @@ impl GameDriver for DiplomacyDriver {
                 });
             }
             let params = params_from(spec)?;
+            let host: String = spec.option(
+                "host",
+                "127.0.0.1".to_string(),
+                "a host name or address to listen on",
+            )?;
+            let port: u16 = spec.option("port", 10000u16, "a TCP port number")?;
+            let connect_ms: u64 =
+                spec.option("connect_ms", 10_000u64, "milliseconds, 1 to 600000")?;
+            if !(1..=600_000).contains(&connect_ms) {
+                return Err(RefereeError::BadOption {
+                    key: "connect_ms".into(),
+                    value: connect_ms.to_string(),
+                    expected: "milliseconds, 1 to 600000".into(),
+                });
+            }
             let mut sandbox: SandboxConfig = spec.sandbox.clone();
             sandbox.line_cap = sandbox.line_cap.max(MAX_LINE);
             let mut sources = Vec::new();
             let mut early_errors: Vec<Vec<SeatError>> = vec![Vec::new(); 7];
+            let cannot_start = |detail: String| SeatError {
+                turn: 0,
+                kind: SeatErrorKind::NotReady,
+                detail: format!("cannot start the bot: {detail}; the power is in civil disorder"),
+            };
+            // `tcp` seats share one listener, taking connections in seat order; each `tcp-cmd:`
+            // seat listens on its own free loopback port, given to the client it launches.
+            let mut shared = if spec.seats.iter().any(|s| matches!(s, SeatSpec::Tcp)) {
+                Some(ConnQueue::bind(&host, port).await?)
+            } else {
+                None
+            };
+            let mut launched: Vec<Option<(ConnQueue, Result<ClientProcess, String>)>> =
+                (0..7).map(|_| None).collect();
             for (i, seat) in spec.seats.iter().enumerate() {
                 match seat {
                     SeatSpec::Builtin(name) => match BuiltinBot::new(name, spec.seed, i) {
@@ -982,25 +1237,50 @@ impl GameDriver for DiplomacyDriver {
                     SeatSpec::Cmd(argv) => match BotProcess::spawn(argv, &sandbox.for_seat(i)) {
                         Ok(p) => sources.push(Source::Live(Box::new(p))),
                         Err(e) => {
-                            early_errors[i].push(SeatError {
-                                turn: 0,
-                                kind: SeatErrorKind::NotReady,
-                                detail: format!("cannot start the bot: {e}; the power is in civil disorder"),
-                            });
+                            early_errors[i].push(cannot_start(e.to_string()));
                             sources.push(Source::Gone);
                         }
                     },
-                    other => {
-                        return Err(RefereeError::UnsupportedSeat {
-                            game: "diplomacy".into(),
-                            seat: i,
-                            form: other.to_string(),
-                            reason: "Diplomacy bots speak JSON lines on stdin/stdout: use builtin:<name> or cmd:<command line>"
-                                .into(),
-                        })
+                    SeatSpec::TcpCmd(argv) => {
+                        let queue = ConnQueue::bind("127.0.0.1", 0).await?;
+                        let argv = client_argv(argv, queue.local_addr());
+                        let client =
+                            ClientProcess::spawn(&argv, &sandbox).map_err(|e| e.to_string());
+                        launched[i] = Some((queue, client));
+                        sources.push(Source::Gone);
                     }
+                    SeatSpec::Tcp => sources.push(Source::Gone),
                 }
             }
+            let deadline = Instant::now() + Duration::from_millis(connect_ms);
+            for (i, seat) in spec.seats.iter().enumerate() {
+                let stream = match (seat, launched[i].take(), shared.as_mut()) {
+                    (SeatSpec::TcpCmd(_), Some((_, Err(e))), _) => Err(e),
+                    (SeatSpec::TcpCmd(_), Some((mut queue, Ok(mut client))), _) => {
+                        match await_client(&mut queue, &mut client, deadline).await {
+                            Ok(stream) => Ok((stream, Some(client))),
+                            Err(e) => {
+                                client.kill();
+                                Err(e)
+                            }
+                        }
+                    }
+                    (SeatSpec::Tcp, _, Some(queue)) => match queue.next(deadline).await {
+                        Some((stream, _)) => Ok((stream, None)),
+                        None => Err(format!(
+                            "no client connected to {host}:{port} within {connect_ms} ms"
+                        )),
+                    },
+                    _ => continue,
+                };
+                match stream {
+                    Ok((stream, client)) => {
+                        sources[i] = Source::Tcp(Box::new(TcpSeat::new(stream, client)))
+                    }
+                    Err(e) => early_errors[i].push(cannot_start(e)),
+                }
+            }
+            drop(shared);
             let seats: Vec<String> = spec.seats.iter().map(|s| s.to_string()).collect();
             let head = header(spec.seed, &seats, &params);
             let (mut log, game, mut errors) = run_match(params, sources, head).await?;
