@@ -1243,9 +1243,12 @@ impl GameDriver for DiplomacyDriver {
                     },
                     SeatSpec::TcpCmd(argv) => {
                         let queue = ConnQueue::bind("127.0.0.1", 0).await?;
-                        let argv = client_argv(argv, queue.local_addr());
+                        let addr = queue.local_addr();
+                        let argv = client_argv(argv, addr);
+                        // The client may connect to its own seat's port only.
                         let client =
-                            ClientProcess::spawn(&argv, &sandbox).map_err(|e| e.to_string());
+                            ClientProcess::spawn(&argv, &sandbox.for_tcp_seat(i, addr.port()))
+                                .map_err(|e| e.to_string());
                         launched[i] = Some((queue, client));
                         sources.push(Source::Gone);
                     }
