@@ -23,6 +23,9 @@ pub struct WsAgent {
     pub original: String,
     /// The team: the name without its trailing digits (`kanolab`).
     pub team: String,
+    /// Time spent waiting for this agent's answers (from the request handed to the socket to
+    /// the answer read), for the server-overhead benchmark.
+    pub waited: Duration,
 }
 
 /// How a request to an agent failed, for the report.
@@ -187,7 +190,12 @@ pub async fn handshake(
             return Err(format!("{original}: missing or invalid token"));
         }
     }
-    Ok(WsAgent { ws, original, team })
+    Ok(WsAgent {
+        ws,
+        original,
+        team,
+        waited: Duration::ZERO,
+    })
 }
 
 /// The next text (or binary, as UTF-8) message; pings are answered by tungstenite.
@@ -221,7 +229,10 @@ impl WsAgent {
             return Err((AskError::Fatal, WsFault::Gone(e)));
         }
         let wait = Duration::from_millis(t.action_ms + t.acceptable_ms);
-        match timeout(wait, read_text(&mut self.ws)).await {
+        let sent = std::time::Instant::now();
+        let got = timeout(wait, read_text(&mut self.ws)).await;
+        self.waited += sent.elapsed();
+        match got {
             Ok(Ok(text)) => return Ok(text.replace('\n', "")),
             Ok(Err(e)) => return Err((AskError::Fatal, WsFault::Gone(e))),
             Err(_) => {}
