@@ -9,6 +9,7 @@ pub static GAMES: &[&dyn GameDriver] = &[
     &games::nac::NAC,
     &games::nac::RELIGION_WAR,
     &games::werewolf::WEREWOLF,
+    &games::werewolf_nlp::WEREWOLF_NLP,
     &games::geister::GEISTER,
     &games::diplomacy::DIPLOMACY,
 ];

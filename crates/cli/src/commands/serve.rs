@@ -43,9 +43,73 @@ pub struct ServeArgs {
     /// Print the results as one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Wire protocol: `tcp` (AIWolf 0.6.x, default) or `nlp` (the natural-language division's
+    /// aiwolf-nlp-server protocol over WebSocket; host, port, players and limits come from
+    /// `--config`, upstream's defaults otherwise: 127.0.0.1:8080, 5 players).
+    #[arg(long, default_value = "tcp")]
+    pub protocol: String,
+    /// `--protocol nlp`: the configuration file (TOML, upstream's sections and keys).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+fn run_nlp(args: ServeArgs) -> anyhow::Result<u8> {
+    use kakehiki_referee::games::werewolf_nlp::{load_config, server};
+    let config = match &args.config {
+        Some(p) => load_config(p).map_err(anyhow::Error::msg)?,
+        None => kakehiki_referee::games::werewolf_nlp::Config::for_players(5),
+    };
+    let settings = config.settings().context("bad configuration")?;
+    let seed = args.seed.or(config.game.seed).unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
+    });
+    let host = config.server.web_socket.host.clone();
+    let port = config.server.web_socket.port;
+    let cfg = server::ServeConfig {
+        config,
+        games: args.games,
+        seed,
+        out: args.out.clone(),
+    };
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let games = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind((host.as_str(), port))
+            .await
+            .with_context(|| format!("cannot listen on {host}:{port}"))?;
+        eprintln!(
+            "werewolf (nlp): listening on ws://{}/ws, {} players a game, {} games, seed {seed}",
+            listener.local_addr()?,
+            settings.agent_count,
+            args.games
+        );
+        server::serve(listener, cfg).await.context("serving failed")
+    })?;
+    if args.json {
+        println!("{}", serde_json::to_string(&games)?);
+    } else {
+        for g in &games {
+            println!(
+                "{} seed {}: {} ({})",
+                g.game_id,
+                g.seed,
+                g.winner
+                    .unwrap_or(if g.aborted { "aborted" } else { "no winner" }),
+                g.agents.join(" ")
+            );
+        }
+    }
+    Ok(exit::OK)
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
+    match args.protocol.as_str() {
+        "tcp" => {}
+        "nlp" if args.game == "werewolf" => return run_nlp(args),
+        p => bail!("unknown --protocol {p:?}: expected tcp or nlp (werewolf only)"),
+    }
     if args.game != "werewolf" {
         bail!("{:?} has no server mode: only werewolf agents connect on their own (try `kakehiki play`)", args.game);
     }

@@ -4,3 +4,4 @@ pub mod diplomacy;
 pub mod geister;
 pub mod nac;
 pub mod werewolf;
+pub mod werewolf_nlp;

@@ -1,0 +1,884 @@
+//! The game of the natural-language division: the upstream server's day and night phases, turn
+//! handling, length limits, votes with re-votes, and the error-ratio end, written as one async
+//! procedure over a [`Table`] — the seats. The same code runs over WebSocket, with built-in bots
+//! in process, and when a replay is re-run; all chance comes from the game seed.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use rand_chacha::ChaCha8Rng;
+
+use super::packet::{
+    Info, JudgeEntry, Packet, RequestKind, SettingPacket, TalkEntry, VoteEntry, FORCE_SKIP, OVER,
+    SKIP,
+};
+use super::settings::{NlpSettings, TalkLimits};
+use super::text;
+use crate::rng;
+use crate::types::{Role, Species, Team};
+
+/// Random stream for the profile deal (streams 1–6 are the 0.6 engine's).
+pub const STREAM_PROFILE: u64 = 7;
+
+/// Kakehiki's guard when `max_day` is unlimited: a game in which nobody can die (every vote and
+/// attack invalid) would run forever upstream; here it ends without a winner after this day.
+pub const MAX_DAYS: u32 = 100;
+
+/// Why a request got no answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AskError {
+    /// This request failed (timeout or unreadable answer) but the agent answered the NAME check:
+    /// it stays in the game.
+    Failed,
+    /// The agent is gone (closed, send failure, failed NAME check): it is in the error state and
+    /// gets no more requests.
+    Fatal,
+}
+
+/// A message an agent sent in a group-chat phase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatMessage {
+    pub agent: usize,
+    pub text: String,
+}
+
+/// The seats of one game. Agents are numbered from 0 here; packets name them.
+pub trait Table: Send {
+    /// Send a packet that needs no answer. `Err` means the agent is gone.
+    fn notify(
+        &mut self,
+        agent: usize,
+        packet: Packet,
+    ) -> impl Future<Output = Result<(), ()>> + Send;
+    /// Send a packet and wait for the answer (action timeout, then the NAME check).
+    fn ask(
+        &mut self,
+        agent: usize,
+        packet: Packet,
+    ) -> impl Future<Output = Result<String, AskError>> + Send;
+    /// Group-chat mode: collect the messages the agents in `open` send within `duration_ms`,
+    /// in arrival order, passing each through `accept` (which broadcasts the accepted ones and
+    /// says who may still talk). Agents not in `open` are not read.
+    fn chat(
+        &mut self,
+        open: Vec<usize>,
+        duration_ms: u64,
+        accept: &mut (dyn FnMut(ChatMessage) -> Vec<(usize, Packet)> + Send),
+    ) -> impl Future<Output = ()> + Send;
+}
+
+/// How the game ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GameResult {
+    /// The winning team; `None` when the game was cut short (errors or `max_day`).
+    pub winner: Option<Team>,
+    /// Ended by the error ratio.
+    pub aborted: bool,
+    pub roles: Vec<Role>,
+    pub alive: Vec<bool>,
+    pub has_error: Vec<bool>,
+    pub last_day: u32,
+}
+
+#[derive(Debug, Clone, Default)]
+struct DayStatus {
+    alive: Vec<bool>,
+    talks: Vec<TalkEntry>,
+    whispers: Vec<TalkEntry>,
+    votes: Vec<(usize, usize)>,
+    attack_votes: Vec<(usize, usize)>,
+    executed: Option<usize>,
+    attacked: Option<usize>,
+    divine: Option<(usize, usize)>,
+    guard: Option<(usize, usize)>,
+}
+
+struct Remain {
+    count: Vec<Option<i64>>,
+    length: Vec<Option<i64>>,
+    skip: Vec<Option<i64>>,
+}
+
+/// One game.
+pub struct NlpGame {
+    s: Arc<NlpSettings>,
+    setting_packet: Arc<SettingPacket>,
+    game_id: String,
+    names: Vec<String>,
+    originals: Vec<String>,
+    profiles: Vec<Option<String>>,
+    roles: Vec<Role>,
+    has_error: Vec<bool>,
+    day: u32,
+    days: Vec<DayStatus>,
+    last_talk: Vec<usize>,
+    last_whisper: Vec<usize>,
+    rng_talk: ChaCha8Rng,
+    rng_whisper: ChaCha8Rng,
+    rng_tie: ChaCha8Rng,
+    remain: Option<Remain>,
+    winner: Option<Team>,
+    aborted: bool,
+    log: Vec<String>,
+}
+
+fn species(r: Role) -> Species {
+    r.species()
+}
+
+impl NlpGame {
+    /// A game for `originals` (the agents' NAME answers, in seat order) from `seed`.
+    pub fn new(settings: Arc<NlpSettings>, seed: u64, originals: Vec<String>) -> NlpGame {
+        let n = settings.agent_count;
+        let mut roles: Vec<Role> = settings
+            .roles
+            .iter()
+            .flat_map(|(r, c)| std::iter::repeat_n(*r, *c))
+            .collect();
+        roles.resize(n, Role::Villager);
+        rng::shuffle(&mut rng::stream(seed, rng::STREAM_DEAL), &mut roles);
+        let (names, profiles) = match &settings.profiles {
+            Some(p) => {
+                let mut order: Vec<usize> = (0..p.len()).collect();
+                rng::shuffle(&mut rng::stream(seed, STREAM_PROFILE), &mut order);
+                order
+                    .into_iter()
+                    .take(n)
+                    .map(|i| (p[i].name.clone(), Some(p[i].description.clone())))
+                    .unzip()
+            }
+            None => (
+                (1..=n).map(crate::types::agent_str).collect(),
+                vec![None; n],
+            ),
+        };
+        let setting_packet = Arc::new(SettingPacket::from_settings(&settings));
+        NlpGame {
+            setting_packet,
+            game_id: format!("{seed:016X}"),
+            names,
+            originals,
+            profiles,
+            roles,
+            has_error: vec![false; n],
+            day: 0,
+            days: vec![DayStatus {
+                alive: vec![true; n],
+                ..Default::default()
+            }],
+            last_talk: vec![0; n],
+            last_whisper: vec![0; n],
+            rng_talk: rng::stream(seed, rng::STREAM_TALK),
+            rng_whisper: rng::stream(seed, rng::STREAM_WHISPER),
+            rng_tie: rng::stream(seed, rng::STREAM_TIE),
+            remain: None,
+            winner: None,
+            aborted: false,
+            log: Vec::new(),
+            s: settings,
+        }
+    }
+
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+    pub fn roles(&self) -> &[Role] {
+        &self.roles
+    }
+    pub fn game_id(&self) -> &str {
+        &self.game_id
+    }
+    pub fn settings(&self) -> &NlpSettings {
+        &self.s
+    }
+    /// The upstream game log (`game_logger`) lines so far.
+    pub fn log(&self) -> &[String] {
+        &self.log
+    }
+    /// Every talk of every day so far.
+    pub fn all_talks(&self) -> impl Iterator<Item = &TalkEntry> {
+        self.days.iter().flat_map(|d| d.talks.iter())
+    }
+    /// Every whisper of every day so far.
+    pub fn all_whispers(&self) -> impl Iterator<Item = &TalkEntry> {
+        self.days.iter().flat_map(|d| d.whispers.iter())
+    }
+
+    fn cur(&self) -> &DayStatus {
+        &self.days[self.day as usize]
+    }
+    fn cur_mut(&mut self) -> &mut DayStatus {
+        let d = self.day as usize;
+        &mut self.days[d]
+    }
+    fn alive(&self, a: usize) -> bool {
+        self.cur().alive[a]
+    }
+    fn alive_agents(&self) -> Vec<usize> {
+        (0..self.names.len()).filter(|&a| self.alive(a)).collect()
+    }
+    fn alive_wolves(&self) -> Vec<usize> {
+        (0..self.names.len())
+            .filter(|&a| self.alive(a) && self.roles[a] == Role::Werewolf)
+            .collect()
+    }
+    fn find(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n == name)
+    }
+
+    /// The `info` agent `a` may see now. The only place hidden information is filtered.
+    fn info(&self, a: usize) -> Info {
+        let role = self.roles[a];
+        let wolf = role == Role::Werewolf;
+        let mut info = Info {
+            game_id: self.game_id.clone(),
+            day: self.day,
+            agent: self.names[a].clone(),
+            profile: None,
+            medium_result: None,
+            divine_result: None,
+            executed_agent: None,
+            attacked_agent: None,
+            vote_list: Vec::new(),
+            attack_vote_list: Vec::new(),
+            status_map: BTreeMap::new(),
+            role_map: BTreeMap::new(),
+            remain_count: None,
+            remain_length: None,
+            remain_skip: None,
+        };
+        if self.day > 0 {
+            let last_day = self.day - 1;
+            let last = &self.days[last_day as usize];
+            if let Some(e) = last.executed {
+                if role == Role::Medium {
+                    info.medium_result = Some(JudgeEntry {
+                        day: last_day,
+                        agent: self.names[e].clone(),
+                        target: self.names[e].clone(),
+                        result: species(self.roles[e]).name(),
+                    });
+                }
+                info.executed_agent = Some(self.names[e].clone());
+            }
+            if let Some((seer, t)) = last.divine {
+                if role == Role::Seer {
+                    info.divine_result = Some(JudgeEntry {
+                        day: last_day,
+                        agent: self.names[seer].clone(),
+                        target: self.names[t].clone(),
+                        result: species(self.roles[t]).name(),
+                    });
+                }
+            }
+            if let Some(t) = last.attacked {
+                info.attacked_agent = Some(self.names[t].clone());
+            }
+            let votes = |v: &[(usize, usize)]| {
+                v.iter()
+                    .map(|&(x, y)| VoteEntry {
+                        day: last_day,
+                        agent: self.names[x].clone(),
+                        target: self.names[y].clone(),
+                    })
+                    .collect::<Vec<_>>()
+            };
+            if self.s.vote_visibility {
+                info.vote_list = votes(&last.votes);
+                if wolf {
+                    info.attack_vote_list = votes(&last.attack_votes);
+                }
+            }
+        }
+        for (i, n) in self.names.iter().enumerate() {
+            info.status_map
+                .insert(n.clone(), if self.alive(i) { "ALIVE" } else { "DEAD" });
+            if i == a || (wolf && self.roles[i] == Role::Werewolf) {
+                info.role_map.insert(n.clone(), self.roles[i].name());
+            }
+        }
+        if let Some(r) = &self.remain {
+            info.remain_count = Some(r.count[a].unwrap_or(0));
+            info.remain_length = r.length[a];
+            info.remain_skip = Some(r.skip[a].unwrap_or(0));
+        }
+        info
+    }
+
+    /// The packet of `kind` for agent `a` (updates the history positions as upstream does).
+    pub fn packet(&mut self, a: usize, kind: RequestKind) -> Packet {
+        let mut p = Packet::bare(kind);
+        if kind == RequestKind::Name {
+            return p;
+        }
+        let mut info = self.info(a);
+        let wolf = self.roles[a] == Role::Werewolf;
+        match kind {
+            RequestKind::Initialize | RequestKind::DailyInitialize => {
+                self.last_talk.iter_mut().for_each(|x| *x = 0);
+                self.last_whisper.iter_mut().for_each(|x| *x = 0);
+                if kind == RequestKind::Initialize {
+                    info.profile = self.profiles[a].clone();
+                }
+                p.setting = Some(self.setting_packet.clone());
+            }
+            RequestKind::DailyFinish
+            | RequestKind::Talk
+            | RequestKind::Whisper
+            | RequestKind::Attack => {
+                let cur = &self.days[self.day as usize];
+                let t0 = self.last_talk[a].min(cur.talks.len());
+                let talks = cur.talks[t0..].to_vec();
+                self.last_talk[a] = cur.talks.len();
+                let whispers = if wolf {
+                    let w0 = self.last_whisper[a].min(cur.whispers.len());
+                    self.last_whisper[a] = cur.whispers.len();
+                    cur.whispers[w0..].to_vec()
+                } else {
+                    self.last_whisper[a] = 0;
+                    Vec::new()
+                };
+                if matches!(kind, RequestKind::Talk | RequestKind::DailyFinish) {
+                    p.talk_history = Some(talks);
+                }
+                if matches!(kind, RequestKind::Whisper | RequestKind::Attack)
+                    || (kind == RequestKind::DailyFinish && wolf)
+                {
+                    p.whisper_history = Some(whispers);
+                }
+            }
+            RequestKind::Finish => {
+                for (i, n) in self.names.iter().enumerate() {
+                    info.role_map.insert(n.clone(), self.roles[i].name());
+                }
+            }
+            _ => {}
+        }
+        p.info = Some(info);
+        p
+    }
+
+    async fn notify<T: Table>(&mut self, t: &mut T, a: usize, kind: RequestKind) {
+        let p = self.packet(a, kind);
+        if self.has_error[a] {
+            return;
+        }
+        if t.notify(a, p).await.is_err() {
+            self.has_error[a] = true;
+        }
+    }
+
+    async fn ask<T: Table>(&mut self, t: &mut T, a: usize, kind: RequestKind) -> Option<String> {
+        let p = self.packet(a, kind);
+        if self.has_error[a] {
+            return None;
+        }
+        match t.ask(a, p).await {
+            Ok(s) => Some(s.replace('\n', "")),
+            Err(AskError::Failed) => None,
+            Err(AskError::Fatal) => {
+                self.has_error[a] = true;
+                None
+            }
+        }
+    }
+
+    async fn everyone<T: Table>(&mut self, t: &mut T, kind: RequestKind) {
+        for a in 0..self.names.len() {
+            self.notify(t, a, kind).await;
+        }
+    }
+
+    fn log_status(&mut self) {
+        for a in 0..self.names.len() {
+            let line = format!(
+                "{},status,{},{},{},{},{}",
+                self.day,
+                a + 1,
+                self.roles[a].name(),
+                if self.alive(a) { "ALIVE" } else { "DEAD" },
+                self.originals.get(a).map(String::as_str).unwrap_or(""),
+                self.names[a]
+            );
+            self.log.push(line);
+        }
+    }
+
+    fn should_finish(&mut self) -> bool {
+        let errors = self.has_error.iter().filter(|e| **e).count();
+        if errors >= self.s.error_cutoff() {
+            self.aborted = true;
+            return true;
+        }
+        let (mut humans, mut wolves) = (0, 0);
+        for a in self.alive_agents() {
+            match species(self.roles[a]) {
+                Species::Werewolf => wolves += 1,
+                Species::Human => humans += 1,
+            }
+        }
+        self.winner = if humans <= wolves {
+            Some(Team::Werewolf)
+        } else if wolves == 0 {
+            Some(Team::Villager)
+        } else {
+            None
+        };
+        self.winner.is_some()
+    }
+
+    /// Play the game to its end on `t`.
+    pub async fn run<T: Table>(&mut self, t: &mut T) -> GameResult {
+        self.everyone(t, RequestKind::Initialize).await;
+        loop {
+            self.progress_day(t).await;
+            self.progress_night(t).await;
+            let next = DayStatus {
+                alive: self.cur().alive.clone(),
+                ..Default::default()
+            };
+            self.days.push(next);
+            self.day += 1;
+            if self.s.max_day.is_some_and(|m| self.day > m) || self.day > MAX_DAYS {
+                break;
+            }
+            if self.should_finish() {
+                break;
+            }
+        }
+        self.everyone(t, RequestKind::Finish).await;
+        self.log_status();
+        let (mut humans, mut wolves) = (0, 0);
+        for a in self.alive_agents() {
+            match species(self.roles[a]) {
+                Species::Werewolf => wolves += 1,
+                Species::Human => humans += 1,
+            }
+        }
+        let win = match (self.aborted, self.winner) {
+            (false, Some(w)) => w.name(),
+            _ => "NONE",
+        };
+        self.log
+            .push(format!("{},result,{},{},{}", self.day, humans, wolves, win));
+        GameResult {
+            winner: if self.aborted { None } else { self.winner },
+            aborted: self.aborted,
+            roles: self.roles.clone(),
+            alive: self.cur().alive.clone(),
+            has_error: self.has_error.clone(),
+            last_day: self.day,
+        }
+    }
+
+    async fn progress_day<T: Table>(&mut self, t: &mut T) {
+        self.everyone(t, RequestKind::DailyInitialize).await;
+        self.log_status();
+        if self.day == 0 {
+            self.communicate(t, RequestKind::Whisper).await;
+            if self.should_finish() {
+                return;
+            }
+        }
+        self.communicate(t, RequestKind::Talk).await;
+        self.should_finish();
+    }
+
+    async fn progress_night<T: Table>(&mut self, t: &mut T) {
+        self.everyone(t, RequestKind::DailyFinish).await;
+        let first = self.day == 0;
+        if first {
+            self.communicate(t, RequestKind::Whisper).await;
+            if self.should_finish() {
+                return;
+            }
+        }
+        if !first {
+            self.execution(t).await;
+            if self.should_finish() {
+                return;
+            }
+        }
+        self.divine(t).await;
+        if self.should_finish() {
+            return;
+        }
+        if !first {
+            self.communicate(t, RequestKind::Whisper).await;
+            if self.should_finish() {
+                return;
+            }
+            self.guard(t).await;
+            if self.should_finish() {
+                return;
+            }
+            self.attack(t).await;
+            self.should_finish();
+        }
+    }
+
+    async fn communicate<T: Table>(&mut self, t: &mut T, kind: RequestKind) {
+        let whisper = kind == RequestKind::Whisper;
+        let mut agents = if whisper {
+            self.alive_wolves()
+        } else {
+            self.alive_agents()
+        };
+        if agents.len() < 2 {
+            return;
+        }
+        let l: TalkLimits = if whisper {
+            self.s.whisper.clone()
+        } else {
+            self.s.talk.clone()
+        };
+        let n = self.names.len();
+        let mut remain = Remain {
+            count: vec![None; n],
+            length: vec![None; n],
+            skip: vec![None; n],
+        };
+        for &a in &agents {
+            remain.count[a] = Some(i64::from(l.per_agent));
+            remain.length[a] = l.per_agent_length;
+            remain.skip[a] = Some(i64::from(l.max_skip));
+        }
+        self.remain = Some(remain);
+        if let Some(ms) = l.duration_ms {
+            self.group_chat(t, kind, agents, &l, ms).await;
+            self.remain = None;
+            return;
+        }
+        let rng = if whisper {
+            &mut self.rng_whisper
+        } else {
+            &mut self.rng_talk
+        };
+        rng::shuffle(rng, &mut agents);
+        let mut idx = 0u32;
+        for turn in 0..l.per_day {
+            let mut spoke = false;
+            for &a in &agents {
+                let r = self.remain.as_ref().expect("set above");
+                if r.count[a].unwrap_or(0) <= 0 || r.length[a].is_some_and(|x| x <= 0) {
+                    continue;
+                }
+                if let Some(c) = self.remain.as_mut().and_then(|r| r.count[a].as_mut()) {
+                    *c -= 1;
+                }
+                let mut text = match self.ask(t, a, kind).await {
+                    Some(s) if s == FORCE_SKIP => SKIP.to_string(),
+                    Some(s) => s,
+                    None => FORCE_SKIP.to_string(),
+                };
+                let r = self.remain.as_mut().expect("set above");
+                if text == SKIP {
+                    let sk = r.skip[a].get_or_insert(0);
+                    if *sk <= 0 {
+                        text = OVER.to_string();
+                    } else {
+                        *sk -= 1;
+                    }
+                } else if text == FORCE_SKIP {
+                    text = SKIP.to_string();
+                }
+                if text != OVER && text != SKIP {
+                    r.skip[a] = Some(i64::from(l.max_skip));
+                    let mut rem = r.length[a];
+                    text = text::limit_speech(&text, &l, &mut rem, &self.names, a);
+                    r.length[a] = rem;
+                    if text.is_empty() {
+                        text = OVER.to_string();
+                    }
+                }
+                let over = text == OVER;
+                if over {
+                    r.count[a] = Some(0);
+                } else {
+                    spoke = true;
+                }
+                self.record_talk(kind, idx, turn, a, text);
+                idx += 1;
+            }
+            if !spoke {
+                break;
+            }
+        }
+        self.remain = None;
+    }
+
+    fn record_talk(&mut self, kind: RequestKind, idx: u32, turn: u32, a: usize, text: String) {
+        let whisper = kind == RequestKind::Whisper || kind == RequestKind::WhisperBroadcast;
+        self.log.push(format!(
+            "{},{},{},{},{},{}",
+            self.day,
+            if whisper { "whisper" } else { "talk" },
+            idx,
+            turn,
+            a + 1,
+            text
+        ));
+        let e = TalkEntry::new(idx, self.day, turn, self.names[a].clone(), text);
+        if whisper {
+            self.cur_mut().whispers.push(e);
+        } else {
+            self.cur_mut().talks.push(e);
+        }
+    }
+
+    /// Group-chat mode: phase start, free messages checked against the per-agent count and
+    /// length limits and broadcast, `Over` closes an agent, phase end when the time is up.
+    async fn group_chat<T: Table>(
+        &mut self,
+        t: &mut T,
+        kind: RequestKind,
+        agents: Vec<usize>,
+        l: &TalkLimits,
+        duration_ms: u64,
+    ) {
+        let whisper = kind == RequestKind::Whisper;
+        let (start, end, cast) = if whisper {
+            (
+                RequestKind::WhisperPhaseStart,
+                RequestKind::WhisperPhaseEnd,
+                RequestKind::WhisperBroadcast,
+            )
+        } else {
+            (
+                RequestKind::TalkPhaseStart,
+                RequestKind::TalkPhaseEnd,
+                RequestKind::TalkBroadcast,
+            )
+        };
+        for &a in &agents {
+            self.notify(t, a, start).await;
+        }
+        let open: Vec<usize> = agents
+            .iter()
+            .copied()
+            .filter(|&a| !self.has_error[a])
+            .collect();
+        let mut idx = 0u32;
+        let listeners = agents.clone();
+        let mut accepted: Vec<(usize, String)> = Vec::new();
+        {
+            let remain = self.remain.as_mut().expect("set by communicate");
+            let names = self.names.clone();
+            let day = self.day;
+            let mut accept = |m: ChatMessage| -> Vec<(usize, Packet)> {
+                let a = m.agent;
+                if remain.count[a].unwrap_or(0) <= 0 || remain.length[a].is_some_and(|x| x <= 0) {
+                    return Vec::new();
+                }
+                let mut text = m.text.replace('\n', "");
+                if text == SKIP || text == FORCE_SKIP || text.is_empty() {
+                    return Vec::new();
+                }
+                if text != OVER {
+                    let mut rem = remain.length[a];
+                    text = text::limit_speech(&text, l, &mut rem, &names, a);
+                    remain.length[a] = rem;
+                    if text.is_empty() {
+                        text = OVER.to_string();
+                    }
+                }
+                if let Some(c) = remain.count[a].as_mut() {
+                    *c -= 1;
+                }
+                if text == OVER {
+                    remain.count[a] = Some(0);
+                }
+                let entry = TalkEntry::new(idx, day, 0, names[a].clone(), text.clone());
+                idx += 1;
+                accepted.push((a, text));
+                let mut p = Packet::bare(cast);
+                if whisper {
+                    p.new_whisper = Some(entry);
+                } else {
+                    p.new_talk = Some(entry);
+                }
+                listeners.iter().map(|&b| (b, p.clone())).collect()
+            };
+            t.chat(open, duration_ms, &mut accept).await;
+        }
+        for (i, (a, text)) in accepted.into_iter().enumerate() {
+            self.record_talk(kind, i as u32, 0, a, text);
+        }
+        for &a in &agents {
+            self.notify(t, a, end).await;
+        }
+    }
+
+    /// Ask `voters` for a target; keep valid votes (a living agent; oneself only if allowed).
+    async fn collect_votes<T: Table>(
+        &mut self,
+        t: &mut T,
+        kind: RequestKind,
+        voters: Vec<usize>,
+        allow_self: bool,
+    ) -> Vec<(usize, usize)> {
+        let mut votes = Vec::new();
+        for a in voters {
+            let Some(name) = self.ask(t, a, kind).await else {
+                continue;
+            };
+            let Some(target) = self.find(&name) else {
+                continue;
+            };
+            if !self.alive(target) || (!allow_self && target == a) {
+                continue;
+            }
+            votes.push((a, target));
+            let what = if kind == RequestKind::Vote {
+                "vote"
+            } else {
+                "attackVote"
+            };
+            self.log
+                .push(format!("{},{what},{},{}", self.day, a + 1, target + 1));
+        }
+        votes
+    }
+
+    /// The most-voted targets, ascending agent number.
+    fn candidates(votes: &[(usize, usize)], keep: impl Fn(usize) -> bool) -> Vec<usize> {
+        let mut count: BTreeMap<usize, u32> = BTreeMap::new();
+        for &(_, t) in votes {
+            if keep(t) {
+                *count.entry(t).or_default() += 1;
+            }
+        }
+        let max = count.values().copied().max().unwrap_or(0);
+        count
+            .into_iter()
+            .filter(|&(_, c)| c == max && max > 0)
+            .map(|(t, _)| t)
+            .collect()
+    }
+
+    async fn execution<T: Table>(&mut self, t: &mut T) {
+        let mut executed = None;
+        let mut candidates = Vec::new();
+        for _ in 0..self.s.vote_max_count {
+            let voters = self.alive_agents();
+            let votes = self
+                .collect_votes(t, RequestKind::Vote, voters, self.s.vote_allow_self)
+                .await;
+            self.cur_mut().votes = votes;
+            candidates = Self::candidates(&self.cur().votes, |_| true);
+            if candidates.len() == 1 {
+                executed = Some(candidates[0]);
+                break;
+            }
+        }
+        if executed.is_none() {
+            executed = rng::pick(&mut self.rng_tie, &candidates);
+        }
+        if let Some(e) = executed {
+            self.cur_mut().alive[e] = false;
+            self.cur_mut().executed = Some(e);
+            self.log.push(format!(
+                "{},execute,{},{}",
+                self.day,
+                e + 1,
+                self.roles[e].name()
+            ));
+        }
+    }
+
+    async fn divine<T: Table>(&mut self, t: &mut T) {
+        let Some(seer) = self
+            .alive_agents()
+            .into_iter()
+            .find(|&a| self.roles[a] == Role::Seer)
+        else {
+            return;
+        };
+        let Some(name) = self.ask(t, seer, RequestKind::Divine).await else {
+            return;
+        };
+        let Some(target) = self.find(&name) else {
+            return;
+        };
+        if !self.alive(target) || target == seer {
+            return;
+        }
+        self.cur_mut().divine = Some((seer, target));
+        self.log.push(format!(
+            "{},divine,{},{},{}",
+            self.day,
+            seer + 1,
+            target + 1,
+            species(self.roles[target]).name()
+        ));
+    }
+
+    async fn guard<T: Table>(&mut self, t: &mut T) {
+        let Some(guard) = self
+            .alive_agents()
+            .into_iter()
+            .find(|&a| self.roles[a] == Role::Bodyguard)
+        else {
+            return;
+        };
+        let Some(name) = self.ask(t, guard, RequestKind::Guard).await else {
+            return;
+        };
+        let Some(target) = self.find(&name) else {
+            return;
+        };
+        if !self.alive(target) || target == guard {
+            return;
+        }
+        self.cur_mut().guard = Some((guard, target));
+        self.log.push(format!(
+            "{},guard,{},{},{}",
+            self.day,
+            guard + 1,
+            target + 1,
+            self.roles[target].name()
+        ));
+    }
+
+    async fn attack<T: Table>(&mut self, t: &mut T) {
+        if self.alive_wolves().is_empty() {
+            return;
+        }
+        let mut attacked = None;
+        let mut candidates = Vec::new();
+        for _ in 0..self.s.attack_max_count {
+            let wolves = self.alive_wolves();
+            let votes = self
+                .collect_votes(t, RequestKind::Attack, wolves, self.s.attack_allow_self)
+                .await;
+            self.cur_mut().attack_votes = votes;
+            let roles = self.roles.clone();
+            candidates = Self::candidates(&self.cur().attack_votes, |x| roles[x] != Role::Werewolf);
+            if candidates.len() == 1 {
+                attacked = Some(candidates[0]);
+                break;
+            }
+        }
+        if attacked.is_none() && !self.s.attack_allow_no_target {
+            attacked = rng::pick(&mut self.rng_tie, &candidates);
+        }
+        match attacked {
+            Some(a) => {
+                let guarded = self
+                    .cur()
+                    .guard
+                    .is_some_and(|(g, target)| target == a && self.alive(g));
+                if guarded {
+                    self.log
+                        .push(format!("{},attack,{},false", self.day, a + 1));
+                } else {
+                    self.cur_mut().alive[a] = false;
+                    self.cur_mut().attacked = Some(a);
+                    self.log.push(format!("{},attack,{},true", self.day, a + 1));
+                }
+            }
+            None => self.log.push(format!("{},attack,-1,true", self.day)),
+        }
+    }
+}

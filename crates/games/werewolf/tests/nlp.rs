@@ -1,0 +1,521 @@
+//! The natural-language division's game: whole games of built-in agents, hidden information,
+//! turn handling, length limits, re-votes and the error-ratio end.
+
+use std::sync::Arc;
+
+use kakehiki_werewolf::nlp::game::{AskError, ChatMessage, NlpGame, Table};
+use kakehiki_werewolf::nlp::inproc::{block_on_ready, bot_chat, play_builtin, BotTable};
+use kakehiki_werewolf::nlp::packet::{Packet, RequestKind};
+use kakehiki_werewolf::nlp::settings::{NlpConfig, NlpSettings};
+use kakehiki_werewolf::{Role, Team};
+
+/// Seats answered by a closure; every packet is kept.
+struct Scripted<F: FnMut(usize, &Packet) -> Result<String, AskError> + Send> {
+    answer: F,
+    sent: Vec<(usize, Packet)>,
+    fatal_notify: Vec<usize>,
+}
+
+impl<F: FnMut(usize, &Packet) -> Result<String, AskError> + Send> Table for Scripted<F> {
+    async fn notify(&mut self, agent: usize, packet: Packet) -> Result<(), ()> {
+        self.sent.push((agent, packet));
+        if self.fatal_notify.contains(&agent) {
+            return Err(());
+        }
+        Ok(())
+    }
+    async fn ask(&mut self, agent: usize, packet: Packet) -> Result<String, AskError> {
+        let r = (self.answer)(agent, &packet);
+        self.sent.push((agent, packet));
+        r
+    }
+    async fn chat(
+        &mut self,
+        _open: Vec<usize>,
+        _d: u64,
+        _accept: &mut (dyn FnMut(ChatMessage) -> Vec<(usize, Packet)> + Send),
+    ) {
+    }
+}
+
+/// A recording wrapper around built-in agents.
+struct Recording {
+    inner: BotTable,
+    sent: Vec<(usize, Packet)>,
+}
+
+impl Table for Recording {
+    async fn notify(&mut self, agent: usize, packet: Packet) -> Result<(), ()> {
+        self.inner.bots[agent].answer(&packet);
+        self.sent.push((agent, packet));
+        Ok(())
+    }
+    async fn ask(&mut self, agent: usize, packet: Packet) -> Result<String, AskError> {
+        let r = self.inner.bots[agent]
+            .answer(&packet)
+            .ok_or(AskError::Failed);
+        self.sent.push((agent, packet));
+        r
+    }
+    async fn chat(
+        &mut self,
+        open: Vec<usize>,
+        _d: u64,
+        accept: &mut (dyn FnMut(ChatMessage) -> Vec<(usize, Packet)> + Send),
+    ) {
+        let sent = &mut self.sent;
+        let mut wrapped = |m: ChatMessage| {
+            let out = accept(m);
+            sent.extend(out.iter().cloned());
+            out
+        };
+        bot_chat(&mut self.inner.bots, open, 64, &mut wrapped);
+    }
+}
+
+fn settings(n: usize) -> Arc<NlpSettings> {
+    Arc::new(NlpSettings::defaults(n).unwrap())
+}
+
+#[test]
+fn whole_games_of_5_9_and_13_builtin_players_end_with_a_winner() {
+    for n in [5, 9, 13] {
+        let mut wins = [0; 2];
+        for seed in 0..20u64 {
+            let bots: Vec<&str> = (0..n)
+                .map(|i| ["sample", "sample-en", "random", "random-en"][i % 4])
+                .collect();
+            let (r, game) = play_builtin(settings(n), seed, &bots).unwrap();
+            let w = r
+                .winner
+                .expect("a game of well-behaved bots ends with a winner");
+            wins[(w == Team::Werewolf) as usize] += 1;
+            assert!(!r.aborted);
+            // The winner follows the rule: no wolves left, or wolves ≥ humans.
+            let alive_wolves = (0..n)
+                .filter(|&a| r.alive[a] && r.roles[a] == Role::Werewolf)
+                .count();
+            let alive_humans = (0..n)
+                .filter(|&a| r.alive[a] && r.roles[a] != Role::Werewolf)
+                .count();
+            match w {
+                Team::Villager => assert_eq!(alive_wolves, 0),
+                _ => assert!(alive_wolves >= alive_humans),
+            }
+            assert!(game.log().last().unwrap().contains(",result,"));
+            assert!(game.all_talks().count() > 0);
+        }
+        assert!(
+            wins[0] > 0 && wins[1] > 0,
+            "{n} players: both teams win sometimes: {wins:?}"
+        );
+    }
+}
+
+#[test]
+fn a_game_is_reproducible_from_its_seed() {
+    let bots = ["sample"; 13];
+    let (_, a) = play_builtin(settings(13), 42, &bots).unwrap();
+    let (_, b) = play_builtin(settings(13), 42, &bots).unwrap();
+    let (_, c) = play_builtin(settings(13), 43, &bots).unwrap();
+    assert_eq!(a.log(), b.log());
+    assert_ne!(a.log(), c.log());
+}
+
+#[test]
+fn the_role_deal_follows_the_tables() {
+    for (n, wolves, seers, guards, mediums) in [(5, 1, 1, 0, 0), (9, 2, 1, 1, 1), (13, 3, 1, 1, 1)]
+    {
+        let g = NlpGame::new(settings(n), 7, vec![String::new(); n]);
+        let c = |r| g.roles().iter().filter(|x| **x == r).count();
+        assert_eq!(
+            (
+                c(Role::Werewolf),
+                c(Role::Seer),
+                c(Role::Bodyguard),
+                c(Role::Medium),
+                c(Role::Possessed)
+            ),
+            (wolves, seers, guards, mediums, 1)
+        );
+    }
+}
+
+/// Everything each agent received, checked against what it may know.
+fn check_hidden_information(n: usize, seed: u64) {
+    let names: Vec<&str> = (0..n)
+        .map(|i| if i % 2 == 0 { "sample" } else { "random" })
+        .collect();
+    let mut t = Recording {
+        inner: BotTable::new(&names, seed).unwrap(),
+        sent: Vec::new(),
+    };
+    let mut game = NlpGame::new(
+        settings(n),
+        seed,
+        names.iter().map(|s| s.to_string()).collect(),
+    );
+    block_on_ready(game.run(&mut t));
+    let roles = game.roles().to_vec();
+    let agent_names = game.names().to_vec();
+    let role_of = |name: &str| roles[agent_names.iter().position(|n| n == name).unwrap()];
+    let mut whispers_seen = 0;
+    for (a, p) in &t.sent {
+        let my = roles[*a];
+        if let Some(h) = &p.whisper_history {
+            assert_eq!(my, Role::Werewolf, "whispers reached a {my:?}");
+            whispers_seen += h.len();
+        }
+        if let Some(w) = &p.new_whisper {
+            assert_eq!(
+                my,
+                Role::Werewolf,
+                "a whisper broadcast reached {my:?}: {w:?}"
+            );
+        }
+        assert!(p.request != RequestKind::Whisper || my == Role::Werewolf);
+        assert!(p.request != RequestKind::Attack || my == Role::Werewolf);
+        assert!(p.request != RequestKind::Divine || my == Role::Seer);
+        assert!(p.request != RequestKind::Guard || my == Role::Bodyguard);
+        let Some(info) = &p.info else { continue };
+        assert_eq!(info.agent, agent_names[*a]);
+        if p.request == RequestKind::Finish {
+            assert_eq!(info.role_map.len(), n, "FINISH reveals every role");
+            continue;
+        }
+        for (name, role) in &info.role_map {
+            let ok = *name == agent_names[*a] || (my == Role::Werewolf && *role == "WEREWOLF");
+            assert!(ok, "{my:?} saw the role of {name}: {role}");
+            assert_eq!(role_of(name).name(), *role);
+        }
+        assert!(info.divine_result.is_none() || my == Role::Seer);
+        assert!(info.medium_result.is_none() || my == Role::Medium);
+        assert!(info.attack_vote_list.is_empty() || my == Role::Werewolf);
+        if let Some(j) = &info.divine_result {
+            assert_eq!(
+                j.result,
+                role_of(&j.target).species().name(),
+                "divine results are true"
+            );
+        }
+        assert!(
+            p.setting.is_none()
+                || matches!(
+                    p.request,
+                    RequestKind::Initialize | RequestKind::DailyInitialize
+                )
+        );
+        assert!(info.profile.is_none() || p.request == RequestKind::Initialize);
+    }
+    if n >= 9 {
+        assert!(whispers_seen > 0, "the wolves whispered");
+    }
+}
+
+#[test]
+fn hidden_information_reaches_only_those_allowed() {
+    for n in [5, 9, 13] {
+        for seed in 0..5 {
+            check_hidden_information(n, seed);
+        }
+    }
+}
+
+#[test]
+fn group_chat_broadcasts_reach_only_the_phase_members() {
+    let mut c = NlpConfig::for_players(9);
+    c.game.talk.duration = Some("1s".into());
+    c.game.whisper.duration = Some("1s".into());
+    let s = Arc::new(c.settings().unwrap());
+    let names = ["sample"; 9];
+    let mut t = Recording {
+        inner: BotTable::new(&names, 3).unwrap(),
+        sent: Vec::new(),
+    };
+    let mut game = NlpGame::new(s, 3, names.iter().map(|s| s.to_string()).collect());
+    let r = block_on_ready(game.run(&mut t));
+    assert!(r.winner.is_some());
+    let roles = game.roles().to_vec();
+    let kinds: Vec<RequestKind> = t.sent.iter().map(|(_, p)| p.request).collect();
+    for k in [
+        RequestKind::TalkPhaseStart,
+        RequestKind::TalkBroadcast,
+        RequestKind::TalkPhaseEnd,
+        RequestKind::WhisperPhaseStart,
+        RequestKind::WhisperPhaseEnd,
+    ] {
+        assert!(kinds.contains(&k), "{k:?} was sent");
+    }
+    assert!(
+        !kinds.contains(&RequestKind::Talk),
+        "no turn-based TALK in group-chat mode"
+    );
+    for (a, p) in &t.sent {
+        if matches!(
+            p.request,
+            RequestKind::WhisperPhaseStart
+                | RequestKind::WhisperBroadcast
+                | RequestKind::WhisperPhaseEnd
+        ) {
+            assert_eq!(roles[*a], Role::Werewolf);
+        }
+    }
+    // Per-agent counts hold: no agent has more than per_agent talks a day.
+    for day in 0..=r.last_day {
+        for name in game.names() {
+            let k = game
+                .all_talks()
+                .filter(|t| t.day == day && &t.agent == name)
+                .count();
+            assert!(k <= 4, "{name} talked {k} times on day {day}");
+        }
+    }
+}
+
+fn five() -> Arc<NlpSettings> {
+    let mut c = NlpConfig::for_players(5);
+    c.game.talk.max_skip = 1;
+    c.game.talk.max_count.per_agent = 3;
+    c.game.talk.max_count.per_day = 3;
+    c.game.max_day = 0;
+    Arc::new(c.settings().unwrap())
+}
+
+#[test]
+fn skip_limit_turns_a_second_skip_into_over_and_errors_skip_for_free() {
+    // Agent 0 always skips; agent 1 fails every request; the others talk.
+    let mut t = Scripted {
+        answer: |a: usize, p: &Packet| match (a, p.request) {
+            (0, RequestKind::Talk) => Ok("Skip".into()),
+            (1, RequestKind::Talk) => Err(AskError::Failed),
+            (_, RequestKind::Talk) => Ok("hello".into()),
+            _ => Ok("Agent[01]".into()),
+        },
+        sent: Vec::new(),
+        fatal_notify: Vec::new(),
+    };
+    let mut game = NlpGame::new(five(), 1, vec!["x".into(); 5]);
+    block_on_ready(game.run(&mut t));
+    let day0: Vec<_> = game.all_talks().filter(|t| t.day == 0).collect();
+    let of = |name: &str| {
+        day0.iter()
+            .filter(|t| t.agent == name)
+            .map(|t| t.text.as_str())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        of("Agent[01]"),
+        vec!["Skip", "Over"],
+        "one skip allowed, the next is Over"
+    );
+    assert_eq!(
+        of("Agent[02]"),
+        vec!["Skip", "Skip", "Skip"],
+        "failed requests are free skips"
+    );
+    assert_eq!(
+        of("Agent[03]"),
+        vec!["hello", "hello", "hello"],
+        "per_agent 3"
+    );
+    // remain_count and remain_skip are announced in TALK requests.
+    let first = t
+        .sent
+        .iter()
+        .find(|(a, p)| *a == 2 && p.request == RequestKind::Talk)
+        .unwrap();
+    let info = first.1.info.as_ref().unwrap();
+    assert_eq!((info.remain_count, info.remain_skip), (Some(2), Some(1)));
+    // Skip and over flags on the wire.
+    let over = day0.iter().find(|t| t.text == "Over").unwrap();
+    assert!(over.over && !over.skip);
+}
+
+#[test]
+fn talk_history_is_sent_as_differences() {
+    let mut t = Scripted {
+        answer: |a: usize, p: &Packet| match p.request {
+            RequestKind::Talk => Ok(format!("talk of {a}")),
+            _ => Ok("Agent[01]".into()),
+        },
+        sent: Vec::new(),
+        fatal_notify: Vec::new(),
+    };
+    let mut game = NlpGame::new(five(), 2, vec!["x".into(); 5]);
+    block_on_ready(game.run(&mut t));
+    for a in 0..5 {
+        let mut seen = Vec::new();
+        for (_, p) in t
+            .sent
+            .iter()
+            .filter(|(b, p)| *b == a && p.info.as_ref().is_some_and(|i| i.day == 0))
+        {
+            if let Some(h) = &p.talk_history {
+                for e in h {
+                    assert!(!seen.contains(&e.idx), "talk {} sent twice to {a}", e.idx);
+                    seen.push(e.idx);
+                }
+            }
+        }
+        let total = game.all_talks().filter(|t| t.day == 0).count();
+        assert_eq!(
+            seen.len(),
+            total,
+            "agent {a} received every talk once (DAILY_FINISH carries the rest)"
+        );
+    }
+}
+
+#[test]
+fn a_tied_vote_is_repeated_then_settled_at_random_among_the_tied() {
+    let mut c = NlpConfig::for_players(5);
+    c.game.vote.max_count = 3;
+    c.game.max_day = 1;
+    let s = Arc::new(c.settings().unwrap());
+    // Agents 0-1 vote Agent[03], 2-3 vote Agent[04], 4 votes a dead or unknown name.
+    let mut t = Scripted {
+        answer: |a: usize, p: &Packet| match p.request {
+            RequestKind::Vote => Ok(match a {
+                0 | 1 => "Agent[03]".into(),
+                2 | 3 => "Agent[04]".into(),
+                _ => "Agent[99]".into(),
+            }),
+            RequestKind::Talk => Ok("Over".into()),
+            _ => Ok("nobody".into()),
+        },
+        sent: Vec::new(),
+        fatal_notify: Vec::new(),
+    };
+    let mut game = NlpGame::new(s, 5, vec!["x".into(); 5]);
+    block_on_ready(game.run(&mut t));
+    let votes = t
+        .sent
+        .iter()
+        .filter(|(_, p)| p.request == RequestKind::Vote)
+        .count();
+    assert_eq!(votes, 15, "three rounds of five votes");
+    let exec: Vec<_> = game
+        .log()
+        .iter()
+        .filter(|l| l.contains(",execute,"))
+        .collect();
+    assert_eq!(exec.len(), 1);
+    assert!(
+        exec[0].starts_with("1,execute,3,") || exec[0].starts_with("1,execute,4,"),
+        "{exec:?}"
+    );
+    // Invalid names are not votes.
+    assert_eq!(
+        game.log().iter().filter(|l| l.contains(",vote,5,")).count(),
+        0
+    );
+}
+
+#[test]
+fn errors_beyond_the_ratio_end_the_game_without_a_winner() {
+    // 5 players × 0.2 = 1: one agent gone ends the game.
+    let mut t = Scripted {
+        answer: |a: usize, p: &Packet| match (a, p.request) {
+            (3, _) => Err(AskError::Fatal),
+            (_, RequestKind::Talk) => Ok("hi".into()),
+            _ => Ok("Agent[01]".into()),
+        },
+        sent: Vec::new(),
+        fatal_notify: Vec::new(),
+    };
+    let mut game = NlpGame::new(settings(5), 9, vec!["x".into(); 5]);
+    let r = block_on_ready(game.run(&mut t));
+    assert!(r.aborted);
+    assert_eq!(r.winner, None);
+    assert_eq!(r.has_error, vec![false, false, false, true, false]);
+    assert!(game.log().last().unwrap().ends_with(",NONE"));
+    // The agent in error gets no more packets after its failure.
+    let first_fail = t
+        .sent
+        .iter()
+        .position(|(a, p)| *a == 3 && p.request.needs_response())
+        .unwrap();
+    assert!(t.sent[first_fail + 1..].iter().all(|(a, _)| *a != 3));
+    // FINISH still reaches the others.
+    assert_eq!(
+        t.sent
+            .iter()
+            .filter(|(_, p)| p.request == RequestKind::Finish)
+            .count(),
+        4
+    );
+}
+
+#[test]
+fn a_disconnect_on_a_notification_counts_as_an_error() {
+    let mut c = NlpConfig::for_players(13);
+    c.server.max_continue_error_ratio = 0.2; // cut-off 2
+    c.game.max_day = 3;
+    let s = Arc::new(c.settings().unwrap());
+    let mut t = Scripted {
+        answer: |_a: usize, p: &Packet| match p.request {
+            RequestKind::Talk | RequestKind::Whisper => Ok("Over".into()),
+            _ => Ok("Agent[01]".into()),
+        },
+        sent: Vec::new(),
+        fatal_notify: vec![4],
+    };
+    let mut game = NlpGame::new(s, 9, vec!["x".into(); 13]);
+    let r = block_on_ready(game.run(&mut t));
+    // One error of a cut-off of two: the game goes on to a real end.
+    assert!(!r.aborted);
+    assert!(r.has_error[4]);
+    assert_eq!(r.last_day, 4, "played to max_day");
+    let after: Vec<_> = t
+        .sent
+        .iter()
+        .skip_while(|(a, _)| *a != 4)
+        .skip(1)
+        .filter(|(a, _)| *a == 4)
+        .collect();
+    assert!(
+        after.is_empty(),
+        "nothing more is sent to an agent in error"
+    );
+}
+
+#[test]
+fn mentions_and_length_limits_shape_the_recorded_speech() {
+    let mut c = NlpConfig::for_players(5);
+    c.game.talk.max_length.base_length = 5;
+    c.game.talk.max_length.mention_length = 3;
+    c.game.talk.max_length.per_agent = 4;
+    c.game.talk.max_count.per_agent = 2;
+    c.game.max_day = 0;
+    let s = Arc::new(c.settings().unwrap());
+    let mut t = Scripted {
+        answer: |a: usize, p: &Packet| match (a, p.request) {
+            (0, RequestKind::Talk) => Ok("abcdefghijkl".into()),
+            (1, RequestKind::Talk) => Ok("hey @Agent[03] abcdefghij".into()),
+            (_, RequestKind::Talk) => Ok("Over".into()),
+            _ => Ok("Agent[01]".into()),
+        },
+        sent: Vec::new(),
+        fatal_notify: Vec::new(),
+    };
+    let mut game = NlpGame::new(s, 4, vec!["x".into(); 5]);
+    block_on_ready(game.run(&mut t));
+    let of = |n: &str| {
+        game.all_talks()
+            .filter(|t| t.agent == n)
+            .map(|t| t.text.clone())
+            .collect::<Vec<_>>()
+    };
+    // 5 free + 4 budget = 9 characters, then the budget is spent: no second request.
+    assert_eq!(of("Agent[01]"), vec!["abcdefghi"]);
+    // "hey " costs nothing (3 ≤ 5), the mention part gets 3 free + 4 budget.
+    assert_eq!(of("Agent[02]")[0], "hey  @Agent[03]  abcdefg");
+    let setting = t.sent.iter().find_map(|(_, p)| p.setting.clone()).unwrap();
+    let json = serde_json::to_value(&*setting).unwrap();
+    assert_eq!(json["talk"]["max_length"]["base_length"], 5);
+    assert_eq!(json["talk"]["max_length"]["mention_length"], 3);
+    assert!(
+        json["talk"]["max_length"].get("per_talk").is_none(),
+        "unset limits are omitted"
+    );
+}

@@ -1,0 +1,700 @@
+//! The Werewolf natural-language division (`werewolf-nlp`): the pure game of
+//! `kakehiki_werewolf::nlp` joined to its seats — built-in template agents in process, and agents
+//! speaking the aiwolf-nlp-server protocol over WebSocket (`tcp-cmd:` launches one with `{url}`,
+//! `{host}` and `{port}` in its command line; `tcp` waits for one to connect on its own).
+//!
+//! A separate game rather than a rule set of `werewolf`: the seats (5, 9, 13), the transport
+//! (WebSocket, text answers), the built-in agents and the replay format all differ, and the
+//! registry's [`GameType`] declares those per game.
+//!
+//! Every answer, failure and group-chat message is recorded in the replay in the order the game
+//! used it; [`GameDriver::rerun`] feeds them back to the same game code.
+
+pub mod server;
+pub mod ws;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::net::TcpListener;
+use tokio::time::Instant;
+
+use kakehiki_agent::ClientProcess;
+use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
+use kakehiki_core::{GameType, MatchReport, Outcome, Score, SeatError, SeatErrorKind, SeatSpec};
+use kakehiki_werewolf::nlp::game::GameResult;
+use kakehiki_werewolf::nlp::inproc::block_on_ready;
+use kakehiki_werewolf::nlp::packet::{Packet, RequestKind};
+use kakehiki_werewolf::nlp::{
+    nl_builtin, AskError, ChatMessage, NlAgent, NlpConfig, NlpGame, NlpSettings, Table,
+    NLP_BUILTIN_NAMES, WEREWOLF_NLP_TYPE,
+};
+use kakehiki_werewolf::Team;
+
+use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
+use ws::{Timeouts, WsAgent, WsFault};
+
+/// The configuration file's type, for the CLI.
+pub use kakehiki_werewolf::nlp::NlpConfig as Config;
+
+/// Replay format name.
+pub const FORMAT: &str = "kakehiki/werewolf-nlp-replay@1";
+
+/// Option keys (`--opt key=value`).
+pub const OPTION_KEYS: &[&str] = &[
+    "config",
+    "action_ms",
+    "response_ms",
+    "acceptable_ms",
+    "max_day",
+    "host",
+    "port",
+    "connect_timeout_ms",
+    "log_dir",
+];
+
+/// The driver.
+pub struct WerewolfNlpDriver;
+
+/// `werewolf-nlp`.
+pub static WEREWOLF_NLP: WerewolfNlpDriver = WerewolfNlpDriver;
+
+/// Read a configuration file (TOML, or JSON when it ends in `.json`).
+pub fn load_config(path: &std::path::Path) -> Result<NlpConfig, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if path.extension().is_some_and(|e| e == "json") {
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    } else {
+        toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+fn bad(key: &str, value: &str, expected: &str) -> RefereeError {
+    RefereeError::BadOption {
+        key: key.into(),
+        value: value.into(),
+        expected: expected.into(),
+    }
+}
+
+/// The configuration of a match: the file (if any), then the options, then the seat count.
+pub fn config_from_spec(spec: &MatchSpec) -> Result<NlpConfig, RefereeError> {
+    spec.check_option_keys(OPTION_KEYS)?;
+    if let Some(r) = &spec.rules {
+        if r != "aiwolf-nlp" {
+            return Err(RefereeError::UnknownRules {
+                game: "werewolf-nlp".into(),
+                rules: r.clone(),
+                expected: "aiwolf-nlp".into(),
+            });
+        }
+    }
+    let n = spec.seats.len();
+    let mut c = match spec.options.get("config") {
+        Some(p) => load_config(std::path::Path::new(p))
+            .map_err(|e| bad("config", p, &format!("a readable configuration file ({e})")))?,
+        None => NlpConfig::for_players(n),
+    };
+    c.game.agent_count = n;
+    let ms = |key: &str| -> Result<Option<String>, RefereeError> {
+        match spec.options.get(key) {
+            None => Ok(None),
+            Some(v) => v
+                .parse::<u64>()
+                .map(|x| Some(format!("{x}ms")))
+                .map_err(|_| bad(key, v, "milliseconds")),
+        }
+    };
+    if let Some(v) = ms("action_ms")? {
+        c.server.timeout.action = v;
+    }
+    if let Some(v) = ms("response_ms")? {
+        c.server.timeout.response = v;
+    }
+    if let Some(v) = ms("acceptable_ms")? {
+        c.server.timeout.acceptable = v;
+    }
+    c.game.max_day = spec.option(
+        "max_day",
+        c.game.max_day,
+        "a day number, or -1 for no limit",
+    )?;
+    if let Some(h) = spec.options.get("host") {
+        c.server.web_socket.host = h.clone();
+    }
+    Ok(c)
+}
+
+fn settings_of(c: &NlpConfig) -> Result<NlpSettings, RefereeError> {
+    c.settings().map_err(|e| RefereeError::SeatCount {
+        game: "werewolf-nlp".into(),
+        expected: format!("a village the configuration allows ({e})"),
+        got: c.game.agent_count,
+    })
+}
+
+/// One seat.
+#[allow(clippy::large_enum_variant)] // a handful per game; boxing buys nothing
+pub enum Seat {
+    Bot(Box<dyn NlAgent>),
+    /// A WebSocket agent; `None` once it is gone or if it never connected.
+    Ws(Option<WsAgent>),
+}
+
+/// Replay lines and per-seat errors, written the same way live and in a re-run.
+pub struct Recorder {
+    pub log: ReplayLog,
+    pub errors: Vec<Vec<SeatError>>,
+}
+
+impl Recorder {
+    fn answer(&mut self, agent: usize, p: &Packet, r: &Result<String, AskError>) {
+        let req = p.request.name();
+        match r {
+            Ok(text) => self.log.push(&json!({"event": "answer", "agent": agent, "request": req, "text": text})),
+            Err(e) => self.log.push(&json!({"event": "fail", "agent": agent, "request": req, "fatal": *e == AskError::Fatal})),
+        }
+    }
+    fn gone(&mut self, agent: usize, p: &Packet) {
+        self.log
+            .push(&json!({"event": "gone", "agent": agent, "request": p.request.name()}));
+    }
+    fn chat(&mut self, agent: usize, text: &str) {
+        self.log
+            .push(&json!({"event": "chat", "agent": agent, "text": text}));
+    }
+    fn error(&mut self, agent: usize, day: u32, kind: SeatErrorKind, detail: String) {
+        if let Some(e) = self.errors.get_mut(agent) {
+            e.push(SeatError {
+                turn: day,
+                kind,
+                detail,
+            });
+        }
+    }
+}
+
+fn day_of(p: &Packet) -> u32 {
+    p.info.as_ref().map_or(0, |i| i.day)
+}
+
+/// The live seats.
+pub struct LiveTable {
+    pub seats: Vec<Seat>,
+    pub timeouts: Timeouts,
+    pub rec: Recorder,
+}
+
+impl LiveTable {
+    async fn deliver(&mut self, b: usize, p: Packet) {
+        match &mut self.seats[b] {
+            Seat::Bot(bot) => {
+                bot.answer(&p);
+            }
+            Seat::Ws(Some(a)) => {
+                if let Err(e) = a.send(p.to_json()).await {
+                    self.rec.error(b, day_of(&p), SeatErrorKind::Disconnect, e);
+                    self.seats[b] = Seat::Ws(None);
+                }
+            }
+            Seat::Ws(None) => {}
+        }
+    }
+}
+
+const CHAT_ROUNDS: usize = 64;
+
+impl Table for LiveTable {
+    async fn notify(&mut self, agent: usize, packet: Packet) -> Result<(), ()> {
+        let fail = match &mut self.seats[agent] {
+            Seat::Bot(b) => {
+                b.answer(&packet);
+                None
+            }
+            Seat::Ws(Some(a)) => a.send(packet.to_json()).await.err(),
+            Seat::Ws(None) => Some("not connected".to_string()),
+        };
+        match fail {
+            None => Ok(()),
+            Some(e) => {
+                self.rec.gone(agent, &packet);
+                self.rec
+                    .error(agent, day_of(&packet), SeatErrorKind::Disconnect, e);
+                self.seats[agent] = Seat::Ws(None);
+                Err(())
+            }
+        }
+    }
+
+    async fn ask(&mut self, agent: usize, packet: Packet) -> Result<String, AskError> {
+        let t = self.timeouts;
+        let r = match &mut self.seats[agent] {
+            Seat::Bot(b) => b.answer(&packet).ok_or(AskError::Failed),
+            Seat::Ws(Some(a)) => match a.ask(packet.to_json(), t).await {
+                Ok(s) => Ok(s),
+                Err((e, fault)) => {
+                    let (kind, detail) = match fault {
+                        WsFault::Timeout => (
+                            SeatErrorKind::Timeout,
+                            format!(
+                                "no answer to {} within {} ms",
+                                packet.request.name(),
+                                t.action_ms + t.acceptable_ms
+                            ),
+                        ),
+                        WsFault::Gone(why) => (SeatErrorKind::Disconnect, why),
+                    };
+                    self.rec.error(agent, day_of(&packet), kind, detail);
+                    Err(e)
+                }
+            },
+            Seat::Ws(None) => Err(AskError::Fatal),
+        };
+        if r == Err(AskError::Fatal) {
+            self.seats[agent] = Seat::Ws(None);
+        }
+        self.rec.answer(agent, &packet, &r);
+        r
+    }
+
+    async fn chat(
+        &mut self,
+        open: Vec<usize>,
+        duration_ms: u64,
+        accept: &mut (dyn FnMut(ChatMessage) -> Vec<(usize, Packet)> + Send),
+    ) {
+        // Built-in agents speak first, in turns, until they say Over.
+        let mut bots: Vec<usize> = open
+            .iter()
+            .copied()
+            .filter(|&a| matches!(self.seats[a], Seat::Bot(_)))
+            .collect();
+        for _ in 0..CHAT_ROUNDS {
+            if bots.is_empty() {
+                break;
+            }
+            let mut still = Vec::new();
+            for &a in &bots {
+                let Seat::Bot(b) = &mut self.seats[a] else {
+                    continue;
+                };
+                let text = b
+                    .answer(&Packet::bare(RequestKind::Talk))
+                    .unwrap_or_else(|| "Over".into());
+                let over = text == "Over";
+                self.rec.chat(a, &text);
+                for (to, p) in accept(ChatMessage { agent: a, text }) {
+                    self.deliver(to, p).await;
+                }
+                if !over {
+                    still.push(a);
+                }
+            }
+            bots = still;
+        }
+        // WebSocket agents talk freely until the time is up.
+        let deadline = Instant::now() + Duration::from_millis(duration_ms);
+        loop {
+            let next: Option<(usize, Result<String, String>)> = {
+                let mut reads = Vec::new();
+                for (i, s) in self.seats.iter_mut().enumerate() {
+                    if let (true, Seat::Ws(Some(a))) = (open.contains(&i), s) {
+                        reads.push(Box::pin(async move { (i, ws::read_text(&mut a.ws).await) }));
+                    }
+                }
+                if reads.is_empty() {
+                    tokio::time::sleep_until(deadline).await;
+                    None
+                } else {
+                    tokio::time::timeout_at(deadline, futures_util::future::select_all(reads))
+                        .await
+                        .ok()
+                        .map(|(first, _, _)| first)
+                }
+            };
+            let Some((i, r)) = next else {
+                break;
+            };
+            match r {
+                Ok(text) => {
+                    self.rec.chat(i, &text);
+                    for (to, p) in accept(ChatMessage { agent: i, text }) {
+                        self.deliver(to, p).await;
+                    }
+                }
+                Err(e) => {
+                    self.rec.error(i, 0, SeatErrorKind::Disconnect, e);
+                    self.seats[i] = Seat::Ws(None);
+                }
+            }
+        }
+        self.rec.log.push(&json!({"event": "chat_end"}));
+    }
+}
+
+/// Seats replayed from a recording.
+pub struct ReplayTable {
+    events: std::vec::IntoIter<Value>,
+    pub rec: Recorder,
+}
+
+impl ReplayTable {
+    fn peek_is(&self, kind: &str, agent: usize) -> bool {
+        self.events
+            .as_slice()
+            .first()
+            .is_some_and(|e| e["event"] == kind && e["agent"] == agent)
+    }
+}
+
+impl Table for ReplayTable {
+    async fn notify(&mut self, agent: usize, packet: Packet) -> Result<(), ()> {
+        if self.peek_is("gone", agent) {
+            self.events.next();
+            self.rec.gone(agent, &packet);
+            return Err(());
+        }
+        Ok(())
+    }
+
+    async fn ask(&mut self, agent: usize, packet: Packet) -> Result<String, AskError> {
+        let e = self.events.next().unwrap_or(Value::Null);
+        let r = if e["agent"] != agent {
+            Err(AskError::Fatal)
+        } else if e["event"] == "answer" {
+            Ok(e["text"].as_str().unwrap_or("").to_string())
+        } else if e["fatal"] == true {
+            Err(AskError::Fatal)
+        } else {
+            Err(AskError::Failed)
+        };
+        self.rec.answer(agent, &packet, &r);
+        r
+    }
+
+    async fn chat(
+        &mut self,
+        _open: Vec<usize>,
+        _duration_ms: u64,
+        accept: &mut (dyn FnMut(ChatMessage) -> Vec<(usize, Packet)> + Send),
+    ) {
+        while let Some(e) = self.events.as_slice().first().cloned() {
+            if e["event"] != "chat" {
+                break;
+            }
+            self.events.next();
+            let agent = e["agent"].as_u64().unwrap_or(0) as usize;
+            let text = e["text"].as_str().unwrap_or("").to_string();
+            self.rec.chat(agent, &text);
+            accept(ChatMessage { agent, text });
+        }
+        if self
+            .events
+            .as_slice()
+            .first()
+            .is_some_and(|e| e["event"] == "chat_end")
+        {
+            self.events.next();
+        }
+        self.rec.log.push(&json!({"event": "chat_end"}));
+    }
+}
+
+/// The end of the replay: result, roles and the upstream game log.
+fn end_event(r: &GameResult, game: &NlpGame) -> Value {
+    json!({
+        "event": "end",
+        "winner": r.winner.map(|t| t.name()),
+        "aborted": r.aborted,
+        "last_day": r.last_day,
+        "names": game.names(),
+        "roles": r.roles.iter().map(|x| x.name()).collect::<Vec<_>>(),
+        "alive": r.alive,
+        "errors": r.has_error,
+        "game_log": game.log(),
+    })
+}
+
+fn report(
+    spec_seats: &[String],
+    seed: u64,
+    r: &GameResult,
+    errors: Vec<Vec<SeatError>>,
+) -> MatchReport {
+    let scores = r
+        .roles
+        .iter()
+        .map(|role| Score::from_integer(i64::from(Some(role.team()) == r.winner)))
+        .collect();
+    let outcome = Outcome {
+        scores,
+        winner: None,
+    };
+    let mut rep = MatchReport::new(
+        "werewolf-nlp",
+        "aiwolf-nlp",
+        seed,
+        &outcome,
+        spec_seats.iter().cloned().zip(errors).collect(),
+    );
+    rep.extra.insert(
+        "winner_team".into(),
+        json!(r.winner.map(|t: Team| t.name())),
+    );
+    rep.extra.insert("aborted".into(), json!(r.aborted));
+    rep.extra.insert(
+        "roles".into(),
+        json!(r.roles.iter().map(|x| x.name()).collect::<Vec<_>>()),
+    );
+    rep
+}
+
+fn header(spec_seats: &[String], seed: u64, c: &NlpConfig) -> ReplayHeader {
+    ReplayHeader {
+        event: "header".into(),
+        format: FORMAT.into(),
+        engine: env!("CARGO_PKG_VERSION").into(),
+        game: "werewolf-nlp".into(),
+        rules: "aiwolf-nlp".into(),
+        seed,
+        seats: spec_seats.to_vec(),
+        params: serde_json::to_value(c).unwrap_or(Value::Null),
+    }
+}
+
+/// `{url}`, `{host}`, `{port}` in a command line.
+pub fn substitute(argv: &[String], host: &str, port: u16) -> Vec<String> {
+    argv.iter()
+        .map(|a| {
+            a.replace("{url}", &format!("ws://{host}:{port}/ws"))
+                .replace("{host}", host)
+                .replace("{port}", &port.to_string())
+        })
+        .collect()
+}
+
+impl GameDriver for WerewolfNlpDriver {
+    fn game_type(&self) -> &'static GameType {
+        &WEREWOLF_NLP_TYPE
+    }
+
+    fn play<'a>(&'a self, spec: &'a MatchSpec) -> BoxFuture<'a, Result<MatchRecord, RefereeError>> {
+        Box::pin(async move {
+            let config = config_from_spec(spec)?;
+            let settings = std::sync::Arc::new(settings_of(&config)?);
+            let port_opt: u16 = spec.option("port", 0, "a TCP port")?;
+            let connect_ms: u64 = spec.option("connect_timeout_ms", 10_000, "milliseconds")?;
+            let log_dir = spec.options.get("log_dir").map(std::path::PathBuf::from);
+            let timeouts = Timeouts {
+                action_ms: settings.timeout_action_ms,
+                response_ms: settings.timeout_response_ms,
+                acceptable_ms: settings.timeout_acceptable_ms,
+            };
+            let host = config.server.web_socket.host.clone();
+            let secret = if config.server.authentication.enable {
+                Some(
+                    config
+                        .server
+                        .authentication
+                        .secret_key
+                        .clone()
+                        .or_else(|| std::env::var("SECRET_KEY").ok())
+                        .ok_or_else(|| {
+                            bad(
+                                "config",
+                                "server.authentication",
+                                "a secret_key or SECRET_KEY in the environment",
+                            )
+                        })?,
+                )
+            } else {
+                None
+            };
+            let needs_ws = spec
+                .seats
+                .iter()
+                .any(|s| matches!(s, SeatSpec::Tcp | SeatSpec::TcpCmd(_)));
+            let want = match port_opt {
+                0 if spec.seats.iter().any(|s| matches!(s, SeatSpec::Tcp)) => {
+                    config.server.web_socket.port
+                }
+                p => p,
+            };
+            let listener = if needs_ws {
+                Some(TcpListener::bind((host.as_str(), want)).await?)
+            } else {
+                None
+            };
+            let port = match &listener {
+                Some(l) => l.local_addr()?.port(),
+                None => 0,
+            };
+            let n = spec.seats.len();
+            let mut rec = Recorder {
+                log: ReplayLog::new(),
+                errors: vec![Vec::new(); n],
+            };
+            let spec_seats: Vec<String> = spec.seats.iter().map(|s| s.to_string()).collect();
+            let mut seats = Vec::new();
+            let mut originals = Vec::new();
+            let mut clients: Vec<ClientProcess> = Vec::new();
+            let connect = Duration::from_millis(connect_ms);
+            let name_timeout = Duration::from_millis(timeouts.response_ms.max(1));
+            for (i, s) in spec.seats.iter().enumerate() {
+                match (s, &listener) {
+                    (SeatSpec::Builtin(name), _) => {
+                        let bot = nl_builtin(name, spec.seed, i).ok_or_else(|| RefereeError::UnknownBot {
+                            game: "werewolf-nlp".into(),
+                            seat: i,
+                            name: name.clone(),
+                            expected: NLP_BUILTIN_NAMES.join(", "),
+                        })?;
+                        seats.push(Seat::Bot(bot));
+                        originals.push(format!("{name}{}", i + 1));
+                    }
+                    (SeatSpec::Cmd(_), _) => {
+                        return Err(RefereeError::UnsupportedSeat {
+                            game: "werewolf-nlp".into(),
+                            seat: i,
+                            form: "cmd:".into(),
+                            reason: "agents connect over WebSocket: use tcp-cmd:<command line with {url}, or {host} and {port}> or tcp".into(),
+                        })
+                    }
+                    (SeatSpec::TcpCmd(argv), Some(l)) => {
+                        let argv = substitute(argv, &host, port);
+                        let got = match ClientProcess::spawn(&argv, &spec.sandbox.for_tcp_seat(i, port)) {
+                            Err(e) => Err(format!("cannot start the agent: {e}")),
+                            Ok(c) => {
+                                clients.push(c);
+                                ws::accept_agent(l, connect, name_timeout, secret.as_deref()).await
+                            }
+                        };
+                        push_ws(&mut seats, &mut originals, &mut rec, i, got);
+                    }
+                    (SeatSpec::Tcp, Some(l)) => {
+                        let got = ws::accept_agent(l, connect, name_timeout, secret.as_deref()).await;
+                        push_ws(&mut seats, &mut originals, &mut rec, i, got);
+                    }
+                    (_, None) => unreachable!("a listener exists whenever a WebSocket seat does"),
+                }
+            }
+            let mut hdr_log = ReplayLog::new();
+            hdr_log.push(&header(&spec_seats, spec.seed, &config));
+            for (i, o) in originals.iter().enumerate() {
+                hdr_log.push(&json!({"event": "seat", "agent": i, "name": o}));
+            }
+            let mut game = NlpGame::new(settings, spec.seed, originals);
+            let mut table = LiveTable {
+                seats,
+                timeouts,
+                rec,
+            };
+            let r = game.run(&mut table).await;
+            for s in std::mem::take(&mut table.seats) {
+                if let Seat::Ws(Some(a)) = s {
+                    a.close().await;
+                }
+            }
+            for c in clients {
+                let _ = c.finish(Duration::from_secs(2)).await;
+            }
+            let mut replay = hdr_log;
+            for l in table.rec.log.lines() {
+                replay.push(&serde_json::from_str::<Value>(l).unwrap_or(Value::Null));
+            }
+            replay.push(&end_event(&r, &game));
+            if let Some(dir) = log_dir {
+                write_game_log(&dir, &game)?;
+            }
+            Ok(MatchRecord {
+                report: report(&spec_seats, spec.seed, &r, table.rec.errors),
+                replay,
+            })
+        })
+    }
+
+    fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
+        let h = &replay.header;
+        let config: NlpConfig = serde_json::from_value(h.params.clone())
+            .map_err(|e| RefereeError::BadReplay(format!("params: {e}")))?;
+        let settings = std::sync::Arc::new(settings_of(&config)?);
+        let events: Vec<Value> = replay.events.iter().map(|(_, v)| v.clone()).collect();
+        let originals: Vec<String> = events
+            .iter()
+            .filter(|e| e["event"] == "seat")
+            .map(|e| e["name"].as_str().unwrap_or("").to_string())
+            .collect();
+        if originals.len() != settings.agent_count {
+            return Err(RefereeError::BadReplay(format!(
+                "{} seat lines for {} players",
+                originals.len(),
+                settings.agent_count
+            )));
+        }
+        let body: Vec<Value> = events
+            .into_iter()
+            .filter(|e| e["event"] != "seat" && e["event"] != "end")
+            .collect();
+        let n = settings.agent_count;
+        let mut table = ReplayTable {
+            events: body.into_iter(),
+            rec: Recorder {
+                log: ReplayLog::new(),
+                errors: vec![Vec::new(); n],
+            },
+        };
+        let mut game = NlpGame::new(settings, h.seed, originals.clone());
+        let r = block_on_ready(game.run(&mut table));
+        let mut out = ReplayLog::new();
+        out.push(&h);
+        for (i, o) in originals.iter().enumerate() {
+            out.push(&json!({"event": "seat", "agent": i, "name": o}));
+        }
+        for l in table.rec.log.lines() {
+            out.push(&serde_json::from_str::<Value>(l).unwrap_or(Value::Null));
+        }
+        out.push(&end_event(&r, &game));
+        Ok(MatchRecord {
+            report: report(&h.seats, h.seed, &r, table.rec.errors),
+            replay: out,
+        })
+    }
+}
+
+fn push_ws(
+    seats: &mut Vec<Seat>,
+    originals: &mut Vec<String>,
+    rec: &mut Recorder,
+    i: usize,
+    got: Result<WsAgent, String>,
+) {
+    match got {
+        Ok(a) => {
+            originals.push(a.original.clone());
+            seats.push(Seat::Ws(Some(a)));
+        }
+        Err(why) => {
+            rec.error(i, 0, SeatErrorKind::NotReady, why);
+            originals.push(String::new());
+            seats.push(Seat::Ws(None));
+        }
+    }
+}
+
+/// Write the upstream-format game log (`game_logger`) of a game as `<dir>/<game_id>.log`.
+pub fn write_game_log(dir: &std::path::Path, game: &NlpGame) -> Result<(), RefereeError> {
+    std::fs::create_dir_all(dir)?;
+    let mut text = game.log().join("\n");
+    text.push('\n');
+    std::fs::write(dir.join(format!("{}.log", game.game_id())), text)?;
+    Ok(())
+}
+
+/// Options as a map, for callers that build specs.
+pub fn options(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}

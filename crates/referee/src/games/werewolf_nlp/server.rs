@@ -1,0 +1,181 @@
+//! `kakehiki serve werewolf --protocol nlp`: agents connect on their own, as to the upstream
+//! server; a game starts whenever the waiting room holds a full village (of one team in
+//! self-match mode, of any teams otherwise), and every game's replay and upstream game log are
+//! written to the output directory.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::json;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use kakehiki_core::replay::ReplayLog;
+use kakehiki_werewolf::nlp::{NlpConfig, NlpGame, NlpSettings};
+
+use super::ws::{self, Timeouts, WsAgent};
+use super::{end_event, header, write_game_log, LiveTable, Recorder, Seat};
+use crate::driver::RefereeError;
+
+/// One served game.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServedGame {
+    pub game_id: String,
+    pub seed: u64,
+    pub agents: Vec<String>,
+    pub names: Vec<String>,
+    pub roles: Vec<&'static str>,
+    pub winner: Option<&'static str>,
+    pub aborted: bool,
+}
+
+/// What to serve.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    pub config: NlpConfig,
+    /// Games to play before returning (0: until the process is stopped).
+    pub games: u32,
+    pub seed: u64,
+    /// Replays (`<game_id>.jsonl`) and game logs (`<game_id>.log`) go here.
+    pub out: Option<PathBuf>,
+}
+
+/// Serve games on `listener` until `cfg.games` have been played.
+pub async fn serve(
+    listener: TcpListener,
+    cfg: ServeConfig,
+) -> Result<Vec<ServedGame>, RefereeError> {
+    let settings = Arc::new(cfg.config.settings().map_err(|e| RefereeError::BadOption {
+        key: "config".into(),
+        value: "file".into(),
+        expected: e.to_string(),
+    })?);
+    let secret = if cfg.config.server.authentication.enable {
+        let s = cfg
+            .config
+            .server
+            .authentication
+            .secret_key
+            .clone()
+            .or_else(|| std::env::var("SECRET_KEY").ok());
+        Some(s.ok_or_else(|| RefereeError::BadOption {
+            key: "config".into(),
+            value: "server.authentication.enable".into(),
+            expected: "a secret_key or SECRET_KEY in the environment".into(),
+        })?)
+    } else {
+        None
+    };
+    let n = settings.agent_count;
+    let name_timeout = Duration::from_millis(settings.timeout_response_ms.max(1));
+    let (tx, mut rx) = mpsc::channel::<WsAgent>(64);
+    let acceptor = tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let _ = stream.set_nodelay(true);
+            let tx = tx.clone();
+            let secret = secret.clone();
+            tokio::spawn(async move {
+                match ws::handshake(stream, name_timeout, secret.as_deref()).await {
+                    Ok(a) => {
+                        let _ = tx.send(a).await;
+                    }
+                    Err(e) => tracing::warn!("connection refused: {e}"),
+                }
+            });
+        }
+    });
+    let mut room: BTreeMap<String, Vec<WsAgent>> = BTreeMap::new();
+    let mut started = 0u32;
+    let mut running = JoinSet::new();
+    let mut done = Vec::new();
+    while cfg.games == 0 || started < cfg.games {
+        tokio::select! {
+            Some(a) = rx.recv() => {
+                let key = if cfg.config.matching.self_match { a.team.clone() } else { String::new() };
+                let q = room.entry(key.clone()).or_default();
+                q.push(a);
+                if q.len() >= n {
+                    let agents: Vec<WsAgent> = q.drain(..n).collect();
+                    let seed = cfg.seed.wrapping_add(u64::from(started));
+                    started += 1;
+                    running.spawn(play_one(settings.clone(), cfg.config.clone(), seed, agents, cfg.out.clone()));
+                }
+            }
+            Some(r) = running.join_next(), if !running.is_empty() => {
+                if let Ok(Ok(g)) = r { done.push(g); }
+            }
+        }
+    }
+    while let Some(r) = running.join_next().await {
+        if let Ok(Ok(g)) = r {
+            done.push(g);
+        }
+    }
+    acceptor.abort();
+    Ok(done)
+}
+
+async fn play_one(
+    settings: Arc<NlpSettings>,
+    config: NlpConfig,
+    seed: u64,
+    agents: Vec<WsAgent>,
+    out: Option<PathBuf>,
+) -> Result<ServedGame, RefereeError> {
+    let originals: Vec<String> = agents.iter().map(|a| a.original.clone()).collect();
+    let n = agents.len();
+    let timeouts = Timeouts {
+        action_ms: settings.timeout_action_ms,
+        response_ms: settings.timeout_response_ms,
+        acceptable_ms: settings.timeout_acceptable_ms,
+    };
+    let mut game = NlpGame::new(settings, seed, originals.clone());
+    let mut table = LiveTable {
+        seats: agents.into_iter().map(|a| Seat::Ws(Some(a))).collect(),
+        timeouts,
+        rec: Recorder {
+            log: ReplayLog::new(),
+            errors: vec![Vec::new(); n],
+        },
+    };
+    let r = game.run(&mut table).await;
+    for s in std::mem::take(&mut table.seats) {
+        if let Seat::Ws(Some(a)) = s {
+            a.close().await;
+        }
+    }
+    if let Some(dir) = &out {
+        let seats: Vec<String> = (0..n).map(|_| "tcp".to_string()).collect();
+        let mut replay = ReplayLog::new();
+        replay.push(&header(&seats, seed, &config));
+        for (i, o) in originals.iter().enumerate() {
+            replay.push(&json!({"event": "seat", "agent": i, "name": o}));
+        }
+        for l in table.rec.log.lines() {
+            replay.push(&serde_json::from_str::<serde_json::Value>(l).unwrap_or_default());
+        }
+        replay.push(&end_event(&r, &game));
+        std::fs::create_dir_all(dir)?;
+        std::fs::write(
+            dir.join(format!("{}.jsonl", game.game_id())),
+            replay.to_text(),
+        )?;
+        write_game_log(dir, &game)?;
+    }
+    Ok(ServedGame {
+        game_id: game.game_id().to_string(),
+        seed,
+        agents: originals,
+        names: game.names().to_vec(),
+        roles: r.roles.iter().map(|x| x.name()).collect(),
+        winner: r.winner.map(|t| t.name()),
+        aborted: r.aborted,
+    })
+}

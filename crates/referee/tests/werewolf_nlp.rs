@@ -1,0 +1,505 @@
+//! `werewolf-nlp` over WebSocket on loopback: built-in agents, Rust clients, agents written on
+//! the agents' own library `aiwolf-nlp-common` (PyPI), faults, replays, authentication.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::Value;
+use tokio_tungstenite::tungstenite::Message;
+
+use kakehiki_core::SeatSpec;
+use kakehiki_referee::driver::{verify_replay, MatchRecord, MatchSpec};
+use kakehiki_referee::find_game;
+use kakehiki_referee::games::werewolf_nlp::ws::sign_player_token;
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn spec(seats: &[&str], seed: u64, opts: &[(&str, String)]) -> MatchSpec {
+    let mut s = MatchSpec::new(
+        "werewolf-nlp",
+        seed,
+        seats
+            .iter()
+            .map(|x| x.parse::<SeatSpec>().unwrap())
+            .collect(),
+    );
+    s.options = opts
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect::<BTreeMap<_, _>>();
+    s
+}
+
+async fn play(spec: &MatchSpec) -> MatchRecord {
+    find_game("werewolf-nlp").unwrap().play(spec).await.unwrap()
+}
+
+fn end(rec: &MatchRecord) -> Value {
+    let last = rec.replay.lines().last().unwrap();
+    serde_json::from_str(last).unwrap()
+}
+
+#[tokio::test]
+async fn builtin_games_of_5_9_13_complete_and_replay() {
+    for n in [5usize, 9, 13] {
+        let seats: Vec<&str> = (0..n)
+            .map(|i| {
+                [
+                    "builtin:sample",
+                    "builtin:random-en",
+                    "builtin:sample-en",
+                    "builtin:random",
+                ][i % 4]
+            })
+            .collect();
+        let rec = play(&spec(&seats, 11 + n as u64, &[])).await;
+        let e = end(&rec);
+        assert!(e["winner"].is_string(), "{n}: {e}");
+        assert_eq!(rec.report.seats.len(), n);
+        verify_replay(&rec.replay.to_text()).unwrap();
+    }
+}
+
+#[tokio::test]
+async fn unknown_builtin_and_cmd_seats_are_rejected_clearly() {
+    let e = find_game("werewolf-nlp")
+        .unwrap()
+        .play(&spec(
+            &[
+                "builtin:strong",
+                "builtin:sample",
+                "builtin:sample",
+                "builtin:sample",
+                "builtin:sample",
+            ],
+            1,
+            &[],
+        ))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("unknown built-in bot"), "{e}");
+    let e = find_game("werewolf-nlp")
+        .unwrap()
+        .play(&spec(
+            &[
+                "cmd:true",
+                "builtin:sample",
+                "builtin:sample",
+                "builtin:sample",
+                "builtin:sample",
+            ],
+            1,
+            &[],
+        ))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("WebSocket"), "{e}");
+    let e = find_game("werewolf-nlp")
+        .unwrap()
+        .play(&spec(&["builtin:sample"; 7], 1, &[]))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("role table"), "{e}");
+}
+
+/// How a scripted Rust client behaves.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Play,
+    /// Never answers after INITIALIZE, but passes the NAME check.
+    Silent,
+    /// Closes the connection at the first TALK.
+    Quit,
+    /// Names agents that do not exist.
+    Nonsense,
+    /// Answers every notification too (a reply no request asked for).
+    Chatty,
+    /// Talks far past the length limits.
+    Verbose,
+}
+
+/// A Rust agent: returns every packet it received.
+async fn client(url: String, name: String, mode: Mode, token: Option<String>) -> Vec<Value> {
+    let mut req = url.clone();
+    if let Some(t) = token {
+        req = format!("{url}?token={t}");
+    }
+    let (mut ws, _) = loop {
+        match tokio_tungstenite::connect_async(req.as_str()).await {
+            Ok(c) => break c,
+            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    };
+    let mut got = Vec::new();
+    while let Some(Ok(m)) = ws.next().await {
+        let Message::Text(t) = m else { continue };
+        let p: Value = serde_json::from_str(&t).unwrap();
+        let kind = p["request"].as_str().unwrap().to_string();
+        got.push(p.clone());
+        let alive: Vec<String> = p["info"]["status_map"]
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .filter(|(k, v)| {
+                        *v == "ALIVE" && Some(k.as_str()) != p["info"]["agent"].as_str()
+                    })
+                    .map(|(k, _)| k.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let answer = match kind.as_str() {
+            "NAME" => Some(name.clone()),
+            _ if mode == Mode::Silent && got.len() > 2 => None,
+            "TALK" if mode == Mode::Quit => break,
+            "TALK" if mode == Mode::Verbose => Some("blah ".repeat(200)),
+            "TALK" | "WHISPER" => Some("Over".into()),
+            "VOTE" | "DIVINE" | "GUARD" | "ATTACK" if mode == Mode::Nonsense => {
+                Some("Agent[77]".into())
+            }
+            "VOTE" | "DIVINE" | "GUARD" | "ATTACK" => alive.first().cloned(),
+            _ if mode == Mode::Chatty => Some("unasked".into()),
+            _ => None,
+        };
+        if let Some(a) = answer {
+            if ws.send(Message::Text(a)).await.is_err() {
+                break;
+            }
+        }
+    }
+    got
+}
+
+async fn ws_game(
+    modes: &[Mode],
+    builtins: usize,
+    seed: u64,
+    extra: &[(&str, String)],
+) -> (MatchRecord, Vec<Vec<Value>>) {
+    let port = free_port();
+    let mut seats: Vec<&str> = vec!["tcp"; modes.len()];
+    seats.extend(std::iter::repeat_n("builtin:sample", builtins));
+    let mut opts = vec![
+        ("port", port.to_string()),
+        ("action_ms", "300".to_string()),
+        ("response_ms", "300".to_string()),
+        ("acceptable_ms", "0".to_string()),
+    ];
+    opts.extend(extra.iter().cloned());
+    let s = spec(&seats, seed, &opts);
+    let url = format!("ws://127.0.0.1:{port}/ws");
+    let mut handles = Vec::new();
+    for (i, m) in modes.iter().enumerate() {
+        let url = url.clone();
+        let m = *m;
+        // Connect one at a time so seat order is client order.
+        handles.push(tokio::spawn(client(
+            url,
+            format!("rusty{}", i + 1),
+            m,
+            None,
+        )));
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+    let rec = play(&s).await;
+    let mut got = Vec::new();
+    for h in handles {
+        got.push(h.await.unwrap());
+    }
+    (rec, got)
+}
+
+#[tokio::test]
+async fn websocket_agents_play_whole_games_mixed_with_builtins() {
+    let (rec, got) = ws_game(&[Mode::Play, Mode::Play], 3, 5, &[]).await;
+    assert!(end(&rec)["winner"].is_string());
+    assert!(
+        rec.report.seats.iter().all(|s| s.errors.is_empty()),
+        "{:?}",
+        rec.report.seats
+    );
+    for g in &got {
+        assert_eq!(g[0]["request"], "NAME");
+        assert_eq!(g[1]["request"], "INITIALIZE");
+        assert!(g[1]["setting"]["role_num_map"]["WEREWOLF"] == 1);
+        assert_eq!(g.last().unwrap()["request"], "FINISH");
+        assert_eq!(
+            g.last().unwrap()["info"]["role_map"]
+                .as_object()
+                .unwrap()
+                .len(),
+            5
+        );
+    }
+    verify_replay(&rec.replay.to_text()).unwrap();
+}
+
+#[tokio::test]
+async fn a_silent_agent_times_out_but_stays_and_the_game_ends() {
+    let (rec, _) = ws_game(&[Mode::Silent], 12, 8, &[]).await;
+    let e = end(&rec);
+    let errs = &rec.report.seats[0].errors;
+    assert!(
+        !errs.is_empty() && errs.iter().all(|x| x.kind.as_str() == "timeout"),
+        "{errs:?}"
+    );
+    assert_eq!(
+        e["errors"][0], false,
+        "a timeout answered by the NAME check is not an error state"
+    );
+    assert!(e["winner"].is_string());
+}
+
+#[tokio::test]
+async fn a_disconnect_ends_a_five_player_game_by_the_error_ratio() {
+    let (rec, _) = ws_game(&[Mode::Quit], 4, 9, &[]).await;
+    let e = end(&rec);
+    assert_eq!(e["aborted"], true);
+    assert!(e["winner"].is_null());
+    assert!(rec.report.seats[0]
+        .errors
+        .iter()
+        .any(|x| x.kind.as_str() == "disconnect"));
+    assert!(rec.report.scores.iter().all(|s| *s == 0.0));
+    verify_replay(&rec.replay.to_text()).unwrap();
+}
+
+#[tokio::test]
+async fn unknown_names_are_invalid_votes_and_chatty_replies_are_read_as_the_next_answer() {
+    let (rec, _) = ws_game(&[Mode::Nonsense, Mode::Chatty], 3, 12, &[]).await;
+    let lines: Vec<Value> = rec
+        .replay
+        .lines()
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let log: Vec<String> = end(&rec)["game_log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        !log.iter().any(|l| l.contains(",vote,1,")),
+        "Agent[77] is no vote: {log:?}"
+    );
+    // The chatty agent's unasked text is taken as its answer to the next request, as upstream.
+    assert!(lines
+        .iter()
+        .any(|l| l["agent"] == 1 && l["text"] == "unasked"));
+    assert!(end(&rec)["winner"].is_string());
+}
+
+#[tokio::test]
+async fn over_long_speech_is_cut_to_the_limits() {
+    let (rec, got) = ws_game(&[Mode::Verbose], 4, 14, &[]).await;
+    let _ = got;
+    let e = end(&rec);
+    let talk = e["game_log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .find(|l| l.contains(",talk,") && l.contains("blah"))
+        .unwrap()
+        .to_string();
+    let text = talk.splitn(6, ',').nth(5).unwrap();
+    // Default: base 50 characters (spaces not counted), no per-agent budget.
+    assert_eq!(
+        text.chars().filter(|c| !c.is_whitespace()).count(),
+        50,
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn token_authentication_admits_only_signed_teams() {
+    let port = free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("nlp.toml");
+    std::fs::write(
+        &cfg,
+        "[server.authentication]\nenable = true\nsecret_key = \"k3y\"\n",
+    )
+    .unwrap();
+    let s = spec(
+        &[
+            "tcp",
+            "builtin:sample",
+            "builtin:sample",
+            "builtin:sample",
+            "builtin:sample",
+        ],
+        3,
+        &[
+            ("port", port.to_string()),
+            ("config", cfg.display().to_string()),
+            ("connect_timeout_ms", "1500".into()),
+        ],
+    );
+    let url = format!("ws://127.0.0.1:{port}/ws");
+    // A wrong token is refused: the seat is not ready.
+    let bad = tokio::spawn(client(
+        url.clone(),
+        "kanolab1".into(),
+        Mode::Play,
+        Some(sign_player_token("wrong", "kanolab")),
+    ));
+    let rec = play(&s).await;
+    assert_eq!(
+        rec.report.seats[0].errors[0].kind.as_str(),
+        "not_ready",
+        "{:?}",
+        rec.report.seats[0]
+    );
+    let _ = bad.await;
+    let good = tokio::spawn(client(
+        url,
+        "kanolab1".into(),
+        Mode::Play,
+        Some(sign_player_token("k3y", "kanolab")),
+    ));
+    let rec = play(&s).await;
+    assert!(
+        rec.report.seats[0].errors.is_empty(),
+        "{:?}",
+        rec.report.seats[0]
+    );
+    assert!(good.await.unwrap().len() > 3);
+}
+
+#[tokio::test]
+async fn group_chat_over_websocket_broadcasts_and_ignores_a_flood() {
+    let port = free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("nlp.toml");
+    std::fs::write(
+        &cfg,
+        "[game]\nmax_day = 1\n[game.talk]\nduration = \"300ms\"\n",
+    )
+    .unwrap();
+    let s = spec(
+        &[
+            "tcp",
+            "builtin:sample",
+            "builtin:sample",
+            "builtin:sample",
+            "builtin:sample",
+        ],
+        4,
+        &[
+            ("port", port.to_string()),
+            ("config", cfg.display().to_string()),
+        ],
+    );
+    let url = format!("ws://127.0.0.1:{port}/ws");
+    // The flooder sends 50 messages at each phase start.
+    let flood = tokio::spawn(async move {
+        let (mut ws, _) = loop {
+            match tokio_tungstenite::connect_async(url.as_str()).await {
+                Ok(c) => break c,
+                Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+            }
+        };
+        let mut got = Vec::new();
+        while let Some(Ok(Message::Text(t))) = ws.next().await {
+            let p: Value = serde_json::from_str(&t).unwrap();
+            let kind = p["request"].as_str().unwrap().to_string();
+            got.push(p.clone());
+            let alive = p["info"]["status_map"]
+                .as_object()
+                .and_then(|m| m.keys().next().cloned());
+            let reply = match kind.as_str() {
+                "NAME" => vec!["flood1".to_string()],
+                "TALK_PHASE_START" => (0..50).map(|i| format!("message {i}")).collect(),
+                "VOTE" | "DIVINE" | "ATTACK" | "GUARD" => alive.into_iter().collect(),
+                _ => vec![],
+            };
+            for r in reply {
+                if ws.send(Message::Text(r)).await.is_err() {
+                    break;
+                }
+            }
+        }
+        got
+    });
+    let rec = play(&s).await;
+    let got = flood.await.unwrap();
+    let casts: Vec<&Value> = got
+        .iter()
+        .filter(|p| p["request"] == "TALK_BROADCAST")
+        .collect();
+    assert!(!casts.is_empty());
+    let mine = casts
+        .iter()
+        .filter(|p| p["new_talk"]["agent"] == got[1]["info"]["agent"])
+        .count();
+    // per_agent 4 per day; two days at most.
+    assert!(mine <= 8, "{mine} of the flood were broadcast");
+    assert!(got.iter().any(|p| p["request"] == "TALK_PHASE_END"));
+    verify_replay(&rec.replay.to_text()).unwrap();
+}
+
+fn python_with_common() -> Option<String> {
+    let out = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sys, aiwolf_nlp_common, websocket; print(sys.executable)",
+        ])
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+async fn python_game(pythons: usize, builtins: usize, seed: u64) -> Option<MatchRecord> {
+    let Some(py) = python_with_common() else {
+        eprintln!("SKIPPED: python3 with aiwolf-nlp-common is not installed (pip install aiwolf-nlp-common==0.7.0)");
+        return None;
+    };
+    let script = format!("{}/tests/nlp/nlp_agent.py", env!("CARGO_MANIFEST_DIR"));
+    let seats: Vec<String> = (0..pythons)
+        .map(|i| format!("tcp-cmd:{py} {script} {{url}} pyagent{}", i + 1))
+        .chain((0..builtins).map(|i| {
+            if i % 2 == 0 {
+                "builtin:sample".into()
+            } else {
+                "builtin:random".into()
+            }
+        }))
+        .collect();
+    let seats: Vec<&str> = seats.iter().map(String::as_str).collect();
+    let s = spec(&seats, seed, &[("action_ms", "5000".into())]);
+    Some(play(&s).await)
+}
+
+#[tokio::test]
+async fn aiwolf_nlp_common_agents_play_a_whole_five_player_game() {
+    let Some(rec) = python_game(5, 0, 21).await else {
+        return;
+    };
+    assert!(end(&rec)["winner"].is_string(), "{}", end(&rec));
+    for s in &rec.report.seats {
+        assert!(s.errors.is_empty(), "{}: {:?}", s.spec, s.errors);
+    }
+    verify_replay(&rec.replay.to_text()).unwrap();
+}
+
+#[tokio::test]
+async fn aiwolf_nlp_common_agents_play_a_whole_thirteen_player_game_with_builtins() {
+    let Some(rec) = python_game(7, 6, 22).await else {
+        return;
+    };
+    assert!(end(&rec)["winner"].is_string(), "{}", end(&rec));
+    for s in &rec.report.seats {
+        assert!(s.errors.is_empty(), "{}: {:?}", s.spec, s.errors);
+    }
+}
