@@ -981,6 +981,9 @@ impl GameDriver for DiplomacyDriver {
                     SeatSpec::Cmd(argv) => match BotProcess::spawn(argv, &sandbox) {
                         Ok(p) => sources.push(Source::Live(Box::new(p))),
                         Err(e) => {
+                            if let Some(fault) = RefereeError::host_fault(i, &e) {
+                                return Err(fault);
+                            }
                             early_errors[i].push(SeatError {
                                 turn: 0,
                                 kind: SeatErrorKind::NotReady,

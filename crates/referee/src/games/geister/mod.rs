@@ -911,9 +911,13 @@ fn plan_for<'a>(
             Some(b) => SeatPlan::Builtin(b),
             None => SeatPlan::Pipe(Err(format!("unknown built-in bot {name:?}"))),
         },
-        SeatSpec::Cmd(argv) => {
-            SeatPlan::Pipe(BotProcess::spawn(argv, &spec.sandbox).map_err(|e| e.to_string()))
-        }
+        SeatSpec::Cmd(argv) => match BotProcess::spawn(argv, &spec.sandbox) {
+            Ok(p) => SeatPlan::Pipe(Ok(p)),
+            Err(e) => match RefereeError::host_fault(seat, &e) {
+                Some(fault) => return Err(fault),
+                None => SeatPlan::Pipe(Err(e.to_string())),
+            },
+        },
         SeatSpec::Tcp | SeatSpec::TcpCmd(_) => {
             let Some(queue) = queue else {
                 return Err(RefereeError::UnsupportedSeat {
@@ -926,7 +930,13 @@ fn plan_for<'a>(
             let client = match s {
                 SeatSpec::TcpCmd(argv) => {
                     let argv = client_argv(argv, queue.local_addr());
-                    Some(ClientProcess::spawn(&argv, &spec.sandbox).map_err(|e| e.to_string()))
+                    match ClientProcess::spawn(&argv, &spec.sandbox) {
+                        Ok(c) => Some(Ok(c)),
+                        Err(e) => match RefereeError::host_fault(seat, &e) {
+                            Some(fault) => return Err(fault),
+                            None => Some(Err(e.to_string())),
+                        },
+                    }
                 }
                 _ => None,
             };
