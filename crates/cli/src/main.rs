@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod commands;
+mod errors;
 
 /// Exit codes, documented in `--help`.
 pub mod exit {
@@ -16,6 +17,8 @@ pub mod exit {
     pub const USAGE: u8 = 2;
     /// `replay`: the re-run differs from the recording.
     pub const REPLAY_MISMATCH: u8 = 3;
+    /// `play --strict`: a process seat had errors.
+    pub const SEAT_ERRORS: u8 = 4;
 }
 
 const EXIT_CODES: &str = "\
@@ -23,7 +26,8 @@ Exit codes:
   0  success
   1  failure (bad input, a match that could not be set up, I/O error); the message says which
   2  bad command-line usage
-  3  replay: the re-run differs from the recording";
+  3  replay: the re-run differs from the recording
+  4  play --strict: a process seat had errors (timeouts, crashes, bad replies)";
 
 /// Kakehiki (駆け引き): AI contests for hidden-information and negotiation games.
 #[derive(Parser, Debug)]
@@ -80,7 +84,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", errors::render(&e));
             ExitCode::from(exit::FAILURE)
         }
     }
