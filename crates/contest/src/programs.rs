@@ -78,7 +78,9 @@ pub fn check_command(argv: &[String]) -> Option<String> {
         ));
     }
     for arg in &argv[1..] {
-        if arg.starts_with('-') || arg.contains('{') {
+        // Options, placeholders and inline scripts (`sh -c 'sleep 1; exec ./bot.py'`) are not
+        // file names.
+        if arg.starts_with('-') || arg.contains('{') || arg.contains(char::is_whitespace) {
             continue;
         }
         if SCRIPT_ENDINGS.iter().any(|e| arg.ends_with(e)) && !absolute(arg).is_file() {
@@ -196,8 +198,12 @@ mod tests {
         // Not executable.
         let msg = check_command(&argv(&[&script])).unwrap();
         assert!(msg.contains("not an executable"), "{msg}");
-        // Placeholders and options are not files.
+        // Placeholders, options and inline scripts are not files.
         assert_eq!(check_command(&argv(&["sh", "-c", "{host}.py"])), None);
+        assert_eq!(
+            check_command(&argv(&["sh", "-c", "sleep 0.4; exec python3 missing.py"])),
+            None
+        );
     }
 
     #[test]
