@@ -73,6 +73,34 @@ impl SpawnError {
     }
 }
 
+impl SpawnError {
+    /// Whether the bot could not be started because of the machine rather than the bot: no
+    /// working directory (full or missing `TMPDIR`), or a start that failed for lack of file
+    /// descriptors, memory, processes, disk or quota (`EMFILE`, `ENFILE`, `ENOMEM`, `EAGAIN`,
+    /// `ENOSPC`, `EDQUOT`), or because the runner could not set the bot's rlimits (`EPERM`: an
+    /// rlimit above the runner's own hard limit). A missing, unreadable or non-executable program
+    /// (`ENOENT`, `EACCES`, `ENOEXEC`) and an empty command line are the bot's fault.
+    pub fn is_host_fault(&self) -> bool {
+        match self {
+            SpawnError::EmptyCommand => false,
+            SpawnError::Workdir(_) => true,
+            SpawnError::Start { source, .. } => source.raw_os_error().is_some_and(|errno| {
+                use nix::errno::Errno;
+                [
+                    Errno::EMFILE,
+                    Errno::ENFILE,
+                    Errno::ENOMEM,
+                    Errno::EAGAIN,
+                    Errno::ENOSPC,
+                    Errno::EDQUOT,
+                    Errno::EPERM,
+                ]
+                .contains(&Errno::from_raw(errno))
+            }),
+        }
+    }
+}
+
 /// One complete stdout line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Line {

@@ -211,3 +211,57 @@ async fn finishing_keeps_all_stderr_written_before_the_end() {
     let (_, stderr, stdout) = client.finish_with_output(Duration::from_secs(2)).await;
     assert_eq!((stderr.as_str(), stdout.as_str()), ("err\n", "out\n"));
 }
+
+mod host_faults {
+    use std::io;
+
+    use kakehiki_agent::{BotProcess, SandboxConfig, SpawnError};
+
+    fn start_error(errno: i32) -> SpawnError {
+        SpawnError::Start {
+            program: "bot".into(),
+            source: io::Error::from_raw_os_error(errno),
+        }
+    }
+
+    #[test]
+    fn machine_errors_are_host_faults() {
+        for errno in [
+            nix::libc::EMFILE,
+            nix::libc::ENFILE,
+            nix::libc::ENOMEM,
+            nix::libc::EAGAIN,
+            nix::libc::ENOSPC,
+            nix::libc::EDQUOT,
+            nix::libc::EPERM,
+        ] {
+            assert!(start_error(errno).is_host_fault(), "errno {errno}");
+        }
+        let workdir = SpawnError::Workdir(io::Error::from_raw_os_error(nix::libc::ENOENT));
+        assert!(workdir.is_host_fault());
+    }
+
+    #[test]
+    fn program_errors_are_the_bots() {
+        for errno in [nix::libc::ENOENT, nix::libc::EACCES, nix::libc::ENOEXEC] {
+            assert!(!start_error(errno).is_host_fault(), "errno {errno}");
+        }
+        assert!(!SpawnError::EmptyCommand.is_host_fault());
+        let no_errno = SpawnError::Start {
+            program: "bot".into(),
+            source: io::Error::other("no errno"),
+        };
+        assert!(!no_errno.is_host_fault());
+    }
+
+    #[tokio::test]
+    async fn a_missing_program_is_the_bots_fault() {
+        let err = BotProcess::spawn(
+            &["/nonexistent/kakehiki-no-such-bot".to_string()],
+            &SandboxConfig::default(),
+        )
+        .err()
+        .expect("a missing program does not start");
+        assert!(!err.is_host_fault(), "{err}");
+    }
+}

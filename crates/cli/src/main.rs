@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod commands;
+mod errors;
 
 /// Exit codes, documented in `--help`.
 pub mod exit {
@@ -16,6 +17,8 @@ pub mod exit {
     pub const USAGE: u8 = 2;
     /// `replay`: the re-run differs from the recording.
     pub const REPLAY_MISMATCH: u8 = 3;
+    /// `play --strict`: a process seat had errors.
+    pub const SEAT_ERRORS: u8 = 4;
 }
 
 const EXIT_CODES: &str = "\
@@ -23,7 +26,8 @@ Exit codes:
   0  success
   1  failure (bad input, a match that could not be set up, I/O error); the message says which
   2  bad command-line usage
-  3  replay: the re-run differs from the recording";
+  3  replay: the re-run differs from the recording
+  4  play --strict, check: your bot (a process seat) had errors (timeouts, crashes, bad replies)";
 
 /// Kakehiki (駆け引き): AI contests for hidden-information and negotiation games.
 #[derive(Parser, Debug)]
@@ -40,6 +44,10 @@ struct Cli {
 enum Command {
     /// Play one match and print its result.
     Play(commands::play::PlayArgs),
+    /// Check your bot: play it against built-in bots in the first and last seat and print every
+    /// protocol error with its turn, what was expected and what it sent, and its stderr tail.
+    /// Exit status 0 only for a bot without errors (4 otherwise); --json for CI.
+    Check(commands::check::CheckArgs),
     /// Re-run a replay from its seed and recorded replies; fail if the result differs.
     Replay(commands::replay::ReplayArgs),
     /// List the registered games, their rule sets and built-in bots.
@@ -73,6 +81,7 @@ fn main() -> ExitCode {
         .init();
     let result = match cli.command {
         Command::Play(args) => commands::play::run(args),
+        Command::Check(args) => commands::check::run(args),
         Command::Replay(args) => commands::replay::run(args),
         Command::Games(args) => commands::games::run(args),
         Command::Demo(args) => commands::demo::run(args),
@@ -87,7 +96,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", errors::render(&e));
             ExitCode::from(exit::FAILURE)
         }
     }

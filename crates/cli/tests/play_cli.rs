@@ -190,3 +190,167 @@ fn bad_input_gets_clear_errors_and_exit_codes() {
     let out = kakehiki().arg("--help").output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("Exit codes"));
 }
+
+#[test]
+fn strict_fails_on_a_bad_bot_and_shows_its_stderr_tail() {
+    let crasher = "cmd:sh -c 'echo READY; echo Traceback: line 7 in think >&2; echo ZeroDivisionError >&2; exit 1'";
+    let out = kakehiki()
+        .args(["play", "nac", "--seed", "1", "--strict", "--seat", crasher])
+        .args(["--fill", "builtin:random"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(4), "{stdout}{stderr}");
+    assert!(stderr.contains("stderr of seat 0"), "{stderr}");
+    assert!(stderr.contains("| ZeroDivisionError"), "{stderr}");
+    assert!(
+        stderr.contains("--strict: process seat 0 had errors"),
+        "{stderr}"
+    );
+    // --fill made the other three seats.
+    let filled = stdout
+        .lines()
+        .filter(|l| {
+            l.trim_start().starts_with(|c: char| c.is_ascii_digit()) && l.contains("builtin:random")
+        })
+        .count();
+    assert_eq!(filled, 3, "{stdout}");
+
+    // Without --strict the same match exits 0; a good bot passes --strict.
+    let out = kakehiki()
+        .args([
+            "play",
+            "nac",
+            "--seed",
+            "1",
+            "--seat",
+            crasher,
+            "--fill",
+            "builtin:random",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let out = kakehiki()
+        .args([
+            "play",
+            "nac",
+            "--seed",
+            "1",
+            "--strict",
+            "--seat",
+            &python_bot(),
+        ])
+        .args(["--fill", "builtin:strong"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn fill_completes_a_diplomacy_table() {
+    let out = kakehiki()
+        .args([
+            "play",
+            "diplomacy",
+            "--seed",
+            "3",
+            "--max-year",
+            "1901",
+            "--json",
+        ])
+        .args(["--seat", "builtin:hold", "--fill", "builtin:random"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let seats = v["seats"].as_array().unwrap();
+    assert_eq!(seats.len(), 7);
+    assert_eq!(seats[0]["spec"], "builtin:hold");
+    assert!(seats[1..].iter().all(|s| s["spec"] == "builtin:random"));
+}
+
+#[test]
+fn process_bots_get_the_match_seed_in_kakehiki_seed() {
+    // The bot prints READY, then fails on purpose with the seed on stderr, which the stderr tail
+    // shows.
+    let bot = "cmd:sh -c 'echo READY; echo seed=$KAKEHIKI_SEED >&2; exit 1'";
+    let out = kakehiki()
+        .args([
+            "play",
+            "nac",
+            "--seed",
+            "4242",
+            "--seat",
+            bot,
+            "--fill",
+            "builtin:random",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("| seed=4242"), "{stderr}");
+}
+
+#[test]
+fn check_passes_a_good_bot_and_diagnoses_a_bad_one() {
+    let out = kakehiki()
+        .args(["check", "nac", "--seat", &python_bot(), "--seeds", "1"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("passed"), "{stdout}");
+    assert_eq!(
+        stdout.matches("ok    seed").count(),
+        2,
+        "first and last seat: {stdout}"
+    );
+
+    // Answers turn 1 with garbage, then dies at turn 2 with a message on stderr.
+    let bad = "cmd:sh -c 'echo READY; for i in 1 2 3 4 5 6 7 8 9 10; do read l; done; echo \"7 x\"; echo boom: index out of range >&2; exit 2'";
+    let out = kakehiki()
+        .args(["check", "nac", "--seat", bad, "--seeds", "1"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(4), "{stdout}");
+    assert!(stdout.contains("FAIL  seed"), "{stdout}");
+    assert!(stdout.contains("turn 1:"), "{stdout}");
+    assert!(stdout.contains("| boom: index out of range"), "{stdout}");
+    assert!(stdout.contains("failed:"), "{stdout}");
+
+    let out = kakehiki()
+        .args(["check", "nac", "--seat", bad, "--seeds", "1", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["passed"], false);
+    let m = &v["matches"][0];
+    assert!(!m["errors"].as_array().unwrap().is_empty(), "{v}");
+    assert!(m["errors"][0]["kind"].is_string() && m["errors"][0]["detail"].is_string());
+    assert!(m["stderr_tail"].as_str().unwrap().contains("boom"), "{v}");
+
+    // Built-in seats are not a bot to check.
+    let out = kakehiki()
+        .args(["check", "nac", "--seat", "builtin:random"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}

@@ -54,6 +54,7 @@ fn bench_jobs(c: &mut Criterion) {
                     jobs,
                     progress: false,
                     worker: "bench".into(),
+                    ..RunOptions::default()
                 };
                 let s = run_local(&def, store, Arc::new(RefereeArena), &opts).expect("run");
                 assert_eq!(s.played, matches);

@@ -91,12 +91,50 @@ pub struct Played {
     pub replay: String,
 }
 
+/// Why a match was not played.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlayError {
+    /// The match could not be set up or did not finish (a bad option, the time limit of the
+    /// whole match): recorded as failed; a later run retries it.
+    #[error("{0}")]
+    Failed(String),
+    /// The machine, not the match or its bots, failed (a bot could not be started for lack of
+    /// disk, file descriptors or memory): nothing is recorded, not even a failure, and the run
+    /// stops; a rerun on a working machine plays the match.
+    #[error("{0}")]
+    HostFault(String),
+}
+
+impl PlayError {
+    pub fn is_host_fault(&self) -> bool {
+        matches!(self, PlayError::HostFault(_))
+    }
+}
+
+/// Why an entrant's program did not start in the check before a contest is registered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreflightProblem {
+    pub entrant: String,
+    pub problem: String,
+    /// The machine, not the entrant, is at fault.
+    pub host_fault: bool,
+}
+
 /// The games, and a way to play one match of them.
 pub trait Arena: Send + Sync {
     /// The declaration of a game, or a message naming the known games.
     fn game_type(&self, game: &str) -> Result<&'static GameType, String>;
 
     /// Play one match to the end. `Err` means the match could not be played (setup error, time
-    /// limit of the whole match); bot misbehaviour is recorded in the report instead.
-    fn play(&self, job: &MatchJob) -> Result<Played, String>;
+    /// limit of the whole match, a host fault); bot misbehaviour is recorded in the report
+    /// instead.
+    fn play(&self, job: &MatchJob) -> Result<Played, PlayError>;
+
+    /// Start the program of every process entrant of `game` once (`entrants`: name and seat)
+    /// and report those that cannot run: a missing or non-executable program, one that exits
+    /// at once, one the machine cannot start. Built-in and `tcp` seats have nothing to check.
+    fn preflight(&self, game: &str, entrants: &[crate::Entrant]) -> Vec<PreflightProblem> {
+        let _ = (game, entrants);
+        Vec::new()
+    }
 }

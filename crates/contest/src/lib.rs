@@ -16,6 +16,7 @@
 pub mod arena;
 pub mod config;
 pub mod geister;
+pub mod programs;
 pub mod ratings;
 #[cfg(feature = "referee")]
 pub mod referee_arena;
@@ -23,13 +24,14 @@ pub mod runner;
 pub mod schedule;
 pub mod standings;
 
-pub use arena::{Arena, MatchJob, Played};
+pub use arena::{Arena, MatchJob, PlayError, Played, PreflightProblem};
 pub use config::{ConfigError, ContestDef, Entrant, Format, Scoring};
 #[cfg(feature = "referee")]
 pub use referee_arena::RefereeArena;
 pub use runner::{
-    coordinate, game_results, load_results, register, run_local, run_worker, stored_definition,
-    RunError, RunOptions, RunSummary, WorkerOptions, WorkerSummary,
+    advance_stages, check_programs, coordinate, game_results, load_results, preflight, register,
+    run_local, run_worker, stored_definition, Connect, Reconnecting, RunError, RunOptions,
+    RunSummary, WorkerOptions, WorkerSummary,
 };
 pub use schedule::{schedule, GameResult, PlannedMatch, Schedule};
 pub use standings::{compute as compute_standings, OutputFormat, Standings};

@@ -4,10 +4,12 @@
 use std::cell::RefCell;
 use std::time::Duration;
 
-use kakehiki_core::GameType;
-use kakehiki_referee::{find_game, MatchSpec};
+use kakehiki_agent::{BotProcess, ReadOutcome};
+use kakehiki_core::{GameType, SeatSpec};
+use kakehiki_referee::{find_game, MatchSpec, RefereeError};
 
-use crate::arena::{Arena, MatchJob, Played};
+use crate::arena::{Arena, MatchJob, PlayError, Played, PreflightProblem};
+use crate::programs::{check_command, command_line};
 
 /// Plays matches with the referee's drivers, each worker thread on its own single-threaded
 /// async runtime (so `jobs` threads use `jobs` cores).
@@ -18,6 +20,52 @@ thread_local! {
     static RUNTIME: RefCell<Option<tokio::runtime::Runtime>> = const { RefCell::new(None) };
 }
 
+/// How long a started entrant must stay up in the pre-flight check.
+const PREFLIGHT_WAIT: Duration = Duration::from_millis(1000);
+
+/// The last `max` bytes of `text` (whole characters), trimmed.
+fn tail(text: &str, max: usize) -> String {
+    let text = text.trim_end();
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("...{}", &text[start..])
+}
+
+fn referee_error(e: RefereeError) -> PlayError {
+    if e.is_host_fault() {
+        PlayError::HostFault(e.to_string())
+    } else {
+        PlayError::Failed(e.to_string())
+    }
+}
+
+/// Run `f` on this thread's runtime.
+fn on_runtime<T>(f: impl std::future::Future<Output = T>) -> Result<T, PlayError> {
+    RUNTIME.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| {
+                    PlayError::HostFault(format!("cannot start the async runtime: {e}"))
+                })?;
+            *slot = Some(rt);
+        }
+        let Some(rt) = slot.as_ref() else {
+            return Err(PlayError::HostFault(
+                "cannot start the async runtime".into(),
+            ));
+        };
+        Ok(rt.block_on(f))
+    })
+}
+
 impl Arena for RefereeArena {
     fn game_type(&self, game: &str) -> Result<&'static GameType, String> {
         find_game(game)
@@ -25,48 +73,139 @@ impl Arena for RefereeArena {
             .map_err(|e| e.to_string())
     }
 
-    fn play(&self, job: &MatchJob) -> Result<Played, String> {
-        let driver = find_game(&job.game).map_err(|e| e.to_string())?;
+    fn play(&self, job: &MatchJob) -> Result<Played, PlayError> {
+        let driver = find_game(&job.game).map_err(|e| PlayError::Failed(e.to_string()))?;
         let mut spec = MatchSpec::new(&job.game, job.seed, job.seats.clone());
         spec.rules = job.rules.clone();
         spec.options = job.options.clone();
-        apply_sandbox(&mut spec, job)?;
-        RUNTIME.with(|cell| {
-            let mut slot = cell.borrow_mut();
-            if slot.is_none() {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-                *slot = Some(rt);
-            }
-            let Some(rt) = slot.as_ref() else {
-                return Err("cannot start the async runtime".to_string());
-            };
-            let mut record = rt.block_on(async {
-                if job.timeout_s == 0 {
-                    driver.play(&spec).await.map_err(|e| e.to_string())
-                } else {
-                    match tokio::time::timeout(
-                        Duration::from_secs(job.timeout_s),
-                        driver.play(&spec),
-                    )
+        apply_sandbox(&mut spec, job).map_err(PlayError::Failed)?;
+        let mut record = on_runtime(async {
+            if job.timeout_s == 0 {
+                driver.play(&spec).await.map_err(referee_error)
+            } else {
+                match tokio::time::timeout(Duration::from_secs(job.timeout_s), driver.play(&spec))
                     .await
-                    {
-                        Ok(r) => r.map_err(|e| e.to_string()),
-                        Err(_) => Err(format!(
-                            "the match exceeded its time limit of {} s (match_timeout_s)",
-                            job.timeout_s
-                        )),
-                    }
+                {
+                    Ok(r) => r.map_err(referee_error),
+                    Err(_) => Err(PlayError::Failed(format!(
+                        "the match exceeded its time limit of {} s (match_timeout_s)",
+                        job.timeout_s
+                    ))),
                 }
-            })?;
-            record.stamp_sandbox(&spec);
-            Ok(Played {
-                report: record.report,
-                replay: record.replay.to_text(),
-            })
+            }
+        })??;
+        record.stamp_sandbox(&spec);
+        Ok(Played {
+            report: record.report,
+            replay: record.replay.to_text(),
         })
+    }
+
+    /// Every process entrant's command line is checked (program on `PATH` or at its path and
+    /// executable, script files present); `cmd:` entrants are then started at once, each must
+    /// stay up for a second (a bot waits for the game's first message; one that exits has a
+    /// broken command line or crashes on start), and are killed. `tcp-cmd:` clients are not
+    /// started: they would try to connect to a game that is not there.
+    fn preflight(&self, game: &str, entrants: &[crate::Entrant]) -> Vec<PreflightProblem> {
+        let mut problems = Vec::new();
+        let mut to_start: Vec<(&str, &[String], &crate::Entrant)> = Vec::new();
+        for entrant in entrants {
+            let (name, seat) = (&entrant.name, &entrant.seat);
+            let Some(argv) = command_line(seat) else {
+                continue;
+            };
+            // A seat with its own folder names its program relative to that folder: starting
+            // it (below, in its folder) is the check.
+            let checked = if entrant.dir.is_some() {
+                None
+            } else {
+                check_command(argv)
+            };
+            if let Some(problem) = checked {
+                problems.push(PreflightProblem {
+                    entrant: name.clone(),
+                    problem,
+                    host_fault: false,
+                });
+            } else if matches!(seat, SeatSpec::Cmd(_)) {
+                to_start.push((name, argv, entrant));
+            }
+        }
+        if to_start.is_empty() {
+            return problems;
+        }
+        let spec = MatchSpec::new(game, 0, Vec::new());
+        // Starting processes on a machine out of file descriptors can panic inside the async
+        // runtime (its signal pipe); that is the machine's fault, reported like any other.
+        let started =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                on_runtime(async {
+                    let mut found = Vec::new();
+                    let mut running = Vec::new();
+                    for (name, argv, entrant) in &to_start {
+                        let mut sandbox = spec.sandbox.clone();
+                        if let Some(dir) = &entrant.dir {
+                            sandbox.jail.seat_dir = std::env::current_dir().ok().map(|d| d.join(dir));
+                        }
+                        sandbox.env_passthrough.extend(entrant.env.iter().cloned());
+                        match BotProcess::spawn(argv, &sandbox) {
+                    Ok(p) => running.push((*name, p)),
+                    Err(e) => found.push(PreflightProblem {
+                        entrant: name.to_string(),
+                        problem: if e.is_host_fault() {
+                            format!("cannot be started because of this machine, not the bot: {e}")
+                        } else {
+                            e.to_string()
+                        },
+                        host_fault: e.is_host_fault(),
+                    }),
+                }
+                    }
+                    let deadline = tokio::time::Instant::now() + PREFLIGHT_WAIT;
+                    for (name, mut p) in running {
+                        let outcome = p.read_line(deadline).await;
+                        let (exit, stderr) = p.finish_with_stderr(Duration::ZERO).await;
+                        if let ReadOutcome::Closed { exit: closed, .. } = outcome {
+                            let exit = closed.or(exit);
+                            let stderr = tail(&stderr, 800);
+                            found.push(PreflightProblem {
+                                entrant: name.to_string(),
+                                problem: format!(
+                                    "exited at once ({}) before the game sent it anything{}",
+                                    exit.map(|e| e.to_string())
+                                        .unwrap_or_else(|| "closed its stdout".into()),
+                                    if stderr.is_empty() {
+                                        String::new()
+                                    } else {
+                                        format!("; its stderr: {stderr}")
+                                    }
+                                ),
+                                host_fault: false,
+                            });
+                        }
+                    }
+                    found
+                })
+            }))
+            .unwrap_or_else(|panic| {
+                let msg = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "unknown panic".into());
+                Err(PlayError::HostFault(format!(
+                    "the referee failed while starting it: {msg}"
+                )))
+            });
+        match started {
+            Ok(found) => problems.extend(found),
+            Err(e) => problems.push(PreflightProblem {
+                entrant: to_start[0].0.to_string(),
+                problem: format!("cannot be started because of this machine, not the bot: {e}"),
+                host_fault: true,
+            }),
+        }
+        problems
     }
 }
 

@@ -13,11 +13,18 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kakehiki_core::MatchReport;
-use kakehiki_store::{ContestRow, NewResult, QueuedMatch, Store, StoreError, StoredResult};
+use kakehiki_store::{Claim, ContestRow, NewResult, QueuedMatch, Store, StoreError, StoredResult};
 
-use crate::arena::{Arena, MatchJob};
+use crate::arena::{Arena, MatchJob, PlayError, PreflightProblem};
 use crate::config::ContestDef;
+use crate::programs::{changed_programs, program_files};
 use crate::schedule::{schedule, GameResult, PlannedMatch};
+
+/// A way to (re)connect to the store, for runners that outlive a database restart.
+pub type Connect<'a> = &'a (dyn Fn() -> Result<Box<dyn Store>, StoreError> + Sync);
+
+/// How long runners keep reconnecting to a database that went away before they give up.
+pub const DEFAULT_RECONNECT_FOR: Duration = Duration::from_secs(300);
 
 /// Why a run stopped with an error (failed matches are not errors: see [`RunSummary`]).
 #[derive(Debug, thiserror::Error)]
@@ -34,6 +41,46 @@ pub enum RunError {
         index: u64,
         reason: String,
     },
+    #[error(
+        "host fault: match {index} of contest {contest:?} was not played because of this machine, \
+         not its bots ({reason}); nothing was stored for it and the run stopped: fix the machine \
+         (disk space, TMPDIR, file-descriptor limit) and run again to play it"
+    )]
+    HostFault {
+        contest: String,
+        index: u64,
+        reason: String,
+    },
+    #[error("{}", preflight_message(.0))]
+    Preflight(Vec<PreflightProblem>),
+    #[error(
+        "the programs of contest {contest:?} changed since it started, so its results would mix two \
+         versions of a bot: {}; restore them, or run the new versions as a new contest (another \
+         name or database)",
+        .changes.join("; ")
+    )]
+    ProgramChanged {
+        contest: String,
+        changes: Vec<String>,
+    },
+}
+
+fn preflight_message(problems: &[PreflightProblem]) -> String {
+    let host = problems.iter().any(|p| p.host_fault);
+    let mut msg = format!(
+        "{} entrant{} cannot be started{}, so the contest was not started and nothing was stored:",
+        problems.len(),
+        if problems.len() == 1 { "" } else { "s" },
+        if host {
+            " (host fault: this machine, not the bot, is at fault for those marked so)"
+        } else {
+            ""
+        }
+    );
+    for p in problems {
+        msg.push_str(&format!("\n  entrant {:?}: {}", p.entrant, p.problem));
+    }
+    msg
 }
 
 /// Options of a run.
@@ -45,6 +92,8 @@ pub struct RunOptions {
     pub progress: bool,
     /// How this runner is named in stored results.
     pub worker: String,
+    /// How long a coordinator keeps reconnecting to a database that went away.
+    pub reconnect_for: Duration,
 }
 
 impl Default for RunOptions {
@@ -53,6 +102,7 @@ impl Default for RunOptions {
             jobs: 1,
             progress: false,
             worker: "local".to_string(),
+            reconnect_for: DEFAULT_RECONNECT_FOR,
         }
     }
 }
@@ -78,6 +128,50 @@ pub fn register(store: &mut dyn Store, def: &ContestDef) -> Result<bool, RunErro
         fingerprint: def.fingerprint(),
         definition: def.to_stored(),
     })?)
+}
+
+/// Start every process entrant once ([`Arena::preflight`]); any problem stops the run before
+/// the contest is registered.
+pub fn preflight(arena: &dyn Arena, def: &ContestDef) -> Result<(), RunError> {
+    let problems = arena.preflight(&def.game, &def.entrants);
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(RunError::Preflight(problems))
+    }
+}
+
+/// Compare the entrants' program files with those recorded when the contest started, and record
+/// the ones not yet recorded. A changed file is [`RunError::ProgramChanged`].
+pub fn check_programs(store: &mut dyn Store, def: &ContestDef) -> Result<(), RunError> {
+    let now = program_files(def);
+    let recorded = store.program_files(&def.name)?;
+    let changes = changed_programs(&recorded, &now);
+    if !changes.is_empty() {
+        return Err(RunError::ProgramChanged {
+            contest: def.name.clone(),
+            changes,
+        });
+    }
+    store.record_program_files(&def.name, &now)?;
+    Ok(())
+}
+
+/// Who runs a contest, for the message of a second run on the same SQLite file.
+fn run_holder(def: &ContestDef) -> String {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    format!(
+        "process {} on {}, running contest {:?}, since unix time {since}",
+        std::process::id(),
+        default_worker_name()
+            .rsplit_once(':')
+            .map(|(h, _)| h.to_string())
+            .unwrap_or_default(),
+        def.name
+    )
 }
 
 /// The definition of a stored contest.
@@ -179,7 +273,7 @@ fn start_pass<'a>(
 }
 
 /// Play one job, turning a panic of the player into an error.
-fn play_guarded(arena: &dyn Arena, job: &MatchJob) -> Result<crate::arena::Played, String> {
+fn play_guarded(arena: &dyn Arena, job: &MatchJob) -> Result<crate::arena::Played, PlayError> {
     match catch_unwind(AssertUnwindSafe(|| arena.play(job))) {
         Ok(r) => r,
         Err(p) => {
@@ -188,7 +282,9 @@ fn play_guarded(arena: &dyn Arena, job: &MatchJob) -> Result<crate::arena::Playe
                 .cloned()
                 .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "unknown panic".into());
-            Err(format!("the match player panicked: {msg}"))
+            Err(PlayError::Failed(format!(
+                "the match player panicked: {msg}"
+            )))
         }
     }
 }
@@ -241,7 +337,22 @@ fn play_batch(
                         .map(|_| {
                             played.fetch_add(1, Ordering::SeqCst);
                         }),
-                    Err(e) => {
+                    Err(PlayError::HostFault(reason)) => {
+                        // The machine failed, not the match: store nothing (not even a
+                        // failure), stop taking matches, report it; a rerun plays it.
+                        stop.store(true, Ordering::SeqCst);
+                        pb.set_message(format!("host fault at match {}", m.index));
+                        fatal
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .get_or_insert(RunError::HostFault {
+                                contest: def.name.clone(),
+                                index: m.index,
+                                reason,
+                            });
+                        Ok(())
+                    }
+                    Err(PlayError::Failed(e)) => {
                         // Nothing has worked yet in this run: the set-up is probably wrong for
                         // every match (a bad option, a missing bot); stop instead of failing all.
                         if played.load(Ordering::SeqCst) == 0 {
@@ -277,21 +388,23 @@ fn play_batch(
     Ok((played.into_inner(), failed))
 }
 
-/// Run a contest to its end in this process: register it, then play every match without a
-/// stored result (stage after stage), `opts.jobs` at a time. Failed matches are recorded and
-/// reported; running again retries them.
+/// Run a contest to its end in this process: lock the store against a second run, start every
+/// process entrant once, register the contest, check its bots' program files, then play every
+/// match without a stored result (stage after stage), `opts.jobs` at a time. Failed matches are
+/// recorded and reported; running again retries them. A host fault stops the run with
+/// [`RunError::HostFault`] and stores nothing for that match.
 pub fn run_local(
     def: &ContestDef,
-    store: Box<dyn Store>,
+    mut store: Box<dyn Store>,
     arena: Arc<dyn Arena>,
     opts: &RunOptions,
 ) -> Result<RunSummary, RunError> {
+    store.lock_run(&run_holder(def))?;
+    preflight(arena.as_ref(), def)?;
+    register(store.as_mut(), def)?;
+    check_programs(store.as_mut(), def)?;
     let store = Arc::new(Mutex::new(store));
     let mut summary = RunSummary::default();
-    {
-        let mut st = store.lock().unwrap_or_else(|e| e.into_inner());
-        register(st.as_mut(), def)?;
-    }
     let errors = AtomicU64::new(0);
     let mut pb: Option<ProgressBar> = None;
     loop {
@@ -342,10 +455,13 @@ pub struct WorkerOptions {
     pub max_attempts: u32,
     /// Pause between polls of an empty queue.
     pub poll: Duration,
-    /// Stop once nothing is queued or running anywhere.
+    /// Stop once no contest in the store has work left (nothing queued or running, and no
+    /// stage still to schedule).
     pub exit_when_idle: bool,
     /// This worker's name prefix (host and process id by default).
     pub name: String,
+    /// How long to keep reconnecting to a database that went away before giving up.
+    pub reconnect_for: Duration,
 }
 
 impl Default for WorkerOptions {
@@ -357,6 +473,7 @@ impl Default for WorkerOptions {
             poll: Duration::from_millis(500),
             exit_when_idle: false,
             name: default_worker_name(),
+            reconnect_for: DEFAULT_RECONNECT_FOR,
         }
     }
 }
@@ -383,106 +500,240 @@ pub struct WorkerSummary {
     /// Results that arrived after another worker had stored the same match.
     pub duplicates: u64,
     pub failed: u64,
+    /// Times the database connection was lost and made again.
+    pub reconnects: u64,
+}
+
+/// A store connection that is made again, with backoff, when the database goes away (a
+/// PostgreSQL restart): every operation is retried on the new connection. Operations are safe
+/// to repeat (results are keyed, claims leased, queueing idempotent).
+pub struct Reconnecting<'a> {
+    store: Box<dyn Store>,
+    connect: Connect<'a>,
+    reconnect_for: Duration,
+    stop: Option<&'a AtomicBool>,
+    /// Times the connection was made again.
+    pub reconnects: u64,
+}
+
+impl<'a> Reconnecting<'a> {
+    pub fn new(
+        store: Box<dyn Store>,
+        connect: Connect<'a>,
+        reconnect_for: Duration,
+        stop: Option<&'a AtomicBool>,
+    ) -> Self {
+        Reconnecting {
+            store,
+            connect,
+            reconnect_for,
+            stop,
+            reconnects: 0,
+        }
+    }
+
+    /// Run `op`; on a lost connection, reconnect (0.1 s, then doubling up to 5 s between tries)
+    /// and run it again, for up to `reconnect_for`.
+    pub fn call<T>(
+        &mut self,
+        mut op: impl FnMut(&mut dyn Store) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut since: Option<Instant> = None;
+        let mut delay = Duration::from_millis(100);
+        loop {
+            let err = match op(self.store.as_mut()) {
+                Err(e) if e.is_connection() => e,
+                other => return other,
+            };
+            let mut err = err;
+            loop {
+                let first = *since.get_or_insert_with(Instant::now);
+                if first.elapsed() >= self.reconnect_for
+                    || self.stop.is_some_and(|s| s.load(Ordering::SeqCst))
+                {
+                    return Err(err);
+                }
+                tracing::warn!(
+                    "lost the database connection ({err}); reconnecting in {:.1} s",
+                    delay.as_secs_f64()
+                );
+                std::thread::sleep(delay);
+                delay = (delay * 2).min(Duration::from_secs(5));
+                match (self.connect)() {
+                    Ok(store) => {
+                        self.store = store;
+                        self.reconnects += 1;
+                        tracing::warn!("reconnected to the database");
+                        break;
+                    }
+                    Err(e) if e.is_connection() => err = e,
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    }
+
+    /// The store, for operations that need no retry.
+    pub fn store(&mut self) -> &mut dyn Store {
+        self.store.as_mut()
+    }
+}
+
+/// Queue the matches that the stored definitions of coordinated contests (those with queue
+/// entries) now schedule but that are neither stored, queued, running nor failed: the next
+/// stage of a staged contest, as soon as its previous stage has finished. Coordinators and idle
+/// workers both do it; queueing is idempotent. Returns how many matches were queued.
+pub fn advance_stages(store: &mut Reconnecting<'_>) -> Result<u64, RunError> {
+    let mut queued = 0;
+    for name in store.call(|s| s.contest_names())? {
+        if store.call(|s| s.queue_counts(&name))?.total() == 0 {
+            continue;
+        }
+        let row = store
+            .call(|s| s.contest(&name))?
+            .ok_or_else(|| RunError::UnknownContest(name.clone()))?;
+        let def = ContestDef::from_stored(&row.definition).map_err(|e| {
+            RunError::BadStoredDefinition {
+                name: name.clone(),
+                reason: e.to_string(),
+            }
+        })?;
+        let results = game_results(&def, &store.call(|s| s.results(&name))?)?;
+        let failed: std::collections::BTreeSet<u64> = store
+            .call(|s| s.failures(&name))?
+            .into_iter()
+            .map(|f| f.index)
+            .collect();
+        let sched = schedule(&def, &results);
+        let pending: Vec<QueuedMatch> = sched
+            .matches
+            .iter()
+            .filter(|m| !results.contains_key(&m.index) && !failed.contains(&m.index))
+            .map(|m| QueuedMatch {
+                index: m.index,
+                spec_json: MatchJob::new(&def, m).to_json(),
+            })
+            .collect();
+        if !pending.is_empty() {
+            queued += store.call(|s| s.enqueue(&name, &pending))?;
+        }
+    }
+    Ok(queued)
 }
 
 /// One claim loop of a worker.
 fn worker_loop(
     slot: usize,
     store: Box<dyn Store>,
+    connect: Connect<'_>,
     arena: &dyn Arena,
     opts: &WorkerOptions,
     stop: &AtomicBool,
 ) -> Result<WorkerSummary, RunError> {
     let name = format!("{}:{slot}", opts.name);
-    let store = Mutex::new(store);
+    let store = Mutex::new(Reconnecting::new(
+        store,
+        connect,
+        opts.reconnect_for,
+        Some(stop),
+    ));
+    let lock = || store.lock().unwrap_or_else(|e| e.into_inner());
     let mut summary = WorkerSummary::default();
-    while !stop.load(Ordering::SeqCst) {
-        let claim = store.lock().unwrap_or_else(|e| e.into_inner()).claim(
-            &name,
-            opts.lease,
-            opts.max_attempts,
-        )?;
-        let Some(claim) = claim else {
-            if opts.exit_when_idle
-                && store
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .open_matches()?
-                    == 0
-            {
-                return Ok(summary);
-            }
-            std::thread::sleep(opts.poll);
-            continue;
-        };
-        let job: MatchJob = match serde_json::from_str(&claim.spec_json) {
-            Ok(j) => j,
-            Err(e) => {
-                let msg = format!("queued match spec is not valid: {e}");
-                store
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .release_failed(&claim, &msg, opts.max_attempts)?;
-                summary.failed += 1;
+    let result = (|| {
+        while !stop.load(Ordering::SeqCst) {
+            let claim: Option<Claim> =
+                lock().call(|s| s.claim(&name, opts.lease, opts.max_attempts))?;
+            let Some(claim) = claim else {
+                if opts.exit_when_idle && lock().call(|s| s.open_matches())? == 0 {
+                    // Nothing open: unless a staged contest has a next stage to queue (its
+                    // coordinator may not have seen the last result yet), the work is done.
+                    let queued = advance_stages(&mut lock())?;
+                    if queued == 0 && lock().call(|s| s.open_matches())? == 0 {
+                        return Ok(());
+                    }
+                    continue;
+                }
+                std::thread::sleep(opts.poll);
                 continue;
-            }
-        };
-        let done = AtomicBool::new(false);
-        let start = Instant::now();
-        let outcome = std::thread::scope(|scope| {
-            // Heartbeats keep the lease while the match runs.
-            scope.spawn(|| {
-                let beat = (opts.lease / 3).max(Duration::from_millis(50));
-                let mut last = Instant::now();
-                while !done.load(Ordering::SeqCst) {
-                    std::thread::sleep(Duration::from_millis(20).min(beat));
-                    if last.elapsed() >= beat {
-                        last = Instant::now();
-                        // A failed heartbeat is not fatal: the result is keyed, a duplicate
-                        // from another worker is ignored.
-                        let _ = store
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .heartbeat(&claim, opts.lease);
+            };
+            let job: MatchJob = match serde_json::from_str(&claim.spec_json) {
+                Ok(j) => j,
+                Err(e) => {
+                    let msg = format!("queued match spec is not valid: {e}");
+                    lock().call(|s| s.release_failed(&claim, &msg, opts.max_attempts))?;
+                    summary.failed += 1;
+                    continue;
+                }
+            };
+            let done = AtomicBool::new(false);
+            let start = Instant::now();
+            let outcome = std::thread::scope(|scope| {
+                // Heartbeats keep the lease while the match runs.
+                scope.spawn(|| {
+                    let beat = (opts.lease / 3).max(Duration::from_millis(50));
+                    let mut last = Instant::now();
+                    while !done.load(Ordering::SeqCst) {
+                        std::thread::sleep(Duration::from_millis(20).min(beat));
+                        if last.elapsed() >= beat {
+                            last = Instant::now();
+                            // A failed heartbeat is not fatal: the result is keyed, a duplicate
+                            // from another worker is ignored. No reconnect here: the result's
+                            // store call below makes the connection again.
+                            let _ = lock().store().heartbeat(&claim, opts.lease);
+                        }
+                    }
+                });
+                let r = play_guarded(arena, &job);
+                done.store(true, Ordering::SeqCst);
+                r
+            });
+            let elapsed = start.elapsed().as_millis() as u64;
+            match outcome {
+                Ok(p) => {
+                    let report = report_json(&p.report);
+                    let inserted = lock().call(|s| {
+                        s.put_result(&NewResult {
+                            contest: &claim.contest,
+                            index: claim.index,
+                            entrants: &job.entrants,
+                            report_json: &report,
+                            replay: &p.replay,
+                            duration_ms: elapsed,
+                            worker: &name,
+                        })
+                    })?;
+                    if inserted {
+                        summary.played += 1;
+                    } else {
+                        summary.duplicates += 1;
                     }
                 }
-            });
-            let r = play_guarded(arena, &job);
-            done.store(true, Ordering::SeqCst);
-            r
-        });
-        let elapsed = start.elapsed().as_millis() as u64;
-        let mut st = store.lock().unwrap_or_else(|e| e.into_inner());
-        match outcome {
-            Ok(p) => {
-                let inserted = st.put_result(&NewResult {
-                    contest: &claim.contest,
-                    index: claim.index,
-                    entrants: &job.entrants,
-                    report_json: &report_json(&p.report),
-                    replay: &p.replay,
-                    duration_ms: elapsed,
-                    worker: &name,
-                })?;
-                if inserted {
-                    summary.played += 1;
-                } else {
-                    summary.duplicates += 1;
+                Err(PlayError::HostFault(reason)) => {
+                    // This machine cannot play matches: give the match back uncounted for
+                    // another worker and stop this one with the reason.
+                    lock().call(|s| s.release_host_fault(&claim, &reason))?;
+                    return Err(RunError::HostFault {
+                        contest: claim.contest.clone(),
+                        index: claim.index,
+                        reason,
+                    });
+                }
+                Err(PlayError::Failed(e)) => {
+                    lock().call(|s| s.release_failed(&claim, &e, opts.max_attempts))?;
+                    summary.failed += 1;
                 }
             }
-            Err(e) => {
-                st.release_failed(&claim, &e, opts.max_attempts)?;
-                summary.failed += 1;
-            }
         }
-    }
-    Ok(summary)
+        Ok(())
+    })();
+    summary.reconnects = lock().reconnects;
+    result.map(|()| summary)
 }
 
-/// Run a worker: `opts.jobs` claim loops, each with its own store from `connect`, until
-/// stopped (or idle, with `exit_when_idle`).
+/// Run a worker: `opts.jobs` claim loops, each with its own store from `connect` (made again,
+/// with backoff, when the database goes away), until stopped (or idle, with `exit_when_idle`).
 pub fn run_worker(
-    connect: &(dyn Fn() -> Result<Box<dyn Store>, StoreError> + Sync),
+    connect: Connect<'_>,
     arena: Arc<dyn Arena>,
     opts: &WorkerOptions,
     stop: &AtomicBool,
@@ -498,7 +749,7 @@ pub fn run_worker(
             .map(|(slot, store)| {
                 let arena = arena.clone();
                 scope.spawn(move || {
-                    let r = worker_loop(slot, store, arena.as_ref(), opts, stop);
+                    let r = worker_loop(slot, store, connect, arena.as_ref(), opts, stop);
                     if r.is_err() {
                         stop.store(true, Ordering::SeqCst);
                     }
@@ -517,23 +768,41 @@ pub fn run_worker(
         total.played += s.played;
         total.duplicates += s.duplicates;
         total.failed += s.failed;
+        total.reconnects += s.reconnects;
     }
     Ok(total)
 }
 
 /// Coordinate a contest run by workers: register it, queue every match without a result,
-/// report progress until the workers have finished it (stage after stage). Plays nothing.
+/// report progress until the workers have finished it (stage after stage). Plays nothing. The
+/// connection is made with `connect`, and made again with backoff if the database goes away.
 pub fn coordinate(
     def: &ContestDef,
-    mut store: Box<dyn Store>,
+    connect: Connect<'_>,
     opts: &RunOptions,
     poll: Duration,
 ) -> Result<RunSummary, RunError> {
-    register(store.as_mut(), def)?;
+    let mut store = Reconnecting::new(connect()?, connect, opts.reconnect_for, None);
+    let row = ContestRow {
+        name: def.name.clone(),
+        fingerprint: def.fingerprint(),
+        definition: def.to_stored(),
+    };
+    store.call(|s| s.register_contest(&row))?;
+    let now = program_files(def);
+    let changes = changed_programs(&store.call(|s| s.program_files(&def.name))?, &now);
+    if !changes.is_empty() {
+        return Err(RunError::ProgramChanged {
+            contest: def.name.clone(),
+            changes,
+        });
+    }
+    store.call(|s| s.record_program_files(&def.name, &now))?;
     let mut summary = RunSummary::default();
     let mut pb: Option<ProgressBar> = None;
+    let initially_stored = store.call(|s| s.stored_indices(&def.name))?.len() as u64;
     loop {
-        let results = load_results(store.as_mut(), def)?;
+        let results = game_results(def, &store.call(|s| s.results(&def.name))?)?;
         let sched = schedule(def, &results);
         let bar = start_pass(
             &mut pb,
@@ -555,11 +824,11 @@ pub fn coordinate(
             summary.complete = sched.complete;
             break;
         }
-        store.enqueue(&def.name, &pending)?;
+        store.call(|s| s.enqueue(&def.name, &pending))?;
         // Wait until nothing of this contest is queued or running.
         loop {
-            let counts = store.queue_counts(&def.name)?;
-            let stored = store.stored_indices(&def.name)?.len() as u64;
+            let counts = store.call(|s| s.queue_counts(&def.name))?;
+            let stored = store.call(|s| s.stored_indices(&def.name))?.len() as u64;
             bar.set_position(stored);
             bar.set_message(format!(
                 "{} running, {} queued, {} failed",
@@ -570,19 +839,14 @@ pub fn coordinate(
             }
             std::thread::sleep(poll);
         }
-        let failures = store.failures(&def.name)?;
-        let pending_idx: std::collections::BTreeSet<u64> =
-            pending.iter().map(|m| m.index).collect();
+        let failures = store.call(|s| s.failures(&def.name))?;
+        let stored_now = store.call(|s| s.stored_indices(&def.name))?;
         let failed: Vec<(u64, String)> = failures
             .into_iter()
-            .filter(|f| pending_idx.contains(&f.index))
+            .filter(|f| !stored_now.contains(&f.index))
             .map(|f| (f.index, f.error))
             .collect();
-        let stored_now = store.stored_indices(&def.name)?;
-        summary.played += pending_idx
-            .iter()
-            .filter(|i| stored_now.contains(i))
-            .count() as u64;
+        summary.played = stored_now.len() as u64 - initially_stored.min(stored_now.len() as u64);
         if !failed.is_empty() {
             summary.failed = failed;
             break;

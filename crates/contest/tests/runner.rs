@@ -264,10 +264,10 @@ fn postgres_coordinator_and_workers_finish_every_match_once() {
     let arena = Arc::new(FakeArena::failing(|j| j.index == 5));
     let summary = std::thread::scope(|scope| {
         let coord = scope.spawn(|| {
-            let store = Box::new(PgStore::connect(&url).unwrap());
+            let connect = || PgStore::connect(&url).map(|s| Box::new(s) as Box<dyn Store>);
             coordinate(
                 &def,
-                store,
+                &connect,
                 &RunOptions::default(),
                 Duration::from_millis(50),
             )

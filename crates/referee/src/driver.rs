@@ -11,6 +11,10 @@ use kakehiki_core::{GameType, MatchReport, SeatSpec};
 /// A boxed future, for the object-safe driver trait.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// The environment variable that gives process bots the match seed (decimal), so a bot that
+/// seeds its generator from it plays the same match again from the same seed.
+pub const SEED_ENV: &str = "KAKEHIKI_SEED";
+
 /// Everything needed to run one match.
 #[derive(Debug, Clone)]
 pub struct MatchSpec {
@@ -30,15 +34,18 @@ pub struct MatchSpec {
 }
 
 impl MatchSpec {
-    /// A spec with default rules, no options and the default sandbox.
+    /// A spec with default rules, no options and the default sandbox, which passes the match
+    /// seed to process bots as the environment variable [`SEED_ENV`].
     pub fn new(game: &str, seed: u64, seats: Vec<SeatSpec>) -> Self {
+        let mut sandbox = SandboxConfig::default();
+        sandbox.env.push((SEED_ENV.to_string(), seed.to_string()));
         MatchSpec {
             game: game.to_string(),
             rules: None,
             seed,
             seats,
             options: BTreeMap::new(),
-            sandbox: SandboxConfig::default(),
+            sandbox,
         }
     }
 
@@ -165,6 +172,27 @@ pub enum RefereeError {
     },
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
+    /// A bot could not be started because of the machine (no room for its working directory,
+    /// out of file descriptors, an rlimit the referee cannot set): not the bot's fault, so the
+    /// match is not played rather than scored as that seat's loss.
+    #[error("host fault: seat {seat} could not be started because of this machine, not the bot: {reason}")]
+    HostFault { seat: usize, reason: String },
+}
+
+impl RefereeError {
+    /// The error for a seat whose bot failed to start with `e`, if that failure is the host's
+    /// fault ([`kakehiki_agent::SpawnError::is_host_fault`]); `None` when it is the bot's.
+    pub fn host_fault(seat: usize, e: &kakehiki_agent::SpawnError) -> Option<RefereeError> {
+        e.is_host_fault().then(|| RefereeError::HostFault {
+            seat,
+            reason: e.to_string(),
+        })
+    }
+
+    /// Whether the match failed because of the machine rather than its bots or its spec.
+    pub fn is_host_fault(&self) -> bool {
+        matches!(self, RefereeError::HostFault { .. })
+    }
 }
 
 impl From<kakehiki_core::replay::ReplayError> for RefereeError {
@@ -218,4 +246,19 @@ pub fn verify_replay(text: &str) -> Result<MatchRecord, RefereeError> {
         });
     }
     Ok(record)
+}
+
+#[cfg(test)]
+mod seed_env_tests {
+    use super::*;
+
+    #[test]
+    fn process_bots_get_the_match_seed() {
+        let spec = MatchSpec::new("nac", 2014, Vec::new());
+        assert!(spec
+            .sandbox
+            .env
+            .contains(&(SEED_ENV.to_string(), "2014".to_string())));
+        assert_eq!(SEED_ENV, "KAKEHIKI_SEED");
+    }
 }

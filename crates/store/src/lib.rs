@@ -20,7 +20,20 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 pub use pg::PgStore;
-pub use sqlite::SqliteStore;
+pub use sqlite::{run_lock_path, SqliteStore};
+
+/// Open a store read-only: PostgreSQL when `database_url` is given, otherwise the existing
+/// SQLite file `db_path`, opened read-only (it works in a read-only directory, creates no file
+/// and a mistyped path is [`StoreError::NoDatabase`]). Writing methods fail.
+pub fn open_store_read_only(
+    db_path: &std::path::Path,
+    database_url: Option<&str>,
+) -> Result<Box<dyn Store>, StoreError> {
+    match database_url {
+        Some(url) => Ok(Box::new(PgStore::connect(url)?)),
+        None => Ok(Box::new(SqliteStore::open_read_only(db_path)?)),
+    }
+}
 
 /// zstd level used for replays: fast, and JSON lines compress well at any level.
 const ZSTD_LEVEL: i32 = 3;
@@ -69,6 +82,49 @@ pub enum StoreError {
     Corrupt(String),
     #[error("cannot compress replay: {0}")]
     Compress(std::io::Error),
+    #[error("no sqlite database at {0}: check the path (--db); reading never creates a database")]
+    NoDatabase(String),
+    #[error(
+        "another `kakehiki contest run` is using the sqlite database {path} ({holder}): one process runs \
+         contests on a SQLite file at a time; wait for it to finish or stop it, or use PostgreSQL \
+         (--database-url) and workers to play matches in parallel"
+    )]
+    RunInProgress { path: String, holder: String },
+    #[error("cannot lock the sqlite database {path} for a run: {source}")]
+    RunLock {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+impl StoreError {
+    /// Whether the error is a lost or refused connection to the database server (it may come
+    /// back: reconnect and retry), as opposed to a bad query, bad data or a bad URL.
+    pub fn is_connection(&self) -> bool {
+        match self {
+            StoreError::Connect { .. } => true,
+            StoreError::Postgres { source, .. } => {
+                source.is_closed()
+                    || source.code().is_some_and(|c| {
+                        // Class 08 (connection exception), 57P01-57P03 (admin shutdown, crash
+                        // shutdown, cannot connect now).
+                        c.code().starts_with("08")
+                            || matches!(c.code(), "57P01" | "57P02" | "57P03")
+                    })
+                    || std::error::Error::source(source)
+                        .is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some())
+            }
+            _ => false,
+        }
+    }
+}
+
+/// A program file of a contest entrant and the SHA-256 of its content when it was recorded.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ProgramFile {
+    pub entrant: String,
+    pub path: String,
+    pub sha256: String,
 }
 
 /// A contest as the store keeps it: its name, the fingerprint of its definition and the
@@ -289,6 +345,28 @@ pub trait Store: Send {
     /// Matches of any contest queued or running (a worker with nothing to claim and nothing
     /// open may stop).
     fn open_matches(&mut self) -> Result<u64, StoreError>;
+
+    /// Give a claimed match back after a host fault (the machine, not the match, failed): queued
+    /// again without counting the attempt.
+    fn release_host_fault(&mut self, claim: &Claim, error: &str) -> Result<(), StoreError>;
+
+    /// The program files recorded for the entrants of `contest`, ordered.
+    fn program_files(&mut self, contest: &str) -> Result<Vec<ProgramFile>, StoreError>;
+
+    /// Record program files of `contest`'s entrants; files already recorded (same entrant and
+    /// path) keep their first hash.
+    fn record_program_files(
+        &mut self,
+        contest: &str,
+        files: &[ProgramFile],
+    ) -> Result<(), StoreError>;
+
+    /// Make this store the only one running contests on its database until it is dropped. A
+    /// SQLite file is locked (an OS lock on `<file>.lock`, released even when the process is
+    /// killed), so a second `contest run` on it fails with [`StoreError::RunInProgress`] instead
+    /// of playing every match again; `holder` describes this run for that message. PostgreSQL
+    /// needs no lock: its queue hands each match to one runner.
+    fn lock_run(&mut self, holder: &str) -> Result<(), StoreError>;
 }
 
 /// Open a store: PostgreSQL when `database_url` is given, otherwise the SQLite file `db_path`.

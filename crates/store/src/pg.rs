@@ -8,7 +8,8 @@ use postgres::{Client, Config, NoTls};
 use crate::schema;
 use crate::{
     compress, decompress, entrants_to_json, from_db, lease_ms, redact_url, to_db, Claim,
-    ContestRow, FailedMatch, NewResult, QueueCounts, QueuedMatch, Store, StoreError, StoredResult,
+    ContestRow, FailedMatch, NewResult, ProgramFile, QueueCounts, QueuedMatch, Store, StoreError,
+    StoredResult,
 };
 
 /// Current time in milliseconds since the epoch, by the database's clock (one clock for all
@@ -408,5 +409,63 @@ impl Store for PgStore {
             .map_err(err("counting open matches"))?;
         let n: i64 = col(&row, 0, "counting open matches")?;
         Ok(n.max(0) as u64)
+    }
+
+    fn release_host_fault(&mut self, claim: &Claim, error: &str) -> Result<(), StoreError> {
+        self.client
+            .execute(
+                "UPDATE kk_matches SET state = 'queued', attempts = GREATEST(attempts - 1, 0),
+                     lease_until = NULL, last_error = $5
+                 WHERE contest = $1 AND idx = $2 AND worker = $3 AND attempts = $4 AND state = 'running'",
+                &[&claim.contest, &to_db(claim.index), &claim.worker, &(claim.attempt as i32), &error],
+            )
+            .map_err(err("giving back a match after a host fault"))?;
+        Ok(())
+    }
+
+    fn program_files(&mut self, contest: &str) -> Result<Vec<ProgramFile>, StoreError> {
+        const CONTEXT: &str = "reading program files";
+        let rows = self
+            .client
+            .query(
+                "SELECT entrant, path, sha256 FROM kk_programs WHERE contest = $1
+                 ORDER BY entrant, path",
+                &[&contest],
+            )
+            .map_err(err(CONTEXT))?;
+        rows.iter()
+            .map(|r| {
+                Ok(ProgramFile {
+                    entrant: col(r, 0, CONTEXT)?,
+                    path: col(r, 1, CONTEXT)?,
+                    sha256: col(r, 2, CONTEXT)?,
+                })
+            })
+            .collect()
+    }
+
+    fn record_program_files(
+        &mut self,
+        contest: &str,
+        files: &[ProgramFile],
+    ) -> Result<(), StoreError> {
+        const CONTEXT: &str = "recording program files";
+        let mut tx = self.client.transaction().map_err(err(CONTEXT))?;
+        let stmt = tx
+            .prepare(
+                "INSERT INTO kk_programs (contest, entrant, path, sha256) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (contest, entrant, path) DO NOTHING",
+            )
+            .map_err(err(CONTEXT))?;
+        for f in files {
+            tx.execute(&stmt, &[&contest, &f.entrant, &f.path, &f.sha256])
+                .map_err(err(CONTEXT))?;
+        }
+        tx.commit().map_err(err(CONTEXT))
+    }
+
+    fn lock_run(&mut self, _holder: &str) -> Result<(), StoreError> {
+        // The queue hands each match to one runner; any number of coordinators may share it.
+        Ok(())
     }
 }

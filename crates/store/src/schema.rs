@@ -39,6 +39,15 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         worker TEXT NOT NULL,
         PRIMARY KEY (contest, idx)
     );",
+    // 2: the program files of each contest's entrants, by content hash, so a bot changed under
+    // the same command line is noticed instead of mixed into one contest.
+    "CREATE TABLE kk_programs (
+        contest TEXT NOT NULL REFERENCES kk_contests(name),
+        entrant TEXT NOT NULL,
+        path TEXT NOT NULL,
+        sha256 TEXT NOT NULL,
+        PRIMARY KEY (contest, entrant, path)
+    );",
 ];
 
 /// The newest schema version this program knows.

@@ -1,15 +1,17 @@
 //! The embedded SQLite backend (the default).
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read, Seek, Write};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 
 use crate::schema;
 use crate::{
     compress, decompress, entrants_to_json, from_db, lease_ms, to_db, Claim, ContestRow,
-    FailedMatch, NewResult, QueueCounts, QueuedMatch, Store, StoreError, StoredResult,
+    FailedMatch, NewResult, ProgramFile, QueueCounts, QueuedMatch, Store, StoreError, StoredResult,
 };
 
 /// Current time in milliseconds since the epoch, computed by the database.
@@ -18,6 +20,33 @@ const NOW_MS: &str = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGE
 /// A results store in one SQLite file.
 pub struct SqliteStore {
     conn: Connection,
+    /// The database file (`None` in memory).
+    path: Option<PathBuf>,
+    /// The run lock on `<file>.lock`, held while this store runs contests.
+    run_lock: Option<File>,
+}
+
+/// The file whose OS lock says a process is running contests on the database at `path`.
+pub fn run_lock_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
+/// `path` as an SQLite URI with `immutable=1` (percent-encoding what a URI path may not hold).
+fn immutable_uri(path: &Path) -> String {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut uri = String::from("file:");
+    for b in abs.to_string_lossy().bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
+                uri.push(b as char)
+            }
+            other => uri.push_str(&format!("%{other:02X}")),
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
 }
 
 fn err(context: &'static str) -> impl FnOnce(rusqlite::Error) -> StoreError {
@@ -33,10 +62,59 @@ impl SqliteStore {
             source,
         };
         let conn = Connection::open(path).map_err(open_err)?;
-        Self::init(conn).map_err(|e| match e {
+        let mut store = Self::init(conn).map_err(|e| match e {
             StoreError::Sqlite { source, .. } => open_err(source),
             other => other,
+        })?;
+        store.path = Some(path.to_path_buf());
+        Ok(store)
+    }
+
+    /// Open the existing database at `path` read-only, for standings, replays and the web view:
+    /// no file is created (a mistyped path is [`StoreError::NoDatabase`]), nothing is migrated,
+    /// and it works in a directory the reader may not write (where SQLite cannot create the WAL
+    /// index, the file is read as immutable).
+    pub fn open_read_only(path: &Path) -> Result<Self, StoreError> {
+        let shown = path.display().to_string();
+        if !path.is_file() {
+            return Err(StoreError::NoDatabase(shown));
+        }
+        let open_err = |source| StoreError::OpenSqlite {
+            path: shown.clone(),
+            source,
+        };
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(open_err)?;
+        conn.busy_timeout(Duration::from_secs(30))
+            .map_err(open_err)?;
+        let conn = match Self::schema_version(&conn) {
+            Ok(_) => conn,
+            // A WAL database whose directory we cannot write (no -shm to create): read the
+            // file as it is.
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::CannotOpen | rusqlite::ErrorCode::ReadOnly
+                ) =>
+            {
+                drop(conn);
+                Connection::open_with_flags(immutable_uri(path), flags).map_err(open_err)?
+            }
+            Err(source) => return Err(open_err(source)),
+        };
+        let version = Self::schema_version(&conn).map_err(open_err)?;
+        crate::schema::pending(version)?;
+        Ok(SqliteStore {
+            conn,
+            path: Some(path.to_path_buf()),
+            run_lock: None,
         })
+    }
+
+    fn schema_version(conn: &Connection) -> Result<Option<i64>, rusqlite::Error> {
+        conn.query_row("SELECT MAX(version) FROM kk_schema", [], |r| r.get(0))
     }
 
     /// An in-memory database (tests).
@@ -59,7 +137,11 @@ impl SqliteStore {
             .map_err(err("switching to WAL mode"))?;
         conn.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
             .map_err(err("setting pragmas"))?;
-        let mut store = SqliteStore { conn };
+        let mut store = SqliteStore {
+            conn,
+            path: None,
+            run_lock: None,
+        };
         store.migrate()?;
         Ok(store)
     }
@@ -446,5 +528,108 @@ impl Store for SqliteStore {
             )
             .map_err(err("counting open matches"))?;
         Ok(n.max(0) as u64)
+    }
+
+    fn release_host_fault(&mut self, claim: &Claim, error: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE kk_matches SET state = 'queued', attempts = MAX(attempts - 1, 0),
+                     lease_until = NULL, last_error = ?5
+                 WHERE contest = ?1 AND idx = ?2 AND worker = ?3 AND attempts = ?4 AND state = 'running'",
+                params![claim.contest, to_db(claim.index), claim.worker, claim.attempt, error],
+            )
+            .map_err(err("giving back a match after a host fault"))?;
+        Ok(())
+    }
+
+    fn program_files(&mut self, contest: &str) -> Result<Vec<ProgramFile>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT entrant, path, sha256 FROM kk_programs WHERE contest = ?1
+                 ORDER BY entrant, path",
+            )
+            .map_err(err("reading program files"))?;
+        let rows = stmt
+            .query_map(params![contest], |r| {
+                Ok(ProgramFile {
+                    entrant: r.get(0)?,
+                    path: r.get(1)?,
+                    sha256: r.get(2)?,
+                })
+            })
+            .map_err(err("reading program files"))?;
+        rows.collect::<Result<_, _>>()
+            .map_err(err("reading program files"))
+    }
+
+    fn record_program_files(
+        &mut self,
+        contest: &str,
+        files: &[ProgramFile],
+    ) -> Result<(), StoreError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err("recording program files"))?;
+        {
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT INTO kk_programs (contest, entrant, path, sha256) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (contest, entrant, path) DO NOTHING",
+                )
+                .map_err(err("recording program files"))?;
+            for f in files {
+                stmt.execute(params![contest, f.entrant, f.path, f.sha256])
+                    .map_err(err("recording program files"))?;
+            }
+        }
+        tx.commit().map_err(err("recording program files"))
+    }
+
+    fn lock_run(&mut self, holder: &str) -> Result<(), StoreError> {
+        let Some(path) = &self.path else {
+            return Ok(());
+        };
+        if self.run_lock.is_some() {
+            return Ok(());
+        }
+        let lock_path = run_lock_path(path);
+        let lock_err = |source| StoreError::RunLock {
+            path: path.display().to_string(),
+            source,
+        };
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock_path)
+            .map_err(lock_err)?;
+        match file.try_lock() {
+            Ok(()) => {
+                // Who holds it, for the message of a second run (best effort).
+                let _ = file.set_len(0).and_then(|_| {
+                    file.rewind()?;
+                    file.write_all(holder.as_bytes())
+                });
+                self.run_lock = Some(file);
+                Ok(())
+            }
+            Err(TryLockError::WouldBlock) => {
+                let mut text = String::new();
+                let _ = file.read_to_string(&mut text);
+                let text = text.trim();
+                Err(StoreError::RunInProgress {
+                    path: path.display().to_string(),
+                    holder: if text.is_empty() {
+                        "a process that has not said who it is".into()
+                    } else {
+                        text.to_string()
+                    },
+                })
+            }
+            Err(TryLockError::Error(e)) => Err(lock_err(e)),
+        }
     }
 }

@@ -158,3 +158,19 @@ fn columns_of_an_unexpected_type_are_errors_not_panics() {
         );
     }
 }
+
+#[test]
+fn a_host_fault_gives_the_match_back_without_an_attempt() {
+    let Some(mut s) = fresh("hostfault") else {
+        return;
+    };
+    common::a_host_fault_gives_the_match_back_without_an_attempt(&mut s);
+}
+
+#[test]
+fn program_files_keep_their_first_hash() {
+    let Some(mut s) = fresh("programs") else {
+        return;
+    };
+    common::program_files_keep_their_first_hash(&mut s);
+}

@@ -97,3 +97,107 @@ fn a_corrupt_replay_is_reported_not_panicked() {
     let err = s.replay("c", 0).unwrap_err();
     assert!(matches!(err, StoreError::Corrupt(_)), "{err}");
 }
+
+#[test]
+fn a_host_fault_gives_the_match_back_without_an_attempt() {
+    let (_d, mut s) = fresh();
+    common::a_host_fault_gives_the_match_back_without_an_attempt(&mut s);
+}
+
+#[test]
+fn program_files_keep_their_first_hash() {
+    let (_d, mut s) = fresh();
+    common::program_files_keep_their_first_hash(&mut s);
+}
+
+#[test]
+fn one_run_at_a_time_holds_a_sqlite_file() {
+    let (dir, mut first) = fresh();
+    first.lock_run("pid 1 running contest a").unwrap();
+    first.lock_run("again").unwrap(); // re-locking one's own lock is fine
+    let mut second = SqliteStore::open(&dir.path().join("t.sqlite")).unwrap();
+    let err = second.lock_run("pid 2").unwrap_err();
+    assert!(matches!(err, StoreError::RunInProgress { .. }), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("pid 1 running contest a"), "{msg}");
+    assert!(msg.contains("t.sqlite"), "{msg}");
+    // Readers are not locked out.
+    assert!(second.contest_names().unwrap().is_empty());
+    drop(first);
+    second.lock_run("pid 2").unwrap();
+    // Another file is another lock.
+    let mut other = SqliteStore::open(&dir.path().join("u.sqlite")).unwrap();
+    other.lock_run("pid 3").unwrap();
+    assert!(kakehiki_store::run_lock_path(&dir.path().join("t.sqlite")).exists());
+}
+
+#[test]
+fn read_only_opening_creates_nothing_and_refuses_a_mistyped_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("kakehki.sqlite");
+    let err = SqliteStore::open_read_only(&missing)
+        .err()
+        .expect("no such file");
+    assert!(matches!(err, StoreError::NoDatabase(_)), "{err}");
+    assert!(err.to_string().contains("kakehki.sqlite"), "{err}");
+    assert!(!missing.exists(), "a read never creates a database");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+
+    let path = dir.path().join("t.sqlite");
+    {
+        let mut s = SqliteStore::open(&path).unwrap();
+        common::stores_each_match_once_with_its_replay(&mut s);
+    }
+    let mut ro = SqliteStore::open_read_only(&path).unwrap();
+    assert_eq!(ro.stored_indices("c2").unwrap().len(), 2);
+    assert!(ro.replay("c2", 3).unwrap().is_some());
+    // Writes fail instead of changing the file.
+    let err = ro
+        .register_contest(&common::contest("new", "f"))
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("readonly")
+            || err.to_string().contains("read-only")
+            || err.to_string().contains("read only"),
+        "{err}"
+    );
+
+    let garbage = dir.path().join("garbage.sqlite");
+    std::fs::write(&garbage, vec![b'x'; 4096]).unwrap();
+    let err = SqliteStore::open_read_only(&garbage)
+        .err()
+        .expect("not a database");
+    assert!(err.to_string().contains("garbage.sqlite"), "{err}");
+}
+
+#[test]
+fn read_only_opening_works_in_a_directory_nobody_may_write() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("published");
+    std::fs::create_dir(&sub).unwrap();
+    let path = sub.join("t.sqlite");
+    {
+        let mut s = SqliteStore::open(&path).unwrap();
+        common::stores_each_match_once_with_its_replay(&mut s);
+    }
+    let before: Vec<_> = std::fs::read_dir(&sub)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o555)).unwrap();
+    // Root may write anyway; the directory is then still read-only for SQLite's purposes only
+    // if the open does not try to create files, which the listing below checks either way.
+    let r = SqliteStore::open_read_only(&path).and_then(|mut ro| ro.stored_indices("c2"));
+    let after: Vec<_> = std::fs::read_dir(&sub)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(r.unwrap().len(), 2);
+    let created: Vec<_> = after.iter().filter(|f| !before.contains(f)).collect();
+    assert!(
+        created.iter().all(|f| f.to_string_lossy().ends_with("-shm") || f.to_string_lossy().ends_with("-wal")),
+        "only SQLite's own WAL files may appear, and only where the directory is writable: {created:?}"
+    );
+}

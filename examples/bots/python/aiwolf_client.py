@@ -19,6 +19,7 @@ Modes (for tests of the server's failure handling):
 """
 
 import json
+import os
 import random
 import socket
 import sys
@@ -49,7 +50,9 @@ class Client:
     def __init__(self, name, mode):
         self.name = name
         self.mode = mode
-        self.rng = random.Random(name)
+        # Seeded from the match seed the referee passes (KAKEHIKI_SEED) and the agent's name, so
+        # a game replays the same from its seed.
+        self.rng = random.Random("%s:%s" % (os.environ.get("KAKEHIKI_SEED", ""), name))
         self.info = None
         self.setting = None
         self.talks = {}  # (day, idx) -> talk, from diffs (like AIWolfPy)

@@ -12,6 +12,9 @@ exits 3.
 Usage: geister_client.py HOST PORT [--games N] [--mode MODE] [--seed S]
        geister_client.py --stdio [--mode MODE] [--seed S]
 
+Without --seed the generator is seeded from KAKEHIKI_SEED, the match seed the referee passes to
+every process bot, so a match replays the same from its seed; with neither, it is unseeded.
+
 Modes (for tests of the server's handling of misbehaving clients):
   normal      play random legal moves
   noset       never send a placement
@@ -184,6 +187,8 @@ def main():
     global REPORT
     if stdio:
         REPORT = sys.stderr  # stdout is the protocol channel
+    if seed is None and os.environ.get("KAKEHIKI_SEED", "").isdigit():
+        seed = int(os.environ["KAKEHIKI_SEED"])
     rng = random.Random(seed)
     for g in range(games):
         if stdio:

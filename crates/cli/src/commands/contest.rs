@@ -9,10 +9,10 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand, ValueEnum};
 use kakehiki_contest::{
-    compute_standings, coordinate, load_results, run_local, stored_definition, Arena, ContestDef,
-    OutputFormat, RefereeArena, RunOptions, RunSummary,
+    compute_standings, coordinate, load_results, preflight, run_local, stored_definition, Arena,
+    ContestDef, OutputFormat, RefereeArena, RunOptions, RunSummary,
 };
-use kakehiki_store::{open_store, redact_url, Store};
+use kakehiki_store::{open_store, open_store_read_only, redact_url, Store};
 
 use crate::exit;
 
@@ -58,6 +58,17 @@ impl StoreArgs {
                 .with_context(|| format!("cannot open the store at {}", redact_url(url))),
             None => open_store(&self.db, None)
                 .with_context(|| format!("cannot open the store {}", self.db.display())),
+        }
+    }
+
+    /// Open the store to read it: a SQLite file read-only (it must exist; nothing is created,
+    /// a read-only directory is fine).
+    pub fn open_read_only(&self) -> anyhow::Result<Box<dyn Store>> {
+        match &self.database_url {
+            Some(url) => open_store_read_only(&self.db, Some(url))
+                .with_context(|| format!("cannot open the store at {}", redact_url(url))),
+            None => open_store_read_only(&self.db, None)
+                .with_context(|| format!("cannot read the store {}", self.db.display())),
         }
     }
 }
@@ -130,25 +141,30 @@ pub fn load_definition(file: &Path) -> anyhow::Result<ContestDef> {
 fn run_contest(args: RunArgs) -> anyhow::Result<u8> {
     // Validate everything before touching the store: a bad file stores nothing.
     let def = load_definition(&args.file)?;
-    let store = args.store.open()?;
     let jobs = args.jobs.map(usize::from).or(def.jobs).unwrap_or(1);
     let opts = RunOptions {
         jobs,
         progress: !args.quiet,
         worker: "local".into(),
+        ..RunOptions::default()
     };
-    let summary = if args.store.database_url.is_some() {
+    let summary = if let Some(url) = &args.store.database_url {
+        // Check the entrants before anything is queued: a typo fails here, not in every match.
+        preflight(&RefereeArena, &def)?;
         eprintln!(
             "queueing the matches of {} for workers (kakehiki worker --database-url ...)",
             def.name
         );
-        coordinate(&def, store, &opts, Duration::from_millis(500))?
+        let connect = || open_store(&args.store.db, Some(url));
+        coordinate(&def, &connect, &opts, Duration::from_millis(500))
+            .with_context(|| format!("coordinating on {}", redact_url(url)))?
     } else {
+        let store = args.store.open()?;
         run_local(&def, store, Arc::new(RefereeArena), &opts)?
     };
     report_summary(&def, &summary);
     if !args.no_standings {
-        let mut store = args.store.open()?;
+        let mut store = args.store.open_read_only()?;
         let results = load_results(store.as_mut(), &def)?;
         print!(
             "{}",
@@ -186,7 +202,7 @@ fn report_summary(def: &ContestDef, s: &RunSummary) {
 }
 
 fn standings(args: StandingsArgs) -> anyhow::Result<u8> {
-    let mut store = args.store.open()?;
+    let mut store = args.store.open_read_only()?;
     let def = stored_definition(store.as_mut(), &args.name).map_err(|e| {
         let names = store.contest_names().unwrap_or_default();
         anyhow::anyhow!(
@@ -213,7 +229,7 @@ fn standings(args: StandingsArgs) -> anyhow::Result<u8> {
 
 /// Write every stored replay of a contest to `<out>/<contest>/<index>.jsonl`.
 pub fn replays(args: ReplaysArgs) -> anyhow::Result<Vec<PathBuf>> {
-    let mut store = args.store.open()?;
+    let mut store = args.store.open_read_only()?;
     let def = stored_definition(store.as_mut(), &args.name)?;
     let dir = args.out.join(sanitize(&def.name));
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;

@@ -189,6 +189,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<u8> {
             jobs: usize::from(args.jobs),
             progress: false,
             worker: "demo".into(),
+            ..RunOptions::default()
         };
         let summary = run_local(&def, store, Arc::new(RefereeArena), &opts)
             .with_context(|| format!("demo contest of {game}"))?;

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod check;
 pub mod contest;
 pub mod demo;
 pub mod diplomacy;

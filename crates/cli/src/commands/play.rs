@@ -43,6 +43,14 @@ pub struct PlayArgs {
     /// Also write the replay's viewer page (`kakehiki view`) next to the replay; needs --replay.
     #[arg(long, requires = "replay")]
     pub view: bool,
+    /// Exit with status 4 when a process seat (cmd:, tcp, tcp-cmd:) had errors (timeouts, crashes,
+    /// bad replies): for scripts and CI that test a bot.
+    #[arg(long)]
+    pub strict: bool,
+    /// Fill the seats not given with --seat with this spec, up to the game's usual number of
+    /// seats (e.g. --fill builtin:random for the six other Diplomacy powers).
+    #[arg(long, value_name = "SPEC")]
+    pub fill: Option<SeatSpec>,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }
@@ -153,10 +161,26 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
             .map(|d| d.as_millis() as u64)
             .unwrap_or(0)
     });
-    let mut spec = MatchSpec::new(&args.game, seed, args.seats);
+    let mut seats = args.seats;
+    if let Some(fill) = &args.fill {
+        let want = driver.game_type().default_seats;
+        while seats.len() < want {
+            seats.push(fill.clone());
+        }
+    }
+    let process_seats: Vec<usize> = seats
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !matches!(s, SeatSpec::Builtin(_)))
+        .map(|(i, _)| i)
+        .collect();
+    let mut spec = MatchSpec::new(&args.game, seed, seats);
     spec.rules = args.rules;
     spec.options = parse_options(&args.options)?;
+    // The flags' sandbox, keeping what the spec passes to bots (the match seed, KAKEHIKI_SEED).
+    let bot_env = std::mem::take(&mut spec.sandbox.env);
     spec.sandbox = args.sandbox.config()?;
+    spec.sandbox.env.extend(bot_env);
     if let Some(y) = args.max_year {
         spec.options.insert("max_year".into(), y.to_string());
     }
@@ -176,6 +200,17 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
         (Some(path), true) => Some(super::view::write_page(path, None)?),
         _ => None,
     };
+    let failed: Vec<usize> = process_seats
+        .iter()
+        .copied()
+        .filter(|&i| {
+            record
+                .report
+                .seats
+                .get(i)
+                .is_some_and(|s| !s.errors.is_empty())
+        })
+        .collect();
     if args.json {
         println!("{}", serde_json::to_string(&record.report)?);
     } else {
@@ -186,6 +221,28 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
         if let Some(page) = &page {
             println!("viewer: {}", page.display());
         }
+    }
+    // What a failing bot said on stderr is usually why it failed.
+    let tails = stderr_tails(&record.replay.to_text(), STDERR_TAIL_LINES);
+    for seat in &failed {
+        if let Some(tail) = tails.get(seat).filter(|t| !t.trim().is_empty()) {
+            eprintln!("stderr of seat {seat} (last {STDERR_TAIL_LINES} lines at most):");
+            for line in tail.lines() {
+                eprintln!("  | {line}");
+            }
+        }
+    }
+    if args.strict && !failed.is_empty() {
+        eprintln!(
+            "--strict: process seat{} {} had errors",
+            if failed.len() == 1 { "" } else { "s" },
+            failed
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        return Ok(exit::SEAT_ERRORS);
     }
     Ok(exit::OK)
 }
@@ -211,4 +268,31 @@ pub fn write_file_atomically(path: &std::path::Path, bytes: &[u8]) -> anyhow::Re
         .map_err(|e| e.error)
         .context("cannot rename the temporary file")?;
     Ok(())
+}
+
+/// Lines of a failing bot's stderr shown after the result.
+const STDERR_TAIL_LINES: usize = 20;
+
+/// The last `lines` lines of every seat's stderr recorded in a replay (`"event":"stderr"` lines
+/// with `seat` and `text`), by seat.
+pub fn stderr_tails(replay: &str, lines: usize) -> BTreeMap<usize, String> {
+    let mut out = BTreeMap::new();
+    for line in replay.lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if v.get("event").and_then(|e| e.as_str()) != Some("stderr") {
+            continue;
+        }
+        let (Some(seat), Some(text)) = (
+            v.get("seat").and_then(|s| s.as_u64()),
+            v.get("text").and_then(|t| t.as_str()),
+        ) else {
+            continue;
+        };
+        let all: Vec<&str> = text.trim_end().lines().collect();
+        let tail = all[all.len().saturating_sub(lines)..].join("\n");
+        out.insert(seat as usize, tail);
+    }
+    out
 }

@@ -27,7 +27,8 @@ pub struct WorkerArgs {
     /// Attempts before a match is marked failed.
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub max_attempts: u32,
-    /// Stop when nothing is queued or running (default: wait for more work).
+    /// Stop when no contest has work left: nothing queued or running and no stage still to
+    /// queue (default: wait for more work).
     #[arg(long)]
     pub exit_when_idle: bool,
     /// Pause between polls of an empty queue, in milliseconds.
@@ -56,8 +57,8 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<u8> {
     let summary = run_worker(&connect, Arc::new(RefereeArena), &opts, &stop)
         .with_context(|| format!("worker on {} stopped", redact_url(&url)))?;
     eprintln!(
-        "worker {}: {} matches played, {} late duplicates ignored, {} failed attempts",
-        opts.name, summary.played, summary.duplicates, summary.failed
+        "worker {}: {} matches played, {} late duplicates ignored, {} failed attempts, {} reconnects",
+        opts.name, summary.played, summary.duplicates, summary.failed, summary.reconnects
     );
     Ok(exit::OK)
 }

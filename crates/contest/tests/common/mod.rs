@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use kakehiki_contest::{Arena, ContestDef, MatchJob, Played};
+use kakehiki_contest::{Arena, ContestDef, MatchJob, PlayError, Played};
 use kakehiki_core::{
     seeded_rng, Chance, Dynamics, GameType, Information, MatchReport, Outcome, Score, SeatSpec,
     Transport,
@@ -79,21 +79,34 @@ fn strength(spec: &SeatSpec) -> f64 {
 /// `fail_when` makes chosen matches fail (set-up errors).
 pub struct FakeArena {
     pub fail_when: Box<dyn Fn(&MatchJob) -> bool + Send + Sync>,
+    /// Matches whose bots the "machine" cannot start (host faults).
+    pub host_fault_when: Box<dyn Fn(&MatchJob) -> bool + Send + Sync>,
     pub played: AtomicU64,
+    /// Time each match takes.
+    pub delay: std::time::Duration,
 }
 
 impl FakeArena {
     pub fn new() -> Self {
         FakeArena {
             fail_when: Box::new(|_| false),
+            host_fault_when: Box::new(|_| false),
             played: AtomicU64::new(0),
+            delay: std::time::Duration::ZERO,
         }
     }
 
     pub fn failing(f: impl Fn(&MatchJob) -> bool + Send + Sync + 'static) -> Self {
         FakeArena {
             fail_when: Box::new(f),
-            played: AtomicU64::new(0),
+            ..FakeArena::new()
+        }
+    }
+
+    pub fn host_faulting(f: impl Fn(&MatchJob) -> bool + Send + Sync + 'static) -> Self {
+        FakeArena {
+            host_fault_when: Box::new(f),
+            ..FakeArena::new()
         }
     }
 }
@@ -103,10 +116,20 @@ impl Arena for FakeArena {
         lookup(game)
     }
 
-    fn play(&self, job: &MatchJob) -> Result<Played, String> {
-        if (self.fail_when)(job) {
-            return Err(format!("cannot start seat 0 of match {}", job.index));
+    fn play(&self, job: &MatchJob) -> Result<Played, PlayError> {
+        if (self.host_fault_when)(job) {
+            return Err(PlayError::HostFault(format!(
+                "seat 0 of match {}: cannot create the bot's working directory: No space left on device (os error 28)",
+                job.index
+            )));
         }
+        if (self.fail_when)(job) {
+            return Err(PlayError::Failed(format!(
+                "cannot start seat 0 of match {}",
+                job.index
+            )));
+        }
+        std::thread::sleep(self.delay);
         self.played.fetch_add(1, Ordering::SeqCst);
         let mut rng = seeded_rng(job.seed, "fake");
         let n = job.seats.len();

@@ -1237,6 +1237,9 @@ impl GameDriver for DiplomacyDriver {
                     SeatSpec::Cmd(argv) => match BotProcess::spawn(argv, &sandbox.for_seat(i)) {
                         Ok(p) => sources.push(Source::Live(Box::new(p))),
                         Err(e) => {
+                            if let Some(fault) = RefereeError::host_fault(i, &e) {
+                                return Err(fault);
+                            }
                             early_errors[i].push(cannot_start(e.to_string()));
                             sources.push(Source::Gone);
                         }

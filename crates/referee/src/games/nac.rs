@@ -1239,7 +1239,7 @@ impl NacDriver {
             .iter()
             .enumerate()
             .map(|(seat, s)| make_seat(s, seat, spec.seed, &spec.sandbox))
-            .collect();
+            .collect::<Result<_, _>>()?;
         let seats: [Seat; NUM_SEATS] = seats.try_into().map_err(|_| RefereeError::SeatCount {
             game: self.variant.name().into(),
             expected: "4".into(),
@@ -1255,8 +1255,14 @@ impl NacDriver {
     }
 }
 
-fn make_seat(spec: &SeatSpec, seat: usize, seed: u64, sandbox: &SandboxConfig) -> Seat {
-    match spec {
+/// A seat's bot; `Err` only for a bot that could not be started because of the machine.
+fn make_seat(
+    spec: &SeatSpec,
+    seat: usize,
+    seed: u64,
+    sandbox: &SandboxConfig,
+) -> Result<Seat, RefereeError> {
+    Ok(match spec {
         SeatSpec::Builtin(name) => match make_bot(name, seat, seed) {
             Some(bot) => Seat::Builtin(bot),
             // Checked before: unreachable in practice, but a dead seat is the safe answer.
@@ -1271,9 +1277,12 @@ fn make_seat(spec: &SeatSpec, seat: usize, seed: u64, sandbox: &SandboxConfig) -
                     proc: Some(Box::new(p)),
                     spawn_error: None,
                 },
-                Err(e) => Seat::Process {
-                    proc: None,
-                    spawn_error: Some(e.to_string()),
+                Err(e) => match RefereeError::host_fault(seat, &e) {
+                    Some(fault) => return Err(fault),
+                    None => Seat::Process {
+                        proc: None,
+                        spawn_error: Some(e.to_string()),
+                    },
                 },
             }
         }
@@ -1281,7 +1290,7 @@ fn make_seat(spec: &SeatSpec, seat: usize, seed: u64, sandbox: &SandboxConfig) -
             proc: None,
             spawn_error: Some("tcp seats are not supported".into()),
         },
-    }
+    })
 }
 
 fn bad(msg: impl Into<String>) -> RefereeError {

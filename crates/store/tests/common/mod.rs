@@ -165,3 +165,63 @@ pub fn queue_claims_leases_and_caps(store: &mut dyn Store) {
     let f = store.claim("w1", lease, 2).unwrap().unwrap();
     assert_eq!((f.index, f.attempt), (1, 1));
 }
+
+pub fn a_host_fault_gives_the_match_back_without_an_attempt(store: &mut dyn Store) {
+    store.register_contest(&contest("hf", "f")).unwrap();
+    let m = QueuedMatch {
+        index: 0,
+        spec_json: "{}".into(),
+    };
+    store.enqueue("hf", &[m]).unwrap();
+    let lease = Duration::from_secs(60);
+    let claim = loop {
+        let c = store.claim("w", lease, 1).unwrap().expect("a queued match");
+        if c.contest == "hf" {
+            break c;
+        }
+    };
+    assert_eq!(claim.attempt, 1);
+    store
+        .release_host_fault(&claim, "host fault: no space")
+        .unwrap();
+    assert_eq!(store.queue_counts("hf").unwrap().queued, 1);
+    // With one attempt allowed, the match can still be claimed: the host fault did not count.
+    let again = loop {
+        let c = store.claim("w2", lease, 1).unwrap().expect("queued again");
+        if c.contest == "hf" {
+            break c;
+        }
+    };
+    assert_eq!((again.index, again.attempt), (0, 1));
+}
+
+pub fn program_files_keep_their_first_hash(store: &mut dyn Store) {
+    use kakehiki_store::ProgramFile;
+    store.register_contest(&contest("pf", "f")).unwrap();
+    let file = |entrant: &str, path: &str, sha: &str| ProgramFile {
+        entrant: entrant.into(),
+        path: path.into(),
+        sha256: sha.into(),
+    };
+    assert!(store.program_files("pf").unwrap().is_empty());
+    store
+        .record_program_files(
+            "pf",
+            &[file("b", "/x/b.py", "22"), file("a", "/x/a.py", "11")],
+        )
+        .unwrap();
+    store
+        .record_program_files(
+            "pf",
+            &[file("a", "/x/a.py", "99"), file("a", "/x/lib.py", "33")],
+        )
+        .unwrap();
+    assert_eq!(
+        store.program_files("pf").unwrap(),
+        vec![
+            file("a", "/x/a.py", "11"),
+            file("a", "/x/lib.py", "33"),
+            file("b", "/x/b.py", "22")
+        ]
+    );
+}

@@ -911,9 +911,13 @@ fn plan_for<'a>(
             Some(b) => SeatPlan::Builtin(b),
             None => SeatPlan::Pipe(Err(format!("unknown built-in bot {name:?}"))),
         },
-        SeatSpec::Cmd(argv) => SeatPlan::Pipe(
-            BotProcess::spawn(argv, &spec.sandbox.for_seat(seat)).map_err(|e| e.to_string()),
-        ),
+        SeatSpec::Cmd(argv) => match BotProcess::spawn(argv, &spec.sandbox.for_seat(seat)) {
+            Ok(p) => SeatPlan::Pipe(Ok(p)),
+            Err(e) => match RefereeError::host_fault(seat, &e) {
+                Some(fault) => return Err(fault),
+                None => SeatPlan::Pipe(Err(e.to_string())),
+            },
+        },
         SeatSpec::Tcp | SeatSpec::TcpCmd(_) => {
             let Some(queue) = queue else {
                 return Err(RefereeError::UnsupportedSeat {
@@ -928,7 +932,13 @@ fn plan_for<'a>(
                     let addr = queue.local_addr();
                     let argv = client_argv(argv, addr);
                     let sandbox = spec.sandbox.for_tcp_seat(seat, addr.port());
-                    Some(ClientProcess::spawn(&argv, &sandbox).map_err(|e| e.to_string()))
+                    match ClientProcess::spawn(&argv, &sandbox) {
+                        Ok(c) => Some(Ok(c)),
+                        Err(e) => match RefereeError::host_fault(seat, &e) {
+                            Some(fault) => return Err(fault),
+                            None => Some(Err(e.to_string())),
+                        },
+                    }
                 }
                 _ => None,
             };

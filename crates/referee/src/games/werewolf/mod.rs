@@ -85,12 +85,19 @@ impl Config {
                 expected: RuleSet::NAMES.join(", "),
             });
         }
-        let mut settings =
-            Settings::for_rules(rules, players).map_err(|e| RefereeError::SeatCount {
-                game: "werewolf".into(),
-                expected: format!("a village size the rules allow ({e})"),
+        let mut settings = Settings::for_rules(rules, players).map_err(|e| match e {
+            // One sentence: "werewolf (rule set seed-2015) needs exactly 15 seats, got 7".
+            kakehiki_werewolf::SettingsError::Seed2015Players(_) => RefereeError::SeatCount {
+                game: "werewolf (rule set seed-2015)".into(),
+                expected: "exactly 15".into(),
                 got: players,
-            })?;
+            },
+            _ => RefereeError::SeatCount {
+                game: format!("werewolf (rule set {rules})"),
+                expected: "3 to 18".into(),
+                got: players,
+            },
+        })?;
         let spec = OptionReader(options);
         let aiwolf = settings.rule_set == RuleSet::Aiwolf06;
         settings.time_limit_ms =

@@ -120,6 +120,12 @@ pub async fn seat_match(
             (SeatSpec::TcpCmd(argv), Some(l)) => {
                 let argv = substitute(argv, &cfg.host, port);
                 match ClientProcess::spawn(&argv, &spec.sandbox.for_tcp_seat(i, port)) {
+                    Err(e) if e.is_host_fault() => {
+                        return Err(RefereeError::HostFault {
+                            seat: i,
+                            reason: e.to_string(),
+                        })
+                    }
                     Err(e) => not_ready(text, format!("seat{i}"), format!("cannot start the agent: {e}")),
                     Ok(client) => {
                         clients.push(client);
