@@ -47,9 +47,14 @@ pub enum SpawnError {
 }
 
 impl SpawnError {
-    /// Whether the failure is the machine's, not the bot's: no room or descriptors for it, the
-    /// sandbox unavailable or failing. A bot that cannot start for a host fault must not be
-    /// scored as a loss.
+    /// Whether the bot could not be started because of the machine rather than the bot: no
+    /// working directory (full or missing `TMPDIR`), the sandbox unavailable (`strict`) or
+    /// failing to set up, or a start that failed for lack of file descriptors, memory,
+    /// processes, disk or quota (`EMFILE`, `ENFILE`, `ENOMEM`, `EAGAIN`, `ENOSPC`, `EDQUOT`), or
+    /// because the runner could not set the bot's rlimits (`EPERM`: an rlimit above the runner's
+    /// own hard limit). A missing, unreadable or non-executable program (`ENOENT`, `EACCES`,
+    /// `ENOEXEC`) and an empty command line are the bot's fault. A bot that cannot start for a
+    /// host fault must not be scored as a loss.
     pub fn is_host_fault(&self) -> bool {
         match self {
             SpawnError::EmptyCommand => false,
@@ -67,36 +72,9 @@ impl SpawnError {
                         | libc::ENOMEM
                         | libc::EAGAIN
                         | libc::EDQUOT
+                        | libc::EPERM
                 )
             ),
-        }
-    }
-}
-
-impl SpawnError {
-    /// Whether the bot could not be started because of the machine rather than the bot: no
-    /// working directory (full or missing `TMPDIR`), or a start that failed for lack of file
-    /// descriptors, memory, processes, disk or quota (`EMFILE`, `ENFILE`, `ENOMEM`, `EAGAIN`,
-    /// `ENOSPC`, `EDQUOT`), or because the runner could not set the bot's rlimits (`EPERM`: an
-    /// rlimit above the runner's own hard limit). A missing, unreadable or non-executable program
-    /// (`ENOENT`, `EACCES`, `ENOEXEC`) and an empty command line are the bot's fault.
-    pub fn is_host_fault(&self) -> bool {
-        match self {
-            SpawnError::EmptyCommand => false,
-            SpawnError::Workdir(_) => true,
-            SpawnError::Start { source, .. } => source.raw_os_error().is_some_and(|errno| {
-                use nix::errno::Errno;
-                [
-                    Errno::EMFILE,
-                    Errno::ENFILE,
-                    Errno::ENOMEM,
-                    Errno::EAGAIN,
-                    Errno::ENOSPC,
-                    Errno::EDQUOT,
-                    Errno::EPERM,
-                ]
-                .contains(&Errno::from_raw(errno))
-            }),
         }
     }
 }

@@ -137,66 +137,67 @@ impl Arena for RefereeArena {
         let spec = MatchSpec::new(game, 0, Vec::new());
         // Starting processes on a machine out of file descriptors can panic inside the async
         // runtime (its signal pipe); that is the machine's fault, reported like any other.
-        let started =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                on_runtime(async {
-                    let mut found = Vec::new();
-                    let mut running = Vec::new();
-                    for (name, argv, entrant) in &to_start {
-                        let mut sandbox = spec.sandbox.clone();
-                        if let Some(dir) = &entrant.dir {
-                            sandbox.jail.seat_dir = std::env::current_dir().ok().map(|d| d.join(dir));
-                        }
-                        sandbox.env_passthrough.extend(entrant.env.iter().cloned());
-                        match BotProcess::spawn(argv, &sandbox) {
-                    Ok(p) => running.push((*name, p)),
-                    Err(e) => found.push(PreflightProblem {
-                        entrant: name.to_string(),
-                        problem: if e.is_host_fault() {
-                            format!("cannot be started because of this machine, not the bot: {e}")
-                        } else {
-                            e.to_string()
-                        },
-                        host_fault: e.is_host_fault(),
-                    }),
+        let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            on_runtime(async {
+                let mut found = Vec::new();
+                let mut running = Vec::new();
+                for (name, argv, entrant) in &to_start {
+                    let mut sandbox = spec.sandbox.clone();
+                    if let Some(dir) = &entrant.dir {
+                        sandbox.jail.seat_dir = std::env::current_dir().ok().map(|d| d.join(dir));
+                    }
+                    sandbox.env_passthrough.extend(entrant.env.iter().cloned());
+                    match BotProcess::spawn(argv, &sandbox) {
+                        Ok(p) => running.push((*name, p)),
+                        Err(e) => found.push(PreflightProblem {
+                            entrant: name.to_string(),
+                            problem: if e.is_host_fault() {
+                                format!(
+                                    "cannot be started because of this machine, not the bot: {e}"
+                                )
+                            } else {
+                                e.to_string()
+                            },
+                            host_fault: e.is_host_fault(),
+                        }),
+                    }
                 }
+                let deadline = tokio::time::Instant::now() + PREFLIGHT_WAIT;
+                for (name, mut p) in running {
+                    let outcome = p.read_line(deadline).await;
+                    let (exit, stderr) = p.finish_with_stderr(Duration::ZERO).await;
+                    if let ReadOutcome::Closed { exit: closed, .. } = outcome {
+                        let exit = closed.or(exit);
+                        let stderr = tail(&stderr, 800);
+                        found.push(PreflightProblem {
+                            entrant: name.to_string(),
+                            problem: format!(
+                                "exited at once ({}) before the game sent it anything{}",
+                                exit.map(|e| e.to_string())
+                                    .unwrap_or_else(|| "closed its stdout".into()),
+                                if stderr.is_empty() {
+                                    String::new()
+                                } else {
+                                    format!("; its stderr: {stderr}")
+                                }
+                            ),
+                            host_fault: false,
+                        });
                     }
-                    let deadline = tokio::time::Instant::now() + PREFLIGHT_WAIT;
-                    for (name, mut p) in running {
-                        let outcome = p.read_line(deadline).await;
-                        let (exit, stderr) = p.finish_with_stderr(Duration::ZERO).await;
-                        if let ReadOutcome::Closed { exit: closed, .. } = outcome {
-                            let exit = closed.or(exit);
-                            let stderr = tail(&stderr, 800);
-                            found.push(PreflightProblem {
-                                entrant: name.to_string(),
-                                problem: format!(
-                                    "exited at once ({}) before the game sent it anything{}",
-                                    exit.map(|e| e.to_string())
-                                        .unwrap_or_else(|| "closed its stdout".into()),
-                                    if stderr.is_empty() {
-                                        String::new()
-                                    } else {
-                                        format!("; its stderr: {stderr}")
-                                    }
-                                ),
-                                host_fault: false,
-                            });
-                        }
-                    }
-                    found
-                })
-            }))
-            .unwrap_or_else(|panic| {
-                let msg = panic
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "unknown panic".into());
-                Err(PlayError::HostFault(format!(
-                    "the referee failed while starting it: {msg}"
-                )))
-            });
+                }
+                found
+            })
+        }))
+        .unwrap_or_else(|panic| {
+            let msg = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(PlayError::HostFault(format!(
+                "the referee failed while starting it: {msg}"
+            )))
+        });
         match started {
             Ok(found) => problems.extend(found),
             Err(e) => problems.push(PreflightProblem {
