@@ -35,15 +35,14 @@ pub enum SpawnError {
     #[error("cannot prepare the bot's sandbox: {0}")]
     Sandbox(String),
     /// A confinement step failed in the child, before the bot's program ran.
-    #[error("cannot confine the bot ({step})")]
+    #[error("cannot confine the bot ({step}): {source}")]
     Confine {
         step: &'static str,
-        #[source]
         source: io::Error,
     },
     /// The machine refused a resource (pipes, descriptors, memory).
-    #[error("cannot start the bot")]
-    Host(#[source] io::Error),
+    #[error("cannot start the bot: {0}")]
+    Host(io::Error),
 }
 
 impl SpawnError {

@@ -57,6 +57,14 @@ fn text(out: &Output) -> String {
 fn a_missing_tmpdir_stops_the_contest_before_it_starts_and_stores_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let file = contest(dir.path(), "notmp");
+    // Bots get a working directory in TMPDIR only without the sandbox (which gives each its own
+    // private /tmp): this machine fault is the unconfined tier's.
+    let toml = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        toml.replace("seed = 5\n", "seed = 5\nsandbox = \"off\"\n"),
+    )
+    .unwrap();
     let db = dir.path().join("k.sqlite");
     let out = Command::new(bin())
         .args(["contest", "run"])
@@ -154,10 +162,12 @@ fn play_reports_a_host_fault_as_an_error_not_a_seat_loss() {
         },
     ];
     for args in cases {
+        // Without the sandbox a bot's working directory is made in TMPDIR (with it, each bot
+        // has its own private /tmp and TMPDIR does not matter).
         let out = Command::new(bin())
             .arg("play")
             .args(&args)
-            .arg("--json")
+            .args(["--json", "--sandbox", "off"])
             .env("TMPDIR", &bad_tmp)
             .output()
             .unwrap();

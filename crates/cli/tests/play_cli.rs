@@ -354,3 +354,51 @@ fn check_passes_a_good_bot_and_diagnoses_a_bad_one() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// A symlink planted at the `--replay` path (by a bot, in a directory it could write) is
+/// replaced by the replay, never followed: the file it points to is untouched. The sandbox
+/// reports its layers in `--json` and in the replay header, and `replay` still verifies.
+#[test]
+fn the_replay_replaces_a_planted_symlink_and_records_the_sandbox() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("precious.txt");
+    std::fs::write(&victim, "keep me").unwrap();
+    let replay = dir.path().join("game.jsonl");
+    std::os::unix::fs::symlink(&victim, &replay).unwrap();
+    let out = kakehiki()
+        .args(["play", "nac", "--seed", "3", "--json", "--replay"])
+        .arg(&replay)
+        .args(["--seat", &python_bot()])
+        .args(["--seat", "builtin:random", "--seat", "builtin:random"])
+        .args(["--seat", "builtin:random"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+    let meta = std::fs::symlink_metadata(&replay).unwrap();
+    assert!(
+        meta.file_type().is_file(),
+        "the replay is a regular file now"
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(report["sandbox"]["layers"].is_array(), "{report}");
+    let header: Value = serde_json::from_str(
+        std::fs::read_to_string(&replay)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(header["sandbox"], report["sandbox"]);
+    let verified = kakehiki().arg("replay").arg(&replay).output().unwrap();
+    assert!(
+        verified.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verified.stderr)
+    );
+}

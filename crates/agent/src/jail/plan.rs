@@ -55,6 +55,21 @@ fn host_err(what: &str, e: impl std::fmt::Display) -> SpawnError {
 /// installation or a venv).
 fn program_dirs(argv: &[String]) -> Vec<PathBuf> {
     let mut out = Vec::new();
+    // Absolute paths inside a shell command (`sh -c 'sleep 1; exec python3 /bots/a.py'`) name
+    // files too.
+    for a in argv.iter().skip(1) {
+        if !a.contains(char::is_whitespace) {
+            continue;
+        }
+        for token in a.split(|c: char| c.is_whitespace() || ";&|<>()'\"`".contains(c)) {
+            let p = super::normalize(Path::new(token));
+            if token.starts_with('/') && p.is_file() {
+                if let Some(d) = p.parent() {
+                    out.push(d.to_path_buf());
+                }
+            }
+        }
+    }
     for (i, a) in argv.iter().enumerate() {
         let p = Path::new(a);
         if !p.is_absolute() || !p.exists() {
