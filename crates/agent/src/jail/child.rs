@@ -170,24 +170,26 @@ fn check(r: libc::c_int) -> io::Result<()> {
     }
 }
 
+/// SIGKILL this process when its parent ends.
+fn die_with_parent() -> io::Result<()> {
+    // SAFETY: prctl with integer arguments.
+    check(unsafe {
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        )
+    })
+}
+
 /// Run the plan in the child. Returns `Ok` in the process that is to exec the bot.
 pub(crate) fn run(plan: &mut ChildPlan) -> io::Result<()> {
     let st = plan.status_fd;
     let step = |stage: Stage, r: io::Result<()>| r.map_err(|e| fail(st, stage, e));
     step(Stage::Limits, crate::process::apply_limits(&plan.limits))?;
-    // SAFETY: prctl with integer arguments.
-    step(
-        Stage::DeathSignal,
-        check(unsafe {
-            libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGKILL as libc::c_ulong,
-                0,
-                0,
-                0,
-            )
-        }),
-    )?;
+    step(Stage::DeathSignal, die_with_parent())?;
     for &fd in &plan.cgroup_procs {
         // SAFETY: write(2) of a static buffer to a cgroup.procs file the referee opened.
         let r = unsafe { libc::write(fd, b"0".as_ptr().cast(), 1) };
@@ -205,19 +207,7 @@ pub(crate) fn run(plan: &mut ChildPlan) -> io::Result<()> {
             keep(pid);
         }
         // The namespace's first process: dies with the keeper.
-        // SAFETY: prctl with integer arguments.
-        step(
-            Stage::DeathSignal,
-            check(unsafe {
-                libc::prctl(
-                    libc::PR_SET_PDEATHSIG,
-                    libc::SIGKILL as libc::c_ulong,
-                    0,
-                    0,
-                    0,
-                )
-            }),
-        )?;
+        step(Stage::DeathSignal, die_with_parent())?;
         build_root(ns, st)?;
     }
     if let Some(cwd) = &plan.cwd {
@@ -322,6 +312,17 @@ fn mount(
 
 const NULL: *const libc::c_char = std::ptr::null();
 
+/// Mount a fresh tmpfs (no setuid, no devices) at `dst` with `opts`.
+fn tmpfs(dst: *const libc::c_char, opts: *const libc::c_char) -> io::Result<()> {
+    mount(
+        c"tmpfs".as_ptr(),
+        dst,
+        c"tmpfs".as_ptr(),
+        libc::MS_NOSUID | libc::MS_NODEV,
+        opts,
+    )
+}
+
 fn build_root(ns: &Namespaces, st: i32) -> io::Result<()> {
     let step = |stage: Stage, r: io::Result<()>| r.map_err(|e| fail(st, stage, e));
     step(
@@ -336,13 +337,7 @@ fn build_root(ns: &Namespaces, st: i32) -> io::Result<()> {
     )?;
     step(
         Stage::MountRoot,
-        mount(
-            c"tmpfs".as_ptr(),
-            ns.root.as_ptr(),
-            c"tmpfs".as_ptr(),
-            libc::MS_NOSUID | libc::MS_NODEV,
-            ns.root_opts.as_ptr(),
-        ),
+        tmpfs(ns.root.as_ptr(), ns.root_opts.as_ptr()),
     )?;
     for d in &ns.dirs {
         // SAFETY: mkdir(2) with a C string.
@@ -355,13 +350,7 @@ fn build_root(ns: &Namespaces, st: i32) -> io::Result<()> {
         if d.as_bytes() == ns.tmp_dst.as_bytes() {
             step(
                 Stage::MountTmp,
-                mount(
-                    c"tmpfs".as_ptr(),
-                    ns.tmp_dst.as_ptr(),
-                    c"tmpfs".as_ptr(),
-                    libc::MS_NOSUID | libc::MS_NODEV,
-                    ns.tmp_opts.as_ptr(),
-                ),
+                tmpfs(ns.tmp_dst.as_ptr(), ns.tmp_opts.as_ptr()),
             )?;
         }
     }
@@ -429,13 +418,7 @@ fn build_root(ns: &Namespaces, st: i32) -> io::Result<()> {
     )?;
     step(
         Stage::MountTmp,
-        mount(
-            c"tmpfs".as_ptr(),
-            ns.shm_dst.as_ptr(),
-            c"tmpfs".as_ptr(),
-            libc::MS_NOSUID | libc::MS_NODEV,
-            ns.shm_opts.as_ptr(),
-        ),
+        tmpfs(ns.shm_dst.as_ptr(), ns.shm_opts.as_ptr()),
     )?;
     // SAFETY: chdir/pivot_root/umount2 with C strings: the classic pivot onto ".", then detach
     // the old root stacked underneath.
