@@ -259,6 +259,34 @@ struct Sandboxed {
     confinement: Confinement,
 }
 
+/// The bot's command: no shell, a scrubbed environment (the pass-through variables, then `HOME`
+/// and `TMPDIR` at `home`, then the configured ones), piped stdout and stderr, its own process
+/// group.
+fn bot_command(
+    argv: &[String],
+    cfg: &SandboxConfig,
+    home: &Path,
+    stdin: Stdio,
+) -> std::process::Command {
+    let mut std_cmd = std::process::Command::new(&argv[0]);
+    std_cmd.args(&argv[1..]).env_clear();
+    for key in &cfg.env_passthrough {
+        if let Some(v) = std::env::var_os(key) {
+            std_cmd.env(key, v);
+        }
+    }
+    std_cmd.env("HOME", home).env("TMPDIR", home);
+    for (k, v) in &cfg.env {
+        std_cmd.env(k, v);
+    }
+    std_cmd
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    std_cmd
+}
+
 fn spawn_sandboxed(
     argv: &[String],
     cfg: &SandboxConfig,
@@ -280,22 +308,7 @@ fn spawn_sandboxed(
         host_workdir,
         home,
     } = prepared;
-    let mut std_cmd = std::process::Command::new(program);
-    std_cmd.args(&argv[1..]).env_clear();
-    for key in &cfg.env_passthrough {
-        if let Some(v) = std::env::var_os(key) {
-            std_cmd.env(key, v);
-        }
-    }
-    std_cmd.env("HOME", &home).env("TMPDIR", &home);
-    for (k, v) in &cfg.env {
-        std_cmd.env(k, v);
-    }
-    std_cmd
-        .stdin(stdin)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+    let mut std_cmd = bot_command(&argv, cfg, &home, stdin);
     // SAFETY: the closure runs in the forked child before exec and only makes system calls on
     // values prepared before the fork (see jail::child).
     unsafe {
@@ -359,23 +372,8 @@ fn spawn_unconfined(
             (t.path().to_path_buf(), Some(t))
         }
     };
-    let mut std_cmd = std::process::Command::new(program);
-    std_cmd.args(&argv[1..]).env_clear();
-    for key in &cfg.env_passthrough {
-        if let Some(v) = std::env::var_os(key) {
-            std_cmd.env(key, v);
-        }
-    }
-    std_cmd.env("HOME", &workdir).env("TMPDIR", &workdir);
-    for (k, v) in &cfg.env {
-        std_cmd.env(k, v);
-    }
-    std_cmd
-        .current_dir(cfg.jail.seat_dir.as_ref().unwrap_or(&workdir))
-        .stdin(stdin)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+    let mut std_cmd = bot_command(argv, cfg, &workdir, stdin);
+    std_cmd.current_dir(cfg.jail.seat_dir.as_ref().unwrap_or(&workdir));
     let limits = cfg.limits.clone();
     // SAFETY: the closure runs in the forked child before exec and only calls setrlimit, which is
     // async-signal-safe; it allocates nothing.
