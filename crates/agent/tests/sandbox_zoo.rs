@@ -513,3 +513,57 @@ async fn a_strict_sandbox_names_what_is_missing() {
         );
     }
 }
+
+/// The descriptors a sandboxed bot lists in `/proc/self/fd`.
+async fn fds_seen(cfg: &SandboxConfig) -> Vec<i32> {
+    let argv: Vec<String> = ["sh", "-c", "echo $(ls /proc/self/fd); echo DONE"]
+        .map(String::from)
+        .to_vec();
+    let mut bot = BotProcess::spawn(&argv, cfg).expect("the lister starts");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let ReadOutcome::Line(line) = bot.read_line(deadline).await else {
+        panic!("no listing; stderr: {}", bot.stderr_text());
+    };
+    bot.finish(Duration::from_millis(50)).await;
+    String::from_utf8_lossy(&line.bytes)
+        .split_whitespace()
+        .filter_map(|t| t.parse().ok())
+        .collect()
+}
+
+#[tokio::test]
+async fn inherits_no_file_or_socket_of_the_referee() {
+    use std::os::fd::AsRawFd;
+    // A results file and a listener the referee leaked without close-on-exec, at known numbers.
+    let dir = tempfile::tempdir().unwrap();
+    let file = std::fs::File::create(dir.path().join("results.sqlite")).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let (file_fd, sock_fd) = (901, 902);
+    for (from, to) in [(file.as_raw_fd(), file_fd), (listener.as_raw_fd(), sock_fd)] {
+        // SAFETY: dup2(2) onto numbers this test owns; closed below.
+        assert_eq!(unsafe { libc::dup2(from, to) }, to);
+    }
+    // Unconfined, a leaked descriptor reaches the bot: the listing sees it.
+    let off = SandboxConfig {
+        jail: kakehiki_agent::JailConfig {
+            level: SandboxLevel::Off,
+            ..Default::default()
+        },
+        ..SandboxConfig::default()
+    };
+    let seen_off = fds_seen(&off).await;
+    let seen = fds_seen(&SandboxConfig::default()).await;
+    // SAFETY: closing the duplicates made above.
+    unsafe {
+        libc::close(file_fd);
+        libc::close(sock_fd);
+    }
+    assert!(
+        seen_off.contains(&file_fd) && seen_off.contains(&sock_fd),
+        "{seen_off:?}"
+    );
+    assert!(
+        !seen.contains(&file_fd) && !seen.contains(&sock_fd),
+        "the sandboxed bot holds the referee's file or socket: {seen:?}"
+    );
+}

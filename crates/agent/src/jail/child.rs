@@ -195,6 +195,7 @@ pub(crate) fn run(plan: &mut ChildPlan) -> io::Result<()> {
         let r = unsafe { libc::write(fd, b"0".as_ptr().cast(), 1) };
         step(Stage::EnterCgroup, check(r as libc::c_int))?;
     }
+    close_inherited_files(st);
     if let Some(ns) = &plan.namespaces {
         // SAFETY: unshare(2) with namespace flags.
         step(Stage::Unshare, check(unsafe { libc::unshare(ns.flags) }))?;
@@ -261,6 +262,78 @@ pub(crate) fn run(plan: &mut ChildPlan) -> io::Result<()> {
         })?;
     }
     Ok(())
+}
+
+/// Close the referee's files, directories and network sockets that this fork inherited (a
+/// results database, a run lock, another seat's listener), keeping pipes, devices, Unix sockets
+/// and anonymous descriptors (the status pipe, the landlock ruleset, the standard library's
+/// exec-error channel).
+/// They are close-on-exec anyway; closing them here ends the window between fork and exec in
+/// which this process would still hold them (a lock the referee released would stay held).
+fn close_inherited_files(status_fd: i32) {
+    // SAFETY: open(2)/getdents64(2)/fstat(2)/close(2) on a stack buffer; no allocation.
+    unsafe {
+        let dir = libc::open(
+            c"/proc/self/fd".as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        );
+        if dir < 0 {
+            return;
+        }
+        let mut buf = [0u8; 2048];
+        loop {
+            let n = libc::syscall(libc::SYS_getdents64, dir, buf.as_mut_ptr(), buf.len());
+            if n <= 0 {
+                break;
+            }
+            let mut off = 0usize;
+            while off + 19 < n as usize {
+                // struct linux_dirent64: u64 ino, i64 off, u16 reclen, u8 type, name.
+                let reclen = u16::from_ne_bytes([buf[off + 16], buf[off + 17]]) as usize;
+                if reclen == 0 {
+                    break;
+                }
+                let mut fd: i32 = 0;
+                let mut digits = 0;
+                for &b in &buf[off + 19..(off + reclen).min(n as usize)] {
+                    if !b.is_ascii_digit() {
+                        break;
+                    }
+                    fd = fd.saturating_mul(10).saturating_add((b - b'0') as i32);
+                    digits += 1;
+                }
+                off += reclen;
+                if digits == 0 || fd <= 2 || fd == dir || fd == status_fd {
+                    continue;
+                }
+                let mut st: libc::stat = std::mem::zeroed();
+                if libc::fstat(fd, &mut st) != 0 {
+                    continue;
+                }
+                let close = match st.st_mode & libc::S_IFMT {
+                    libc::S_IFREG | libc::S_IFDIR | libc::S_IFLNK => true,
+                    // Network sockets; a Unix socket may be the standard library's own channel.
+                    libc::S_IFSOCK => {
+                        let mut domain: libc::c_int = 0;
+                        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+                        libc::getsockopt(
+                            fd,
+                            libc::SOL_SOCKET,
+                            libc::SO_DOMAIN,
+                            (&mut domain as *mut libc::c_int).cast(),
+                            &mut len,
+                        ) == 0
+                            && domain != libc::AF_UNIX
+                    }
+                    _ => false,
+                };
+                if close {
+                    libc::close(fd);
+                }
+            }
+        }
+        libc::close(dir);
+    }
 }
 
 /// The keeper: close every descriptor, wait for the bot, exit as it exited.
