@@ -1,5 +1,5 @@
 //! Contestants' bots in any language run unchanged in the strictest sandbox this machine offers:
-//! Python, C++, Java (the JVM reads /proc and its own files), Node. A language whose toolchain
+//! Python, C++, Java (the JVM reads /proc and its own files), Node, PHP, Scala. A language whose toolchain
 //! is not installed is skipped with a printed reason.
 
 use std::path::{Path, PathBuf};
@@ -18,6 +18,16 @@ fn have(tool: &str) -> bool {
         .args(["-c", &format!("command -v {tool}")])
         .output()
         .is_ok_and(|o| o.status.success())
+}
+
+/// A missing toolchain skips the language here, and fails under CI (`KAKEHIKI_CI` set), which
+/// installs every one.
+fn skip(lang: &str, why: &str) {
+    assert!(
+        std::env::var_os("KAKEHIKI_CI").is_none(),
+        "{lang}: {why} (CI must install it: see .ci/run)"
+    );
+    eprintln!("SKIPPED {lang}: {why}");
 }
 
 /// The strictest level this machine can give (strict where every layer exists).
@@ -76,7 +86,7 @@ async fn a_script_named_through_dot_dot_is_found() {
 #[tokio::test]
 async fn cpp() {
     if !have("g++") {
-        eprintln!("SKIPPED cpp: g++ is not installed");
+        skip("cpp", "g++ is not installed");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -97,7 +107,7 @@ async fn cpp() {
 #[tokio::test]
 async fn java() {
     if !have("javac") || !have("java") {
-        eprintln!("SKIPPED java: no JDK (javac, java) installed");
+        skip("java", "no JDK (javac, java) installed");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -120,9 +130,43 @@ async fn java() {
 #[tokio::test]
 async fn node() {
     if !have("node") {
-        eprintln!("SKIPPED node: node is not installed");
+        skip("node", "node is not installed");
         return;
     }
     let script = langs().join("echo.js").display().to_string();
     echo(vec!["node".into(), script], &config()).await;
+}
+
+#[tokio::test]
+async fn php() {
+    if !have("php") {
+        skip("php", "php is not installed");
+        return;
+    }
+    let script = langs().join("echo.php").display().to_string();
+    echo(vec!["php".into(), script], &config()).await;
+}
+
+#[tokio::test]
+async fn scala() {
+    if !have("scalac") || !have("scala") {
+        skip("scala", "no Scala (scalac, scala) installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let st = Command::new("scalac")
+        .arg("-d")
+        .arg(dir.path())
+        .arg(langs().join("Echo.scala"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    // The launcher script of Debian's Scala starts the JVM with the Scala library.
+    let mut cfg = config();
+    cfg.jail.seat_dir = Some(dir.path().to_path_buf());
+    echo(
+        vec!["scala".into(), "-cp".into(), ".".into(), "Echo".into()],
+        &cfg,
+    )
+    .await;
 }
