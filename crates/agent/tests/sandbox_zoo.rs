@@ -14,6 +14,10 @@ use kakehiki_agent::{
 use tokio::time::Instant;
 
 fn attacker() -> String {
+    // A copy the unprivileged re-run of this zoo can read (see the user-namespace test).
+    if let Ok(p) = std::env::var("KAKEHIKI_ZOO_ATTACKER") {
+        return p;
+    }
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/zoo/attack.py")
         .to_string_lossy()
@@ -183,6 +187,12 @@ async fn runs_as_its_own_unprivileged_user_in_its_own_namespaces() {
 #[tokio::test]
 async fn two_bots_get_different_uids() {
     if !layers("uids", &[Layer::Identity]) {
+        return;
+    }
+    if SandboxReport::current(SandboxLevel::Best).user_namespace {
+        // Each bot is uid 61000 of its own user namespace, all mapped to the referee's uid;
+        // their namespaces and Landlock keep them apart instead.
+        eprintln!("SKIPPED uids: bots of a referee that is not root share its uid outside");
         return;
     }
     let (a, ra) = attack("whoami", &[], &SandboxConfig::default()).await;
@@ -566,4 +576,97 @@ async fn inherits_no_file_or_socket_of_the_referee() {
         !seen.contains(&file_fd) && !seen.contains(&sock_fd),
         "the sandboxed bot holds the referee's file or socket: {seen:?}"
     );
+}
+
+/// The tier of a referee that is not root: this whole zoo run again as user `nobody`, where a
+/// user namespace gives each bot its uid and namespaces (no cgroup: those attacks are skipped).
+/// As root, the test binary and the attacker are copied where `nobody` can read them and run
+/// with `setpriv`.
+#[test]
+fn the_zoo_is_contained_under_a_referee_that_is_not_root() {
+    if std::env::var_os("KAKEHIKI_ZOO_UNPRIVILEGED").is_some() {
+        return; // The re-run itself.
+    }
+    // SAFETY: geteuid(2) cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("not root: the other tests of this zoo are the unprivileged run");
+        return;
+    }
+    let have_setpriv = std::process::Command::new("setpriv")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have_setpriv {
+        assert!(
+            std::env::var_os("KAKEHIKI_CI").is_none(),
+            "setpriv (util-linux) is needed"
+        );
+        eprintln!("SKIPPED unprivileged zoo: no setpriv");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let open = |p: &Path, mode: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    open(dir.path(), 0o755);
+    // The attacker's own directory is mounted into its jail: keep it apart from the work one.
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    open(&bin, 0o755);
+    let exe = bin.join("zoo");
+    std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
+    open(&exe, 0o755);
+    let script = bin.join("attack.py");
+    std::fs::copy(attacker(), &script).unwrap();
+    open(&script, 0o644);
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    open(&work, 0o1777);
+    let out = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--",
+        ])
+        .arg(&exe)
+        .args([
+            "--skip",
+            "the_zoo_is_contained_under_a_referee_that_is_not_root",
+            "--test-threads",
+            "2",
+            "--nocapture",
+        ])
+        .env("KAKEHIKI_ZOO_UNPRIVILEGED", "1")
+        .env("KAKEHIKI_ZOO_ATTACKER", &script)
+        .env("TMPDIR", &work)
+        .env("HOME", &work)
+        .current_dir(&work)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the unprivileged zoo failed:\n{stdout}\n{stderr}"
+    );
+    // The attacks the user namespace must contain ran rather than being skipped.
+    for test in [
+        "identity",
+        "reads",
+        "writes",
+        "network",
+        "signals",
+        "referee killed",
+    ] {
+        assert!(
+            !stderr.contains(&format!("SKIPPED {test}:")),
+            "{test} was skipped without root:\n{stderr}"
+        );
+    }
+    assert!(stdout.contains("test result: ok"), "{stdout}");
+    // ...and it really ran without root: no cgroup for the bounded-resource attacks.
+    assert!(stderr.contains("SKIPPED fork: layer cgroup"), "{stderr}");
 }

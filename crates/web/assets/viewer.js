@@ -61,7 +61,7 @@
   playBtn.onclick = () => (timer ? stop() : play());
   function play() {
     if (at >= steps.length - 1) go(0);
-    playBtn.textContent = '⏸ pause';
+    playBtn.textContent = '‖ pause';
     timer = setInterval(() => { if (at >= steps.length - 1) stop(); else go(at + 1); }, 1000 / speed);
   }
   function stop() { clearInterval(timer); timer = null; playBtn.textContent = '▶ play'; }

@@ -168,18 +168,23 @@ fn check_nac(chrome: &Path, url: &dyn Fn(usize) -> String, replay: &str) {
             break;
         }
         let day = turn % 2 == 1;
+        let num = |k: &str| variant[k].as_u64().unwrap();
         for m in t["moves"].as_array().unwrap() {
             let seat = m["seat"].as_u64().unwrap() as usize;
-            let n = if day { 5 } else { 2 };
+            let n = num(if day { "day_picks" } else { "night_picks" }) as usize;
             let picks = m["picks"].as_array().unwrap();
             for j in 0..n {
                 let mut i = picks.get(j).and_then(Value::as_u64).unwrap_or(0) as usize;
                 if i >= targets {
                     i = 0;
                 }
-                real[i][seat] += if day { 1 } else { 2 };
+                real[i][seat] += num(if day {
+                    "day_real_gain"
+                } else {
+                    "night_real_gain"
+                });
                 if day {
-                    public[i][seat] += 1;
+                    public[i][seat] += num("day_public_gain");
                 }
             }
         }
@@ -322,6 +327,13 @@ const GAMES: &[Game] = &[
     Game {
         name: "nac",
         toml: "name = \"n\"\ngame = \"nac\"\nformat = \"round-robin\"\nseed = 2014\ngames = 4\n\
+               [[entrants]]\nname = \"s1\"\nseat = \"builtin:strong\"\n[[entrants]]\nname = \"s2\"\nseat = \"builtin:strong\"\n\
+               [[entrants]]\nname = \"r1\"\nseat = \"builtin:random\"\n[[entrants]]\nname = \"r2\"\nseat = \"builtin:random\"\n",
+        check: check_nac,
+    },
+    Game {
+        name: "religion-war",
+        toml: "name = \"rw\"\ngame = \"religion-war\"\nformat = \"round-robin\"\nseed = 2015\ngames = 4\n\
                [[entrants]]\nname = \"s1\"\nseat = \"builtin:strong\"\n[[entrants]]\nname = \"s2\"\nseat = \"builtin:strong\"\n\
                [[entrants]]\nname = \"r1\"\nseat = \"builtin:random\"\n[[entrants]]\nname = \"r2\"\nseat = \"builtin:random\"\n",
         check: check_nac,

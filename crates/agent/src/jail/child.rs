@@ -25,6 +25,7 @@ pub(crate) enum Stage {
     DeathSignal,
     EnterCgroup,
     Unshare,
+    UserMap,
     Fork,
     PrivateMounts,
     MountRoot,
@@ -45,11 +46,12 @@ pub(crate) enum Stage {
 }
 
 impl Stage {
-    const ALL: [Stage; 21] = [
+    const ALL: [Stage; 22] = [
         Stage::Limits,
         Stage::DeathSignal,
         Stage::EnterCgroup,
         Stage::Unshare,
+        Stage::UserMap,
         Stage::Fork,
         Stage::PrivateMounts,
         Stage::MountRoot,
@@ -79,6 +81,7 @@ impl Stage {
             Stage::DeathSignal => "setting the parent-death signal",
             Stage::EnterCgroup => "entering the bot's cgroup",
             Stage::Unshare => "creating namespaces",
+            Stage::UserMap => "mapping the bot's uid in its user namespace",
             Stage::Fork => "starting the namespace's first process",
             Stage::PrivateMounts => "making mounts private",
             Stage::MountRoot => "mounting the private root",
@@ -104,6 +107,16 @@ impl Stage {
 pub(crate) struct Bind {
     pub src: CString,
     pub dst: CString,
+    /// Flags of the source mount a read-only remount must keep (`nosuid`, `nodev`, `noexec`,
+    /// atime flags): in a user namespace they are locked, and a remount dropping one fails.
+    pub keep_flags: libc::c_ulong,
+}
+
+/// A user namespace for a referee that is not root: the bot's uid inside maps to the referee's.
+pub(crate) struct UserNs {
+    /// `/proc/self/uid_map` and `gid_map` contents: one line, inside → the referee's ids.
+    pub uid_map: CString,
+    pub gid_map: CString,
 }
 
 /// Everything the child does, prepared before the fork.
@@ -126,6 +139,8 @@ pub(crate) struct ChildPlan {
 
 pub(crate) struct Namespaces {
     pub flags: libc::c_int,
+    /// Created together with the others when the referee is not root.
+    pub user: Option<UserNs>,
     /// Where the private root tmpfs is mounted before the pivot.
     pub root: CString,
     pub root_opts: CString,
@@ -197,8 +212,17 @@ pub(crate) fn run(plan: &mut ChildPlan) -> io::Result<()> {
     }
     close_inherited_files(st);
     if let Some(ns) = &plan.namespaces {
+        let flags = ns.flags
+            | if ns.user.is_some() {
+                libc::CLONE_NEWUSER
+            } else {
+                0
+            };
         // SAFETY: unshare(2) with namespace flags.
-        step(Stage::Unshare, check(unsafe { libc::unshare(ns.flags) }))?;
+        step(Stage::Unshare, check(unsafe { libc::unshare(flags) }))?;
+        if let Some(user) = &ns.user {
+            step(Stage::UserMap, map_user(user))?;
+        }
         // SAFETY: fork(2); both sides only make system calls until exec or _exit.
         let pid = unsafe { libc::fork() };
         if pid < 0 {
@@ -216,7 +240,8 @@ pub(crate) fn run(plan: &mut ChildPlan) -> io::Result<()> {
         step(Stage::Chdir, check(unsafe { libc::chdir(cwd.as_ptr()) }))?;
     }
     if let Some(uid) = plan.identity {
-        drop_identity(uid, plan.last_cap, st)?;
+        let in_user_ns = plan.namespaces.as_ref().is_some_and(|n| n.user.is_some());
+        drop_identity(uid, plan.last_cap, !in_user_ns, st)?;
     }
     // SAFETY: prctl with integer arguments.
     step(
@@ -468,7 +493,8 @@ fn build_root(ns: &Namespaces, st: i32) -> io::Result<()> {
                     | libc::MS_REMOUNT
                     | libc::MS_RDONLY
                     | libc::MS_NOSUID
-                    | libc::MS_NODEV,
+                    | libc::MS_NODEV
+                    | b.keep_flags,
                 NULL,
             ),
         )?;
@@ -527,7 +553,35 @@ fn build_root(ns: &Namespaces, st: i32) -> io::Result<()> {
     Ok(())
 }
 
-fn drop_identity(uid: u32, last_cap: i32, st: i32) -> io::Result<()> {
+/// Write a file of `/proc/self` (the user namespace's maps) in one `write`.
+fn write_proc(path: &std::ffi::CStr, text: &[u8]) -> io::Result<()> {
+    // SAFETY: open(2)/write(2)/close(2) with a C string and a byte slice.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        check(fd)?;
+        let n = libc::write(fd, text.as_ptr().cast(), text.len());
+        let err = io::Error::last_os_error();
+        libc::close(fd);
+        if n != text.len() as isize {
+            return Err(if n < 0 {
+                err
+            } else {
+                io::Error::from_raw_os_error(libc::EIO)
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Map the bot's uid and gid in the user namespace just created (`setgroups` denied first, as
+/// an unprivileged process must).
+fn map_user(user: &UserNs) -> io::Result<()> {
+    write_proc(c"/proc/self/setgroups", b"deny")?;
+    write_proc(c"/proc/self/uid_map", user.uid_map.as_bytes())?;
+    write_proc(c"/proc/self/gid_map", user.gid_map.as_bytes())
+}
+
+fn drop_identity(uid: u32, last_cap: i32, clear_groups: bool, st: i32) -> io::Result<()> {
     let step = |stage: Stage, r: io::Result<()>| r.map_err(|e| fail(st, stage, e));
     for cap in 0..=last_cap {
         // SAFETY: prctl with integer arguments. EINVAL for caps this kernel lacks is fine.
@@ -552,10 +606,13 @@ fn drop_identity(uid: u32, last_cap: i32, st: i32) -> io::Result<()> {
     }
     // SAFETY: setgroups/setresgid/setresuid with plain values.
     unsafe {
-        step(
-            Stage::SetGroups,
-            check(libc::setgroups(0, std::ptr::null())),
-        )?;
+        // In a user namespace `setgroups` is denied; the referee's groups stay, unmapped.
+        if clear_groups {
+            step(
+                Stage::SetGroups,
+                check(libc::setgroups(0, std::ptr::null())),
+            )?;
+        }
         step(Stage::SetGid, check(libc::setresgid(uid, uid, uid)))?;
         step(Stage::SetUid, check(libc::setresuid(uid, uid, uid)))?;
     }
@@ -589,7 +646,7 @@ fn drop_identity(uid: u32, last_cap: i32, st: i32) -> io::Result<()> {
 
 /// Whether this kernel lets the referee create the namespaces bots run in: start `/bin/true`
 /// (or `/usr/bin/true`) inside them once.
-pub(super) fn probe_namespaces() -> bool {
+pub(super) fn probe_namespaces(user: bool) -> bool {
     let Some(truth) = ["/bin/true", "/usr/bin/true"]
         .into_iter()
         .find(|p| std::path::Path::new(p).exists())
@@ -601,7 +658,8 @@ pub(super) fn probe_namespaces() -> bool {
         | libc::CLONE_NEWNS
         | libc::CLONE_NEWIPC
         | libc::CLONE_NEWUTS
-        | libc::CLONE_NEWNET;
+        | libc::CLONE_NEWNET
+        | if user { libc::CLONE_NEWUSER } else { 0 };
     // SAFETY: the closure makes one system call.
     unsafe {
         use std::os::unix::process::CommandExt;

@@ -167,6 +167,9 @@ pub struct Capabilities {
     pub root: bool,
     /// Namespaces can be created (false in some containers).
     pub namespaces: bool,
+    /// The referee is not root and creates a user namespace with the others, mapping the bot's
+    /// uid inside to its own.
+    pub user_namespace: bool,
     /// The running kernel's Landlock ABI (0: none).
     pub landlock_abi: i32,
     /// The cgroup flavour bots get: "v2", "v1" or none.
@@ -180,8 +183,8 @@ impl Capabilities {
     /// Whether `layer` can be applied here.
     pub fn has(&self, layer: Layer) -> bool {
         match layer {
-            Layer::Identity => self.root,
-            Layer::Namespaces => self.root && self.namespaces,
+            Layer::Identity => self.root || self.user_namespace,
+            Layer::Namespaces => self.namespaces,
             Layer::LandlockFs => self.landlock_abi >= 1,
             Layer::LandlockNet => self.landlock_abi >= 4,
             Layer::LandlockScope => self.landlock_abi >= 6,
@@ -209,23 +212,23 @@ fn detect() -> Capabilities {
     let mut reasons = Vec::new();
     // SAFETY: geteuid(2) cannot fail.
     let root = unsafe { libc::geteuid() } == 0;
-    if !root {
-        reasons.push((
-            Layer::Identity,
-            "the referee is not root, so it cannot give bots their own uid".to_string(),
-        ));
-    }
-    let namespaces = root && child::probe_namespaces();
-    if root && !namespaces {
-        reasons.push((
-            Layer::Namespaces,
-            "the kernel refused to create PID/mount/network namespaces".to_string(),
-        ));
-    } else if !root {
-        reasons.push((
-            Layer::Namespaces,
-            "creating namespaces and mounts needs root".to_string(),
-        ));
+    // Root creates the namespaces itself; anyone else inside a user namespace of its own.
+    let namespaces = child::probe_namespaces(!root);
+    let user_namespace = namespaces && !root;
+    if !namespaces {
+        let why = if root {
+            "the kernel refused to create PID/mount/network namespaces"
+        } else {
+            "the referee is not root and the kernel refused it a user namespace \
+             (see user.max_user_namespaces and kernel.apparmor_restrict_unprivileged_userns)"
+        };
+        reasons.push((Layer::Namespaces, why.to_string()));
+        if !root {
+            reasons.push((
+                Layer::Identity,
+                "the referee is not root and has no user namespace to map a bot uid in".to_string(),
+            ));
+        }
     }
     let landlock_abi = filters::landlock_abi();
     if landlock_abi < 1 {
@@ -272,6 +275,7 @@ fn detect() -> Capabilities {
     Capabilities {
         root,
         namespaces,
+        user_namespace,
         landlock_abi,
         cgroup,
         seccomp,
@@ -291,6 +295,10 @@ pub struct SandboxReport {
     pub landlock_abi: i32,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cgroup: Option<&'static str>,
+    /// The bot's uid and namespaces come from a user namespace (the referee is not root): the
+    /// bot's uid inside maps to the referee's own outside.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub user_namespace: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -326,6 +334,7 @@ impl SandboxReport {
             missing,
             landlock_abi: caps.landlock_abi,
             cgroup: caps.cgroup,
+            user_namespace: caps.user_namespace && level != SandboxLevel::Off,
         }
     }
 

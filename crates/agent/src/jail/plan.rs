@@ -7,7 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
-use super::child::{Bind, ChildPlan, Namespaces, Stage};
+use super::child::{Bind, ChildPlan, Namespaces, Stage, UserNs};
 use super::filters::{self, LandlockSpec};
 use super::{capabilities, Cgroup, Layer, SandboxLevel, SandboxReport, UidLease};
 use crate::sandbox::SandboxConfig;
@@ -120,10 +120,18 @@ fn outermost(paths: Vec<PathBuf>) -> Vec<PathBuf> {
 
 /// The mount point of the private root (an empty directory only root can enter).
 fn root_mount_point() -> Result<PathBuf, SpawnError> {
-    for base in [
-        PathBuf::from("/run/kakehiki"),
-        std::env::temp_dir().join("kakehiki-jail"),
-    ] {
+    // SAFETY: geteuid(2) cannot fail.
+    let euid = unsafe { libc::geteuid() };
+    let bases = if euid == 0 {
+        vec![
+            PathBuf::from("/run/kakehiki"),
+            std::env::temp_dir().join("kakehiki-jail"),
+        ]
+    } else {
+        // Each user its own, so that another user's directory is never in the way.
+        vec![std::env::temp_dir().join(format!("kakehiki-jail-{euid}"))]
+    };
+    for base in bases {
         let dir = base.join("root");
         if std::fs::DirBuilder::new()
             .recursive(true)
@@ -137,6 +145,34 @@ fn root_mount_point() -> Result<PathBuf, SpawnError> {
     Err(SpawnError::Sandbox(
         "cannot create the jail's mount point in /run/kakehiki or the temporary directory".into(),
     ))
+}
+
+/// The mount flags of the file system holding `path` that a read-only bind remount must repeat
+/// (locked in a user namespace).
+fn locked_flags(path: &Path) -> libc::c_ulong {
+    let Ok(c) = CString::new(path.as_os_str().as_encoded_bytes()) else {
+        return 0;
+    };
+    // SAFETY: statvfs(2) with a C string and a zeroed out-struct.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return 0;
+    }
+    let f = st.f_flag;
+    let mut out = 0;
+    for (st_flag, ms_flag) in [
+        (libc::ST_NOSUID, libc::MS_NOSUID),
+        (libc::ST_NODEV, libc::MS_NODEV),
+        (libc::ST_NOEXEC, libc::MS_NOEXEC),
+        (libc::ST_NOATIME, libc::MS_NOATIME),
+        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+        (libc::ST_RELATIME, libc::MS_RELATIME),
+    ] {
+        if f & st_flag != 0 {
+            out |= ms_flag;
+        }
+    }
+    out
 }
 
 fn status_pipe() -> Result<(OwnedFd, OwnedFd), SpawnError> {
@@ -170,7 +206,8 @@ pub(crate) fn prepare(
     let on = |l: Layer| report.layers.contains(&l);
     let (status_rx, status_tx) = status_pipe()?;
 
-    let uid = if on(Layer::Identity) {
+    let user_ns = report.user_namespace;
+    let uid = if on(Layer::Identity) && !user_ns {
         Some(
             UidLease::acquire(jail.uid_base, jail.uid_count)
                 .map_err(|e| host_err("cannot lease a bot uid", e))?,
@@ -244,6 +281,7 @@ pub(crate) fn prepare(
             bind_list.push(Bind {
                 src: cstr(&p)?,
                 dst: cstr(&under(&p))?,
+                keep_flags: locked_flags(&p),
             });
         }
         let mut dev_binds = Vec::new();
@@ -252,6 +290,7 @@ pub(crate) fn prepare(
             dev_binds.push(Bind {
                 src: cstr(d)?,
                 dst: cstr(&under(d))?,
+                keep_flags: 0,
             });
         }
         for (target, link) in [
@@ -271,8 +310,20 @@ pub(crate) fn prepare(
         if pipe_seat {
             flags |= libc::CLONE_NEWNET;
         }
+        let user = if user_ns {
+            // SAFETY: getuid(2)/getgid(2) cannot fail.
+            let (outer_uid, outer_gid) = unsafe { (libc::getuid(), libc::getgid()) };
+            let line = |outer: u32| CString::new(format!("{} {outer} 1\n", jail.uid_base));
+            Some(UserNs {
+                uid_map: line(outer_uid).expect("no NUL"),
+                gid_map: line(outer_gid).expect("no NUL"),
+            })
+        } else {
+            None
+        };
         let ns = Namespaces {
             flags,
+            user,
             root_opts: CString::new("size=4m,mode=0755").expect("no NUL"),
             dirs: dirs
                 .iter()
@@ -370,7 +421,12 @@ pub(crate) fn prepare(
         limits: cfg.limits.clone(),
         cgroup_procs: cgroup.as_ref().map(Cgroup::procs_fds).unwrap_or_default(),
         namespaces: ns,
-        identity: uid.as_ref().map(|l| l.uid),
+        // In a user namespace the bot's uid is the first of the range, mapped to the referee's.
+        identity: match &uid {
+            Some(lease) => Some(lease.uid),
+            None if user_ns => Some(jail.uid_base),
+            None => None,
+        },
         last_cap,
         landlock,
         landlock_abi: caps.landlock_abi,

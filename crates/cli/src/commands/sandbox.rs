@@ -51,6 +51,12 @@ pub fn run(args: SandboxArgs) -> anyhow::Result<u8> {
             report.landlock_abi,
             report.cgroup.unwrap_or("none")
         );
+        if report.user_namespace {
+            println!(
+                "not root: identity and namespaces come from a user namespace \
+                 (the bot's uid inside maps to this user's outside)"
+            );
+        }
     }
     if args.level == SandboxLevel::Strict && !report.complete() {
         return Ok(exit::FAILURE);
