@@ -42,7 +42,14 @@ fn join(base: &str, rel: &str) -> PathBuf {
 }
 
 /// Where bots' cgroups are created, per flavour: v2's parent, or v1's memory and pids parents.
+/// Where bot cgroups are made (found once: the referee's own cgroup does not move).
 fn parents() -> Result<(Flavour, Vec<PathBuf>), String> {
+    static PARENTS: std::sync::OnceLock<Result<(Flavour, Vec<PathBuf>), String>> =
+        std::sync::OnceLock::new();
+    PARENTS.get_or_init(find_parents).clone()
+}
+
+fn find_parents() -> Result<(Flavour, Vec<PathBuf>), String> {
     // v2: the unified hierarchy at /sys/fs/cgroup with memory and pids available.
     let unified = Path::new(ROOT).join("cgroup.controllers");
     if let Ok(ctrls) = std::fs::read_to_string(&unified) {

@@ -195,7 +195,17 @@ const NS_FLAGS: &[u64] = &[
 /// The seccomp programs, installed in order: the deny-list (EPERM), then clone3 answered with
 /// ENOSYS (its flags live in memory seccomp cannot read, and every libc falls back to clone(2),
 /// whose flags the first program checks).
+/// The filters every bot gets, compiled once.
 pub(super) fn seccomp_programs() -> io::Result<Vec<BpfProgram>> {
+    static PROGRAMS: std::sync::OnceLock<Result<Vec<BpfProgram>, String>> =
+        std::sync::OnceLock::new();
+    PROGRAMS
+        .get_or_init(|| compile_seccomp().map_err(|e| e.to_string()))
+        .clone()
+        .map_err(io::Error::other)
+}
+
+fn compile_seccomp() -> io::Result<Vec<BpfProgram>> {
     let err = |e: seccompiler::BackendError| io::Error::other(format!("seccomp: {e}"));
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     for &nr in DENIED {
