@@ -1,0 +1,181 @@
+//! Every starter bot under `starters/<game>/<lang>/` is built (C++ with g++, Java with javac, Rust
+//! with plain rustc) and plays full matches through the `kakehiki` binary against built-in bots,
+//! in the first and in the last seat; a match must finish with no error charged to the starter's
+//! seat. A missing compiler fails the test with the Debian package to install: CI installs them.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn kakehiki() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn starter_dir(game: &str, lang: &str) -> PathBuf {
+    repo()
+        .join("starters")
+        .join(game)
+        .join(lang)
+        .canonicalize()
+        .unwrap_or_else(|e| panic!("starters/{game}/{lang}: {e}"))
+}
+
+/// Fail (not skip) when a tool the starters need is missing.
+fn require(tool: &str, package: &str) {
+    let found = Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    assert!(
+        found,
+        "the starter bot tests need `{tool}` on PATH: install the Debian package `{package}` \
+         (CI's .ci/run installs it)"
+    );
+}
+
+fn run_ok(cmd: &mut Command, what: &str) {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A built starter: its program's command line (without the `cmd:`/`tcp-cmd:` prefix).
+struct Built {
+    _dir: tempfile::TempDir,
+    command: String,
+}
+
+/// Build the starter of `game` in `lang` into a fresh temporary directory.
+fn build(game: &str, lang: &str) -> Built {
+    let src = starter_dir(game, lang);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().display().to_string();
+    let command = match lang {
+        "python" => {
+            require("python3", "python3");
+            format!("python3 {}", src.join("bot.py").display())
+        }
+        "cpp" => {
+            require("g++", "g++");
+            let exe = dir.path().join("bot");
+            run_ok(
+                Command::new("g++")
+                    .args(["-O2", "-std=c++17", "-Wall", "-Werror", "-o"])
+                    .arg(&exe)
+                    .arg(src.join("bot.cpp")),
+                &format!("g++ starters/{game}/cpp/bot.cpp"),
+            );
+            exe.display().to_string()
+        }
+        "java" => {
+            require("javac", "default-jdk-headless");
+            require("java", "default-jdk-headless");
+            run_ok(
+                Command::new("javac")
+                    .args(["-Xlint:all", "-Werror", "-d", &out])
+                    .arg(src.join("Main.java")),
+                &format!("javac starters/{game}/java/Main.java"),
+            );
+            format!("java -cp {out} Main")
+        }
+        "rust" => {
+            require("rustc", "rustc");
+            let exe = dir.path().join("bot");
+            run_ok(
+                Command::new("rustc")
+                    .args(["-O", "--edition", "2021", "-D", "warnings", "-o"])
+                    .arg(&exe)
+                    .arg(src.join("main.rs")),
+                &format!("rustc starters/{game}/rust/main.rs"),
+            );
+            exe.display().to_string()
+        }
+        other => panic!("unknown language {other}"),
+    };
+    Built { _dir: dir, command }
+}
+
+/// Play one match with `args` (seats, options) and return the `--json` result.
+fn play(game: &str, seed: u64, args: &[String]) -> Value {
+    let out = kakehiki()
+        .args(["play", game, "--json", "--seed", &seed.to_string()])
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "kakehiki play {game} {args:?} failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+/// The starter's seat finished the match with no error recorded against it.
+fn assert_clean(result: &Value, seat: usize, what: &str) {
+    let seats = result["seats"].as_array().expect("seats");
+    let errors = seats[seat]["errors"].as_array().expect("errors");
+    assert!(
+        errors.is_empty(),
+        "{what}: errors charged to the starter's seat {seat}: {errors:#?}\nresult: {result}"
+    );
+    assert!(
+        result["scores"]
+            .as_array()
+            .is_some_and(|s| s.len() == seats.len()),
+        "{what}: no scores: {result}"
+    );
+}
+
+fn seats(list: &[&str]) -> Vec<String> {
+    list.iter()
+        .flat_map(|s| ["--seat".to_string(), s.to_string()])
+        .collect()
+}
+
+/// `nac` and `religion-war`: the starter in seat 0 and in seat 3 against the strong bot.
+fn nac_family(game: &str, lang: &str) {
+    let bot = build(game, lang);
+    let me = format!("cmd:{}", bot.command);
+    for (seed, seat) in [(2014, 0), (1108, 3)] {
+        let mut list = vec!["builtin:strong", "builtin:random", "builtin:strong"];
+        list.insert(seat, &me);
+        let result = play(game, seed, &seats(&list));
+        assert_clean(&result, seat, &format!("{game}/{lang} seed {seed}"));
+    }
+}
+
+macro_rules! starter_tests {
+    ($runner:ident, $game:literal: $($lang:ident),*) => {
+        $(
+            #[test]
+            fn $lang() {
+                $runner($game, stringify!($lang));
+            }
+        )*
+    };
+}
+
+mod nac {
+    use super::*;
+    starter_tests!(nac_family, "nac": python, cpp, java, rust);
+}
+
+mod religion_war {
+    use super::*;
+    starter_tests!(nac_family, "religion-war": python, cpp, java, rust);
+}
