@@ -159,6 +159,23 @@ fn nac_family(game: &str, lang: &str) {
     }
 }
 
+/// `geister`: over TCP under `gpw` in seat 0 against the strong bot, over stdin/stdout under
+/// `seed` in seat 1.
+fn geister_game(game: &str, lang: &str) {
+    let bot = build(game, lang);
+    let tcp = format!("tcp-cmd:{} {{host}} {{port}}", bot.command);
+    let stdio = format!("cmd:{}", bot.command);
+    for (seed, rules, list, seat) in [
+        (7, "gpw", [tcp.as_str(), "builtin:strong"], 0),
+        (8, "seed", ["builtin:random", stdio.as_str()], 1),
+    ] {
+        let mut args = seats(&list);
+        args.extend(["--rules".to_string(), rules.to_string()]);
+        let result = play(game, seed, &args);
+        assert_clean(&result, seat, &format!("{game}/{lang} {rules} seed {seed}"));
+    }
+}
+
 macro_rules! starter_tests {
     ($runner:ident, $game:literal: $($lang:ident),*) => {
         $(
@@ -173,6 +190,11 @@ macro_rules! starter_tests {
 mod nac {
     use super::*;
     starter_tests!(nac_family, "nac": python, cpp, java, rust);
+}
+
+mod geister {
+    use super::*;
+    starter_tests!(geister_game, "geister": python, cpp, java, rust);
 }
 
 mod religion_war {
