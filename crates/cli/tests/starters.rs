@@ -176,6 +176,25 @@ fn geister_game(game: &str, lang: &str) {
     }
 }
 
+/// `diplomacy`: AUSTRIA against six strong bots with a press round (retreats and removals come
+/// up), TURKEY against random bots.
+fn diplomacy_game(game: &str, lang: &str) {
+    let bot = build(game, lang);
+    let me = format!("cmd:{}", bot.command);
+    for (seed, seat, fill) in [(1, 0, "builtin:strong"), (2, 6, "builtin:random")] {
+        let mut list = vec![fill; 6];
+        list.insert(seat, &me);
+        let mut args = seats(&list);
+        args.extend(
+            ["--max-year", "1906", "--opt", "press_rounds=1"]
+                .iter()
+                .map(|s| s.to_string()),
+        );
+        let result = play(game, seed, &args);
+        assert_clean(&result, seat, &format!("{game}/{lang} seed {seed}"));
+    }
+}
+
 macro_rules! starter_tests {
     ($runner:ident, $game:literal: $($lang:ident),*) => {
         $(
@@ -190,6 +209,11 @@ macro_rules! starter_tests {
 mod nac {
     use super::*;
     starter_tests!(nac_family, "nac": python, cpp, java, rust);
+}
+
+mod diplomacy {
+    use super::*;
+    starter_tests!(diplomacy_game, "diplomacy": python, cpp, java, rust);
 }
 
 mod geister {

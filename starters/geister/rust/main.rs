@@ -91,13 +91,18 @@ fn connect(host: &str, port: &str) -> io::Result<TcpStream> {
 
 fn main() -> io::Result<()> {
     // The match seed set by the referee.
-    let seed = std::env::var("KAKEHIKI_SEED").ok().and_then(|s| s.parse().ok());
+    let seed = std::env::var("KAKEHIKI_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok());
     let mut rng = Rng(seed.unwrap_or(0));
     let args: Vec<String> = std::env::args().collect();
     // HOST PORT: the contest's TCP protocol; otherwise stdin/stdout.
     let (input, mut output): (Box<dyn BufRead>, Box<dyn Write>) = if args.len() == 3 {
         let stream = connect(&args[1], &args[2])?;
-        (Box::new(BufReader::new(stream.try_clone()?)), Box::new(stream))
+        (
+            Box::new(BufReader::new(stream.try_clone()?)),
+            Box::new(stream),
+        )
     } else {
         (Box::new(io::stdin().lock()), Box::new(io::stdout().lock()))
     };

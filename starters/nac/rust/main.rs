@@ -43,12 +43,16 @@ fn value(weight: i64, mine: i64, top: i64) -> f64 {
 }
 
 fn ints(line: &str) -> Vec<i64> {
-    line.split_whitespace().filter_map(|x| x.parse().ok()).collect()
+    line.split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect()
 }
 
 fn main() -> io::Result<()> {
     // The match seed set by the referee.
-    let seed = std::env::var("KAKEHIKI_SEED").ok().and_then(|s| s.parse().ok());
+    let seed = std::env::var("KAKEHIKI_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok());
     let mut rng = Rng(seed.unwrap_or(0));
     let stdin = io::stdin();
     let mut lines = stdin.lock().lines();
