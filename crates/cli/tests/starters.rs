@@ -195,6 +195,36 @@ fn diplomacy_game(game: &str, lang: &str) {
     }
 }
 
+/// `werewolf`: a 15-player village of sample agents with the starter as the seer, a werewolf
+/// (seat 0) and the bodyguard (seat 14), each role asked for with ROLE; then a `seed-2015` game.
+fn werewolf_game(game: &str, lang: &str) {
+    let bot = build(game, lang);
+    for (seed, seat, role, rules) in [
+        (4, 0, "SEER", "aiwolf-0.6"),
+        (5, 0, "WEREWOLF", "aiwolf-0.6"),
+        (6, 14, "BODYGUARD", "aiwolf-0.6"),
+        (7, 14, "none", "seed-2015"),
+    ] {
+        let me = format!("tcp-cmd:{} {{host}} {{port}} starter {role}", bot.command);
+        let mut list = vec!["builtin:sample"; 14];
+        list.insert(seat, &me);
+        let mut args = seats(&list);
+        args.extend(["--rules".to_string(), rules.to_string()]);
+        let result = play(game, seed, &args);
+        let what = format!("{game}/{lang} {rules} seed {seed} as {role}");
+        assert_clean(&result, seat, &what);
+        let mine = &result["seats"][seat];
+        assert_eq!(mine["name"], "starter", "{what}: not seated: {mine}");
+        assert_eq!(mine["counts"]["silent_games"], 0, "{what}: {mine}");
+        if role != "none" {
+            assert_eq!(
+                mine["role"], role,
+                "{what}: the ROLE request was not honoured: {mine}"
+            );
+        }
+    }
+}
+
 macro_rules! starter_tests {
     ($runner:ident, $game:literal: $($lang:ident),*) => {
         $(
@@ -224,4 +254,9 @@ mod geister {
 mod religion_war {
     use super::*;
     starter_tests!(nac_family, "religion-war": python, cpp, java, rust);
+}
+
+mod werewolf {
+    use super::*;
+    starter_tests!(werewolf_game, "werewolf": python, cpp, java, rust);
 }
