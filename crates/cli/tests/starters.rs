@@ -1,7 +1,8 @@
 //! Every starter bot under `starters/<game>/<lang>/` is built (C++ with g++, Java with javac, Rust
 //! with plain rustc) and plays full matches through the `kakehiki` binary against built-in bots,
 //! in the first and in the last seat; a match must finish with no error charged to the starter's
-//! seat. A missing compiler fails the test with the Debian package to install: CI installs them.
+//! seat, and `kakehiki check` must pass it. A missing compiler fails the test with the Debian
+//! package to install: CI installs them.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -125,6 +126,21 @@ fn play(game: &str, seed: u64, args: &[String]) -> Value {
     serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
 }
 
+/// `kakehiki check GAME --seat SPEC` passes (exit 0), as the README tells contestants.
+fn check(game: &str, spec: &str) {
+    let out = kakehiki()
+        .args(["check", game, "--seat", spec])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "kakehiki check {game} --seat '{spec}' failed ({}):\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// The starter's seat finished the match with no error recorded against it.
 fn assert_clean(result: &Value, seat: usize, what: &str) {
     let seats = result["seats"].as_array().expect("seats");
@@ -157,6 +173,7 @@ fn nac_family(game: &str, lang: &str) {
         let result = play(game, seed, &seats(&list));
         assert_clean(&result, seat, &format!("{game}/{lang} seed {seed}"));
     }
+    check(game, &me);
 }
 
 /// `geister`: over TCP under `gpw` in seat 0 against the strong bot, over stdin/stdout under
@@ -174,10 +191,11 @@ fn geister_game(game: &str, lang: &str) {
         let result = play(game, seed, &args);
         assert_clean(&result, seat, &format!("{game}/{lang} {rules} seed {seed}"));
     }
+    check(game, &tcp);
 }
 
-/// `diplomacy`: AUSTRIA against six strong bots with a press round (retreats and removals come
-/// up), TURKEY against random bots.
+/// `diplomacy`: AUSTRIA against six strong bots with a press round (its units are dislodged
+/// and retreat), TURKEY against random bots.
 fn diplomacy_game(game: &str, lang: &str) {
     let bot = build(game, lang);
     let me = format!("cmd:{}", bot.command);
@@ -193,6 +211,89 @@ fn diplomacy_game(game: &str, lang: &str) {
         let result = play(game, seed, &args);
         assert_clean(&result, seat, &format!("{game}/{lang} seed {seed}"));
     }
+    check(game, &me);
+    diplomacy_adjustments(&bot.command, &format!("{game}/{lang}"));
+}
+
+/// A holding bot never gains a centre in play, so its builds and removals are checked on
+/// adjustment phase messages of the referee's shape written to it directly: the orders must be
+/// legal (armies on distinct offered home centres; removals of its own units, as many as owed).
+fn diplomacy_adjustments(command: &str, what: &str) {
+    use std::io::Write;
+    let powers = r#"["AUSTRIA","ENGLAND","FRANCE","GERMANY","ITALY","RUSSIA","TURKEY"]"#;
+    let state = r#"{"centers":{"AUSTRIA":["BUD","GRE","SER","TRI","VIE"]},"civil_disorder":[],"dislodged":{},"units":{"AUSTRIA":["A GAL","A SER","F GRE"]}}"#;
+    let input = [
+        format!(
+            r#"{{"limits":{{"adjustment_ms":2000,"movement_ms":5000,"press_chars":1000,"press_messages":6,"press_ms":2000,"retreat_ms":2000,"start_ms":10000}},"map":"standard","power":"AUSTRIA","powers":{powers},"rules":{{"draw_votes":false,"max_year":1920,"press_rounds":0,"solo_centers":18}},"seq":1,"type":"start"}}"#
+        ),
+        format!(
+            r#"{{"builds":2,"deadline_ms":2000,"history":[],"inbox":[],"orderable":["BUD","TRI","VIE"],"phase":"W1901A","seq":2,"state":{state},"type":"phase"}}"#
+        ),
+        format!(
+            r#"{{"deadline_ms":2000,"history":[],"inbox":[],"orderable":["A GAL","A SER","F GRE"],"phase":"W1902A","removals":1,"seq":3,"state":{state},"type":"phase"}}"#
+        ),
+        r#"{"centers":{"AUSTRIA":2},"draw":[],"reason":"solo","seq":4,"type":"end","winner":"TURKEY"}"#
+            .to_string(),
+    ];
+    let argv: Vec<&str> = command.split_whitespace().collect();
+    let mut child = Command::new(argv[0])
+        .args(&argv[1..])
+        .env("KAKEHIKI_SEED", "3")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for line in &input {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{what}: exit {}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let replies: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{what}: {e}: {l}")))
+        .collect();
+    assert_eq!(
+        replies.len(),
+        3,
+        "{what}: one reply per request: {replies:?}"
+    );
+    for (i, r) in replies.iter().enumerate() {
+        assert_eq!(r["seq"], i as u64 + 1, "{what}: seq echoed: {r}");
+    }
+    assert_eq!(replies[0]["ready"], true, "{what}: {}", replies[0]);
+    let orders = |r: &Value| -> Vec<String> {
+        r["orders"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{what}: no orders list: {r}"))
+            .iter()
+            .map(|o| o.as_str().unwrap().to_string())
+            .collect()
+    };
+    let builds = orders(&replies[1]);
+    assert_eq!(builds.len(), 2, "{what}: two builds owed: {builds:?}");
+    for b in &builds {
+        let site = b
+            .strip_prefix("A ")
+            .and_then(|b| b.strip_suffix(" B"))
+            .unwrap_or_else(|| panic!("{what}: not an army build: {b}"));
+        assert!(["BUD", "TRI", "VIE"].contains(&site), "{what}: {b}");
+    }
+    assert_ne!(builds[0], builds[1], "{what}: two builds on one site");
+    let removals = orders(&replies[2]);
+    assert_eq!(removals.len(), 1, "{what}: one removal owed: {removals:?}");
+    let unit = removals[0].strip_suffix(" D").unwrap_or("");
+    assert!(
+        ["A GAL", "A SER", "F GRE"].contains(&unit),
+        "{what}: not a removal of an own unit: {removals:?}"
+    );
 }
 
 /// `werewolf`: a 15-player village of sample agents with the starter as the seer, a werewolf
@@ -223,6 +324,7 @@ fn werewolf_game(game: &str, lang: &str) {
             );
         }
     }
+    check(game, &format!("tcp-cmd:{} {{host}} {{port}}", bot.command));
 }
 
 macro_rules! starter_tests {
