@@ -1,7 +1,7 @@
 // Starter bot for Negotiate and Conquer (`nac`), Java, standard library only.
 //
 // Build:  javac -d out Main.java
-// Run:    kakehiki play nac --seat 'cmd:java -cp . Main' --seat-dir 0=out --fill builtin:random
+// Run:    kakehiki play nac --seat 'cmd:java -cp out Main' --fill builtin:random
 // Check:  kakehiki check nac --seat 'cmd:java -cp /path/to/out Main'
 //
 // Protocol (docs/protocols/nac.md): stdin/stdout, one line per message, flush after every write.

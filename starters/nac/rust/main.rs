@@ -1,8 +1,8 @@
 //! Starter bot for Negotiate and Conquer (`nac`), Rust, standard library only.
 //!
 //! Build:  rustc -O -o bot main.rs
-//! Run:    kakehiki play nac --seat 'cmd:./bot' --seat-dir 0=. --fill builtin:random
-//!         (or give the absolute path: --seat 'cmd:/path/to/bot')
+//! Run:    kakehiki play nac --seat 'cmd:./bot' --fill builtin:random
+//!         (a relative path is resolved against the directory kakehiki runs in)
 //! Check:  kakehiki check nac --seat 'cmd:/path/to/bot'
 //!
 //! Protocol (docs/protocols/nac.md): stdin/stdout, one line per message, flush after every write.

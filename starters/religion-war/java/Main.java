@@ -1,7 +1,7 @@
 // Starter bot for Religion War (`religion-war`, CODE FESTIVAL 2014), Java, standard library only.
 //
 // Build:  javac -d out Main.java
-// Run:    kakehiki play religion-war --seat 'cmd:java -cp . Main' --seat-dir 0=out --fill builtin:random
+// Run:    kakehiki play religion-war --seat 'cmd:java -cp out Main' --fill builtin:random
 // Check:  kakehiki check religion-war --seat 'cmd:java -cp /path/to/out Main'
 //
 // Protocol (docs/protocols/religion-war.md; nac's with other labels): stdin/stdout, one line per

@@ -1,8 +1,8 @@
 //! Starter bot for Religion War (`religion-war`, CODE FESTIVAL 2014), Rust, standard library only.
 //!
 //! Build:  rustc -O -o bot main.rs
-//! Run:    kakehiki play religion-war --seat 'cmd:./bot' --seat-dir 0=. --fill builtin:random
-//!         (or give the absolute path: --seat 'cmd:/path/to/bot')
+//! Run:    kakehiki play religion-war --seat 'cmd:./bot' --fill builtin:random
+//!         (a relative path is resolved against the directory kakehiki runs in)
 //! Check:  kakehiki check religion-war --seat 'cmd:/path/to/bot'
 //!
 //! Protocol (docs/protocols/religion-war.md; nac's with other labels): stdin/stdout, one line per
