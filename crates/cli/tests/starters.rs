@@ -1,7 +1,8 @@
 //! Every starter bot under `starters/<game>/<lang>/` is built (C++ with g++, Java with javac, Rust
 //! with plain rustc) and plays full matches through the `kakehiki` binary against built-in bots,
 //! in the first and in the last seat; a match must finish with no error charged to the starter's
-//! seat, and `kakehiki check` must pass it. A missing compiler fails the test with the Debian
+//! seat, the same seed must give the same replies (the starters seed from `KAKEHIKI_SEED`), and
+//! `kakehiki check` must pass it. A missing compiler fails the test with the Debian
 //! package to install: CI installs them.
 
 use std::path::{Path, PathBuf};
@@ -141,6 +142,48 @@ fn check(game: &str, spec: &str) {
     );
 }
 
+/// Every reply line a replay records (`raw`, `line`, `reply`), in order.
+fn replies(replay: &Path) -> Vec<Value> {
+    fn walk(v: &Value, out: &mut Vec<Value>) {
+        match v {
+            Value::Object(m) => {
+                for (k, v) in m {
+                    if matches!(k.as_str(), "raw" | "line" | "reply") {
+                        out.push(v.clone());
+                    } else {
+                        walk(v, out);
+                    }
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
+    let text = std::fs::read_to_string(replay).unwrap();
+    let mut out = Vec::new();
+    for line in text.lines() {
+        walk(&serde_json::from_str(line).unwrap(), &mut out);
+    }
+    out
+}
+
+/// The starter takes its randomness from the match seed (`KAKEHIKI_SEED`): two matches with the
+/// same seed record the same replies.
+fn assert_reproducible(game: &str, seed: u64, args: &[String], what: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let runs: Vec<Vec<Value>> = (0..2)
+        .map(|i| {
+            let replay = dir.path().join(format!("{i}.jsonl"));
+            let mut a = args.to_vec();
+            a.extend(["--replay".to_string(), replay.display().to_string()]);
+            play(game, seed, &a);
+            replies(&replay)
+        })
+        .collect();
+    assert!(!runs[0].is_empty(), "{what}: no replies in the replay");
+    assert_eq!(runs[0], runs[1], "{what}: the same seed gave other replies");
+}
+
 /// The starter's seat finished the match with no error recorded against it.
 fn assert_clean(result: &Value, seat: usize, what: &str) {
     let seats = result["seats"].as_array().expect("seats");
@@ -173,6 +216,13 @@ fn nac_family(game: &str, lang: &str) {
         let result = play(game, seed, &seats(&list));
         assert_clean(&result, seat, &format!("{game}/{lang} seed {seed}"));
     }
+    let list = [
+        me.as_str(),
+        "builtin:random",
+        "builtin:random",
+        "builtin:random",
+    ];
+    assert_reproducible(game, 99, &seats(&list), &format!("{game}/{lang}"));
     check(game, &me);
 }
 
@@ -191,6 +241,8 @@ fn geister_game(game: &str, lang: &str) {
         let result = play(game, seed, &args);
         assert_clean(&result, seat, &format!("{game}/{lang} {rules} seed {seed}"));
     }
+    let list = [stdio.as_str(), "builtin:random"];
+    assert_reproducible(game, 99, &seats(&list), &format!("{game}/{lang}"));
     check(game, &tcp);
 }
 
@@ -211,6 +263,15 @@ fn diplomacy_game(game: &str, lang: &str) {
         let result = play(game, seed, &args);
         assert_clean(&result, seat, &format!("{game}/{lang} seed {seed}"));
     }
+    let mut list = vec!["builtin:random"; 6];
+    list.insert(0, &me);
+    let mut args = seats(&list);
+    args.extend(
+        ["--max-year", "1903", "--opt", "press_rounds=1"]
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    assert_reproducible(game, 99, &args, &format!("{game}/{lang}"));
     check(game, &me);
     diplomacy_adjustments(&bot.command, &format!("{game}/{lang}"));
 }
@@ -324,7 +385,11 @@ fn werewolf_game(game: &str, lang: &str) {
             );
         }
     }
-    check(game, &format!("tcp-cmd:{} {{host}} {{port}}", bot.command));
+    let me = format!("tcp-cmd:{} {{host}} {{port}}", bot.command);
+    let mut list = vec!["builtin:sample"; 14];
+    list.insert(0, &me);
+    assert_reproducible(game, 99, &seats(&list), &format!("{game}/{lang}"));
+    check(game, &me);
 }
 
 macro_rules! starter_tests {
