@@ -1,5 +1,5 @@
 //! Every starter bot under `starters/<game>/<lang>/` is built (C++ with g++, Java with javac, Rust
-//! with plain rustc) and plays full matches through the `kakehiki` binary against built-in bots,
+//! with plain rustc; Python and JavaScript run as they are) and plays full matches through the `kakehiki` binary against built-in bots,
 //! in the first and in the last seat; a match must finish with no error charged to the starter's
 //! seat, the same seed must give the same replies (the starters seed from `KAKEHIKI_SEED`), and
 //! `kakehiki check` must pass it. A missing compiler fails the test with the Debian
@@ -69,6 +69,10 @@ fn build(game: &str, lang: &str) -> Built {
         "python" => {
             require("python3", "python3");
             format!("python3 {}", src.join("bot.py").display())
+        }
+        "javascript" => {
+            require("node", "nodejs");
+            format!("node {}", src.join("bot.js").display())
         }
         "cpp" => {
             require("g++", "g++");
@@ -405,25 +409,25 @@ macro_rules! starter_tests {
 
 mod nac {
     use super::*;
-    starter_tests!(nac_family, "nac": python, cpp, java, rust);
+    starter_tests!(nac_family, "nac": python, cpp, java, rust, javascript);
 }
 
 mod diplomacy {
     use super::*;
-    starter_tests!(diplomacy_game, "diplomacy": python, cpp, java, rust);
+    starter_tests!(diplomacy_game, "diplomacy": python, cpp, java, rust, javascript);
 }
 
 mod geister {
     use super::*;
-    starter_tests!(geister_game, "geister": python, cpp, java, rust);
+    starter_tests!(geister_game, "geister": python, cpp, java, rust, javascript);
 }
 
 mod religion_war {
     use super::*;
-    starter_tests!(nac_family, "religion-war": python, cpp, java, rust);
+    starter_tests!(nac_family, "religion-war": python, cpp, java, rust, javascript);
 }
 
 mod werewolf {
     use super::*;
-    starter_tests!(werewolf_game, "werewolf": python, cpp, java, rust);
+    starter_tests!(werewolf_game, "werewolf": python, cpp, java, rust, javascript);
 }
