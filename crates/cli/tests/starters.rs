@@ -389,11 +389,75 @@ fn werewolf_game(game: &str, lang: &str) {
             );
         }
     }
+    werewolf_set(&bot.command, &format!("{game}/{lang}"));
     let me = format!("tcp-cmd:{} {{host}} {{port}}", bot.command);
     let mut list = vec!["builtin:sample"; 14];
     list.insert(0, &me);
     assert_reproducible(game, 99, &seats(&list), &format!("{game}/{lang}"));
     check(game, &me);
+}
+
+/// Five starter agents connect on their own to `kakehiki serve werewolf` and play a set of three
+/// games on the same connections (as at the contest): every one plays every game without a
+/// timeout, an invalid reply or a silent game.
+fn werewolf_set(command: &str, what: &str) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+        .to_string();
+    let mut server = kakehiki()
+        .args(["serve", "werewolf", "--host", "127.0.0.1", "--port", &port])
+        .args(["--players", "5", "--games", "3", "--seed", "12", "--json"])
+        .args(["--opt", "time_limit_ms=5000"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let argv: Vec<&str> = command.split_whitespace().collect();
+    let mut agents: Vec<std::process::Child> = (1..=5)
+        .map(|i| {
+            Command::new(argv[0])
+                .args(&argv[1..])
+                .args(["127.0.0.1", &port, &format!("agent{i}")])
+                .env("KAKEHIKI_SEED", i.to_string())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // The set ends on its own; a hang fails the test instead of blocking it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while server.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = server.kill();
+            agents.iter_mut().for_each(|a| drop(a.kill()));
+            panic!("{what}: the set of three games did not finish in 120 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = server.wait_with_output().unwrap();
+    for mut a in agents {
+        let _ = a.wait();
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{what}: serve failed ({}): {stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let list = v["agents"].as_array().expect("agents");
+    assert_eq!(list.len(), 5, "{what}: {v}");
+    for a in list {
+        assert_eq!(a["games"], 3, "{what}: {a}");
+        for key in ["invalid", "silent_games", "timeouts"] {
+            assert_eq!(a[key], 0, "{what}: {key}: {a}");
+        }
+    }
 }
 
 macro_rules! starter_tests {

@@ -291,7 +291,10 @@ struct Agent {
         } else if (request == "ATTACK") {
             target = pick(others(true));
         } else {
-            if (request == "INITIALIZE") divined.clear();
+            if (request == "INITIALIZE") {  // a new game
+                divined.clear();
+                announce.clear();
+            }
             if (request == "FINISH") std::cerr << "game over\n";
             return false;  // INITIALIZE, DAILY_INITIALIZE, DAILY_FINISH, FINISH: no reply
         }

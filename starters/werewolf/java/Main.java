@@ -219,8 +219,9 @@ public class Main {
             case "ATTACK":
                 target = pick(others(true));
                 break;
-            case "INITIALIZE":
+            case "INITIALIZE": // a new game
                 divined.clear();
+                announce = null;
                 return null;
             case "FINISH":
                 System.err.println("game over");

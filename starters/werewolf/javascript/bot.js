@@ -98,8 +98,9 @@ function answer(packet) {
     case "ATTACK":
       target = pick(others(true));
       break;
-    case "INITIALIZE":
+    case "INITIALIZE": // a new game
       me.divined.clear();
+      me.announce = null;
       return null;
     default:
       return null; // DAILY_INITIALIZE, DAILY_FINISH, FINISH: no reply

@@ -71,8 +71,9 @@ class Agent:
             return self.name
         if request == "ROLE":
             return self.wish
-        if request == "INITIALIZE":
+        if request == "INITIALIZE":  # a new game
             self.divined = set()
+            self.announce = None
         if request == "TALK":
             self.talks += 1
             if self.talks == 1 and self.suspect > 0:

@@ -335,7 +335,9 @@ impl Agent {
             "GUARD" => rng.pick(&self.others(false)),
             "ATTACK" => rng.pick(&self.others(true)),
             "INITIALIZE" => {
+                // A new game.
                 self.divined.clear();
+                self.announce = None;
                 return None;
             }
             "FINISH" => {
