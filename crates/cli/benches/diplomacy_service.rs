@@ -11,7 +11,8 @@
 //! `cargo bench -p kakehiki --bench diplomacy_service`
 //! `KAKEHIKI_MILA_PYTHON=/work/ext/mila-venv/bin/python cargo bench -p kakehiki --bench diplomacy_service`
 //! Options (environment): `KAKEHIKI_BENCH_RUNS` (runs per size, default 7),
-//! `KAKEHIKI_BENCH_THREADS` (passed as `--threads`; default: the binary's own choice).
+//! `KAKEHIKI_BENCH_THREADS` (passed as `--threads`; default: the binary's own choice),
+//! `KAKEHIKI_BENCH_DIR` (write the phase files there and keep them).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
@@ -77,10 +78,13 @@ fn main() {
     let threads = std::env::var("KAKEHIKI_BENCH_THREADS").ok();
     let mila = std::env::var("KAKEHIKI_MILA_PYTHON").ok();
     let dir = tempfile::tempdir().expect("temporary directory");
+    // `KAKEHIKI_BENCH_DIR`: keep the generated files there (to profile the binary on them).
+    let keep = std::env::var_os("KAKEHIKI_BENCH_DIR").map(std::path::PathBuf::from);
+    let files = keep.as_deref().unwrap_or(dir.path());
     for n in [1_000usize, 10_000] {
         let lines = kakehiki_diplomacy::service::random_movement_lines(n, 1);
-        let input = dir.path().join(format!("phases-{n}.jsonl"));
-        let output = dir.path().join(format!("out-{n}.jsonl"));
+        let input = files.join(format!("phases-{n}.jsonl"));
+        let output = files.join(format!("out-{n}.jsonl"));
         let mut f = File::create(&input).expect("input file");
         for l in &lines {
             writeln!(f, "{l}").expect("write input");
