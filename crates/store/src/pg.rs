@@ -92,8 +92,17 @@ impl PgStore {
         let rows = self
             .client
             .query(
-                "SELECT idx, entrants, report, duration_ms, worker FROM kk_results
-                 WHERE contest = $1 AND ($2::BIGINT IS NULL OR idx = $2) ORDER BY idx",
+                // One statement per case, so that one match is found through the key.
+                match index {
+                    None => {
+                        "SELECT idx, entrants, report, duration_ms, worker FROM kk_results
+                         WHERE contest = $1 AND $2::BIGINT IS NULL ORDER BY idx"
+                    }
+                    Some(_) => {
+                        "SELECT idx, entrants, report, duration_ms, worker FROM kk_results
+                         WHERE contest = $1 AND idx = $2"
+                    }
+                },
                 &[&contest, &index.map(to_db)],
             )
             .map_err(err(CONTEXT))?;

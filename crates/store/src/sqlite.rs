@@ -174,12 +174,20 @@ impl SqliteStore {
         contest: &str,
         index: Option<u64>,
     ) -> Result<Vec<StoredResult>, StoreError> {
+        // Two statements, so that one match is found through the key rather than by a scan
+        // (`?2 IS NULL OR idx = ?2` keeps SQLite from using the index on idx).
         let mut stmt = self
             .conn
-            .prepare_cached(
-                "SELECT idx, entrants, report, duration_ms, worker FROM kk_results
-                 WHERE contest = ?1 AND (?2 IS NULL OR idx = ?2) ORDER BY idx",
-            )
+            .prepare_cached(match index {
+                None => {
+                    "SELECT idx, entrants, report, duration_ms, worker FROM kk_results
+                     WHERE contest = ?1 AND ?2 IS NULL ORDER BY idx"
+                }
+                Some(_) => {
+                    "SELECT idx, entrants, report, duration_ms, worker FROM kk_results
+                     WHERE contest = ?1 AND idx = ?2"
+                }
+            })
             .map_err(err("reading results"))?;
         let rows = stmt
             .query_map(params![contest, index.map(to_db)], |r| {
