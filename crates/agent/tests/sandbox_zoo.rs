@@ -670,3 +670,29 @@ fn the_zoo_is_contained_under_a_referee_that_is_not_root() {
     // ...and it really ran without root: no cgroup for the bounded-resource attacks.
     assert!(stderr.contains("SKIPPED fork: layer cgroup"), "{stderr}");
 }
+
+#[tokio::test]
+async fn pipe_bots_cannot_reach_each_other_through_abstract_sockets() {
+    if !layers(
+        "abstract sockets",
+        &[Layer::Namespaces, Layer::LandlockScope],
+    ) {
+        return;
+    }
+    let name = format!("kakehiki-zoo-{}", std::process::id());
+    let (listener, r) = attack(
+        "abstract-listen",
+        &[name.clone()],
+        &SandboxConfig::default(),
+    )
+    .await;
+    assert_eq!(r[0][0], "LISTENING", "{r:?}");
+    let (other, r) = attack("abstract-connect", &[name], &SandboxConfig::default()).await;
+    all_blocked(&r);
+    // Neither has an interface it could use: only a loopback, and that one down.
+    let (third, r) = attack("ifaces", &[], &SandboxConfig::default()).await;
+    assert!(r[0][1] == "-" || r[0][1] == "lo", "{r:?}");
+    for bot in [listener, other, third] {
+        bot.finish(Duration::from_millis(50)).await;
+    }
+}

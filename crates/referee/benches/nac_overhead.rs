@@ -4,6 +4,8 @@
 //! the referee's own time (everything but process start/stop and waiting for replies) as a share
 //! of wall time, and its median per turn and seat. For scale it also times the same turns
 //! exchanged with the same bots by two bare loops (blocking, and tokio) that do nothing else.
+//! The bots run confined as the referee runs them by default (`KAKEHIKI_BENCH_SANDBOX=off` for
+//! the referee before the sandbox); the bare loops start them unconfined.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -164,17 +166,35 @@ async fn async_floor(bot: &Path, seed: u64) -> Duration {
     turns
 }
 
+/// The sandbox level of the referee's bots: `KAKEHIKI_BENCH_SANDBOX` (`best` by default, the
+/// referee's own default; `off` for the referee before the sandbox).
+fn level() -> kakehiki_agent::SandboxLevel {
+    match std::env::var("KAKEHIKI_BENCH_SANDBOX").as_deref() {
+        Ok("off") => kakehiki_agent::SandboxLevel::Off,
+        Ok("strict") => kakehiki_agent::SandboxLevel::Strict,
+        _ => kakehiki_agent::SandboxLevel::Best,
+    }
+}
+
 fn spec(bot: &Path, seed: u64) -> MatchSpec {
     let seat = SeatSpec::Cmd(vec![bot.to_string_lossy().into_owned()]);
-    MatchSpec::new(
+    let mut spec = MatchSpec::new(
         "nac",
         seed,
         vec![seat.clone(), seat.clone(), seat.clone(), seat],
-    )
+    );
+    spec.sandbox.jail.level = level();
+    spec
 }
 
 fn bench(c: &mut Criterion) {
     let bot = trivial_bot();
+    let report = kakehiki_agent::SandboxReport::current(level());
+    println!(
+        "bots confined at sandbox level {}: layers {:?}",
+        report.level,
+        report.layers.iter().map(|l| l.name()).collect::<Vec<_>>()
+    );
     // One thread, as the contest arena runs matches: no cross-thread wake-ups per reply.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

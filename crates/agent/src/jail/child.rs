@@ -139,6 +139,9 @@ pub(crate) struct ChildPlan {
 
 pub(crate) struct Namespaces {
     pub flags: libc::c_int,
+    /// A network namespace to join instead of creating one (the referee's shared empty one:
+    /// creating a network namespace is the largest part of a bot's start).
+    pub join_net: Option<i32>,
     /// Created together with the others when the referee is not root.
     pub user: Option<UserNs>,
     /// Where the private root tmpfs is mounted before the pivot.
@@ -210,8 +213,22 @@ pub(crate) fn run(plan: &mut ChildPlan) -> io::Result<()> {
         let r = unsafe { libc::write(fd, b"0".as_ptr().cast(), 1) };
         step(Stage::EnterCgroup, check(r as libc::c_int))?;
     }
-    close_inherited_files(st);
+    let keep_fd = plan
+        .namespaces
+        .as_ref()
+        .and_then(|n| n.join_net)
+        .unwrap_or(-1);
+    close_inherited_files(st, keep_fd);
     if let Some(ns) = &plan.namespaces {
+        if let Some(fd) = ns.join_net {
+            // SAFETY: setns(2) on a namespace descriptor the referee holds; then closed.
+            step(
+                Stage::Unshare,
+                check(unsafe { libc::setns(fd, libc::CLONE_NEWNET) }),
+            )?;
+            // SAFETY: closing our copy of that descriptor.
+            unsafe { libc::close(fd) };
+        }
         let flags = ns.flags
             | if ns.user.is_some() {
                 libc::CLONE_NEWUSER
@@ -295,7 +312,7 @@ pub(crate) fn run(plan: &mut ChildPlan) -> io::Result<()> {
 /// exec-error channel).
 /// They are close-on-exec anyway; closing them here ends the window between fork and exec in
 /// which this process would still hold them (a lock the referee released would stay held).
-fn close_inherited_files(status_fd: i32) {
+fn close_inherited_files(status_fd: i32, keep_fd: i32) {
     // SAFETY: open(2)/getdents64(2)/fstat(2)/close(2) on a stack buffer; no allocation.
     unsafe {
         let dir = libc::open(
@@ -328,7 +345,7 @@ fn close_inherited_files(status_fd: i32) {
                     digits += 1;
                 }
                 off += reclen;
-                if digits == 0 || fd <= 2 || fd == dir || fd == status_fd {
+                if digits == 0 || fd <= 2 || fd == dir || fd == status_fd || fd == keep_fd {
                     continue;
                 }
                 let mut st: libc::stat = std::mem::zeroed();

@@ -147,6 +147,34 @@ fn root_mount_point() -> Result<PathBuf, SpawnError> {
     ))
 }
 
+/// The referee's empty network namespace (no interface; its loopback stays down, as no bot has
+/// the capability to raise it), made once by a thread that leaves it and keeps a descriptor.
+fn shared_empty_netns() -> Option<i32> {
+    use std::os::fd::AsRawFd;
+    static NETNS: std::sync::OnceLock<Option<OwnedFd>> = std::sync::OnceLock::new();
+    NETNS
+        .get_or_init(|| {
+            std::thread::spawn(|| {
+                // SAFETY: unshare(2) of this thread's network namespace, open(2) of its handle.
+                unsafe {
+                    if libc::unshare(libc::CLONE_NEWNET) != 0 {
+                        return None;
+                    }
+                    let fd = libc::open(
+                        c"/proc/thread-self/ns/net".as_ptr(),
+                        libc::O_RDONLY | libc::O_CLOEXEC,
+                    );
+                    (fd >= 0).then(|| OwnedFd::from_raw_fd(fd))
+                }
+            })
+            .join()
+            .ok()
+            .flatten()
+        })
+        .as_ref()
+        .map(|fd| fd.as_raw_fd())
+}
+
 /// The mount flags of the file system holding `path` that a read-only bind remount must repeat
 /// (locked in a user namespace).
 fn locked_flags(path: &Path) -> libc::c_ulong {
@@ -307,8 +335,15 @@ pub(crate) fn prepare(
         };
         let mut flags =
             libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+        // A pipe bot gets no network: the referee's shared empty network namespace (no
+        // interface, loopback down) when Landlock's scoping keeps bots in it from reaching each
+        // other's abstract sockets, else a namespace of its own.
+        let mut join_net = None;
         if pipe_seat {
-            flags |= libc::CLONE_NEWNET;
+            match shared_empty_netns().filter(|_| !user_ns && on(Layer::LandlockScope)) {
+                Some(fd) => join_net = Some(fd),
+                None => flags |= libc::CLONE_NEWNET,
+            }
         }
         let user = if user_ns {
             // SAFETY: getuid(2)/getgid(2) cannot fail.
@@ -323,6 +358,7 @@ pub(crate) fn prepare(
         };
         let ns = Namespaces {
             flags,
+            join_net,
             user,
             root_opts: CString::new("size=4m,mode=0755").expect("no NUL"),
             dirs: dirs

@@ -73,6 +73,29 @@ def main():
             out("BOUND", args[0])
         except OSError as e:
             out("BLOCKED", args[0], errno.errorcode.get(e.errno, e.errno))
+    elif mode == "abstract-listen":
+        # An abstract unix socket (named by the network namespace, not the file system).
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.bind("\0" + args[0])
+            s.listen(1)
+            out("LISTENING", args[0])
+        except OSError as e:
+            out("BLOCKED", args[0], errno.errorcode.get(e.errno, e.errno))
+    elif mode == "abstract-connect":
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.connect("\0" + args[0])
+            out("CONNECTED", args[0])
+        except OSError as e:
+            out("BLOCKED", args[0], errno.errorcode.get(e.errno, e.errno))
+    elif mode == "ifaces":
+        # The network interfaces it can see, and whether any is up.
+        names = sorted(os.listdir("/sys/class/net")) if os.path.isdir("/sys/class/net") else []
+        up = []
+        for _, name in socket.if_nameindex():
+            up.append(name)
+        out("IFACES", ",".join(up) or "-")
     elif mode == "signal":
         # -1: every process this one may signal.
         for pid in args:
