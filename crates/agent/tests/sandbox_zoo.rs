@@ -682,7 +682,7 @@ async fn pipe_bots_cannot_reach_each_other_through_abstract_sockets() {
     let name = format!("kakehiki-zoo-{}", std::process::id());
     let (listener, r) = attack(
         "abstract-listen",
-        &[name.clone()],
+        std::slice::from_ref(&name),
         &SandboxConfig::default(),
     )
     .await;

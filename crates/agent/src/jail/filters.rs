@@ -205,6 +205,8 @@ pub(super) fn seccomp_programs() -> io::Result<Vec<BpfProgram>> {
         .map_err(io::Error::other)
 }
 
+// `as i64`: system call numbers are `c_long`, 32 bits wide on some targets.
+#[allow(clippy::unnecessary_cast)]
 fn compile_seccomp() -> io::Result<Vec<BpfProgram>> {
     let err = |e: seccompiler::BackendError| io::Error::other(format!("seccomp: {e}"));
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
