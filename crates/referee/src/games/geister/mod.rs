@@ -880,7 +880,11 @@ impl GeisterDriver {
         let mut queues: [Option<ConnQueue>; 2] = [None, None];
         for (seat, s) in spec.seats.iter().enumerate() {
             match s {
-                SeatSpec::Tcp => queues[seat] = Some(ConnQueue::bind(&host, ports[seat]).await?),
+                SeatSpec::Tcp => {
+                    let q = ConnQueue::bind(&host, ports[seat]).await?;
+                    spec.on_listen.notify(seat, q.local_addr());
+                    queues[seat] = Some(q);
+                }
                 SeatSpec::TcpCmd(_) => queues[seat] = Some(ConnQueue::bind("127.0.0.1", 0).await?),
                 _ => {}
             }
