@@ -153,3 +153,239 @@ fn werewolf_seat_count_errors_read_as_one_sentence() {
     );
     assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
 }
+
+/// A Geister client written for the tests: places ABCD red and moves the first own ghost that
+/// has a free square next to it (always legal). Plays `games` games, on one connection when
+/// `keep` (spec §3.8's extension), reconnecting for each game otherwise. Returns per game its
+/// local address and the end message's first four bytes.
+fn geister_client(addr: &str, games: usize, keep: bool) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut conn: Option<(TcpStream, Vec<u8>)> = None;
+    while out.len() < games {
+        let (s, buf) = conn.get_or_insert_with(|| {
+            let s = TcpStream::connect(addr).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+            (s, Vec::new())
+        });
+        let msg = loop {
+            if let Some(i) = buf.windows(2).position(|w| w == b"\r\n") {
+                let m = String::from_utf8_lossy(&buf[..i]).into_owned();
+                buf.drain(..i + 2);
+                break m;
+            }
+            let mut chunk = [0u8; 512];
+            let n = s.read(&mut chunk).expect("the server answers");
+            assert!(n > 0, "the server closed the connection mid-game");
+            buf.extend_from_slice(&chunk[..n]);
+        };
+        if msg == "SET?" {
+            s.write_all(b"SET:ABCD\n").unwrap();
+        } else if let Some(board) = msg.strip_prefix("MOV?") {
+            let b = board.as_bytes();
+            let own: Vec<(i32, i32)> = (0..8)
+                .map(|i| ((b[3 * i] - b'0') as i32, (b[3 * i + 1] - b'0') as i32))
+                .collect();
+            let free = |x: i32, y: i32| {
+                (0..6).contains(&x) && (0..6).contains(&y) && !own.contains(&(x, y))
+            };
+            let mv = own
+                .iter()
+                .enumerate()
+                .filter(|(_, &(x, y))| x < 6 && y < 6)
+                .flat_map(|(i, &(x, y))| {
+                    [("N", 0, -1), ("E", 1, 0), ("W", -1, 0), ("S", 0, 1)]
+                        .into_iter()
+                        .filter(move |&(_, dx, dy)| free(x + dx, y + dy))
+                        .map(move |(d, _, _)| format!("MOV:{},{d}\n", (b'A' + i as u8) as char))
+                })
+                .next()
+                .expect("a ghost can move");
+            s.write_all(mv.as_bytes()).unwrap();
+        } else if ["WON:", "LST:", "DRW:"].iter().any(|p| msg.starts_with(p)) {
+            out.push((s.local_addr().unwrap().to_string(), msg[..4].to_string()));
+            if !keep {
+                conn = None;
+            }
+        }
+    }
+    out
+}
+
+/// Starts `kakehiki serve geister` on two free ports; returns the child and the two addresses.
+fn serve_geister(extra: &[&str], out: &std::path::Path) -> (std::process::Child, String, String) {
+    let mut child = kakehiki()
+        .args(["serve", "geister", "--port", "0"])
+        .args([
+            "--opt",
+            "pace_ms=0",
+            "--opt",
+            "linger_ms=2000",
+            "--opt",
+            "max_plies=40",
+        ])
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    // "geister: listening on A (seat 0) and B (seat 1), ..."
+    let rest = line
+        .strip_prefix("geister: listening on ")
+        .unwrap_or_else(|| panic!("{line}"));
+    let (a0, rest) = rest.split_once(" (seat 0) and ").unwrap();
+    let (a1, _) = rest.split_once(" (seat 1)").unwrap();
+    (child, a0.to_string(), a1.to_string())
+}
+
+fn replay_verifies(path: &std::path::Path) {
+    let out = kakehiki().arg("replay").arg(path).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The standing table plays game after game with clients that reconnect for each (the contest
+/// server's way): a summary line, a replay and a compatible log per game.
+#[test]
+fn serve_geister_plays_game_after_game_with_reconnecting_clients() {
+    let dir = tempfile::tempdir().unwrap();
+    let (child, a0, a1) = serve_geister(&["--games", "3", "--seed", "70"], dir.path());
+    let t0 = std::thread::spawn(move || geister_client(&a0, 3, false));
+    let t1 = std::thread::spawn(move || geister_client(&a1, 3, false));
+    let r0 = t0.join().unwrap();
+    let r1 = t1.join().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    for (k, line) in lines.iter().enumerate() {
+        let n = k + 1;
+        assert!(
+            line.starts_with(&format!("game {n} seed {}: seat 0 ", 70 + n)),
+            "{line}"
+        );
+        // Each game on fresh connections: seat 0 is the client on the first port.
+        assert!(
+            line.contains(&format!("seat 0 {} vs seat 1 {}", r0[k].0, r1[k].0)),
+            "{line}"
+        );
+        assert!(!line.contains("; seat"), "no seat errors: {line}");
+        let replay = dir.path().join(format!("game-{n:06}.jsonl"));
+        assert!(
+            line.ends_with(&format!("replay {}", replay.display())),
+            "{line}"
+        );
+        replay_verifies(&replay);
+        // The two clients saw opposite ends.
+        let pair = (r0[k].1.as_str(), r1[k].1.as_str());
+        assert!(
+            matches!(pair, ("WON:", "LST:") | ("LST:", "WON:") | ("DRW:", "DRW:")),
+            "{pair:?}"
+        );
+    }
+    let logs = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| {
+            let name = e
+                .as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .into_owned();
+            name.starts_with("log-") && name.ends_with(".txt")
+        })
+        .count();
+    assert_eq!(logs, 3, "a compatible log per game");
+}
+
+/// Several games per connection (spec §3.8's extension): the next game starts with a new SET?
+/// on the same connection, the clients swap seats, and a client that leaves after its last end
+/// message is not assigned another game: a newcomer on the free port takes its place.
+#[test]
+fn serve_geister_keeps_connections_for_several_games() {
+    let dir = tempfile::tempdir().unwrap();
+    let (child, a0, a1) = serve_geister(
+        &["--games", "4", "--keep-connections", "--json"],
+        dir.path(),
+    );
+    let a1_later = a1.clone();
+    let ta = std::thread::spawn(move || geister_client(&a0, 4, true));
+    let tb = std::thread::spawn(move || geister_client(&a1, 2, true));
+    let rb = tb.join().unwrap();
+    // B left after two games; C connects to seat 1's port and plays the other two.
+    let tc = std::thread::spawn(move || geister_client(&a1_later, 2, true));
+    let ra = ta.join().unwrap();
+    let rc = tc.join().unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let games: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(games.len(), 4);
+    // One connection each for the whole run.
+    assert!(ra.iter().all(|(a, _)| *a == ra[0].0), "{ra:?}");
+    assert!(rb.iter().all(|(a, _)| *a == rb[0].0), "{rb:?}");
+    assert!(rc.iter().all(|(a, _)| *a == rc[0].0), "{rc:?}");
+    for (k, g) in games.iter().enumerate() {
+        assert_eq!(g["game_number"], k as u64 + 1);
+        for seat in g["seats"].as_array().unwrap() {
+            assert!(seat["errors"].as_array().unwrap().is_empty(), "{g}");
+        }
+        let replay = std::path::PathBuf::from(g["replay"].as_str().unwrap());
+        replay_verifies(&replay);
+        let text = std::fs::read_to_string(&replay).unwrap();
+        let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        let peers: Vec<&str> = header["params"]["seats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["peer"].as_str().unwrap())
+            .collect();
+        // A's seat alternates: 0, 1, 0, 1; its partner is B for two games, then C.
+        let partner = if k < 2 { &rb[k].0 } else { &rc[k - 2].0 };
+        let expect = if k % 2 == 0 {
+            [ra[k].0.as_str(), partner.as_str()]
+        } else {
+            [partner.as_str(), ra[k].0.as_str()]
+        };
+        assert_eq!(peers, expect, "game {}", k + 1);
+    }
+}
+
+#[test]
+fn serve_refuses_what_it_cannot_serve() {
+    let out = kakehiki()
+        .args(["serve", "nac", "--port", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no server mode"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = kakehiki()
+        .args([
+            "serve",
+            "geister",
+            "--port",
+            "0",
+            "--opt",
+            "nonsense=1",
+            "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown option \"nonsense\""), "{err}");
+}

@@ -70,7 +70,7 @@ impl ConnQueue {
 
 /// Whether the peer has already closed (EOF pending with no data before it). Data the client
 /// sent early stays in the socket. Never suspends, so [`ConnQueue::next`] stays cancel-safe.
-async fn closed_by_peer(stream: &TcpStream) -> bool {
+pub(crate) async fn closed_by_peer(stream: &TcpStream) -> bool {
     let mut buf = [0u8; 1];
     let mut rb = ReadBuf::new(&mut buf);
     let r = std::future::poll_fn(|cx| Poll::Ready(stream.poll_peek(cx, &mut rb))).await;
