@@ -389,3 +389,204 @@ fn serve_refuses_what_it_cannot_serve() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("unknown option \"nonsense\""), "{err}");
 }
+
+fn example(path: &str) -> String {
+    format!(
+        "{}/../../examples/bots/python/{path}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+/// Runs `kakehiki check` with `--json` and returns its exit code and report.
+fn check_json(args: &[&str]) -> (Option<i32>, Value) {
+    let out = kakehiki()
+        .arg("check")
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code(), v)
+}
+
+fn kinds(v: &Value) -> Vec<String> {
+    v["timings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn all_errors(v: &Value) -> Vec<Value> {
+    v["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["errors"].as_array().unwrap().clone())
+        .collect()
+}
+
+/// A good Geister client passes every case (first and last seat, an opponent that never places)
+/// with its reply times per request against the limit; one that sends a malformed move fails
+/// with the message it sent and what was expected.
+#[test]
+fn check_geister_passes_a_good_client_and_names_a_bad_move() {
+    let good = format!(
+        "tcp-cmd:python3 {} {{host}} {{port}}",
+        example("geister_client.py")
+    );
+    let (code, v) = check_json(&["geister", "--seat", &good, "--seeds", "1"]);
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["passed"], true);
+    let cases: Vec<&str> = v["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["case"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        cases,
+        ["first seat", "last seat", "an opponent that times out"]
+    );
+    assert_eq!(v["matches"][1]["seat"], 1);
+    assert_eq!(kinds(&v), ["SET?", "MOV?"]);
+    let set = &v["timings"][0];
+    assert_eq!(set["replies"], 3, "one placement per match: {v}");
+    assert_eq!(set["limit_ms"], 30000.0);
+    assert!(set["slowest_ms"].as_f64().unwrap() >= set["median_ms"].as_f64().unwrap());
+
+    let bad = "cmd:sh -c 'read l; echo SET:ABCD; while read l; do case \"$l\" in MOV*) echo MOV:Z,N;; esac; done'";
+    let out = kakehiki()
+        .args(["check", "geister", "--seat", bad, "--seeds", "1"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(4), "{text}");
+    assert!(
+        text.contains("FAIL  seed 1000, seat 0 of 2 (first seat): 1 error"),
+        "{text}"
+    );
+    assert!(
+        text.contains("invalid_reply: malformed command \"MOV:Z,N\"")
+            && text.contains("expected MOV:<ghost A-H>"),
+        "{text}"
+    );
+    assert!(
+        text.contains("reply times (median / slowest / limit):"),
+        "{text}"
+    );
+    assert!(text.contains("failed:"), "{text}");
+}
+
+/// A READY without a newline is accepted at the deadline and named, with what it costs; the
+/// opponent that times out is played; a bot that never answers a turn fails with its timeouts
+/// and the reply times show the limit.
+#[test]
+fn check_nac_names_a_ready_without_newline_and_its_cost() {
+    let (code, v) = check_json(&[
+        "nac",
+        "--seat",
+        "cmd:sh -c 'printf READY; while read -r l; do :; done'",
+        "--seeds",
+        "1",
+        "--opt",
+        "ready_ms=300",
+        "--opt",
+        "turn_ms=50",
+    ]);
+    assert_eq!(code, Some(4), "{v}");
+    let warnings = v["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .contains("READY without a newline: the referee accepts it only at the deadline, so every game costs you 0.3 s")),
+        "{v}"
+    );
+    assert!(all_errors(&v).iter().any(|e| e["kind"] == "timeout"), "{v}");
+    let ready = v["timings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["kind"] == "READY")
+        .unwrap();
+    assert_eq!(ready["limit_ms"], 300.0);
+    assert!(ready["slowest_ms"].as_f64().unwrap() >= 300.0, "{v}");
+    assert_eq!(
+        v["matches"].as_array().unwrap().last().unwrap()["case"],
+        "an opponent that times out"
+    );
+}
+
+/// Diplomacy: the example bot passes (with every kind of request it met timed); a bot that
+/// answers with something that is not JSON fails with what it sent.
+#[test]
+fn check_diplomacy_passes_the_example_and_fails_a_bad_reply() {
+    let good = format!("cmd:python3 {}", example("diplomacy_bot.py"));
+    let (code, v) = check_json(&["diplomacy", "--seat", &good, "--seeds", "1"]);
+    assert_eq!(code, Some(0), "{v}");
+    let k = kinds(&v);
+    assert!(
+        k.contains(&"start".to_string()) && k.contains(&"movement".to_string()),
+        "{k:?}"
+    );
+    // Requests the bot never met are named, not hidden.
+    let unseen: Vec<&str> = ["retreat", "adjustment"]
+        .into_iter()
+        .filter(|x| !k.iter().any(|y| y == x))
+        .collect();
+    for x in unseen {
+        assert!(v["warnings"].to_string().contains(x), "{v}");
+    }
+
+    let bad = "cmd:sh -c 'while read l; do echo this is not json; done'";
+    let (code, v) = check_json(&["diplomacy", "--seat", bad, "--seeds", "1"]);
+    assert_eq!(code, Some(4), "{v}");
+    assert_eq!(v["passed"], false);
+    assert!(
+        v["matches"].as_array().unwrap().len() == 2,
+        "no extra matches after a failure"
+    );
+    assert!(!all_errors(&v).is_empty());
+}
+
+/// Werewolf over TCP: the example agent passes and its replies are timed per request; one that
+/// sends garbage fails with the request, its reply and what the server settled it as.
+#[test]
+fn check_werewolf_passes_the_example_and_fails_garbage() {
+    let good = format!(
+        "tcp-cmd:python3 {} {{host}} {{port}}",
+        example("aiwolf_client.py")
+    );
+    let (code, v) = check_json(&["werewolf", "--seat", &good, "--seeds", "1"]);
+    assert_eq!(code, Some(0), "{v}");
+    let k = kinds(&v);
+    for want in ["TALK", "VOTE"] {
+        assert!(k.iter().any(|x| x == want), "{k:?}");
+    }
+    let talk = v["timings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["kind"] == "TALK")
+        .unwrap();
+    assert_eq!(talk["limit_ms"], 1000.0);
+
+    let bad = format!("{good} --mode garbage");
+    let (code, v) = check_json(&["werewolf", "--seat", &bad, "--seeds", "1"]);
+    assert_eq!(code, Some(4), "{v}");
+    let errors = all_errors(&v);
+    assert!(
+        errors
+            .iter()
+            .any(|e| e["kind"] == "invalid_reply" && e["detail"].as_str().unwrap().contains("TALK")),
+        "{v}"
+    );
+}
