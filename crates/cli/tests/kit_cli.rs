@@ -159,14 +159,39 @@ fn werewolf_seat_count_errors_read_as_one_sentence() {
 /// `keep` (spec §3.8's extension), reconnecting for each game otherwise. Returns per game its
 /// local address and the end message's first four bytes.
 fn geister_client(addr: &str, games: usize, keep: bool) -> Vec<(String, String)> {
+    geister_client_with(addr, games, keep, false)
+}
+
+/// [`geister_client`]; when `patient`, a port not listening yet or a connection reset before
+/// its game starts (a table between two games) is retried, as contest clients must.
+fn geister_client_with(
+    addr: &str,
+    games: usize,
+    keep: bool,
+    patient: bool,
+) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    let mut conn: Option<(TcpStream, Vec<u8>)> = None;
+    let mut conn: Option<(TcpStream, Vec<u8>, bool)> = None;
+    let mut tries = 0;
     while out.len() < games {
-        let (s, buf) = conn.get_or_insert_with(|| {
-            let s = TcpStream::connect(addr).unwrap();
-            s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-            (s, Vec::new())
-        });
+        if conn.is_none() {
+            match TcpStream::connect(addr) {
+                Ok(s) => {
+                    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+                    conn = Some((s, Vec::new(), false));
+                }
+                Err(e) => {
+                    tries += 1;
+                    assert!(patient && tries < 600, "cannot connect to {addr}: {e}");
+                    std::thread::sleep(Duration::from_millis(50));
+                    continue;
+                }
+            }
+        }
+        let Some((s, buf, started)) = conn.as_mut() else {
+            continue;
+        };
+        let mut gone = false;
         let msg = loop {
             if let Some(i) = buf.windows(2).position(|w| w == b"\r\n") {
                 let m = String::from_utf8_lossy(&buf[..i]).into_owned();
@@ -174,10 +199,23 @@ fn geister_client(addr: &str, games: usize, keep: bool) -> Vec<(String, String)>
                 break m;
             }
             let mut chunk = [0u8; 512];
-            let n = s.read(&mut chunk).expect("the server answers");
-            assert!(n > 0, "the server closed the connection mid-game");
-            buf.extend_from_slice(&chunk[..n]);
+            match s.read(&mut chunk) {
+                Ok(n) if n > 0 => buf.extend_from_slice(&chunk[..n]),
+                r => {
+                    assert!(patient && !*started, "the server is gone mid-game: {r:?}");
+                    gone = true;
+                    break String::new();
+                }
+            }
         };
+        if gone {
+            conn = None;
+            tries += 1;
+            assert!(tries < 600, "no game on {addr}");
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
+        }
+        *started = true;
         if msg == "SET?" {
             s.write_all(b"SET:ABCD\n").unwrap();
         } else if let Some(board) = msg.strip_prefix("MOV?") {
@@ -589,4 +627,144 @@ fn check_werewolf_passes_the_example_and_fails_garbage() {
             .any(|e| e["kind"] == "invalid_reply" && e["detail"].as_str().unwrap().contains("TALK")),
         "{v}"
     );
+}
+
+fn geister_contest(entrants: &str) -> String {
+    format!(
+        "name = \"remote-gpw\"\ngame = \"geister\"\nformat = \"geister-gpw\"\nseed = 9\ngames = 2\n\n[options]\npace_ms = 0\nlinger_ms = 2000\nmax_plies = 40\n\n{entrants}"
+    )
+}
+
+/// A Geister `tcp` entrant in a contest file: a client that connects on its own to its own
+/// port for each of its games, in whichever seat; the contest plays its matches one at a time
+/// (even with --jobs 2) and stores them like any other.
+#[test]
+fn a_geister_contest_plays_a_tcp_entrant_on_its_own_port() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let file = dir.path().join("c.toml");
+    std::fs::write(
+        &file,
+        geister_contest(&format!(
+            "[[entrants]]\nname = \"remote\"\nseat = \"tcp\"\nport = {port}\n\n[[entrants]]\nname = \"random\"\nseat = \"builtin:random\"\n"
+        )),
+    )
+    .unwrap();
+    let addr = format!("127.0.0.1:{port}");
+    // The client retries until a match's table listens on its port, and when a connection
+    // made between two matches is reset.
+    let client = std::thread::spawn(move || geister_client_with(&addr, 2, false, true));
+    let db = dir.path().join("k.sqlite");
+    let out = kakehiki()
+        .args(["contest", "run"])
+        .arg(&file)
+        .arg("--db")
+        .arg(&db)
+        .args(["--jobs", "2", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = client.join().unwrap();
+    assert_eq!(results.len(), 2);
+    let out = kakehiki()
+        .args(["contest", "replays", "remote-gpw", "--db"])
+        .arg(&db)
+        .arg("--out")
+        .arg(dir.path().join("replays"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut seats_played = Vec::new();
+    for e in std::fs::read_dir(dir.path().join("replays").join("remote-gpw")).unwrap() {
+        let path = e.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        let seats: Vec<&str> = header["seats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap())
+            .collect();
+        let seat = seats.iter().position(|s| *s == "tcp").unwrap();
+        assert!(
+            header["params"]["seats"][seat]["peer"].is_string(),
+            "{header}"
+        );
+        seats_played.push(seat);
+        assert!(
+            !text.contains("\"connect_timeout\""),
+            "the client was there: {text}"
+        );
+    }
+    seats_played.sort();
+    assert_eq!(
+        seats_played,
+        [0, 1],
+        "the entrant played both seats on its one port"
+    );
+}
+
+/// A tcp entrant needs its own port, only Geister has them, and only a tcp seat has a port.
+#[test]
+fn tcp_entrants_are_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |text: String| {
+        let file = dir.path().join("bad.toml");
+        std::fs::write(&file, text).unwrap();
+        let out = kakehiki()
+            .args(["contest", "run"])
+            .arg(&file)
+            .arg("--db")
+            .arg(dir.path().join("k.sqlite"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let rnd = "[[entrants]]\nname = \"random\"\nseat = \"builtin:random\"\n";
+    let err = run(geister_contest(&format!(
+        "[[entrants]]\nname = \"r\"\nseat = \"tcp\"\n\n{rnd}"
+    )));
+    assert!(
+        err.contains("entrants[0].seat") && err.contains("give it one with `port = N`"),
+        "{err}"
+    );
+    let err = run(geister_contest(&format!(
+        "[[entrants]]\nname = \"r\"\nseat = \"builtin:rush\"\nport = 12000\n\n{rnd}"
+    )));
+    assert!(
+        err.contains("entrants[0].port") && err.contains("only a tcp seat has a port"),
+        "{err}"
+    );
+    let err = run(geister_contest(&format!(
+        "[[entrants]]\nname = \"a\"\nseat = \"tcp\"\nport = 12000\n\n[[entrants]]\nname = \"b\"\nseat = \"tcp\"\nport = 12000\n\n{rnd}"
+    )));
+    assert!(
+        err.contains("entrants[1].port") && err.contains("already \"a\"'s"),
+        "{err}"
+    );
+    let nac = "name = \"n\"\ngame = \"nac\"\nformat = \"round-robin\"\nseed = 1\n\n[[entrants]]\nname = \"r\"\nseat = \"tcp\"\nport = 12000\n";
+    let mut text = nac.to_string();
+    for i in 0..4 {
+        text.push_str(&format!(
+            "\n[[entrants]]\nname = \"b{i}\"\nseat = \"builtin:random\"\n"
+        ));
+    }
+    let err = run(text);
+    assert!(err.contains("nac has no tcp entrants"), "{err}");
 }

@@ -988,7 +988,15 @@ impl GeisterDriver {
             specs,
             log_dir,
         };
-        Ok(run_game(&setup, plans).await)
+        let record = run_game(&setup, plans).await;
+        // Close the listeners now, not whenever the runtime next runs their aborted accept
+        // tasks: a client must not queue on a table that is gone, and the next match binds
+        // the same port.
+        drop(queues);
+        for _ in 0..2 {
+            tokio::task::yield_now().await;
+        }
+        Ok(record)
     }
 }
 
