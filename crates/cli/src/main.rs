@@ -50,8 +50,10 @@ struct Cli {
 enum Command {
     /// Play one match and print its result.
     Play(commands::play::PlayArgs),
-    /// Check your bot: play it against built-in bots in the first and last seat and print every
-    /// protocol error with its turn, what was expected and what it sent, and its stderr tail.
+    /// Check your bot: play it against built-in bots in the first and last seat, against an
+    /// opponent that times out, until it has met every kind of request; print every protocol
+    /// error with its turn, what was expected and what it sent, its stderr tail, its median and
+    /// slowest reply per request against the limit, and warnings (a READY without a newline).
     /// Exit status 0 only for a bot without errors (4 otherwise); --json for CI.
     Check(commands::check::CheckArgs),
     /// Re-run a replay from its seed and recorded replies; fail if the result differs.

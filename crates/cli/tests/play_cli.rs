@@ -318,8 +318,8 @@ fn check_passes_a_good_bot_and_diagnoses_a_bad_one() {
     assert!(stdout.contains("passed"), "{stdout}");
     assert_eq!(
         stdout.matches("ok    seed").count(),
-        2,
-        "first and last seat: {stdout}"
+        3,
+        "first and last seat, and an opponent that times out: {stdout}"
     );
 
     // Answers turn 1 with garbage, then dies at turn 2 with a message on stderr.

@@ -56,7 +56,16 @@ impl MatchJob {
                 .iter()
                 .map(|&e| def.entrants[e].name.clone())
                 .collect(),
-            options: def.options.clone(),
+            options: {
+                // A tcp entrant waits on its own port in whichever seat it plays.
+                let mut o = def.options.clone();
+                for (seat, &e) in m.entrants.iter().enumerate() {
+                    if let Some(port) = def.entrants[e].port {
+                        o.insert(format!("port{seat}"), port.to_string());
+                    }
+                }
+                o
+            },
             timeout_s: def.match_timeout_s,
             seat_dirs: if m.entrants.iter().any(|&e| def.entrants[e].dir.is_some()) {
                 m.entrants

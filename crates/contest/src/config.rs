@@ -24,6 +24,11 @@
 //! seat = "cmd:java SampleAI"
 //! dir = "bots/sample-java"       # optional: the seat's own folder, its read-only working directory
 //! env = ["CLASSPATH"]            # optional: environment variables passed through to the bot
+//!
+//! [[entrants]]                   # geister only: a client that connects on its own
+//! name = "remote"
+//! seat = "tcp"
+//! port = 12000                   # its own port, whichever seat it plays; one match at a time
 //! ```
 //!
 //! Malformed files are rejected with the line and the key.
@@ -150,6 +155,10 @@ pub struct Entrant {
     /// Environment variables passed through to the bot.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<String>,
+    /// A `tcp` entrant's own port (Geister): it connects there on its own for each of its
+    /// games, whichever seat it plays (spec §3.1, a remote entrant's own table).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
 }
 
 /// A validated contest definition.
@@ -217,6 +226,7 @@ struct RawEntrant {
     seat: Spanned<String>,
     dir: Option<Spanned<String>>,
     env: Option<Spanned<Vec<String>>>,
+    port: Option<Spanned<u16>>,
 }
 
 /// Looks up a game's declaration (the referee's registry in the binary, a fake in tests).
@@ -518,15 +528,50 @@ impl ContestDef {
                         ),
                     ))
                 }
-                SeatSpec::Tcp => {
+                SeatSpec::Tcp if game_type.name != "geister" => {
                     return Err(ctx.invalid(
                         e.seat.span(),
                         &key,
-                        "a contest cannot wait for clients to connect by hand: use builtin:, cmd: or tcp-cmd:",
+                        format!("{} has no tcp entrants (a client that connects on its own): use builtin:, cmd: or tcp-cmd:", game_type.name),
+                    ))
+                }
+                SeatSpec::Tcp if e.port.is_none() => {
+                    return Err(ctx.invalid(
+                        e.seat.span(),
+                        &key,
+                        "a tcp entrant connects on its own to its own port: give it one with `port = N`",
                     ))
                 }
                 _ => {}
             }
+            let port = match &e.port {
+                None => None,
+                Some(p) => {
+                    let key = format!("entrants[{i}].port");
+                    if !matches!(seat, SeatSpec::Tcp) {
+                        return Err(ctx.invalid(
+                            p.span(),
+                            &key,
+                            "only a tcp seat has a port (a tcp-cmd: client is given its port)",
+                        ));
+                    }
+                    let port = *p.get_ref();
+                    if port == 0 {
+                        return Err(ctx.invalid(p.span(), &key, "expected a port from 1 to 65535"));
+                    }
+                    if let Some(other) = entrants.iter().find(|o: &&Entrant| o.port == Some(port)) {
+                        return Err(ctx.invalid(
+                            p.span(),
+                            &key,
+                            format!(
+                                "port {port} is already {:?}'s: every tcp entrant has its own",
+                                other.name
+                            ),
+                        ));
+                    }
+                    Some(port)
+                }
+            };
             let dir = match &e.dir {
                 None => None,
                 Some(d) => {
@@ -569,6 +614,7 @@ impl ContestDef {
                 seat,
                 dir,
                 env,
+                port,
             });
         }
         let n = entrants.len();

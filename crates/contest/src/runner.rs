@@ -308,7 +308,12 @@ fn play_batch(
     let failed = Mutex::new(Vec::new());
     let fatal: Mutex<Option<RunError>> = Mutex::new(None);
     let stop = AtomicBool::new(false);
-    let threads = opts.jobs.max(1);
+    // A tcp entrant has one port: its matches are played one at a time.
+    let threads = if def.entrants.iter().any(|e| e.port.is_some()) {
+        1
+    } else {
+        opts.jobs.max(1)
+    };
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| loop {

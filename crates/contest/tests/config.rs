@@ -114,7 +114,7 @@ fn bad_values_name_line_and_key() {
     let msg = err(&text);
     assert_names(&msg, 12, "duplicate entrant name");
     let text = contest_text("x", "duel", "round-robin", 2, "").replace("builtin:s2", "tcp");
-    assert!(err(&text).contains("cannot wait for clients"));
+    assert!(err(&text).contains("duel has no tcp entrants"));
     let text =
         contest_text("x", "duel", "round-robin", 2, "").replace("builtin:s2", "cmd:echo 'unclosed");
     assert!(err(&text).contains("cannot split"));

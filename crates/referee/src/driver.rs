@@ -31,6 +31,38 @@ pub struct MatchSpec {
     pub options: BTreeMap<String, String>,
     /// How process bots are sandboxed (rlimits, caps, environment).
     pub sandbox: SandboxConfig,
+    /// Told the address each `tcp` seat waits on, once its listener is bound (the CLI prints
+    /// it, so a contestant knows where to point a client).
+    pub on_listen: ListenNotice,
+}
+
+/// A callback told `(seat, address)` when a `tcp` seat's listener is bound; does nothing by
+/// default.
+#[derive(Clone, Default)]
+pub struct ListenNotice(Option<std::sync::Arc<dyn Fn(usize, std::net::SocketAddr) + Send + Sync>>);
+
+impl ListenNotice {
+    /// A notice that calls `f`.
+    pub fn new(f: impl Fn(usize, std::net::SocketAddr) + Send + Sync + 'static) -> Self {
+        ListenNotice(Some(std::sync::Arc::new(f)))
+    }
+
+    /// Tell the callback, if any, that `seat` waits on `addr`.
+    pub fn notify(&self, seat: usize, addr: std::net::SocketAddr) {
+        if let Some(f) = &self.0 {
+            f(seat, addr);
+        }
+    }
+}
+
+impl std::fmt::Debug for ListenNotice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "ListenNotice(set)"
+        } else {
+            "ListenNotice(none)"
+        })
+    }
 }
 
 impl MatchSpec {
@@ -46,6 +78,7 @@ impl MatchSpec {
             seats,
             options: BTreeMap::new(),
             sandbox,
+            on_listen: ListenNotice::default(),
         }
     }
 

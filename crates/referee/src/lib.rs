@@ -8,5 +8,7 @@ pub mod driver;
 pub mod games;
 pub mod registry;
 
-pub use driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError, SEED_ENV};
+pub use driver::{
+    BoxFuture, GameDriver, ListenNotice, MatchRecord, MatchSpec, RefereeError, SEED_ENV,
+};
 pub use registry::{find_game, GAMES};

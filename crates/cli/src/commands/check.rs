@@ -1,7 +1,10 @@
 //! `kakehiki check GAME --seat SPEC`: play a contestant's bot through a set of matches against
-//! built-in bots, in the first and the last seat and with several seeds, and print what went
-//! wrong: every error the referee recorded for the bot (turn, kind, what was expected and what
-//! it sent), and its stderr tail. Exit status 0 only for a bot with no errors.
+//! built-in bots (in the first and the last seat with several seeds, against an opponent that
+//! times out, and with more seeds until it has met every kind of request the game sends), and
+//! print what went wrong: every error the referee recorded for the bot (turn, kind, what was
+//! expected and what it sent), its stderr tail, its median and slowest reply per kind of
+//! request against the limit, and warnings (a READY without a newline costs the whole READY
+//! time every game). Exit status 0 only for a bot with no errors.
 
 use std::collections::BTreeMap;
 
@@ -34,7 +37,8 @@ pub struct CheckArgs {
     /// Seeds per seat played (the bot plays the first and the last seat).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=50))]
     pub seeds: u64,
-    /// Print one JSON object (for CI): `passed`, and per match `seed`, `seat`, `errors`, `stderr_tail`.
+    /// Print one JSON object (for CI): `passed`, per match `seed`, `seat`, `case`, `errors`,
+    /// `warnings`, `stderr_tail`; `timings` per kind of request; `warnings`.
     #[arg(long)]
     pub json: bool,
 }
@@ -44,8 +48,24 @@ struct CheckedMatch {
     seed: u64,
     seat: usize,
     seats: usize,
+    /// What the match tests: `first seat`, `last seat`, `an opponent that times out`.
+    case: String,
     errors: Vec<SeatError>,
+    /// Legal but costly behaviour (a READY without a newline, replies close to the limit).
+    warnings: Vec<String>,
     stderr_tail: String,
+}
+
+/// Reply times of one kind of request over every match.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+struct KindTimes {
+    /// The request (`READY`, `turn`, `SET?`, `MOV?`, `movement`, `TALK`, ...).
+    kind: String,
+    replies: usize,
+    median_ms: f64,
+    slowest_ms: f64,
+    /// The time allowed for one reply, when the game has a fixed one.
+    limit_ms: Option<f64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -54,6 +74,9 @@ struct CheckReport {
     bot: String,
     passed: bool,
     matches: Vec<CheckedMatch>,
+    /// Median and slowest reply per kind of request, against its limit.
+    timings: Vec<KindTimes>,
+    warnings: Vec<String>,
 }
 
 /// Lines of stderr shown per failed match.
@@ -78,51 +101,149 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     };
     let options = parse_options(&args.options)?;
     let n = gt.default_seats;
+    // The cases: the bot in the first and in the last seat with several seeds, then (where the
+    // game allows a silent process opponent) against an opponent that never answers in time.
+    struct Case {
+        seat: usize,
+        seed: u64,
+        name: String,
+        opponent: Option<(usize, SeatSpec)>,
+        options: BTreeMap<String, String>,
+    }
+    let mut cases = Vec::new();
     let positions: Vec<usize> = if n > 1 { vec![0, n - 1] } else { vec![0] };
-    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    let mut matches = Vec::new();
     for &seat in &positions {
         for k in 0..args.seeds {
-            let seed = 1000 + k * 7 + seat as u64;
-            let seats: Vec<SeatSpec> = (0..n)
-                .map(|i| {
-                    if i == seat {
-                        args.seat.clone()
-                    } else {
-                        SeatSpec::Builtin(against.clone())
-                    }
-                })
-                .collect();
-            let mut spec = MatchSpec::new(&args.game, seed, seats);
-            spec.rules = args.rules.clone();
-            spec.options = options.clone();
-            if !args.json {
-                eprintln!(
-                    "check: {} seed {seed}, your bot in seat {seat} of {n}",
-                    args.game
-                );
-            }
-            let record = runtime
-                .block_on(driver.play(&spec))
-                .with_context(|| format!("cannot run a {} match", args.game))?;
-            let errors = record
-                .report
-                .seats
-                .get(seat)
-                .map(|s| s.errors.clone())
-                .unwrap_or_default();
-            let tails: BTreeMap<usize, String> = stderr_tails(&record.replay.to_text(), TAIL_LINES);
-            matches.push(CheckedMatch {
-                seed,
+            cases.push(Case {
                 seat,
-                seats: n,
-                stderr_tail: if errors.is_empty() {
-                    String::new()
-                } else {
-                    tails.get(&seat).cloned().unwrap_or_default()
-                },
-                errors,
+                seed: 1000 + k * 7 + seat as u64,
+                name: if seat == 0 { "first seat" } else { "last seat" }.to_string(),
+                opponent: None,
+                options: options.clone(),
             });
+        }
+    }
+    if let Some((spec, opts)) = sleeper(&args.game) {
+        let mut o = options.clone();
+        for (k, v) in opts {
+            o.entry(k.to_string()).or_insert_with(|| v.to_string());
+        }
+        cases.push(Case {
+            seat: 0,
+            seed: 1999,
+            name: "an opponent that times out".into(),
+            opponent: Some((1, spec)),
+            options: o,
+        });
+    }
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let mut matches = Vec::new();
+    let mut samples: Vec<Sample> = Vec::new();
+    let expected = request_kinds(&args.game);
+    let mut extra = 0u64;
+    let mut i = 0;
+    while i < cases.len() || {
+        // Until the bot has answered every kind of request the game sends (a role it was not
+        // dealt, a phase that did not occur), a few more matches with other seeds.
+        let missing: Vec<&str> = expected
+            .iter()
+            .copied()
+            .filter(|k| !samples.iter().any(|s| s.kind == *k))
+            .collect();
+        // A bot that already failed has its diagnosis; more matches would only repeat it.
+        let clean = matches.iter().all(|m: &CheckedMatch| m.errors.is_empty());
+        let more = clean && !missing.is_empty() && extra < EXTRA_MATCHES;
+        if more {
+            extra += 1;
+            cases.push(Case {
+                seat: 0,
+                seed: 2000 + extra,
+                name: format!("more requests: {} not seen yet", missing.join(", ")),
+                opponent: None,
+                options: options.clone(),
+            });
+        }
+        more
+    } {
+        let case = &cases[i];
+        i += 1;
+        let seat = case.seat;
+        let seed = case.seed;
+        let seats: Vec<SeatSpec> = (0..n)
+            .map(|i| match &case.opponent {
+                _ if i == seat => args.seat.clone(),
+                Some((o, spec)) if *o == i => spec.clone(),
+                _ => SeatSpec::Builtin(against.clone()),
+            })
+            .collect();
+        let mut spec = MatchSpec::new(&args.game, seed, seats);
+        spec.rules = args.rules.clone();
+        spec.options = case.options.clone();
+        if !args.json {
+            eprintln!(
+                "check: {} seed {seed}, your bot in seat {seat} of {n} ({})",
+                args.game, case.name
+            );
+        }
+        let record = runtime
+            .block_on(driver.play(&spec))
+            .with_context(|| format!("cannot run a {} match", args.game))?;
+        let errors = record
+            .report
+            .seats
+            .get(seat)
+            .map(|s| s.errors.clone())
+            .unwrap_or_default();
+        let text = record.replay.to_text();
+        let (mut times, warnings) = reply_times(&args.game, &text, seat);
+        samples.append(&mut times);
+        let tails: BTreeMap<usize, String> = stderr_tails(&text, TAIL_LINES);
+        matches.push(CheckedMatch {
+            seed,
+            seat,
+            seats: n,
+            case: case.name.clone(),
+            stderr_tail: if errors.is_empty() {
+                String::new()
+            } else {
+                tails.get(&seat).cloned().unwrap_or_default()
+            },
+            errors,
+            warnings,
+        });
+    }
+    let timings = kind_times(&samples);
+    let mut warnings: Vec<String> = Vec::new();
+    let unseen: Vec<&str> = expected
+        .iter()
+        .copied()
+        .filter(|k| !samples.iter().any(|s| s.kind == *k))
+        .collect();
+    if !unseen.is_empty() && matches.iter().all(|m| m.errors.is_empty()) {
+        warnings.push(format!(
+            "your bot never got a {} request in {} matches: that code is untested here",
+            unseen.join(", "),
+            matches.len()
+        ));
+    }
+    for m in &matches {
+        for w in &m.warnings {
+            if !warnings.contains(w) {
+                warnings.push(w.clone());
+            }
+        }
+    }
+    for t in &timings {
+        if let Some(limit) = t.limit_ms {
+            if limit > 0.0 && t.slowest_ms > 0.5 * limit {
+                warnings.push(format!(
+                    "your slowest {} reply took {:.0} ms, {:.0}% of the {:.0} ms limit: a slower machine or a busier contest server may time it out",
+                    t.kind,
+                    t.slowest_ms,
+                    100.0 * t.slowest_ms / limit,
+                    limit
+                ));
+            }
         }
     }
     let report = CheckReport {
@@ -130,6 +251,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         bot: args.seat.to_string(),
         passed: matches.iter().all(|m| m.errors.is_empty()),
         matches,
+        timings,
+        warnings,
     };
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
@@ -143,6 +266,260 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     })
 }
 
+/// Matches played at most to see every kind of request.
+const EXTRA_MATCHES: u64 = 12;
+
+/// The kinds of request (as [`reply_times`] names them) a bot of `game` should have answered
+/// before it is called checked.
+fn request_kinds(game: &str) -> &'static [&'static str] {
+    match game {
+        "nac" | "religion-war" => &["READY", "turn"],
+        "geister" => &["SET?", "MOV?"],
+        "diplomacy" => &["start", "movement", "retreat", "adjustment"],
+        "werewolf" => &[
+            "ROLE", "TALK", "VOTE", "DIVINE", "GUARD", "ATTACK", "WHISPER",
+        ],
+        _ => &[],
+    }
+}
+
+/// An opponent that never answers in time, for the games where a process seat can be one
+/// (stdin/stdout bots), and the options that keep such a match short without changing the
+/// limits the checked bot plays under.
+fn sleeper(game: &str) -> Option<(SeatSpec, Vec<(&'static str, &'static str)>)> {
+    let argv = |script: &str| SeatSpec::Cmd(vec!["sh".into(), "-c".into(), script.into()]);
+    match game {
+        // READY, then silence: every turn of that seat times out.
+        "nac" | "religion-war" => Some((argv("echo READY; while read -r l; do :; done"), vec![])),
+        // Never places: the placement clock runs out and your bot gets its end message
+        // during the placement phase.
+        "geister" => Some((
+            argv("while read -r l; do :; done"),
+            vec![("set_timeout_ms", "3000")],
+        )),
+        _ => None,
+    }
+}
+
+/// One reply of the checked bot: the kind of request, its time and the limit.
+#[derive(Debug, Clone)]
+struct Sample {
+    kind: String,
+    ms: f64,
+    limit_ms: Option<f64>,
+}
+
+/// The checked seat's reply times from a replay, and the warnings its replay shows (a READY
+/// without a newline). Each game records its own events; a game that records no times gives
+/// none.
+fn reply_times(game: &str, replay: &str, seat: usize) -> (Vec<Sample>, Vec<String>) {
+    use serde_json::Value;
+    let mut out = Vec::new();
+    let mut warnings = Vec::new();
+    let mut lines = replay
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok());
+    let Some(header) = lines.next() else {
+        return (out, warnings);
+    };
+    let params = &header["params"];
+    let ms_of = |v: &Value| v.as_f64();
+    match game {
+        "nac" | "religion-war" => {
+            let ready_ms = ms_of(&params["limits"]["ready_ms"]);
+            let turn_ms = ms_of(&params["limits"]["turn_ms"]);
+            for v in lines {
+                match v["event"].as_str() {
+                    Some("ready") if v["seat"].as_u64() == Some(seat as u64) => {
+                        if let Some(us) = v["time_us"].as_f64() {
+                            out.push(Sample {
+                                kind: "READY".into(),
+                                ms: us / 1000.0,
+                                limit_ms: ready_ms,
+                            });
+                        }
+                        let no_newline = v["errors"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .any(|e| e["code"] == "no_newline");
+                        if no_newline {
+                            warnings.push(format!(
+                                "READY without a newline: the referee accepts it only at the deadline, so every game costs you {} s; end the line with \\n and flush",
+                                ready_ms.map(|m| m / 1000.0).unwrap_or(5.0)
+                            ));
+                        }
+                    }
+                    Some("turn") => {
+                        for m in v["moves"].as_array().into_iter().flatten() {
+                            if m["seat"].as_u64() == Some(seat as u64) {
+                                if let Some(us) = m["time_us"].as_f64() {
+                                    out.push(Sample {
+                                        kind: "turn".into(),
+                                        ms: us / 1000.0,
+                                        limit_ms: turn_ms,
+                                    });
+                                }
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        "geister" => {
+            let r = &params["rules"];
+            let set_ms = ms_of(&r["set_timeout_ms"]);
+            // One move may use the whole bank on top of its own time.
+            let move_ms = match (ms_of(&r["per_move_ms"]), ms_of(&r["bank_ms"])) {
+                (Some(p), Some(b)) => Some(p + b),
+                (p, _) => p,
+            };
+            let mut assigned = None;
+            let mut placed = false;
+            for v in lines {
+                if v["seat"].as_u64() != Some(seat as u64) {
+                    continue;
+                }
+                match v["event"].as_str() {
+                    Some("assign") => assigned = v["t"].as_f64(),
+                    Some("set") if !placed => {
+                        if let (Some(a), Some(t)) = (assigned, v["t"].as_f64()) {
+                            out.push(Sample {
+                                kind: "SET?".into(),
+                                ms: t - a,
+                                limit_ms: set_ms,
+                            });
+                        }
+                        placed = v["accepted"] == true;
+                    }
+                    Some("turn") => {
+                        if let Some(ms) = v["elapsed_ms"].as_f64() {
+                            out.push(Sample {
+                                kind: "MOV?".into(),
+                                ms,
+                                limit_ms: move_ms,
+                            });
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        "diplomacy" => {
+            let power = header["seats"]
+                .as_array()
+                .and_then(|_| POWERS.get(seat))
+                .copied()
+                .unwrap_or("");
+            for v in lines {
+                let kind = match (v["event"].as_str(), v["phase"].as_str()) {
+                    (Some("start"), _) => "start".to_string(),
+                    (Some("phase"), Some(p)) => match p.chars().last() {
+                        Some('M') => "movement".into(),
+                        Some('R') => "retreat".into(),
+                        Some('A') => "adjustment".into(),
+                        _ => "phase".into(),
+                    },
+                    _ => continue,
+                };
+                for ex in v["exchanges"].as_array().into_iter().flatten() {
+                    if ex["power"].as_str() != Some(power) {
+                        continue;
+                    }
+                    let Some(us) = ex["time_us"].as_f64() else {
+                        continue;
+                    };
+                    let sent = ex["sent"]
+                        .as_str()
+                        .and_then(|t| serde_json::from_str::<Value>(t).ok())
+                        .unwrap_or(Value::Null);
+                    let limit = sent["deadline_ms"]
+                        .as_f64()
+                        .or_else(|| sent["limits"]["start_ms"].as_f64())
+                        .or_else(|| {
+                            sent["limits"]["press_ms"]
+                                .as_f64()
+                                .filter(|_| sent["type"] == "press")
+                        });
+                    let kind = if sent["type"] == "press" {
+                        "press".to_string()
+                    } else {
+                        kind.clone()
+                    };
+                    out.push(Sample {
+                        kind,
+                        ms: us / 1000.0,
+                        limit_ms: limit,
+                    });
+                }
+            }
+        }
+        "werewolf" => {
+            let limit = params["options"]["time_limit_ms"]
+                .as_str()
+                .and_then(|t| t.parse::<f64>().ok())
+                .or(Some(1000.0));
+            for v in lines {
+                if v["event"] == "reply" && v["agent"].as_u64() == Some(seat as u64 + 1) {
+                    if let (Some(req), Some(us)) = (v["request"].as_str(), v["us"].as_f64()) {
+                        out.push(Sample {
+                            kind: req.to_string(),
+                            ms: us / 1000.0,
+                            limit_ms: limit,
+                        });
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    (out, warnings)
+}
+
+/// The Diplomacy powers in seat order.
+const POWERS: [&str; 7] = [
+    "AUSTRIA", "ENGLAND", "FRANCE", "GERMANY", "ITALY", "RUSSIA", "TURKEY",
+];
+
+/// Median and slowest per kind, kinds in the order first seen.
+fn kind_times(samples: &[Sample]) -> Vec<KindTimes> {
+    let mut kinds: Vec<&str> = Vec::new();
+    for s in samples {
+        if !kinds.contains(&s.kind.as_str()) {
+            kinds.push(&s.kind);
+        }
+    }
+    kinds
+        .into_iter()
+        .map(|k| {
+            let mut ms: Vec<f64> = samples
+                .iter()
+                .filter(|s| s.kind == k)
+                .map(|s| s.ms)
+                .collect();
+            ms.sort_by(f64::total_cmp);
+            let median = if ms.len() % 2 == 1 {
+                ms[ms.len() / 2]
+            } else {
+                (ms[ms.len() / 2 - 1] + ms[ms.len() / 2]) / 2.0
+            };
+            let limit_ms = samples
+                .iter()
+                .filter(|s| s.kind == k)
+                .filter_map(|s| s.limit_ms)
+                .next();
+            KindTimes {
+                kind: k.to_string(),
+                replies: ms.len(),
+                median_ms: median,
+                slowest_ms: ms.last().copied().unwrap_or(0.0),
+                limit_ms,
+            }
+        })
+        .collect()
+}
+
 /// What a contestant reads: per failed match, every error with its turn and detail, then the
 /// stderr tail; a verdict at the end.
 fn diagnosis(r: &CheckReport) -> String {
@@ -150,16 +527,17 @@ fn diagnosis(r: &CheckReport) -> String {
     for m in &r.matches {
         if m.errors.is_empty() {
             out.push_str(&format!(
-                "ok    seed {}, seat {} of {}: no errors\n",
-                m.seed, m.seat, m.seats
+                "ok    seed {}, seat {} of {} ({}): no errors\n",
+                m.seed, m.seat, m.seats, m.case
             ));
             continue;
         }
         out.push_str(&format!(
-            "FAIL  seed {}, seat {} of {}: {} error{}\n",
+            "FAIL  seed {}, seat {} of {} ({}): {} error{}\n",
             m.seed,
             m.seat,
             m.seats,
+            m.case,
             m.errors.len(),
             if m.errors.len() == 1 { "" } else { "s" }
         ));
@@ -178,10 +556,35 @@ fn diagnosis(r: &CheckReport) -> String {
             }
         }
     }
+    if !r.timings.is_empty() {
+        out.push_str("reply times (median / slowest / limit):\n");
+        for t in &r.timings {
+            out.push_str(&format!(
+                "      {:<12} {:>9} / {:>9} / {:>9}  ({} repl{})\n",
+                t.kind,
+                fmt_ms(t.median_ms),
+                fmt_ms(t.slowest_ms),
+                t.limit_ms.map(fmt_ms).unwrap_or_else(|| "-".into()),
+                t.replies,
+                if t.replies == 1 { "y" } else { "ies" }
+            ));
+        }
+    }
+    for w in &r.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
     out.push_str(if r.passed {
         "passed: your bot played every match without an error\n"
     } else {
         "failed: fix the errors above (docs/protocols/ describes each game's protocol)\n"
     });
     out
+}
+
+fn fmt_ms(ms: f64) -> String {
+    if ms < 10.0 {
+        format!("{ms:.1} ms")
+    } else {
+        format!("{ms:.0} ms")
+    }
 }

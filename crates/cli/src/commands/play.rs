@@ -181,6 +181,10 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
     let bot_env = std::mem::take(&mut spec.sandbox.env);
     spec.sandbox = args.sandbox.config()?;
     spec.sandbox.env.extend(bot_env);
+    // A `tcp` seat waits for a client the contestant starts: say where, as soon as it listens.
+    spec.on_listen = kakehiki_referee::ListenNotice::new(|seat, addr| {
+        eprintln!("seat {seat} (tcp): waiting for a client to connect to {addr}");
+    });
     if let Some(y) = args.max_year {
         spec.options.insert("max_year".into(), y.to_string());
     }

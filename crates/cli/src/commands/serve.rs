@@ -11,21 +11,29 @@ use crate::exit;
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
-    /// The game to serve. Only `werewolf` has a server mode (AIWolf agents connect on their own).
+    /// The game to serve: `werewolf` (AIWolf agents connect on their own) or `geister` (a
+    /// standing table on a port pair, playing game after game with the clients that connect).
     pub game: String,
-    /// TCP port to listen on (AIWolf's default is 10000).
+    /// TCP port to listen on (AIWolf's default is 10000); geister: seat 0's port, seat 1 is on
+    /// the next (10000 and 10001; 0 for two free ports).
     #[arg(long, default_value_t = 10000)]
     pub port: u16,
-    /// Address to listen on.
-    #[arg(long, default_value = "0.0.0.0")]
-    pub host: String,
+    /// Address to listen on (werewolf: 0.0.0.0, geister: 127.0.0.1).
+    #[arg(long)]
+    pub host: Option<String>,
     /// Agents per game (the village size).
     #[arg(long, default_value_t = 15)]
     pub players: usize,
-    /// Games in the set, all on the same connections.
-    #[arg(long, default_value_t = 100)]
-    pub games: u32,
-    /// Rule set: aiwolf-0.6 (default) or seed-2015.
+    /// Games in the set, all on the same connections (werewolf, default 100); geister: stop
+    /// after this many games (default: serve until stopped).
+    #[arg(long)]
+    pub games: Option<u32>,
+    /// Geister: several games on one connection (spec §3.8's extension): a connection stays
+    /// open after its end message and plays the next game with a new SET?, the two clients
+    /// swapping seats from game to game.
+    #[arg(long)]
+    pub keep_connections: bool,
+    /// Rule set: aiwolf-0.6 (default) or seed-2015; geister: gpw (default) or seed.
     #[arg(long)]
     pub rules: Option<String>,
     /// Run seed: game seeds and agent numbers derive from it. Random if omitted.
@@ -37,10 +45,12 @@ pub struct ServeArgs {
     /// Fix an agent's number by name: NAME=NUMBER; may be repeated.
     #[arg(long = "number", value_name = "NAME=NUMBER")]
     pub numbers: Vec<String>,
-    /// Directory for game logs, errors.jsonl, timings.jsonl and the results (JSON and CSV).
+    /// Directory for game logs, errors.jsonl, timings.jsonl and the results (JSON and CSV);
+    /// geister: each game's replay (game-NNNNNN.jsonl) and compatible log (default
+    /// geister-games).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Print the results as one JSON object.
+    /// Print the results as one JSON object (geister: one JSON line per game).
     #[arg(long)]
     pub json: bool,
     /// Wire protocol: `tcp` (AIWolf 0.6.x, default) or `nlp` (the natural-language division's
@@ -70,7 +80,7 @@ fn run_nlp(args: ServeArgs) -> anyhow::Result<u8> {
     let port = config.server.web_socket.port;
     let cfg = server::ServeConfig {
         config,
-        games: args.games,
+        games: args.games.unwrap_or(100),
         seed,
         out: args.out.clone(),
     };
@@ -83,7 +93,7 @@ fn run_nlp(args: ServeArgs) -> anyhow::Result<u8> {
             "werewolf (nlp): listening on ws://{}/ws, {} players a game, {} games, seed {seed}",
             listener.local_addr()?,
             settings.agent_count,
-            args.games
+            args.games.unwrap_or(100)
         );
         server::serve(listener, cfg).await.context("serving failed")
     })?;
@@ -110,9 +120,17 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
         "nlp" if args.game == "werewolf" => return run_nlp(args),
         p => bail!("unknown --protocol {p:?}: expected tcp or nlp (werewolf only)"),
     }
-    if args.game != "werewolf" {
-        bail!("{:?} has no server mode: only werewolf agents connect on their own (try `kakehiki play`)", args.game);
+    if args.game == "geister" {
+        return run_geister(args);
     }
+    if args.game != "werewolf" {
+        bail!("{:?} has no server mode: only werewolf and geister clients connect on their own (try `kakehiki play`)", args.game);
+    }
+    if args.keep_connections {
+        bail!("--keep-connections is for geister (werewolf agents keep theirs for the whole set)");
+    }
+    let host = args.host.clone().unwrap_or_else(|| "0.0.0.0".into());
+    let games = args.games.unwrap_or(100);
     let seed = args.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -138,7 +156,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
     }
     let set = SetConfig {
         players: args.players,
-        games: args.games,
+        games,
         run_seed: seed,
         rules: args.rules.clone(),
         options: super::play::parse_options(&args.options)?,
@@ -147,14 +165,13 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
     };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let result = runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port))
+        let listener = tokio::net::TcpListener::bind((host.as_str(), args.port))
             .await
-            .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
+            .with_context(|| format!("cannot listen on {host}:{}", args.port))?;
         eprintln!(
-            "werewolf: listening on {}, waiting for {} agents; {} games, run seed {seed}",
+            "werewolf: listening on {}, waiting for {} agents; {games} games, run seed {seed}",
             listener.local_addr()?,
             args.players,
-            args.games
         );
         serve_set(listener, &set)
             .await
@@ -174,4 +191,139 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
         }
     }
     Ok(exit::OK)
+}
+
+/// `serve geister`: a standing table on a port pair (spec §3.8); a replay and a compatible log
+/// per game, a summary line per game.
+fn run_geister(args: ServeArgs) -> anyhow::Result<u8> {
+    use kakehiki_referee::games::geister::serve::{serve, serve_rules, ServeConfig};
+    use kakehiki_referee::games::geister::Table;
+    let rules = serve_rules(
+        args.rules.clone(),
+        super::play::parse_options(&args.options)?,
+    )?;
+    let seed = args.seed.unwrap_or(0);
+    let host = args.host.clone().unwrap_or_else(|| "127.0.0.1".into());
+    let ports = match args.port {
+        0 => [0, 0],
+        p => [
+            p,
+            p.checked_add(1)
+                .context("--port: seat 1 listens on the next port, past 65535")?,
+        ],
+    };
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("geister-games"));
+    std::fs::create_dir_all(&out)
+        .with_context(|| format!("cannot create the replay directory {}", out.display()))?;
+    let cfg = ServeConfig {
+        rules,
+        seed,
+        games: args.games.map(u64::from),
+        keep_connections: args.keep_connections,
+        log_dir: Some(out.clone()),
+    };
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let mut write_error: Option<anyhow::Error> = None;
+    runtime.block_on(async {
+        let mut table = Table::bind(&host, ports)
+            .await
+            .with_context(|| format!("cannot listen on {host} ports {}, {}", ports[0], ports[1]))?;
+        let [a0, a1] = table.local_addrs();
+        eprintln!(
+            "geister: listening on {a0} (seat 0) and {a1} (seat 1), rules {}, {}{}; replays in {}",
+            cfg.rules.name,
+            match cfg.games {
+                Some(n) => format!("{n} games"),
+                None => "until stopped".into(),
+            },
+            if cfg.keep_connections {
+                ", several games per connection"
+            } else {
+                ""
+            },
+            out.display()
+        );
+        let on_game = |n: u64, record: &kakehiki_referee::MatchRecord| {
+            let path = out.join(format!("game-{n:06}.jsonl"));
+            if let Err(e) =
+                super::play::write_file_atomically(&path, record.replay.to_text().as_bytes())
+            {
+                eprintln!(
+                    "game {n}: cannot write the replay {}: {e:#}",
+                    path.display()
+                );
+                write_error.get_or_insert(e);
+            }
+            if args.json {
+                let mut v = serde_json::to_value(&record.report).unwrap_or_default();
+                v["game_number"] = serde_json::json!(n);
+                v["replay"] = serde_json::json!(path.display().to_string());
+                println!("{v}");
+            } else {
+                println!("{}", game_line(n, record, &path));
+            }
+        };
+        tokio::select! {
+            _ = serve(&mut table, &cfg, on_game) => {}
+            _ = tokio::signal::ctrl_c() => eprintln!("geister: stopped"),
+        }
+        anyhow::Ok(())
+    })?;
+    match write_error {
+        Some(e) => Err(e.context("a replay could not be written")),
+        None => Ok(exit::OK),
+    }
+}
+
+/// One line per served game: number, seed, the two clients, the result, the replay.
+fn game_line(n: u64, record: &kakehiki_referee::MatchRecord, path: &std::path::Path) -> String {
+    let r = &record.report;
+    let peers: Vec<String> = record
+        .replay
+        .to_text()
+        .lines()
+        .next()
+        .and_then(|h| serde_json::from_str::<serde_json::Value>(h).ok())
+        .and_then(|h| h["params"]["seats"].as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .map(|s| s["peer"].as_str().unwrap_or("?").to_string())
+        .collect();
+    let peer = |i: usize| peers.get(i).cloned().unwrap_or_else(|| "?".into());
+    let reason = r
+        .extra
+        .get("reason")
+        .and_then(|v| v.as_str())
+        .unwrap_or("?");
+    let plies = r.extra.get("plies").and_then(|v| v.as_u64()).unwrap_or(0);
+    let result = match r.winner {
+        Some(w) => format!("seat {w} won"),
+        None if r.everyone_lost => "both lost".into(),
+        None => "draw".into(),
+    };
+    let errors: Vec<String> = r
+        .seats
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| {
+            s.errors
+                .iter()
+                .map(move |e| format!("seat {i} {}: {}", e.kind.as_str(), e.detail))
+        })
+        .collect();
+    let mut line = format!(
+        "game {n} seed {}: seat 0 {} vs seat 1 {}: {result} ({reason}, {plies} plies); replay {}",
+        r.seed,
+        peer(0),
+        peer(1),
+        path.display()
+    );
+    if !errors.is_empty() {
+        line.push_str("; ");
+        line.push_str(&errors.join("; "));
+    }
+    line
 }

@@ -1215,7 +1215,16 @@ impl GameDriver for DiplomacyDriver {
             // `tcp` seats share one listener, taking connections in seat order; each `tcp-cmd:`
             // seat listens on its own free loopback port, given to the client it launches.
             let mut shared = if spec.seats.iter().any(|s| matches!(s, SeatSpec::Tcp)) {
-                Some(ConnQueue::bind(&host, port).await?)
+                let q = ConnQueue::bind(&host, port).await?;
+                for (i, _) in spec
+                    .seats
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| matches!(s, SeatSpec::Tcp))
+                {
+                    spec.on_listen.notify(i, q.local_addr());
+                }
+                Some(q)
             } else {
                 None
             };

@@ -7,6 +7,7 @@
 //! the recorded inputs to a fresh session, which therefore reproduces the replay byte for byte.
 
 pub mod net;
+pub mod serve;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -79,6 +80,44 @@ pub enum SeatPlan<'a> {
         queue: &'a mut ConnQueue,
         client: Option<Result<ClientProcess, String>>,
     },
+    /// A TCP client already connected (a table that waited for both, or a connection kept from
+    /// the previous game, spec §3.8): assigned at once.
+    Connected(KeptConn),
+}
+
+/// A client's TCP connection between games: accepted and not yet assigned, or kept open after
+/// a game for the next one (spec §3.8's several-games-per-connection extension).
+pub struct KeptConn {
+    read: OwnedReadHalf,
+    write: OwnedWriteHalf,
+    peer: SocketAddr,
+}
+
+impl KeptConn {
+    /// A freshly accepted connection (TCP_NODELAY is set, spec §3.7).
+    pub fn new(stream: TcpStream, peer: SocketAddr) -> KeptConn {
+        let _ = stream.set_nodelay(true);
+        let (read, write) = stream.into_split();
+        KeptConn { read, write, peer }
+    }
+
+    /// The client's address.
+    pub fn peer(&self) -> SocketAddr {
+        self.peer
+    }
+
+    /// Close it as at the end of a single-game connection: shut down our sending side, read
+    /// and discard until EOF or `linger`.
+    pub async fn close(mut self, linger: Duration) {
+        let _ = self.write.shutdown().await;
+        let until = Instant::now() + linger;
+        let mut buf = [0u8; 4096];
+        while let Ok(Ok(n)) = tokio::time::timeout_at(until, self.read.read(&mut buf)).await {
+            if n == 0 {
+                break;
+            }
+        }
+    }
 }
 
 enum Io<'a> {
@@ -205,6 +244,8 @@ struct Runner<'a> {
     last_write: [Option<Instant>; 2],
     read_since_write: [bool; 2],
     pending: VecDeque<(usize, Line)>,
+    /// Keep TCP connections open after the end message for the next game (spec §3.8).
+    keep: bool,
 }
 
 impl<'a> Runner<'a> {
@@ -307,7 +348,7 @@ impl<'a> Runner<'a> {
             outs.extend(self.session.faults(&start_faults, 0));
         }
         for seat in 0..2 {
-            if matches!(self.io[seat], Io::Builtin(_) | Io::Pipe(_)) {
+            if matches!(self.io[seat], Io::Builtin(_) | Io::Pipe(_) | Io::Tcp { .. }) {
                 outs.extend(self.session.assign(seat, 0));
             }
         }
@@ -419,8 +460,32 @@ impl<'a> Runner<'a> {
 
     /// After the end: close our sending side, drain until EOF or `linger_ms`, stop every
     /// process; returns the captured stderr of process seats.
-    async fn finish(&mut self) -> [Option<String>; 2] {
+    async fn finish(&mut self) -> ([Option<String>; 2], [Option<KeptConn>; 2]) {
         let linger = Instant::now() + Duration::from_millis(self.session.rules().linger_ms);
+        let mut kept: [Option<KeptConn>; 2] = [None, None];
+        if self.keep {
+            for (seat, io) in self.io.iter_mut().enumerate() {
+                if matches!(
+                    io,
+                    Io::Tcp {
+                        eof: false,
+                        client: None,
+                        ..
+                    }
+                ) {
+                    if let Io::Tcp { read, write, .. } =
+                        std::mem::replace(io, Io::Gone { client: None })
+                    {
+                        let peer = self.infos[seat]
+                            .peer
+                            .as_deref()
+                            .and_then(|p| p.parse().ok())
+                            .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0)));
+                        kept[seat] = Some(KeptConn { read, write, peer });
+                    }
+                }
+            }
+        }
         for io in self.io.iter_mut() {
             match io {
                 Io::Tcp { write, .. } => {
@@ -468,12 +533,22 @@ impl<'a> Runner<'a> {
                 _ => None,
             };
         }
-        texts
+        (texts, kept)
     }
 }
 
 /// Play one game with the given seats. Never fails: seat failures are recorded.
 pub async fn run_game(setup: &GameSetup, plans: [SeatPlan<'_>; 2]) -> MatchRecord {
+    run_game_keeping(setup, plans, false).await.0
+}
+
+/// Play one game; with `keep`, the TCP connections still open after the end message are not
+/// closed but returned, for the next game on the same connection (spec §3.8).
+pub async fn run_game_keeping(
+    setup: &GameSetup,
+    plans: [SeatPlan<'_>; 2],
+    keep: bool,
+) -> (MatchRecord, [Option<KeptConn>; 2]) {
     let started_unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
@@ -497,9 +572,10 @@ pub async fn run_game(setup: &GameSetup, plans: [SeatPlan<'_>; 2]) -> MatchRecor
         last_write: [None; 2],
         read_since_write: [false; 2],
         pending: VecDeque::new(),
+        keep,
     };
     runner.run(start_faults).await;
-    let stderr = runner.finish().await;
+    let (stderr, kept) = runner.finish().await;
     let params = HeaderParams {
         rules: setup.rules.clone(),
         seats: runner.infos.to_vec(),
@@ -519,13 +595,14 @@ pub async fn run_game(setup: &GameSetup, plans: [SeatPlan<'_>; 2]) -> MatchRecor
             })
         })
         .collect();
-    record(
+    let rec = record(
         setup.seed,
         &setup.specs,
         &params,
         &runner.session,
         &stderr_events,
-    )
+    );
+    (rec, kept)
 }
 
 fn open_seat<'a>(
@@ -547,6 +624,17 @@ fn open_seat<'a>(
             infos[seat].transport = "stdio".into();
             start_faults.push((seat, FaultKind::Exit, format!("cannot start the bot: {e}")));
             Io::Gone { client: None }
+        }
+        SeatPlan::Connected(c) => {
+            infos[seat].transport = "tcp".into();
+            infos[seat].peer = Some(c.peer.to_string());
+            Io::Tcp {
+                read: c.read,
+                write: c.write,
+                client: None,
+                buf: LineBuffer::new(),
+                eof: false,
+            }
         }
         SeatPlan::Tcp { queue, client } => {
             infos[seat].transport = "tcp".into();
@@ -880,7 +968,11 @@ impl GeisterDriver {
         let mut queues: [Option<ConnQueue>; 2] = [None, None];
         for (seat, s) in spec.seats.iter().enumerate() {
             match s {
-                SeatSpec::Tcp => queues[seat] = Some(ConnQueue::bind(&host, ports[seat]).await?),
+                SeatSpec::Tcp => {
+                    let q = ConnQueue::bind(&host, ports[seat]).await?;
+                    spec.on_listen.notify(seat, q.local_addr());
+                    queues[seat] = Some(q);
+                }
                 SeatSpec::TcpCmd(_) => queues[seat] = Some(ConnQueue::bind("127.0.0.1", 0).await?),
                 _ => {}
             }
@@ -896,7 +988,15 @@ impl GeisterDriver {
             specs,
             log_dir,
         };
-        Ok(run_game(&setup, plans).await)
+        let record = run_game(&setup, plans).await;
+        // Close the listeners now, not whenever the runtime next runs their aborted accept
+        // tasks: a client must not queue on a table that is gone, and the next match binds
+        // the same port.
+        drop(queues);
+        for _ in 0..2 {
+            tokio::task::yield_now().await;
+        }
+        Ok(record)
     }
 }
 

@@ -29,7 +29,18 @@ impl Drop for ConnQueue {
 impl ConnQueue {
     /// Listen on `host:port` (port 0: a free port) and queue every accepted connection.
     pub async fn bind(host: &str, port: u16) -> io::Result<ConnQueue> {
-        let listener = TcpListener::bind((host, port)).await?;
+        // The previous game's listener on this port lives in its accept task until the runtime
+        // drops that aborted task: give it a moment instead of failing the next game.
+        let mut tries = 0;
+        let listener = loop {
+            match TcpListener::bind((host, port)).await {
+                Err(e) if e.kind() == io::ErrorKind::AddrInUse && port != 0 && tries < 20 => {
+                    tries += 1;
+                    tokio::time::sleep(Duration::from_millis(25)).await;
+                }
+                r => break r?,
+            }
+        };
         let addr = listener.local_addr()?;
         let (tx, rx) = mpsc::unbounded_channel();
         let task = tokio::spawn(async move {
@@ -70,7 +81,7 @@ impl ConnQueue {
 
 /// Whether the peer has already closed (EOF pending with no data before it). Data the client
 /// sent early stays in the socket. Never suspends, so [`ConnQueue::next`] stays cancel-safe.
-async fn closed_by_peer(stream: &TcpStream) -> bool {
+pub(crate) async fn closed_by_peer(stream: &TcpStream) -> bool {
     let mut buf = [0u8; 1];
     let mut rb = ReadBuf::new(&mut buf);
     let r = std::future::poll_fn(|cx| Poll::Ready(stream.poll_peek(cx, &mut rb))).await;

@@ -92,7 +92,18 @@ pub async fn seat_match(
         None
     };
     let port = match &listener {
-        Some(l) => l.local_addr()?.port(),
+        Some(l) => {
+            let addr = l.local_addr()?;
+            for (i, _) in spec
+                .seats
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| matches!(s, SeatSpec::Tcp))
+            {
+                spec.on_listen.notify(i, addr);
+            }
+            addr.port()
+        }
         None => 0,
     };
     let mut counter = 0u64;

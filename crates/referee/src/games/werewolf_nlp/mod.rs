@@ -527,7 +527,15 @@ impl GameDriver for WerewolfNlpDriver {
                 None
             };
             let port = match &listener {
-                Some(l) => l.local_addr()?.port(),
+                Some(l) => {
+                    let addr = l.local_addr()?;
+                    for (i, s) in spec.seats.iter().enumerate() {
+                        if matches!(s, SeatSpec::Tcp) {
+                            spec.on_listen.notify(i, addr);
+                        }
+                    }
+                    addr.port()
+                }
                 None => 0,
             };
             let n = spec.seats.len();

@@ -1,0 +1,108 @@
+//! A standing Geister table (`kakehiki serve geister`, spec §3.8): it keeps listening on its
+//! port pair and plays game after game with whatever clients connect, as the contest server
+//! does; optionally several games on one connection.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use kakehiki_geister::Rules;
+use tokio::time::Instant;
+
+use super::net::{closed_by_peer, Table};
+use super::{run_game_keeping, GameSetup, KeptConn, SeatPlan};
+use crate::driver::MatchRecord;
+
+/// How a table serves.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    pub rules: Rules,
+    /// Game `k` (from 1) gets the seed `seed + k` (the game itself has no chance; the seed is
+    /// recorded).
+    pub seed: u64,
+    /// Stop after this many games; `None`: serve until stopped.
+    pub games: Option<u64>,
+    /// Spec §3.8's extension: a connection stays open after its end message and plays the
+    /// next game too, the two clients swapping seats from game to game. Otherwise each game
+    /// takes a fresh connection on each port (the contest server's way).
+    pub keep_connections: bool,
+    /// Where to write each game's compatible log (§4.1), if anywhere.
+    pub log_dir: Option<PathBuf>,
+}
+
+/// How long a kept connection is watched before the next game for the client closing it (a
+/// client that played its last game and left is not assigned a game it never wanted).
+const LEFT_GRACE: Duration = Duration::from_millis(250);
+
+/// Serve games on `table` until `cfg.games` are played (or forever); `on_game` gets each
+/// game's number (from 1) and record as soon as it ends. A game starts when both seats have a
+/// connection, so an empty table waits without forfeiting anyone. Returns the games played.
+pub async fn serve(
+    table: &mut Table,
+    cfg: &ServeConfig,
+    mut on_game: impl FnMut(u64, &MatchRecord),
+) -> u64 {
+    let mut kept: [Option<KeptConn>; 2] = [None, None];
+    let mut played = 0u64;
+    while cfg.games.is_none_or(|n| played < n) {
+        // A kept connection whose client has left since its end message is dropped.
+        if kept.iter().any(Option::is_some) {
+            tokio::time::sleep(LEFT_GRACE).await;
+        }
+        for slot in kept.iter_mut() {
+            if let Some(c) = slot {
+                if closed_by_peer(c.read.as_ref()).await {
+                    *slot = None;
+                }
+            }
+        }
+        let mut conns: [Option<KeptConn>; 2] = [kept[0].take(), kept[1].take()];
+        for (seat, slot) in conns.iter_mut().enumerate() {
+            if slot.is_none() {
+                let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
+                match table.queues[seat].next(far).await {
+                    Some((stream, peer)) => *slot = Some(KeptConn::new(stream, peer)),
+                    None => return played,
+                }
+            }
+        }
+        let [Some(c0), Some(c1)] = conns else {
+            return played;
+        };
+        played += 1;
+        let setup = GameSetup {
+            rules: cfg.rules.clone(),
+            seed: cfg.seed.wrapping_add(played),
+            specs: ["tcp".into(), "tcp".into()],
+            log_dir: cfg.log_dir.clone(),
+        };
+        let (record, left) = run_game_keeping(
+            &setup,
+            [SeatPlan::Connected(c0), SeatPlan::Connected(c1)],
+            cfg.keep_connections,
+        )
+        .await;
+        on_game(played, &record);
+        // Swap seats: each client plays the other side in the next game.
+        let [l0, l1] = left;
+        kept = [l1, l0];
+    }
+    // Served the games asked for: close what is still open as after a single game.
+    let linger = Duration::from_millis(cfg.rules.linger_ms);
+    for c in kept.into_iter().flatten() {
+        c.close(linger).await;
+    }
+    played
+}
+
+/// The rules a table serves: a rule set (default `gpw`) changed by rule options
+/// ([`kakehiki_geister::rules::RULE_KEYS`]); unknown keys and bad values are errors.
+pub fn serve_rules(
+    rules: Option<String>,
+    options: std::collections::BTreeMap<String, String>,
+) -> Result<Rules, crate::RefereeError> {
+    let mut spec = crate::MatchSpec::new("geister", 0, Vec::new());
+    spec.rules = rules;
+    spec.options = options;
+    spec.check_option_keys(kakehiki_geister::rules::RULE_KEYS)?;
+    super::rules_from(&spec)
+}
