@@ -183,7 +183,7 @@ async fn ws_game(
     extra: &[(&str, String)],
 ) -> (MatchRecord, Vec<Vec<Value>>) {
     let port = free_port();
-    let mut seats: Vec<&str> = vec!["tcp"; modes.len()];
+    let mut seats: Vec<&str> = vec!["ws"; modes.len()];
     seats.extend(std::iter::repeat_n("builtin:sample", builtins));
     let mut opts = vec![
         ("port", port.to_string()),
@@ -219,6 +219,9 @@ async fn ws_game(
 async fn websocket_agents_play_whole_games_mixed_with_builtins() {
     let (rec, got) = ws_game(&[Mode::Play, Mode::Play], 3, 5, &[]).await;
     assert!(end(&rec)["winner"].is_string());
+    // The seat of an agent that connects on its own is named `ws`.
+    assert_eq!(rec.report.seats[0].spec, "ws");
+    assert_eq!(rec.report.seats[2].spec, "builtin:sample");
     assert!(
         rec.report.seats.iter().all(|s| s.errors.is_empty()),
         "{:?}",
@@ -238,6 +241,38 @@ async fn websocket_agents_play_whole_games_mixed_with_builtins() {
         );
     }
     verify_replay(&rec.replay.to_text()).unwrap();
+}
+
+#[tokio::test]
+async fn tcp_is_an_alias_of_the_ws_seat() {
+    let port = free_port();
+    let s = spec(
+        &[
+            "tcp",
+            "builtin:sample",
+            "builtin:sample",
+            "builtin:random",
+            "builtin:sample-en",
+        ],
+        6,
+        &[("port", port.to_string())],
+    );
+    assert_eq!(s.seats[0], "ws".parse::<SeatSpec>().unwrap());
+    let agent = tokio::spawn(client(
+        format!("ws://127.0.0.1:{port}/ws"),
+        "alias1".into(),
+        Mode::Play,
+        None,
+    ));
+    let rec = play(&s).await;
+    assert!(end(&rec)["winner"].is_string(), "{}", end(&rec));
+    assert_eq!(rec.report.seats[0].spec, "ws");
+    assert!(
+        rec.report.seats[0].errors.is_empty(),
+        "{:?}",
+        rec.report.seats[0]
+    );
+    assert_eq!(agent.await.unwrap().last().unwrap()["request"], "FINISH");
 }
 
 #[tokio::test]
@@ -330,7 +365,7 @@ async fn token_authentication_admits_only_signed_teams() {
     .unwrap();
     let s = spec(
         &[
-            "tcp",
+            "ws",
             "builtin:sample",
             "builtin:sample",
             "builtin:sample",
@@ -386,7 +421,7 @@ async fn group_chat_over_websocket_broadcasts_and_ignores_a_flood() {
     .unwrap();
     let s = spec(
         &[
-            "tcp",
+            "ws",
             "builtin:sample",
             "builtin:sample",
             "builtin:sample",
@@ -467,7 +502,7 @@ async fn python_game(pythons: usize, builtins: usize, seed: u64) -> Option<Match
     };
     let script = format!("{}/tests/nlp/nlp_agent.py", env!("CARGO_MANIFEST_DIR"));
     let seats: Vec<String> = (0..pythons)
-        .map(|i| format!("tcp-cmd:{py} {script} {{url}} pyagent{}", i + 1))
+        .map(|i| format!("ws-cmd:{py} {script} {{url}} pyagent{}", i + 1))
         .chain((0..builtins).map(|i| {
             if i % 2 == 0 {
                 "builtin:sample".into()
@@ -501,5 +536,78 @@ async fn aiwolf_nlp_common_agents_play_a_whole_thirteen_player_game_with_builtin
     assert!(end(&rec)["winner"].is_string(), "{}", end(&rec));
     for s in &rec.report.seats {
         assert!(s.errors.is_empty(), "{}: {:?}", s.spec, s.errors);
+    }
+}
+
+#[tokio::test]
+async fn upstream_logs_are_written_beside_the_replay_and_where_the_config_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let beside = dir.path().join("beside");
+    let cfg = dir.path().join("nlp.toml");
+    let game_dir = dir.path().join("game");
+    let rt_dir = dir.path().join("realtime");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[game_logger]\noutput_dir = {:?}\nfilename = \"{{game_id}}_{{teams}}\"\n\
+             [realtime_broadcaster]\ndelay = \"5s\"\noutput_dir = {:?}\nfilename = \"rt-{{game_id}}\"\n",
+            game_dir.display().to_string(),
+            rt_dir.display().to_string()
+        ),
+    )
+    .unwrap();
+    let seats = [
+        "builtin:sample",
+        "builtin:sample-en",
+        "builtin:random",
+        "builtin:sample",
+        "builtin:random-en",
+    ];
+    let rec = play(&spec(
+        &seats,
+        77,
+        &[
+            ("log_dir", beside.display().to_string()),
+            ("config", cfg.display().to_string()),
+        ],
+    ))
+    .await;
+    let e = end(&rec);
+    let id = format!("{:016X}", 77);
+    let lines: Vec<&str> = e["game_log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    // The game log: upstream's lines joined by newlines, no final newline.
+    let game_log = std::fs::read_to_string(beside.join(format!("{id}.log"))).unwrap();
+    assert_eq!(game_log, lines.join("\n"));
+    assert!(game_log.starts_with("0,status,1,"), "{game_log}");
+    // Teams are the NAME answers without their digits, sorted.
+    let named = std::fs::read_to_string(
+        game_dir.join(format!("{id}_random_random-en_sample_sample_sample-en.log")),
+    )
+    .unwrap();
+    assert_eq!(named, game_log);
+    // The real-time log: JSON lines from 開始 to 終了 with the winner.
+    let rt = std::fs::read_to_string(beside.join(format!("{id}.realtime.jsonl"))).unwrap();
+    assert_eq!(
+        rt,
+        std::fs::read_to_string(rt_dir.join(format!("rt-{id}.jsonl"))).unwrap()
+    );
+    let rt: Vec<Value> = rt
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rt[0]["event"], "開始");
+    assert_eq!(rt[0]["id"], id.as_str());
+    assert_eq!(rt.last().unwrap()["event"], "終了");
+    assert_eq!(rt.last().unwrap()["message"], e["winner"]);
+    let talks = lines.iter().filter(|l| l.contains(",talk,")).count();
+    assert_eq!(rt.iter().filter(|p| p["event"] == "トーク").count(), talks);
+    for (i, p) in rt.iter().enumerate() {
+        assert_eq!(p["idx"], i + 1);
+        assert_eq!(p["agents"][2]["team"], "random");
     }
 }

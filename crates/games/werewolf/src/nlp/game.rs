@@ -183,6 +183,10 @@ impl NlpGame {
     pub fn names(&self) -> &[String] {
         &self.names
     }
+    /// The agents' profiles (custom-profile mode), in seat order.
+    pub fn profiles(&self) -> &[Option<String>] {
+        &self.profiles
+    }
     pub fn roles(&self) -> &[Role] {
         &self.roles
     }
@@ -375,7 +379,8 @@ impl NlpGame {
             return None;
         }
         match t.ask(a, p).await {
-            Ok(s) => Some(s.replace('\n', "")),
+            Ok(s) if s.contains('\n') => Some(s.replace('\n', "")),
+            Ok(s) => Some(s),
             Err(AskError::Failed) => None,
             Err(AskError::Fatal) => {
                 self.has_error[a] = true;

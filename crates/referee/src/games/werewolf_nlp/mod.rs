@@ -1,7 +1,8 @@
 //! The Werewolf natural-language division (`werewolf-nlp`): the pure game of
 //! `kakehiki_werewolf::nlp` joined to its seats — built-in template agents in process, and agents
-//! speaking the aiwolf-nlp-server protocol over WebSocket (`tcp-cmd:` launches one with `{url}`,
-//! `{host}` and `{port}` in its command line; `tcp` waits for one to connect on its own).
+//! speaking the aiwolf-nlp-server protocol over WebSocket (`ws-cmd:` launches one with `{url}`,
+//! `{host}` and `{port}` in its command line; `ws` waits for one to connect on its own; `tcp-cmd:`
+//! and `tcp` are the same seats under the other games' names).
 //!
 //! A separate game rather than a rule set of `werewolf`: the seats (5, 9, 13), the transport
 //! (WebSocket, text answers), the built-in agents and the replay format all differ, and the
@@ -25,6 +26,7 @@ use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
 use kakehiki_core::{GameType, MatchReport, Outcome, Score, SeatError, SeatErrorKind, SeatSpec};
 use kakehiki_werewolf::nlp::game::GameResult;
 use kakehiki_werewolf::nlp::inproc::block_on_ready;
+use kakehiki_werewolf::nlp::logs::{self, LogAgent};
 use kakehiki_werewolf::nlp::packet::{Packet, RequestKind};
 use kakehiki_werewolf::nlp::{
     nl_builtin, AskError, ChatMessage, NlAgent, NlpConfig, NlpGame, NlpSettings, Table,
@@ -148,21 +150,76 @@ pub struct Recorder {
     pub errors: Vec<Vec<SeatError>>,
 }
 
+// Replay events, serialised straight from borrowed fields (no `Value` per request). Fields are
+// in alphabetical order: the same bytes `json!` writes, so replays read back unchanged.
+#[derive(serde::Serialize)]
+struct AnswerEvent<'a> {
+    agent: usize,
+    day: u32,
+    event: &'static str,
+    request: &'static str,
+    text: &'a str,
+}
+
+#[derive(serde::Serialize)]
+struct FailEvent {
+    agent: usize,
+    day: u32,
+    event: &'static str,
+    fatal: bool,
+    request: &'static str,
+}
+
+#[derive(serde::Serialize)]
+struct GoneEvent {
+    agent: usize,
+    day: u32,
+    event: &'static str,
+    request: &'static str,
+}
+
+#[derive(serde::Serialize)]
+struct ChatEvent<'a> {
+    agent: usize,
+    event: &'static str,
+    text: &'a str,
+}
+
 impl Recorder {
     fn answer(&mut self, agent: usize, p: &Packet, r: &Result<String, AskError>) {
-        let req = p.request.name();
+        let request = p.request.name();
+        let day = day_of(p);
         match r {
-            Ok(text) => self.log.push(&json!({"event": "answer", "agent": agent, "request": req, "text": text})),
-            Err(e) => self.log.push(&json!({"event": "fail", "agent": agent, "request": req, "fatal": *e == AskError::Fatal})),
+            Ok(text) => self.log.push(&AnswerEvent {
+                agent,
+                day,
+                event: "answer",
+                request,
+                text,
+            }),
+            Err(e) => self.log.push(&FailEvent {
+                agent,
+                day,
+                event: "fail",
+                fatal: *e == AskError::Fatal,
+                request,
+            }),
         }
     }
     fn gone(&mut self, agent: usize, p: &Packet) {
-        self.log
-            .push(&json!({"event": "gone", "agent": agent, "request": p.request.name()}));
+        self.log.push(&GoneEvent {
+            agent,
+            day: day_of(p),
+            event: "gone",
+            request: p.request.name(),
+        });
     }
     fn chat(&mut self, agent: usize, text: &str) {
-        self.log
-            .push(&json!({"event": "chat", "agent": agent, "text": text}));
+        self.log.push(&ChatEvent {
+            agent,
+            event: "chat",
+            text,
+        });
     }
     fn error(&mut self, agent: usize, day: u32, kind: SeatErrorKind, detail: String) {
         if let Some(e) = self.errors.get_mut(agent) {
@@ -179,11 +236,30 @@ fn day_of(p: &Packet) -> u32 {
     p.info.as_ref().map_or(0, |i| i.day)
 }
 
+/// The server's own time per request, for the benchmark: from the previous answer read (any
+/// agent's) to the next request written to its socket. Only answered WebSocket requests count.
+#[derive(Debug, Default)]
+pub struct RequestClock {
+    last_answer: Option<std::time::Instant>,
+    pub gaps: Vec<Duration>,
+}
+
+impl RequestClock {
+    fn asked(&mut self, a: &WsAgent) {
+        if let (Some(prev), Some(w)) = (self.last_answer, a.written_at) {
+            self.gaps.push(w.saturating_duration_since(prev));
+        }
+        self.last_answer = a.answered_at;
+    }
+}
+
 /// The live seats.
 pub struct LiveTable {
     pub seats: Vec<Seat>,
     pub timeouts: Timeouts,
     pub rec: Recorder,
+    /// Set by the benchmark to measure the server's time per request.
+    pub clock: Option<RequestClock>,
 }
 
 impl LiveTable {
@@ -232,7 +308,12 @@ impl Table for LiveTable {
         let r = match &mut self.seats[agent] {
             Seat::Bot(b) => b.answer(&packet).ok_or(AskError::Failed),
             Seat::Ws(Some(a)) => match a.ask(packet.to_json(), t).await {
-                Ok(s) => Ok(s),
+                Ok(s) => {
+                    if let Some(c) = &mut self.clock {
+                        c.asked(a);
+                    }
+                    Ok(s)
+                }
                 Err((e, fault)) => {
                     let (kind, detail) = match fault {
                         WsFault::Timeout => (
@@ -463,6 +544,19 @@ fn header(spec_seats: &[String], seed: u64, c: &NlpConfig) -> ReplayHeader {
     }
 }
 
+/// A seat as this game names it: WebSocket seats are `ws` and `ws-cmd:<command line>` (they
+/// parse as `tcp` / `tcp-cmd:`, which are accepted as aliases).
+pub fn seat_label(s: &SeatSpec) -> String {
+    match s {
+        SeatSpec::Tcp => "ws".into(),
+        SeatSpec::TcpCmd(_) => {
+            let t = s.to_string();
+            format!("ws-cmd:{}", t.strip_prefix("tcp-cmd:").unwrap_or(&t))
+        }
+        other => other.to_string(),
+    }
+}
+
 /// `{url}`, `{host}`, `{port}` in a command line.
 pub fn substitute(argv: &[String], host: &str, port: u16) -> Vec<String> {
     argv.iter()
@@ -535,7 +629,7 @@ impl GameDriver for WerewolfNlpDriver {
                 log: ReplayLog::new(),
                 errors: vec![Vec::new(); n],
             };
-            let spec_seats: Vec<String> = spec.seats.iter().map(|s| s.to_string()).collect();
+            let spec_seats: Vec<String> = spec.seats.iter().map(seat_label).collect();
             let mut seats = Vec::new();
             let mut originals = Vec::new();
             let mut clients: Vec<ClientProcess> = Vec::new();
@@ -558,7 +652,7 @@ impl GameDriver for WerewolfNlpDriver {
                             game: "werewolf-nlp".into(),
                             seat: i,
                             form: "cmd:".into(),
-                            reason: "agents connect over WebSocket: use tcp-cmd:<command line with {url}, or {host} and {port}> or tcp".into(),
+                            reason: "agents connect over WebSocket: use ws-cmd:<command line with {url}, or {host} and {port}> or ws".into(),
                         })
                     }
                     (SeatSpec::TcpCmd(argv), Some(l)) => {
@@ -584,11 +678,12 @@ impl GameDriver for WerewolfNlpDriver {
             for (i, o) in originals.iter().enumerate() {
                 hdr_log.push(&json!({"event": "seat", "agent": i, "name": o}));
             }
-            let mut game = NlpGame::new(settings, spec.seed, originals);
+            let mut game = NlpGame::new(settings, spec.seed, originals.clone());
             let mut table = LiveTable {
                 seats,
                 timeouts,
                 rec,
+                clock: None,
             };
             let r = game.run(&mut table).await;
             for s in std::mem::take(&mut table.seats) {
@@ -604,9 +699,7 @@ impl GameDriver for WerewolfNlpDriver {
                 replay.push(&serde_json::from_str::<Value>(l).unwrap_or(Value::Null));
             }
             replay.push(&end_event(&r, &game));
-            if let Some(dir) = log_dir {
-                write_game_log(&dir, &game)?;
-            }
+            write_logs(log_dir.as_deref(), &config, &game, &originals)?;
             Ok(MatchRecord {
                 report: report(&spec_seats, spec.seed, &r, table.rec.errors),
                 replay,
@@ -682,13 +775,65 @@ fn push_ws(
     }
 }
 
-/// Write the upstream-format game log (`game_logger`) of a game as `<dir>/<game_id>.log`.
-pub fn write_game_log(dir: &std::path::Path, game: &NlpGame) -> Result<(), RefereeError> {
-    std::fs::create_dir_all(dir)?;
-    let mut text = game.log().join("\n");
-    text.push('\n');
-    std::fs::write(dir.join(format!("{}.log", game.game_id())), text)?;
-    Ok(())
+/// The agents as the upstream logs name them.
+pub fn log_agents(game: &NlpGame, originals: &[String]) -> Vec<LogAgent> {
+    (0..game.names().len())
+        .map(|i| LogAgent {
+            team: originals.get(i).map(|o| ws::team_of(o)).unwrap_or_default(),
+            name: game.names()[i].clone(),
+            profile: game.profiles().get(i).cloned().flatten(),
+            role: game.roles()[i].name(),
+        })
+        .collect()
+}
+
+/// Write the upstream-format logs of a finished game. Into `dir` (beside the replay) as
+/// `<game_id>.log` (the game log) and `<game_id>.realtime.jsonl` (the real-time log); and where
+/// the configuration enables `game_logger` / `realtime_broadcaster`, into their `output_dir`
+/// under their `filename` (`{game_id}`, `{timestamp}`, `{teams}` replaced), as upstream does.
+/// Returns the files written.
+pub fn write_logs(
+    dir: Option<&std::path::Path>,
+    config: &NlpConfig,
+    game: &NlpGame,
+    originals: &[String],
+) -> Result<Vec<std::path::PathBuf>, RefereeError> {
+    let agents = log_agents(game, originals);
+    let game_log = logs::game_log_text(game.log());
+    let realtime = logs::realtime_log(game.game_id(), &agents, game.log()).join("\n");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let mut files: Vec<(std::path::PathBuf, &str)> = Vec::new();
+    if let Some(dir) = dir {
+        files.push((dir.join(format!("{}.log", game.game_id())), &game_log));
+        files.push((
+            dir.join(format!("{}.realtime.jsonl", game.game_id())),
+            &realtime,
+        ));
+    }
+    let named = |out: &str, pattern: &str, ext: &str| {
+        let name = logs::log_file_name(pattern, game.game_id(), now, &agents);
+        std::path::Path::new(out).join(format!("{name}.{ext}"))
+    };
+    if config.game_logger.enable {
+        let g = &config.game_logger;
+        files.push((named(&g.output_dir, &g.filename, "log"), &game_log));
+    }
+    if config.realtime_broadcaster.enable {
+        let r = &config.realtime_broadcaster;
+        files.push((named(&r.output_dir, &r.filename, "jsonl"), &realtime));
+    }
+    let mut written = Vec::new();
+    for (path, text) in files {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&path, text)?;
+        written.push(path);
+    }
+    Ok(written)
 }
 
 /// Options as a map, for callers that build specs.
@@ -697,4 +842,45 @@ pub fn options(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recorded_events_are_the_bytes_json_writes() {
+        let mut p = Packet::bare(RequestKind::Vote);
+        p.info = None;
+        let mut r = Recorder {
+            log: ReplayLog::new(),
+            errors: vec![Vec::new(); 2],
+        };
+        r.answer(1, &p, &Ok("Agent[02] \"q\"".into()));
+        r.answer(0, &p, &Err(AskError::Fatal));
+        r.gone(1, &p);
+        r.chat(0, "hi\tthere");
+        let want = [
+            json!({"event": "answer", "agent": 1, "day": 0, "request": "VOTE", "text": "Agent[02] \"q\""}),
+            json!({"event": "fail", "agent": 0, "day": 0, "request": "VOTE", "fatal": true}),
+            json!({"event": "gone", "agent": 1, "day": 0, "request": "VOTE"}),
+            json!({"event": "chat", "agent": 0, "text": "hi\tthere"}),
+        ];
+        for (got, want) in r.log.lines().iter().zip(want) {
+            assert_eq!(got, &want.to_string());
+        }
+    }
+
+    #[test]
+    fn websocket_seats_are_named_ws() {
+        assert_eq!(seat_label(&SeatSpec::Tcp), "ws");
+        assert_eq!(
+            seat_label(&"tcp-cmd:python3 a.py {url}".parse().unwrap()),
+            "ws-cmd:python3 a.py {url}"
+        );
+        assert_eq!(
+            seat_label(&"builtin:sample".parse().unwrap()),
+            "builtin:sample"
+        );
+    }
 }
