@@ -231,6 +231,16 @@ async fn websocket_agents_play_whole_games_mixed_with_builtins() {
         assert_eq!(g[0]["request"], "NAME");
         assert_eq!(g[1]["request"], "INITIALIZE");
         assert!(g[1]["setting"]["role_num_map"]["WEREWOLF"] == 1);
+        // game_id is a ULID (26 Crockford base-32 characters, the first at most 7): the
+        // upstream sample agent parses it and stops at anything else.
+        let id = g[1]["info"]["game_id"].as_str().unwrap();
+        assert_eq!(id.len(), 26, "{id}");
+        assert!(
+            id.chars()
+                .all(|c| "0123456789ABCDEFGHJKMNPQRSTVWXYZ".contains(c))
+                && id <= "8",
+            "{id}"
+        );
         assert_eq!(g.last().unwrap()["request"], "FINISH");
         assert_eq!(
             g.last().unwrap()["info"]["role_map"]
@@ -573,7 +583,7 @@ async fn upstream_logs_are_written_beside_the_replay_and_where_the_config_says()
     ))
     .await;
     let e = end(&rec);
-    let id = format!("{:016X}", 77);
+    let id = kakehiki_werewolf::nlp::game::game_id_of(77);
     let lines: Vec<&str> = e["game_log"]
         .as_array()
         .unwrap()
