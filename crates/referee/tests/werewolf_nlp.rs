@@ -621,3 +621,64 @@ async fn upstream_logs_are_written_beside_the_replay_and_where_the_config_says()
         assert_eq!(p["agents"][2]["team"], "random");
     }
 }
+
+#[tokio::test]
+async fn counts_a_config_leaves_out_follow_the_village_size() {
+    use kakehiki_referee::games::werewolf_nlp::load_config;
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("c.toml");
+    // Upstream's default_13.yml: talk 4 per agent, 52 a day; whispers 4 and 12.
+    std::fs::write(
+        &p,
+        "[game]\nagent_count = 13\n[game.talk]\nduration = \"1s\"\n",
+    )
+    .unwrap();
+    let c = load_config(&p).unwrap();
+    assert_eq!(
+        (
+            c.game.talk.max_count.per_agent,
+            c.game.talk.max_count.per_day
+        ),
+        (4, 52)
+    );
+    assert_eq!(
+        (
+            c.game.whisper.max_count.per_agent,
+            c.game.whisper.max_count.per_day
+        ),
+        (4, 12)
+    );
+    assert_eq!(c.game.talk.duration.as_deref(), Some("1s"));
+    // What the file says stays.
+    std::fs::write(
+        &p,
+        "[game]\nagent_count = 13\n[game.whisper.max_count]\nper_agent = 2\n",
+    )
+    .unwrap();
+    let c = load_config(&p).unwrap();
+    assert_eq!(
+        (
+            c.game.whisper.max_count.per_agent,
+            c.game.whisper.max_count.per_day
+        ),
+        (2, 12)
+    );
+    // A file without agent_count used for 13 seats: 13-player counts; wolves whisper.
+    let j = dir.path().join("c.json");
+    std::fs::write(&j, r#"{"game": {"max_day": 1}}"#).unwrap();
+    let seats = ["builtin:sample"; 13];
+    let rec = play(&spec(&seats, 5, &[("config", j.display().to_string())])).await;
+    let e = end(&rec);
+    assert!(
+        e["game_log"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l.as_str().unwrap().contains(",whisper,")),
+        "{e}"
+    );
+    assert!(
+        rec.replay.lines()[0].contains("\"per_day\":52"),
+        "the header records the counts used"
+    );
+}

@@ -62,14 +62,73 @@ pub struct WerewolfNlpDriver;
 /// `werewolf-nlp`.
 pub static WEREWOLF_NLP: WerewolfNlpDriver = WerewolfNlpDriver;
 
-/// Read a configuration file (TOML, or JSON when it ends in `.json`).
-pub fn load_config(path: &std::path::Path) -> Result<NlpConfig, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    if path.extension().is_some_and(|e| e == "json") {
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
-    } else {
-        toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+/// The talk and whisper counts a configuration file leaves out take the upstream default for
+/// the village size (`default_5.yml`, `default_13.yml`): `max_count.per_agent` / `per_day`.
+#[derive(Debug, Clone, Copy, Default)]
+struct GivenCounts {
+    talk_per_agent: bool,
+    talk_per_day: bool,
+    whisper_per_agent: bool,
+    whisper_per_day: bool,
+}
+
+impl GivenCounts {
+    const ALL: GivenCounts = GivenCounts {
+        talk_per_agent: true,
+        talk_per_day: true,
+        whisper_per_agent: true,
+        whisper_per_day: true,
+    };
+
+    fn of(v: &Value) -> GivenCounts {
+        let has = |s: &str, k: &str| !v["game"][s]["max_count"][k].is_null();
+        GivenCounts {
+            talk_per_agent: has("talk", "per_agent"),
+            talk_per_day: has("talk", "per_day"),
+            whisper_per_agent: has("whisper", "per_agent"),
+            whisper_per_day: has("whisper", "per_day"),
+        }
     }
+
+    /// Fill what was not given from the defaults for `c.game.agent_count` players.
+    fn fill(self, c: &mut NlpConfig) {
+        let d = NlpConfig::for_players(c.game.agent_count).game;
+        let (t, w) = (&mut c.game.talk.max_count, &mut c.game.whisper.max_count);
+        if !self.talk_per_agent {
+            t.per_agent = d.talk.max_count.per_agent;
+        }
+        if !self.talk_per_day {
+            t.per_day = d.talk.max_count.per_day;
+        }
+        if !self.whisper_per_agent {
+            w.per_agent = d.whisper.max_count.per_agent;
+        }
+        if !self.whisper_per_day {
+            w.per_day = d.whisper.max_count.per_day;
+        }
+    }
+}
+
+fn read_config(path: &std::path::Path) -> Result<(NlpConfig, GivenCounts), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let err = |e: String| format!("{}: {e}", path.display());
+    if path.extension().is_some_and(|e| e == "json") {
+        let c = serde_json::from_str(&text).map_err(|e| err(e.to_string()))?;
+        let v: Value = serde_json::from_str(&text).map_err(|e| err(e.to_string()))?;
+        Ok((c, GivenCounts::of(&v)))
+    } else {
+        let c = toml::from_str(&text).map_err(|e| err(e.to_string()))?;
+        let v: Value = toml::from_str(&text).map_err(|e| err(e.to_string()))?;
+        Ok((c, GivenCounts::of(&v)))
+    }
+}
+
+/// Read a configuration file (TOML, or JSON when it ends in `.json`). Talk and whisper counts
+/// it leaves out are upstream's defaults for its `game.agent_count`.
+pub fn load_config(path: &std::path::Path) -> Result<NlpConfig, String> {
+    let (mut c, given) = read_config(path)?;
+    given.fill(&mut c);
+    Ok(c)
 }
 
 fn bad(key: &str, value: &str, expected: &str) -> RefereeError {
@@ -93,12 +152,14 @@ pub fn config_from_spec(spec: &MatchSpec) -> Result<NlpConfig, RefereeError> {
         }
     }
     let n = spec.seats.len();
-    let mut c = match spec.options.get("config") {
-        Some(p) => load_config(std::path::Path::new(p))
+    let (mut c, given) = match spec.options.get("config") {
+        Some(p) => read_config(std::path::Path::new(p))
             .map_err(|e| bad("config", p, &format!("a readable configuration file ({e})")))?,
-        None => NlpConfig::for_players(n),
+        None => (NlpConfig::for_players(n), GivenCounts::ALL),
     };
+    // The village is the seats; counts the file leaves out follow its size.
     c.game.agent_count = n;
+    given.fill(&mut c);
     let ms = |key: &str| -> Result<Option<String>, RefereeError> {
         match spec.options.get(key) {
             None => Ok(None),
