@@ -144,6 +144,7 @@ impl Bench {
                 errors: vec![Vec::new(); N],
             },
             clock: Some(RequestClock::default()),
+            json_log: None,
         };
         for s in &mut table.seats {
             if let Seat::Ws(Some(a)) = s {

@@ -620,6 +620,38 @@ async fn upstream_logs_are_written_beside_the_replay_and_where_the_config_says()
         assert_eq!(p["idx"], i + 1);
         assert_eq!(p["agents"][2]["team"], "random");
     }
+    // The JSON log: every request with its answer and times.
+    let j: Value =
+        serde_json::from_str(&std::fs::read_to_string(beside.join(format!("{id}.json"))).unwrap())
+            .unwrap();
+    assert_eq!(j["game_id"], id.as_str());
+    assert_eq!(j["win_side"], e["winner"]);
+    assert_eq!(j["agents"][2]["name"], "random3");
+    assert_eq!(j["agents"][2]["team"], "random");
+    assert_eq!(j["agents"][0]["idx"], 1);
+    assert_eq!(j["agents"][0]["role"], e["roles"][0]);
+    let entries = j["entries"].as_array().unwrap();
+    let answers = rec
+        .replay
+        .lines()
+        .iter()
+        .filter(|l| l.contains("\"event\":\"answer\""))
+        .count();
+    assert_eq!(
+        entries
+            .iter()
+            .filter(|x| x.get("response").is_some())
+            .count(),
+        answers
+    );
+    let first: Value = serde_json::from_str(entries[0]["request"].as_str().unwrap()).unwrap();
+    assert_eq!(first["request"], "INITIALIZE");
+    assert_eq!(entries[0]["agent"], "Agent[01]");
+    for x in entries {
+        assert!(
+            x["request_timestamp"].as_u64().unwrap() <= x["response_timestamp"].as_u64().unwrap()
+        );
+    }
 }
 
 #[tokio::test]

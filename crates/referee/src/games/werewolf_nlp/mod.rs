@@ -314,6 +314,60 @@ impl RequestClock {
     }
 }
 
+/// Upstream's JSON log (`json_logger`): every request sent to an agent, with its answer or error
+/// and the wall-clock times (milliseconds since the epoch) it was sent and answered.
+#[derive(Debug, Default)]
+pub struct JsonLog {
+    pub entries: Vec<Value>,
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+impl JsonLog {
+    fn entry(
+        &mut self,
+        p: &Packet,
+        request: String,
+        sent: u64,
+        response: Option<&str>,
+        error: Option<&str>,
+    ) {
+        let mut e = json!({
+            "agent": p.info.as_ref().map(|i| i.agent.as_str()).unwrap_or(""),
+            "request": request,
+            "request_timestamp": sent,
+            "response_timestamp": now_ms(),
+        });
+        if let Some(r) = response.filter(|r| !r.is_empty()) {
+            e["response"] = json!(r);
+        }
+        if let Some(x) = error {
+            e["error"] = json!(x);
+        }
+        self.entries.push(e);
+    }
+
+    /// The file's text: `game_id`, `win_side`, `agents` (`idx`, `team`, `name` = the NAME
+    /// answer, `role`) and `entries`, as upstream writes it.
+    pub fn text(&self, game: &NlpGame, originals: &[String], win_side: &str) -> String {
+        let agents: Vec<Value> = (0..game.names().len())
+            .map(|i| {
+                let o = originals.get(i).map(String::as_str).unwrap_or("");
+                json!({"idx": i + 1, "team": ws::team_of(o), "name": o,
+                       "role": game.roles()[i].name()})
+            })
+            .collect();
+        json!({"game_id": game.game_id(), "win_side": win_side, "agents": agents,
+               "entries": self.entries})
+        .to_string()
+    }
+}
+
 /// The live seats.
 pub struct LiveTable {
     pub seats: Vec<Seat>,
@@ -321,6 +375,8 @@ pub struct LiveTable {
     pub rec: Recorder,
     /// Set by the benchmark to measure the server's time per request.
     pub clock: Option<RequestClock>,
+    /// Set when the upstream JSON log is to be written.
+    pub json_log: Option<JsonLog>,
 }
 
 impl LiveTable {
@@ -344,14 +400,20 @@ const CHAT_ROUNDS: usize = 64;
 
 impl Table for LiveTable {
     async fn notify(&mut self, agent: usize, packet: Packet) -> Result<(), ()> {
+        let sent = now_ms();
+        let json = packet.to_json();
+        let logged = self.json_log.is_some().then(|| json.clone());
         let fail = match &mut self.seats[agent] {
             Seat::Bot(b) => {
                 b.answer(&packet);
                 None
             }
-            Seat::Ws(Some(a)) => a.send(packet.to_json()).await.err(),
+            Seat::Ws(Some(a)) => a.send(json).await.err(),
             Seat::Ws(None) => Some("not connected".to_string()),
         };
+        if let (Some(log), Some(req)) = (&mut self.json_log, logged) {
+            log.entry(&packet, req, sent, None, fail.as_deref());
+        }
         match fail {
             None => Ok(()),
             Some(e) => {
@@ -366,9 +428,13 @@ impl Table for LiveTable {
 
     async fn ask(&mut self, agent: usize, packet: Packet) -> Result<String, AskError> {
         let t = self.timeouts;
+        let sent = now_ms();
+        let json = packet.to_json();
+        let logged = self.json_log.is_some().then(|| json.clone());
+        let mut why: Option<String> = None;
         let r = match &mut self.seats[agent] {
             Seat::Bot(b) => b.answer(&packet).ok_or(AskError::Failed),
-            Seat::Ws(Some(a)) => match a.ask(packet.to_json(), t).await {
+            Seat::Ws(Some(a)) => match a.ask(json, t).await {
                 Ok(s) => {
                     if let Some(c) = &mut self.clock {
                         c.asked(a);
@@ -387,6 +453,7 @@ impl Table for LiveTable {
                         ),
                         WsFault::Gone(why) => (SeatErrorKind::Disconnect, why),
                     };
+                    why = Some(detail.clone());
                     self.rec.error(agent, day_of(&packet), kind, detail);
                     Err(e)
                 }
@@ -395,6 +462,14 @@ impl Table for LiveTable {
         };
         if r == Err(AskError::Fatal) {
             self.seats[agent] = Seat::Ws(None);
+        }
+        if let (Some(log), Some(req)) = (&mut self.json_log, logged) {
+            let error = match (&r, why.as_deref()) {
+                (Ok(_), _) => None,
+                (Err(_), Some(w)) => Some(w),
+                (Err(_), None) => Some("no answer"),
+            };
+            log.entry(&packet, req, sent, r.as_deref().ok(), error);
         }
         self.rec.answer(agent, &packet, &r);
         r
@@ -745,6 +820,7 @@ impl GameDriver for WerewolfNlpDriver {
                 timeouts,
                 rec,
                 clock: None,
+                json_log: (log_dir.is_some() || config.json_logger.enable).then(JsonLog::default),
             };
             let r = game.run(&mut table).await;
             for s in std::mem::take(&mut table.seats) {
@@ -760,7 +836,11 @@ impl GameDriver for WerewolfNlpDriver {
                 replay.push(&serde_json::from_str::<Value>(l).unwrap_or(Value::Null));
             }
             replay.push(&end_event(&r, &game));
-            write_logs(log_dir.as_deref(), &config, &game, &originals)?;
+            let json_log = table
+                .json_log
+                .as_ref()
+                .map(|j| j.text(&game, &originals, win_side(&r)));
+            write_logs(log_dir.as_deref(), &config, &game, &originals, json_log)?;
             Ok(MatchRecord {
                 report: report(&spec_seats, spec.seed, &r, table.rec.errors),
                 replay,
@@ -836,6 +916,11 @@ fn push_ws(
     }
 }
 
+/// Upstream's `win_side`: the winning team, or `NONE`.
+pub fn win_side(r: &GameResult) -> &'static str {
+    r.winner.map_or("NONE", |t| t.name())
+}
+
 /// The agents as the upstream logs name them.
 pub fn log_agents(game: &NlpGame, originals: &[String]) -> Vec<LogAgent> {
     (0..game.names().len())
@@ -849,15 +934,17 @@ pub fn log_agents(game: &NlpGame, originals: &[String]) -> Vec<LogAgent> {
 }
 
 /// Write the upstream-format logs of a finished game. Into `dir` (beside the replay) as
-/// `<game_id>.log` (the game log) and `<game_id>.realtime.jsonl` (the real-time log); and where
-/// the configuration enables `game_logger` / `realtime_broadcaster`, into their `output_dir`
-/// under their `filename` (`{game_id}`, `{timestamp}`, `{teams}` replaced), as upstream does.
+/// `<game_id>.log` (the game log), `<game_id>.realtime.jsonl` (the real-time log) and, when it
+/// was recorded, `<game_id>.json` (the JSON log); and where the configuration enables
+/// `game_logger` / `realtime_broadcaster` / `json_logger`, into their `output_dir` under their
+/// `filename` (`{game_id}`, `{timestamp}`, `{teams}` replaced), as upstream does.
 /// Returns the files written.
 pub fn write_logs(
     dir: Option<&std::path::Path>,
     config: &NlpConfig,
     game: &NlpGame,
     originals: &[String],
+    json_log: Option<String>,
 ) -> Result<Vec<std::path::PathBuf>, RefereeError> {
     let agents = log_agents(game, originals);
     let game_log = logs::game_log_text(game.log());
@@ -866,6 +953,10 @@ pub fn write_logs(
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
+    let named = |out: &str, pattern: &str, ext: &str| {
+        let name = logs::log_file_name(pattern, game.game_id(), now, &agents);
+        std::path::Path::new(out).join(format!("{name}.{ext}"))
+    };
     let mut files: Vec<(std::path::PathBuf, &str)> = Vec::new();
     if let Some(dir) = dir {
         files.push((dir.join(format!("{}.log", game.game_id())), &game_log));
@@ -873,11 +964,14 @@ pub fn write_logs(
             dir.join(format!("{}.realtime.jsonl", game.game_id())),
             &realtime,
         ));
+        if let Some(text) = &json_log {
+            files.push((dir.join(format!("{}.json", game.game_id())), text));
+        }
     }
-    let named = |out: &str, pattern: &str, ext: &str| {
-        let name = logs::log_file_name(pattern, game.game_id(), now, &agents);
-        std::path::Path::new(out).join(format!("{name}.{ext}"))
-    };
+    if let (true, Some(text)) = (config.json_logger.enable, &json_log) {
+        let j = &config.json_logger;
+        files.push((named(&j.output_dir, &j.filename, "json"), text));
+    }
     if config.game_logger.enable {
         let g = &config.game_logger;
         files.push((named(&g.output_dir, &g.filename, "log"), &game_log));

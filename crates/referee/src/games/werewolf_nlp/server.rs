@@ -18,7 +18,7 @@ use kakehiki_core::replay::ReplayLog;
 use kakehiki_werewolf::nlp::{NlpConfig, NlpGame, NlpSettings};
 
 use super::ws::{self, Timeouts, WsAgent};
-use super::{end_event, header, write_logs, LiveTable, Recorder, Seat};
+use super::{end_event, header, win_side, write_logs, JsonLog, LiveTable, Recorder, Seat};
 use crate::driver::RefereeError;
 
 /// One served game.
@@ -146,6 +146,7 @@ async fn play_one(
             errors: vec![Vec::new(); n],
         },
         clock: None,
+        json_log: (out.is_some() || config.json_logger.enable).then(JsonLog::default),
     };
     let r = game.run(&mut table).await;
     for s in std::mem::take(&mut table.seats) {
@@ -170,7 +171,11 @@ async fn play_one(
             replay.to_text(),
         )?;
     }
-    write_logs(out.as_deref(), &config, &game, &originals)?;
+    let json_log = table
+        .json_log
+        .as_ref()
+        .map(|j| j.text(&game, &originals, win_side(&r)));
+    write_logs(out.as_deref(), &config, &game, &originals, json_log)?;
     Ok(ServedGame {
         game_id: game.game_id().to_string(),
         seed,
