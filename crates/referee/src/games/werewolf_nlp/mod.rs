@@ -400,9 +400,10 @@ const CHAT_ROUNDS: usize = 64;
 
 impl Table for LiveTable {
     async fn notify(&mut self, agent: usize, packet: Packet) -> Result<(), ()> {
-        let sent = now_ms();
         let json = packet.to_json();
+        // Only when the JSON log is kept: the request's text and the time it was sent.
         let logged = self.json_log.is_some().then(|| json.clone());
+        let sent = if logged.is_some() { now_ms() } else { 0 };
         let fail = match &mut self.seats[agent] {
             Seat::Bot(b) => {
                 b.answer(&packet);
@@ -428,9 +429,10 @@ impl Table for LiveTable {
 
     async fn ask(&mut self, agent: usize, packet: Packet) -> Result<String, AskError> {
         let t = self.timeouts;
-        let sent = now_ms();
         let json = packet.to_json();
+        // Only when the JSON log is kept: the request's text and the time it was sent.
         let logged = self.json_log.is_some().then(|| json.clone());
+        let sent = if logged.is_some() { now_ms() } else { 0 };
         let mut why: Option<String> = None;
         let r = match &mut self.seats[agent] {
             Seat::Bot(b) => b.answer(&packet).ok_or(AskError::Failed),
