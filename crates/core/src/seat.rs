@@ -13,19 +13,21 @@ pub enum SeatSpec {
     /// `cmd:<command line>`: a process speaking the game's protocol on stdin/stdout. The command
     /// line is split like a POSIX shell would split it, but no shell runs it.
     Cmd(Vec<String>),
-    /// `tcp`: the referee listens and waits for a client to connect on its own.
+    /// `tcp`: the referee listens and waits for a client to connect on its own. `ws` is the same
+    /// seat under the name the WebSocket games (`werewolf-nlp`) use.
     Tcp,
     /// `tcp-cmd:<command line>`: the referee listens on a free loopback port and launches the
-    /// client with `{host}` and `{port}` replaced in its arguments.
+    /// client with `{host}` and `{port}` replaced in its arguments. `ws-cmd:` is the same seat
+    /// under the WebSocket games' name.
     TcpCmd(Vec<String>),
 }
 
 /// Why a seat specification could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SeatSpecError {
-    #[error("empty seat spec: expected builtin:<name>, cmd:<command line>, tcp or tcp-cmd:<command line>")]
+    #[error("empty seat spec: expected builtin:<name>, cmd:<command line>, tcp (ws) or tcp-cmd:<command line> (ws-cmd:)")]
     Empty,
-    #[error("unknown seat spec {0:?}: expected builtin:<name>, cmd:<command line>, tcp or tcp-cmd:<command line>")]
+    #[error("unknown seat spec {0:?}: expected builtin:<name>, cmd:<command line>, tcp (ws) or tcp-cmd:<command line> (ws-cmd:)")]
     UnknownForm(String),
     #[error("seat spec {0:?} names no built-in bot: expected builtin:<name>")]
     MissingBuiltinName(String),
@@ -54,7 +56,7 @@ impl FromStr for SeatSpec {
         if s.is_empty() {
             return Err(SeatSpecError::Empty);
         }
-        if s == "tcp" {
+        if s == "tcp" || s == "ws" {
             return Ok(SeatSpec::Tcp);
         }
         if let Some(name) = s.strip_prefix("builtin:") {
@@ -67,7 +69,10 @@ impl FromStr for SeatSpec {
         if let Some(line) = s.strip_prefix("cmd:") {
             return Ok(SeatSpec::Cmd(split_command(s, line)?));
         }
-        if let Some(line) = s.strip_prefix("tcp-cmd:") {
+        if let Some(line) = s
+            .strip_prefix("tcp-cmd:")
+            .or_else(|| s.strip_prefix("ws-cmd:"))
+        {
             return Ok(SeatSpec::TcpCmd(split_command(s, line)?));
         }
         Err(SeatSpecError::UnknownForm(s.to_string()))
@@ -118,6 +123,19 @@ mod tests {
             ]))
         );
         assert_eq!("tcp".parse(), Ok(SeatSpec::Tcp));
+        assert_eq!("ws".parse(), Ok(SeatSpec::Tcp));
+        assert_eq!(
+            "ws-cmd:python3 agent.py {url}".parse(),
+            Ok(SeatSpec::TcpCmd(vec![
+                "python3".into(),
+                "agent.py".into(),
+                "{url}".into()
+            ]))
+        );
+        assert!(matches!(
+            "ws-cmd: ".parse::<SeatSpec>(),
+            Err(SeatSpecError::EmptyCommand(_))
+        ));
         assert_eq!(
             "tcp-cmd:java -jar c.jar {host} {port}"
                 .parse::<SeatSpec>()

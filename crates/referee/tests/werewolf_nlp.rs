@@ -183,7 +183,7 @@ async fn ws_game(
     extra: &[(&str, String)],
 ) -> (MatchRecord, Vec<Vec<Value>>) {
     let port = free_port();
-    let mut seats: Vec<&str> = vec!["tcp"; modes.len()];
+    let mut seats: Vec<&str> = vec!["ws"; modes.len()];
     seats.extend(std::iter::repeat_n("builtin:sample", builtins));
     let mut opts = vec![
         ("port", port.to_string()),
@@ -219,6 +219,9 @@ async fn ws_game(
 async fn websocket_agents_play_whole_games_mixed_with_builtins() {
     let (rec, got) = ws_game(&[Mode::Play, Mode::Play], 3, 5, &[]).await;
     assert!(end(&rec)["winner"].is_string());
+    // The seat of an agent that connects on its own is named `ws`.
+    assert_eq!(rec.report.seats[0].spec, "ws");
+    assert_eq!(rec.report.seats[2].spec, "builtin:sample");
     assert!(
         rec.report.seats.iter().all(|s| s.errors.is_empty()),
         "{:?}",
@@ -228,6 +231,16 @@ async fn websocket_agents_play_whole_games_mixed_with_builtins() {
         assert_eq!(g[0]["request"], "NAME");
         assert_eq!(g[1]["request"], "INITIALIZE");
         assert!(g[1]["setting"]["role_num_map"]["WEREWOLF"] == 1);
+        // game_id is a ULID (26 Crockford base-32 characters, the first at most 7): the
+        // upstream sample agent parses it and stops at anything else.
+        let id = g[1]["info"]["game_id"].as_str().unwrap();
+        assert_eq!(id.len(), 26, "{id}");
+        assert!(
+            id.chars()
+                .all(|c| "0123456789ABCDEFGHJKMNPQRSTVWXYZ".contains(c))
+                && id <= "8",
+            "{id}"
+        );
         assert_eq!(g.last().unwrap()["request"], "FINISH");
         assert_eq!(
             g.last().unwrap()["info"]["role_map"]
@@ -238,6 +251,38 @@ async fn websocket_agents_play_whole_games_mixed_with_builtins() {
         );
     }
     verify_replay(&rec.replay.to_text()).unwrap();
+}
+
+#[tokio::test]
+async fn tcp_is_an_alias_of_the_ws_seat() {
+    let port = free_port();
+    let s = spec(
+        &[
+            "tcp",
+            "builtin:sample",
+            "builtin:sample",
+            "builtin:random",
+            "builtin:sample-en",
+        ],
+        6,
+        &[("port", port.to_string())],
+    );
+    assert_eq!(s.seats[0], "ws".parse::<SeatSpec>().unwrap());
+    let agent = tokio::spawn(client(
+        format!("ws://127.0.0.1:{port}/ws"),
+        "alias1".into(),
+        Mode::Play,
+        None,
+    ));
+    let rec = play(&s).await;
+    assert!(end(&rec)["winner"].is_string(), "{}", end(&rec));
+    assert_eq!(rec.report.seats[0].spec, "ws");
+    assert!(
+        rec.report.seats[0].errors.is_empty(),
+        "{:?}",
+        rec.report.seats[0]
+    );
+    assert_eq!(agent.await.unwrap().last().unwrap()["request"], "FINISH");
 }
 
 #[tokio::test]
@@ -330,7 +375,7 @@ async fn token_authentication_admits_only_signed_teams() {
     .unwrap();
     let s = spec(
         &[
-            "tcp",
+            "ws",
             "builtin:sample",
             "builtin:sample",
             "builtin:sample",
@@ -386,7 +431,7 @@ async fn group_chat_over_websocket_broadcasts_and_ignores_a_flood() {
     .unwrap();
     let s = spec(
         &[
-            "tcp",
+            "ws",
             "builtin:sample",
             "builtin:sample",
             "builtin:sample",
@@ -467,7 +512,7 @@ async fn python_game(pythons: usize, builtins: usize, seed: u64) -> Option<Match
     };
     let script = format!("{}/tests/nlp/nlp_agent.py", env!("CARGO_MANIFEST_DIR"));
     let seats: Vec<String> = (0..pythons)
-        .map(|i| format!("tcp-cmd:{py} {script} {{url}} pyagent{}", i + 1))
+        .map(|i| format!("ws-cmd:{py} {script} {{url}} pyagent{}", i + 1))
         .chain((0..builtins).map(|i| {
             if i % 2 == 0 {
                 "builtin:sample".into()
@@ -502,4 +547,170 @@ async fn aiwolf_nlp_common_agents_play_a_whole_thirteen_player_game_with_builtin
     for s in &rec.report.seats {
         assert!(s.errors.is_empty(), "{}: {:?}", s.spec, s.errors);
     }
+}
+
+#[tokio::test]
+async fn upstream_logs_are_written_beside_the_replay_and_where_the_config_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let beside = dir.path().join("beside");
+    let cfg = dir.path().join("nlp.toml");
+    let game_dir = dir.path().join("game");
+    let rt_dir = dir.path().join("realtime");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[game_logger]\noutput_dir = {:?}\nfilename = \"{{game_id}}_{{teams}}\"\n\
+             [realtime_broadcaster]\ndelay = \"5s\"\noutput_dir = {:?}\nfilename = \"rt-{{game_id}}\"\n",
+            game_dir.display().to_string(),
+            rt_dir.display().to_string()
+        ),
+    )
+    .unwrap();
+    let seats = [
+        "builtin:sample",
+        "builtin:sample-en",
+        "builtin:random",
+        "builtin:sample",
+        "builtin:random-en",
+    ];
+    let rec = play(&spec(
+        &seats,
+        77,
+        &[
+            ("log_dir", beside.display().to_string()),
+            ("config", cfg.display().to_string()),
+        ],
+    ))
+    .await;
+    let e = end(&rec);
+    let id = kakehiki_werewolf::nlp::game::game_id_of(77);
+    let lines: Vec<&str> = e["game_log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    // The game log: upstream's lines joined by newlines, no final newline.
+    let game_log = std::fs::read_to_string(beside.join(format!("{id}.log"))).unwrap();
+    assert_eq!(game_log, lines.join("\n"));
+    assert!(game_log.starts_with("0,status,1,"), "{game_log}");
+    // Teams are the NAME answers without their digits, sorted.
+    let named = std::fs::read_to_string(
+        game_dir.join(format!("{id}_random_random-en_sample_sample_sample-en.log")),
+    )
+    .unwrap();
+    assert_eq!(named, game_log);
+    // The real-time log: JSON lines from 開始 to 終了 with the winner.
+    let rt = std::fs::read_to_string(beside.join(format!("{id}.realtime.jsonl"))).unwrap();
+    assert_eq!(
+        rt,
+        std::fs::read_to_string(rt_dir.join(format!("rt-{id}.jsonl"))).unwrap()
+    );
+    let rt: Vec<Value> = rt
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rt[0]["event"], "開始");
+    assert_eq!(rt[0]["id"], id.as_str());
+    assert_eq!(rt.last().unwrap()["event"], "終了");
+    assert_eq!(rt.last().unwrap()["message"], e["winner"]);
+    let talks = lines.iter().filter(|l| l.contains(",talk,")).count();
+    assert_eq!(rt.iter().filter(|p| p["event"] == "トーク").count(), talks);
+    for (i, p) in rt.iter().enumerate() {
+        assert_eq!(p["idx"], i + 1);
+        assert_eq!(p["agents"][2]["team"], "random");
+    }
+    // The JSON log: every request with its answer and times.
+    let j: Value =
+        serde_json::from_str(&std::fs::read_to_string(beside.join(format!("{id}.json"))).unwrap())
+            .unwrap();
+    assert_eq!(j["game_id"], id.as_str());
+    assert_eq!(j["win_side"], e["winner"]);
+    assert_eq!(j["agents"][2]["name"], "random3");
+    assert_eq!(j["agents"][2]["team"], "random");
+    assert_eq!(j["agents"][0]["idx"], 1);
+    assert_eq!(j["agents"][0]["role"], e["roles"][0]);
+    let entries = j["entries"].as_array().unwrap();
+    let answers = rec
+        .replay
+        .lines()
+        .iter()
+        .filter(|l| l.contains("\"event\":\"answer\""))
+        .count();
+    assert_eq!(
+        entries
+            .iter()
+            .filter(|x| x.get("response").is_some())
+            .count(),
+        answers
+    );
+    let first: Value = serde_json::from_str(entries[0]["request"].as_str().unwrap()).unwrap();
+    assert_eq!(first["request"], "INITIALIZE");
+    assert_eq!(entries[0]["agent"], "Agent[01]");
+    for x in entries {
+        assert!(
+            x["request_timestamp"].as_u64().unwrap() <= x["response_timestamp"].as_u64().unwrap()
+        );
+    }
+}
+
+#[tokio::test]
+async fn counts_a_config_leaves_out_follow_the_village_size() {
+    use kakehiki_referee::games::werewolf_nlp::load_config;
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("c.toml");
+    // Upstream's default_13.yml: talk 4 per agent, 52 a day; whispers 4 and 12.
+    std::fs::write(
+        &p,
+        "[game]\nagent_count = 13\n[game.talk]\nduration = \"1s\"\n",
+    )
+    .unwrap();
+    let c = load_config(&p).unwrap();
+    assert_eq!(
+        (
+            c.game.talk.max_count.per_agent,
+            c.game.talk.max_count.per_day
+        ),
+        (4, 52)
+    );
+    assert_eq!(
+        (
+            c.game.whisper.max_count.per_agent,
+            c.game.whisper.max_count.per_day
+        ),
+        (4, 12)
+    );
+    assert_eq!(c.game.talk.duration.as_deref(), Some("1s"));
+    // What the file says stays.
+    std::fs::write(
+        &p,
+        "[game]\nagent_count = 13\n[game.whisper.max_count]\nper_agent = 2\n",
+    )
+    .unwrap();
+    let c = load_config(&p).unwrap();
+    assert_eq!(
+        (
+            c.game.whisper.max_count.per_agent,
+            c.game.whisper.max_count.per_day
+        ),
+        (2, 12)
+    );
+    // A file without agent_count used for 13 seats: 13-player counts; wolves whisper.
+    let j = dir.path().join("c.json");
+    std::fs::write(&j, r#"{"game": {"max_day": 1}}"#).unwrap();
+    let seats = ["builtin:sample"; 13];
+    let rec = play(&spec(&seats, 5, &[("config", j.display().to_string())])).await;
+    let e = end(&rec);
+    assert!(
+        e["game_log"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l.as_str().unwrap().contains(",whisper,")),
+        "{e}"
+    );
+    assert!(
+        rec.replay.lines()[0].contains("\"per_day\":52"),
+        "the header records the counts used"
+    );
 }

@@ -115,7 +115,7 @@
   }
   function seatLabel(i) {
     if (model.game === 'diplomacy') return `${model.extra.powers[i]} — ${seatName(i)}`;
-    if (model.game === 'werewolf') return `Agent[${String(i + 1).padStart(2, '0')}] — ${seatName(i)}`;
+    if (model.game === 'werewolf' || model.game === 'werewolf-nlp') return `${agentName(i + 1)} — ${seatName(i)}`;
     return `seat ${i} — ${seatName(i)}`;
   }
 
@@ -217,7 +217,8 @@
   }
 
   // ---------------------------------------------------------------- Werewolf
-  const agentName = a => `Agent[${String(a).padStart(2, '0')}]`;
+  // The natural-language division names agents by their in-game names (profiles or Agent[NN]).
+  const agentName = a => (model.game === 'werewolf-nlp' && model.extra.names[a - 1]) || `Agent[${String(a).padStart(2, '0')}]`;
   function werewolf(s) {
     const x = model.extra, out = el('div'), last = at === steps.length - 1;
     const showRoles = opts.ww === 'omniscient' || last;
@@ -228,11 +229,14 @@
     const alive = el('div', { id: 'ww-alive' });
     s.alive.forEach((a, i) => alive.append(el('span', { class: a ? '' : 'dead', 'data-agent': i + 1, style: 'margin-right:.6rem', text: agentName(i + 1) + (showRoles ? ` (${x.roles[i]})` : '') })));
     out.append(el('div', {}, el('strong', { text: 'at dawn: ' }), alive));
+    // Free text (natural-language division) has no protocol reading: no reading column.
+    const free = model.game === 'werewolf-nlp';
+    const head = free ? ['turn', 'agent', 'said'] : ['turn', 'agent', 'said', 'reading'];
     const talkRows = (list, cls) => list.filter(t => keep(t.agent)).map(t => el('tr', { class: cls, 'data-agent': t.agent },
-      el('td', { class: 'num', text: t.turn }), el('td', { text: agentName(t.agent) }), el('td', { text: t.text }), el('td', { text: t.english })));
-    out.append(el('h4', { text: 'talk' }), el('div', { class: 'scroll' }, table(['turn', 'agent', 'said', 'reading'], talkRows(s.talk, 'talk'), { id: 'ww-talk' })));
+      el('td', { class: 'num', text: t.turn }), el('td', { text: agentName(t.agent) }), el('td', { class: 'said', text: t.text }), ...(free ? [] : [el('td', { text: t.english })])));
+    out.append(el('h4', { text: 'talk' }), el('div', { class: 'scroll' }, table(head, talkRows(s.talk, 'talk'), { id: 'ww-talk' })));
     if (wolvesView && s.whisper.length) {
-      out.append(el('h4', { text: 'whispers (werewolves only)' }), el('div', { class: 'scroll' }, table(['turn', 'agent', 'said', 'reading'], talkRows(s.whisper, 'wolf'), { id: 'ww-whisper' })));
+      out.append(el('h4', { text: 'whispers (werewolves only)' }), el('div', { class: 'scroll' }, table(head, talkRows(s.whisper, 'wolf'), { id: 'ww-whisper' })));
     }
     s.votes.forEach((round, k) => {
       out.append(el('h4', { text: k ? `re-vote ${k}` : 'vote' }));
@@ -252,7 +256,7 @@
     if (night.length) out.append(el('h4', { text: 'executed and night' }), el('ul', {}, ...night));
     if (s.result) out.append(el('p', { text: `left: ${s.result.humans} humans, ${s.result.werewolves} werewolves` }));
     if (last && model.result) {
-      out.append(el('div', { class: 'result', id: 'kv-result', text: `the ${model.result.winner} team wins (day ${model.result.day})` }));
+      out.append(el('div', { class: 'result', id: 'kv-result', text: model.result.winner ? `the ${model.result.winner} team wins (day ${model.result.day})` : `no winner: the game was cut short${model.result.aborted ? ' (too many agents in error)' : ''} (day ${model.result.day})` }));
       out.append(table(['agent', 'entrant', 'role'], x.roles.map((r, i) => el('tr', { 'data-agent': i + 1 }, el('td', { text: agentName(i + 1) }), el('td', { text: seatName(i) }), el('td', { class: 'role', text: r }))), { id: 'ww-roles' }));
     }
     return out;
@@ -403,7 +407,7 @@
   }
 
   // ---------------------------------------------------------------- dispatch
-  const renderers = { geister, nac, 'religion-war': nac, werewolf, diplomacy };
+  const renderers = { geister, nac, 'religion-war': nac, werewolf, 'werewolf-nlp': werewolf, diplomacy };
   function render() {
     const r = renderers[model.game];
     stage.replaceChildren(steps.length ? r(steps[at]) : el('p', { text: 'this replay has no steps' }));
@@ -414,7 +418,7 @@
     sel.onchange = () => { opts.view = sel.value; render(); };
     extraCtl.append(sel);
   }
-  if (model.game === 'werewolf') {
+  if (model.game === 'werewolf' || model.game === 'werewolf-nlp') {
     const sel = el('select', { id: 'kv-wwview', 'aria-label': 'view' },
       el('option', { value: 'public', text: 'public view' }), el('option', { value: 'wolves', text: "werewolves' view" }), el('option', { value: 'omniscient', text: 'omniscient' }));
     sel.onchange = () => { opts.ww = sel.value; render(); };

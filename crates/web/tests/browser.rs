@@ -2,8 +2,8 @@
 //! a real contest run; headless chromium opens its page in the web UI and its `kakehiki view`
 //! page (a file), at a chosen step (`#t=N`), and the DOM it renders is checked against facts this
 //! test reads from the replay itself: a Geister ghost on its square, a Diplomacy unit in its
-//! province in its owner's colour, a Werewolf vote and winner, a NAC lord's revealed affection
-//! and the score. No script error may occur (the pages record them on `<html data-js-errors>`,
+//! province in its owner's colour, a Werewolf vote and winner (and a natural-language game's talk
+//! as said), a NAC lord's revealed affection and the score. No script error may occur (the pages record them on `<html data-js-errors>`,
 //! and chromium's log must show no uncaught error).
 //!
 //! Skipped, with the reason printed, when no chromium is installed (CI installs Debian's).
@@ -258,6 +258,58 @@ fn check_werewolf(chrome: &Path, url: &dyn Fn(usize) -> String, replay: &str) {
     }
 }
 
+/// Werewolf, natural-language division: day 0's free-text talk as said, day 1's votes, the
+/// winning team and every role, from the upstream game log in the replay's end event.
+fn check_werewolf_nlp(chrome: &Path, url: &dyn Fn(usize) -> String, replay: &str) {
+    let ev = events(replay);
+    let end = ev.iter().find(|e| e["event"] == "end").unwrap();
+    let log: Vec<&str> = end["game_log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    let days: Vec<&str> = {
+        let mut d: Vec<&str> = log.iter().map(|l| l.split(',').next().unwrap()).collect();
+        d.dedup();
+        d
+    };
+    let (dom, _) = dump_dom(chrome, &url(0));
+    let said: Vec<&str> = log
+        .iter()
+        .filter(|l| l.starts_with("0,talk,"))
+        .map(|l| l.splitn(6, ',').nth(5).unwrap())
+        .filter(|t| !t.contains(['&', '<', '>', '"']))
+        .collect();
+    assert!(!said.is_empty(), "day 0 has no talk");
+    for t in &said {
+        assert!(
+            dom.contains(&format!("class=\"said\">{t}<")),
+            "day 0 talk missing: {t}"
+        );
+    }
+    let step = days.iter().position(|d| *d == "1").expect("a day 1");
+    let (dom, _) = dump_dom(chrome, &url(step));
+    for l in log.iter().filter(|l| l.starts_with("1,vote,")) {
+        let f: Vec<&str> = l.split(',').collect();
+        let want = format!(
+            "class=\"vote\" data-agent=\"{}\" data-target=\"{}\"",
+            f[2], f[3]
+        );
+        assert!(dom.contains(&want), "day 1 vote missing: {want}");
+    }
+    let (dom, _) = dump_dom(chrome, &url(days.len() - 1));
+    let want = format!("the {} team wins", end["winner"].as_str().unwrap());
+    assert!(dom.contains(&want), "missing {want:?}");
+    for (i, r) in end["roles"].as_array().unwrap().iter().enumerate() {
+        let row = after(&dom, &format!("<tr data-agent=\"{}\">", i + 1), 300);
+        assert!(
+            row.contains(&format!("class=\"role\">{}<", r.as_str().unwrap())),
+            "{row}"
+        );
+    }
+}
+
 const POWER_COLOURS: [(&str, &str); 7] = [
     ("AUSTRIA", "#c0392b"),
     ("ENGLAND", "#1f3f8f"),
@@ -345,6 +397,14 @@ const GAMES: &[Game] = &[
                [[entrants]]\nname = \"c\"\nseat = \"builtin:sample\"\n[[entrants]]\nname = \"d\"\nseat = \"builtin:random\"\n\
                [[entrants]]\nname = \"e\"\nseat = \"builtin:random\"\n",
         check: check_werewolf,
+    },
+    Game {
+        name: "werewolf-nlp",
+        toml: "name = \"wn\"\ngame = \"werewolf-nlp\"\nformat = \"aiwolf-game-set\"\nseed = 2024\nseats = 5\ngames = 1\nsets = 1\n\
+               [[entrants]]\nname = \"a\"\nseat = \"builtin:sample\"\n[[entrants]]\nname = \"b\"\nseat = \"builtin:sample-en\"\n\
+               [[entrants]]\nname = \"c\"\nseat = \"builtin:sample\"\n[[entrants]]\nname = \"d\"\nseat = \"builtin:random\"\n\
+               [[entrants]]\nname = \"e\"\nseat = \"builtin:random-en\"\n",
+        check: check_werewolf_nlp,
     },
     Game {
         name: "diplomacy",

@@ -15,6 +15,7 @@ mod diplomacy;
 mod geister;
 mod nac;
 mod werewolf;
+mod werewolf_nlp;
 
 /// Why a replay cannot be shown.
 #[derive(Debug, thiserror::Error)]
@@ -23,7 +24,7 @@ pub enum ViewError {
     Replay(#[from] ReplayError),
     #[error("replay line {line}: {message}")]
     Shape { line: usize, message: String },
-    #[error("no viewer for game {0:?} (known: nac, religion-war, geister, werewolf, diplomacy)")]
+    #[error("no viewer for game {0:?} (known: nac, religion-war, geister, werewolf, werewolf-nlp, diplomacy)")]
     UnknownGame(String),
 }
 
@@ -128,6 +129,7 @@ pub fn view_model(text: &str, opts: &ViewOptions) -> Result<Value, ViewError> {
         "nac" | "religion-war" => nac::build(&parsed, &mut panels)?,
         "geister" => geister::build(&parsed, &mut panels)?,
         "werewolf" => werewolf::build(&parsed, &mut panels)?,
+        "werewolf-nlp" => werewolf_nlp::build(&parsed, &mut panels)?,
         "diplomacy" => diplomacy::build(&parsed, &mut panels)?,
         other => return Err(ViewError::UnknownGame(other.to_string())),
     };

@@ -164,20 +164,40 @@ impl Day {
     }
 }
 
-pub(super) fn build(
-    p: &kakehiki_core::replay::ParsedReplay,
-    panels: &mut [Panel],
-) -> Result<Built, ViewError> {
-    let n = panels.len();
-    let mut roles: Vec<String> = vec![String::new(); n];
-    let mut days: Vec<Day> = Vec::new();
-    let mut result = Value::Null;
-    let field = |f: &[&str], i: usize, line: usize| -> Result<i64, ViewError> {
+/// The days of a game read from its AIWolf-style game log lines (the 0.6 server's log, and the
+/// natural-language server's `game_logger` lines, which share the format).
+pub(super) struct LogReader {
+    n: usize,
+    pub(super) roles: Vec<String>,
+    days: Vec<Day>,
+    /// Read talk as the 0.6 protocol language (add a plain-English reading); the
+    /// natural-language division's talk is free text, shown as said.
+    protocol_talk: bool,
+}
+
+impl LogReader {
+    pub(super) fn new(n: usize, protocol_talk: bool) -> LogReader {
+        LogReader {
+            n,
+            roles: vec![String::new(); n],
+            days: Vec::new(),
+            protocol_talk,
+        }
+    }
+
+    /// How many days have been read so far.
+    pub(super) fn day_count(&self) -> usize {
+        self.days.len()
+    }
+
+    fn field(f: &[&str], i: usize, line: usize) -> Result<i64, ViewError> {
         f.get(i)
             .and_then(|x| x.parse::<i64>().ok())
             .ok_or_else(|| shape(line, format!("log field {} is not a number", i + 1)))
-    };
-    let agent_ok = |a: i64, line: usize| -> Result<u64, ViewError> {
+    }
+
+    fn agent_ok(&self, a: i64, line: usize) -> Result<u64, ViewError> {
+        let n = self.n;
         if a >= 1 && (a as usize) <= n {
             Ok(a as u64)
         } else {
@@ -186,80 +206,119 @@ pub(super) fn build(
                 format!("agent {a} is not one of the {n} seats"),
             ))
         }
-    };
-    for (line, kind, v) in events(p) {
+    }
+
+    /// Read one game-log line (`line` is the replay line it came from, for errors).
+    pub(super) fn read(&mut self, text: &str, line: usize) -> Result<(), ViewError> {
+        let field = Self::field;
+        let n = self.n;
+        let f: Vec<&str> = text.splitn(6, ',').collect();
+        let day = field(&f, 0, line)? as u64;
+        if self.days.last().is_none_or(|d| d.day != day) {
+            self.days.push(Day {
+                day,
+                alive: vec![true; n],
+                ..Day::default()
+            });
+        }
+        let kind = f.get(1).copied().unwrap_or("");
+        // Agent numbers first (they borrow self), then the day.
+        let a2 = || -> Result<u64, ViewError> { self.agent_ok(field(&f, 2, line)?, line) };
+        let a4 = || -> Result<u64, ViewError> { self.agent_ok(field(&f, 4, line)?, line) };
         match kind {
-            "log" => {
-                let text = get_str(v, "line", line)?;
-                let f: Vec<&str> = text.splitn(6, ',').collect();
-                let day = field(&f, 0, line)? as u64;
-                if days.last().is_none_or(|d| d.day != day) {
-                    days.push(Day {
-                        day,
-                        alive: vec![true; n],
-                        ..Day::default()
-                    });
-                }
-                let d = days.last_mut().expect("a day was pushed");
-                match f.get(1).copied().unwrap_or("") {
-                    "status" => {
-                        let a = agent_ok(field(&f, 2, line)?, line)? as usize;
-                        roles[a - 1] = f.get(3).unwrap_or(&"").to_string();
-                        d.alive[a - 1] = f.get(4) == Some(&"ALIVE");
-                    }
-                    k @ ("talk" | "whisper") => {
-                        let idx = field(&f, 2, line)?;
-                        let turn = field(&f, 3, line)?;
-                        let agent = agent_ok(field(&f, 4, line)?, line)?;
-                        let said = f.get(5).copied().unwrap_or("");
-                        let entry = json!({"idx": idx, "turn": turn, "agent": agent, "text": said,
-                                           "english": reading(said, agent as usize)});
-                        if k == "talk" {
-                            d.talk.push(entry)
-                        } else {
-                            d.whisper.push(entry)
-                        }
-                    }
-                    k @ ("vote" | "attackVote") => {
-                        let agent = agent_ok(field(&f, 2, line)?, line)?;
-                        let target = field(&f, 3, line)?;
-                        let rounds = if k == "vote" {
-                            &mut d.votes
-                        } else {
-                            &mut d.attack_votes
-                        };
-                        push_vote(rounds, agent, target);
-                    }
-                    "execute" => {
-                        d.executed = json!({"agent": agent_ok(field(&f, 2, line)?, line)?,
-                                            "role": f.get(3)});
-                    }
-                    "divine" => d.divined.push(json!({
-                        "seer": field(&f, 2, line)?, "target": field(&f, 3, line)?,
-                        "species": f.get(4)})),
-                    "identify" => d.divined.push(json!({
-                        "medium": field(&f, 2, line)?, "target": field(&f, 3, line)?,
-                        "species": f.get(4)})),
-                    "guard" => d.guarded.push(json!({
-                        "bodyguard": field(&f, 2, line)?, "target": field(&f, 3, line)?,
-                        "role": f.get(4)})),
-                    "attack" => {
-                        d.attacked = json!({"target": field(&f, 2, line)?,
-                                            "success": f.get(3) == Some(&"true")});
-                    }
-                    "result" => {
-                        d.result = json!({"humans": field(&f, 2, line)?,
-                                          "werewolves": field(&f, 3, line)?, "team": f.get(4)});
-                    }
-                    _ => {}
+            "status" => {
+                let a = a2()? as usize;
+                self.roles[a - 1] = f.get(3).unwrap_or(&"").to_string();
+                let d = self.days.last_mut().expect("a day was pushed");
+                d.alive[a - 1] = f.get(4) == Some(&"ALIVE");
+            }
+            k @ ("talk" | "whisper") => {
+                let idx = field(&f, 2, line)?;
+                let turn = field(&f, 3, line)?;
+                let agent = a4()?;
+                let said = f.get(5).copied().unwrap_or("");
+                let english = if self.protocol_talk {
+                    json!(reading(said, agent as usize))
+                } else {
+                    Value::Null
+                };
+                let entry = json!({"idx": idx, "turn": turn, "agent": agent, "text": said,
+                                   "english": english});
+                let d = self.days.last_mut().expect("a day was pushed");
+                if k == "talk" {
+                    d.talk.push(entry)
+                } else {
+                    d.whisper.push(entry)
                 }
             }
+            k @ ("vote" | "attackVote") => {
+                let agent = a2()?;
+                let target = field(&f, 3, line)?;
+                let d = self.days.last_mut().expect("a day was pushed");
+                let rounds = if k == "vote" {
+                    &mut d.votes
+                } else {
+                    &mut d.attack_votes
+                };
+                push_vote(rounds, agent, target);
+            }
+            "execute" => {
+                let agent = a2()?;
+                let d = self.days.last_mut().expect("a day was pushed");
+                d.executed = json!({"agent": agent, "role": f.get(3)});
+            }
+            "divine" => {
+                let v = json!({"seer": field(&f, 2, line)?, "target": field(&f, 3, line)?,
+                               "species": f.get(4)});
+                self.days.last_mut().expect("a day").divined.push(v);
+            }
+            "identify" => {
+                let v = json!({"medium": field(&f, 2, line)?, "target": field(&f, 3, line)?,
+                               "species": f.get(4)});
+                self.days.last_mut().expect("a day").divined.push(v);
+            }
+            "guard" => {
+                let v = json!({"bodyguard": field(&f, 2, line)?, "target": field(&f, 3, line)?,
+                               "role": f.get(4)});
+                self.days.last_mut().expect("a day").guarded.push(v);
+            }
+            "attack" => {
+                let v = json!({"target": field(&f, 2, line)?,
+                               "success": f.get(3) == Some(&"true")});
+                self.days.last_mut().expect("a day").attacked = v;
+            }
+            "result" => {
+                let v = json!({"humans": field(&f, 2, line)?,
+                               "werewolves": field(&f, 3, line)?, "team": f.get(4)});
+                self.days.last_mut().expect("a day").result = v;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The steps (one per day).
+    pub(super) fn steps(self) -> Vec<Value> {
+        self.days.into_iter().map(Day::value).collect()
+    }
+}
+
+pub(super) fn build(
+    p: &kakehiki_core::replay::ParsedReplay,
+    panels: &mut [Panel],
+) -> Result<Built, ViewError> {
+    let n = panels.len();
+    let mut log = LogReader::new(n, true);
+    let mut result = Value::Null;
+    for (line, kind, v) in events(p) {
+        match kind {
+            "log" => log.read(get_str(v, "line", line)?, line)?,
             "reply" => {
                 let agent = get_u64(v, "agent", line)? as usize;
                 if agent == 0 {
                     return Err(shape(line, "reply of agent 0"));
                 }
-                let step = days.len().saturating_sub(1);
+                let step = log.day_count().saturating_sub(1);
                 let pn = panel(panels, agent - 1, line)?;
                 if let Some(us) = v["us"].as_u64() {
                     pn.time(us as f64 / 1000.0);
@@ -292,7 +351,8 @@ pub(super) fn build(
         .as_array()
         .cloned()
         .unwrap_or_default();
-    let steps: Vec<Value> = days.into_iter().map(Day::value).collect();
+    let roles = log.roles.clone();
+    let steps = log.steps();
     if steps.is_empty() {
         return Err(shape(1, "the replay holds no game log"));
     }

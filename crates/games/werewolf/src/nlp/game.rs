@@ -100,6 +100,18 @@ struct Remain {
     skip: Vec<Option<i64>>,
 }
 
+/// The `game_id` of the game with `seed`: a ULID, as upstream's ids are (agents parse it: the
+/// sample agent names its log folder by the ULID's time). Kakehiki's is reproducible: time 0,
+/// and the seed in the low 64 bits of the random part, so its last 13 characters are the seed in
+/// Crockford base 32.
+pub fn game_id_of(seed: u64) -> String {
+    const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    let v = u128::from(seed);
+    (0..26)
+        .map(|i| CROCKFORD[((v >> (5 * (25 - i))) & 31) as usize] as char)
+        .collect()
+}
+
 /// One game.
 pub struct NlpGame {
     s: Arc<NlpSettings>,
@@ -156,7 +168,7 @@ impl NlpGame {
         let setting_packet = Arc::new(SettingPacket::from_settings(&settings));
         NlpGame {
             setting_packet,
-            game_id: format!("{seed:016X}"),
+            game_id: game_id_of(seed),
             names,
             originals,
             profiles,
@@ -182,6 +194,10 @@ impl NlpGame {
 
     pub fn names(&self) -> &[String] {
         &self.names
+    }
+    /// The agents' profiles (custom-profile mode), in seat order.
+    pub fn profiles(&self) -> &[Option<String>] {
+        &self.profiles
     }
     pub fn roles(&self) -> &[Role] {
         &self.roles
@@ -375,7 +391,8 @@ impl NlpGame {
             return None;
         }
         match t.ask(a, p).await {
-            Ok(s) => Some(s.replace('\n', "")),
+            Ok(s) if s.contains('\n') => Some(s.replace('\n', "")),
+            Ok(s) => Some(s),
             Err(AskError::Failed) => None,
             Err(AskError::Fatal) => {
                 self.has_error[a] = true;
@@ -880,5 +897,22 @@ impl NlpGame {
             }
             None => self.log.push(format!("{},attack,-1,true", self.day)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn game_ids_are_ulids_holding_the_seed() {
+        assert_eq!(game_id_of(0), "00000000000000000000000000");
+        assert_eq!(game_id_of(7), "00000000000000000000000007");
+        assert_eq!(game_id_of(32), "00000000000000000000000010");
+        let max = game_id_of(u64::MAX);
+        assert_eq!(max.len(), 26);
+        // 64 bits: 1 bit in the 14th character from the end, then 12 full characters.
+        assert_eq!(&max[13..], "FZZZZZZZZZZZZ");
+        assert!(max[..13].bytes().all(|b| b == b'0'));
     }
 }

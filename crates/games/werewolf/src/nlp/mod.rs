@@ -5,6 +5,7 @@
 pub mod bots;
 pub mod game;
 pub mod inproc;
+pub mod logs;
 pub mod packet;
 pub mod settings;
 pub mod text;

@@ -1,9 +1,10 @@
 //! The game settings of the natural-language division and the configuration file that sets them.
 //!
 //! The configuration mirrors the upstream server's YAML sections (`server`, `game`, `logic`,
-//! `matching`, `custom_profile`, `json_logger`, `game_logger`) key for key; Kakehiki reads it as
-//! TOML (or JSON) and adds `game.seed` and `game.games`. Durations are written as upstream writes
-//! them (`"60s"`, `"500ms"`, `"2m"`); `-1` means "no limit" where upstream says so.
+//! `matching`, `custom_profile`, `json_logger`, `game_logger`, `realtime_broadcaster`) key for
+//! key; Kakehiki reads it as TOML (or JSON) and adds `game.seed` and `game.games`. Durations
+//! are written as upstream writes them (`"60s"`, `"500ms"`, `"2m"`); `-1` means "no limit" where
+//! upstream says so.
 
 use std::collections::BTreeMap;
 
@@ -174,6 +175,7 @@ pub struct NlpConfig {
     pub custom_profile: CustomProfileConfig,
     pub json_logger: LoggerConfig,
     pub game_logger: LoggerConfig,
+    pub realtime_broadcaster: RealtimeConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -446,6 +448,29 @@ pub struct LoggerConfig {
     pub enable: bool,
     pub output_dir: String,
     pub filename: String,
+}
+
+/// `realtime_broadcaster`: the real-time log (written when the game ends; `delay` is accepted and
+/// has no effect, as Kakehiki has no live broadcast).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RealtimeConfig {
+    #[serde(default = "yes")]
+    pub enable: bool,
+    pub delay: String,
+    pub output_dir: String,
+    pub filename: String,
+}
+
+impl Default for RealtimeConfig {
+    fn default() -> Self {
+        RealtimeConfig {
+            enable: false,
+            delay: "5s".into(),
+            output_dir: "./log/realtime".into(),
+            filename: "{timestamp}_{teams}".into(),
+        }
+    }
 }
 
 impl Default for LoggerConfig {

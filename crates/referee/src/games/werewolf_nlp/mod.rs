@@ -1,7 +1,8 @@
 //! The Werewolf natural-language division (`werewolf-nlp`): the pure game of
 //! `kakehiki_werewolf::nlp` joined to its seats — built-in template agents in process, and agents
-//! speaking the aiwolf-nlp-server protocol over WebSocket (`tcp-cmd:` launches one with `{url}`,
-//! `{host}` and `{port}` in its command line; `tcp` waits for one to connect on its own).
+//! speaking the aiwolf-nlp-server protocol over WebSocket (`ws-cmd:` launches one with `{url}`,
+//! `{host}` and `{port}` in its command line; `ws` waits for one to connect on its own; `tcp-cmd:`
+//! and `tcp` are the same seats under the other games' names).
 //!
 //! A separate game rather than a rule set of `werewolf`: the seats (5, 9, 13), the transport
 //! (WebSocket, text answers), the built-in agents and the replay format all differ, and the
@@ -25,6 +26,7 @@ use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
 use kakehiki_core::{GameType, MatchReport, Outcome, Score, SeatError, SeatErrorKind, SeatSpec};
 use kakehiki_werewolf::nlp::game::GameResult;
 use kakehiki_werewolf::nlp::inproc::block_on_ready;
+use kakehiki_werewolf::nlp::logs::{self, LogAgent};
 use kakehiki_werewolf::nlp::packet::{Packet, RequestKind};
 use kakehiki_werewolf::nlp::{
     nl_builtin, AskError, ChatMessage, NlAgent, NlpConfig, NlpGame, NlpSettings, Table,
@@ -60,14 +62,73 @@ pub struct WerewolfNlpDriver;
 /// `werewolf-nlp`.
 pub static WEREWOLF_NLP: WerewolfNlpDriver = WerewolfNlpDriver;
 
-/// Read a configuration file (TOML, or JSON when it ends in `.json`).
-pub fn load_config(path: &std::path::Path) -> Result<NlpConfig, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    if path.extension().is_some_and(|e| e == "json") {
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
-    } else {
-        toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+/// The talk and whisper counts a configuration file leaves out take the upstream default for
+/// the village size (`default_5.yml`, `default_13.yml`): `max_count.per_agent` / `per_day`.
+#[derive(Debug, Clone, Copy, Default)]
+struct GivenCounts {
+    talk_per_agent: bool,
+    talk_per_day: bool,
+    whisper_per_agent: bool,
+    whisper_per_day: bool,
+}
+
+impl GivenCounts {
+    const ALL: GivenCounts = GivenCounts {
+        talk_per_agent: true,
+        talk_per_day: true,
+        whisper_per_agent: true,
+        whisper_per_day: true,
+    };
+
+    fn of(v: &Value) -> GivenCounts {
+        let has = |s: &str, k: &str| !v["game"][s]["max_count"][k].is_null();
+        GivenCounts {
+            talk_per_agent: has("talk", "per_agent"),
+            talk_per_day: has("talk", "per_day"),
+            whisper_per_agent: has("whisper", "per_agent"),
+            whisper_per_day: has("whisper", "per_day"),
+        }
     }
+
+    /// Fill what was not given from the defaults for `c.game.agent_count` players.
+    fn fill(self, c: &mut NlpConfig) {
+        let d = NlpConfig::for_players(c.game.agent_count).game;
+        let (t, w) = (&mut c.game.talk.max_count, &mut c.game.whisper.max_count);
+        if !self.talk_per_agent {
+            t.per_agent = d.talk.max_count.per_agent;
+        }
+        if !self.talk_per_day {
+            t.per_day = d.talk.max_count.per_day;
+        }
+        if !self.whisper_per_agent {
+            w.per_agent = d.whisper.max_count.per_agent;
+        }
+        if !self.whisper_per_day {
+            w.per_day = d.whisper.max_count.per_day;
+        }
+    }
+}
+
+fn read_config(path: &std::path::Path) -> Result<(NlpConfig, GivenCounts), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let err = |e: String| format!("{}: {e}", path.display());
+    if path.extension().is_some_and(|e| e == "json") {
+        let c = serde_json::from_str(&text).map_err(|e| err(e.to_string()))?;
+        let v: Value = serde_json::from_str(&text).map_err(|e| err(e.to_string()))?;
+        Ok((c, GivenCounts::of(&v)))
+    } else {
+        let c = toml::from_str(&text).map_err(|e| err(e.to_string()))?;
+        let v: Value = toml::from_str(&text).map_err(|e| err(e.to_string()))?;
+        Ok((c, GivenCounts::of(&v)))
+    }
+}
+
+/// Read a configuration file (TOML, or JSON when it ends in `.json`). Talk and whisper counts
+/// it leaves out are upstream's defaults for its `game.agent_count`.
+pub fn load_config(path: &std::path::Path) -> Result<NlpConfig, String> {
+    let (mut c, given) = read_config(path)?;
+    given.fill(&mut c);
+    Ok(c)
 }
 
 fn bad(key: &str, value: &str, expected: &str) -> RefereeError {
@@ -91,12 +152,14 @@ pub fn config_from_spec(spec: &MatchSpec) -> Result<NlpConfig, RefereeError> {
         }
     }
     let n = spec.seats.len();
-    let mut c = match spec.options.get("config") {
-        Some(p) => load_config(std::path::Path::new(p))
+    let (mut c, given) = match spec.options.get("config") {
+        Some(p) => read_config(std::path::Path::new(p))
             .map_err(|e| bad("config", p, &format!("a readable configuration file ({e})")))?,
-        None => NlpConfig::for_players(n),
+        None => (NlpConfig::for_players(n), GivenCounts::ALL),
     };
+    // The village is the seats; counts the file leaves out follow its size.
     c.game.agent_count = n;
+    given.fill(&mut c);
     let ms = |key: &str| -> Result<Option<String>, RefereeError> {
         match spec.options.get(key) {
             None => Ok(None),
@@ -148,21 +211,76 @@ pub struct Recorder {
     pub errors: Vec<Vec<SeatError>>,
 }
 
+// Replay events, serialised straight from borrowed fields (no `Value` per request). Fields are
+// in alphabetical order: the same bytes `json!` writes, so replays read back unchanged.
+#[derive(serde::Serialize)]
+struct AnswerEvent<'a> {
+    agent: usize,
+    day: u32,
+    event: &'static str,
+    request: &'static str,
+    text: &'a str,
+}
+
+#[derive(serde::Serialize)]
+struct FailEvent {
+    agent: usize,
+    day: u32,
+    event: &'static str,
+    fatal: bool,
+    request: &'static str,
+}
+
+#[derive(serde::Serialize)]
+struct GoneEvent {
+    agent: usize,
+    day: u32,
+    event: &'static str,
+    request: &'static str,
+}
+
+#[derive(serde::Serialize)]
+struct ChatEvent<'a> {
+    agent: usize,
+    event: &'static str,
+    text: &'a str,
+}
+
 impl Recorder {
     fn answer(&mut self, agent: usize, p: &Packet, r: &Result<String, AskError>) {
-        let req = p.request.name();
+        let request = p.request.name();
+        let day = day_of(p);
         match r {
-            Ok(text) => self.log.push(&json!({"event": "answer", "agent": agent, "request": req, "text": text})),
-            Err(e) => self.log.push(&json!({"event": "fail", "agent": agent, "request": req, "fatal": *e == AskError::Fatal})),
+            Ok(text) => self.log.push(&AnswerEvent {
+                agent,
+                day,
+                event: "answer",
+                request,
+                text,
+            }),
+            Err(e) => self.log.push(&FailEvent {
+                agent,
+                day,
+                event: "fail",
+                fatal: *e == AskError::Fatal,
+                request,
+            }),
         }
     }
     fn gone(&mut self, agent: usize, p: &Packet) {
-        self.log
-            .push(&json!({"event": "gone", "agent": agent, "request": p.request.name()}));
+        self.log.push(&GoneEvent {
+            agent,
+            day: day_of(p),
+            event: "gone",
+            request: p.request.name(),
+        });
     }
     fn chat(&mut self, agent: usize, text: &str) {
-        self.log
-            .push(&json!({"event": "chat", "agent": agent, "text": text}));
+        self.log.push(&ChatEvent {
+            agent,
+            event: "chat",
+            text,
+        });
     }
     fn error(&mut self, agent: usize, day: u32, kind: SeatErrorKind, detail: String) {
         if let Some(e) = self.errors.get_mut(agent) {
@@ -179,11 +297,86 @@ fn day_of(p: &Packet) -> u32 {
     p.info.as_ref().map_or(0, |i| i.day)
 }
 
+/// The server's own time per request, for the benchmark: from the previous answer read (any
+/// agent's) to the next request written to its socket. Only answered WebSocket requests count.
+#[derive(Debug, Default)]
+pub struct RequestClock {
+    last_answer: Option<std::time::Instant>,
+    pub gaps: Vec<Duration>,
+}
+
+impl RequestClock {
+    fn asked(&mut self, a: &WsAgent) {
+        if let (Some(prev), Some(w)) = (self.last_answer, a.written_at) {
+            self.gaps.push(w.saturating_duration_since(prev));
+        }
+        self.last_answer = a.answered_at;
+    }
+}
+
+/// Upstream's JSON log (`json_logger`): every request sent to an agent, with its answer or error
+/// and the wall-clock times (milliseconds since the epoch) it was sent and answered.
+#[derive(Debug, Default)]
+pub struct JsonLog {
+    pub entries: Vec<Value>,
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+impl JsonLog {
+    fn entry(
+        &mut self,
+        p: &Packet,
+        request: String,
+        sent: u64,
+        response: Option<&str>,
+        error: Option<&str>,
+    ) {
+        let mut e = json!({
+            "agent": p.info.as_ref().map(|i| i.agent.as_str()).unwrap_or(""),
+            "request": request,
+            "request_timestamp": sent,
+            "response_timestamp": now_ms(),
+        });
+        if let Some(r) = response.filter(|r| !r.is_empty()) {
+            e["response"] = json!(r);
+        }
+        if let Some(x) = error {
+            e["error"] = json!(x);
+        }
+        self.entries.push(e);
+    }
+
+    /// The file's text: `game_id`, `win_side`, `agents` (`idx`, `team`, `name` = the NAME
+    /// answer, `role`) and `entries`, as upstream writes it.
+    pub fn text(&self, game: &NlpGame, originals: &[String], win_side: &str) -> String {
+        let agents: Vec<Value> = (0..game.names().len())
+            .map(|i| {
+                let o = originals.get(i).map(String::as_str).unwrap_or("");
+                json!({"idx": i + 1, "team": ws::team_of(o), "name": o,
+                       "role": game.roles()[i].name()})
+            })
+            .collect();
+        json!({"game_id": game.game_id(), "win_side": win_side, "agents": agents,
+               "entries": self.entries})
+        .to_string()
+    }
+}
+
 /// The live seats.
 pub struct LiveTable {
     pub seats: Vec<Seat>,
     pub timeouts: Timeouts,
     pub rec: Recorder,
+    /// Set by the benchmark to measure the server's time per request.
+    pub clock: Option<RequestClock>,
+    /// Set when the upstream JSON log is to be written.
+    pub json_log: Option<JsonLog>,
 }
 
 impl LiveTable {
@@ -207,14 +400,21 @@ const CHAT_ROUNDS: usize = 64;
 
 impl Table for LiveTable {
     async fn notify(&mut self, agent: usize, packet: Packet) -> Result<(), ()> {
+        let json = packet.to_json();
+        // Only when the JSON log is kept: the request's text and the time it was sent.
+        let logged = self.json_log.is_some().then(|| json.clone());
+        let sent = if logged.is_some() { now_ms() } else { 0 };
         let fail = match &mut self.seats[agent] {
             Seat::Bot(b) => {
                 b.answer(&packet);
                 None
             }
-            Seat::Ws(Some(a)) => a.send(packet.to_json()).await.err(),
+            Seat::Ws(Some(a)) => a.send(json).await.err(),
             Seat::Ws(None) => Some("not connected".to_string()),
         };
+        if let (Some(log), Some(req)) = (&mut self.json_log, logged) {
+            log.entry(&packet, req, sent, None, fail.as_deref());
+        }
         match fail {
             None => Ok(()),
             Some(e) => {
@@ -229,10 +429,20 @@ impl Table for LiveTable {
 
     async fn ask(&mut self, agent: usize, packet: Packet) -> Result<String, AskError> {
         let t = self.timeouts;
+        let json = packet.to_json();
+        // Only when the JSON log is kept: the request's text and the time it was sent.
+        let logged = self.json_log.is_some().then(|| json.clone());
+        let sent = if logged.is_some() { now_ms() } else { 0 };
+        let mut why: Option<String> = None;
         let r = match &mut self.seats[agent] {
             Seat::Bot(b) => b.answer(&packet).ok_or(AskError::Failed),
-            Seat::Ws(Some(a)) => match a.ask(packet.to_json(), t).await {
-                Ok(s) => Ok(s),
+            Seat::Ws(Some(a)) => match a.ask(json, t).await {
+                Ok(s) => {
+                    if let Some(c) = &mut self.clock {
+                        c.asked(a);
+                    }
+                    Ok(s)
+                }
                 Err((e, fault)) => {
                     let (kind, detail) = match fault {
                         WsFault::Timeout => (
@@ -245,6 +455,7 @@ impl Table for LiveTable {
                         ),
                         WsFault::Gone(why) => (SeatErrorKind::Disconnect, why),
                     };
+                    why = Some(detail.clone());
                     self.rec.error(agent, day_of(&packet), kind, detail);
                     Err(e)
                 }
@@ -253,6 +464,14 @@ impl Table for LiveTable {
         };
         if r == Err(AskError::Fatal) {
             self.seats[agent] = Seat::Ws(None);
+        }
+        if let (Some(log), Some(req)) = (&mut self.json_log, logged) {
+            let error = match (&r, why.as_deref()) {
+                (Ok(_), _) => None,
+                (Err(_), Some(w)) => Some(w),
+                (Err(_), None) => Some("no answer"),
+            };
+            log.entry(&packet, req, sent, r.as_deref().ok(), error);
         }
         self.rec.answer(agent, &packet, &r);
         r
@@ -463,6 +682,19 @@ fn header(spec_seats: &[String], seed: u64, c: &NlpConfig) -> ReplayHeader {
     }
 }
 
+/// A seat as this game names it: WebSocket seats are `ws` and `ws-cmd:<command line>` (they
+/// parse as `tcp` / `tcp-cmd:`, which are accepted as aliases).
+pub fn seat_label(s: &SeatSpec) -> String {
+    match s {
+        SeatSpec::Tcp => "ws".into(),
+        SeatSpec::TcpCmd(_) => {
+            let t = s.to_string();
+            format!("ws-cmd:{}", t.strip_prefix("tcp-cmd:").unwrap_or(&t))
+        }
+        other => other.to_string(),
+    }
+}
+
 /// `{url}`, `{host}`, `{port}` in a command line.
 pub fn substitute(argv: &[String], host: &str, port: u16) -> Vec<String> {
     argv.iter()
@@ -543,7 +775,7 @@ impl GameDriver for WerewolfNlpDriver {
                 log: ReplayLog::new(),
                 errors: vec![Vec::new(); n],
             };
-            let spec_seats: Vec<String> = spec.seats.iter().map(|s| s.to_string()).collect();
+            let spec_seats: Vec<String> = spec.seats.iter().map(seat_label).collect();
             let mut seats = Vec::new();
             let mut originals = Vec::new();
             let mut clients: Vec<ClientProcess> = Vec::new();
@@ -566,7 +798,7 @@ impl GameDriver for WerewolfNlpDriver {
                             game: "werewolf-nlp".into(),
                             seat: i,
                             form: "cmd:".into(),
-                            reason: "agents connect over WebSocket: use tcp-cmd:<command line with {url}, or {host} and {port}> or tcp".into(),
+                            reason: "agents connect over WebSocket: use ws-cmd:<command line with {url}, or {host} and {port}> or ws".into(),
                         })
                     }
                     (SeatSpec::TcpCmd(argv), Some(l)) => {
@@ -592,11 +824,13 @@ impl GameDriver for WerewolfNlpDriver {
             for (i, o) in originals.iter().enumerate() {
                 hdr_log.push(&json!({"event": "seat", "agent": i, "name": o}));
             }
-            let mut game = NlpGame::new(settings, spec.seed, originals);
+            let mut game = NlpGame::new(settings, spec.seed, originals.clone());
             let mut table = LiveTable {
                 seats,
                 timeouts,
                 rec,
+                clock: None,
+                json_log: (log_dir.is_some() || config.json_logger.enable).then(JsonLog::default),
             };
             let r = game.run(&mut table).await;
             for s in std::mem::take(&mut table.seats) {
@@ -612,9 +846,11 @@ impl GameDriver for WerewolfNlpDriver {
                 replay.push(&serde_json::from_str::<Value>(l).unwrap_or(Value::Null));
             }
             replay.push(&end_event(&r, &game));
-            if let Some(dir) = log_dir {
-                write_game_log(&dir, &game)?;
-            }
+            let json_log = table
+                .json_log
+                .as_ref()
+                .map(|j| j.text(&game, &originals, win_side(&r)));
+            write_logs(log_dir.as_deref(), &config, &game, &originals, json_log)?;
             Ok(MatchRecord {
                 report: report(&spec_seats, spec.seed, &r, table.rec.errors),
                 replay,
@@ -690,13 +926,79 @@ fn push_ws(
     }
 }
 
-/// Write the upstream-format game log (`game_logger`) of a game as `<dir>/<game_id>.log`.
-pub fn write_game_log(dir: &std::path::Path, game: &NlpGame) -> Result<(), RefereeError> {
-    std::fs::create_dir_all(dir)?;
-    let mut text = game.log().join("\n");
-    text.push('\n');
-    std::fs::write(dir.join(format!("{}.log", game.game_id())), text)?;
-    Ok(())
+/// Upstream's `win_side`: the winning team, or `NONE`.
+pub fn win_side(r: &GameResult) -> &'static str {
+    r.winner.map_or("NONE", |t| t.name())
+}
+
+/// The agents as the upstream logs name them.
+pub fn log_agents(game: &NlpGame, originals: &[String]) -> Vec<LogAgent> {
+    (0..game.names().len())
+        .map(|i| LogAgent {
+            team: originals.get(i).map(|o| ws::team_of(o)).unwrap_or_default(),
+            name: game.names()[i].clone(),
+            profile: game.profiles().get(i).cloned().flatten(),
+            role: game.roles()[i].name(),
+        })
+        .collect()
+}
+
+/// Write the upstream-format logs of a finished game. Into `dir` (beside the replay) as
+/// `<game_id>.log` (the game log), `<game_id>.realtime.jsonl` (the real-time log) and, when it
+/// was recorded, `<game_id>.json` (the JSON log); and where the configuration enables
+/// `game_logger` / `realtime_broadcaster` / `json_logger`, into their `output_dir` under their
+/// `filename` (`{game_id}`, `{timestamp}`, `{teams}` replaced), as upstream does.
+/// Returns the files written.
+pub fn write_logs(
+    dir: Option<&std::path::Path>,
+    config: &NlpConfig,
+    game: &NlpGame,
+    originals: &[String],
+    json_log: Option<String>,
+) -> Result<Vec<std::path::PathBuf>, RefereeError> {
+    let agents = log_agents(game, originals);
+    let game_log = logs::game_log_text(game.log());
+    let realtime = logs::realtime_log(game.game_id(), &agents, game.log()).join("\n");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let named = |out: &str, pattern: &str, ext: &str| {
+        let name = logs::log_file_name(pattern, game.game_id(), now, &agents);
+        std::path::Path::new(out).join(format!("{name}.{ext}"))
+    };
+    let mut files: Vec<(std::path::PathBuf, &str)> = Vec::new();
+    if let Some(dir) = dir {
+        files.push((dir.join(format!("{}.log", game.game_id())), &game_log));
+        files.push((
+            dir.join(format!("{}.realtime.jsonl", game.game_id())),
+            &realtime,
+        ));
+        if let Some(text) = &json_log {
+            files.push((dir.join(format!("{}.json", game.game_id())), text));
+        }
+    }
+    if let (true, Some(text)) = (config.json_logger.enable, &json_log) {
+        let j = &config.json_logger;
+        files.push((named(&j.output_dir, &j.filename, "json"), text));
+    }
+    if config.game_logger.enable {
+        let g = &config.game_logger;
+        files.push((named(&g.output_dir, &g.filename, "log"), &game_log));
+    }
+    if config.realtime_broadcaster.enable {
+        let r = &config.realtime_broadcaster;
+        files.push((named(&r.output_dir, &r.filename, "jsonl"), &realtime));
+    }
+    let mut written = Vec::new();
+    for (path, text) in files {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&path, text)?;
+        written.push(path);
+    }
+    Ok(written)
 }
 
 /// Options as a map, for callers that build specs.
@@ -705,4 +1007,45 @@ pub fn options(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recorded_events_are_the_bytes_json_writes() {
+        let mut p = Packet::bare(RequestKind::Vote);
+        p.info = None;
+        let mut r = Recorder {
+            log: ReplayLog::new(),
+            errors: vec![Vec::new(); 2],
+        };
+        r.answer(1, &p, &Ok("Agent[02] \"q\"".into()));
+        r.answer(0, &p, &Err(AskError::Fatal));
+        r.gone(1, &p);
+        r.chat(0, "hi\tthere");
+        let want = [
+            json!({"event": "answer", "agent": 1, "day": 0, "request": "VOTE", "text": "Agent[02] \"q\""}),
+            json!({"event": "fail", "agent": 0, "day": 0, "request": "VOTE", "fatal": true}),
+            json!({"event": "gone", "agent": 1, "day": 0, "request": "VOTE"}),
+            json!({"event": "chat", "agent": 0, "text": "hi\tthere"}),
+        ];
+        for (got, want) in r.log.lines().iter().zip(want) {
+            assert_eq!(got, &want.to_string());
+        }
+    }
+
+    #[test]
+    fn websocket_seats_are_named_ws() {
+        assert_eq!(seat_label(&SeatSpec::Tcp), "ws");
+        assert_eq!(
+            seat_label(&"tcp-cmd:python3 a.py {url}".parse().unwrap()),
+            "ws-cmd:python3 a.py {url}"
+        );
+        assert_eq!(
+            seat_label(&"builtin:sample".parse().unwrap()),
+            "builtin:sample"
+        );
+    }
 }

@@ -18,7 +18,7 @@ use kakehiki_core::replay::ReplayLog;
 use kakehiki_werewolf::nlp::{NlpConfig, NlpGame, NlpSettings};
 
 use super::ws::{self, Timeouts, WsAgent};
-use super::{end_event, header, write_game_log, LiveTable, Recorder, Seat};
+use super::{end_event, header, win_side, write_logs, JsonLog, LiveTable, Recorder, Seat};
 use crate::driver::RefereeError;
 
 /// One served game.
@@ -40,7 +40,8 @@ pub struct ServeConfig {
     /// Games to play before returning (0: until the process is stopped).
     pub games: u32,
     pub seed: u64,
-    /// Replays (`<game_id>.jsonl`) and game logs (`<game_id>.log`) go here.
+    /// Replays (`<game_id>.jsonl`) and the upstream-format logs (`<game_id>.log`,
+    /// `<game_id>.realtime.jsonl`) go here.
     pub out: Option<PathBuf>,
 }
 
@@ -144,6 +145,8 @@ async fn play_one(
             log: ReplayLog::new(),
             errors: vec![Vec::new(); n],
         },
+        clock: None,
+        json_log: (out.is_some() || config.json_logger.enable).then(JsonLog::default),
     };
     let r = game.run(&mut table).await;
     for s in std::mem::take(&mut table.seats) {
@@ -152,7 +155,7 @@ async fn play_one(
         }
     }
     if let Some(dir) = &out {
-        let seats: Vec<String> = (0..n).map(|_| "tcp".to_string()).collect();
+        let seats: Vec<String> = (0..n).map(|_| "ws".to_string()).collect();
         let mut replay = ReplayLog::new();
         replay.push(&header(&seats, seed, &config));
         for (i, o) in originals.iter().enumerate() {
@@ -167,8 +170,12 @@ async fn play_one(
             dir.join(format!("{}.jsonl", game.game_id())),
             replay.to_text(),
         )?;
-        write_game_log(dir, &game)?;
     }
+    let json_log = table
+        .json_log
+        .as_ref()
+        .map(|j| j.text(&game, &originals, win_side(&r)));
+    write_logs(out.as_deref(), &config, &game, &originals, json_log)?;
     Ok(ServedGame {
         game_id: game.game_id().to_string(),
         seed,

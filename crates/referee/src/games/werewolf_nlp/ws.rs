@@ -2,7 +2,7 @@
 //! and requests with the upstream timeouts (action + acceptable, then a NAME check within the
 //! response timeout).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use base64::Engine;
 use futures_util::{SinkExt, StreamExt};
@@ -26,6 +26,9 @@ pub struct WsAgent {
     /// Time spent waiting for this agent's answers (from the request handed to the socket to
     /// the answer read), for the server-overhead benchmark.
     pub waited: Duration,
+    /// When the last request was written to the socket, and when its answer was read.
+    pub written_at: Option<Instant>,
+    pub answered_at: Option<Instant>,
 }
 
 /// How a request to an agent failed, for the report.
@@ -195,6 +198,8 @@ pub async fn handshake(
         original,
         team,
         waited: Duration::ZERO,
+        written_at: None,
+        answered_at: None,
     })
 }
 
@@ -229,11 +234,15 @@ impl WsAgent {
             return Err((AskError::Fatal, WsFault::Gone(e)));
         }
         let wait = Duration::from_millis(t.action_ms + t.acceptable_ms);
-        let sent = std::time::Instant::now();
+        let sent = Instant::now();
         let got = timeout(wait, read_text(&mut self.ws)).await;
-        self.waited += sent.elapsed();
+        let read = Instant::now();
+        self.waited += read - sent;
+        self.written_at = Some(sent);
+        self.answered_at = Some(read);
         match got {
-            Ok(Ok(text)) => return Ok(text.replace('\n', "")),
+            Ok(Ok(text)) if text.contains('\n') => return Ok(text.replace('\n', "")),
+            Ok(Ok(text)) => return Ok(text),
             Ok(Err(e)) => return Err((AskError::Fatal, WsFault::Gone(e))),
             Err(_) => {}
         }
