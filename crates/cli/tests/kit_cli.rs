@@ -570,6 +570,14 @@ fn check_diplomacy_passes_the_example_and_fails_a_bad_reply() {
     let good = format!("cmd:python3 {}", example("diplomacy_bot.py"));
     let (code, v) = check_json(&["diplomacy", "--seat", &good, "--seeds", "1"]);
     assert_eq!(code, Some(0), "{v}");
+    // The third match: an opponent that is ready, then never orders.
+    let cases: Vec<&str> = v["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["case"].as_str())
+        .collect();
+    assert!(cases.contains(&"an opponent that times out"), "{v}");
     let k = kinds(&v);
     assert!(
         k.contains(&"start".to_string()) && k.contains(&"movement".to_string()),
@@ -589,8 +597,8 @@ fn check_diplomacy_passes_the_example_and_fails_a_bad_reply() {
     assert_eq!(code, Some(4), "{v}");
     assert_eq!(v["passed"], false);
     assert!(
-        v["matches"].as_array().unwrap().len() == 2,
-        "no extra matches after a failure"
+        v["matches"].as_array().unwrap().len() == 3,
+        "the three cases, and no extra matches after a failure"
     );
     assert!(!all_errors(&v).is_empty());
 }
@@ -616,6 +624,14 @@ fn check_werewolf_passes_the_example_and_fails_garbage() {
         .find(|t| t["kind"] == "TALK")
         .unwrap();
     assert_eq!(talk["limit_ms"], 1000.0);
+    // One match against an agent that gives its name and then never answers.
+    let sleeper = v["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["case"] == "an opponent that times out")
+        .unwrap_or_else(|| panic!("no timing-out opponent: {v}"));
+    assert_eq!(sleeper["errors"].as_array().map(Vec::len), Some(0), "{v}");
 
     let bad = format!("{good} --mode garbage");
     let (code, v) = check_json(&["werewolf", "--seat", &bad, "--seeds", "1"]);

@@ -297,6 +297,24 @@ fn sleeper(game: &str) -> Option<(SeatSpec, Vec<(&'static str, &'static str)>)> 
             argv("while read -r l; do :; done"),
             vec![("set_timeout_ms", "3000")],
         )),
+        // Ready, then never orders: its first movement phase times out (the power then stands
+        // in civil disorder), in a one-year game.
+        // An AIWolf agent over TCP (bash's /dev/tcp) that gives its name, then never answers:
+        // its first request after NAME times out.
+        "werewolf" => Some((
+            SeatSpec::TcpCmd(vec![
+                "bash".into(),
+                "-c".into(),
+                "exec 3<>/dev/tcp/{host}/{port}; read -r l <&3; echo sleeper >&3; \
+                 cat <&3 >/dev/null"
+                    .into(),
+            ]),
+            vec![],
+        )),
+        "diplomacy" => Some((
+            argv(r#"read -r l; echo '{"ready":true}'; while read -r l; do :; done"#),
+            vec![("max_year", "1901")],
+        )),
         _ => None,
     }
 }
