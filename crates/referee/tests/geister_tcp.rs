@@ -492,9 +492,11 @@ async fn one_message_per_read_clients_complete_games_with_pacing() {
     let c0 = spawn(a0.port(), "5");
     let c1 = spawn(a1.port(), "6");
     let mut rules = Rules::gpw();
-    rules.pace_ms = 20;
+    // Pacing must outlast a client's scheduling delay: with 20 ms a client descheduled on a
+    // loaded 2-core machine read two messages at once, dropped the second and waited forever.
+    rules.pace_ms = 80;
     rules.linger_ms = 2000;
-    rules.max_plies = 60;
+    rules.max_plies = 40;
     for game in 0..3 {
         let g = play_on_table(&mut table, rules.clone(), game).await;
         assert!(
