@@ -86,8 +86,10 @@ fn a_second_run_on_one_sqlite_file_is_refused_while_the_first_plays() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("two.sqlite");
     let def = parse(&contest_text("two", "duel", "round-robin", 4, "games = 4"));
+    // Slow enough that the first run still plays when the second has waited out the store's
+    // patience with a busy lock (1 s).
     let slow = Arc::new(FakeArena {
-        delay: Duration::from_millis(40),
+        delay: Duration::from_millis(100),
         ..FakeArena::new()
     });
     std::thread::scope(|scope| {

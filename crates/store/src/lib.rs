@@ -364,7 +364,9 @@ pub trait Store: Send {
     /// Make this store the only one running contests on its database until it is dropped. A
     /// SQLite file is locked (an OS lock on `<file>.lock`, released even when the process is
     /// killed), so a second `contest run` on it fails with [`StoreError::RunInProgress`] instead
-    /// of playing every match again; `holder` describes this run for that message. PostgreSQL
+    /// of playing every match again (after a second of patience: a process being started may
+    /// briefly hold a copy of a finished run's lock); `holder` describes this run for that
+    /// message. PostgreSQL
     /// needs no lock: its queue hands each match to one runner.
     fn lock_run(&mut self, holder: &str) -> Result<(), StoreError>;
 }

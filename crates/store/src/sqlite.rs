@@ -614,7 +614,18 @@ impl Store for SqliteStore {
             .truncate(false)
             .open(&lock_path)
             .map_err(lock_err)?;
-        match file.try_lock() {
+        // A process being started at this moment (a bot, between its fork and its exec) may
+        // still hold a copy of a descriptor a run that just ended had locked: a busy lock is
+        // tried again for a moment before it is taken as another run's.
+        let patience = std::time::Instant::now() + std::time::Duration::from_secs(1);
+        let mut attempt = file.try_lock();
+        while matches!(attempt, Err(TryLockError::WouldBlock))
+            && std::time::Instant::now() < patience
+        {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            attempt = file.try_lock();
+        }
+        match attempt {
             Ok(()) => {
                 // Who holds it, for the message of a second run (best effort).
                 let _ = file.set_len(0).and_then(|_| {
