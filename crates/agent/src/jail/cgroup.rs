@@ -41,8 +41,8 @@ fn join(base: &str, rel: &str) -> PathBuf {
     Path::new(base).join(rel.trim_start_matches('/'))
 }
 
-/// Where bots' cgroups are created, per flavour: v2's parent, or v1's memory and pids parents.
-/// Where bot cgroups are made (found once: the referee's own cgroup does not move).
+/// Where bots' cgroups are created, per flavour: v2's parent, or v1's memory and pids parents
+/// (found once: the referee's own cgroup does not move).
 fn parents() -> Result<(Flavour, Vec<PathBuf>), String> {
     static PARENTS: std::sync::OnceLock<Result<(Flavour, Vec<PathBuf>), String>> =
         std::sync::OnceLock::new();

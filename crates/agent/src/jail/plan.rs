@@ -340,7 +340,12 @@ pub(crate) fn prepare(
         // other's abstract sockets, else a namespace of its own.
         let mut join_net = None;
         if pipe_seat {
-            match shared_empty_netns().filter(|_| !user_ns && on(Layer::LandlockScope)) {
+            let shared = if !user_ns && on(Layer::LandlockScope) {
+                shared_empty_netns()
+            } else {
+                None
+            };
+            match shared {
                 Some(fd) => join_net = Some(fd),
                 None => flags |= libc::CLONE_NEWNET,
             }
