@@ -375,6 +375,20 @@ impl Map {
         }
     }
 
+    /// Province by a name of three upper-case letters (canonical or alias); `None` for
+    /// anything else.
+    #[inline]
+    pub fn province_code(&self, name: [u8; 3]) -> Option<Prov> {
+        if !name.iter().all(u8::is_ascii_uppercase) {
+            return None;
+        }
+        let [a, b, c] = name.map(|x| (x - b'A') as usize);
+        match self.short[(a * 26 + b) * 26 + c] {
+            u8::MAX => None,
+            p => Some(p),
+        }
+    }
+
     /// Rank of a location's canonical name in ascending byte order (sorts like the names).
     #[inline]
     pub fn loc_rank(&self, l: Loc) -> u8 {

@@ -3,7 +3,10 @@
 //! Parsing knows the map but not the position: it resolves names to ids and coasts to coast
 //! locations. Whether an order fits the position is decided by the adjudicator (legality, §2.4).
 
+use std::borrow::Cow;
 use std::fmt;
+
+use smallvec::SmallVec;
 
 use crate::map::{Loc, Map, Prov};
 use crate::types::UnitKind;
@@ -124,19 +127,10 @@ pub enum ParseError {
     BadCoast(String),
 }
 
-/// A word of an order, upper case: borrowed from the input when it already is.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Word<'a>(std::borrow::Cow<'a, str>);
-
-impl Word<'_> {
-    fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A token of an order, borrowed from its upper-case text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Tok<'a> {
-    Word(Word<'a>),
+    Word(&'a str),
     Dash,
     Slash,
     Open,
@@ -146,7 +140,7 @@ enum Tok<'a> {
 impl fmt::Display for Tok<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Tok::Word(w) => write!(f, "{:?}", w.as_str()),
+            Tok::Word(w) => write!(f, "{w:?}"),
             Tok::Dash => f.write_str("\"-\""),
             Tok::Slash => f.write_str("\"/\""),
             Tok::Open => f.write_str("\"(\""),
@@ -155,52 +149,60 @@ impl fmt::Display for Tok<'_> {
     }
 }
 
-fn tokenize(s: &str) -> Result<Vec<Tok<'_>>, ParseError> {
-    fn flush<'s>(s: &'s str, start: &mut Option<usize>, end: usize, toks: &mut Vec<Tok<'s>>) {
-        if let Some(b) = start.take() {
-            let w = &s[b..end];
-            let word = if w.bytes().any(|c| c.is_ascii_lowercase()) {
-                std::borrow::Cow::Owned(w.to_ascii_uppercase())
-            } else {
-                std::borrow::Cow::Borrowed(w)
-            };
-            toks.push(Tok::Word(Word(word)));
-        }
+/// The tokens of one order; an order has few, so they live on the stack.
+type Toks<'a> = SmallVec<[Tok<'a>; 16]>;
+
+/// `text` in upper case, borrowed when it already is (the usual case).
+fn upper(text: &str) -> Cow<'_, str> {
+    if text.bytes().any(|b| b.is_ascii_lowercase()) {
+        Cow::Owned(text.to_ascii_uppercase())
+    } else {
+        Cow::Borrowed(text)
     }
-    let mut toks = Vec::with_capacity(8);
-    let mut start: Option<usize> = None;
-    let mut chars = s.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        match c {
-            c if c.is_ascii_alphanumeric() || c == '.' => {
-                if start.is_none() {
-                    start = Some(i);
+}
+
+/// Split upper-case order text into words (letters, digits, `.`) and `-`/`->`, `/`, `(`, `)`;
+/// any Unicode white space separates.
+fn tokenize(s: &str) -> Result<Toks<'_>, ParseError> {
+    let b = s.as_bytes();
+    let mut toks = Toks::new();
+    let mut i = 0;
+    while i < b.len() {
+        let tok = match b[i] {
+            c if c.is_ascii_alphanumeric() || c == b'.' => {
+                let start = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'.') {
+                    i += 1;
                 }
+                toks.push(Tok::Word(&s[start..i]));
+                continue;
             }
-            c if c.is_whitespace() => flush(s, &mut start, i, &mut toks),
-            '-' => {
-                flush(s, &mut start, i, &mut toks);
-                if chars.peek().map(|&(_, c)| c) == Some('>') {
-                    chars.next();
+            b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => None,
+            b'-' => {
+                if b.get(i + 1) == Some(&b'>') {
+                    i += 1;
                 }
-                toks.push(Tok::Dash);
+                Some(Tok::Dash)
             }
-            '/' => {
-                flush(s, &mut start, i, &mut toks);
-                toks.push(Tok::Slash);
+            b'/' => Some(Tok::Slash),
+            b'(' => Some(Tok::Open),
+            b')' => Some(Tok::Close),
+            c if c.is_ascii() => return Err(ParseError::BadChar(char::from(c))),
+            _ => {
+                // `i` is at a character boundary: only whole characters are stepped over.
+                let c = s[i..].chars().next().unwrap_or(char::REPLACEMENT_CHARACTER);
+                if !c.is_whitespace() {
+                    return Err(ParseError::BadChar(c));
+                }
+                i += c.len_utf8();
+                continue;
             }
-            '(' => {
-                flush(s, &mut start, i, &mut toks);
-                toks.push(Tok::Open);
-            }
-            ')' => {
-                flush(s, &mut start, i, &mut toks);
-                toks.push(Tok::Close);
-            }
-            c => return Err(ParseError::BadChar(c)),
+        };
+        if let Some(t) = tok {
+            toks.push(t);
         }
+        i += 1;
     }
-    flush(s, &mut start, s.len(), &mut toks);
     Ok(toks)
 }
 
@@ -215,7 +217,7 @@ fn coast_word(w: &str) -> Option<&'static str> {
 
 struct Parser<'a> {
     map: &'a Map,
-    toks: Vec<Tok<'a>>,
+    toks: &'a [Tok<'a>],
     pos: usize,
 }
 
@@ -224,9 +226,9 @@ impl<'a> Parser<'a> {
         self.toks.get(self.pos)
     }
 
-    fn peek_word(&self) -> Option<&str> {
+    fn peek_word(&self) -> Option<&'a str> {
         match self.toks.get(self.pos) {
-            Some(Tok::Word(w)) => Some(w.as_str()),
+            Some(Tok::Word(w)) => Some(w),
             _ => None,
         }
     }
@@ -299,13 +301,13 @@ impl<'a> Parser<'a> {
             }
         };
         self.pos += 1;
-        let mut coast_text: Option<String> = None;
-        match self.peek().cloned() {
+        let mut coast_text: Option<&str> = None;
+        match self.peek().copied() {
             Some(Tok::Slash) => {
                 self.pos += 1;
                 match self.peek_word() {
                     Some(w) => {
-                        coast_text = Some(w.to_string());
+                        coast_text = Some(w);
                         self.pos += 1;
                     }
                     None => return Err(self.expected("a coast after \"/\"")),
@@ -315,7 +317,7 @@ impl<'a> Parser<'a> {
                 self.pos += 1;
                 match self.peek_word() {
                     Some(w) => {
-                        coast_text = Some(w.to_string());
+                        coast_text = Some(w);
                         self.pos += 1;
                     }
                     None => return Err(self.expected("a coast after \"(\"")),
@@ -324,8 +326,8 @@ impl<'a> Parser<'a> {
                     return Err(self.expected("\")\""));
                 }
             }
-            Some(Tok::Word(w)) if coast_word(w.as_str()).is_some() => {
-                coast_text = Some(w.as_str().to_string());
+            Some(Tok::Word(w)) if coast_word(w).is_some() => {
+                coast_text = Some(w);
                 self.pos += 1;
             }
             _ => {}
@@ -335,10 +337,10 @@ impl<'a> Parser<'a> {
         }
         let coast = match coast_text {
             None => None,
-            Some(t) => match coast_word(&t) {
+            Some(t) => match coast_word(t) {
                 // A coast the province does not have is ignored (4.B.6).
                 Some(c) => self.map.coast_of(prov, c),
-                None => return Err(ParseError::BadCoast(t)),
+                None => return Err(ParseError::BadCoast(t.to_string())),
             },
         };
         Ok(Dest { prov, coast })
@@ -472,15 +474,41 @@ fn is_keyword(w: &str) -> bool {
 
 /// Parse one order string in any form of spec §2.2.
 pub fn parse_order(map: &Map, text: &str) -> Result<Order, ParseError> {
-    let toks = tokenize(text)?;
-    let mut p = Parser { map, toks, pos: 0 };
+    match canonical::order(map, text) {
+        Some(o) => Ok(o),
+        None => parse_general(map, text),
+    }
+}
+
+/// [`parse_order`] without the fast path for canonical text.
+fn parse_general(map: &Map, text: &str) -> Result<Order, ParseError> {
+    let up = upper(text);
+    let toks = tokenize(&up)?;
+    let mut p = Parser {
+        map,
+        toks: &toks,
+        pos: 0,
+    };
     p.order()
 }
 
 /// Parse a whole string as one unit (`A PAR`, `f stp(sc)`); the letter is required.
 pub fn parse_unit(map: &Map, text: &str) -> Result<UnitRef, ParseError> {
-    let toks = tokenize(text)?;
-    let mut p = Parser { map, toks, pos: 0 };
+    match canonical::unit(map, text) {
+        Some(u) => Ok(u),
+        None => parse_unit_general(map, text),
+    }
+}
+
+/// [`parse_unit`] without the fast path for canonical text.
+fn parse_unit_general(map: &Map, text: &str) -> Result<UnitRef, ParseError> {
+    let up = upper(text);
+    let toks = tokenize(&up)?;
+    let mut p = Parser {
+        map,
+        toks: &toks,
+        pos: 0,
+    };
     if p.at_end() {
         return Err(ParseError::Empty);
     }
@@ -498,12 +526,293 @@ pub fn parse_unit(map: &Map, text: &str) -> Result<UnitRef, ParseError> {
 
 /// Parse a whole string as one location (`SPA/NC`, `nrg`).
 pub fn parse_location(map: &Map, text: &str) -> Result<Dest, ParseError> {
-    let toks = tokenize(text)?;
-    let mut p = Parser { map, toks, pos: 0 };
+    let up = upper(text);
+    let toks = tokenize(&up)?;
+    let mut p = Parser {
+        map,
+        toks: &toks,
+        pos: 0,
+    };
     if p.at_end() {
         return Err(ParseError::Empty);
     }
     let d = p.location("a province")?;
     p.end()?;
     Ok(d)
+}
+
+/// The canonical spelling, parsed without the general tokenizer: upper-case words separated by
+/// single spaces, every unit with its letter, coasts written `/NC` (the form
+/// [`crate::bots::format_order`] writes and most bots send). Covers holds, moves (with `VIA`),
+/// supports, convoys, retreats, disbands, builds and `WAIVE`. Anything else gives `None` and is
+/// left to the general parser, which gives the same result for every text accepted here (the
+/// property `canonical_orders_parse_as_the_general_parser_does`).
+pub(crate) mod canonical {
+    use super::{Dest, Order, UnitRef};
+    use crate::map::Map;
+    use crate::types::UnitKind;
+
+    /// Words of a canonical text, separated by single spaces; an empty word (two spaces, a
+    /// leading or trailing space) stops the fast path.
+    struct Words<'a> {
+        b: &'a [u8],
+        i: usize,
+    }
+
+    impl<'a> Words<'a> {
+        fn new(text: &'a str) -> Self {
+            Words {
+                b: text.as_bytes(),
+                i: 0,
+            }
+        }
+
+        fn next(&mut self) -> Option<&'a [u8]> {
+            let rest = self.b.get(self.i..)?;
+            let n = rest.iter().position(|&c| c == b' ').unwrap_or(rest.len());
+            if n == 0 {
+                return None;
+            }
+            self.i += n + 1;
+            Some(&rest[..n])
+        }
+
+        /// Every word was read (and the text did not end in a space).
+        fn at_end(&self) -> bool {
+            self.i == self.b.len() + 1
+        }
+    }
+
+    fn kind(w: &[u8]) -> Option<UnitKind> {
+        match w {
+            b"A" => Some(UnitKind::Army),
+            b"F" => Some(UnitKind::Fleet),
+            _ => None,
+        }
+    }
+
+    /// `PAR`, `STP/NC`: a province of three letters (or a three-letter alias), and a coast.
+    fn location(map: &Map, w: &[u8]) -> Option<Dest> {
+        let (p, c) = match *w {
+            [a, b, c] => ([a, b, c], None),
+            [a, b, c, b'/', d, e] => ([a, b, c], Some([d, e])),
+            _ => return None,
+        };
+        let prov = map.province_code(p)?;
+        let coast = match c.as_ref().map(|c| &c[..]) {
+            None => None,
+            // A coast the province does not have is ignored (4.B.6), as in the general parser.
+            Some(b"NC") => map.coast_of(prov, "NC"),
+            Some(b"SC") => map.coast_of(prov, "SC"),
+            Some(b"EC") => map.coast_of(prov, "EC"),
+            Some(_) => return None,
+        };
+        Some(Dest { prov, coast })
+    }
+
+    fn unit_of(map: &Map, k: &[u8], w: &[u8]) -> Option<UnitRef> {
+        let kind = kind(k)?;
+        let d = location(map, w)?;
+        Some(UnitRef {
+            kind: Some(kind),
+            prov: d.prov,
+            coast: d.coast,
+        })
+    }
+
+    /// `A PAR`, `F STP/SC`.
+    pub(crate) fn unit(map: &Map, text: &str) -> Option<UnitRef> {
+        let mut ws = Words::new(text);
+        let u = unit_of(map, ws.next()?, ws.next()?)?;
+        ws.at_end().then_some(u)
+    }
+
+    pub(crate) fn order(map: &Map, text: &str) -> Option<Order> {
+        let mut ws = Words::new(text);
+        let first = ws.next()?;
+        if first == b"WAIVE" {
+            return ws.at_end().then_some(Order::Waive);
+        }
+        let unit = unit_of(map, first, ws.next()?)?;
+        let o = match ws.next()? {
+            b"H" => Order::Hold(unit),
+            b"-" => {
+                let dest = location(map, ws.next()?)?;
+                let via = !ws.at_end();
+                if via && ws.next()? != b"VIA" {
+                    return None;
+                }
+                Order::Move { unit, dest, via }
+            }
+            b"S" => {
+                let target = unit_of(map, ws.next()?, ws.next()?)?;
+                if ws.at_end() {
+                    Order::SupportHold { unit, target }
+                } else {
+                    if ws.next()? != b"-" {
+                        return None;
+                    }
+                    let dest = location(map, ws.next()?)?;
+                    Order::SupportMove { unit, target, dest }
+                }
+            }
+            b"C" => {
+                let army = unit_of(map, ws.next()?, ws.next()?)?;
+                if ws.next()? != b"-" {
+                    return None;
+                }
+                let dest = location(map, ws.next()?)?;
+                Order::Convoy {
+                    unit,
+                    army,
+                    dest: dest.prov,
+                }
+            }
+            b"R" => Order::Retreat {
+                unit,
+                dest: location(map, ws.next()?)?,
+            },
+            b"D" => Order::Disband(unit),
+            b"B" => Order::Build(unit),
+            _ => return None,
+        };
+        ws.at_end().then_some(o)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Words an order may be made of, canonical or not, valid or not.
+    const WORDS: &[&str] = &[
+        "A",
+        "F",
+        "H",
+        "-",
+        "S",
+        "C",
+        "R",
+        "D",
+        "B",
+        "VIA",
+        "WAIVE",
+        "CONVOY",
+        "BY",
+        "HOLD",
+        "ARMY",
+        "->",
+        "NC",
+        "SC",
+        "(",
+        ")",
+        "/",
+        "a",
+        "f",
+        "h",
+        "via",
+        "XYZ",
+        "par",
+        "Spa/nc",
+        "SPA/XX",
+        "SPA/",
+        "SP",
+        "PARIS",
+        "NORTH SEA",
+        "SPA(NC)",
+        "SPA/NCS",
+        "1.2",
+        "",
+        " ",
+    ];
+
+    /// Locations, with and without coasts (some the province does not have).
+    const LOCS: &[&str] = &[
+        "PAR", "BUR", "MAR", "SPA", "SPA/NC", "SPA/SC", "SPA/EC", "STP/NC", "STP/SC", "BUL/EC",
+        "BUL/SC", "BUL/NC", "STP/EC", "PAR/NC", "NTH", "LON", "NWY", "MAO", "ENG", "BOT", "GOL",
+        "LYO", "ECH", "NAT", "TYR", "CON", "SEV", "ARM", "WAL",
+    ];
+
+    /// An order in canonical form from the grammar, then (sometimes) one word replaced by any
+    /// word, or a separator changed.
+    fn text() -> impl Strategy<Value = String> {
+        let unit = (
+            prop::sample::select(vec!["A", "F"]),
+            prop::sample::select(LOCS),
+        )
+            .prop_map(|(k, l)| format!("{k} {l}"));
+        let loc = || prop::sample::select(LOCS).prop_map(str::to_string);
+        let order = prop_oneof![
+            unit.clone().prop_map(|u| format!("{u} H")),
+            (unit.clone(), loc()).prop_map(|(u, l)| format!("{u} - {l}")),
+            (unit.clone(), loc()).prop_map(|(u, l)| format!("{u} - {l} VIA")),
+            (unit.clone(), unit.clone()).prop_map(|(u, t)| format!("{u} S {t}")),
+            (unit.clone(), unit.clone(), loc()).prop_map(|(u, t, l)| format!("{u} S {t} - {l}")),
+            (unit.clone(), unit.clone(), loc()).prop_map(|(u, t, l)| format!("{u} C {t} - {l}")),
+            (unit.clone(), loc()).prop_map(|(u, l)| format!("{u} R {l}")),
+            unit.clone().prop_map(|u| format!("{u} D")),
+            unit.clone().prop_map(|u| format!("{u} B")),
+            unit.clone(),
+            Just("WAIVE".to_string()),
+        ];
+        (
+            order,
+            prop::option::of((any::<prop::sample::Index>(), prop::sample::select(WORDS))),
+            prop::sample::select(vec![" ", " ", " ", " ", "  ", "\t"]),
+            prop::sample::select(vec!["", "", "", " ", "\n"]),
+        )
+            .prop_map(|(o, change, sep, pad)| {
+                let mut ws: Vec<String> = o.split(' ').map(str::to_string).collect();
+                if let Some((i, w)) = change {
+                    let i = i.index(ws.len() + 1);
+                    if i == ws.len() {
+                        ws.push(w.to_string());
+                    } else {
+                        ws[i] = w.to_string();
+                    }
+                }
+                format!("{pad}{}", ws.join(sep))
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+        #[test]
+        fn canonical_orders_parse_as_the_general_parser_does(t in text()) {
+            let map = crate::map::standard();
+            if let Some(o) = canonical::order(map, &t) {
+                prop_assert_eq!(parse_general(map, &t), Ok(o), "{:?}", t);
+            }
+            prop_assert_eq!(parse_order(map, &t), parse_general(map, &t), "{:?}", t);
+            if let Some(u) = canonical::unit(map, &t) {
+                prop_assert_eq!(parse_unit_general(map, &t), Ok(u), "{:?}", t);
+            }
+        }
+    }
+
+    /// The fast path takes every order the built-in bots write, in every phase type.
+    #[test]
+    fn the_fast_path_takes_the_orders_bots_write() {
+        use crate::bots::{format_order, random_orders};
+        use crate::types::Power;
+        let map = crate::map::standard();
+        let mut resolver = crate::movement::Resolver::new();
+        let mut rng = kakehiki_core::seeded_rng(7, "canonical");
+        let mut board = crate::board::Board::standard_start();
+        let mut seen = 0;
+        while board.phase.year <= 1910 {
+            let mut orders = Vec::new();
+            for p in Power::ALL {
+                for o in random_orders(map, &board, p, &mut rng) {
+                    let t = format_order(map, &o);
+                    assert_eq!(canonical::order(map, &t), Some(o), "{t}");
+                    seen += 1;
+                    orders.push((p, o));
+                }
+            }
+            crate::adjudicate::adjudicate(&mut resolver, map, &mut board, &orders);
+        }
+        assert!(seen > 500, "{seen}");
+    }
 }
