@@ -24,8 +24,8 @@ pub enum DiplomacyCommand {
 
 #[derive(Args, Debug)]
 pub struct AdjudicateArgs {
-    /// Adjudicating threads (default: the available cores, at most 8). With more than one, a
-    /// reader thread hands blocks of lines to the workers and the output stays in input order.
+    /// Adjudicating threads (default: the available cores, at most 8). With more than one, the
+    /// threads take blocks of input lines in turn and the output stays in input order.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
 }
@@ -39,7 +39,7 @@ pub fn run(args: DiplomacyArgs) -> anyhow::Result<u8> {
                     .map(|n| n.get().min(8))
                     .unwrap_or(1),
             };
-            let stdout = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+            let stdout = BufWriter::with_capacity(1 << 16, io::stdout());
             kakehiki_diplomacy::service::serve_with(io::stdin(), stdout, threads)
                 .context("adjudication service i/o")?;
             Ok(exit::OK)

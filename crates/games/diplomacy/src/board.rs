@@ -123,7 +123,25 @@ impl Board {
 
     /// Whether an adjustment phase now would have anything to do for any power.
     pub fn adjustment_needed(&self) -> bool {
-        Power::ALL.iter().any(|&p| self.must_or_may_adjust(p))
+        // [`Board::must_or_may_adjust`] for every power, in one pass over the board.
+        let mut centres = [0i32; 7];
+        let mut units = [0i32; 7];
+        let mut owned = [0u128; 7];
+        let mut empty = 0u128;
+        for p in 0..NUM_PROVINCES {
+            if let Some(o) = self.owner[p] {
+                centres[o.index()] += 1;
+                owned[o.index()] |= bit(p as Prov);
+            }
+            match self.units[p] {
+                Some(u) => units[u.power.index()] += 1,
+                None => empty |= bit(p as Prov),
+            }
+        }
+        (0..7).any(|i| {
+            let n = centres[i] - units[i];
+            n < 0 || (n > 0 && self.homes[i] & owned[i] & empty != 0)
+        })
     }
 
     /// The phase that follows `phase` in this position (the position after adjudicating

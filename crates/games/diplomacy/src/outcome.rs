@@ -136,38 +136,63 @@ pub enum VoidReason {
 impl VoidReason {
     /// Readable, lowercase description.
     pub fn message(&self, map: &Map) -> String {
+        let mut s = String::new();
+        self.write_message(map, &mut s);
+        s
+    }
+
+    /// [`VoidReason::message`], appended to `out`.
+    pub fn write_message(&self, map: &Map, out: &mut String) {
+        use std::fmt::Write as _;
         use VoidReason::*;
-        match self {
-            Parse(e) => e.to_string(),
-            NoUnit(p) => format!("no unit in {}", map.prov_name(*p)),
-            ForeignUnit(pw) => format!("the unit belongs to {pw}"),
-            Duplicate => "unit already has an order; the first legal order is kept".into(),
-            WrongPhase => "order of the wrong kind for this phase".into(),
-            MoveToOwnProvince => "a unit cannot move to its own province".into(),
-            ArmyToSea => "an army cannot move to sea".into(),
-            FleetInland => "a fleet cannot move inland".into(),
-            FleetViaConvoy => "only armies can be convoyed".into(),
-            NotAdjacent => "destination not adjacent and no convoy route".into(),
-            NoConvoyRoute => "no convoy route".into(),
-            CoastMissing => "coast must be specified".into(),
-            CoastUnreachable => "the fleet cannot reach that coast".into(),
-            SupportsItself => "a unit cannot support itself".into(),
-            SupportIntoOwnProvince => "a unit cannot support a move into its own province".into(),
-            CannotReach(p) => format!("the supporter cannot move to {}", map.prov_name(*p)),
-            SupportedMoveImpossible => "the supported move is impossible".into(),
-            ConvoyNotAtSea => "only a fleet at sea can convoy".into(),
-            ConvoyNotArmy => "only armies can be convoyed".into(),
-            ConvoyBadDestination => "convoy destination must be another coastal province".into(),
-            ConvoyNotNeeded => "the fleet is on no convoy route without shortcuts".into(),
-            Unmatched(p) => format!("{UNMATCHED_PREFIX} {}", map.prov_name(*p)),
-            NotDislodged => "the unit is not dislodged".into(),
-            NotARetreatOption => "not a retreat option of the unit".into(),
-            NoBuildsAllowed => "no builds allowed".into(),
-            NoRemovalsOwed => "no removals owed".into(),
-            NotABuildSite => "not an owned, empty home centre".into(),
-            BuildKindMissing => "unit type missing".into(),
-            BadBuildKind => "that unit cannot be built there".into(),
-        }
+        let text: &str = match self {
+            Parse(e) => {
+                let _ = write!(out, "{e}");
+                return;
+            }
+            NoUnit(p) => {
+                out.push_str("no unit in ");
+                map.prov_name(*p)
+            }
+            ForeignUnit(pw) => {
+                out.push_str("the unit belongs to ");
+                pw.name()
+            }
+            Duplicate => "unit already has an order; the first legal order is kept",
+            WrongPhase => "order of the wrong kind for this phase",
+            MoveToOwnProvince => "a unit cannot move to its own province",
+            ArmyToSea => "an army cannot move to sea",
+            FleetInland => "a fleet cannot move inland",
+            FleetViaConvoy => "only armies can be convoyed",
+            NotAdjacent => "destination not adjacent and no convoy route",
+            NoConvoyRoute => "no convoy route",
+            CoastMissing => "coast must be specified",
+            CoastUnreachable => "the fleet cannot reach that coast",
+            SupportsItself => "a unit cannot support itself",
+            SupportIntoOwnProvince => "a unit cannot support a move into its own province",
+            CannotReach(p) => {
+                out.push_str("the supporter cannot move to ");
+                map.prov_name(*p)
+            }
+            SupportedMoveImpossible => "the supported move is impossible",
+            ConvoyNotAtSea => "only a fleet at sea can convoy",
+            ConvoyNotArmy => "only armies can be convoyed",
+            ConvoyBadDestination => "convoy destination must be another coastal province",
+            ConvoyNotNeeded => "the fleet is on no convoy route without shortcuts",
+            Unmatched(p) => {
+                out.push_str(UNMATCHED_PREFIX);
+                out.push(' ');
+                map.prov_name(*p)
+            }
+            NotDislodged => "the unit is not dislodged",
+            NotARetreatOption => "not a retreat option of the unit",
+            NoBuildsAllowed => "no builds allowed",
+            NoRemovalsOwed => "no removals owed",
+            NotABuildSite => "not an owned, empty home centre",
+            BuildKindMissing => "unit type missing",
+            BadBuildKind => "that unit cannot be built there",
+        };
+        out.push_str(text);
     }
 }
 

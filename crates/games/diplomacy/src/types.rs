@@ -27,9 +27,11 @@ impl Power {
 
     /// Power by wire name, case-insensitive.
     pub fn from_name(s: &str) -> Option<Power> {
+        // The exact wire name first (the usual case), then any case.
         POWER_NAMES
             .iter()
-            .position(|n| n.eq_ignore_ascii_case(s))
+            .position(|n| *n == s)
+            .or_else(|| POWER_NAMES.iter().position(|n| n.eq_ignore_ascii_case(s)))
             .map(|i| Power(i as u8))
     }
 

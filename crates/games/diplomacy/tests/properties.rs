@@ -18,6 +18,13 @@ fn check_phase(board: &Board, orders: &[(Power, Order)], shuffle_seed: u64) {
     let mut r = Resolver::new();
     let mut after = board.clone();
     let out = adjudicate(&mut r, map, &mut after, orders);
+    // The one-pass adjustment check agrees with the per-power rule.
+    assert_eq!(
+        after.adjustment_needed(),
+        Power::ALL.iter().any(|&p| after.must_or_may_adjust(p)),
+        "adjustment_needed in {}",
+        after.phase
+    );
     // The random bot's orders are legal: the only void ones are unmatched supports and convoys.
     for e in &out.errors {
         assert!(

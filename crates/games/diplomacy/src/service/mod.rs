@@ -6,6 +6,7 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::{self, Read, Write};
+use std::sync::{Condvar, Mutex, OnceLock};
 
 use serde::de::{self, MapAccess, Visitor};
 use serde::Deserialize;
@@ -18,6 +19,8 @@ use crate::movement::Resolver;
 use crate::order::{parse_location, parse_order, parse_unit, Order};
 use crate::outcome::VoidReason;
 use crate::types::{Phase, PhaseKind, Power, Unit, UnitKind};
+
+mod fast;
 
 /// A JSON object's entries in input order.
 struct Entries<'a>(Vec<(String, &'a RawValue)>);
@@ -126,23 +129,25 @@ fn push_str(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// `s` as the inside of a JSON string: `"`, `\\` and control characters escaped.
 fn push_escaped(out: &mut String, s: &str) {
+    let b = s.as_bytes();
     let mut start = 0;
-    for (i, b) in s.bytes().enumerate() {
-        let esc: &str = match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0..=0x1f => "",
-            _ => continue,
-        };
+    while let Some(off) = b[start..]
+        .iter()
+        .position(|&c| c < 0x20 || c == b'"' || c == b'\\')
+    {
+        let i = start + off;
         out.push_str(&s[start..i]);
-        if esc.is_empty() {
-            let _ = write!(out, "\\u{:04x}", b);
-        } else {
-            out.push_str(esc);
+        match b[i] {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            c => {
+                let _ = write!(out, "\\u{:04x}", c);
+            }
         }
         start = i + 1;
     }
@@ -153,6 +158,14 @@ fn push_escaped(out: &mut String, s: &str) {
 pub struct Service {
     map: &'static Map,
     resolver: Resolver,
+    /// `"A PAR"`, `"F STP/SC"` (quotes included) by unit kind and location.
+    unit_json: &'static [Vec<String>; 2],
+    /// Scratch: units being sorted for output.
+    units: Vec<Unit>,
+    /// Scratch: sort keys.
+    sorted: Vec<u64>,
+    /// Scratch: one error message before it is escaped into the output.
+    msg: String,
 }
 
 impl Default for Service {
@@ -168,7 +181,28 @@ pub struct Request<'a> {
     /// Orders that parsed, in input order.
     pub orders: Vec<(Power, Order)>,
     /// Every order as given: (power, text, index into `orders` or the parse error).
-    pub given: Vec<(Power, Cow<'a, str>, Result<usize, VoidReason>)>,
+    pub given: Vec<(Power, JsonText<'a>, Result<usize, VoidReason>)>,
+}
+
+/// The text of a JSON string of the input line.
+#[derive(Debug, Clone)]
+pub struct JsonText<'a>(Cow<'a, str>);
+
+impl JsonText<'_> {
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Append the text as the inside of a JSON string.
+    fn push_json(&self, out: &mut String) {
+        match &self.0 {
+            // Borrowed from the line: the literal had no escape, so it holds no quote, backslash
+            // or control character (JSON allows none unescaped) and is valid inside one as is.
+            Cow::Borrowed(t) => out.push_str(t),
+            Cow::Owned(t) => push_escaped(out, t),
+        }
+    }
 }
 
 /// A JSON string, borrowed from the line when it has no escapes.
@@ -218,6 +252,9 @@ impl<'de, K: Deserialize<'de>, T: Deserialize<'de>> Deserialize<'de> for Ordered
 
 type Lists<'a> = Ordered<S<'a>, Vec<S<'a>>>;
 
+/// `dislodged`: power → unit → retreat options.
+type DislodgedInput<'a> = Ordered<S<'a>, Ordered<S<'a>, Vec<S<'a>>>>;
+
 /// The whole line, typed, in one pass (the fast path; shape errors are diagnosed separately).
 #[derive(Deserialize)]
 struct Parsed<'a> {
@@ -226,7 +263,7 @@ struct Parsed<'a> {
     #[serde(borrow)]
     units: Option<Lists<'a>>,
     #[serde(borrow)]
-    dislodged: Option<Ordered<S<'a>, Ordered<S<'a>, Vec<S<'a>>>>>,
+    dislodged: Option<DislodgedInput<'a>>,
     #[serde(borrow)]
     centers: Option<Lists<'a>>,
     #[serde(borrow)]
@@ -277,14 +314,38 @@ fn diagnose(line: &str) -> LineError {
 impl Service {
     /// A service on the standard map.
     pub fn new() -> Self {
+        static UNIT_JSON: OnceLock<[Vec<String>; 2]> = OnceLock::new();
+        let map = crate::map::standard();
+        let unit_json = UNIT_JSON.get_or_init(|| {
+            let names = |letter: char| -> Vec<String> {
+                (0..map.num_locations())
+                    .map(|l| format!("\"{letter} {}\"", map.loc_name(l as Loc)))
+                    .collect()
+            };
+            [names('A'), names('F')]
+        });
         Service {
-            map: crate::map::standard(),
+            map,
             resolver: Resolver::new(),
+            unit_json,
+            units: Vec::with_capacity(40),
+            sorted: Vec::with_capacity(40),
+            msg: String::with_capacity(128),
         }
     }
 
     /// Parse and validate one input line.
     pub fn request<'a>(&self, line: &'a str) -> Result<Request<'a>, LineError> {
+        match fast::request(self, line) {
+            Some(r) => Ok(r),
+            None => self.request_checked(line),
+        }
+    }
+
+    /// [`Service::request`] by the reference path: the line as serde's derive reads it, then
+    /// checked field by field in a fixed order, so that a line with several faults is always
+    /// told the same one.
+    fn request_checked<'a>(&self, line: &'a str) -> Result<Request<'a>, LineError> {
         let parsed: Parsed<'a> = match serde_json::from_str(line) {
             Ok(p) => p,
             Err(_) => return Err(diagnose(line)),
@@ -314,28 +375,7 @@ impl Service {
             }
         }
         if let Some(dis) = input.dislodged {
-            for (pw, list) in dis.0 {
-                let pw = power(&pw.0)?;
-                for (text, opts) in list.0 {
-                    if phase.kind != PhaseKind::Retreat {
-                        return err("dislodged units outside a retreat phase");
-                    }
-                    let u = board_unit(map, pw, &text.0)?;
-                    let p = map.prov_of(u.loc) as usize;
-                    if board.dislodged[p].is_some() {
-                        return err(format!(
-                            "two dislodged units in {}",
-                            map.prov_name(p as Prov)
-                        ));
-                    }
-                    let mut options = 0u128;
-                    for o in opts {
-                        let l = self.option(&board, &u, &o.0)?;
-                        options |= bit(l);
-                    }
-                    board.dislodged[p] = Some(Dislodged { unit: u, options });
-                }
-            }
+            self.place_dislodged(&mut board, dis)?;
         }
         match input.centers {
             None => board.set_start_centers(map),
@@ -370,10 +410,10 @@ impl Service {
                 for text in list {
                     match parse_order(map, &text.0) {
                         Ok(o) => {
-                            given.push((pw, text.0, Ok(orders.len())));
+                            given.push((pw, JsonText(text.0), Ok(orders.len())));
                             orders.push((pw, o));
                         }
-                        Err(e) => given.push((pw, text.0, Err(VoidReason::Parse(e)))),
+                        Err(e) => given.push((pw, JsonText(text.0), Err(VoidReason::Parse(e)))),
                     }
                 }
             }
@@ -383,6 +423,37 @@ impl Service {
             orders,
             given,
         })
+    }
+
+    /// Place the dislodged units of a retreat phase, with their options, on `board` (whose
+    /// units are all placed).
+    fn place_dislodged(&self, board: &mut Board, dis: DislodgedInput<'_>) -> Result<(), LineError> {
+        let map = self.map;
+        let phase = board.phase;
+        for (pw, list) in dis.0 {
+            let pw = power(&pw.0)?;
+            for (text, opts) in list.0 {
+                if phase.kind != PhaseKind::Retreat {
+                    return err("dislodged units outside a retreat phase");
+                }
+                let u = board_unit(map, pw, &text.0)?;
+                let p = map.prov_of(u.loc) as usize;
+                if board.dislodged[p].is_some() {
+                    return err(format!(
+                        "two dislodged units in {}",
+                        map.prov_name(p as Prov)
+                    ));
+                }
+                let mut options = 0u128;
+                for o in opts {
+                    let l = self.option(board, &u, &o.0)?;
+                    options |= bit(l);
+                }
+                board.dislodged[p] = Some(Dislodged { unit: u, options });
+            }
+        }
+
+        Ok(())
     }
 
     fn center(&self, text: &str) -> Result<Prov, LineError> {
@@ -477,23 +548,35 @@ impl Service {
             given,
         } = req;
         let phase = board.phase;
-        let out = adjudicate(&mut self.resolver, map, &mut board, &orders);
-        let key = |u: &Unit| (u.kind == UnitKind::Fleet, map.loc_rank(u.loc));
-        let unit = |s: &mut String, u: &Unit| {
-            s.push('"');
-            s.push(u.kind.letter());
-            s.push(' ');
-            s.push_str(map.loc_name(u.loc));
-            s.push('"');
+        let mut out = adjudicate(&mut self.resolver, map, &mut board, &orders);
+        // Lists of units are sorted armies first, then by location name. The power comes last
+        // (never needed, since a location holds one unit) to make every key distinct.
+        let key = |u: &Unit| -> u64 {
+            u64::from(u.kind == UnitKind::Fleet) << 16
+                | u64::from(map.loc_rank(u.loc)) << 8
+                | u.power.index() as u64
         };
-        let _ = write!(
-            s,
-            "{{\"phase\":\"{phase}\",\"next_phase\":\"{}\",\"results\":{{",
-            board.phase
+        let unit_json = &self.unit_json;
+        let unit = |s: &mut String, u: &Unit| {
+            s.push_str(&unit_json[(u.kind == UnitKind::Fleet) as usize][u.loc as usize]);
+        };
+        s.push_str("{\"phase\":\"");
+        push_phase(s, phase);
+        s.push_str("\",\"next_phase\":\"");
+        push_phase(s, board.phase);
+        s.push_str("\",\"results\":{");
+        // Sorted as keys with the entry's index in the low half: integers sort fast.
+        let sorted = &mut self.sorted;
+        sorted.clear();
+        sorted.extend(
+            out.results
+                .iter()
+                .enumerate()
+                .map(|(i, (u, _))| key(u) << 32 | i as u64),
         );
-        let mut results = out.results.clone();
-        results.sort_by_key(|(u, _)| key(u));
-        for (i, (u, r)) in results.iter().enumerate() {
+        sorted.sort_unstable();
+        for (i, k) in sorted.iter().enumerate() {
+            let (u, r) = &out.results[(k & 0xffff_ffff) as usize];
             if i > 0 {
                 s.push(',');
             }
@@ -503,107 +586,124 @@ impl Service {
             s.push('"');
         }
         s.push_str("},\"units\":{");
-        let mut first = true;
-        let mut us: Vec<Unit> = Vec::with_capacity(20);
-        for pw in Power::ALL {
-            us.clear();
-            us.extend(board.units_of(pw));
-            if us.is_empty() {
-                continue;
-            }
-            us.sort_by_key(key);
-            if !first {
+        // All units, by power in seat order, then as above.
+        let us = &mut self.units;
+        us.clear();
+        us.extend(board.units.iter().flatten().copied());
+        sorted.clear();
+        sorted.extend(
+            us.iter()
+                .enumerate()
+                .map(|(i, u)| ((u.power.index() as u64) << 17 | key(u)) << 32 | i as u64),
+        );
+        sorted.sort_unstable();
+        let mut last: Option<Power> = None;
+        for k in sorted.iter() {
+            let u = &us[(k & 0xffff_ffff) as usize];
+            if last != Some(u.power) {
+                if last.is_some() {
+                    s.push_str("],");
+                }
+                s.push('"');
+                s.push_str(u.power.name());
+                s.push_str("\":[");
+                last = Some(u.power);
+            } else {
                 s.push(',');
             }
-            first = false;
-            let _ = write!(s, "\"{}\":[", pw.name());
-            for (i, u) in us.iter().enumerate() {
-                if i > 0 {
-                    s.push(',');
-                }
-                unit(s, u);
-            }
+            unit(s, u);
+        }
+        if last.is_some() {
             s.push(']');
         }
         s.push_str("},\"dislodged\":{");
-        let mut first = true;
-        for pw in Power::ALL {
-            let mut ds: Vec<&Dislodged> = board
-                .dislodged
-                .iter()
-                .flatten()
-                .filter(|d| d.unit.power == pw)
-                .collect();
-            if ds.is_empty() {
-                continue;
-            }
-            ds.sort_by_key(|d| key(&d.unit));
-            if !first {
-                s.push(',');
-            }
-            first = false;
-            let _ = write!(s, "\"{}\":{{", pw.name());
-            for (i, d) in ds.iter().enumerate() {
-                if i > 0 {
+        if board.has_dislodged() {
+            let mut first = true;
+            for pw in Power::ALL {
+                let mut ds: Vec<&Dislodged> = board
+                    .dislodged
+                    .iter()
+                    .flatten()
+                    .filter(|d| d.unit.power == pw)
+                    .collect();
+                if ds.is_empty() {
+                    continue;
+                }
+                ds.sort_by_key(|d| key(&d.unit));
+                if !first {
                     s.push(',');
                 }
-                unit(s, &d.unit);
-                s.push_str(":[");
-                let mut opts: Vec<Loc> = crate::map::bits(d.options).collect();
-                opts.sort_by_key(|&l| map.loc_rank(l));
-                for (j, &o) in opts.iter().enumerate() {
-                    if j > 0 {
+                first = false;
+                s.push('"');
+                s.push_str(pw.name());
+                s.push_str("\":{");
+                for (i, d) in ds.iter().enumerate() {
+                    if i > 0 {
                         s.push(',');
                     }
-                    s.push('"');
-                    s.push_str(map.loc_name(o));
-                    s.push('"');
+                    unit(s, &d.unit);
+                    s.push_str(":[");
+                    let mut opts: Vec<Loc> = crate::map::bits(d.options).collect();
+                    opts.sort_by_key(|&l| map.loc_rank(l));
+                    for (j, &o) in opts.iter().enumerate() {
+                        if j > 0 {
+                            s.push(',');
+                        }
+                        s.push('"');
+                        s.push_str(map.loc_name(o));
+                        s.push('"');
+                    }
+                    s.push(']');
                 }
-                s.push(']');
+                s.push('}');
             }
-            s.push('}');
         }
         s.push_str("},\"destroyed\":[");
-        let mut destroyed = out.destroyed.clone();
-        destroyed.sort_by_key(key);
-        for (i, u) in destroyed.iter().enumerate() {
+        out.destroyed.sort_unstable_by_key(key);
+        for (i, u) in out.destroyed.iter().enumerate() {
             if i > 0 {
                 s.push(',');
             }
             unit(s, u);
         }
         s.push_str("],\"centers\":{");
+        // Each power's centres in province order.
+        let mut owned = [0u128; 7];
+        for (p, o) in board.owner.iter().enumerate() {
+            if let Some(pw) = o {
+                owned[pw.index()] |= bit(p as Prov);
+            }
+        }
         let mut first = true;
         for pw in Power::ALL {
-            let mut any = false;
-            for p in 0..NUM_PROVINCES {
-                if board.owner[p] != Some(pw) {
-                    continue;
-                }
-                if !any {
-                    if !first {
-                        s.push(',');
-                    }
-                    first = false;
-                    let _ = write!(s, "\"{}\":[", pw.name());
-                    any = true;
-                } else {
+            let cs = owned[pw.index()];
+            if cs == 0 {
+                continue;
+            }
+            if !first {
+                s.push(',');
+            }
+            first = false;
+            s.push('"');
+            s.push_str(pw.name());
+            s.push_str("\":[");
+            for (i, p) in crate::map::bits(cs).enumerate() {
+                if i > 0 {
                     s.push(',');
                 }
                 s.push('"');
-                s.push_str(map.prov_name(p as Prov));
+                s.push_str(map.prov_name(p));
                 s.push('"');
             }
-            if any {
-                s.push(']');
-            }
+            s.push(']');
         }
         s.push_str("},\"errors\":[");
         // Errors in input order: parse failures where they stood, adjudication errors by index.
+        let msg = &mut self.msg;
         let mut adj_errors = out.errors.iter().peekable();
         let mut n = 0;
         for (pw, text, r) in &given {
-            let mut emit = |s: &mut String, reason: String| {
+            let mut emit = |s: &mut String, reason: &VoidReason| {
                 if n > 0 {
                     s.push(',');
                 }
@@ -611,17 +711,26 @@ impl Service {
                 s.push('"');
                 s.push_str(pw.name());
                 s.push_str(": ");
-                push_escaped(s, text);
+                text.push_json(s);
                 s.push_str(": ");
-                push_escaped(s, &reason);
+                match reason {
+                    // The parser's messages quote what they found.
+                    VoidReason::Parse(_) => {
+                        msg.clear();
+                        reason.write_message(map, msg);
+                        push_escaped(s, msg);
+                    }
+                    // The others are plain text and the map's names.
+                    _ => reason.write_message(map, s),
+                }
                 s.push('"');
             };
             match r {
-                Err(reason) => emit(s, reason.message(map)),
+                Err(reason) => emit(s, reason),
                 Ok(idx) => {
                     while let Some(e) = adj_errors.peek() {
                         if e.index == *idx {
-                            emit(s, e.reason.message(map));
+                            emit(s, &e.reason);
                             adj_errors.next();
                         } else if e.index < *idx {
                             adj_errors.next();
@@ -633,6 +742,30 @@ impl Service {
             }
         }
         s.push_str("]}");
+    }
+}
+
+/// A phase's name (`S1901M`).
+fn push_phase(s: &mut String, p: Phase) {
+    if (0..=9999).contains(&p.year) {
+        let season = match p.season {
+            crate::types::Season::Spring => 'S',
+            crate::types::Season::Fall => 'F',
+            crate::types::Season::Winter => 'W',
+        };
+        let kind = match p.kind {
+            PhaseKind::Movement => 'M',
+            PhaseKind::Retreat => 'R',
+            PhaseKind::Adjustment => 'A',
+        };
+        let y = p.year as u32;
+        s.push(season);
+        for d in [y / 1000, y / 100 % 10, y / 10 % 10, y % 10] {
+            s.push(char::from(b'0' + d as u8));
+        }
+        s.push(kind);
+    } else {
+        let _ = write!(s, "{p}");
     }
 }
 
@@ -657,12 +790,22 @@ pub fn serve<R: Read, W: Write>(input: R, mut output: W) -> io::Result<()> {
 }
 
 /// Bytes read from the input at a time; complete lines of one read form one block of work.
-const READ_SIZE: usize = 64 << 10;
+const READ_SIZE: usize = 32 << 10;
 
 /// The lines of `block` (complete lines, the last one possibly without LF) as output lines.
 fn block_output(svc: &mut Service, block: &[u8], out: &mut String) {
-    for line in block.split(|&b| b == b'\n') {
-        svc.bytes_into(line, out);
+    let mut rest = block;
+    loop {
+        match memchr::memchr(b'\n', rest) {
+            Some(i) => {
+                svc.bytes_into(&rest[..i], out);
+                rest = &rest[i + 1..];
+            }
+            None => {
+                svc.bytes_into(rest, out);
+                return;
+            }
+        }
     }
 }
 
@@ -702,93 +845,185 @@ fn read_blocks<R: Read>(
     }
 }
 
-/// Run the service with `threads` adjudicating threads (1: all on the calling thread). With
-/// more, one thread reads blocks of lines, the workers adjudicate whole blocks, and the calling
-/// thread writes their output strictly in input order; the output is the same byte for byte.
-pub fn serve_with<R: Read + Send, W: Write>(
+/// Run the service with `threads` adjudicating threads (1: all on the calling thread). Each
+/// thread in turn takes the next block of input lines (those of one read), adjudicates it, and
+/// writes and flushes its answers when every earlier block has been written; the output is the
+/// same byte for byte as with one thread.
+pub fn serve_with<R: Read + Send, W: Write + Send>(
     input: R,
-    mut output: W,
+    output: W,
     threads: usize,
 ) -> io::Result<()> {
     if threads <= 1 {
         return serve(input, output);
     }
-    use std::collections::BTreeMap;
-    use std::sync::mpsc;
-    use std::sync::{Arc, Mutex};
-    // Block number and its lines; `None` lines: a flush point after the previous block.
-    type Job = (u64, Option<Vec<u8>>);
-    let (job_tx, job_rx) = mpsc::sync_channel::<Job>(threads * 4);
-    // Shared by the workers only: when they all stop, the reader's sends fail and it stops too.
-    let job_rx = Arc::new(Mutex::new(job_rx));
-    let (res_tx, res_rx) = mpsc::channel::<(u64, Option<String>)>();
-    std::thread::scope(|scope| {
-        let reader = scope.spawn(move || {
-            let mut next = 0u64;
-            read_blocks(input, |block| {
-                job_tx
-                    .send((next, block))
-                    .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "workers stopped"))?;
-                next += 1;
-                Ok(())
-            })
-        });
-        for _ in 0..threads {
-            let res_tx = res_tx.clone();
-            let job_rx = Arc::clone(&job_rx);
-            scope.spawn(move || {
-                let mut svc = Service::new();
-                loop {
-                    let job = match job_rx.lock() {
-                        Ok(rx) => rx.recv(),
-                        Err(_) => return,
-                    };
-                    let Ok((i, block)) = job else { return };
-                    let out = block.map(|b| {
-                        let mut out = String::with_capacity(b.len() + b.len() / 2);
-                        block_output(&mut svc, &b, &mut out);
-                        out
-                    });
-                    if res_tx.send((i, out)).is_err() {
-                        return;
-                    }
-                }
-            });
+    let shared = Shared {
+        input: Mutex::new(Blocks {
+            reader: input,
+            pending: Vec::new(),
+            buf: vec![0u8; READ_SIZE],
+            next: 0,
+            done: false,
+        }),
+        output: Mutex::new(Turn {
+            writer: output,
+            next: 0,
+            error: None,
+            abandoned: false,
+        }),
+        turn: Condvar::new(),
+    };
+    let results: Vec<io::Result<()>> = std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..threads)
+            .map(|_| scope.spawn(|| shared.work()))
+            .collect();
+        let mut results = vec![shared.work()];
+        for h in helpers {
+            results.push(
+                h.join()
+                    .unwrap_or_else(|_| Err(io::Error::other("an adjudicating thread panicked"))),
+            );
         }
-        drop(res_tx);
-        drop(job_rx);
-        // Write in block order; flush at the reader's flush points.
-        let mut waiting: BTreeMap<u64, Option<String>> = BTreeMap::new();
-        let mut next = 0u64;
-        let mut result: io::Result<()> = Ok(());
-        for (i, out) in res_rx.iter() {
-            waiting.insert(i, out);
-            while let Some(out) = waiting.remove(&next) {
-                next += 1;
-                if result.is_err() {
-                    continue;
+        results
+    });
+    let turn = shared
+        .output
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner());
+    match turn.error {
+        Some(e) => Err(e),
+        None => results.into_iter().collect(),
+    }
+}
+
+/// The input of [`serve_with`], read one block at a time under its lock.
+struct Blocks<R> {
+    reader: R,
+    /// The start of a line whose end has not been read yet.
+    pending: Vec<u8>,
+    buf: Vec<u8>,
+    /// Number of the next block.
+    next: u64,
+    /// End of input reached (or a read failed).
+    done: bool,
+}
+
+impl<R: Read> Blocks<R> {
+    /// The next block of complete lines (the last one possibly without LF) into `block`, and its
+    /// number; `None` at the end of input.
+    fn next_block(&mut self, block: &mut Vec<u8>) -> io::Result<Option<u64>> {
+        block.clear();
+        while !self.done {
+            let n = match self.reader.read(&mut self.buf) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.done = true;
+                    return Err(e);
                 }
-                result = match out {
-                    Some(s) => output.write_all(s.as_bytes()),
-                    None => output.flush(),
-                };
+            };
+            if n == 0 {
+                self.done = true;
+                if self.pending.is_empty() {
+                    return Ok(None);
+                }
+                std::mem::swap(block, &mut self.pending);
+                return Ok(Some(self.number()));
             }
-            if result.is_err() {
-                break;
+            let chunk = &self.buf[..n];
+            if let Some(last) = memchr::memrchr(b'\n', chunk) {
+                block.extend_from_slice(&self.pending);
+                block.extend_from_slice(&chunk[..last]);
+                self.pending.clear();
+                self.pending.extend_from_slice(&chunk[last + 1..]);
+                return Ok(Some(self.number()));
             }
+            self.pending.extend_from_slice(chunk);
         }
-        drop(res_rx);
-        let read = reader
-            .join()
-            .unwrap_or_else(|_| Err(io::Error::other("input reader panicked")));
-        result.and(read.or_else(|e| {
-            if e.kind() == io::ErrorKind::BrokenPipe {
-                Ok(())
-            } else {
-                Err(e)
+        Ok(None)
+    }
+
+    fn number(&mut self) -> u64 {
+        self.next += 1;
+        self.next - 1
+    }
+}
+
+/// The output of [`serve_with`]: blocks are written in number order.
+struct Turn<W> {
+    writer: W,
+    /// Number of the block to write next.
+    next: u64,
+    /// The first write error; later blocks are not written.
+    error: Option<io::Error>,
+    /// A thread stopped while holding a block (it panicked): the others stop waiting.
+    abandoned: bool,
+}
+
+struct Shared<R, W> {
+    input: Mutex<Blocks<R>>,
+    output: Mutex<Turn<W>>,
+    turn: Condvar,
+}
+
+/// Marks the output abandoned if a thread unwinds while it holds a block number.
+struct Holding<'a, W> {
+    output: &'a Mutex<Turn<W>>,
+    turn: &'a Condvar,
+    done: bool,
+}
+
+impl<W> Drop for Holding<'_, W> {
+    fn drop(&mut self) {
+        if !self.done {
+            let mut t = self.output.lock().unwrap_or_else(|p| p.into_inner());
+            t.abandoned = true;
+            self.turn.notify_all();
+        }
+    }
+}
+
+impl<R: Read, W: Write> Shared<R, W> {
+    /// One adjudicating thread: take a block, adjudicate it, wait for its turn, write it.
+    fn work(&self) -> io::Result<()> {
+        let mut svc: Option<Service> = None;
+        let mut block = Vec::new();
+        let mut out = String::new();
+        loop {
+            let number = {
+                let mut input = self.input.lock().unwrap_or_else(|p| p.into_inner());
+                match input.next_block(&mut block)? {
+                    Some(n) => n,
+                    None => return Ok(()),
+                }
+            };
+            let mut holding = Holding {
+                output: &self.output,
+                turn: &self.turn,
+                done: false,
+            };
+            out.clear();
+            block_output(svc.get_or_insert_with(Service::new), &block, &mut out);
+            let mut t = self.output.lock().unwrap_or_else(|p| p.into_inner());
+            while t.next != number && !t.abandoned {
+                t = self.turn.wait(t).unwrap_or_else(|p| p.into_inner());
             }
-        }))
-    })
+            if t.abandoned {
+                holding.done = true;
+                return Ok(());
+            }
+            if t.error.is_none() {
+                let written = t.writer.write_all(out.as_bytes());
+                // The caller may wait for these answers before it sends more: flush now.
+                if let Err(e) = written.and_then(|()| t.writer.flush()) {
+                    t.error = Some(e);
+                }
+            }
+            t.next += 1;
+            holding.done = true;
+            self.turn.notify_all();
+        }
+    }
 }
 
 /// The provinces holding units in a board (test helper for invariants).
