@@ -1132,3 +1132,182 @@ pub fn random_movement_lines(n: usize, seed: u64) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+    use std::sync::OnceLock;
+
+    /// Service lines of every phase type from random self-play (movement, retreat, adjustment).
+    fn pool() -> &'static [String] {
+        static POOL: OnceLock<Vec<String>> = OnceLock::new();
+        POOL.get_or_init(|| {
+            let map = crate::map::standard();
+            let mut resolver = Resolver::new();
+            let mut lines = Vec::new();
+            for g in 0..6u64 {
+                let mut rng = kakehiki_core::seeded_rng(g, "fast-path");
+                let mut board = Board::standard_start();
+                while board.phase.year <= 1906 {
+                    let mut orders = Vec::new();
+                    let mut texts = Vec::new();
+                    for p in Power::ALL {
+                        let os = crate::bots::random_orders(map, &board, p, &mut rng);
+                        if !os.is_empty() {
+                            let t = os.iter().map(|o| crate::bots::format_order(map, o));
+                            texts.push((p, t.collect::<Vec<_>>()));
+                        }
+                        orders.extend(os.into_iter().map(|o| (p, o)));
+                    }
+                    lines.push(request_line(map, &board, &texts));
+                    adjudicate(&mut resolver, map, &mut board, &orders);
+                }
+            }
+            lines
+        })
+    }
+
+    /// One change to a line: in its JSON (a field dropped, doubled in the text, null, of another
+    /// shape; a power, unit, centre or order changed) or in its text.
+    fn mutate(line: &str, kind: u8, pick: usize, word: &str) -> String {
+        let mut v: Value = serde_json::from_str(line).expect("pool lines are JSON");
+        let fields = ["phase", "units", "dislodged", "centers", "homes", "orders"];
+        let field = fields[pick % fields.len()];
+        let obj = v.as_object_mut().expect("object");
+        // An entry of a per-power list field, if any.
+        fn entry<'v>(
+            obj: &'v mut serde_json::Map<String, Value>,
+            f: &str,
+            pick: usize,
+        ) -> Option<&'v mut Value> {
+            let lists = obj.get_mut(f)?.as_object_mut()?;
+            let n = lists.len();
+            let (_, list) = lists.iter_mut().nth(pick % n.max(1))?;
+            let list = list.as_array_mut()?;
+            let m = list.len();
+            list.get_mut(pick % m.max(1))
+        }
+        match kind % 16 {
+            0 => {
+                obj.remove(field);
+            }
+            1 => {
+                obj.insert(field.into(), Value::Null);
+            }
+            2 => {
+                obj.insert(field.into(), json!([word]));
+            }
+            3 => {
+                obj.insert(field.into(), json!({ "FRANCE": word }));
+            }
+            4 => {
+                if let Some(e) = entry(obj, "units", pick) {
+                    *e = Value::from(word);
+                }
+            }
+            5 => {
+                if let Some(e) = entry(obj, "centers", pick) {
+                    *e = Value::from(word);
+                }
+            }
+            6 => {
+                if let Some(e) = entry(obj, "orders", pick) {
+                    *e = Value::from(word);
+                }
+            }
+            7 => {
+                if let Some(e) = entry(obj, "orders", pick) {
+                    let t = e.as_str().unwrap_or("").to_lowercase();
+                    *e = Value::from(format!(" {t}  "));
+                }
+            }
+            8 => {
+                obj.insert(
+                    "homes".into(),
+                    json!({ "FRANCE": ["PAR", word], "ITALY": [] }),
+                );
+            }
+            9 => {
+                let units = obj.get("units").cloned().unwrap_or(Value::Null);
+                obj.insert("units".into(), json!({ word: units["FRANCE"].clone() }));
+            }
+            10 => {
+                obj.insert(
+                    "dislodged".into(),
+                    json!({ "FRANCE": { "A PAR": [word] }, "ITALY": {} }),
+                );
+            }
+            11 => {
+                obj.insert("phase".into(), Value::from(word));
+            }
+            12 => {
+                obj.insert("extra".into(), json!({ "units": [1, 2] }));
+            }
+            _ => {}
+        }
+        let text = v.to_string();
+        match kind % 16 {
+            // The field given twice.
+            13 => text.replacen('{', &format!("{{\"{field}\":{{}},"), 1),
+            // Escapes where there were none.
+            14 => text.replacen(" H\"", " \\u0048\"", 1),
+            // Not the end of the line.
+            15 => format!("{text} x"),
+            _ => text,
+        }
+    }
+
+    fn same(a: &Request<'_>, b: &Request<'_>) -> bool {
+        a.board == b.board
+            && a.orders == b.orders
+            && a.given.len() == b.given.len()
+            && a.given
+                .iter()
+                .zip(&b.given)
+                .all(|(x, y)| x.0 == y.0 && x.1.as_str() == y.1.as_str() && x.2 == y.2)
+    }
+
+    /// The fast path takes every line of the usual shape, and reads it as the reference does.
+    #[test]
+    fn the_fast_path_takes_every_plain_line() {
+        let svc = Service::new();
+        for line in pool() {
+            let f = fast::request(&svc, line).expect("fast path takes the line");
+            let r = svc.request_checked(line).expect("valid line");
+            assert!(same(&f, &r), "{line}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3_000))]
+        /// Wherever the fast path takes a line, the reference path reads the same request.
+        #[test]
+        fn the_fast_path_reads_as_the_reference_path_does(
+            i in any::<prop::sample::Index>(),
+            changes in prop::collection::vec(
+                (any::<u8>(), any::<usize>(), prop::sample::select(vec![
+                    "A PAR", "F STP/SC", "F PAR", "A NTH", "PAR", "par", "BUR", "XYZ", "S1901M",
+                    "F1902R", "W1903A", "FRANCE", "france", "A PAR - BUR", "F BRE H", "", " ",
+                    "F SPA", "A MUN S A BUR - PAR",
+                ])),
+                1..4,
+            ),
+        ) {
+            let svc = Service::new();
+            let mut line = i.get(pool()).clone();
+            for (kind, pick, word) in changes {
+                if serde_json::from_str::<Value>(&line).is_ok() {
+                    line = mutate(&line, kind, pick, word);
+                }
+            }
+            if let Some(f) = fast::request(&svc, &line) {
+                match svc.request_checked(&line) {
+                    Ok(r) => prop_assert!(same(&f, &r), "{}", line),
+                    Err(e) => prop_assert!(false, "fast path took {line}, reference says {e}"),
+                }
+            }
+        }
+    }
+}
