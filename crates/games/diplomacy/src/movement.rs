@@ -885,7 +885,8 @@ impl Resolver {
         }
         // New position.
         let mut units = [None; N];
-        let mut dislodged: [Option<Dislodged>; N] = [None; N];
+        // Written in place: a copy of the array would cost more than the work.
+        board.dislodged.fill(None);
         for pp in bits(self.occ) {
             let p = pp as usize;
             let Some(u) = self.unit[p] else { continue };
@@ -914,14 +915,13 @@ impl Resolver {
                 if options == 0 {
                     out.destroyed.push(u);
                 } else {
-                    dislodged[p] = Some(Dislodged { unit: u, options });
+                    board.dislodged[p] = Some(Dislodged { unit: u, options });
                 }
             } else {
                 units[p] = Some(u);
             }
         }
         board.units = units;
-        board.dislodged = dislodged;
         out
     }
 

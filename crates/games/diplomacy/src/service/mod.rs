@@ -14,7 +14,7 @@ use serde_json::value::RawValue;
 
 use crate::adjudicate::adjudicate;
 use crate::board::{Board, Dislodged};
-use crate::map::{bit, Loc, Map, Prov, ProvinceKind, NUM_PROVINCES};
+use crate::map::{bit, bits, Loc, Map, Prov, ProvinceKind, NUM_PROVINCES};
 use crate::movement::Resolver;
 use crate::order::{parse_location, parse_order, parse_unit, Order};
 use crate::outcome::VoidReason;
@@ -160,10 +160,8 @@ pub struct Service {
     resolver: Resolver,
     /// `"A PAR"`, `"F STP/SC"` (quotes included) by unit kind and location.
     unit_json: &'static [Vec<String>; 2],
-    /// Scratch: units being sorted for output.
-    units: Vec<Unit>,
-    /// Scratch: sort keys.
-    sorted: Vec<u64>,
+    /// Locations by the rank of their name.
+    by_rank: &'static [Loc],
     /// Scratch: one error message before it is escaped into the output.
     msg: String,
 }
@@ -315,6 +313,7 @@ impl Service {
     /// A service on the standard map.
     pub fn new() -> Self {
         static UNIT_JSON: OnceLock<[Vec<String>; 2]> = OnceLock::new();
+        static BY_RANK: OnceLock<Vec<Loc>> = OnceLock::new();
         let map = crate::map::standard();
         let unit_json = UNIT_JSON.get_or_init(|| {
             let names = |letter: char| -> Vec<String> {
@@ -324,12 +323,23 @@ impl Service {
             };
             [names('A'), names('F')]
         });
+        let by_rank = BY_RANK.get_or_init(|| {
+            // Location sets are u128 bitsets throughout the crate.
+            assert!(
+                map.num_locations() <= 128,
+                "the standard map has 81 locations"
+            );
+            let mut v = vec![0; map.num_locations()];
+            for l in 0..map.num_locations() {
+                v[usize::from(map.loc_rank(l as Loc))] = l as Loc;
+            }
+            v
+        });
         Service {
             map,
             resolver: Resolver::new(),
             unit_json,
-            units: Vec::with_capacity(40),
-            sorted: Vec::with_capacity(40),
+            by_rank,
             msg: String::with_capacity(128),
         }
     }
@@ -565,55 +575,79 @@ impl Service {
         s.push_str("\",\"next_phase\":\"");
         push_phase(s, board.phase);
         s.push_str("\",\"results\":{");
-        // Sorted as keys with the entry's index in the low half: integers sort fast.
-        let sorted = &mut self.sorted;
-        sorted.clear();
-        sorted.extend(
-            out.results
-                .iter()
-                .enumerate()
-                .map(|(i, (u, _))| key(u) << 32 | i as u64),
-        );
-        sorted.sort_unstable();
-        for (i, k) in sorted.iter().enumerate() {
-            let (u, r) = &out.results[(k & 0xffff_ffff) as usize];
-            if i > 0 {
-                s.push(',');
+        // Results as sets of location ranks, armies then fleets: a set's bits come out in order.
+        // (Two results for one location cannot happen; if they did, sort instead.)
+        let by_rank = self.by_rank;
+        let mut sets = [0u128; 2];
+        let mut index = [[0u16; 128]; 2];
+        let mut clash = false;
+        for (i, (u, _)) in out.results.iter().enumerate() {
+            let k = (u.kind == UnitKind::Fleet) as usize;
+            let r = map.loc_rank(u.loc);
+            clash |= sets[k] & bit(r) != 0;
+            sets[k] |= bit(r);
+            index[k][r as usize] = i as u16;
+        }
+        if clash || out.results.len() > usize::from(u16::MAX) {
+            // Written here in sorted order; the sets are emptied so that the loop below
+            // writes nothing.
+            out.results.sort_by_key(|(u, _)| key(u));
+            sets = [0, 0];
+            for (i, (u, r)) in out.results.iter().enumerate() {
+                if i > 0 {
+                    s.push(',');
+                }
+                unit(s, u);
+                s.push_str(":\"");
+                s.push_str(r.as_str());
+                s.push('"');
             }
-            unit(s, u);
-            s.push_str(":\"");
-            s.push_str(r.as_str());
-            s.push('"');
+        }
+        let mut n = 0;
+        for (k, set) in sets.into_iter().enumerate() {
+            for r in bits(set) {
+                let (u, res) = &out.results[usize::from(index[k][r as usize])];
+                if n > 0 {
+                    s.push(',');
+                }
+                n += 1;
+                unit(s, u);
+                s.push_str(":\"");
+                s.push_str(res.as_str());
+                s.push('"');
+            }
         }
         s.push_str("},\"units\":{");
-        // All units, by power in seat order, then as above.
-        let us = &mut self.units;
-        us.clear();
-        us.extend(board.units.iter().flatten().copied());
-        sorted.clear();
-        sorted.extend(
-            us.iter()
-                .enumerate()
-                .map(|(i, u)| ((u.power.index() as u64) << 17 | key(u)) << 32 | i as u64),
-        );
-        sorted.sort_unstable();
-        let mut last: Option<Power> = None;
-        for k in sorted.iter() {
-            let u = &us[(k & 0xffff_ffff) as usize];
-            if last != Some(u.power) {
-                if last.is_some() {
-                    s.push_str("],");
-                }
-                s.push('"');
-                s.push_str(u.power.name());
-                s.push_str("\":[");
-                last = Some(u.power);
-            } else {
+        // Units by power in seat order, then armies before fleets, by location name: as sets
+        // of location ranks (a location holds one unit).
+        let mut ranks = [[0u128; 2]; 7];
+        for u in board.units.iter().flatten() {
+            ranks[u.power.index()][(u.kind == UnitKind::Fleet) as usize] |=
+                bit(map.loc_rank(u.loc));
+        }
+        let mut first = true;
+        for pw in Power::ALL {
+            let sets = ranks[pw.index()];
+            if sets == [0, 0] {
+                continue;
+            }
+            if !first {
                 s.push(',');
             }
-            unit(s, u);
-        }
-        if last.is_some() {
+            first = false;
+            s.push('"');
+            s.push_str(pw.name());
+            s.push_str("\":[");
+            let mut n = 0;
+            for (k, set) in sets.into_iter().enumerate() {
+                for r in bits(set) {
+                    if n > 0 {
+                        s.push(',');
+                    }
+                    n += 1;
+                    s.push_str(&unit_json[k][usize::from(by_rank[r as usize])]);
+                }
+            }
             s.push(']');
         }
         s.push_str("},\"dislodged\":{");
