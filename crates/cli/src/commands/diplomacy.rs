@@ -1,6 +1,6 @@
 //! `kakehiki diplomacy adjudicate`: the JSON-lines adjudication service (spec diplomacy §5).
 
-use std::io::{self, BufWriter};
+use std::io;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
@@ -39,8 +39,8 @@ pub fn run(args: DiplomacyArgs) -> anyhow::Result<u8> {
                     .map(|n| n.get().min(8))
                     .unwrap_or(1),
             };
-            let stdout = BufWriter::with_capacity(1 << 16, io::stdout());
-            kakehiki_diplomacy::service::serve_with(io::stdin(), stdout, threads)
+            // Unbuffered here: the service writes each block's answers in one call and flushes.
+            kakehiki_diplomacy::service::serve_with(io::stdin(), io::stdout(), threads)
                 .context("adjudication service i/o")?;
             Ok(exit::OK)
         }
