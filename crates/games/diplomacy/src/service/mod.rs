@@ -4,6 +4,7 @@
 //! and a writer. No state is kept between lines (the resolver's scratch space is only reused).
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{self, Read, Write};
 use std::sync::{Condvar, Mutex, OnceLock};
@@ -880,9 +881,10 @@ fn read_blocks<R: Read>(
 }
 
 /// Run the service with `threads` adjudicating threads (1: all on the calling thread). Each
-/// thread in turn takes the next block of input lines (those of one read), adjudicates it, and
-/// writes and flushes its answers when every earlier block has been written; the output is the
-/// same byte for byte as with one thread.
+/// thread in turn takes the next block of input lines (those of one read) and adjudicates it.
+/// Answers are written and flushed block by block in input order: by the thread that finishes a
+/// block whose turn has come, together with the blocks finished early and parked after it. The
+/// output is the same byte for byte as with one thread.
 pub fn serve_with<R: Read + Send, W: Write + Send>(
     input: R,
     output: W,
@@ -902,10 +904,13 @@ pub fn serve_with<R: Read + Send, W: Write + Send>(
         output: Mutex::new(Turn {
             writer: output,
             next: 0,
+            parked: BTreeMap::new(),
+            spare: Vec::new(),
             error: None,
             abandoned: false,
         }),
         turn: Condvar::new(),
+        threads,
     };
     let results: Vec<io::Result<()>> = std::thread::scope(|scope| {
         let helpers: Vec<_> = (1..threads)
@@ -988,16 +993,47 @@ struct Turn<W> {
     writer: W,
     /// Number of the block to write next.
     next: u64,
+    /// Answers of blocks finished before their turn, by number.
+    parked: BTreeMap<u64, String>,
+    /// Emptied strings to reuse for the next blocks' answers.
+    spare: Vec<String>,
     /// The first write error; later blocks are not written.
     error: Option<io::Error>,
     /// A thread stopped while holding a block (it panicked): the others stop waiting.
     abandoned: bool,
 }
 
+impl<W: Write> Turn<W> {
+    /// Write `out` (the answers of block `self.next`) and every parked block that follows it,
+    /// flushing after each: the caller may wait for these answers before it sends more.
+    fn write_in_turn(&mut self, mut out: String) {
+        loop {
+            if self.error.is_none() {
+                let written = self.writer.write_all(out.as_bytes());
+                if let Err(e) = written.and_then(|()| self.writer.flush()) {
+                    self.error = Some(e);
+                }
+            }
+            self.next += 1;
+            out.clear();
+            self.spare.push(out);
+            match self.parked.remove(&self.next) {
+                Some(o) => out = o,
+                None => return,
+            }
+        }
+    }
+}
+
+/// Blocks that may wait, finished, for an earlier one, per thread: beyond that a thread waits
+/// for its turn (memory stays bounded behind one slow block).
+const PARKED_PER_THREAD: usize = 4;
+
 struct Shared<R, W> {
     input: Mutex<Blocks<R>>,
     output: Mutex<Turn<W>>,
     turn: Condvar,
+    threads: usize,
 }
 
 /// Marks the output abandoned if a thread unwinds while it holds a block number.
@@ -1018,7 +1054,8 @@ impl<W> Drop for Holding<'_, W> {
 }
 
 impl<R: Read, W: Write> Shared<R, W> {
-    /// One adjudicating thread: take a block, adjudicate it, wait for its turn, write it.
+    /// One adjudicating thread: take a block, adjudicate it, and write it if its turn has come
+    /// (with the parked blocks after it), else park it and take the next.
     fn work(&self) -> io::Result<()> {
         let mut svc: Option<Service> = None;
         let mut block = Vec::new();
@@ -1039,23 +1076,25 @@ impl<R: Read, W: Write> Shared<R, W> {
             out.clear();
             block_output(svc.get_or_insert_with(Service::new), &block, &mut out);
             let mut t = self.output.lock().unwrap_or_else(|p| p.into_inner());
-            while t.next != number && !t.abandoned {
+            while t.next != number
+                && t.parked.len() >= PARKED_PER_THREAD * self.threads
+                && !t.abandoned
+            {
                 t = self.turn.wait(t).unwrap_or_else(|p| p.into_inner());
             }
             if t.abandoned {
                 holding.done = true;
                 return Ok(());
             }
-            if t.error.is_none() {
-                let written = t.writer.write_all(out.as_bytes());
-                // The caller may wait for these answers before it sends more: flush now.
-                if let Err(e) = written.and_then(|()| t.writer.flush()) {
-                    t.error = Some(e);
-                }
+            let spare = t.spare.pop().unwrap_or_default();
+            let done = std::mem::replace(&mut out, spare);
+            if t.next == number {
+                t.write_in_turn(done);
+                self.turn.notify_all();
+            } else {
+                t.parked.insert(number, done);
             }
-            t.next += 1;
             holding.done = true;
-            self.turn.notify_all();
         }
     }
 }
