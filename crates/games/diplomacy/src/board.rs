@@ -114,16 +114,16 @@ impl Board {
     /// Whether `power` has an adjustment to make: a removal it owes, or a build it is allowed
     /// (more centres than units) and has an owned, empty home centre to make it on.
     pub fn must_or_may_adjust(&self, power: Power) -> bool {
-        let n = self.adjustment(power);
-        n < 0
-            || (n > 0
-                && bits(self.homes[power.index()] & self.owned_mask(power))
-                    .any(|p| self.units[p as usize].is_none()))
+        self.adjusting()[power.index()]
     }
 
     /// Whether an adjustment phase now would have anything to do for any power.
     pub fn adjustment_needed(&self) -> bool {
-        // [`Board::must_or_may_adjust`] for every power, in one pass over the board.
+        self.adjusting().contains(&true)
+    }
+
+    /// [`Board::must_or_may_adjust`] of every power, in one pass over the board.
+    fn adjusting(&self) -> [bool; 7] {
         let mut centres = [0i32; 7];
         let mut units = [0i32; 7];
         let mut owned = [0u128; 7];
@@ -138,7 +138,7 @@ impl Board {
                 None => empty |= bit(p as Prov),
             }
         }
-        (0..7).any(|i| {
+        std::array::from_fn(|i| {
             let n = centres[i] - units[i];
             n < 0 || (n > 0 && self.homes[i] & owned[i] & empty != 0)
         })

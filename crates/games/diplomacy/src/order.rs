@@ -482,14 +482,22 @@ pub fn parse_order(map: &Map, text: &str) -> Result<Order, ParseError> {
 
 /// [`parse_order`] without the fast path for canonical text.
 fn parse_general(map: &Map, text: &str) -> Result<Order, ParseError> {
+    parse_with(map, text, |p| p.order())
+}
+
+/// Run `f` on a parser over the tokens of `text` in upper case.
+fn parse_with<T>(
+    map: &Map,
+    text: &str,
+    f: impl FnOnce(&mut Parser<'_>) -> Result<T, ParseError>,
+) -> Result<T, ParseError> {
     let up = upper(text);
     let toks = tokenize(&up)?;
-    let mut p = Parser {
+    f(&mut Parser {
         map,
         toks: &toks,
         pos: 0,
-    };
-    p.order()
+    })
 }
 
 /// Parse a whole string as one unit (`A PAR`, `f stp(sc)`); the letter is required.
@@ -502,43 +510,33 @@ pub fn parse_unit(map: &Map, text: &str) -> Result<UnitRef, ParseError> {
 
 /// [`parse_unit`] without the fast path for canonical text.
 fn parse_unit_general(map: &Map, text: &str) -> Result<UnitRef, ParseError> {
-    let up = upper(text);
-    let toks = tokenize(&up)?;
-    let mut p = Parser {
-        map,
-        toks: &toks,
-        pos: 0,
-    };
-    if p.at_end() {
-        return Err(ParseError::Empty);
-    }
-    let u = p.unit()?;
-    if u.kind.is_none() {
-        return Err(ParseError::Expected {
-            expected: "a unit letter (A or F)",
-            pos: 1,
-            found: text.to_string(),
-        });
-    }
-    p.end()?;
-    Ok(u)
+    parse_with(map, text, |p| {
+        if p.at_end() {
+            return Err(ParseError::Empty);
+        }
+        let u = p.unit()?;
+        if u.kind.is_none() {
+            return Err(ParseError::Expected {
+                expected: "a unit letter (A or F)",
+                pos: 1,
+                found: text.to_string(),
+            });
+        }
+        p.end()?;
+        Ok(u)
+    })
 }
 
 /// Parse a whole string as one location (`SPA/NC`, `nrg`).
 pub fn parse_location(map: &Map, text: &str) -> Result<Dest, ParseError> {
-    let up = upper(text);
-    let toks = tokenize(&up)?;
-    let mut p = Parser {
-        map,
-        toks: &toks,
-        pos: 0,
-    };
-    if p.at_end() {
-        return Err(ParseError::Empty);
-    }
-    let d = p.location("a province")?;
-    p.end()?;
-    Ok(d)
+    parse_with(map, text, |p| {
+        if p.at_end() {
+            return Err(ParseError::Empty);
+        }
+        let d = p.location("a province")?;
+        p.end()?;
+        Ok(d)
+    })
 }
 
 /// The canonical spelling, parsed without the general tokenizer: upper-case words separated by

@@ -18,7 +18,7 @@ use crate::board::{Board, Dislodged};
 use crate::map::{bit, bits, Loc, Map, Prov, ProvinceKind, NUM_PROVINCES};
 use crate::movement::Resolver;
 use crate::order::{parse_location, parse_order, parse_unit, Order};
-use crate::outcome::VoidReason;
+use crate::outcome::{OrderResult, VoidReason};
 use crate::types::{Phase, PhaseKind, Power, Unit, UnitKind};
 
 mod fast;
@@ -589,33 +589,27 @@ impl Service {
             sets[k] |= bit(r);
             index[k][r as usize] = i as u16;
         }
-        if clash || out.results.len() > usize::from(u16::MAX) {
-            // Written here in sorted order; the sets are emptied so that the loop below
-            // writes nothing.
-            out.results.sort_by_key(|(u, _)| key(u));
-            sets = [0, 0];
-            for (i, (u, r)) in out.results.iter().enumerate() {
-                if i > 0 {
-                    s.push(',');
-                }
-                unit(s, u);
-                s.push_str(":\"");
-                s.push_str(r.as_str());
-                s.push('"');
-            }
-        }
         let mut n = 0;
-        for (k, set) in sets.into_iter().enumerate() {
-            for r in bits(set) {
-                let (u, res) = &out.results[usize::from(index[k][r as usize])];
-                if n > 0 {
-                    s.push(',');
+        let mut result = |s: &mut String, (u, r): &(Unit, OrderResult)| {
+            if n > 0 {
+                s.push(',');
+            }
+            n += 1;
+            unit(s, u);
+            s.push_str(":\"");
+            s.push_str(r.as_str());
+            s.push('"');
+        };
+        if clash || out.results.len() > usize::from(u16::MAX) {
+            out.results.sort_by_key(|(u, _)| key(u));
+            for e in &out.results {
+                result(s, e);
+            }
+        } else {
+            for (k, set) in sets.into_iter().enumerate() {
+                for r in bits(set) {
+                    result(s, &out.results[usize::from(index[k][r as usize])]);
                 }
-                n += 1;
-                unit(s, u);
-                s.push_str(":\"");
-                s.push_str(res.as_str());
-                s.push('"');
             }
         }
         s.push_str("},\"units\":{");
@@ -632,13 +626,7 @@ impl Service {
             if sets == [0, 0] {
                 continue;
             }
-            if !first {
-                s.push(',');
-            }
-            first = false;
-            s.push('"');
-            s.push_str(pw.name());
-            s.push_str("\":[");
+            push_power_key(s, &mut first, pw, '[');
             let mut n = 0;
             for (k, set) in sets.into_iter().enumerate() {
                 for r in bits(set) {
@@ -665,13 +653,7 @@ impl Service {
                     continue;
                 }
                 ds.sort_by_key(|d| key(&d.unit));
-                if !first {
-                    s.push(',');
-                }
-                first = false;
-                s.push('"');
-                s.push_str(pw.name());
-                s.push_str("\":{");
+                push_power_key(s, &mut first, pw, '{');
                 for (i, d) in ds.iter().enumerate() {
                     if i > 0 {
                         s.push(',');
@@ -715,13 +697,7 @@ impl Service {
             if cs == 0 {
                 continue;
             }
-            if !first {
-                s.push(',');
-            }
-            first = false;
-            s.push('"');
-            s.push_str(pw.name());
-            s.push_str("\":[");
+            push_power_key(s, &mut first, pw, '[');
             for (i, p) in crate::map::bits(cs).enumerate() {
                 if i > 0 {
                     s.push(',');
@@ -780,6 +756,18 @@ impl Service {
     }
 }
 
+/// `"FRANCE":` and `open`, after a comma unless it is the object's first entry.
+fn push_power_key(s: &mut String, first: &mut bool, pw: Power, open: char) {
+    if !*first {
+        s.push(',');
+    }
+    *first = false;
+    s.push('"');
+    s.push_str(pw.name());
+    s.push_str("\":");
+    s.push(open);
+}
+
 /// A phase's name (`S1901M`).
 fn push_phase(s: &mut String, p: Phase) {
     if (0..=9999).contains(&p.year) {
@@ -810,18 +798,17 @@ fn push_phase(s: &mut String, p: Phase) {
 /// input.
 pub fn serve<R: Read, W: Write>(input: R, mut output: W) -> io::Result<()> {
     let mut svc = Service::new();
+    let mut blocks = Blocks::new(input);
+    let mut block = Vec::new();
     let mut out = String::with_capacity(READ_SIZE * 2);
-    read_blocks(input, |block| {
-        match block {
-            Some(b) => block_output(&mut svc, &b, &mut out),
-            None => {
-                output.write_all(out.as_bytes())?;
-                out.clear();
-                output.flush()?;
-            }
-        }
-        Ok(())
-    })
+    while blocks.next_block(&mut block)?.is_some() {
+        out.clear();
+        block_output(&mut svc, &block, &mut out);
+        output.write_all(out.as_bytes())?;
+        // The caller may wait for these answers before it sends more: flush now.
+        output.flush()?;
+    }
+    output.flush()
 }
 
 /// Bytes read from the input at a time; complete lines of one read form one block of work.
@@ -844,42 +831,6 @@ fn block_output(svc: &mut Service, block: &[u8], out: &mut String) {
     }
 }
 
-/// Read the input in blocks of complete lines (those of one read) and hand each to `sink`, in
-/// order; `sink(None)` follows each block: a flush point, since the caller may wait for those
-/// answers before it writes more.
-fn read_blocks<R: Read>(
-    mut input: R,
-    mut sink: impl FnMut(Option<Vec<u8>>) -> io::Result<()>,
-) -> io::Result<()> {
-    let mut pending: Vec<u8> = Vec::new();
-    let mut buf = vec![0u8; READ_SIZE];
-    loop {
-        let n = match input.read(&mut buf) {
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if n == 0 {
-            if !pending.is_empty() {
-                sink(Some(std::mem::take(&mut pending)))?;
-            }
-            return sink(None);
-        }
-        let chunk = &buf[..n];
-        match chunk.iter().rposition(|&b| b == b'\n') {
-            Some(last) => {
-                let mut block = std::mem::take(&mut pending);
-                block.extend_from_slice(&chunk[..last]);
-                pending.extend_from_slice(&chunk[last + 1..]);
-                sink(Some(block))?;
-                // The caller may wait for these answers before sending more: flush now.
-                sink(None)?;
-            }
-            None => pending.extend_from_slice(chunk),
-        }
-    }
-}
-
 /// Run the service with `threads` adjudicating threads (1: all on the calling thread). Each
 /// thread in turn takes the next block of input lines (those of one read) and adjudicates it.
 /// Answers are written and flushed block by block in input order: by the thread that finishes a
@@ -894,13 +845,7 @@ pub fn serve_with<R: Read + Send, W: Write + Send>(
         return serve(input, output);
     }
     let shared = Shared {
-        input: Mutex::new(Blocks {
-            reader: input,
-            pending: Vec::new(),
-            buf: vec![0u8; READ_SIZE],
-            next: 0,
-            done: false,
-        }),
+        input: Mutex::new(Blocks::new(input)),
         output: Mutex::new(Turn {
             writer: output,
             next: 0,
@@ -935,7 +880,8 @@ pub fn serve_with<R: Read + Send, W: Write + Send>(
     }
 }
 
-/// The input of [`serve_with`], read one block at a time under its lock.
+/// The service's input, read one block of complete lines (those of one read) at a time; with
+/// several threads, under a lock.
 struct Blocks<R> {
     reader: R,
     /// The start of a line whose end has not been read yet.
@@ -948,6 +894,16 @@ struct Blocks<R> {
 }
 
 impl<R: Read> Blocks<R> {
+    fn new(reader: R) -> Self {
+        Blocks {
+            reader,
+            pending: Vec::new(),
+            buf: vec![0u8; READ_SIZE],
+            next: 0,
+            done: false,
+        }
+    }
+
     /// The next block of complete lines (the last one possibly without LF) into `block`, and its
     /// number; `None` at the end of input.
     fn next_block(&mut self, block: &mut Vec<u8>) -> io::Result<Option<u64>> {
