@@ -4,12 +4,17 @@
 //! environment, temporary directory, rlimits: the referee before the sandbox) and at `best`
 //! (every layer this machine offers: `kakehiki sandbox` lists them).
 //!
+//! The second group times a launched TCP client from spawn to its connection accepted on its
+//! seat's listener (at `best`, inside a network namespace of its own).
+//!
 //! `cargo bench -p kakehiki-agent --bench start`
 
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use kakehiki_agent::{BotProcess, ReadOutcome, SandboxConfig, SandboxLevel, SandboxReport};
+use kakehiki_agent::{
+    BotProcess, ClientProcess, ReadOutcome, SandboxConfig, SandboxLevel, SandboxReport,
+};
 use tokio::time::Instant;
 
 fn start(c: &mut Criterion) {
@@ -46,6 +51,49 @@ fn start(c: &mut Criterion) {
                         assert!(matches!(line, ReadOutcome::Line(_)), "{line:?}");
                         bot.finish(Duration::from_millis(100)).await;
                     })
+                }
+                started
+            })
+        });
+    }
+    group.finish();
+
+    // A launched TCP client: spawn to its connection accepted on the seat's listener (at `best`,
+    // a network namespace of its own holding only that listener).
+    let bash = ["/bin/bash", "/usr/bin/bash"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists());
+    let Some(bash) = bash else {
+        eprintln!("no bash: the TCP client start is not measured");
+        return;
+    };
+    let mut group = c.benchmark_group("tcp_client_start_to_connection");
+    for level in [SandboxLevel::Off, SandboxLevel::Best] {
+        let mut cfg = SandboxConfig::default();
+        cfg.jail.level = level;
+        group.bench_function(level.to_string(), |b| {
+            b.iter_custom(|iters| {
+                let mut started = Duration::ZERO;
+                for _ in 0..iters {
+                    let _rt = rt.enter();
+                    let t0 = std::time::Instant::now();
+                    let (client, seat) = ClientProcess::spawn_seat(
+                        |addr| {
+                            vec![
+                                bash.to_string(),
+                                "-c".to_string(),
+                                format!("exec 3<>/dev/tcp/{}/{}", addr.ip(), addr.port()),
+                            ]
+                        },
+                        &cfg,
+                        10000,
+                    )
+                    .unwrap();
+                    seat.listener.set_nonblocking(false).unwrap();
+                    let conn = seat.listener.accept();
+                    started += t0.elapsed();
+                    assert!(conn.is_ok(), "{conn:?}");
+                    rt.block_on(client.finish(Duration::from_millis(100)));
                 }
                 started
             })

@@ -17,5 +17,5 @@ mod process;
 mod sandbox;
 
 pub use jail::{JailConfig, Layer, SandboxLevel, SandboxReport};
-pub use process::{BotProcess, ClientProcess, ExitInfo, Line, ReadOutcome, SpawnError};
+pub use process::{BotProcess, ClientProcess, ExitInfo, Line, ReadOutcome, SeatPort, SpawnError};
 pub use sandbox::{ResourceLimits, SandboxConfig};

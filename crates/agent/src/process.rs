@@ -2,6 +2,7 @@
 
 use std::collections::VecDeque;
 use std::io;
+use std::net::SocketAddr;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
@@ -257,6 +258,8 @@ struct Sandboxed {
     child: Child,
     pgid: Pid,
     confinement: Confinement,
+    /// With [`jail::SeatNet::Own`]: the seat's listener, from inside the bot's namespace.
+    listener: Option<std::os::fd::OwnedFd>,
 }
 
 /// The bot's command: no shell, a scrubbed environment (the pass-through variables, then `HOME`
@@ -291,14 +294,14 @@ fn spawn_sandboxed(
     argv: &[String],
     cfg: &SandboxConfig,
     stdin: Stdio,
-    pipe_seat: bool,
+    net: jail::SeatNet,
 ) -> Result<Sandboxed, SpawnError> {
     let argv = resolve_args(argv, cfg.jail.seat_dir.as_deref());
     let program = argv.first().ok_or(SpawnError::EmptyCommand)?;
     if cfg.jail.level == SandboxLevel::Off {
         return spawn_unconfined(&argv, cfg, stdin);
     }
-    let (prepared, status_tx) = jail::prepare(&argv, cfg, pipe_seat)?;
+    let (prepared, status_tx) = jail::prepare(&argv, cfg, net)?;
     let jail::Prepared {
         report,
         mut child,
@@ -307,6 +310,8 @@ fn spawn_sandboxed(
         cgroup,
         host_workdir,
         home,
+        listener_rx,
+        listener_tx,
     } = prepared;
     let mut std_cmd = bot_command(&argv, cfg, &home, stdin);
     // SAFETY: the closure runs in the forked child before exec and only makes system calls on
@@ -318,6 +323,7 @@ fn spawn_sandboxed(
     cmd.kill_on_drop(true);
     let spawned = cmd.spawn();
     drop(status_tx);
+    drop(listener_tx);
     let failed_step = jail::read_status(&status_rx);
     let child = match (spawned, failed_step) {
         (Ok(child), None) => child,
@@ -342,15 +348,30 @@ fn spawn_sandboxed(
         }
     };
     let pid = child.id().map(|p| p as i32).unwrap_or(0);
+    let confinement = Confinement {
+        _workdir: host_workdir,
+        _uid: uid,
+        cgroup,
+        report: Some(report),
+    };
+    let listener = match &listener_rx {
+        Some(rx) => match jail::receive_listener(rx) {
+            Ok(fd) => Some(fd),
+            Err(e) => {
+                kill_group(Pid::from_raw(pid));
+                confinement.kill();
+                return Err(SpawnError::Sandbox(format!(
+                    "the seat's listener did not arrive from the bot's network namespace: {e}"
+                )));
+            }
+        },
+        None => None,
+    };
     Ok(Sandboxed {
         child,
         pgid: Pid::from_raw(pid),
-        confinement: Confinement {
-            _workdir: host_workdir,
-            _uid: uid,
-            cgroup,
-            report: Some(report),
-        },
+        confinement,
+        listener,
     })
 }
 
@@ -394,6 +415,7 @@ fn spawn_unconfined(
             _workdir: tmp,
             ..Confinement::default()
         },
+        listener: None,
     })
 }
 
@@ -604,7 +626,8 @@ impl BotProcess {
             mut child,
             pgid,
             confinement,
-        } = spawn_sandboxed(argv, cfg, Stdio::piped(), true)?;
+            ..
+        } = spawn_sandboxed(argv, cfg, Stdio::piped(), jail::SeatNet::Pipe)?;
         let shared = Arc::new(Shared::default());
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
@@ -780,6 +803,21 @@ impl Drop for BotProcess {
     }
 }
 
+/// The port a seat's client is given when 0 is asked for in a network of its own.
+const DEFAULT_SEAT_PORT: u16 = 10000;
+
+/// Where a launched TCP client reaches its seat ([`ClientProcess::spawn_seat`]).
+#[derive(Debug)]
+pub struct SeatPort {
+    /// The listener the client's connection arrives on (non-blocking). Accept the seat's one
+    /// connection, then drop it: further connections are refused by the kernel.
+    pub listener: std::net::TcpListener,
+    /// The address the client was told to connect to.
+    pub addr: SocketAddr,
+    /// The listener is inside the client's own network namespace.
+    pub own_network: bool,
+}
+
 /// A process the referee launches but does not talk to over pipes (a TCP client).
 pub struct ClientProcess {
     child: Child,
@@ -793,22 +831,73 @@ impl ClientProcess {
     /// into capped buffers. Where Landlock has TCP rules, the client may connect only to the
     /// ports in `cfg.jail.tcp_connect` (none when empty) and bind none.
     pub fn spawn(argv: &[String], cfg: &SandboxConfig) -> Result<ClientProcess, SpawnError> {
+        let sandboxed = spawn_sandboxed(argv, cfg, Stdio::null(), jail::SeatNet::Host)?;
+        Ok(ClientProcess::drained(sandboxed, cfg))
+    }
+
+    /// Start the client of a TCP seat with the seat's listener. Where the sandbox has
+    /// namespaces, the client gets a network namespace of its own whose loopback holds only
+    /// that listener, on `port` (a contest's fixed port is free there): no other port, address,
+    /// protocol or process exists for it, and nothing outside can reach it. Otherwise (sandbox
+    /// `off`, or no namespaces) the listener is a free loopback port of the host, and Landlock,
+    /// where it has TCP rules, lets the client connect to that port only. `argv_for` gets the
+    /// address the client is to connect to (for `{host}` and `{port}`).
+    pub fn spawn_seat(
+        argv_for: impl FnOnce(SocketAddr) -> Vec<String>,
+        cfg: &SandboxConfig,
+        port: u16,
+    ) -> Result<(ClientProcess, SeatPort), SpawnError> {
+        let own = cfg.jail.level != SandboxLevel::Off
+            && jail::capabilities().has(crate::Layer::Namespaces);
+        let (sandboxed, listener, addr) = if own {
+            let port = if port == 0 { DEFAULT_SEAT_PORT } else { port };
+            let addr = SocketAddr::from(([127, 0, 0, 1], port));
+            let argv = argv_for(addr);
+            let mut sandboxed =
+                spawn_sandboxed(&argv, cfg, Stdio::null(), jail::SeatNet::Own { port })?;
+            let fd = sandboxed.listener.take().ok_or_else(|| {
+                SpawnError::Sandbox("no listener came from the bot's network namespace".into())
+            })?;
+            (sandboxed, std::net::TcpListener::from(fd), addr)
+        } else {
+            let listener =
+                std::net::TcpListener::bind(("127.0.0.1", 0)).map_err(SpawnError::Host)?;
+            let addr = listener.local_addr().map_err(SpawnError::Host)?;
+            let mut cfg = cfg.clone();
+            cfg.jail.tcp_connect = vec![addr.port()];
+            let argv = argv_for(addr);
+            let sandboxed = spawn_sandboxed(&argv, &cfg, Stdio::null(), jail::SeatNet::Host)?;
+            (sandboxed, listener, addr)
+        };
+        listener.set_nonblocking(true).map_err(SpawnError::Host)?;
+        Ok((
+            ClientProcess::drained(sandboxed, cfg),
+            SeatPort {
+                listener,
+                addr,
+                own_network: own,
+            },
+        ))
+    }
+
+    fn drained(sandboxed: Sandboxed, cfg: &SandboxConfig) -> ClientProcess {
         let Sandboxed {
             mut child,
             pgid,
             confinement,
-        } = spawn_sandboxed(argv, cfg, Stdio::null(), false)?;
+            ..
+        } = sandboxed;
         let shared = Arc::new(Shared::default());
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
         spawn_drain(stdout, shared.clone(), cfg.stderr_cap, false);
         spawn_drain(stderr, shared.clone(), cfg.stderr_cap, true);
-        Ok(ClientProcess {
+        ClientProcess {
             child,
             pgid,
             shared,
             confinement,
-        })
+        }
     }
 
     /// The process group id.

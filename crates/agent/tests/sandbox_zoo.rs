@@ -696,3 +696,136 @@ async fn pipe_bots_cannot_reach_each_other_through_abstract_sockets() {
         bot.finish(Duration::from_millis(50)).await;
     }
 }
+
+#[tokio::test]
+async fn no_bot_gets_a_socket_family_that_reaches_another_process() {
+    if !layers("socket families", &[Layer::Seccomp]) {
+        return;
+    }
+    let (bot, r) = attack("sockets", &[], &SandboxConfig::default()).await;
+    let created: HashSet<&str> = r
+        .iter()
+        .filter(|w| w[0] == "CREATED")
+        .map(|w| w[1].as_str())
+        .collect();
+    // TCP, Unix and route netlink (getaddrinfo reads it) stay; every side door is gone.
+    let allowed: HashSet<&str> = ["tcp", "tcp6", "unix", "netlink-route"].into();
+    assert_eq!(created, allowed, "{r:?}");
+    assert_eq!(r.len(), 19, "{r:?}");
+    bot.finish(Duration::from_millis(50)).await;
+}
+
+/// Run the attacker as a launched client seat with a network of its own: `script` is the shell
+/// command after `a=<attacker>`.
+async fn seat_client(port: u16, script: &str) -> (String, kakehiki_agent::SeatPort) {
+    let mut cfg = SandboxConfig::default();
+    cfg.jail.ro_paths = vec![Path::new(&attacker()).parent().unwrap().to_path_buf()];
+    let script = format!("a={}; {script}", attacker());
+    let (client, seat) = ClientProcess::spawn_seat(
+        |addr| {
+            vec![
+                "sh".to_string(),
+                "-c".to_string(),
+                script
+                    .replace("{host}", &addr.ip().to_string())
+                    .replace("{port}", &addr.port().to_string()),
+            ]
+        },
+        &cfg,
+        port,
+    )
+    .expect("the client starts");
+    assert!(seat.own_network);
+    let (_, stderr, out) = client.finish_with_output(Duration::from_secs(30)).await;
+    (format!("{out}\nstderr: {stderr}"), seat)
+}
+
+#[tokio::test]
+async fn a_tcp_seat_reaches_its_own_listener_and_nothing_else() {
+    if !layers("seat network", &[Layer::Namespaces, Layer::Seccomp]) {
+        return;
+    }
+    // Host listeners the client must not reach: one on another port, one on the very port its
+    // seat listens on inside its namespace.
+    let other = TcpListener::bind("127.0.0.1:0").unwrap();
+    let other_port = other.local_addr().unwrap().port();
+    let same = TcpListener::bind("127.0.0.1:0").unwrap();
+    let seat_port = same.local_addr().unwrap().port();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let udp_port = udp.local_addr().unwrap().port();
+    for l in [&other, &same] {
+        l.set_nonblocking(true).unwrap();
+    }
+    udp.set_nonblocking(true).unwrap();
+    let (out, seat) = seat_client(
+        seat_port,
+        &format!(
+            "python3 $a --exit connect {{port}} {other_port}; \
+             python3 $a --exit side-doors {other_port} {udp_port}; \
+             python3 $a --exit listen-any 4000; python3 $a --exit net-view"
+        ),
+    )
+    .await;
+    assert_eq!(seat.addr.port(), seat_port);
+    // Its one connection arrived at its own listener, not at the host's on the same port.
+    let (mut conn, _) = {
+        seat.listener.set_nonblocking(false).unwrap();
+        seat.listener.accept().unwrap()
+    };
+    let mut buf = [0u8; 1];
+    // The attacker closed it without sending: EOF, not an error.
+    assert_eq!(conn.read(&mut buf).unwrap(), 0);
+    assert!(
+        out.contains(&format!("RESULT CONNECTED {seat_port}")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("RESULT BLOCKED {other_port}")),
+        "{out}"
+    );
+    for door in ["mptcp", "fastopen-sendto", "fastopen-connect", "udp"] {
+        for port in [other_port, udp_port] {
+            assert!(
+                out.contains(&format!("RESULT BLOCKED {door}:{port}")),
+                "{door}:{port} {out}"
+            );
+        }
+    }
+    assert!(out.contains("RESULT BLOCKED tcp"), "{out}");
+    assert!(out.contains("RESULT BLOCKED mptcp"), "{out}");
+    // It sees its own listener and loopback, nothing of the host's network.
+    assert!(
+        out.contains(&format!("RESULT LISTENERS {seat_port}\n")),
+        "{out}"
+    );
+    assert!(out.contains("RESULT IFACES lo\n"), "{out}");
+    for l in [&other, &same] {
+        assert!(l.accept().is_err(), "a host listener was reached: {out}");
+    }
+    assert!(
+        udp.recv(&mut buf).is_err(),
+        "a datagram reached the host: {out}"
+    );
+}
+
+#[tokio::test]
+async fn a_tcp_seat_gets_the_contest_port_even_while_the_host_holds_it() {
+    if !layers("seat network", &[Layer::Namespaces]) {
+        return;
+    }
+    // The contest's fixed port, held by a host process (or by another match's seat): each
+    // client's namespace has its own.
+    let squatter = TcpListener::bind("127.0.0.1:10000");
+    let (out, seat) = seat_client(10000, "python3 $a --exit connect {port}").await;
+    assert_eq!(seat.addr.port(), 10000, "{out}");
+    assert!(out.contains("RESULT CONNECTED 10000"), "{out}");
+    seat.listener.set_nonblocking(false).unwrap();
+    assert!(seat.listener.accept().is_ok());
+    if let Ok(l) = squatter {
+        l.set_nonblocking(true).unwrap();
+        assert!(
+            l.accept().is_err(),
+            "the host's listener was reached: {out}"
+        );
+    }
+}

@@ -185,3 +185,113 @@ async fn a_geister_client_cannot_take_the_other_seat() {
         record.report.seats[1].errors
     );
 }
+
+/// The same attack with every side door (MPTCP, TCP Fast Open, UDP) against the other seat's
+/// contest port, where both seats are launched clients: each has a network of its own holding
+/// only its seat's listener, so the other seat's port does not exist for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_geister_client_reaches_no_other_seat_by_any_socket() {
+    if !layers(&[Layer::Namespaces, Layer::Seccomp]) {
+        return;
+    }
+    let attack = path("crates/agent/tests/zoo/attack.py");
+    let client = path("examples/bots/python/geister_client.py");
+    // Seat 0 (port 10000) goes for seat 1's port 10001 before playing its own.
+    let hostile = format!(
+        "python3 {attack} --exit connect 10001 >&2; python3 {attack} --exit side-doors 10001 >&2; \
+         exec python3 {client} {{host}} {{port}}"
+    );
+    let seats = vec![
+        SeatSpec::TcpCmd(vec!["sh".into(), "-c".into(), hostile]),
+        SeatSpec::TcpCmd(vec![
+            "python3".into(),
+            client.clone(),
+            "{host}".into(),
+            "{port}".into(),
+        ]),
+    ];
+    let mut spec = MatchSpec::new("geister", 5, seats);
+    spec.rules = Some("gpw".into());
+    spec.sandbox.jail.ro_paths = ["crates/agent/tests/zoo", "examples/bots/python"]
+        .iter()
+        .map(|d| root().join(d).canonicalize().unwrap())
+        .collect();
+    let driver = find_game("geister").unwrap();
+    let record = tokio::time::timeout(Duration::from_secs(120), driver.play(&spec))
+        .await
+        .expect("the match completes")
+        .expect("the match can be set up");
+    let stderr: String = record
+        .replay
+        .lines()
+        .iter()
+        .filter(|l| l.contains("\"event\":\"stderr\"") && l.contains("\"seat\":0"))
+        .cloned()
+        .collect();
+    for door in [
+        "BLOCKED 10001",
+        "BLOCKED mptcp:10001",
+        "BLOCKED fastopen-sendto:10001",
+        "BLOCKED fastopen-connect:10001",
+        "BLOCKED udp:10001",
+    ] {
+        assert!(stderr.contains(door), "{door}: {stderr}");
+    }
+    for seat in &record.report.seats {
+        assert!(
+            seat.errors.is_empty(),
+            "{} was charged: {:?}",
+            seat.spec,
+            seat.errors
+        );
+    }
+}
+
+/// One launched AIWolf agent opens four more connections to take more seats (seats went to
+/// connections in order of arrival on one shared port): each `tcp-cmd:` seat is bound to its
+/// own listener, so the extra connections are refused and every honest agent plays its seat.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_werewolf_agent_gets_exactly_one_seat() {
+    if !layers(&[Layer::Namespaces]) {
+        return;
+    }
+    let client = path("examples/bots/python/aiwolf_client.py");
+    let greedy = format!(
+        "for i in 1 2 3 4; do python3 {client} {{host}} {{port}} --name greedy$i & done; \
+         python3 {client} {{host}} {{port}} --name greedy0; wait"
+    );
+    let mut seats = vec![SeatSpec::TcpCmd(vec!["sh".into(), "-c".into(), greedy])];
+    for i in 1..5 {
+        seats.push(SeatSpec::TcpCmd(vec![
+            "sh".into(),
+            "-c".into(),
+            // A moment later, as another contestant's agent would start.
+            format!("sleep 0.5; exec python3 {client} {{host}} {{port}} --name honest{i}"),
+        ]));
+    }
+    let mut spec = MatchSpec::new("werewolf", 11, seats);
+    spec.sandbox.jail.ro_paths = vec![root().join("examples/bots/python").canonicalize().unwrap()];
+    let driver = find_game("werewolf").unwrap();
+    let record = tokio::time::timeout(Duration::from_secs(180), driver.play(&spec))
+        .await
+        .expect("the match completes")
+        .expect("the match can be set up");
+    let names: Vec<String> = record
+        .report
+        .seats
+        .iter()
+        .map(|s| s.extra["name"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(names[0].starts_with("greedy"), "{names:?}");
+    for (i, name) in names.iter().enumerate().skip(1) {
+        assert_eq!(name, &format!("honest{i}"), "{names:?}");
+    }
+    for seat in &record.report.seats[1..] {
+        assert!(
+            seat.errors.is_empty(),
+            "{} was charged: {:?}",
+            seat.spec,
+            seat.errors
+        );
+    }
+}

@@ -724,3 +724,56 @@ async fn counts_a_config_leaves_out_follow_the_village_size() {
         "the header records the counts used"
     );
 }
+
+/// One launched agent opens more WebSocket connections to take more seats (seats went to
+/// connections in order of arrival on one shared port): each `ws-cmd:` seat is bound to a
+/// listener of its own, inside its agent's network namespace, so every honest agent plays its
+/// seat.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_nlp_agent_gets_exactly_one_seat() {
+    let Some(py) = python_with_common() else {
+        eprintln!("SKIPPED: python3 with aiwolf-nlp-common is not installed");
+        return;
+    };
+    let report = kakehiki_agent::SandboxReport::current(kakehiki_agent::SandboxLevel::Best);
+    if !report.layers.contains(&kakehiki_agent::Layer::Namespaces) {
+        eprintln!("SKIPPED: no namespaces: {}", report.missing_text());
+        return;
+    }
+    let script = format!("{}/tests/nlp/nlp_agent.py", env!("CARGO_MANIFEST_DIR"));
+    let greedy = format!(
+        "ws-cmd:sh -c '{py} {script} {{url}} greedy1 & {py} {script} {{url}} greedy2 & \
+         {py} {script} {{url}} greedy0; wait'"
+    );
+    let honest: Vec<String> = (1..5)
+        .map(|i| format!("ws-cmd:sh -c 'sleep 0.5; exec {py} {script} {{url}} honest{i}'"))
+        .collect();
+    let mut seats = vec![greedy.as_str()];
+    seats.extend(honest.iter().map(String::as_str));
+    let mut s = spec(&seats, 31, &[("action_ms", "5000".into())]);
+    // The interpreter is named inside a shell command: its installation is given explicitly.
+    let prefix = std::path::Path::new(&py).parent().and_then(|b| b.parent());
+    s.sandbox.jail.ro_paths = prefix.into_iter().map(|p| p.to_path_buf()).collect();
+    let rec = play(&s).await;
+    assert!(end(&rec)["winner"].is_string(), "{}", end(&rec));
+    for s in &rec.report.seats[1..] {
+        assert!(s.errors.is_empty(), "{}: {:?}", s.spec, s.errors);
+    }
+    let names: Vec<String> = rec
+        .replay
+        .lines()
+        .iter()
+        .filter(|l| l.contains("\"event\":\"seat\""))
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(names.len(), 5, "{names:?}");
+    assert!(names[0].starts_with("greedy"), "{names:?}");
+    for (i, name) in names.iter().enumerate().skip(1) {
+        assert_eq!(name, &format!("honest{i}"), "{names:?}");
+    }
+}

@@ -43,10 +43,11 @@ pub(crate) enum Stage {
     NoNewPrivs,
     Landlock,
     Seccomp,
+    SeatListener,
 }
 
 impl Stage {
-    const ALL: [Stage; 22] = [
+    const ALL: [Stage; 23] = [
         Stage::Limits,
         Stage::DeathSignal,
         Stage::EnterCgroup,
@@ -69,6 +70,7 @@ impl Stage {
         Stage::NoNewPrivs,
         Stage::Landlock,
         Stage::Seccomp,
+        Stage::SeatListener,
     ];
 
     pub fn from_u8(b: u8) -> Option<Stage> {
@@ -99,6 +101,7 @@ impl Stage {
             Stage::NoNewPrivs => "setting no_new_privs",
             Stage::Landlock => "enforcing Landlock",
             Stage::Seccomp => "installing the seccomp filter",
+            Stage::SeatListener => "opening the seat's listener in the bot's network namespace",
         }
     }
 }
@@ -135,6 +138,18 @@ pub(crate) struct ChildPlan {
     pub seccomp: Vec<BpfProgram>,
     /// Working directory inside the jail (with namespaces).
     pub cwd: Option<CString>,
+    /// The seat's own network: a listener opened inside the bot's new network namespace and
+    /// sent to the referee before the bot runs.
+    pub seat_listener: Option<SeatListen>,
+}
+
+/// The listener of a seat whose bot has a network namespace of its own: the only thing on its
+/// loopback.
+pub(crate) struct SeatListen {
+    /// The port, on every loopback address of the namespace (`127.0.0.1` and `::1`).
+    pub port: u16,
+    /// The keeper's end of a Unix socket pair through which the listener is sent (`SCM_RIGHTS`).
+    pub chan: i32,
 }
 
 pub(crate) struct Namespaces {
@@ -239,6 +254,9 @@ pub(crate) fn run(plan: &mut ChildPlan) -> io::Result<()> {
         step(Stage::Unshare, check(unsafe { libc::unshare(flags) }))?;
         if let Some(user) = &ns.user {
             step(Stage::UserMap, map_user(user))?;
+        }
+        if let Some(seat) = &plan.seat_listener {
+            step(Stage::SeatListener, open_seat_listener(seat))?;
         }
         // SAFETY: fork(2); both sides only make system calls until exec or _exit.
         let pid = unsafe { libc::fork() };
@@ -376,6 +394,137 @@ fn close_inherited_files(status_fd: i32, keep_fd: i32) {
         }
         libc::close(dir);
     }
+}
+
+/// In the bot's new network namespace (created by the `unshare` just before, with its creator's
+/// capabilities): raise the loopback interface, listen on the seat's port on every loopback
+/// address, send the listener to the referee and close this process's copies. Nothing else
+/// will ever listen in this namespace, and it has no other interface: the seat's listener is
+/// all the bot can reach.
+fn open_seat_listener(seat: &SeatListen) -> io::Result<()> {
+    // SAFETY: socket/ioctl/setsockopt/bind/listen/sendmsg/close on stack structures; no
+    // allocation (this runs between fork and exec).
+    unsafe {
+        let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        check(s)?;
+        let mut ifr: libc::ifreq = std::mem::zeroed();
+        for (d, b) in ifr.ifr_name.iter_mut().zip(b"lo\0") {
+            *d = *b as libc::c_char;
+        }
+        let r = libc::ioctl(s, libc::SIOCGIFFLAGS, &mut ifr);
+        if r == 0 {
+            ifr.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+        }
+        let r = if r == 0 {
+            libc::ioctl(s, libc::SIOCSIFFLAGS, &ifr)
+        } else {
+            r
+        };
+        let err = io::Error::last_os_error();
+        libc::close(s);
+        if r != 0 {
+            return Err(err);
+        }
+        // One dual-stack socket on the namespace's wildcard address takes 127.0.0.1 and ::1
+        // (its only addresses); a kernel without IPv6 gets an IPv4 one.
+        let one: libc::c_int = 1;
+        let zero: libc::c_int = 0;
+        let int_len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        let mut l = libc::socket(libc::AF_INET6, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        let bound = if l >= 0 {
+            libc::setsockopt(
+                l,
+                libc::IPPROTO_IPV6,
+                libc::IPV6_V6ONLY,
+                (&zero as *const libc::c_int).cast(),
+                int_len,
+            );
+            libc::setsockopt(
+                l,
+                libc::SOL_SOCKET,
+                libc::SO_REUSEADDR,
+                (&one as *const libc::c_int).cast(),
+                int_len,
+            );
+            let mut a: libc::sockaddr_in6 = std::mem::zeroed();
+            a.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+            a.sin6_port = seat.port.to_be();
+            libc::bind(
+                l,
+                (&a as *const libc::sockaddr_in6).cast(),
+                std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t,
+            )
+        } else {
+            l = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+            check(l)?;
+            libc::setsockopt(
+                l,
+                libc::SOL_SOCKET,
+                libc::SO_REUSEADDR,
+                (&one as *const libc::c_int).cast(),
+                int_len,
+            );
+            let mut a: libc::sockaddr_in = std::mem::zeroed();
+            a.sin_family = libc::AF_INET as libc::sa_family_t;
+            a.sin_port = seat.port.to_be();
+            libc::bind(
+                l,
+                (&a as *const libc::sockaddr_in).cast(),
+                std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+            )
+        };
+        if bound != 0 || libc::listen(l, SEAT_BACKLOG) != 0 {
+            let err = io::Error::last_os_error();
+            libc::close(l);
+            return Err(err);
+        }
+        let r = send_fd(seat.chan, l);
+        let err = io::Error::last_os_error();
+        libc::close(l);
+        libc::close(seat.chan);
+        if r < 0 {
+            return Err(err);
+        }
+    }
+    Ok(())
+}
+
+/// Connections a seat's own listener queues before the referee takes the first (the rest are
+/// refused when the referee closes it).
+const SEAT_BACKLOG: libc::c_int = 8;
+
+/// Send descriptor `fd` over the Unix socket `chan` with one byte of data.
+///
+/// # Safety
+/// `chan` and `fd` are open descriptors; only system calls on stack buffers.
+unsafe fn send_fd(chan: i32, fd: i32) -> isize {
+    #[repr(C)]
+    union Control {
+        buf: [u8; 64],
+        _align: libc::cmsghdr,
+    }
+    let mut byte = [b'L'];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    let mut control = Control { buf: [0; 64] };
+    let space = libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) as usize;
+    let mut msg: libc::msghdr = std::mem::zeroed();
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.buf.as_mut_ptr().cast();
+    msg.msg_controllen = space as _;
+    let cmsg = libc::CMSG_FIRSTHDR(&msg);
+    (*cmsg).cmsg_level = libc::SOL_SOCKET;
+    (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+    (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as _;
+    std::ptr::copy_nonoverlapping(
+        (&fd as *const i32).cast::<u8>(),
+        libc::CMSG_DATA(cmsg),
+        std::mem::size_of::<libc::c_int>(),
+    );
+    libc::sendmsg(chan, &msg, libc::MSG_NOSIGNAL)
 }
 
 /// The keeper: close every descriptor, wait for the bot, exit as it exited.

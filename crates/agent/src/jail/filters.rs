@@ -191,6 +191,87 @@ const NS_FLAGS: &[u64] = &[
     0x80, // CLONE_NEWTIME
 ];
 
+/// `MSG_FASTOPEN`: data in the SYN (TCP Fast Open), which `sendto`/`sendmsg` would send on a
+/// socket that never called `connect`.
+const MSG_FASTOPEN: u64 = 0x2000_0000;
+/// `TCP_FASTOPEN` (a listener's queue) and `TCP_FASTOPEN_CONNECT` (connect with data).
+const TCP_FASTOPEN_OPTS: &[u64] = &[23, 30];
+
+fn cond(
+    arg: u8,
+    op: SeccompCmpOp,
+    value: u64,
+) -> Result<SeccompCondition, seccompiler::BackendError> {
+    SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value)
+}
+
+/// The socket rules every bot gets (each rule denies what it matches): `socket(2)` only for
+/// Unix sockets, TCP over IPv4 and IPv6 (protocol 0 or `IPPROTO_TCP`, so not MPTCP, whose
+/// `IPPROTO_MPTCP` Landlock's TCP rules do not see) and route netlink (which `getaddrinfo`
+/// reads, and which carries nothing between unprivileged processes); no UDP, raw, packet,
+/// vsock or other netlink sockets (`NETLINK_USERSOCK` passes data between any two processes of
+/// a network namespace); and no TCP Fast Open (`MSG_FASTOPEN` on `sendto`/`sendmsg`/
+/// `sendmmsg`, the `TCP_FASTOPEN*` options), which reaches a listener without `connect`.
+#[allow(clippy::unnecessary_cast)]
+fn socket_rules() -> Result<Vec<(i64, Vec<SeccompRule>)>, seccompiler::BackendError> {
+    use SeccompCmpOp::{Eq, MaskedEq, Ne};
+    let (unix, inet, inet6, netlink) = (
+        libc::AF_UNIX as u64,
+        libc::AF_INET as u64,
+        libc::AF_INET6 as u64,
+        libc::AF_NETLINK as u64,
+    );
+    let tcp = libc::IPPROTO_TCP as u64;
+    let stream = libc::SOCK_STREAM as u64;
+    let mut socket = vec![
+        // Any other family.
+        SeccompRule::new(vec![
+            cond(0, Ne, unix)?,
+            cond(0, Ne, inet)?,
+            cond(0, Ne, inet6)?,
+            cond(0, Ne, netlink)?,
+        ])?,
+        // Netlink other than NETLINK_ROUTE (0).
+        SeccompRule::new(vec![cond(0, Eq, netlink)?, cond(2, Ne, 0)?])?,
+    ];
+    for family in [inet, inet6] {
+        // A protocol other than the default or TCP (MPTCP, SCTP, UDP-Lite, ...).
+        socket.push(SeccompRule::new(vec![
+            cond(0, Eq, family)?,
+            cond(2, Ne, 0)?,
+            cond(2, Ne, tcp)?,
+        ])?);
+        // A type other than SOCK_STREAM (the low four bits; the rest are flags).
+        for ty in (0..16u64).filter(|&t| t != stream) {
+            socket.push(SeccompRule::new(vec![
+                cond(0, Eq, family)?,
+                cond(1, MaskedEq(0xf), ty)?,
+            ])?);
+        }
+    }
+    let fastopen = |arg: u8| -> Result<Vec<SeccompRule>, seccompiler::BackendError> {
+        Ok(vec![SeccompRule::new(vec![cond(
+            arg,
+            MaskedEq(MSG_FASTOPEN),
+            MSG_FASTOPEN,
+        )?])?])
+    };
+    let mut setsockopt = Vec::new();
+    for &opt in TCP_FASTOPEN_OPTS {
+        setsockopt.push(SeccompRule::new(vec![
+            cond(1, Eq, tcp)?,
+            cond(2, Eq, opt)?,
+        ])?);
+    }
+    Ok(vec![
+        (libc::SYS_socket as i64, socket),
+        (libc::SYS_sendto as i64, fastopen(3)?),
+        (libc::SYS_sendmsg as i64, fastopen(2)?),
+        (libc::SYS_sendmmsg as i64, fastopen(3)?),
+        (libc::SYS_setsockopt as i64, setsockopt),
+    ])
+}
+
 #[allow(clippy::unnecessary_cast)] // syscall numbers are c_long, i64 on every 64-bit target
 /// The seccomp programs, installed in order: the deny-list (EPERM), then clone3 answered with
 /// ENOSYS (its flags live in memory seccomp cannot read, and every libc falls back to clone(2),
@@ -225,6 +306,9 @@ fn compile_seccomp() -> io::Result<Vec<BpfProgram>> {
         clone_rules.push(SeccompRule::new(vec![cond]).map_err(err)?);
     }
     rules.insert(libc::SYS_clone as i64, clone_rules);
+    for (nr, socket_rules) in socket_rules().map_err(err)? {
+        rules.insert(nr as i64, socket_rules);
+    }
     let deny = SeccompFilter::new(
         rules,
         SeccompAction::Allow,

@@ -33,7 +33,7 @@ use std::sync::OnceLock;
 use serde::Serialize;
 
 pub(crate) use cgroup::Cgroup;
-pub(crate) use plan::{prepare, Prepared};
+pub(crate) use plan::{prepare, receive_listener, Prepared, SeatNet};
 pub(crate) use uid::UidLease;
 
 /// How much confinement a referee demands.

@@ -7,7 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
-use super::child::{Bind, ChildPlan, Namespaces, Stage, UserNs};
+use super::child::{Bind, ChildPlan, Namespaces, SeatListen, Stage, UserNs};
 use super::filters::{self, LandlockSpec};
 use super::{capabilities, Cgroup, Layer, SandboxLevel, SandboxReport, UidLease};
 use crate::sandbox::SandboxConfig;
@@ -27,6 +27,19 @@ const DEVICES: &[&str] = &[
     "/dev/urandom",
 ];
 
+/// The network a bot process gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SeatNet {
+    /// None at all: a stdin/stdout seat (an empty network namespace).
+    Pipe,
+    /// The host's network, where Landlock limits TCP `connect` to `JailConfig::tcp_connect` and
+    /// forbids `bind` (a TCP client where the bot cannot have a network namespace).
+    Host,
+    /// A network namespace of its own whose loopback holds only the seat's listener on `port`,
+    /// opened inside it before the bot runs and handed to the referee.
+    Own { port: u16 },
+}
+
 /// What the referee keeps while the bot lives, and what the fork needs.
 pub(crate) struct Prepared {
     pub report: SandboxReport,
@@ -39,6 +52,10 @@ pub(crate) struct Prepared {
     pub host_workdir: Option<tempfile::TempDir>,
     /// HOME/TMPDIR for the bot.
     pub home: PathBuf,
+    /// With [`SeatNet::Own`]: the referee's end of the socket pair the seat's listener arrives on.
+    pub listener_rx: Option<OwnedFd>,
+    /// The keeper's end of that pair: the referee closes its copy once spawning is over.
+    pub listener_tx: Option<OwnedFd>,
 }
 
 fn cstr(p: &Path) -> Result<CString, SpawnError> {
@@ -217,13 +234,88 @@ fn status_pipe() -> Result<(OwnedFd, OwnedFd), SpawnError> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-/// Prepare the confinement of a process running `argv` (already resolved to absolute paths).
-/// `pipe_seat`: the bot talks over pipes only and gets no network at all.
+/// A Unix socket pair (close-on-exec): the referee's end, the keeper's end.
+fn fd_channel() -> Result<(OwnedFd, OwnedFd), SpawnError> {
+    let mut fds = [0; 2];
+    // SAFETY: socketpair fills two descriptors we then own.
+    if unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    } < 0
+    {
+        return Err(SpawnError::Host(std::io::Error::last_os_error()));
+    }
+    // SAFETY: both are fresh descriptors.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Take the listener the keeper sent over `rx` (it was sent before the bot's `exec`, so by the
+/// time spawning is over it is there or never will be).
+pub(crate) fn receive_listener(rx: &OwnedFd) -> std::io::Result<OwnedFd> {
+    use std::os::fd::AsRawFd;
+    #[repr(C)]
+    union Control {
+        buf: [u8; 64],
+        _align: libc::cmsghdr,
+    }
+    let mut byte = [0u8; 1];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    let mut control = Control { buf: [0; 64] };
+    // SAFETY: recvmsg(2) into stack buffers; the received descriptor is checked, then owned.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.buf.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of::<Control>() as _;
+        let n = libc::recvmsg(
+            rx.as_raw_fd(),
+            &mut msg,
+            libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC,
+        );
+        if n < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        if n != 1
+            || cmsg.is_null()
+            || (*cmsg).cmsg_level != libc::SOL_SOCKET
+            || (*cmsg).cmsg_type != libc::SCM_RIGHTS
+        {
+            return Err(std::io::Error::other(
+                "no listener arrived from the bot's namespace",
+            ));
+        }
+        let mut fd: libc::c_int = -1;
+        std::ptr::copy_nonoverlapping(
+            libc::CMSG_DATA(cmsg),
+            (&mut fd as *mut libc::c_int).cast::<u8>(),
+            std::mem::size_of::<libc::c_int>(),
+        );
+        if fd < 0 {
+            return Err(std::io::Error::other(
+                "an invalid listener descriptor arrived",
+            ));
+        }
+        Ok(OwnedFd::from_raw_fd(fd))
+    }
+}
+
+/// Prepare the confinement of a process running `argv` (already resolved to absolute paths)
+/// with the network `net`.
 pub(crate) fn prepare(
     argv: &[String],
     cfg: &SandboxConfig,
-    pipe_seat: bool,
+    net: SeatNet,
 ) -> Result<(Prepared, OwnedFd), SpawnError> {
+    let pipe_seat = net == SeatNet::Pipe;
     let jail = &cfg.jail;
     let report = SandboxReport::current(jail.level);
     report.check()?;
@@ -339,6 +431,9 @@ pub(crate) fn prepare(
         // interface, loopback down) when Landlock's scoping keeps bots in it from reaching each
         // other's abstract sockets, else a namespace of its own.
         let mut join_net = None;
+        if matches!(net, SeatNet::Own { .. }) {
+            flags |= libc::CLONE_NEWNET;
+        }
         if pipe_seat {
             let shared = if !user_ns && on(Layer::LandlockScope) {
                 shared_empty_netns()
@@ -429,8 +524,16 @@ pub(crate) fn prepare(
             .map(Path::new)
             .filter(|p| p.exists())
             .collect();
+        let own_port;
         let tcp: Option<&[u16]> = if on(Layer::LandlockNet) {
-            Some(if pipe_seat { &[] } else { &jail.tcp_connect })
+            Some(match net {
+                SeatNet::Pipe => &[],
+                SeatNet::Host => &jail.tcp_connect,
+                SeatNet::Own { port } => {
+                    own_port = [port];
+                    &own_port
+                }
+            })
         } else {
             None
         };
@@ -451,6 +554,18 @@ pub(crate) fn prepare(
         filters::seccomp_programs().map_err(|e| host_err("cannot build the seccomp filter", e))?
     } else {
         Vec::new()
+    };
+    let (seat_listener, listener_rx) = match net {
+        SeatNet::Own { port } if namespaces => {
+            let (rx, tx) = fd_channel()?;
+            (Some((port, tx)), Some(rx))
+        }
+        SeatNet::Own { .. } => {
+            return Err(SpawnError::Sandbox(
+                "a seat network of its own needs the namespaces layer".into(),
+            ))
+        }
+        _ => (None, None),
     };
     let last_cap = std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
         .ok()
@@ -473,6 +588,10 @@ pub(crate) fn prepare(
         landlock_abi: caps.landlock_abi,
         seccomp,
         cwd,
+        seat_listener: seat_listener.as_ref().map(|(port, tx)| SeatListen {
+            port: *port,
+            chan: tx.as_raw_fd(),
+        }),
     };
     Ok((
         Prepared {
@@ -483,6 +602,8 @@ pub(crate) fn prepare(
             cgroup,
             host_workdir,
             home,
+            listener_rx,
+            listener_tx: seat_listener.map(|(_, tx)| tx),
         },
         status_tx,
     ))

@@ -73,6 +73,92 @@ def main():
             out("BOUND", args[0])
         except OSError as e:
             out("BLOCKED", args[0], errno.errorcode.get(e.errno, e.errno))
+    elif mode == "sockets":
+        # Every socket family and protocol a side door could use: `CREATED` or `BLOCKED`.
+        kinds = [
+            ("tcp", socket.AF_INET, socket.SOCK_STREAM, 0),
+            ("tcp6", socket.AF_INET6, socket.SOCK_STREAM, 0),
+            ("unix", socket.AF_UNIX, socket.SOCK_STREAM, 0),
+            ("netlink-route", socket.AF_NETLINK, socket.SOCK_RAW, 0),
+            ("mptcp", socket.AF_INET, socket.SOCK_STREAM, 262),
+            ("mptcp6", socket.AF_INET6, socket.SOCK_STREAM, 262),
+            ("sctp", socket.AF_INET, socket.SOCK_STREAM, 132),
+            ("udp", socket.AF_INET, socket.SOCK_DGRAM, 0),
+            ("udp6", socket.AF_INET6, socket.SOCK_DGRAM, 0),
+            ("udplite", socket.AF_INET, socket.SOCK_DGRAM, 136),
+            ("icmp", socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_ICMP),
+            ("raw", socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_TCP),
+            ("seqpacket-inet", socket.AF_INET, socket.SOCK_SEQPACKET, 0),
+            ("packet", 17, socket.SOCK_RAW, 0),
+            ("netlink-usersock", socket.AF_NETLINK, socket.SOCK_RAW, 2),
+            ("netlink-generic", socket.AF_NETLINK, socket.SOCK_RAW, 16),
+            ("vsock", 40, socket.SOCK_STREAM, 0),
+            ("tipc", 30, socket.SOCK_RDM, 0),
+            ("xdp", 44, socket.SOCK_RAW, 0),
+        ]
+        for name, fam, ty, proto in kinds:
+            try:
+                s = socket.socket(fam, ty | socket.SOCK_CLOEXEC, proto)
+                s.close()
+                out("CREATED", name)
+            except OSError as e:
+                out("BLOCKED", name, errno.errorcode.get(e.errno, e.errno))
+    elif mode == "side-doors":
+        # Reach a TCP port without connect(2): MPTCP, TCP Fast Open (sendto with MSG_FASTOPEN
+        # and the TCP_FASTOPEN_CONNECT option), and UDP to the same port.
+        for port in args:
+            p = int(port)
+            for name in ("mptcp", "fastopen-sendto", "fastopen-connect", "udp"):
+                s = None
+                try:
+                    if name == "mptcp":
+                        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262)
+                        s.settimeout(2)
+                        s.connect(("127.0.0.1", p))
+                    elif name == "fastopen-sendto":
+                        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                        s.settimeout(2)
+                        s.sendto(b"x", 0x20000000, ("127.0.0.1", p))
+                    elif name == "fastopen-connect":
+                        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                        s.setsockopt(socket.IPPROTO_TCP, 30, 1)
+                        s.settimeout(2)
+                        s.connect(("127.0.0.1", p))
+                        s.send(b"x")
+                    else:
+                        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                        s.sendto(b"x", ("127.0.0.1", p))
+                    out("REACHED", name + ":" + port)
+                except OSError as e:
+                    out("BLOCKED", name + ":" + port, errno.errorcode.get(e.errno, e.errno) if e.errno else type(e).__name__)
+                finally:
+                    if s is not None:
+                        s.close()
+    elif mode == "listen-any":
+        # A server inside the bot (MPTCP or TCP) that a host process could reach.
+        for name, proto in (("tcp", 0), ("mptcp", 262)):
+            try:
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, proto)
+                s.bind(("0.0.0.0", int(args[0])))
+                s.listen(1)
+                out("LISTENING", name)
+            except OSError as e:
+                out("BLOCKED", name, errno.errorcode.get(e.errno, e.errno))
+    elif mode == "net-view":
+        # What the bot can learn of the network: TCP sockets in /proc/net (listening ports) and
+        # interfaces.
+        ports = []
+        for f in ("/proc/net/tcp", "/proc/net/tcp6"):
+            try:
+                with open(f) as fh:
+                    for line in fh.readlines()[1:]:
+                        parts = line.split()
+                        if parts[3] == "0A":
+                            ports.append(str(int(parts[1].split(":")[1], 16)))
+            except OSError:
+                pass
+        out("LISTENERS", ",".join(sorted(set(ports))) or "-")
+        out("IFACES", ",".join(n for _, n in socket.if_nameindex()) or "-")
     elif mode == "abstract-listen":
         # An abstract unix socket (named by the network namespace, not the file system).
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

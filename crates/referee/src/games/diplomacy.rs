@@ -1213,7 +1213,7 @@ impl GameDriver for DiplomacyDriver {
                 detail: format!("cannot start the bot: {detail}; the power is in civil disorder"),
             };
             // `tcp` seats share one listener, taking connections in seat order; each `tcp-cmd:`
-            // seat listens on its own free loopback port, given to the client it launches.
+            // seat has a listener of its own, inside its client's network namespace.
             let mut shared = if spec.seats.iter().any(|s| matches!(s, SeatSpec::Tcp)) {
                 let q = ConnQueue::bind(&host, port).await?;
                 for (i, _) in spec
@@ -1254,14 +1254,25 @@ impl GameDriver for DiplomacyDriver {
                         }
                     },
                     SeatSpec::TcpCmd(argv) => {
-                        let queue = ConnQueue::bind("127.0.0.1", 0).await?;
-                        let addr = queue.local_addr();
-                        let argv = client_argv(argv, addr);
-                        // The client may connect to its own seat's port only.
-                        let client =
-                            ClientProcess::spawn(&argv, &sandbox.for_tcp_seat(i, addr.port()))
-                                .map_err(|e| e.to_string());
-                        launched[i] = Some((queue, client));
+                        // The client gets a network of its own whose loopback holds only its
+                        // seat's listener, on `port`.
+                        let launch = match ClientProcess::spawn_seat(
+                            |addr| client_argv(argv, addr),
+                            &sandbox.for_seat(i),
+                            port,
+                        ) {
+                            Ok((client, seat)) => {
+                                (ConnQueue::single(seat.listener, seat.addr)?, Ok(client))
+                            }
+                            Err(e) => {
+                                if let Some(fault) = RefereeError::host_fault(i, &e) {
+                                    return Err(fault);
+                                }
+                                let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+                                (ConnQueue::closed(addr), Err(e.to_string()))
+                            }
+                        };
+                        launched[i] = Some(launch);
                         sources.push(Source::Gone);
                     }
                     SeatSpec::Tcp => sources.push(Source::Gone),

@@ -966,6 +966,7 @@ impl GeisterDriver {
         let log_dir: Option<PathBuf> = spec.options.get("log_dir").map(PathBuf::from);
         // Listeners first: a port in use means the match cannot be set up.
         let mut queues: [Option<ConnQueue>; 2] = [None, None];
+        let mut clients: [Option<Result<ClientProcess, String>>; 2] = [None, None];
         for (seat, s) in spec.seats.iter().enumerate() {
             match s {
                 SeatSpec::Tcp => {
@@ -973,14 +974,37 @@ impl GeisterDriver {
                     spec.on_listen.notify(seat, q.local_addr());
                     queues[seat] = Some(q);
                 }
-                SeatSpec::TcpCmd(_) => queues[seat] = Some(ConnQueue::bind("127.0.0.1", 0).await?),
+                // The client gets a network of its own holding only its seat's listener, on
+                // the contest's port for its seat.
+                SeatSpec::TcpCmd(argv) => {
+                    let sandbox = spec.sandbox.for_seat(seat);
+                    match ClientProcess::spawn_seat(
+                        |addr| client_argv(argv, addr),
+                        &sandbox,
+                        ports[seat],
+                    ) {
+                        Ok((client, port)) => {
+                            queues[seat] = Some(ConnQueue::single(port.listener, port.addr)?);
+                            clients[seat] = Some(Ok(client));
+                        }
+                        Err(e) => {
+                            if let Some(fault) = RefereeError::host_fault(seat, &e) {
+                                return Err(fault);
+                            }
+                            let addr = SocketAddr::from(([127, 0, 0, 1], ports[seat]));
+                            queues[seat] = Some(ConnQueue::closed(addr));
+                            clients[seat] = Some(Err(e.to_string()));
+                        }
+                    }
+                }
                 _ => {}
             }
         }
         let specs: [String; 2] = [spec.seats[0].to_string(), spec.seats[1].to_string()];
         let [q0, q1] = &mut queues;
-        let p0 = plan_for(spec, 0, q0.as_mut())?;
-        let p1 = plan_for(spec, 1, q1.as_mut())?;
+        let [c0, c1] = clients;
+        let p0 = plan_for(spec, 0, q0.as_mut(), c0)?;
+        let p1 = plan_for(spec, 1, q1.as_mut(), c1)?;
         let plans = [p0, p1];
         let setup = GameSetup {
             rules,
@@ -1004,6 +1028,7 @@ fn plan_for<'a>(
     spec: &MatchSpec,
     seat: usize,
     queue: Option<&'a mut ConnQueue>,
+    client: Option<Result<ClientProcess, String>>,
 ) -> Result<SeatPlan<'a>, RefereeError> {
     let s = &spec.seats[seat];
     Ok(match s {
@@ -1026,21 +1051,6 @@ fn plan_for<'a>(
                     form: s.to_string(),
                     reason: "no listener".into(),
                 });
-            };
-            let client = match s {
-                SeatSpec::TcpCmd(argv) => {
-                    let addr = queue.local_addr();
-                    let argv = client_argv(argv, addr);
-                    let sandbox = spec.sandbox.for_tcp_seat(seat, addr.port());
-                    match ClientProcess::spawn(&argv, &sandbox) {
-                        Ok(c) => Some(Ok(c)),
-                        Err(e) => match RefereeError::host_fault(seat, &e) {
-                            Some(fault) => return Err(fault),
-                            None => Some(Err(e.to_string())),
-                        },
-                    }
-                }
-                _ => None,
             };
             SeatPlan::Tcp { queue, client }
         }

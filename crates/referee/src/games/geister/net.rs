@@ -59,6 +59,36 @@ impl ConnQueue {
         Ok(ConnQueue { addr, rx, task })
     }
 
+    /// The queue of a seat's own listener (a `tcp-cmd:` client's, from inside its network
+    /// namespace): the first connection is queued and the listener closed at once, so the
+    /// kernel refuses every later one and a client flooding its port holds no descriptor of
+    /// the referee.
+    pub fn single(listener: std::net::TcpListener, addr: SocketAddr) -> io::Result<ConnQueue> {
+        listener.set_nonblocking(true)?;
+        let listener = TcpListener::from_std(listener)?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let task = tokio::spawn(async move {
+            while let Ok((stream, peer)) = listener.accept().await {
+                // A connection its client already closed does not take the seat.
+                if !closed_by_peer(&stream).await {
+                    let _ = tx.send((stream, peer));
+                    return;
+                }
+            }
+        });
+        Ok(ConnQueue { addr, rx, task })
+    }
+
+    /// A queue no connection ever comes to (a seat whose client could not be started).
+    pub fn closed(addr: SocketAddr) -> ConnQueue {
+        let (_, rx) = mpsc::unbounded_channel();
+        ConnQueue {
+            addr,
+            rx,
+            task: tokio::spawn(async {}),
+        }
+    }
+
     /// The bound address.
     pub fn local_addr(&self) -> SocketAddr {
         self.addr

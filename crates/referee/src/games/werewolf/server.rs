@@ -69,43 +69,38 @@ fn not_ready(spec: String, name: String, detail: String) -> Seat {
     s
 }
 
-/// The seats of a single match: built-in agents, `tcp-cmd:` clients launched one at a time (each
-/// seated with the connection that arrives while it alone is starting), `tcp` agents in order of
-/// connection. A seat whose agent never connects plays silent; the game still runs.
+/// The seats of a single match: built-in agents, `tcp-cmd:` clients (each launched with a
+/// network of its own whose loopback holds only its seat's listener, on the AIWolf port: the
+/// connection arriving there is its seat, and it can open no other), `tcp` agents in order of
+/// connection on the shared listener. A seat whose agent never connects plays silent; the game
+/// still runs.
 pub async fn seat_match(
     spec: &MatchSpec,
     cfg: &Config,
     clients: &mut Vec<ClientProcess>,
 ) -> Result<Vec<Seat>, RefereeError> {
-    let needs_tcp = spec
-        .seats
-        .iter()
-        .any(|s| matches!(s, SeatSpec::Tcp | SeatSpec::TcpCmd(_)));
+    let needs_shared = spec.seats.iter().any(|s| matches!(s, SeatSpec::Tcp));
     // Agents that connect on their own must know the port: AIWolf's 10000 unless one is given.
     let want = match cfg.port {
-        0 if spec.seats.iter().any(|s| matches!(s, SeatSpec::Tcp)) => 10000,
+        0 => 10000,
         p => p,
     };
-    let listener = if needs_tcp {
+    let listener = if needs_shared {
         Some(TcpListener::bind((cfg.host.as_str(), want)).await?)
     } else {
         None
     };
-    let port = match &listener {
-        Some(l) => {
-            let addr = l.local_addr()?;
-            for (i, _) in spec
-                .seats
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| matches!(s, SeatSpec::Tcp))
-            {
-                spec.on_listen.notify(i, addr);
-            }
-            addr.port()
+    if let Some(l) = &listener {
+        let addr = l.local_addr()?;
+        for (i, _) in spec
+            .seats
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| matches!(s, SeatSpec::Tcp))
+        {
+            spec.on_listen.notify(i, addr);
         }
-        None => 0,
-    };
+    }
     let mut counter = 0u64;
     let mut seats = Vec::new();
     for (i, s) in spec.seats.iter().enumerate() {
@@ -128,9 +123,13 @@ pub async fn seat_match(
                         .into(),
                 })
             }
-            (SeatSpec::TcpCmd(argv), Some(l)) => {
-                let argv = substitute(argv, &cfg.host, port);
-                match ClientProcess::spawn(&argv, &spec.sandbox.for_tcp_seat(i, port)) {
+            (SeatSpec::TcpCmd(argv), _) => {
+                let launched = ClientProcess::spawn_seat(
+                    |addr| substitute(argv, &addr.ip().to_string(), addr.port()),
+                    &spec.sandbox.for_seat(i),
+                    want,
+                );
+                match launched {
                     Err(e) if e.is_host_fault() => {
                         return Err(RefereeError::HostFault {
                             seat: i,
@@ -138,9 +137,19 @@ pub async fn seat_match(
                         })
                     }
                     Err(e) => not_ready(text, format!("seat{i}"), format!("cannot start the agent: {e}")),
-                    Ok(client) => {
+                    Ok((client, port)) => {
                         clients.push(client);
-                        match accept_named(l, cfg.connect_timeout, cfg.time_limit(), &mut counter).await {
+                        let own = match port.listener.set_nonblocking(true).and_then(|()| TcpListener::from_std(port.listener)) {
+                            Ok(l) => l,
+                            Err(e) => {
+                                return Err(RefereeError::HostFault {
+                                    seat: i,
+                                    reason: format!("cannot use the seat's listener: {e}"),
+                                })
+                            }
+                        };
+                        // One connection is the seat; the listener closes with `own` here.
+                        match accept_named(&own, cfg.connect_timeout, cfg.time_limit(), &mut counter).await {
                             Ok(conn) => Seat::new(text, conn.name.clone(), SeatKind::Remote(Some(conn))),
                             Err(why) => not_ready(text, format!("seat{i}"), why),
                         }
@@ -151,7 +160,7 @@ pub async fn seat_match(
                 Ok(conn) => Seat::new(text, conn.name.clone(), SeatKind::Remote(Some(conn))),
                 Err(why) => not_ready(text, format!("seat{i}"), why),
             },
-            (_, None) => unreachable!("a listener exists whenever a TCP seat does"),
+            (SeatSpec::Tcp, None) => unreachable!("a listener exists whenever a tcp seat does"),
         };
         seats.push(seat);
     }

@@ -743,14 +743,11 @@ impl GameDriver for WerewolfNlpDriver {
             } else {
                 None
             };
-            let needs_ws = spec
-                .seats
-                .iter()
-                .any(|s| matches!(s, SeatSpec::Tcp | SeatSpec::TcpCmd(_)));
+            // `ws` agents share one listener; each `ws-cmd:` agent gets a network of its own
+            // whose loopback holds only its seat's listener, on the same port.
+            let needs_ws = spec.seats.iter().any(|s| matches!(s, SeatSpec::Tcp));
             let want = match port_opt {
-                0 if spec.seats.iter().any(|s| matches!(s, SeatSpec::Tcp)) => {
-                    config.server.web_socket.port
-                }
+                0 => config.server.web_socket.port,
                 p => p,
             };
             let listener = if needs_ws {
@@ -758,18 +755,14 @@ impl GameDriver for WerewolfNlpDriver {
             } else {
                 None
             };
-            let port = match &listener {
-                Some(l) => {
-                    let addr = l.local_addr()?;
-                    for (i, s) in spec.seats.iter().enumerate() {
-                        if matches!(s, SeatSpec::Tcp) {
-                            spec.on_listen.notify(i, addr);
-                        }
+            if let Some(l) = &listener {
+                let addr = l.local_addr()?;
+                for (i, s) in spec.seats.iter().enumerate() {
+                    if matches!(s, SeatSpec::Tcp) {
+                        spec.on_listen.notify(i, addr);
                     }
-                    addr.port()
                 }
-                None => 0,
-            };
+            }
             let n = spec.seats.len();
             let mut rec = Recorder {
                 log: ReplayLog::new(),
@@ -801,13 +794,31 @@ impl GameDriver for WerewolfNlpDriver {
                             reason: "agents connect over WebSocket: use ws-cmd:<command line with {url}, or {host} and {port}> or ws".into(),
                         })
                     }
-                    (SeatSpec::TcpCmd(argv), Some(l)) => {
-                        let argv = substitute(argv, &host, port);
-                        let got = match ClientProcess::spawn(&argv, &spec.sandbox.for_tcp_seat(i, port)) {
-                            Err(e) => Err(format!("cannot start the agent: {e}")),
-                            Ok(c) => {
+                    (SeatSpec::TcpCmd(argv), _) => {
+                        let launched = ClientProcess::spawn_seat(
+                            |addr| substitute(argv, &addr.ip().to_string(), addr.port()),
+                            &spec.sandbox.for_seat(i),
+                            want,
+                        );
+                        let got = match launched {
+                            Err(e) => {
+                                if let Some(fault) = RefereeError::host_fault(i, &e) {
+                                    return Err(fault);
+                                }
+                                Err(format!("cannot start the agent: {e}"))
+                            }
+                            Ok((c, seat)) => {
                                 clients.push(c);
-                                ws::accept_agent(l, connect, name_timeout, secret.as_deref()).await
+                                let own = seat
+                                    .listener
+                                    .set_nonblocking(true)
+                                    .and_then(|()| TcpListener::from_std(seat.listener))
+                                    .map_err(|e| RefereeError::HostFault {
+                                        seat: i,
+                                        reason: format!("cannot use the seat's listener: {e}"),
+                                    })?;
+                                // One connection is the seat; the listener closes with `own`.
+                                ws::accept_agent(&own, connect, name_timeout, secret.as_deref()).await
                             }
                         };
                         push_ws(&mut seats, &mut originals, &mut rec, i, got);
@@ -816,7 +827,7 @@ impl GameDriver for WerewolfNlpDriver {
                         let got = ws::accept_agent(l, connect, name_timeout, secret.as_deref()).await;
                         push_ws(&mut seats, &mut originals, &mut rec, i, got);
                     }
-                    (_, None) => unreachable!("a listener exists whenever a WebSocket seat does"),
+                    (SeatSpec::Tcp, None) => unreachable!("a listener exists whenever a ws seat does"),
                 }
             }
             let mut hdr_log = ReplayLog::new();
