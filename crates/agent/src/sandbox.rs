@@ -93,11 +93,4 @@ impl SandboxConfig {
         }
         cfg
     }
-
-    /// [`SandboxConfig::for_seat`] for a TCP client that may connect to `port` only.
-    pub fn for_tcp_seat(&self, seat: usize, port: u16) -> SandboxConfig {
-        let mut cfg = self.for_seat(seat);
-        cfg.jail.tcp_connect = vec![port];
-        cfg
-    }
 }
