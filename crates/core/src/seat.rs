@@ -16,8 +16,9 @@ pub enum SeatSpec {
     /// `tcp`: the referee listens and waits for a client to connect on its own. `ws` is the same
     /// seat under the name the WebSocket games (`werewolf-nlp`) use.
     Tcp,
-    /// `tcp-cmd:<command line>`: the referee listens on a free loopback port and launches the
-    /// client with `{host}` and `{port}` replaced in its arguments. `ws-cmd:` is the same seat
+    /// `tcp-cmd:<command line>`: the referee launches the client with `{host}` and `{port}`
+    /// replaced in its arguments; confined, the client has a network namespace of its own whose
+    /// loopback holds only its seat's listener, on the contest's port. `ws-cmd:` is the same seat
     /// under the WebSocket games' name.
     TcpCmd(Vec<String>),
 }

@@ -20,7 +20,8 @@ fn describe(layer: Layer) -> &'static str {
     match layer {
         Layer::Identity => "own uid/gid per bot, no groups, no capabilities, no new privileges",
         Layer::Namespaces => {
-            "PID, mount (private root, /proc, /tmp, /dev/shm), IPC, UTS; no network for pipe bots"
+            "PID, mount (private root, /proc, /tmp, /dev/shm), IPC, UTS; network: none for \
+             pipe bots, a launched client's own with only its seat's listener"
         }
         Layer::LandlockFs => "file-system allow-list",
         Layer::LandlockNet => "TCP: connect to the seat's own port only, bind nothing",
@@ -29,7 +30,8 @@ fn describe(layer: Layer) -> &'static str {
             "memory and process limits over all the bot's processes, killed at the end"
         }
         Layer::Seccomp => {
-            "no ptrace, process_vm_*, bpf, perf, mount, namespaces, keyrings, modules"
+            "no ptrace, process_vm_*, bpf, perf, mount, namespaces, keyrings, modules; sockets: \
+             Unix, TCP and route netlink only (no MPTCP, UDP, raw, vsock), no TCP Fast Open"
         }
     }
 }
