@@ -228,7 +228,7 @@ fn replays_viewer_pages_and_databases_are_private() {
             "run",
             "c.toml",
             "--db",
-            "results/k.sqlite",
+            "k.sqlite",
             "--quiet",
             "--no-standings",
         ])
@@ -239,10 +239,9 @@ fn replays_viewer_pages_and_databases_are_private() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(mode(&d.join("results")), 0o700);
-    let db = d.join("results/k.sqlite");
+    let db = d.join("k.sqlite");
     assert_eq!(mode(&db), 0o600);
-    assert_eq!(mode(&d.join("results/k.sqlite.lock")), 0o600);
+    assert_eq!(mode(&d.join("k.sqlite.lock")), 0o600);
     // SQLite gives its -wal and -shm files the database file's mode: open it as a runner does.
     let conn = rusqlite::Connection::open(&db).unwrap();
     let _: String = conn
@@ -250,18 +249,12 @@ fn replays_viewer_pages_and_databases_are_private() {
         .unwrap();
     conn.execute_batch("CREATE TABLE probe(x); INSERT INTO probe VALUES (1);")
         .unwrap();
-    assert_eq!(mode(&d.join("results/k.sqlite-wal")), 0o600);
-    assert_eq!(mode(&d.join("results/k.sqlite-shm")), 0o600);
+    assert_eq!(mode(&d.join("k.sqlite-wal")), 0o600);
+    assert_eq!(mode(&d.join("k.sqlite-shm")), 0o600);
     drop(conn);
     let out = kakehiki(d)
         .args([
-            "contest",
-            "replays",
-            "modes",
-            "--db",
-            "results/k.sqlite",
-            "--out",
-            "exported",
+            "contest", "replays", "modes", "--db", "k.sqlite", "--out", "exported",
         ])
         .output()
         .unwrap();

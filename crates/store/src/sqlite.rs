@@ -50,15 +50,8 @@ fn immutable_uri(path: &Path) -> String {
     uri
 }
 
-/// Create an empty database file `0600`, and the directories above it that are missing `0700`.
+/// Create an empty database file `0600` (a missing directory is left for SQLite to report).
 fn create_private(path: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)?;
-    }
     match OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -66,7 +59,14 @@ fn create_private(path: &Path) -> std::io::Result<()> {
         .open(path)
     {
         Ok(_) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::AlreadyExists | std::io::ErrorKind::NotFound
+            ) =>
+        {
+            Ok(())
+        }
         Err(e) => Err(e),
     }
 }
@@ -83,8 +83,8 @@ impl SqliteStore {
             path: path.display().to_string(),
             source,
         };
-        // A new database is private (0600, in new directories 0700): SQLite gives its -wal and
-        // -shm files the mode of the database file.
+        // A new database is private (0600): SQLite gives its -wal and -shm files the mode of the
+        // database file.
         if !path.exists() {
             create_private(path).map_err(|e| StoreError::Create {
                 path: path.display().to_string(),
