@@ -16,6 +16,8 @@ pub mod jail;
 mod process;
 mod sandbox;
 
-pub use jail::{JailConfig, Layer, SandboxLevel, SandboxReport};
-pub use process::{BotProcess, ClientProcess, ExitInfo, Line, ReadOutcome, SeatPort, SpawnError};
+pub use jail::{DeniedPath, JailConfig, Layer, SandboxLevel, SandboxReport};
+pub use process::{
+    check_mounts, BotProcess, ClientProcess, ExitInfo, Line, ReadOutcome, SeatPort, SpawnError,
+};
 pub use sandbox::{ResourceLimits, SandboxConfig};

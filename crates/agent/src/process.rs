@@ -44,6 +44,21 @@ pub enum SpawnError {
     /// The machine refused a resource (pipes, descriptors, memory).
     #[error("cannot start the bot: {0}")]
     Host(io::Error),
+    /// A path the bot would be given holds what no bot may see (the organiser's setup, refused
+    /// before the bot starts).
+    #[error(
+        "refusing to show the bot {}: it holds {what} ({}); move the bot into a folder of its \
+         own, or name only its file",
+        mount.display(),
+        denied.display()
+    )]
+    Denied {
+        /// The file or folder that would be mounted.
+        mount: std::path::PathBuf,
+        /// The path it would expose.
+        denied: std::path::PathBuf,
+        what: String,
+    },
 }
 
 impl SpawnError {
@@ -57,7 +72,7 @@ impl SpawnError {
     /// host fault must not be scored as a loss.
     pub fn is_host_fault(&self) -> bool {
         match self {
-            SpawnError::EmptyCommand => false,
+            SpawnError::EmptyCommand | SpawnError::Denied { .. } => false,
             SpawnError::Workdir(_)
             | SpawnError::SandboxUnavailable(_)
             | SpawnError::Sandbox(_)
@@ -214,6 +229,23 @@ fn resolve_args(argv: &[String], base: Option<&Path>) -> Vec<String> {
             }
         })
         .collect()
+}
+
+/// What a bot started with `argv` under `cfg` would be shown besides the system directories
+/// (the files and folders mounted read-only into its jail, or allowed by Landlock), or why that
+/// is refused ([`SpawnError::Denied`]): the check spawning makes, for a pre-flight that starts
+/// nothing. Empty under `SandboxLevel::Off`, where nothing is mounted.
+pub fn check_mounts(
+    argv: &[String],
+    cfg: &SandboxConfig,
+) -> Result<Vec<std::path::PathBuf>, SpawnError> {
+    if argv.is_empty() {
+        return Err(SpawnError::EmptyCommand);
+    }
+    if cfg.jail.level == SandboxLevel::Off {
+        return Ok(Vec::new());
+    }
+    jail::bot_mounts(&resolve_args(argv, cfg.jail.seat_dir.as_deref()), cfg)
 }
 
 pub(crate) fn apply_limits(limits: &ResourceLimits) -> io::Result<()> {

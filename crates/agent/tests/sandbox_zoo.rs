@@ -829,3 +829,133 @@ async fn a_tcp_seat_gets_the_contest_port_even_while_the_host_holds_it() {
         );
     }
 }
+
+/// A folder with the attacker as `bot.py` and a sibling `secret.txt`, both readable by any uid
+/// (so that only what is mounted keeps the bot from the sibling).
+fn bot_folder() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bot = dir.path().join("bot.py");
+    std::fs::copy(attacker(), &bot).unwrap();
+    let secret = dir.path().join("secret.txt");
+    std::fs::write(&secret, "the other entrant's source").unwrap();
+    for f in [&bot, &secret] {
+        std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    (dir, bot, secret)
+}
+
+/// Start `argv` (which reads its targets on stdin) and send it `targets`.
+async fn attack_with(argv: &[String], targets: &[String], cfg: &SandboxConfig) -> Vec<Vec<String>> {
+    let mut bot = BotProcess::spawn(argv, cfg).expect("the attacker starts");
+    bot.send(format!("{}\n", targets.join(" ")).as_bytes())
+        .await
+        .unwrap();
+    let r = results(&mut bot).await;
+    bot.finish(Duration::from_millis(50)).await;
+    r
+}
+
+#[tokio::test]
+async fn a_bot_given_as_one_file_sees_no_other_file_of_its_folder() {
+    if !layers("one file", &[Layer::Namespaces, Layer::LandlockFs]) {
+        return;
+    }
+    let (dir, bot, secret) = bot_folder();
+    let targets = [
+        dir.path().display().to_string(),
+        secret.display().to_string(),
+    ];
+    let py = |mode: &str| {
+        vec![
+            "python3".to_string(),
+            bot.display().to_string(),
+            mode.to_string(),
+            "-".to_string(),
+        ]
+    };
+    // As an argument, and as an absolute path inside a shell command.
+    let shell = vec![
+        "sh".to_string(),
+        "-c".to_string(),
+        format!("exec python3 {} list -", bot.display()),
+    ];
+    for argv in [py("list"), shell] {
+        let r = attack_with(&argv, &targets[..1], &SandboxConfig::default()).await;
+        assert_eq!(r[0][0], "LISTED", "{r:?}");
+        assert_eq!(r[0][2], "bot.py", "the bot sees more than its file: {r:?}");
+    }
+    let r = attack_with(&py("read"), &targets[1..], &SandboxConfig::default()).await;
+    all_blocked(&r);
+    // A folder named explicitly (the seat's own) is still given whole.
+    let mut cfg = SandboxConfig::default();
+    cfg.jail.seat_dir = Some(dir.path().to_path_buf());
+    let r = attack_with(&py("list"), &targets[..1], &cfg).await;
+    assert_eq!(r[0][2], "bot.py,secret.txt", "{r:?}");
+}
+
+#[tokio::test]
+async fn opt_home_root_and_srv_are_not_mounted() {
+    if !layers("opt", &[Layer::Namespaces, Layer::LandlockFs]) {
+        return;
+    }
+    // A file under /opt (made when this referee may; the unprivileged re-run lists only).
+    let planted = PathBuf::from(format!("/opt/kakehiki-zoo-{}", std::process::id()));
+    let made = std::fs::create_dir_all(&planted).is_ok()
+        && std::fs::write(planted.join("secret"), "opt").is_ok();
+    if made {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755));
+        let _ = std::fs::set_permissions(
+            planted.join("secret"),
+            std::fs::Permissions::from_mode(0o644),
+        );
+    }
+    let mut targets: Vec<String> = ["/opt", "/home", "/root", "/srv"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let (bot, listed) = attack_paths("list", &targets, &SandboxConfig::default()).await;
+    bot.finish(Duration::from_millis(50)).await;
+    targets = vec![planted.join("secret").display().to_string()];
+    let (bot, read) = attack_paths("read", &targets, &SandboxConfig::default()).await;
+    bot.finish(Duration::from_millis(50)).await;
+    if made {
+        let _ = std::fs::remove_dir_all(&planted);
+    }
+    all_blocked(&listed);
+    all_blocked(&read);
+}
+
+#[tokio::test]
+async fn a_folder_holding_the_database_is_refused_before_the_bot_starts() {
+    let (dir, bot, _secret) = bot_folder();
+    let mut cfg = SandboxConfig::default();
+    cfg.jail.seat_dir = Some(dir.path().to_path_buf());
+    cfg.jail.denied = kakehiki_agent::DeniedPath::sqlite(&dir.path().join("kakehiki.sqlite"));
+    let argv = vec![
+        "python3".to_string(),
+        bot.display().to_string(),
+        "whoami".to_string(),
+    ];
+    let err = kakehiki_agent::check_mounts(&argv, &cfg).expect_err("the folder is refused");
+    let text = err.to_string();
+    assert!(!err.is_host_fault());
+    assert!(text.contains(&dir.path().display().to_string()), "{text}");
+    assert!(text.contains("the results database"), "{text}");
+    assert!(text.contains("folder of its own"), "{text}");
+    if SandboxReport::current(SandboxLevel::Best).layers.is_empty() {
+        return;
+    }
+    let err = BotProcess::spawn(&argv, &cfg)
+        .err()
+        .expect("spawning refuses it too");
+    assert!(
+        matches!(err, kakehiki_agent::SpawnError::Denied { .. }),
+        "{err}"
+    );
+    // Named alone, the bot's file does not show the database: it starts.
+    cfg.jail.seat_dir = None;
+    assert!(kakehiki_agent::check_mounts(&argv, &cfg).is_ok());
+}

@@ -146,4 +146,16 @@ pub trait Arena: Send + Sync {
         let _ = (game, entrants);
         Vec::new()
     }
+
+    /// Report the process entrants whose sandbox would show them what no bot may see: the
+    /// results store's files (`store_files`), another entrant's program or folder. Nothing is
+    /// started. An arena without a sandbox has nothing to check.
+    fn mount_problems(
+        &self,
+        def: &ContestDef,
+        store_files: &[std::path::PathBuf],
+    ) -> Vec<PreflightProblem> {
+        let _ = (def, store_files);
+        Vec::new()
+    }
 }

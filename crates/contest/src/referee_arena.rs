@@ -4,12 +4,12 @@
 use std::cell::RefCell;
 use std::time::Duration;
 
-use kakehiki_agent::{BotProcess, ReadOutcome};
+use kakehiki_agent::{BotProcess, DeniedPath, ReadOutcome};
 use kakehiki_core::{GameType, SeatSpec};
 use kakehiki_referee::{find_game, MatchSpec, RefereeError};
 
 use crate::arena::{Arena, MatchJob, PlayError, Played, PreflightProblem};
-use crate::programs::{check_command, command_line};
+use crate::programs::{check_command, command_line, program_paths};
 
 /// Plays matches with the referee's drivers, each worker thread on its own single-threaded
 /// async runtime (so `jobs` threads use `jobs` cores).
@@ -99,6 +99,89 @@ impl Arena for RefereeArena {
             report: record.report,
             replay: record.replay.to_text(),
         })
+    }
+
+    /// Each process entrant's command line is resolved as its sandbox resolves it (against its
+    /// `dir` when it has one) and what would be mounted for it is compared with what it must not
+    /// see: the store's files, every other entrant's folder (unless it is this entrant's own) and
+    /// program files (unless they are this entrant's own too: the same bot entered twice).
+    fn mount_problems(
+        &self,
+        def: &crate::ContestDef,
+        store_files: &[std::path::PathBuf],
+    ) -> Vec<PreflightProblem> {
+        let Ok(cwd) = std::env::current_dir() else {
+            return Vec::new();
+        };
+        let level = def
+            .sandbox
+            .as_deref()
+            .and_then(|l| l.parse().ok())
+            .unwrap_or_default();
+        let dir_of = |e: &crate::Entrant| {
+            e.dir
+                .as_ref()
+                .map(|d| kakehiki_agent::jail::normalize(&cwd.join(d)))
+        };
+        let programs = |e: &crate::Entrant| -> Vec<std::path::PathBuf> {
+            let Some(argv) = command_line(&e.seat) else {
+                return Vec::new();
+            };
+            match dir_of(e) {
+                Some(dir) => argv
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, a)| *i > 0 || a.contains('/'))
+                    .map(|(_, a)| dir.join(a))
+                    .filter(|p| p.is_file())
+                    .collect(),
+                None => program_paths(argv),
+            }
+        };
+        let mut problems = Vec::new();
+        for (i, entrant) in def.entrants.iter().enumerate() {
+            let Some(argv) = command_line(&entrant.seat) else {
+                continue;
+            };
+            let own_dir = dir_of(entrant);
+            let own_programs = programs(entrant);
+            let mut sandbox = kakehiki_agent::SandboxConfig::default();
+            sandbox.jail.level = level;
+            sandbox.jail.seat_dir = own_dir.clone();
+            for f in store_files {
+                sandbox
+                    .jail
+                    .denied
+                    .push(DeniedPath::new(f, "the results database"));
+            }
+            for (j, other) in def.entrants.iter().enumerate() {
+                if j == i {
+                    continue;
+                }
+                if let Some(d) = dir_of(other).filter(|d| Some(d) != own_dir.as_ref()) {
+                    sandbox.jail.denied.push(DeniedPath::new(
+                        d,
+                        format!("entrant {:?}'s folder", other.name),
+                    ));
+                }
+                for p in programs(other) {
+                    if !own_programs.contains(&p) {
+                        sandbox.jail.denied.push(DeniedPath::new(
+                            p,
+                            format!("entrant {:?}'s program", other.name),
+                        ));
+                    }
+                }
+            }
+            if let Err(e) = kakehiki_agent::check_mounts(argv, &sandbox) {
+                problems.push(PreflightProblem {
+                    entrant: entrant.name.clone(),
+                    problem: e.to_string(),
+                    host_fault: e.is_host_fault(),
+                });
+            }
+        }
+        problems
     }
 
     /// Every process entrant's command line is checked (program on `PATH` or at its path and

@@ -94,6 +94,23 @@ pub struct RunOptions {
     pub worker: String,
     /// How long a coordinator keeps reconnecting to a database that went away.
     pub reconnect_for: Duration,
+    /// The files of the results store on this machine ([`store_files`]): an entrant whose
+    /// sandbox would show one of them is refused before the run.
+    pub store_files: Vec<std::path::PathBuf>,
+}
+
+/// The files of a SQLite results store at `db`, as absolute paths: the database, its `-wal`,
+/// `-shm` and `-journal`, and its run lock.
+pub fn store_files(db: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let db = std::path::absolute(db).unwrap_or_else(|_| db.to_path_buf());
+    ["", "-wal", "-shm", "-journal", ".lock"]
+        .iter()
+        .map(|suffix| {
+            let mut p = db.as_os_str().to_owned();
+            p.push(suffix);
+            std::path::PathBuf::from(p)
+        })
+        .collect()
 }
 
 impl Default for RunOptions {
@@ -103,6 +120,7 @@ impl Default for RunOptions {
             progress: false,
             worker: "local".to_string(),
             reconnect_for: DEFAULT_RECONNECT_FOR,
+            store_files: Vec::new(),
         }
     }
 }
@@ -130,10 +148,24 @@ pub fn register(store: &mut dyn Store, def: &ContestDef) -> Result<bool, RunErro
     })?)
 }
 
-/// Start every process entrant once ([`Arena::preflight`]); any problem stops the run before
-/// the contest is registered.
-pub fn preflight(arena: &dyn Arena, def: &ContestDef) -> Result<(), RunError> {
-    let problems = arena.preflight(&def.game, &def.entrants);
+/// Check what every process entrant's sandbox would show it ([`Arena::mount_problems`]: not
+/// the results store's files `store_files`, nor another entrant's program or folder), then start
+/// every other process entrant once ([`Arena::preflight`]); any problem stops the run before the
+/// contest is registered.
+pub fn preflight(
+    arena: &dyn Arena,
+    def: &ContestDef,
+    store_files: &[std::path::PathBuf],
+) -> Result<(), RunError> {
+    let mut problems = arena.mount_problems(def, store_files);
+    let refused: Vec<&str> = problems.iter().map(|p| p.entrant.as_str()).collect();
+    let rest: Vec<crate::Entrant> = def
+        .entrants
+        .iter()
+        .filter(|e| !refused.contains(&e.name.as_str()))
+        .cloned()
+        .collect();
+    problems.extend(arena.preflight(&def.game, &rest));
     if problems.is_empty() {
         Ok(())
     } else {
@@ -405,7 +437,7 @@ pub fn run_local(
     opts: &RunOptions,
 ) -> Result<RunSummary, RunError> {
     store.lock_run(&run_holder(def))?;
-    preflight(arena.as_ref(), def)?;
+    preflight(arena.as_ref(), def, &opts.store_files)?;
     register(store.as_mut(), def)?;
     check_programs(store.as_mut(), def)?;
     let store = Arc::new(Mutex::new(store));

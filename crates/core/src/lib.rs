@@ -14,6 +14,7 @@
 
 pub mod game;
 pub mod game_type;
+pub mod private_files;
 pub mod replay;
 pub mod report;
 pub mod rng;

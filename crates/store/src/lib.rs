@@ -46,6 +46,11 @@ pub enum StoreError {
         path: String,
         source: rusqlite::Error,
     },
+    #[error("cannot create sqlite database {path}: {source}")]
+    Create {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("invalid postgresql url {url}: {source}")]
     BadUrl {
         url: String,

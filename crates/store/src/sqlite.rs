@@ -3,6 +3,7 @@
 use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -49,6 +50,27 @@ fn immutable_uri(path: &Path) -> String {
     uri
 }
 
+/// Create an empty database file `0600` (a missing directory is left for SQLite to report).
+fn create_private(path: &Path) -> std::io::Result<()> {
+    match OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(_) => Ok(()),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::AlreadyExists | std::io::ErrorKind::NotFound
+            ) =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
+}
+
 fn err(context: &'static str) -> impl FnOnce(rusqlite::Error) -> StoreError {
     move |source| StoreError::Sqlite { context, source }
 }
@@ -61,6 +83,14 @@ impl SqliteStore {
             path: path.display().to_string(),
             source,
         };
+        // A new database is private (0600): SQLite gives its -wal and -shm files the mode of the
+        // database file.
+        if !path.exists() {
+            create_private(path).map_err(|e| StoreError::Create {
+                path: path.display().to_string(),
+                source: e,
+            })?;
+        }
         let conn = Connection::open(path).map_err(open_err)?;
         let mut store = Self::init(conn).map_err(|e| match e {
             StoreError::Sqlite { source, .. } => open_err(source),
@@ -612,6 +642,7 @@ impl Store for SqliteStore {
             .write(true)
             .create(true)
             .truncate(false)
+            .mode(0o600)
             .open(&lock_path)
             .map_err(lock_err)?;
         // A process being started at this moment (a bot, between its fork and its exec) may

@@ -8,7 +8,8 @@
 //!   bounding set, `PR_SET_NO_NEW_PRIVS`;
 //! * **namespaces** — its own PID namespace (it sees only its processes, and when its first process
 //!   ends every process it started ends), mount namespace with a root built from read-only bind
-//!   mounts of the system directories and the bot's own program directories, a fresh `/proc`, a
+//!   mounts of the system directories and the files and directories the bot's command line names
+//!   (a script given by path is mounted alone, not its directory), a fresh `/proc`, a
 //!   private size-limited tmpfs for `/tmp` (its working directory) and `/dev/shm`, IPC and UTS
 //!   namespaces, and for stdin/stdout seats a network namespace with no interfaces;
 //! * **landlock** — a file-system allow-list (ABI 1+), TCP connect only to the seat's own port and
@@ -33,7 +34,7 @@ use std::sync::OnceLock;
 use serde::Serialize;
 
 pub(crate) use cgroup::Cgroup;
-pub(crate) use plan::{prepare, receive_listener, Prepared, SeatNet};
+pub(crate) use plan::{bot_mounts, prepare, receive_listener, Prepared, SeatNet};
 pub(crate) use uid::UidLease;
 
 /// How much confinement a referee demands.
@@ -97,6 +98,40 @@ pub struct JailConfig {
     pub disk_bytes: u64,
     /// Size of its private `/dev/shm`.
     pub shm_bytes: u64,
+    /// What the bot must never see (the run's results database, its replays, the other
+    /// entrants' programs): a mount that is, contains or lies inside one of these is refused
+    /// before the bot starts ([`crate::SpawnError::Denied`]).
+    pub denied: Vec<DeniedPath>,
+}
+
+/// A path no bot of the run may see, and what it holds (for the error message).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeniedPath {
+    pub path: PathBuf,
+    /// What it holds: "the results database", "entrant \"b\"'s program".
+    pub what: String,
+}
+
+impl DeniedPath {
+    pub fn new(path: impl Into<PathBuf>, what: impl Into<String>) -> DeniedPath {
+        DeniedPath {
+            path: path.into(),
+            what: what.into(),
+        }
+    }
+
+    /// The files of a SQLite database at `db`: the file, its `-wal`, `-shm` and `-journal`
+    /// and the run lock (`.lock`).
+    pub fn sqlite(db: &std::path::Path) -> Vec<DeniedPath> {
+        ["", "-wal", "-shm", "-journal", ".lock"]
+            .iter()
+            .map(|suffix| {
+                let mut p = db.as_os_str().to_owned();
+                p.push(suffix);
+                DeniedPath::new(p, "the results database")
+            })
+            .collect()
+    }
 }
 
 impl Default for JailConfig {
@@ -112,6 +147,7 @@ impl Default for JailConfig {
             tcp_connect: Vec::new(),
             disk_bytes: 256 << 20,
             shm_bytes: 64 << 20,
+            denied: Vec::new(),
         }
     }
 }

@@ -13,9 +13,10 @@ use super::{capabilities, Cgroup, Layer, SandboxLevel, SandboxReport, UidLease};
 use crate::sandbox::SandboxConfig;
 use crate::SpawnError;
 
-/// System directories every bot may read and execute.
+/// System directories every bot may read and execute. Nothing under `/opt`, `/home`, `/root`
+/// or `/srv` is mounted unless the command line or `--ro-path` names it.
 const SYSTEM_DIRS: &[&str] = &[
-    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
 ];
 
 /// Device files every bot may use.
@@ -67,13 +68,14 @@ fn host_err(what: &str, e: impl std::fmt::Display) -> SpawnError {
     SpawnError::Sandbox(format!("{what}: {e}"))
 }
 
-/// Directories whose contents a bot's command line names: each file argument's directory, the
-/// program's directory, and for a program in a `bin` directory its prefix (an interpreter's
-/// installation or a venv).
-fn program_dirs(argv: &[String]) -> Vec<PathBuf> {
+/// What a bot's command line names, to be mounted: each file argument itself (not its
+/// directory), each directory argument (`java -cp /bots/java Main`), the program itself (and the
+/// file it resolves to), and for a program given by path in a `bin` directory its prefix (an
+/// interpreter's installation or a venv).
+fn program_paths(argv: &[String]) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    // Absolute paths inside a shell command (`sh -c 'sleep 1; exec python3 /bots/a.py'`) name
-    // files too.
+    // Absolute paths of files inside a shell command (`sh -c 'sleep 1; exec python3 /bots/a.py'`)
+    // name files too.
     for a in argv.iter().skip(1) {
         if !a.contains(char::is_whitespace) {
             continue;
@@ -81,9 +83,10 @@ fn program_dirs(argv: &[String]) -> Vec<PathBuf> {
         for token in a.split(|c: char| c.is_whitespace() || ";&|<>()'\"`".contains(c)) {
             let p = super::normalize(Path::new(token));
             if token.starts_with('/') && p.is_file() {
-                if let Some(d) = p.parent() {
-                    out.push(d.to_path_buf());
+                if let Ok(real) = std::fs::canonicalize(&p) {
+                    out.push(real);
                 }
+                out.push(p);
             }
         }
     }
@@ -93,29 +96,82 @@ fn program_dirs(argv: &[String]) -> Vec<PathBuf> {
             continue;
         }
         let mut candidates = vec![p.to_path_buf()];
-        if i == 0 {
-            if let Ok(real) = std::fs::canonicalize(p) {
+        // A symbolic link is recreated in the jail: what it points to is mounted as well.
+        if let Ok(real) = std::fs::canonicalize(p) {
+            if real != p {
                 candidates.push(real);
             }
         }
         for c in candidates {
-            let dir = if c.is_dir() {
-                c.clone()
-            } else {
-                match c.parent() {
-                    Some(d) => d.to_path_buf(),
-                    None => continue,
-                }
-            };
-            if i == 0 && dir.file_name().is_some_and(|n| n == "bin") {
-                if let Some(prefix) = dir.parent() {
+            if i == 0 && !c.is_dir() {
+                let dir = c.parent();
+                if let Some(prefix) = dir
+                    .filter(|d| d.file_name().is_some_and(|n| n == "bin"))
+                    .and_then(Path::parent)
+                {
                     out.push(prefix.to_path_buf());
                 }
             }
-            out.push(dir);
+            out.push(c);
         }
     }
     out
+}
+
+/// Why a path the bot would see is refused: it contains, is or lies inside `denied`.
+fn overlaps(mount: &Path, denied: &Path) -> bool {
+    mount.starts_with(denied) || denied.starts_with(mount)
+}
+
+/// `p` and, where it differs, the path it resolves to (for a path that does not exist yet, its
+/// directory resolved).
+fn forms(p: &Path) -> Vec<PathBuf> {
+    let lexical = super::normalize(p);
+    let real = std::fs::canonicalize(&lexical).ok().or_else(|| {
+        let name = lexical.file_name()?;
+        Some(std::fs::canonicalize(lexical.parent()?).ok()?.join(name))
+    });
+    let mut out = vec![lexical];
+    if let Some(r) = real {
+        if r != out[0] {
+            out.push(r);
+        }
+    }
+    out
+}
+
+/// Refuse mounts that would show the bot what it must not see (`JailConfig::denied`).
+fn check_denied(mounts: &[PathBuf], jail: &super::JailConfig) -> Result<(), SpawnError> {
+    for d in &jail.denied {
+        let denied_forms = forms(&d.path);
+        for m in mounts {
+            let hit = forms(m)
+                .iter()
+                .any(|mf| denied_forms.iter().any(|df| overlaps(mf, df)));
+            if hit {
+                return Err(SpawnError::Denied {
+                    mount: m.clone(),
+                    denied: d.path.clone(),
+                    what: d.what.clone(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Everything mounted read-only for a bot running `argv` (resolved) under `cfg` besides the
+/// system directories, checked against `cfg.jail.denied`.
+pub(crate) fn bot_mounts(argv: &[String], cfg: &SandboxConfig) -> Result<Vec<PathBuf>, SpawnError> {
+    let jail = &cfg.jail;
+    let mut ro_paths: Vec<PathBuf> = program_paths(argv);
+    if let Some(d) = &jail.seat_dir {
+        ro_paths.push(d.clone());
+    }
+    ro_paths.extend(jail.ro_paths.iter().cloned());
+    let ro_paths = outermost(ro_paths);
+    check_denied(&ro_paths, jail)?;
+    Ok(ro_paths)
 }
 
 /// Keep only paths that are not inside another path of the list or a system directory.
@@ -319,6 +375,8 @@ pub(crate) fn prepare(
     let jail = &cfg.jail;
     let report = SandboxReport::current(jail.level);
     report.check()?;
+    // Refused mounts end here, before a uid or a cgroup is taken.
+    let ro_paths = bot_mounts(argv, cfg)?;
     if jail.level != SandboxLevel::Off && !report.complete() {
         tracing::warn!("bot sandbox incomplete: {}", report.missing_text());
     }
@@ -343,12 +401,6 @@ pub(crate) fn prepare(
         None
     };
 
-    let mut ro_paths: Vec<PathBuf> = program_dirs(argv);
-    if let Some(d) = &jail.seat_dir {
-        ro_paths.push(d.clone());
-    }
-    ro_paths.extend(jail.ro_paths.iter().cloned());
-    let ro_paths = outermost(ro_paths);
     let system: Vec<PathBuf> = SYSTEM_DIRS
         .iter()
         .map(PathBuf::from)

@@ -51,6 +51,14 @@ def main():
     if mode == "read":
         for p in args:
             try_read(p)
+    elif mode == "list":
+        # The names a directory shows (`-` when empty), or why it cannot be listed.
+        for p in args:
+            try:
+                names = sorted(os.listdir(p))
+                out("LISTED", p, ",".join(names) or "-")
+            except OSError as e:
+                out("BLOCKED", p, errno.errorcode.get(e.errno, e.errno))
     elif mode == "write":
         for p in args:
             try_write(p)

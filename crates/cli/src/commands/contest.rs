@@ -9,8 +9,8 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand, ValueEnum};
 use kakehiki_contest::{
-    compute_standings, coordinate, load_results, preflight, run_local, stored_definition, Arena,
-    ContestDef, OutputFormat, RefereeArena, RunOptions, RunSummary,
+    compute_standings, coordinate, load_results, preflight, run_local, store_files,
+    stored_definition, Arena, ContestDef, OutputFormat, RefereeArena, RunOptions, RunSummary,
 };
 use kakehiki_store::{open_store, open_store_read_only, redact_url, Store};
 
@@ -146,11 +146,17 @@ fn run_contest(args: RunArgs) -> anyhow::Result<u8> {
         jobs,
         progress: !args.quiet,
         worker: "local".into(),
+        // No bot may be shown the SQLite database (a PostgreSQL one is not on this machine).
+        store_files: if args.store.database_url.is_none() {
+            store_files(&args.store.db)
+        } else {
+            Vec::new()
+        },
         ..RunOptions::default()
     };
     let summary = if let Some(url) = &args.store.database_url {
         // Check the entrants before anything is queued: a typo fails here, not in every match.
-        preflight(&RefereeArena, &def)?;
+        preflight(&RefereeArena, &def, &opts.store_files)?;
         eprintln!(
             "queueing the matches of {} for workers (kakehiki worker --database-url ...)",
             def.name
@@ -232,14 +238,16 @@ pub fn replays(args: ReplaysArgs) -> anyhow::Result<Vec<PathBuf>> {
     let mut store = args.store.open_read_only()?;
     let def = stored_definition(store.as_mut(), &args.name)?;
     let dir = args.out.join(sanitize(&def.name));
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    kakehiki_core::private_files::create_dir_all(&dir)
+        .with_context(|| format!("cannot create {}", dir.display()))?;
     let mut paths = Vec::new();
     for index in store.stored_indices(&def.name)? {
         let Some(text) = store.replay(&def.name, index)? else {
             bail!("the replay of match {index} disappeared while exporting");
         };
         let path = dir.join(format!("{index:06}.jsonl"));
-        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        kakehiki_core::private_files::write(&path, text)
+            .with_context(|| format!("cannot write {}", path.display()))?;
         paths.push(path);
     }
     Ok(paths)

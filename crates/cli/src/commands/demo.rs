@@ -160,7 +160,7 @@ fn demo_contest(game: &str, seed: u64, ex: &Examples) -> anyhow::Result<Option<S
 
 pub fn run(args: DemoArgs) -> anyhow::Result<u8> {
     let ex = Examples::locate()?;
-    std::fs::create_dir_all(&args.out)
+    kakehiki_core::private_files::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     // A fresh database each time: the demo's bot paths depend on where it is run from.
     let db = args.out.join("demo.sqlite");
@@ -189,6 +189,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<u8> {
             jobs: usize::from(args.jobs),
             progress: false,
             worker: "demo".into(),
+            store_files: kakehiki_contest::store_files(&db),
             ..RunOptions::default()
         };
         let summary = run_local(&def, store, Arc::new(RefereeArena), &opts)

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::Args;
-use kakehiki_agent::{SandboxConfig, SandboxLevel};
+use kakehiki_agent::{check_mounts, DeniedPath, SandboxConfig, SandboxLevel};
 use kakehiki_core::SeatSpec;
 use kakehiki_referee::{find_game, MatchSpec};
 
@@ -181,6 +181,7 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
     let bot_env = std::mem::take(&mut spec.sandbox.env);
     spec.sandbox = args.sandbox.config()?;
     spec.sandbox.env.extend(bot_env);
+    deny_outputs_and_other_seats(&mut spec, args.replay.as_deref(), args.view)?;
     // A `tcp` seat waits for a client the contestant starts: say where, as soon as it listens.
     spec.on_listen = kakehiki_referee::ListenNotice::new(|seat, addr| {
         eprintln!("seat {seat} (tcp): waiting for a client to connect to {addr}");
@@ -251,14 +252,71 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
     Ok(exit::OK)
 }
 
+/// Refuse, before the match, a seat whose sandbox would show it this match's replay or viewer
+/// page, or what another seat is given (its program, its folder); then every bot's sandbox
+/// refuses them too.
+fn deny_outputs_and_other_seats(
+    spec: &mut MatchSpec,
+    replay: Option<&std::path::Path>,
+    view: bool,
+) -> anyhow::Result<()> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    if let Some(path) = replay {
+        let path = cwd.join(path);
+        let mut page = path.as_os_str().to_owned();
+        page.push(".html");
+        let jail = &mut spec.sandbox.jail;
+        jail.denied
+            .push(DeniedPath::new(&path, "this match's replay"));
+        if view {
+            jail.denied.push(DeniedPath::new(
+                page,
+                "this match's viewer page (every seat's stderr)",
+            ));
+        }
+    }
+    let commands: Vec<(usize, &Vec<String>)> = spec
+        .seats
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| match s {
+            SeatSpec::Cmd(argv) | SeatSpec::TcpCmd(argv) => Some((i, argv)),
+            _ => None,
+        })
+        .collect();
+    // What each seat is shown, with only the outputs denied.
+    let mut shown = BTreeMap::new();
+    for &(i, argv) in &commands {
+        let mounts = check_mounts(argv, &spec.sandbox.for_seat(i))
+            .with_context(|| format!("seat {i} is refused"))?;
+        shown.insert(i, mounts);
+    }
+    for &(i, argv) in &commands {
+        let mut cfg = spec.sandbox.for_seat(i);
+        for (&j, theirs) in &shown {
+            for p in theirs.iter().filter(|p| j != i && !shown[&i].contains(p)) {
+                cfg.jail.denied.push(DeniedPath::new(
+                    p,
+                    format!("what seat {j} is given (its program or folder)"),
+                ));
+            }
+        }
+        check_mounts(argv, &cfg).with_context(|| format!("seat {i} is refused"))?;
+    }
+    Ok(())
+}
+
 /// Write `bytes` to `path` through a temporary file in the same directory, renamed over it: a
 /// symlink planted at `path` is replaced, never followed, and a reader never sees half a file.
+/// The file is `0600` (the temporary file's mode); missing directories are created `0700`.
 pub fn write_file_atomically(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
     use std::io::Write;
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
+    kakehiki_core::private_files::create_dir_all(&dir)
+        .with_context(|| format!("cannot create the directory {}", dir.display()))?;
     let mut tmp = tempfile::Builder::new()
         .prefix(".kakehiki-")
         .tempfile_in(&dir)

@@ -216,7 +216,7 @@ fn run_geister(args: ServeArgs) -> anyhow::Result<u8> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("geister-games"));
-    std::fs::create_dir_all(&out)
+    kakehiki_core::private_files::create_dir_all(&out)
         .with_context(|| format!("cannot create the replay directory {}", out.display()))?;
     let cfg = ServeConfig {
         rules,

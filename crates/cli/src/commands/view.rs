@@ -43,7 +43,9 @@ pub fn write_page(path: &Path, out: Option<&Path>) -> anyhow::Result<PathBuf> {
         p.push(".html");
         PathBuf::from(p)
     });
-    std::fs::write(&out, page).with_context(|| format!("cannot write {}", out.display()))?;
+    // The page holds every seat's stderr: 0600, like the replay.
+    kakehiki_core::private_files::write(&out, page)
+        .with_context(|| format!("cannot write {}", out.display()))?;
     Ok(out)
 }
 

@@ -698,7 +698,7 @@ fn write_compat_log(dir: &std::path::Path, session: &Session, started_unix_ms: u
     let at = started_unix_ms + session.first_set_at().unwrap_or(0);
     let stem = log_file_stem(at);
     let text = compat_log_text(session);
-    if std::fs::create_dir_all(dir).is_err() {
+    if kakehiki_core::private_files::create_dir_all(dir).is_err() {
         return;
     }
     for n in 0..1000 {
@@ -708,11 +708,7 @@ fn write_compat_log(dir: &std::path::Path, session: &Session, started_unix_ms: u
             format!("{stem}-{n}.txt")
         };
         let path = dir.join(name);
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
+        match kakehiki_core::private_files::create_new(&path) {
             Ok(mut f) => {
                 use std::io::Write;
                 let _ = f.write_all(text.as_bytes());

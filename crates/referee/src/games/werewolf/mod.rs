@@ -313,7 +313,7 @@ impl Records {
     /// Append what is new to the files (if a directory is set).
     pub fn flush(&mut self) -> Result<(), RefereeError> {
         let Some(dir) = &self.dir else { return Ok(()) };
-        std::fs::create_dir_all(dir)?;
+        kakehiki_core::private_files::create_dir_all(dir)?;
         append_jsonl(
             &dir.join("errors.jsonl"),
             &self.errors[self.flushed_errors..],
@@ -330,10 +330,7 @@ impl Records {
 
 fn append_jsonl<T: Serialize>(path: &std::path::Path, items: &[T]) -> Result<(), RefereeError> {
     use std::io::Write;
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
+    let mut f = kakehiki_core::private_files::open(path, true)?;
     let mut text = String::new();
     for i in items {
         text.push_str(&serde_json::to_string(i).unwrap_or_default());
@@ -916,13 +913,13 @@ fn report_of(spec_rules: &str, seed: u64, seats: &[Seat], out: &GameOutput) -> M
 }
 
 fn write_game_log(dir: &std::path::Path, name: &str, log: &[String]) -> Result<(), RefereeError> {
-    std::fs::create_dir_all(dir)?;
+    kakehiki_core::private_files::create_dir_all(dir)?;
     let mut text = String::with_capacity(log.iter().map(|l| l.len() + 1).sum());
     for l in log {
         text.push_str(l);
         text.push('\n');
     }
-    std::fs::write(dir.join(name), text)?;
+    kakehiki_core::private_files::write(&dir.join(name), text)?;
     Ok(())
 }
 

@@ -311,8 +311,8 @@ pub async fn serve_set(listener: TcpListener, set: &SetConfig) -> Result<SetResu
                 &replay_opts,
                 &out,
             );
-            std::fs::write(
-                dir.join(format!("{game:03}.replay.jsonl")),
+            kakehiki_core::private_files::write(
+                &dir.join(format!("{game:03}.replay.jsonl")),
                 replay.to_text(),
             )?;
         }
@@ -333,13 +333,16 @@ pub async fn serve_set(listener: TcpListener, set: &SetConfig) -> Result<SetResu
     acceptor.abort();
     close_all(&mut seats, Vec::new()).await;
     if let Some(dir) = &set.out_dir {
-        std::fs::create_dir_all(dir)?;
-        std::fs::write(
-            dir.join("results.json"),
+        kakehiki_core::private_files::create_dir_all(dir)?;
+        kakehiki_core::private_files::write(
+            &dir.join("results.json"),
             serde_json::to_string_pretty(&standings.to_json()).unwrap_or_default(),
         )?;
-        std::fs::write(dir.join("results_agents.csv"), standings.agents_csv())?;
-        std::fs::write(dir.join("results_roles.csv"), standings.roles_csv())?;
+        kakehiki_core::private_files::write(
+            &dir.join("results_agents.csv"),
+            standings.agents_csv(),
+        )?;
+        kakehiki_core::private_files::write(&dir.join("results_roles.csv"), standings.roles_csv())?;
     }
     Ok(SetResult {
         standings,

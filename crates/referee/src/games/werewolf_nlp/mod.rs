@@ -1003,10 +1003,8 @@ pub fn write_logs(
     }
     let mut written = Vec::new();
     for (path, text) in files {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        std::fs::write(&path, text)?;
+        kakehiki_core::private_files::create_parent(&path)?;
+        kakehiki_core::private_files::write(&path, text)?;
         written.push(path);
     }
     Ok(written)

@@ -165,9 +165,9 @@ async fn play_one(
             replay.push(&serde_json::from_str::<serde_json::Value>(l).unwrap_or_default());
         }
         replay.push(&end_event(&r, &game));
-        std::fs::create_dir_all(dir)?;
-        std::fs::write(
-            dir.join(format!("{}.jsonl", game.game_id())),
+        kakehiki_core::private_files::create_dir_all(dir)?;
+        kakehiki_core::private_files::write(
+            &dir.join(format!("{}.jsonl", game.game_id())),
             replay.to_text(),
         )?;
     }
