@@ -16,6 +16,6 @@ pub mod jail;
 mod process;
 mod sandbox;
 
-pub use jail::{JailConfig, Layer, SandboxLevel, SandboxReport};
+pub use jail::{parse_cpus, CpuReport, JailConfig, Layer, SandboxLevel, SandboxReport};
 pub use process::{BotProcess, ClientProcess, ExitInfo, Line, ReadOutcome, SpawnError};
 pub use sandbox::{ResourceLimits, SandboxConfig};

@@ -225,8 +225,9 @@ pub(crate) fn prepare(
     pipe_seat: bool,
 ) -> Result<(Prepared, OwnedFd), SpawnError> {
     let jail = &cfg.jail;
-    let report = SandboxReport::current(jail.level);
+    let report = SandboxReport::for_jail(jail);
     report.check()?;
+    report.check_cpu_quota(jail)?;
     if jail.level != SandboxLevel::Off && !report.complete() {
         tracing::warn!("bot sandbox incomplete: {}", report.missing_text());
     }
@@ -246,7 +247,10 @@ pub(crate) fn prepare(
     let cgroup = if on(Layer::Cgroup) {
         let mem = cfg.limits.memory_bytes.unwrap_or(4 << 30);
         let pids = cfg.limits.processes.unwrap_or(4096);
-        Some(Cgroup::create(mem, pids).map_err(|e| host_err("cannot create the bot's cgroup", e))?)
+        Some(
+            Cgroup::create(mem, pids, jail.cpu_quota())
+                .map_err(|e| host_err("cannot create the bot's cgroup", e))?,
+        )
     } else {
         None
     };
