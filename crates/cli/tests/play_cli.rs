@@ -402,3 +402,59 @@ fn the_replay_replaces_a_planted_symlink_and_records_the_sandbox() {
         String::from_utf8_lossy(&verified.stderr)
     );
 }
+
+/// `--cpus-per-bot`: bad values are refused with a reason; a quota is never ignored (an error
+/// with `--sandbox off`, or where the cpu layer is missing); applied, it is in the report.
+#[test]
+fn cpus_per_bot_is_checked_applied_and_reported() {
+    let play = |extra: &[&str]| {
+        kakehiki()
+            .args(["play", "nac", "--seed", "3", "--json"])
+            .args(["--seat", &python_bot()])
+            .args(["--seat", "builtin:random", "--seat", "builtin:random"])
+            .args(["--seat", "builtin:random"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    for bad in ["0", "-1", "nan", "inf", "lots", "0.001"] {
+        let out = play(&["--cpus-per-bot", bad]);
+        assert_eq!(out.status.code(), Some(2), "{bad} accepted");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("--cpus-per-bot"), "{bad}: {stderr}");
+        assert!(
+            stderr.contains("CPUs per bot") || stderr.contains("number of CPUs"),
+            "{bad}: {stderr}"
+        );
+    }
+    let out = play(&["--cpus-per-bot", "0.5", "--sandbox", "off"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--cpus-per-bot") && stderr.contains("off"),
+        "{stderr}"
+    );
+    let probe = kakehiki()
+        .args(["sandbox", "--json", "--cpus-per-bot", "0.5"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&probe.stdout).unwrap();
+    let out = play(&["--cpus-per-bot", "0.5"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if report["cpu"].is_null() {
+        // No cpu layer here: both refuse, naming it.
+        assert!(!probe.status.success());
+        assert!(!out.status.success());
+        assert!(stderr.contains("cpu layer is missing"), "{stderr}");
+        return;
+    }
+    assert!(probe.status.success());
+    assert!(out.status.success(), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["sandbox"]["cpu"]["quota_us"], 50_000, "{v}");
+    assert_eq!(v["sandbox"]["cpu"]["period_us"], 100_000, "{v}");
+    assert!(v["sandbox"]["layers"]
+        .as_array()
+        .unwrap()
+        .contains(&Value::from("cpu")));
+}
