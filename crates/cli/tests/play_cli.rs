@@ -458,3 +458,55 @@ fn cpus_per_bot_is_checked_applied_and_reported() {
         .unwrap()
         .contains(&Value::from("cpu")));
 }
+
+/// Without the v1 cpu hierarchy (hidden here by a tmpfs in a mount namespace of its own) the
+/// cgroup layer still bounds memory and processes, and the cpu layer is reported missing with
+/// why: `strict` refuses, a quota is an error.
+#[test]
+fn a_missing_cpu_hierarchy_leaves_the_cgroup_and_names_the_cpu_layer() {
+    let v1_cpu = std::path::Path::new("/sys/fs/cgroup/cpu/cpu.shares").exists();
+    use std::os::unix::fs::MetadataExt;
+    let root = std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
+    if !root || !v1_cpu {
+        eprintln!("SKIPPED: needs root and a cgroup v1 cpu hierarchy to hide");
+        return;
+    }
+    let hidden = |args: &str| {
+        Command::new("unshare")
+            .args(["-m", "sh", "-c"])
+            .arg(format!(
+                "mount -t tmpfs none /sys/fs/cgroup/cpu && exec {} {args}",
+                env!("CARGO_BIN_EXE_kakehiki")
+            ))
+            .output()
+            .unwrap()
+    };
+    let out = hidden("sandbox --json");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let layers = report["layers"].as_array().unwrap();
+    assert!(layers.contains(&Value::from("cgroup")), "{report}");
+    assert!(!layers.contains(&Value::from("cpu")), "{report}");
+    let missing = &report["missing"].as_array().unwrap();
+    let cpu = missing
+        .iter()
+        .find(|m| m["layer"] == "cpu")
+        .expect("cpu missing");
+    assert!(
+        cpu["reason"].as_str().unwrap().contains("cpu hierarchy"),
+        "{report}"
+    );
+    assert!(report["cpu"].is_null(), "{report}");
+    assert!(!hidden("sandbox --level strict").status.success());
+    let out = hidden("sandbox --cpus-per-bot 1");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cpu layer is missing"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
