@@ -32,6 +32,9 @@ pub enum SpawnError {
     /// The sandbox demanded (`strict`) is not available on this machine.
     #[error("the strict sandbox is not available here: {0}")]
     SandboxUnavailable(String),
+    /// A CPU quota per bot was asked for and cannot be applied (never silently ignored).
+    #[error("the CPU quota per bot cannot be applied here: {0}")]
+    CpuQuotaUnavailable(String),
     /// Preparing the sandbox failed in the referee.
     #[error("cannot prepare the bot's sandbox: {0}")]
     Sandbox(String),
@@ -75,6 +78,7 @@ impl SpawnError {
             SpawnError::EmptyCommand | SpawnError::Denied { .. } => false,
             SpawnError::Workdir(_)
             | SpawnError::SandboxUnavailable(_)
+            | SpawnError::CpuQuotaUnavailable(_)
             | SpawnError::Sandbox(_)
             | SpawnError::Confine { .. }
             | SpawnError::Host(_) => true,
@@ -331,6 +335,7 @@ fn spawn_sandboxed(
     let argv = resolve_args(argv, cfg.jail.seat_dir.as_deref());
     let program = argv.first().ok_or(SpawnError::EmptyCommand)?;
     if cfg.jail.level == SandboxLevel::Off {
+        jail::SandboxReport::for_jail(&cfg.jail).check_cpu_quota(&cfg.jail)?;
         return spawn_unconfined(&argv, cfg, stdin);
     }
     let (prepared, status_tx) = jail::prepare(&argv, cfg, net)?;

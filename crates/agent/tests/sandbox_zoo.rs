@@ -461,6 +461,32 @@ async fn process_count_is_bounded() {
     bot.finish(Duration::from_millis(50)).await;
 }
 
+/// One bot holding every process it may have leaves the others theirs: each bot's count is its
+/// own (its uid as root; without root its user namespace, where a count is kept per namespace
+/// and the referee's own limit is only the ceiling of all bots together).
+#[tokio::test]
+async fn a_bot_holding_all_its_processes_leaves_the_others_theirs() {
+    if !layers("process count", &[Layer::Identity]) {
+        return;
+    }
+    let mut cfg = SandboxConfig::default();
+    cfg.limits.processes = Some(64);
+    let (hog, r) = attack("fork", &["2000".to_string()], &cfg).await;
+    let held: u32 = r[0][1].parse().unwrap();
+    assert!(
+        (8..64).contains(&held),
+        "the first bot held {held} processes under a limit of 64"
+    );
+    let (other, r) = attack("threads", &["8".to_string()], &cfg).await;
+    assert_eq!(
+        r,
+        vec![vec!["FORKED", "8"], vec!["THREADS", "8"]],
+        "the second bot could not fork or start threads while the first held {held} processes"
+    );
+    hog.finish(Duration::from_millis(50)).await;
+    other.finish(Duration::from_millis(50)).await;
+}
+
 #[tokio::test]
 async fn memory_is_bounded_across_processes_and_shared_memory() {
     if !layers("memory", &[Layer::Cgroup, Layer::Namespaces]) {
@@ -660,6 +686,7 @@ fn the_zoo_is_contained_under_a_referee_that_is_not_root() {
         "network",
         "signals",
         "referee killed",
+        "process count",
     ] {
         assert!(
             !stderr.contains(&format!("SKIPPED {test}:")),

@@ -402,3 +402,111 @@ fn the_replay_replaces_a_planted_symlink_and_records_the_sandbox() {
         String::from_utf8_lossy(&verified.stderr)
     );
 }
+
+/// `--cpus-per-bot`: bad values are refused with a reason; a quota is never ignored (an error
+/// with `--sandbox off`, or where the cpu layer is missing); applied, it is in the report.
+#[test]
+fn cpus_per_bot_is_checked_applied_and_reported() {
+    let play = |extra: &[&str]| {
+        kakehiki()
+            .args(["play", "nac", "--seed", "3", "--json"])
+            .args(["--seat", &python_bot()])
+            .args(["--seat", "builtin:random", "--seat", "builtin:random"])
+            .args(["--seat", "builtin:random"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    for bad in ["0", "-1", "nan", "inf", "lots", "0.001"] {
+        let out = play(&["--cpus-per-bot", bad]);
+        assert_eq!(out.status.code(), Some(2), "{bad} accepted");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("--cpus-per-bot"), "{bad}: {stderr}");
+        assert!(
+            stderr.contains("CPUs per bot") || stderr.contains("number of CPUs"),
+            "{bad}: {stderr}"
+        );
+    }
+    let out = play(&["--cpus-per-bot", "0.5", "--sandbox", "off"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--cpus-per-bot") && stderr.contains("off"),
+        "{stderr}"
+    );
+    let probe = kakehiki()
+        .args(["sandbox", "--json", "--cpus-per-bot", "0.5"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&probe.stdout).unwrap();
+    let out = play(&["--cpus-per-bot", "0.5"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if report["cpu"].is_null() {
+        // No cpu layer here: both refuse, naming it.
+        assert!(!probe.status.success());
+        assert!(!out.status.success());
+        assert!(stderr.contains("cpu layer is missing"), "{stderr}");
+        return;
+    }
+    assert!(probe.status.success());
+    assert!(out.status.success(), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["sandbox"]["cpu"]["quota_us"], 50_000, "{v}");
+    assert_eq!(v["sandbox"]["cpu"]["period_us"], 100_000, "{v}");
+    assert!(v["sandbox"]["layers"]
+        .as_array()
+        .unwrap()
+        .contains(&Value::from("cpu")));
+}
+
+/// Without the v1 cpu hierarchy (hidden here by a tmpfs in a mount namespace of its own) the
+/// cgroup layer still bounds memory and processes, and the cpu layer is reported missing with
+/// why: `strict` refuses, a quota is an error.
+#[test]
+fn a_missing_cpu_hierarchy_leaves_the_cgroup_and_names_the_cpu_layer() {
+    let v1_cpu = std::path::Path::new("/sys/fs/cgroup/cpu/cpu.shares").exists();
+    use std::os::unix::fs::MetadataExt;
+    let root = std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
+    if !root || !v1_cpu {
+        eprintln!("SKIPPED: needs root and a cgroup v1 cpu hierarchy to hide");
+        return;
+    }
+    let hidden = |args: &str| {
+        Command::new("unshare")
+            .args(["-m", "sh", "-c"])
+            .arg(format!(
+                "mount -t tmpfs none /sys/fs/cgroup/cpu && exec {} {args}",
+                env!("CARGO_BIN_EXE_kakehiki")
+            ))
+            .output()
+            .unwrap()
+    };
+    let out = hidden("sandbox --json");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let layers = report["layers"].as_array().unwrap();
+    assert!(layers.contains(&Value::from("cgroup")), "{report}");
+    assert!(!layers.contains(&Value::from("cpu")), "{report}");
+    let missing = &report["missing"].as_array().unwrap();
+    let cpu = missing
+        .iter()
+        .find(|m| m["layer"] == "cpu")
+        .expect("cpu missing");
+    assert!(
+        cpu["reason"].as_str().unwrap().contains("cpu hierarchy"),
+        "{report}"
+    );
+    assert!(report["cpu"].is_null(), "{report}");
+    assert!(!hidden("sandbox --level strict").status.success());
+    let out = hidden("sandbox --cpus-per-bot 1");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cpu layer is missing"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -35,6 +35,9 @@ pub struct MatchJob {
     /// The contest's sandbox level (`best` when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,
+    /// Each bot's CPU quota in thousandths of a CPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_millis: Option<u32>,
 }
 
 impl MatchJob {
@@ -84,6 +87,7 @@ impl MatchJob {
                 Vec::new()
             },
             sandbox: def.sandbox.clone(),
+            cpu_millis: def.cpu_millis,
         }
     }
 

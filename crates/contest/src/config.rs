@@ -11,6 +11,7 @@
 //! jobs = 2                       # optional default parallelism of `contest run`
 //! match_timeout_s = 600          # optional wall-clock limit of one match (a match over it fails)
 //! sandbox = "strict"             # optional bot sandbox level: best (default), strict or off
+//! cpus_per_bot = 0.5             # optional CPU quota of each bot, in CPUs (an error where it cannot apply)
 //!
 //! [options]                      # optional game options, passed to the game's driver (time limits ...)
 //! turn_ms = 1000
@@ -191,6 +192,9 @@ pub struct ContestDef {
     /// The bot sandbox level (`best` when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,
+    /// Each bot's CPU quota in thousandths of a CPU (`cpus_per_bot = 0.5` is 500).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_millis: Option<u32>,
     /// Default parallelism of `contest run`; not part of the fingerprint.
     #[serde(skip)]
     pub jobs: Option<usize>,
@@ -216,6 +220,7 @@ struct RawContest {
     bootstrap: Option<Spanned<i64>>,
     options: Option<Spanned<BTreeMap<String, Spanned<toml::Value>>>>,
     sandbox: Option<Spanned<String>>,
+    cpus_per_bot: Option<Spanned<toml::Value>>,
     entrants: Spanned<Vec<RawEntrant>>,
 }
 
@@ -486,6 +491,29 @@ impl ContestDef {
                 }
             },
         };
+        let cpu_millis = match &raw.cpus_per_bot {
+            None => None,
+            Some(v) => {
+                let cpus = match v.get_ref() {
+                    toml::Value::Float(f) => Some(*f),
+                    toml::Value::Integer(i) => Some(*i as f64),
+                    _ => None,
+                };
+                match cpus {
+                    Some(c) if c.is_finite() && (0.01..=1024.0).contains(&c) => {
+                        Some((c * 1000.0).round() as u32)
+                    }
+                    _ => {
+                        return Err(ctx.invalid(
+                            v.span(),
+                            "cpus_per_bot",
+                            "expected a number of CPUs per bot from 0.01 to 1024 (e.g. 1, 0.5)"
+                                .to_string(),
+                        ))
+                    }
+                }
+            }
+        };
         let mut entrants = Vec::new();
         let mut names = BTreeSet::new();
         for (i, e) in raw.entrants.get_ref().iter().enumerate() {
@@ -671,6 +699,7 @@ impl ContestDef {
             options,
             entrants,
             sandbox,
+            cpu_millis,
             jobs,
         };
         let planned = crate::schedule::planned_size(&def);

@@ -300,6 +300,7 @@ fn apply_sandbox(spec: &mut MatchSpec, job: &MatchJob) -> Result<(), String> {
     if let Some(level) = &job.sandbox {
         sandbox.jail.level = level.parse()?;
     }
+    sandbox.jail.cpu_millis = job.cpu_millis;
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
     for (seat, dir) in job.seat_dirs.iter().enumerate() {

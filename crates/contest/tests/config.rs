@@ -188,3 +188,30 @@ seat = "builtin:s1"
     );
     assert!(err(&dir_on_builtin).contains("entrants[1].dir"));
 }
+
+#[test]
+fn cpus_per_bot_is_read_and_checked() {
+    let text = |v: &str| {
+        contest_text(
+            "ok",
+            "table",
+            "round-robin",
+            5,
+            &format!("cpus_per_bot = {v}"),
+        )
+    };
+    let def = ContestDef::parse(&text("0.5"), "t", &lookup).unwrap();
+    assert_eq!(def.cpu_millis, Some(500));
+    assert_eq!(
+        ContestDef::parse(&text("2"), "t", &lookup)
+            .unwrap()
+            .cpu_millis,
+        Some(2000)
+    );
+    assert!(def.to_stored().contains("cpu_millis"));
+    for bad in ["0", "-1", "0.0", "nan", "inf", "\"fast\"", "0.001", "2000"] {
+        let msg = err(&text(bad));
+        assert!(msg.contains("cpus_per_bot"), "{bad}: {msg}");
+        assert!(msg.contains("0.01 to 1024"), "{bad}: {msg}");
+    }
+}

@@ -137,7 +137,7 @@ impl MatchRecord {
         if !has_process {
             return;
         }
-        let report = kakehiki_agent::SandboxReport::current(spec.sandbox.jail.level);
+        let report = kakehiki_agent::SandboxReport::for_jail(&spec.sandbox.jail);
         if let Ok(v) = serde_json::to_value(&report) {
             self.report.extra.insert(SANDBOX_KEY.to_string(), v);
         }

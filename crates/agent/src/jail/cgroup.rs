@@ -2,7 +2,9 @@
 //! pages, a process-count limit, and a kill of everything in it at the end.
 //!
 //! cgroup v2 is used where the memory and pids controllers can be delegated below the referee's
-//! own cgroup; otherwise the v1 `memory` and `pids` hierarchies.
+//! own cgroup; otherwise the v1 `memory` and `pids` hierarchies. Where the cpu controller is
+//! there too (v2 `cpu`, v1 `cpu` hierarchy), every bot gets the same CPU weight, shared by all
+//! its processes, and optionally a quota.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -41,15 +43,23 @@ fn join(base: &str, rel: &str) -> PathBuf {
     Path::new(base).join(rel.trim_start_matches('/'))
 }
 
-/// Where bots' cgroups are created, per flavour: v2's parent, or v1's memory and pids parents
-/// (found once: the referee's own cgroup does not move).
-fn parents() -> Result<(Flavour, Vec<PathBuf>), String> {
-    static PARENTS: std::sync::OnceLock<Result<(Flavour, Vec<PathBuf>), String>> =
-        std::sync::OnceLock::new();
+/// Where bots' cgroups are created: v2's parent, or v1's memory and pids parents; and where
+/// their CPU share is set (found once: the referee's own cgroup does not move).
+#[derive(Debug, Clone)]
+struct Parents {
+    flavour: Flavour,
+    dirs: Vec<PathBuf>,
+    /// v2: the cpu controller is enabled in `dirs[0]`'s subtree (`None` as the path); v1: the
+    /// cpu hierarchy's parent. `Err`: why bots get no CPU share.
+    cpu: Result<Option<PathBuf>, String>,
+}
+
+fn parents() -> Result<Parents, String> {
+    static PARENTS: std::sync::OnceLock<Result<Parents, String>> = std::sync::OnceLock::new();
     PARENTS.get_or_init(find_parents).clone()
 }
 
-fn find_parents() -> Result<(Flavour, Vec<PathBuf>), String> {
+fn find_parents() -> Result<Parents, String> {
     // v2: the unified hierarchy at /sys/fs/cgroup with memory and pids available.
     let unified = Path::new(ROOT).join("cgroup.controllers");
     if let Ok(ctrls) = std::fs::read_to_string(&unified) {
@@ -57,24 +67,61 @@ fn find_parents() -> Result<(Flavour, Vec<PathBuf>), String> {
         if has("memory") && has("pids") {
             if let Some(own) = own_path("") {
                 let parent = join(ROOT, &own);
-                let sub = std::fs::read_to_string(parent.join("cgroup.subtree_control"))
-                    .unwrap_or_default();
-                let enabled = sub.split_whitespace().any(|x| x == "memory")
-                    && sub.split_whitespace().any(|x| x == "pids");
-                if enabled
-                    || std::fs::write(parent.join("cgroup.subtree_control"), "+memory +pids")
-                        .is_ok()
+                let control = parent.join("cgroup.subtree_control");
+                let enabled = |c: &str| {
+                    std::fs::read_to_string(&control)
+                        .unwrap_or_default()
+                        .split_whitespace()
+                        .any(|x| x == c)
+                };
+                if (enabled("memory") && enabled("pids"))
+                    || std::fs::write(&control, "+memory +pids").is_ok()
                 {
-                    return Ok((Flavour::V2, vec![parent]));
+                    let cpu = if !has("cpu") {
+                        Err("cgroup v2 has no cpu controller here".to_string())
+                    } else if enabled("cpu") {
+                        Ok(None)
+                    } else {
+                        std::fs::write(&control, "+cpu")
+                            .map(|()| None)
+                            .map_err(|e| {
+                                format!(
+                                    "cannot enable the cpu controller below {}: {e}",
+                                    parent.display()
+                                )
+                            })
+                    };
+                    return Ok(Parents {
+                        flavour: Flavour::V2,
+                        dirs: vec![parent],
+                        cpu,
+                    });
                 }
             }
         }
     }
-    // v1: separate memory and pids hierarchies.
-    let mem = own_path("memory").map(|p| join(&format!("{ROOT}/memory"), &p));
-    let pids = own_path("pids").map(|p| join(&format!("{ROOT}/pids"), &p));
+    // v1: separate memory and pids hierarchies, and the cpu one (often `cpu,cpuacct`).
+    let v1 = |controller: &str, mounts: &[&str]| -> Option<PathBuf> {
+        let own = own_path(controller)?;
+        mounts
+            .iter()
+            .map(|m| join(&format!("{ROOT}/{m}"), &own))
+            .find(|d| d.is_dir())
+    };
+    let mem = v1("memory", &["memory"]);
+    let pids = v1("pids", &["pids"]);
     match (mem, pids) {
-        (Some(m), Some(p)) if m.is_dir() && p.is_dir() => Ok((Flavour::V1, vec![m, p])),
+        (Some(m), Some(p)) => {
+            let cpu = v1("cpu", &["cpu", "cpu,cpuacct", "cpuacct,cpu"])
+                .filter(|d| d.join("cpu.shares").exists())
+                .map(Some)
+                .ok_or_else(|| "no cgroup v1 cpu hierarchy is mounted".to_string());
+            Ok(Parents {
+                flavour: Flavour::V1,
+                dirs: vec![m, p],
+                cpu,
+            })
+        }
         _ => Err(
             "no cgroup v2 with memory and pids delegated, and no v1 memory and pids hierarchies"
                 .to_string(),
@@ -82,15 +129,36 @@ fn find_parents() -> Result<(Flavour, Vec<PathBuf>), String> {
     }
 }
 
-/// Check that a bot cgroup can be created here; the flavour's name.
-pub(super) fn probe() -> Result<&'static str, String> {
-    let cg = Cgroup::create(1 << 30, 64).map_err(|e| format!("cannot create a cgroup: {e}"))?;
-    let name = match cg.flavour {
+/// A bot's CPU share: an equal weight for every bot (its processes share it), and optionally a
+/// quota of `quota_us` CPU time per `period_us`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CpuQuota {
+    pub quota_us: u64,
+    pub period_us: u64,
+}
+
+/// What a bot cgroup can be here: the flavour's name, and how CPU is shared (`shares` for v1,
+/// `weight` for v2) or why it is not.
+pub(super) struct Probe {
+    pub flavour: &'static str,
+    pub cpu: Result<&'static str, String>,
+}
+
+/// Check that a bot cgroup can be created here.
+pub(super) fn probe() -> Result<Probe, String> {
+    let cg =
+        Cgroup::create(1 << 30, 64, None).map_err(|e| format!("cannot create a cgroup: {e}"))?;
+    let flavour = match cg.flavour {
         Flavour::V2 => "v2",
         Flavour::V1 => "v1",
     };
+    let cpu = match (&cg.cpu, cg.flavour) {
+        (Ok(()), Flavour::V2) => Ok("weight"),
+        (Ok(()), Flavour::V1) => Ok("shares"),
+        (Err(why), _) => Err(why.clone()),
+    };
     drop(cg);
-    Ok(name)
+    Ok(Probe { flavour, cpu })
 }
 
 /// One bot's cgroup (one directory for v2, two for v1).
@@ -100,13 +168,17 @@ pub(crate) struct Cgroup {
     dirs: Vec<PathBuf>,
     /// `cgroup.procs` of each directory, open for the bot's first process to enter with "0".
     procs: Vec<File>,
+    /// Whether the bot got its CPU share, or why not.
+    cpu: Result<(), String>,
 }
 
 impl Cgroup {
-    /// Create a cgroup limited to `memory_bytes` and `max_pids`.
-    pub fn create(memory_bytes: u64, max_pids: u64) -> io::Result<Cgroup> {
+    /// Create a cgroup limited to `memory_bytes` and `max_pids`, with an equal CPU share where
+    /// the cpu controller is available, capped at `quota` (an error if it cannot be).
+    pub fn create(memory_bytes: u64, max_pids: u64, quota: Option<CpuQuota>) -> io::Result<Cgroup> {
         static SERIAL: AtomicU64 = AtomicU64::new(0);
-        let (flavour, parents) = parents().map_err(io::Error::other)?;
+        let parents = parents().map_err(io::Error::other)?;
+        let flavour = parents.flavour;
         let name = format!(
             "kakehiki-bot-{}-{}",
             std::process::id(),
@@ -116,8 +188,16 @@ impl Cgroup {
             flavour,
             dirs: Vec::new(),
             procs: Vec::new(),
+            cpu: parents.cpu.clone().map(|_| ()),
         };
-        for parent in &parents {
+        if let (Some(_), Err(why)) = (quota, &cg.cpu) {
+            return Err(io::Error::other(format!("no CPU quota possible: {why}")));
+        }
+        let mut all = parents.dirs.clone();
+        if let Ok(Some(cpu)) = &parents.cpu {
+            all.push(cpu.clone());
+        }
+        for parent in &all {
             let dir = parent.join(&name);
             std::fs::create_dir(&dir)?;
             cg.dirs.push(dir);
@@ -129,6 +209,16 @@ impl Cgroup {
                 // No swap: memory.max is the whole budget.
                 let _ = write_file(&d.join("memory.swap.max"), "0");
                 write_file(&d.join("pids.max"), &max_pids.to_string())?;
+                if cg.cpu.is_ok() {
+                    // Every bot the same weight, whatever the number of its processes.
+                    write_file(&d.join("cpu.weight"), "100")?;
+                    if let Some(q) = quota {
+                        write_file(
+                            &d.join("cpu.max"),
+                            &format!("{} {}", q.quota_us, q.period_us),
+                        )?;
+                    }
+                }
             }
             Flavour::V1 => {
                 let (m, p) = (&cg.dirs[0], &cg.dirs[1]);
@@ -138,6 +228,13 @@ impl Cgroup {
                     &memory_bytes.to_string(),
                 );
                 write_file(&p.join("pids.max"), &max_pids.to_string())?;
+                if let Some(c) = cg.dirs.get(2) {
+                    write_file(&c.join("cpu.shares"), "1024")?;
+                    if let Some(q) = quota {
+                        write_file(&c.join("cpu.cfs_period_us"), &q.period_us.to_string())?;
+                        write_file(&c.join("cpu.cfs_quota_us"), &q.quota_us.to_string())?;
+                    }
+                }
             }
         }
         for dir in &cg.dirs {
@@ -237,8 +334,9 @@ fn write_file(path: &Path, value: &str) -> io::Result<()> {
 
 /// Remove bot cgroups left by referees that were killed (empty ones whose creator is gone).
 pub(crate) fn sweep_stale() {
-    let Ok((_, parents)) = parents() else { return };
-    for parent in parents {
+    let Ok(parents) = parents() else { return };
+    let cpu = parents.cpu.ok().flatten();
+    for parent in parents.dirs.into_iter().chain(cpu) {
         let Ok(entries) = std::fs::read_dir(&parent) else {
             continue;
         };

@@ -221,7 +221,14 @@ fn die_with_parent() -> io::Result<()> {
 pub(crate) fn run(plan: &mut ChildPlan) -> io::Result<()> {
     let st = plan.status_fd;
     let step = |stage: Stage, r: io::Result<()>| r.map_err(|e| fail(st, stage, e));
-    step(Stage::Limits, crate::process::apply_limits(&plan.limits))?;
+    // In a user namespace the rlimits are set inside it, once it exists: the namespace keeps
+    // the RLIMIT_NPROC its creator had as the ceiling for all its processes together, and a
+    // process count is kept per namespace (Linux 5.14+), so the bot's own limit then binds its
+    // own processes only, not every process of the referee's uid.
+    let user_ns = plan.namespaces.as_ref().is_some_and(|n| n.user.is_some());
+    if !user_ns {
+        step(Stage::Limits, crate::process::apply_limits(&plan.limits))?;
+    }
     step(Stage::DeathSignal, die_with_parent())?;
     for &fd in &plan.cgroup_procs {
         // SAFETY: write(2) of a static buffer to a cgroup.procs file the referee opened.
@@ -254,6 +261,7 @@ pub(crate) fn run(plan: &mut ChildPlan) -> io::Result<()> {
         step(Stage::Unshare, check(unsafe { libc::unshare(flags) }))?;
         if let Some(user) = &ns.user {
             step(Stage::UserMap, map_user(user))?;
+            step(Stage::Limits, crate::process::apply_limits(&plan.limits))?;
         }
         if let Some(seat) = &plan.seat_listener {
             step(Stage::SeatListener, open_seat_listener(seat))?;

@@ -16,6 +16,8 @@
 //!   no bind (ABI 4+), signal and abstract-socket scoping (ABI 6+);
 //! * **cgroup** — memory (with children and shared memory), process count, killed as a whole at
 //!   the end of the match (cgroup v2, or v1 memory and pids controllers);
+//! * **cpu** — in the same cgroup, an equal CPU weight per bot however many processes it runs
+//!   (v1 `cpu.shares`, v2 `cpu.weight`), and optionally a quota ([`JailConfig::cpu_millis`]);
 //! * **seccomp** — no ptrace, `process_vm_*`, bpf, perf events, mounts, namespaces, keyrings,
 //!   kernel modules, reboot, io_uring and the like.
 //!
@@ -33,7 +35,7 @@ use std::sync::OnceLock;
 
 use serde::Serialize;
 
-pub(crate) use cgroup::Cgroup;
+pub(crate) use cgroup::{Cgroup, CpuQuota};
 pub(crate) use plan::{bot_mounts, prepare, receive_listener, Prepared, SeatNet};
 pub(crate) use uid::UidLease;
 
@@ -102,6 +104,10 @@ pub struct JailConfig {
     /// entrants' programs): a mount that is, contains or lies inside one of these is refused
     /// before the bot starts ([`crate::SpawnError::Denied`]).
     pub denied: Vec<DeniedPath>,
+    /// A CPU quota per bot in thousandths of a CPU (`--cpus-per-bot 0.5` is 500): all its
+    /// processes together get at most this much CPU time. `None`: no quota, only the equal
+    /// share. Parse it with [`parse_cpus`]; a quota that cannot be applied is an error.
+    pub cpu_millis: Option<u32>,
 }
 
 /// A path no bot of the run may see, and what it holds (for the error message).
@@ -134,6 +140,39 @@ impl DeniedPath {
     }
 }
 
+/// Period of the CPU quota, in microseconds.
+pub const CPU_PERIOD_US: u64 = 100_000;
+
+/// Parse a number of CPUs per bot (`1`, `0.5`, `2.25`) into thousandths of a CPU, from 0.01 (the
+/// kernel's smallest quota, 1 ms per 100 ms period) to 1024.
+pub fn parse_cpus(text: &str) -> Result<u32, String> {
+    let v: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of CPUs (e.g. 1, 0.5)"))?;
+    if !v.is_finite() || v <= 0.0 {
+        return Err(format!(
+            "{text:?}: the CPUs per bot must be a positive number (e.g. 1, 0.5)"
+        ));
+    }
+    if !(0.01..=1024.0).contains(&v) {
+        return Err(format!(
+            "{text:?}: the CPUs per bot must be between 0.01 and 1024"
+        ));
+    }
+    Ok((v * 1000.0).round() as u32)
+}
+
+impl JailConfig {
+    /// The CPU quota [`JailConfig::cpu_millis`] asks for.
+    pub(crate) fn cpu_quota(&self) -> Option<CpuQuota> {
+        self.cpu_millis.map(|m| CpuQuota {
+            quota_us: u64::from(m) * CPU_PERIOD_US / 1000,
+            period_us: CPU_PERIOD_US,
+        })
+    }
+}
+
 impl Default for JailConfig {
     fn default() -> Self {
         JailConfig {
@@ -148,6 +187,7 @@ impl Default for JailConfig {
             disk_bytes: 256 << 20,
             shm_bytes: 64 << 20,
             denied: Vec::new(),
+            cpu_millis: None,
         }
     }
 }
@@ -168,18 +208,21 @@ pub enum Layer {
     LandlockScope,
     /// A cgroup per bot: memory, pids, kill at the end.
     Cgroup,
+    /// An equal CPU weight per bot in its cgroup (and the optional quota).
+    Cpu,
     /// The seccomp deny-list.
     Seccomp,
 }
 
 impl Layer {
-    pub const ALL: [Layer; 7] = [
+    pub const ALL: [Layer; 8] = [
         Layer::Identity,
         Layer::Namespaces,
         Layer::LandlockFs,
         Layer::LandlockNet,
         Layer::LandlockScope,
         Layer::Cgroup,
+        Layer::Cpu,
         Layer::Seccomp,
     ];
 
@@ -191,6 +234,7 @@ impl Layer {
             Layer::LandlockNet => "landlock_net",
             Layer::LandlockScope => "landlock_scope",
             Layer::Cgroup => "cgroup",
+            Layer::Cpu => "cpu",
             Layer::Seccomp => "seccomp",
         }
     }
@@ -210,7 +254,13 @@ pub struct Capabilities {
     pub landlock_abi: i32,
     /// The cgroup flavour bots get: "v2", "v1" or none.
     pub cgroup: Option<&'static str>,
+    /// How bots' CPU is shared: "shares" (v1) or "weight" (v2), or none.
+    pub cpu: Option<&'static str>,
     pub seccomp: bool,
+    /// The referee's own `RLIMIT_NPROC` (raised to its hard limit when it is not root): without
+    /// root, all bots' processes together count against it (each bot's own count is kept in its
+    /// user namespace). `None`: unlimited.
+    pub nproc_limit: Option<u64>,
     /// Why each unavailable layer is unavailable.
     pub reasons: Vec<(Layer, String)>,
 }
@@ -225,6 +275,7 @@ impl Capabilities {
             Layer::LandlockNet => self.landlock_abi >= 4,
             Layer::LandlockScope => self.landlock_abi >= 6,
             Layer::Cgroup => self.cgroup.is_some(),
+            Layer::Cpu => self.cpu.is_some(),
             Layer::Seccomp => self.seccomp,
         }
     }
@@ -248,6 +299,11 @@ fn detect() -> Capabilities {
     let mut reasons = Vec::new();
     // SAFETY: geteuid(2) cannot fail.
     let root = unsafe { libc::geteuid() } == 0;
+    // Without root every bot's processes count against this user's RLIMIT_NPROC. Each user
+    // namespace the referee creates remembers the limit its creator had (Linux 5.14+, ucounts),
+    // and a bot sets its own limit inside: raise ours to the hard limit first, so that the
+    // bots' own limits are what binds them.
+    let nproc_limit = raise_nproc_limit(!root);
     // Root creates the namespaces itself; anyone else inside a user namespace of its own.
     let namespaces = child::probe_namespaces(!root);
     let user_namespace = namespaces && !root;
@@ -282,12 +338,22 @@ fn detect() -> Capabilities {
             format!("Landlock ABI {landlock_abi} < 6 has no signal or socket scoping"),
         ));
     }
-    let cgroup = if root {
+    let (cgroup, cpu) = if root {
         match cgroup::probe() {
-            Ok(kind) => Some(kind),
+            Ok(probe) => {
+                let cpu = match probe.cpu {
+                    Ok(kind) => Some(kind),
+                    Err(why) => {
+                        reasons.push((Layer::Cpu, why));
+                        None
+                    }
+                };
+                (Some(probe.flavour), cpu)
+            }
             Err(why) => {
+                reasons.push((Layer::Cpu, format!("no bot cgroup: {why}")));
                 reasons.push((Layer::Cgroup, why));
-                None
+                (None, None)
             }
         }
     } else {
@@ -295,7 +361,13 @@ fn detect() -> Capabilities {
             Layer::Cgroup,
             "creating cgroups needs root or a delegated cgroup".to_string(),
         ));
-        None
+        reasons.push((
+            Layer::Cpu,
+            "no bot cgroup (creating cgroups needs root or a delegated cgroup): \
+             a bot with many processes gets more CPU"
+                .to_string(),
+        ));
+        (None, None)
     };
     if cgroup.is_some() {
         // Bot cgroups of referees that were killed before they could remove them.
@@ -314,9 +386,36 @@ fn detect() -> Capabilities {
         user_namespace,
         landlock_abi,
         cgroup,
+        cpu,
         seccomp,
+        nproc_limit,
         reasons,
     }
+}
+
+/// This process's `RLIMIT_NPROC` soft limit, raised to the hard limit when `raise`; `None` when
+/// unlimited.
+fn raise_nproc_limit(raise: bool) -> Option<u64> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit(2) with a stack struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NPROC, &mut lim) != 0 {
+            return None;
+        }
+        if raise && lim.rlim_cur < lim.rlim_max {
+            let raised = libc::rlimit {
+                rlim_cur: lim.rlim_max,
+                rlim_max: lim.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NPROC, &raised) == 0 {
+                lim = raised;
+            }
+        }
+    }
+    (lim.rlim_cur != libc::RLIM_INFINITY).then_some(lim.rlim_cur)
 }
 
 /// The layers in force for bots under `level` on this machine: what `kakehiki sandbox` prints,
@@ -335,6 +434,21 @@ pub struct SandboxReport {
     /// bot's uid inside maps to the referee's own outside.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub user_namespace: bool,
+    /// The CPU layer's settings when it is in force.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuReport>,
+}
+
+/// How a bot's CPU is limited.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CpuReport {
+    /// "shares" (cgroup v1 `cpu.shares`) or "weight" (v2 `cpu.weight`): every bot the same.
+    pub control: &'static str,
+    /// The quota, when one was asked for: `quota_us` of CPU time per `period_us`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quota_us: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub period_us: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -371,7 +485,45 @@ impl SandboxReport {
             landlock_abi: caps.landlock_abi,
             cgroup: caps.cgroup,
             user_namespace: caps.user_namespace && level != SandboxLevel::Off,
+            cpu: caps
+                .cpu
+                .filter(|_| level != SandboxLevel::Off)
+                .map(|control| CpuReport {
+                    control,
+                    quota_us: None,
+                    period_us: None,
+                }),
         }
+    }
+
+    /// The report for the settings of `jail` on this machine: [`SandboxReport::current`] with
+    /// its CPU quota.
+    pub fn for_jail(jail: &JailConfig) -> SandboxReport {
+        let mut report = SandboxReport::current(jail.level);
+        if let (Some(cpu), Some(q)) = (report.cpu.as_mut(), jail.cpu_quota()) {
+            cpu.quota_us = Some(q.quota_us);
+            cpu.period_us = Some(q.period_us);
+        }
+        report
+    }
+
+    /// Refuse a CPU quota this machine or this level cannot apply (it is never ignored).
+    pub fn check_cpu_quota(&self, jail: &JailConfig) -> Result<(), crate::SpawnError> {
+        if jail.cpu_millis.is_none() {
+            return Ok(());
+        }
+        if self.level == SandboxLevel::Off {
+            return Err(crate::SpawnError::CpuQuotaUnavailable(
+                "sandbox level off applies no cgroup".to_string(),
+            ));
+        }
+        if let Some(m) = self.missing.iter().find(|m| m.layer == Layer::Cpu) {
+            return Err(crate::SpawnError::CpuQuotaUnavailable(format!(
+                "the cpu layer is missing ({})",
+                m.reason
+            )));
+        }
+        Ok(())
     }
 
     /// Whether every layer is in force.

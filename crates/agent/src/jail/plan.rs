@@ -373,8 +373,9 @@ pub(crate) fn prepare(
 ) -> Result<(Prepared, OwnedFd), SpawnError> {
     let pipe_seat = net == SeatNet::Pipe;
     let jail = &cfg.jail;
-    let report = SandboxReport::current(jail.level);
+    let report = SandboxReport::for_jail(jail);
     report.check()?;
+    report.check_cpu_quota(jail)?;
     // Refused mounts end here, before a uid or a cgroup is taken.
     let ro_paths = bot_mounts(argv, cfg)?;
     if jail.level != SandboxLevel::Off && !report.complete() {
@@ -396,7 +397,10 @@ pub(crate) fn prepare(
     let cgroup = if on(Layer::Cgroup) {
         let mem = cfg.limits.memory_bytes.unwrap_or(4 << 30);
         let pids = cfg.limits.processes.unwrap_or(4096);
-        Some(Cgroup::create(mem, pids).map_err(|e| host_err("cannot create the bot's cgroup", e))?)
+        Some(
+            Cgroup::create(mem, pids, jail.cpu_quota())
+                .map_err(|e| host_err("cannot create the bot's cgroup", e))?,
+        )
     } else {
         None
     };

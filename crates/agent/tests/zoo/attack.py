@@ -231,6 +231,29 @@ def main():
             children.append(pid)
             made += 1
         out("FORKED", made)
+    elif mode == "threads":
+        # A neighbour's check: can this bot still fork and start threads?
+        import threading
+        n = int(args[0])
+        made = 0
+        for _ in range(n):
+            try:
+                pid = os.fork()
+            except OSError:
+                break
+            if pid == 0:
+                time.sleep(30)
+                os._exit(0)
+            made += 1
+        out("FORKED", made)
+        started = 0
+        for _ in range(n):
+            try:
+                threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
+            except RuntimeError:
+                break
+            started += 1
+        out("THREADS", started)
     elif mode == "memory":
         # Three processes of `mib` MiB each, plus a file in /dev/shm.
         mib = int(args[0])

@@ -141,6 +141,17 @@ pub fn load_definition(file: &Path) -> anyhow::Result<ContestDef> {
 fn run_contest(args: RunArgs) -> anyhow::Result<u8> {
     // Validate everything before touching the store: a bad file stores nothing.
     let def = load_definition(&args.file)?;
+    if def.cpu_millis.is_some() {
+        // A CPU quota the bots would not get is an error, before any match.
+        let mut jail = kakehiki_agent::JailConfig::default();
+        if let Some(level) = &def.sandbox {
+            jail.level = level.parse().map_err(anyhow::Error::msg)?;
+        }
+        jail.cpu_millis = def.cpu_millis;
+        kakehiki_agent::SandboxReport::for_jail(&jail)
+            .check_cpu_quota(&jail)
+            .with_context(|| format!("{}: cpus_per_bot", args.file.display()))?;
+    }
     let jobs = args.jobs.map(usize::from).or(def.jobs).unwrap_or(1);
     let opts = RunOptions {
         jobs,

@@ -96,6 +96,15 @@ pub struct SandboxArgs {
     /// Bytes of stderr kept per bot.
     #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024)]
     pub stderr_cap: usize,
+    /// CPU time per bot, in CPUs (1, 0.5): all its processes together get at most this much (a
+    /// cgroup CPU quota). Without it every bot still gets an equal share of the CPU where the
+    /// cpu layer is in force. An error where the quota cannot be applied.
+    #[arg(long, value_name = "CPUS", value_parser = parse_cpus_arg, allow_negative_numbers = true)]
+    pub cpus_per_bot: Option<u32>,
+}
+
+fn parse_cpus_arg(text: &str) -> Result<u32, String> {
+    kakehiki_agent::parse_cpus(text)
 }
 
 impl SandboxArgs {
@@ -134,6 +143,12 @@ impl SandboxArgs {
         cfg.limits.processes = nonzero(self.max_processes);
         cfg.limits.file_size_bytes = nonzero(self.file_size_mib).map(|m| m << 20);
         cfg.stderr_cap = self.stderr_cap;
+        if self.cpus_per_bot.is_some() {
+            cfg.jail.cpu_millis = self.cpus_per_bot;
+            kakehiki_agent::SandboxReport::for_jail(&cfg.jail)
+                .check_cpu_quota(&cfg.jail)
+                .context("--cpus-per-bot")?;
+        }
         Ok(cfg)
     }
 }

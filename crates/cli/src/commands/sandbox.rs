@@ -1,7 +1,7 @@
 //! `kakehiki sandbox`: the confinement layers process bots run under on this machine.
 
 use clap::Args;
-use kakehiki_agent::{Layer, SandboxLevel, SandboxReport};
+use kakehiki_agent::{JailConfig, Layer, SandboxLevel, SandboxReport};
 
 use crate::exit;
 
@@ -14,6 +14,10 @@ pub struct SandboxArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Report on this CPU quota per bot (as `play --cpus-per-bot`); an error where it cannot
+    /// be applied.
+    #[arg(long, value_name = "CPUS", value_parser = kakehiki_agent::parse_cpus, allow_negative_numbers = true)]
+    pub cpus_per_bot: Option<u32>,
 }
 
 fn describe(layer: Layer) -> &'static str {
@@ -29,6 +33,7 @@ fn describe(layer: Layer) -> &'static str {
         Layer::Cgroup => {
             "memory and process limits over all the bot's processes, killed at the end"
         }
+        Layer::Cpu => "the same CPU share for every bot, however many processes it runs",
         Layer::Seccomp => {
             "no ptrace, process_vm_*, bpf, perf, mount, namespaces, keyrings, modules; sockets: \
              Unix, TCP and route netlink only (no MPTCP, UDP, raw, vsock), no TCP Fast Open"
@@ -37,7 +42,13 @@ fn describe(layer: Layer) -> &'static str {
 }
 
 pub fn run(args: SandboxArgs) -> anyhow::Result<u8> {
-    let report = SandboxReport::current(args.level);
+    let jail = JailConfig {
+        level: args.level,
+        cpu_millis: args.cpus_per_bot,
+        ..JailConfig::default()
+    };
+    let report = SandboxReport::for_jail(&jail);
+    let quota = report.check_cpu_quota(&jail);
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
     } else {
@@ -53,13 +64,41 @@ pub fn run(args: SandboxArgs) -> anyhow::Result<u8> {
             report.landlock_abi,
             report.cgroup.unwrap_or("none")
         );
+        match &report.cpu {
+            Some(cpu) => println!(
+                "cpu: equal {} per bot{}",
+                if cpu.control == "weight" {
+                    "cpu.weight"
+                } else {
+                    "cpu.shares"
+                },
+                match (cpu.quota_us, cpu.period_us) {
+                    (Some(q), Some(p)) =>
+                        format!(", quota {q} us per {p} us ({} CPUs)", q as f64 / p as f64),
+                    _ => ", no quota (--cpus-per-bot)".to_string(),
+                }
+            ),
+            None => println!(
+                "cpu: not shared fairly: a bot with many processes gets more CPU than the others"
+            ),
+        }
         if report.user_namespace {
             println!(
                 "not root: identity and namespaces come from a user namespace \
                  (the bot's uid inside maps to this user's outside)"
             );
+            let caps = kakehiki_agent::jail::capabilities();
+            println!(
+                "not root: each bot's process count is kept in its own user namespace \
+                 (--max-processes, Linux 5.14+); all bots together count against this user's {}",
+                match caps.nproc_limit {
+                    Some(n) => format!("RLIMIT_NPROC of {n} (its hard limit)"),
+                    None => "unlimited RLIMIT_NPROC".to_string(),
+                }
+            );
         }
     }
+    quota?;
     if args.level == SandboxLevel::Strict && !report.complete() {
         return Ok(exit::FAILURE);
     }
