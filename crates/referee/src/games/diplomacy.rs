@@ -470,6 +470,17 @@ impl Conn<'_> {
     }
 }
 
+/// The seat error for `n` connections closed at once on a seat's port holding `cap`.
+fn excess_error(n: u64, cap: usize) -> SeatError {
+    SeatError {
+        turn: 0,
+        kind: SeatErrorKind::ExcessConnections,
+        detail: format!(
+            "{n} connections to the seat's port closed at once: {cap} were already waiting (the cap)"
+        ),
+    }
+}
+
 /// Wait for the connection of a `tcp-cmd:` client, giving up when the client exits first or at
 /// `deadline`.
 async fn await_client(
@@ -1268,11 +1279,16 @@ impl GameDriver for DiplomacyDriver {
                 }
             }
             let deadline = Instant::now() + Duration::from_millis(connect_ms);
+            // Connections closed at once on a seat's port (its own, or the shared one while the
+            // seat waited on it): `(excess, cap)`.
+            let mut excess: Vec<(u64, usize)> = vec![(0, 0); 7];
             for (i, seat) in spec.seats.iter().enumerate() {
                 let stream = match (seat, launched[i].take(), shared.as_mut()) {
                     (SeatSpec::TcpCmd(_), Some((_, Err(e))), _) => Err(e),
                     (SeatSpec::TcpCmd(_), Some((mut queue, Ok(mut client))), _) => {
-                        match await_client(&mut queue, &mut client, deadline).await {
+                        let r = await_client(&mut queue, &mut client, deadline).await;
+                        excess[i] = (queue.excess(), queue.cap());
+                        match r {
                             Ok(stream) => Ok((stream, Some(client))),
                             Err(e) => {
                                 client.kill();
@@ -1280,12 +1296,17 @@ impl GameDriver for DiplomacyDriver {
                             }
                         }
                     }
-                    (SeatSpec::Tcp, _, Some(queue)) => match queue.next(deadline).await {
-                        Some((stream, _)) => Ok((stream, None)),
-                        None => Err(format!(
-                            "no client connected to {host}:{port} within {connect_ms} ms"
-                        )),
-                    },
+                    (SeatSpec::Tcp, _, Some(queue)) => {
+                        let before = queue.excess();
+                        let r = queue.next(deadline).await;
+                        excess[i] = (queue.excess() - before, queue.cap());
+                        match r {
+                            Some((stream, _)) => Ok((stream, None)),
+                            None => Err(format!(
+                                "no client connected to {host}:{port} within {connect_ms} ms"
+                            )),
+                        }
+                    }
                     _ => continue,
                 };
                 match stream {
@@ -1304,6 +1325,11 @@ impl GameDriver for DiplomacyDriver {
                     let mut all = e;
                     all.append(&mut errors[i]);
                     errors[i] = all;
+                }
+            }
+            for (i, (n, cap)) in excess.into_iter().enumerate() {
+                if n > 0 {
+                    errors[i].push(excess_error(n, cap));
                 }
             }
             let report = report(&seats, spec.seed, &game, errors);
@@ -1404,6 +1430,19 @@ impl GameDriver for DiplomacyDriver {
             if let Some(e) = e {
                 errors[i].insert(0, e);
             }
+        }
+        // Connections over a port's cap are not part of the game: taken from the recorded
+        // report, last in each seat's errors as in the live match.
+        for (i, errs) in errors.iter_mut().enumerate() {
+            let recorded = replay
+                .events
+                .iter()
+                .filter(|(_, v)| v.get("event").and_then(Value::as_str) == Some("report"))
+                .filter_map(|(_, v)| v["report"]["seats"][i]["errors"].as_array())
+                .flatten()
+                .filter(|e| e["kind"] == SeatErrorKind::ExcessConnections.as_str())
+                .filter_map(|e| serde_json::from_value::<SeatError>(e.clone()).ok());
+            errs.extend(recorded);
         }
         let report = report(&h.seats, h.seed, &game, errors);
         log.push(&json!({"event": "report", "report": report}));

@@ -9,25 +9,19 @@ use std::task::Poll;
 
 use tokio::io::ReadBuf;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-/// The connections waiting on one port.
-pub struct ConnQueue {
-    addr: SocketAddr,
-    rx: mpsc::UnboundedReceiver<(TcpStream, SocketAddr)>,
-    task: JoinHandle<()>,
-}
+use crate::accept::{CappedAcceptor, SEAT_CONN_CAP};
 
-impl Drop for ConnQueue {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
+/// The connections waiting on one port: at most [`SEAT_CONN_CAP`] (see [`CappedAcceptor`]);
+/// more are closed at once and counted ([`ConnQueue::excess`]).
+pub struct ConnQueue {
+    acceptor: CappedAcceptor,
 }
 
 impl ConnQueue {
-    /// Listen on `host:port` (port 0: a free port) and queue every accepted connection.
+    /// Listen on `host:port` (port 0: a free port) and queue accepted connections, up to
+    /// [`SEAT_CONN_CAP`] waiting.
     pub async fn bind(host: &str, port: u16) -> io::Result<ConnQueue> {
         // The previous game's listener on this port lives in its accept task until the runtime
         // drops that aborted task: give it a moment instead of failing the next game.
@@ -41,27 +35,30 @@ impl ConnQueue {
                 r => break r?,
             }
         };
-        let addr = listener.local_addr()?;
-        let (tx, rx) = mpsc::unbounded_channel();
-        let task = tokio::spawn(async move {
-            loop {
-                match listener.accept().await {
-                    Ok((stream, peer)) => {
-                        if tx.send((stream, peer)).is_err() {
-                            return;
-                        }
-                    }
-                    // Out of descriptors and similar: back off instead of spinning.
-                    Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-                }
-            }
-        });
-        Ok(ConnQueue { addr, rx, task })
+        let label = format!("seat port {host}:{port}");
+        Ok(ConnQueue {
+            acceptor: CappedAcceptor::new(listener, SEAT_CONN_CAP, label)?,
+        })
+    }
+
+    /// A queue on a listener made elsewhere (a seat's own listener), with its own cap.
+    pub fn from_acceptor(acceptor: CappedAcceptor) -> ConnQueue {
+        ConnQueue { acceptor }
     }
 
     /// The bound address.
     pub fn local_addr(&self) -> SocketAddr {
-        self.addr
+        self.acceptor.local_addr()
+    }
+
+    /// Connections closed at once because [`Self::cap`] were already waiting, so far.
+    pub fn excess(&self) -> u64 {
+        self.acceptor.excess()
+    }
+
+    /// How many connections may wait.
+    pub fn cap(&self) -> usize {
+        self.acceptor.cap()
     }
 
     /// The next queued connection that is still open, waiting until `deadline`. A queued
@@ -69,9 +66,10 @@ impl ConnQueue {
     /// only suspension point is the queue's receive.
     pub async fn next(&mut self, deadline: Instant) -> Option<(TcpStream, SocketAddr)> {
         loop {
-            let (stream, peer) = tokio::time::timeout_at(deadline, self.rx.recv())
+            let (stream, peer) = tokio::time::timeout_at(deadline, self.acceptor.next())
                 .await
-                .ok()??;
+                .ok()??
+                .release();
             if !closed_by_peer(&stream).await {
                 return Some((stream, peer));
             }
