@@ -364,6 +364,36 @@ impl Conn {
 mod tests {
     use super::*;
 
+    #[tokio::test]
+    async fn unread_lines_hold_at_most_a_mebibyte_and_a_drain_reads_at_most_four() {
+        use tokio::io::AsyncWriteExt;
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut client = TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+        let (server, _) = l.accept().await.unwrap();
+        let mut conn = Conn::start(server, 1);
+        // 8 MiB of unsolicited 60 KiB lines, written while the referee reads none of them.
+        let mut line = vec![b'x'; 60 << 10];
+        line.push(b'\n');
+        let writer = tokio::spawn(async move {
+            for _ in 0..140 {
+                if client.write_all(&line).await.is_err() {
+                    break;
+                }
+            }
+            client
+        });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        conn.read_available();
+        let held: usize = conn.lines.iter().map(|(b, _, _)| b.len()).sum();
+        assert!(held <= 1 << 20, "{held} bytes of unread lines");
+        assert_eq!(held, conn.pending_bytes);
+        assert!(!conn.lines.is_empty());
+        let got = conn.drain_unsolicited();
+        assert!(!got.is_empty());
+        assert_eq!(conn.pending_bytes, 0);
+        writer.abort();
+    }
+
     #[test]
     fn splits_lines_like_the_reference_reader() {
         let mut s = LineSplitter {
