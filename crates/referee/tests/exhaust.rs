@@ -457,3 +457,63 @@ async fn an_overlong_line_on_a_diplomacy_tcp_seat_is_a_typed_fault() {
     );
     assert!(grown < 32 << 10, "resident memory grew by {grown} KiB");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_geister_counts_a_flood_on_a_port_against_that_seat_in_the_game_it_hits() {
+    use kakehiki_referee::games::geister::serve::{serve, ServeConfig};
+    use kakehiki_referee::games::geister::Table;
+    let _one = ONE_AT_A_TIME.lock().await;
+    let mut table = Table::bind("127.0.0.1", [0, 0]).await.unwrap();
+    let [a0, a1] = table.local_addrs();
+    let mut rules = kakehiki_geister::Rules::gpw();
+    rules.pace_ms = 0;
+    rules.linger_ms = 500;
+    let cfg = ServeConfig {
+        rules,
+        seed: 1,
+        games: Some(1),
+        keep_connections: false,
+        log_dir: None,
+    };
+    let clients = tokio::spawn(async move {
+        let mut c0 = TcpStream::connect(a0).await.unwrap();
+        let mut c1 = TcpStream::connect(a1).await.unwrap();
+        read_until(&mut c0, "SET?", Duration::from_secs(10)).await;
+        read_until(&mut c1, "SET?", Duration::from_secs(10)).await;
+        // Both seated: 200 more on seat 1's port.
+        let held = flood(a1, 200).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        c0.write_all(b"SET:ABCD\r\n").await.unwrap();
+        c1.write_all(b"SET:ABCD\r\n").await.unwrap();
+        read_until(&mut c0, "MOV?", Duration::from_secs(20)).await;
+        c0.write_all(b"HELLO WORLD\r\n").await.unwrap();
+        (c0, c1, held)
+    });
+    let mut records = Vec::new();
+    let played = timeout(
+        Duration::from_secs(60),
+        serve(&mut table, &cfg, |_, r| records.push(r.clone())),
+    )
+    .await
+    .expect("the game ends in time");
+    drop(clients.await.unwrap());
+    assert_eq!(played, 1);
+    let r = &records[0];
+    assert!(r.report.seats[0]
+        .errors
+        .iter()
+        .all(|e| e.kind != SeatErrorKind::ExcessConnections));
+    let e: Vec<_> = r.report.seats[1]
+        .errors
+        .iter()
+        .filter(|e| e.kind == SeatErrorKind::ExcessConnections)
+        .collect();
+    assert_eq!(e.len(), 1, "{:?}", r.report.seats[1].errors);
+    assert!(
+        e[0].detail.starts_with("184 connections"),
+        "{}",
+        e[0].detail
+    );
+    let again = verify_replay(&r.replay.to_text()).expect("the replay re-runs");
+    assert_eq!(again.report, r.report);
+}
