@@ -517,3 +517,68 @@ async fn serve_geister_counts_a_flood_on_a_port_against_that_seat_in_the_game_it
     let again = verify_replay(&r.replay.to_text()).expect("the replay re-runs");
     assert_eq!(again.report, r.report);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stale_lines_flooding_a_diplomacy_seat_are_recorded_up_to_a_cap() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let mut seats = vec![SeatSpec::Tcp];
+    seats.extend((0..6).map(|_| SeatSpec::Builtin("hold".into())));
+    let mut spec = MatchSpec::new("diplomacy", 5, seats);
+    for (k, v) in [
+        ("port", "0"),
+        ("max_year", "1901"),
+        ("movement_ms", "3000"),
+        ("retreat_ms", "500"),
+        ("adjustment_ms", "500"),
+    ] {
+        spec.options.insert(k.into(), v.into());
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    spec.on_listen = ListenNotice::new(move |_, addr| {
+        let _ = tx.send(addr);
+    });
+    let game = tokio::spawn(async move { find_game("diplomacy").unwrap().play(&spec).await });
+    let addr = tokio::task::spawn_blocking(move || rx.recv_timeout(Duration::from_secs(10)))
+        .await
+        .unwrap()
+        .expect("the seat port is bound");
+    let mut me = TcpStream::connect(addr).await.unwrap();
+    read_until(&mut me, "\n", Duration::from_secs(10)).await;
+    me.write_all(b"{\"ready\":true}\n").await.unwrap();
+    read_until(&mut me, "\"phase\"", Duration::from_secs(10)).await;
+    // 5,000 replies to no request (seq 0), 8 KiB each: 40 MB the referee would keep.
+    let line = format!("{{\"seq\":0,\"orders\":[\"{}\"]}}\n", "x".repeat(8 << 10));
+    let mut batch = String::new();
+    for _ in 0..50 {
+        batch.push_str(&line);
+    }
+    for _ in 0..100 {
+        if timeout(Duration::from_secs(5), me.write_all(batch.as_bytes()))
+            .await
+            .map_or(true, |r| r.is_err())
+        {
+            break;
+        }
+    }
+    let record = timeout(Duration::from_secs(120), game)
+        .await
+        .expect("the match ends in time")
+        .unwrap()
+        .expect("the match runs");
+    let lists: Vec<Vec<Value>> = record
+        .replay
+        .lines()
+        .iter()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter_map(|v| v["exchanges"].as_array().cloned())
+        .flatten()
+        .filter_map(|ex| ex["discarded"].as_array().cloned())
+        .collect();
+    let most = lists.iter().map(Vec::len).max().unwrap_or(0);
+    eprintln!("diplomacy: at most {most} discarded lines recorded in an exchange");
+    assert_eq!(most, 100, "the flood is recorded up to the cap");
+    assert!(lists
+        .iter()
+        .flatten()
+        .all(|l| l.as_str().is_some_and(|s| s.len() <= 4096)));
+}

@@ -470,6 +470,25 @@ impl Conn<'_> {
     }
 }
 
+/// Lines recorded as discarded per exchange; more are read and dropped unrecorded.
+const MAX_DISCARDED: usize = 100;
+
+/// Characters of a discarded line recorded.
+const DISCARDED_CHARS: usize = 4096;
+
+/// Record a discarded line: at most [`MAX_DISCARDED`] per exchange, each cut at
+/// [`DISCARDED_CHARS`], so a bot writing stale lines until its deadline holds the referee's
+/// memory (and the replay) to a bound.
+fn discard(list: &mut Vec<String>, text: String) {
+    if list.len() < MAX_DISCARDED {
+        list.push(if text.chars().count() > DISCARDED_CHARS {
+            text.chars().take(DISCARDED_CHARS).collect()
+        } else {
+            text
+        });
+    }
+}
+
 /// The seat error for `n` connections closed at once on a seat's port holding `cap`.
 fn excess_error(n: u64, cap: usize) -> SeatError {
     SeatError {
@@ -565,11 +584,12 @@ async fn exchange(
                 _ => return unreachable_gone(),
             };
             let early = proc.take_unsolicited();
-            ex.discarded.extend(
-                early
-                    .iter()
-                    .map(|l| String::from_utf8_lossy(&l.bytes).into_owned()),
-            );
+            for l in &early {
+                discard(
+                    &mut ex.discarded,
+                    String::from_utf8_lossy(&l.bytes).into_owned(),
+                );
+            }
             let mut line = ex.sent.clone().into_bytes();
             line.push(b'\n');
             let start = Instant::now();
@@ -596,7 +616,7 @@ async fn exchange(
                             .and_then(|v| v.get("seq").cloned())
                             .is_some_and(|s| s.as_u64() != Some(seq));
                         if stale {
-                            ex.discarded.push(text);
+                            discard(&mut ex.discarded, text);
                             continue;
                         }
                         ex.raw = Some(text);
