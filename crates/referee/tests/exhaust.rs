@@ -370,6 +370,10 @@ async fn websocket_fragment_floods_and_oversized_messages_are_closed_with_a_reas
         }
         results.push(f.await.unwrap());
     }
+    eprintln!(
+        "nlp: RSS {rss_before} KiB before, peak {peak} KiB; sent {:?} bytes",
+        results.iter().map(|r| r.0).collect::<Vec<_>>()
+    );
     for (sent, got) in &results {
         assert!(
             *sent < 16 << 20,
@@ -380,10 +384,6 @@ async fn websocket_fragment_floods_and_oversized_messages_are_closed_with_a_reas
         assert_eq!(reason, "message over 65536 bytes");
     }
     let grown = peak.saturating_sub(rss_before);
-    eprintln!(
-        "nlp: RSS {rss_before} KiB before, peak {peak} KiB; sent {:?} bytes",
-        results.iter().map(|r| r.0).collect::<Vec<_>>()
-    );
     assert!(
         grown < 32 << 10,
         "resident memory grew by {grown} KiB during the flood"
