@@ -16,9 +16,7 @@ pub mod jail;
 mod process;
 mod sandbox;
 
-pub use jail::{
-    parse_cpus, CpuReport, DeniedPath, JailConfig, Layer, SandboxLevel, SandboxReport,
-};
+pub use jail::{parse_cpus, CpuReport, DeniedPath, JailConfig, Layer, SandboxLevel, SandboxReport};
 pub use process::{
     check_mounts, BotProcess, ClientProcess, ExitInfo, Line, ReadOutcome, SeatPort, SpawnError,
 };

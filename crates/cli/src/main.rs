@@ -12,6 +12,7 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod commands;
 mod errors;
+mod fd_budget;
 
 /// Exit codes, documented in `--help`.
 pub mod exit {
@@ -87,6 +88,9 @@ fn main() -> ExitCode {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
+    // The referee holds a descriptor per bot pipe, listener and connection: take the whole hard
+    // limit; commands check their own need against it (fd_budget).
+    fd_budget::raise_to_hard();
     let result = match cli.command {
         Command::Play(args) => commands::play::run(args),
         Command::Check(args) => commands::check::run(args),

@@ -233,7 +233,9 @@ fn a_low_file_descriptor_limit_is_a_host_fault_not_a_loss() {
     let msg = text(&out);
     assert_eq!(out.status.code(), Some(1), "{msg}");
     assert!(
-        msg.contains("because of this machine") || msg.contains("Too many open files"),
+        msg.contains("because of this machine")
+            || msg.contains("Too many open files")
+            || msg.contains("ulimit -n"),
         "{msg}"
     );
     assert!(!msg.contains("contest complete"), "{msg}");

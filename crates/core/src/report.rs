@@ -29,6 +29,9 @@ pub enum SeatErrorKind {
     UnsolicitedOutput,
     /// The bot exceeded an output or resource cap and was stopped.
     ResourceLimit,
+    /// Connections to the seat's port beyond the cap of connections it holds; they were
+    /// closed at once (one error per seat and match, the count in its detail).
+    ExcessConnections,
 }
 
 impl SeatErrorKind {
@@ -44,6 +47,7 @@ impl SeatErrorKind {
             SeatErrorKind::Disconnect => "disconnect",
             SeatErrorKind::UnsolicitedOutput => "unsolicited_output",
             SeatErrorKind::ResourceLimit => "resource_limit",
+            SeatErrorKind::ExcessConnections => "excess_connections",
         }
     }
 }

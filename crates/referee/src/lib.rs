@@ -4,6 +4,7 @@
 //! pure engine (`crates/games/<game>`) to its seats: built-in bots in-process, process bots through
 //! [`kakehiki_agent`]. Every driver is listed once, in [`registry::GAMES`].
 
+pub mod accept;
 pub mod driver;
 pub mod games;
 pub mod registry;

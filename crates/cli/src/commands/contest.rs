@@ -153,6 +153,18 @@ fn run_contest(args: RunArgs) -> anyhow::Result<u8> {
             .with_context(|| format!("{}: cpus_per_bot", args.file.display()))?;
     }
     let jobs = args.jobs.map(usize::from).or(def.jobs).unwrap_or(1);
+    crate::fd_budget::check(
+        crate::fd_budget::for_matches(jobs, def.seats),
+        &format!(
+            "{jobs} matches at once of {} seats ({} + {jobs} × {} × {} per seat: a bot's pipes, \
+             its port and the connections it may hold)",
+            def.seats,
+            crate::fd_budget::BASE,
+            def.seats,
+            crate::fd_budget::PER_SEAT
+        ),
+        "fewer --jobs",
+    )?;
     let opts = RunOptions {
         jobs,
         progress: !args.quiet,

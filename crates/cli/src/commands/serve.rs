@@ -18,7 +18,8 @@ pub struct ServeArgs {
     /// the next (10000 and 10001; 0 for two free ports).
     #[arg(long, default_value_t = 10000)]
     pub port: u16,
-    /// Address to listen on (werewolf: 0.0.0.0, geister: 127.0.0.1).
+    /// Address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 to take agents from
+    /// other machines). `--protocol nlp` takes it from the configuration file.
     #[arg(long)]
     pub host: Option<String>,
     /// Agents per game (the village size).
@@ -78,6 +79,18 @@ fn run_nlp(args: ServeArgs) -> anyhow::Result<u8> {
     });
     let host = config.server.web_socket.host.clone();
     let port = config.server.web_socket.port;
+    let cap = kakehiki_referee::accept::SERVE_CONN_CAP.max(4 * settings.agent_count);
+    // Games run concurrently; count the connections of up to 4 villages in play.
+    crate::fd_budget::check(
+        crate::fd_budget::for_server(cap, 4 * settings.agent_count),
+        &format!(
+            "serve werewolf --protocol nlp ({} + listener + {cap} connections not in a game + \
+             4 villages of {} in play)",
+            crate::fd_budget::BASE,
+            settings.agent_count
+        ),
+        "fewer players",
+    )?;
     let cfg = server::ServeConfig {
         config,
         games: args.games.unwrap_or(100),
@@ -97,6 +110,15 @@ fn run_nlp(args: ServeArgs) -> anyhow::Result<u8> {
         );
         server::serve(listener, cfg).await.context("serving failed")
     })?;
+    let server::Served {
+        games,
+        excess_connections,
+    } = games;
+    if excess_connections > 0 {
+        eprintln!(
+            "werewolf (nlp): {excess_connections} connections closed at once (over the cap of connections not in a game)"
+        );
+    }
     if args.json {
         println!("{}", serde_json::to_string(&games)?);
     } else {
@@ -129,8 +151,18 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
     if args.keep_connections {
         bail!("--keep-connections is for geister (werewolf agents keep theirs for the whole set)");
     }
-    let host = args.host.clone().unwrap_or_else(|| "0.0.0.0".into());
+    let host = args.host.clone().unwrap_or_else(|| "127.0.0.1".into());
     let games = args.games.unwrap_or(100);
+    let cap = kakehiki_referee::accept::SERVE_CONN_CAP;
+    crate::fd_budget::check(
+        crate::fd_budget::for_server(cap, args.players),
+        &format!(
+            "serve werewolf ({} + listener + {cap} unseated connections + {} seats)",
+            crate::fd_budget::BASE,
+            args.players
+        ),
+        "fewer --players",
+    )?;
     let seed = args.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -178,13 +210,21 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
             .context("the game set could not be run")
     })?;
     if args.json {
-        println!("{}", serde_json::to_string(&result.standings.to_json())?);
+        let mut v = result.standings.to_json();
+        v["excess_connections"] = serde_json::json!(result.excess_connections);
+        println!("{}", serde_json::to_string(&v)?);
     } else {
         let s = &result.standings;
         println!(
             "{} games: VILLAGER won {}, WEREWOLF won {}",
             s.games, s.villager_wins, s.werewolf_wins
         );
+        if result.excess_connections > 0 {
+            println!(
+                "{} connections closed at once (over the cap of unseated connections)",
+                result.excess_connections
+            );
+        }
         print!("{}", s.agents_csv());
         if let Some(dir) = &args.out {
             println!("results and logs: {}", dir.display());
@@ -204,6 +244,15 @@ fn run_geister(args: ServeArgs) -> anyhow::Result<u8> {
     )?;
     let seed = args.seed.unwrap_or(0);
     let host = args.host.clone().unwrap_or_else(|| "127.0.0.1".into());
+    crate::fd_budget::check(
+        crate::fd_budget::for_matches(1, 2),
+        &format!(
+            "serve geister ({} + 2 ports × {} per seat)",
+            crate::fd_budget::BASE,
+            crate::fd_budget::PER_SEAT
+        ),
+        "nothing less: a table needs this much",
+    )?;
     let ports = match args.port {
         0 => [0, 0],
         p => [

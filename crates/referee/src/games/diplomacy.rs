@@ -470,6 +470,36 @@ impl Conn<'_> {
     }
 }
 
+/// Lines recorded as discarded per exchange; more are read and dropped unrecorded.
+const MAX_DISCARDED: usize = 100;
+
+/// Characters of a discarded line recorded.
+const DISCARDED_CHARS: usize = 4096;
+
+/// Record a discarded line: at most [`MAX_DISCARDED`] per exchange, each cut at
+/// [`DISCARDED_CHARS`], so a bot writing stale lines until its deadline holds the referee's
+/// memory (and the replay) to a bound.
+fn discard(list: &mut Vec<String>, text: String) {
+    if list.len() < MAX_DISCARDED {
+        list.push(if text.chars().count() > DISCARDED_CHARS {
+            text.chars().take(DISCARDED_CHARS).collect()
+        } else {
+            text
+        });
+    }
+}
+
+/// The seat error for `n` connections closed at once on a seat's port holding `cap`.
+fn excess_error(n: u64, cap: usize) -> SeatError {
+    SeatError {
+        turn: 0,
+        kind: SeatErrorKind::ExcessConnections,
+        detail: format!(
+            "{n} connections to the seat's port closed at once: {cap} were already waiting (the cap)"
+        ),
+    }
+}
+
 /// Wait for the connection of a `tcp-cmd:` client, giving up when the client exits first or at
 /// `deadline`.
 async fn await_client(
@@ -554,11 +584,12 @@ async fn exchange(
                 _ => return unreachable_gone(),
             };
             let early = proc.take_unsolicited();
-            ex.discarded.extend(
-                early
-                    .iter()
-                    .map(|l| String::from_utf8_lossy(&l.bytes).into_owned()),
-            );
+            for l in &early {
+                discard(
+                    &mut ex.discarded,
+                    String::from_utf8_lossy(&l.bytes).into_owned(),
+                );
+            }
             let mut line = ex.sent.clone().into_bytes();
             line.push(b'\n');
             let start = Instant::now();
@@ -585,7 +616,7 @@ async fn exchange(
                             .and_then(|v| v.get("seq").cloned())
                             .is_some_and(|s| s.as_u64() != Some(seq));
                         if stale {
-                            ex.discarded.push(text);
+                            discard(&mut ex.discarded, text);
                             continue;
                         }
                         ex.raw = Some(text);
@@ -1261,9 +1292,10 @@ impl GameDriver for DiplomacyDriver {
                             &sandbox.for_seat(i),
                             port,
                         ) {
-                            Ok((client, seat)) => {
-                                (ConnQueue::single(seat.listener, seat.addr)?, Ok(client))
-                            }
+                            Ok((client, seat)) => (
+                                ConnQueue::single(seat.listener, &format!("diplomacy seat {i}"))?,
+                                Ok(client),
+                            ),
                             Err(e) => {
                                 if let Some(fault) = RefereeError::host_fault(i, &e) {
                                     return Err(fault);
@@ -1279,11 +1311,16 @@ impl GameDriver for DiplomacyDriver {
                 }
             }
             let deadline = Instant::now() + Duration::from_millis(connect_ms);
+            // Connections closed at once on a seat's port (its own, or the shared one while the
+            // seat waited on it): `(excess, cap)`.
+            let mut excess: Vec<(u64, usize)> = vec![(0, 0); 7];
             for (i, seat) in spec.seats.iter().enumerate() {
                 let stream = match (seat, launched[i].take(), shared.as_mut()) {
                     (SeatSpec::TcpCmd(_), Some((_, Err(e))), _) => Err(e),
                     (SeatSpec::TcpCmd(_), Some((mut queue, Ok(mut client))), _) => {
-                        match await_client(&mut queue, &mut client, deadline).await {
+                        let r = await_client(&mut queue, &mut client, deadline).await;
+                        excess[i] = (queue.excess(), queue.cap());
+                        match r {
                             Ok(stream) => Ok((stream, Some(client))),
                             Err(e) => {
                                 client.kill();
@@ -1291,12 +1328,17 @@ impl GameDriver for DiplomacyDriver {
                             }
                         }
                     }
-                    (SeatSpec::Tcp, _, Some(queue)) => match queue.next(deadline).await {
-                        Some((stream, _)) => Ok((stream, None)),
-                        None => Err(format!(
-                            "no client connected to {host}:{port} within {connect_ms} ms"
-                        )),
-                    },
+                    (SeatSpec::Tcp, _, Some(queue)) => {
+                        let before = queue.excess();
+                        let r = queue.next(deadline).await;
+                        excess[i] = (queue.excess() - before, queue.cap());
+                        match r {
+                            Some((stream, _)) => Ok((stream, None)),
+                            None => Err(format!(
+                                "no client connected to {host}:{port} within {connect_ms} ms"
+                            )),
+                        }
+                    }
                     _ => continue,
                 };
                 match stream {
@@ -1315,6 +1357,11 @@ impl GameDriver for DiplomacyDriver {
                     let mut all = e;
                     all.append(&mut errors[i]);
                     errors[i] = all;
+                }
+            }
+            for (i, (n, cap)) in excess.into_iter().enumerate() {
+                if n > 0 {
+                    errors[i].push(excess_error(n, cap));
                 }
             }
             let report = report(&seats, spec.seed, &game, errors);
@@ -1415,6 +1462,19 @@ impl GameDriver for DiplomacyDriver {
             if let Some(e) = e {
                 errors[i].insert(0, e);
             }
+        }
+        // Connections over a port's cap are not part of the game: taken from the recorded
+        // report, last in each seat's errors as in the live match.
+        for (i, errs) in errors.iter_mut().enumerate() {
+            let recorded = replay
+                .events
+                .iter()
+                .filter(|(_, v)| v.get("event").and_then(Value::as_str) == Some("report"))
+                .filter_map(|(_, v)| v["report"]["seats"][i]["errors"].as_array())
+                .flatten()
+                .filter(|e| e["kind"] == SeatErrorKind::ExcessConnections.as_str())
+                .filter_map(|e| serde_json::from_value::<SeatError>(e.clone()).ok());
+            errs.extend(recorded);
         }
         let report = report(&h.seats, h.seed, &game, errors);
         log.push(&json!({"event": "report", "report": report}));

@@ -62,6 +62,60 @@ struct HeaderParams {
     started_unix_ms: u64,
 }
 
+/// Connections to a seat's port closed at once because its queue was full
+/// ([`crate::accept::CappedAcceptor`]): recorded once per seat and game, after the stderr events,
+/// and reported as an `excess_connections` seat error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct ConnectionsEvent {
+    event: String,
+    seat: usize,
+    excess: u64,
+    cap: usize,
+}
+
+impl ConnectionsEvent {
+    fn error(&self) -> SeatError {
+        SeatError {
+            turn: 0,
+            kind: SeatErrorKind::ExcessConnections,
+            detail: format!(
+                "{} connections to the seat's port closed at once: {} were already waiting (the cap)",
+                self.excess, self.cap
+            ),
+        }
+    }
+}
+
+/// Record the excess connections of each seat's queue (if any) in `record`.
+fn add_excess(record: &mut MatchRecord, queues: &[Option<ConnQueue>; 2]) {
+    let counts = [0, 1].map(|s| queues[s].as_ref().map_or((0, 0), |q| (q.excess(), q.cap())));
+    add_excess_counts(record, counts);
+}
+
+/// Record `(excess, cap)` of each seat's port, where the excess is not 0.
+pub(crate) fn add_excess_counts(record: &mut MatchRecord, counts: [(u64, usize); 2]) {
+    for (seat, (excess, cap)) in counts.into_iter().enumerate() {
+        if excess > 0 {
+            add_connections_event(
+                record,
+                ConnectionsEvent {
+                    event: "connections".into(),
+                    seat,
+                    excess,
+                    cap,
+                },
+            );
+        }
+    }
+}
+
+fn add_connections_event(record: &mut MatchRecord, e: ConnectionsEvent) {
+    if let Some(s) = record.report.seats.get_mut(e.seat) {
+        s.errors.push(e.error());
+    }
+    record.replay.push(&e);
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct StderrEvent {
     event: String,
@@ -980,7 +1034,10 @@ impl GeisterDriver {
                         ports[seat],
                     ) {
                         Ok((client, port)) => {
-                            queues[seat] = Some(ConnQueue::single(port.listener, port.addr)?);
+                            queues[seat] = Some(ConnQueue::single(
+                                port.listener,
+                                &format!("geister seat {seat}"),
+                            )?);
                             clients[seat] = Some(Ok(client));
                         }
                         Err(e) => {
@@ -1008,7 +1065,8 @@ impl GeisterDriver {
             specs,
             log_dir,
         };
-        let record = run_game(&setup, plans).await;
+        let mut record = run_game(&setup, plans).await;
+        add_excess(&mut record, &queues);
         // Close the listeners now, not whenever the runtime next runs their aborted accept
         // tasks: a client must not queue on a table that is gone, and the next match binds
         // the same port.
@@ -1100,11 +1158,22 @@ pub fn rerun_replay(replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> 
     let specs: [String; 2] = [h.seats[0].clone(), h.seats[1].clone()];
     let mut session = Session::new(params.rules.clone());
     let mut stderr = Vec::new();
+    let mut connections = Vec::new();
     let mut i = 0;
     let events = &replay.events;
     while i < events.len() {
         let (line_no, v) = &events[i];
         let kind = v.get("event").and_then(|e| e.as_str()).unwrap_or("");
+        if kind == "connections" {
+            let e: ConnectionsEvent = serde_json::from_value(v.clone())
+                .map_err(|e| bad(format!("line {line_no}: {e}")))?;
+            if e.seat >= 2 {
+                return Err(bad(format!("line {line_no}: seat {}", e.seat)));
+            }
+            connections.push(e);
+            i += 1;
+            continue;
+        }
         if kind == "stderr" {
             let e: StderrEvent = serde_json::from_value(v.clone())
                 .map_err(|e| bad(format!("line {line_no}: {e}")))?;
@@ -1178,7 +1247,11 @@ pub fn rerun_replay(replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> 
         }
         i += 1;
     }
-    Ok(record(h.seed, &specs, &params, &session, &stderr))
+    let mut rec = record(h.seed, &specs, &params, &session, &stderr);
+    for e in connections {
+        add_connections_event(&mut rec, e);
+    }
+    Ok(rec)
 }
 
 impl GameDriver for GeisterDriver {

@@ -9,25 +9,21 @@ use std::task::Poll;
 
 use tokio::io::ReadBuf;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-/// The connections waiting on one port.
-pub struct ConnQueue {
-    addr: SocketAddr,
-    rx: mpsc::UnboundedReceiver<(TcpStream, SocketAddr)>,
-    task: JoinHandle<()>,
-}
+use crate::accept::{CappedAcceptor, SEAT_CONN_CAP};
 
-impl Drop for ConnQueue {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
+/// The connections waiting on one port: at most [`SEAT_CONN_CAP`] (see [`CappedAcceptor`]);
+/// more are closed at once and counted ([`ConnQueue::excess`]).
+pub struct ConnQueue {
+    /// `None`: a seat whose client could not be started.
+    acceptor: Option<CappedAcceptor>,
+    addr: SocketAddr,
 }
 
 impl ConnQueue {
-    /// Listen on `host:port` (port 0: a free port) and queue every accepted connection.
+    /// Listen on `host:port` (port 0: a free port) and queue accepted connections, up to
+    /// [`SEAT_CONN_CAP`] waiting.
     pub async fn bind(host: &str, port: u16) -> io::Result<ConnQueue> {
         // The previous game's listener on this port lives in its accept task until the runtime
         // drops that aborted task: give it a moment instead of failing the next game.
@@ -41,51 +37,37 @@ impl ConnQueue {
                 r => break r?,
             }
         };
-        let addr = listener.local_addr()?;
-        let (tx, rx) = mpsc::unbounded_channel();
-        let task = tokio::spawn(async move {
-            loop {
-                match listener.accept().await {
-                    Ok((stream, peer)) => {
-                        if tx.send((stream, peer)).is_err() {
-                            return;
-                        }
-                    }
-                    // Out of descriptors and similar: back off instead of spinning.
-                    Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-                }
-            }
-        });
-        Ok(ConnQueue { addr, rx, task })
+        let label = format!("seat port {host}:{port}");
+        Ok(ConnQueue::from_acceptor(CappedAcceptor::new(
+            listener,
+            SEAT_CONN_CAP,
+            label,
+        )?))
+    }
+
+    /// A queue on a listener made elsewhere (a seat's own listener), with its own cap.
+    pub fn from_acceptor(acceptor: CappedAcceptor) -> ConnQueue {
+        ConnQueue {
+            addr: acceptor.local_addr(),
+            acceptor: Some(acceptor),
+        }
     }
 
     /// The queue of a seat's own listener (a `tcp-cmd:` client's, from inside its network
-    /// namespace): the first connection is queued and the listener closed at once, so the
-    /// kernel refuses every later one and a client flooding its port holds no descriptor of
-    /// the referee.
-    pub fn single(listener: std::net::TcpListener, addr: SocketAddr) -> io::Result<ConnQueue> {
-        listener.set_nonblocking(true)?;
-        let listener = TcpListener::from_std(listener)?;
-        let (tx, rx) = mpsc::unbounded_channel();
-        let task = tokio::spawn(async move {
-            while let Ok((stream, peer)) = listener.accept().await {
-                // A connection its client already closed does not take the seat.
-                if !closed_by_peer(&stream).await {
-                    let _ = tx.send((stream, peer));
-                    return;
-                }
-            }
-        });
-        Ok(ConnQueue { addr, rx, task })
+    /// namespace): one connection waits at a time; more are closed at once and counted
+    /// ([`ConnQueue::excess`]), so a client flooding its own port holds no descriptor of the
+    /// referee.
+    pub fn single(listener: std::net::TcpListener, label: &str) -> io::Result<ConnQueue> {
+        Ok(ConnQueue::from_acceptor(CappedAcceptor::from_std(
+            listener, 1, label,
+        )?))
     }
 
     /// A queue no connection ever comes to (a seat whose client could not be started).
     pub fn closed(addr: SocketAddr) -> ConnQueue {
-        let (_, rx) = mpsc::unbounded_channel();
         ConnQueue {
+            acceptor: None,
             addr,
-            rx,
-            task: tokio::spawn(async {}),
         }
     }
 
@@ -94,14 +76,29 @@ impl ConnQueue {
         self.addr
     }
 
+    /// Connections closed at once because [`Self::cap`] were already waiting, so far.
+    pub fn excess(&self) -> u64 {
+        self.acceptor.as_ref().map_or(0, CappedAcceptor::excess)
+    }
+
+    /// How many connections may wait.
+    pub fn cap(&self) -> usize {
+        self.acceptor.as_ref().map_or(0, CappedAcceptor::cap)
+    }
+
     /// The next queued connection that is still open, waiting until `deadline`. A queued
     /// connection whose client already closed it is dropped without penalty. Cancel-safe: the
     /// only suspension point is the queue's receive.
     pub async fn next(&mut self, deadline: Instant) -> Option<(TcpStream, SocketAddr)> {
         loop {
-            let (stream, peer) = tokio::time::timeout_at(deadline, self.rx.recv())
+            let Some(acceptor) = self.acceptor.as_mut() else {
+                tokio::time::sleep_until(deadline).await;
+                return None;
+            };
+            let (stream, peer) = tokio::time::timeout_at(deadline, acceptor.next())
                 .await
-                .ok()??;
+                .ok()??
+                .release();
             if !closed_by_peer(&stream).await {
                 return Some((stream, peer));
             }

@@ -9,7 +9,7 @@ use kakehiki_geister::Rules;
 use tokio::time::Instant;
 
 use super::net::{closed_by_peer, Table};
-use super::{run_game_keeping, GameSetup, KeptConn, SeatPlan};
+use super::{add_excess_counts, run_game_keeping, GameSetup, KeptConn, SeatPlan};
 use crate::driver::MatchRecord;
 
 /// How a table serves.
@@ -75,12 +75,19 @@ pub async fn serve(
             specs: ["tcp".into(), "tcp".into()],
             log_dir: cfg.log_dir.clone(),
         };
-        let (record, left) = run_game_keeping(
+        let excess_before = [table.queues[0].excess(), table.queues[1].excess()];
+        let (mut record, left) = run_game_keeping(
             &setup,
             [SeatPlan::Connected(c0), SeatPlan::Connected(c1)],
             cfg.keep_connections,
         )
         .await;
+        // Connections closed at once on a port while this game ran count against its seat.
+        let counts = [0, 1].map(|s| {
+            let q = &table.queues[s];
+            (q.excess() - excess_before[s], q.cap())
+        });
+        add_excess_counts(&mut record, counts);
         on_game(played, &record);
         // Swap seats: each client plays the other side in the next game.
         let [l0, l1] = left;

@@ -24,6 +24,14 @@ pub const WRITE_QUEUE_CAP: usize = 1 << 20;
 /// Complete lines kept unread; older ones are dropped beyond it (they are unsolicited anyway).
 const PENDING_LINES_CAP: usize = 1024;
 
+/// Bytes of complete lines kept unread (1 MiB); older lines are dropped beyond it, so a flood of
+/// long lines holds at most this much (plus the one line being read, at most 64 KiB).
+const PENDING_BYTES_CAP: usize = 1 << 20;
+
+/// Reads of [`Conn::read_available`] per call (256 × 16 KiB = 4 MiB): a client writing as fast
+/// as the referee reads cannot hold it there.
+const READS_PER_DRAIN: usize = 256;
+
 struct Outgoing {
     bytes: Vec<u8>,
     done: Option<oneshot::Sender<Instant>>,
@@ -55,6 +63,8 @@ pub struct Conn {
     buf: Vec<u8>,
     /// Complete lines read and not yet consumed: bytes, cut at the cap, arrival time.
     lines: VecDeque<(Vec<u8>, bool, Instant)>,
+    /// Bytes in `lines`.
+    pending_bytes: usize,
     /// Why reading ended (EOF or error), once it has.
     closed: Option<(String, bool)>,
     wr: Arc<OwnedWriteHalf>,
@@ -146,6 +156,7 @@ impl Conn {
             },
             buf: vec![0u8; 16 * 1024],
             lines: VecDeque::new(),
+            pending_bytes: 0,
             closed: None,
             wr,
             writer,
@@ -210,20 +221,36 @@ impl Conn {
 
     fn take_bytes(&mut self, n: usize, at: Instant) {
         let Conn {
-            split, buf, lines, ..
+            split,
+            buf,
+            lines,
+            pending_bytes,
+            ..
         } = self;
         split.push(&buf[..n], |bytes, overlong| {
-            if lines.len() >= PENDING_LINES_CAP {
-                lines.pop_front();
-            }
+            *pending_bytes += bytes.len();
             lines.push_back((bytes, overlong, at));
+            while lines.len() > PENDING_LINES_CAP
+                || (*pending_bytes > PENDING_BYTES_CAP && lines.len() > 1)
+            {
+                if let Some((old, _, _)) = lines.pop_front() {
+                    *pending_bytes -= old.len();
+                }
+            }
         });
+    }
+
+    fn pop_line(&mut self) -> Option<(Vec<u8>, bool, Instant)> {
+        let l = self.lines.pop_front()?;
+        self.pending_bytes -= l.0.len();
+        Some(l)
     }
 
     fn on_eof(&mut self, reason: String, io_error: bool) {
         if !self.split.cur.is_empty() {
             let bytes = std::mem::take(&mut self.split.cur);
             let overlong = std::mem::replace(&mut self.split.overlong, false);
+            self.pending_bytes += bytes.len();
             self.lines.push_back((bytes, overlong, Instant::now()));
         }
         self.closed = Some((reason, io_error));
@@ -231,7 +258,10 @@ impl Conn {
 
     /// Read whatever has arrived without waiting.
     fn read_available(&mut self) {
-        while self.closed.is_none() {
+        for _ in 0..READS_PER_DRAIN {
+            if self.closed.is_some() {
+                return;
+            }
             match self.rd.try_read(&mut self.buf) {
                 Ok(0) => self.on_eof("connection closed by the agent (EOF)".into(), false),
                 Ok(n) => self.take_bytes(n, Instant::now()),
@@ -244,6 +274,7 @@ impl Conn {
     /// Lines that arrived while no reply was outstanding (discarded by the caller, recorded).
     pub fn drain_unsolicited(&mut self) -> Vec<String> {
         self.read_available();
+        self.pending_bytes = 0;
         let out = self
             .lines
             .drain(..)
@@ -293,7 +324,7 @@ impl Conn {
     pub async fn next_line(&mut self, written: Instant, limit: Duration) -> Answer {
         let deadline = written + limit;
         loop {
-            if let Some((bytes, overlong, at)) = self.lines.pop_front() {
+            if let Some((bytes, overlong, at)) = self.pop_line() {
                 return Answer::Line {
                     text: decode_line(&bytes),
                     overlong,
@@ -332,6 +363,36 @@ impl Conn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn unread_lines_hold_at_most_a_mebibyte_and_a_drain_reads_at_most_four() {
+        use tokio::io::AsyncWriteExt;
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut client = TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+        let (server, _) = l.accept().await.unwrap();
+        let mut conn = Conn::start(server, 1);
+        // 8 MiB of unsolicited 60 KiB lines, written while the referee reads none of them.
+        let mut line = vec![b'x'; 60 << 10];
+        line.push(b'\n');
+        let writer = tokio::spawn(async move {
+            for _ in 0..140 {
+                if client.write_all(&line).await.is_err() {
+                    break;
+                }
+            }
+            client
+        });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        conn.read_available();
+        let held: usize = conn.lines.iter().map(|(b, _, _)| b.len()).sum();
+        assert!(held <= 1 << 20, "{held} bytes of unread lines");
+        assert_eq!(held, conn.pending_bytes);
+        assert!(!conn.lines.is_empty());
+        let got = conn.drain_unsolicited();
+        assert!(!got.is_empty());
+        assert_eq!(conn.pending_bytes, 0);
+        writer.abort();
+    }
 
     #[test]
     fn splits_lines_like_the_reference_reader() {

@@ -14,6 +14,7 @@ use tokio::sync::mpsc;
 
 use super::conn::{Answer, Conn};
 use super::{game_replay, run_game, write_game_log, Config, Counts, Records, Seat, SeatKind};
+use crate::accept::{Accepted, CappedAcceptor, Slot, SERVE_CONN_CAP};
 use crate::driver::{MatchSpec, RefereeError};
 use kakehiki_werewolf::RuleSet;
 
@@ -202,6 +203,8 @@ pub struct SetResult {
     pub standings: Standings,
     pub games: Vec<GameResult>,
     pub errors: usize,
+    /// Connections closed at once because [`SERVE_CONN_CAP`] unseated ones were held.
+    pub excess_connections: u64,
 }
 
 fn counts_delta(before: Counts, after: Counts) -> SeatCounts {
@@ -219,20 +222,25 @@ fn counts_delta(before: Counts, after: Counts) -> SeatCounts {
 pub async fn serve_set(listener: TcpListener, set: &SetConfig) -> Result<SetResult, RefereeError> {
     let cfg = Config::from_options(set.rules.as_deref(), set.players, &set.options, true)?;
     let limit = cfg.time_limit();
-    // Accept forever in the background; named connections arrive on a channel.
-    let (tx, mut rx) = mpsc::channel::<Conn>(64);
+    // Accept forever in the background, holding at most SERVE_CONN_CAP connections that are not
+    // seated yet (waiting for NAME, which must come within the time limit, or for a seat); the
+    // excess is closed at once and counted. Named connections arrive on a channel.
+    let mut accepted = CappedAcceptor::new(listener, SERVE_CONN_CAP, "serve werewolf")?;
+    let excess = accepted.excess_counter();
+    let (tx, mut rx) = mpsc::channel::<(Conn, Slot)>(64);
     let acceptor = tokio::spawn(async move {
         let mut counter = 0u64;
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
-            };
+        while let Some(a) = accepted.next().await {
             counter += 1;
+            let Accepted { stream, peer, slot } = a;
             let conn = Conn::start(stream, counter);
             let tx = tx.clone();
             tokio::spawn(async move {
-                if let Ok(c) = name_connection(conn, limit).await {
-                    let _ = tx.send(c).await;
+                match name_connection(conn, limit).await {
+                    Ok(c) => {
+                        let _ = tx.send((c, slot)).await;
+                    }
+                    Err(why) => tracing::warn!("serve werewolf: {peer} not seated: {why}"),
                 }
             });
         }
@@ -240,7 +248,8 @@ pub async fn serve_set(listener: TcpListener, set: &SetConfig) -> Result<SetResu
     let mut conns = Vec::new();
     while conns.len() < set.players {
         match rx.recv().await {
-            Some(c) => conns.push(c),
+            // Seated: the seat bounds the connection from now on.
+            Some((c, _slot)) => conns.push(c),
             None => break,
         }
     }
@@ -291,7 +300,7 @@ pub async fn serve_set(listener: TcpListener, set: &SetConfig) -> Result<SetResu
     }
     for game in 0..set.games {
         // Re-admit agents that reconnected under a seat's name.
-        while let Ok(c) = rx.try_recv() {
+        while let Ok((c, _slot)) = rx.try_recv() {
             if let Some(s) = seats
                 .iter_mut()
                 .find(|s| matches!(s.kind, SeatKind::Remote(None)) && s.name == c.name)
@@ -332,11 +341,25 @@ pub async fn serve_set(listener: TcpListener, set: &SetConfig) -> Result<SetResu
     }
     acceptor.abort();
     close_all(&mut seats, Vec::new()).await;
+    let excess_connections = excess.load(std::sync::atomic::Ordering::Relaxed);
+    if excess_connections > 0 {
+        tracing::warn!(
+            "serve werewolf: {excess_connections} connections closed at once over the cap of \
+             {SERVE_CONN_CAP} unseated connections"
+        );
+    }
     if let Some(dir) = &set.out_dir {
         kakehiki_core::private_files::create_dir_all(dir)?;
+        let mut results = standings.to_json();
+        if let Some(o) = results.as_object_mut() {
+            o.insert(
+                "excess_connections".into(),
+                serde_json::json!(excess_connections),
+            );
+        }
         kakehiki_core::private_files::write(
             &dir.join("results.json"),
-            serde_json::to_string_pretty(&standings.to_json()).unwrap_or_default(),
+            serde_json::to_string_pretty(&results).unwrap_or_default(),
         )?;
         kakehiki_core::private_files::write(
             &dir.join("results_agents.csv"),
@@ -348,5 +371,6 @@ pub async fn serve_set(listener: TcpListener, set: &SetConfig) -> Result<SetResu
         standings,
         games,
         errors: records.errors.len(),
+        excess_connections,
     })
 }

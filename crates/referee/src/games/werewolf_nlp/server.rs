@@ -19,6 +19,7 @@ use kakehiki_werewolf::nlp::{NlpConfig, NlpGame, NlpSettings};
 
 use super::ws::{self, Timeouts, WsAgent};
 use super::{end_event, header, win_side, write_logs, JsonLog, LiveTable, Recorder, Seat};
+use crate::accept::{Accepted, CappedAcceptor, Slot, SERVE_CONN_CAP};
 use crate::driver::RefereeError;
 
 /// One served game.
@@ -31,6 +32,14 @@ pub struct ServedGame {
     pub roles: Vec<&'static str>,
     pub winner: Option<&'static str>,
     pub aborted: bool,
+}
+
+/// What a server run produced.
+#[derive(Debug, Clone)]
+pub struct Served {
+    pub games: Vec<ServedGame>,
+    /// Connections closed at once because the cap of connections not in a game was reached.
+    pub excess_connections: u64,
 }
 
 /// What to serve.
@@ -46,10 +55,7 @@ pub struct ServeConfig {
 }
 
 /// Serve games on `listener` until `cfg.games` have been played.
-pub async fn serve(
-    listener: TcpListener,
-    cfg: ServeConfig,
-) -> Result<Vec<ServedGame>, RefereeError> {
+pub async fn serve(listener: TcpListener, cfg: ServeConfig) -> Result<Served, RefereeError> {
     let settings = Arc::new(cfg.config.settings().map_err(|e| RefereeError::BadOption {
         key: "config".into(),
         value: "file".into(),
@@ -73,37 +79,41 @@ pub async fn serve(
     };
     let n = settings.agent_count;
     let name_timeout = Duration::from_millis(settings.timeout_response_ms.max(1));
-    let (tx, mut rx) = mpsc::channel::<WsAgent>(64);
+    // Connections not in a game yet (in the handshake, NAME, or the waiting room) hold a slot
+    // each: at most `conn_cap`, the excess is closed at once and counted.
+    let conn_cap = SERVE_CONN_CAP.max(4 * n);
+    let mut accepted = CappedAcceptor::new(listener, conn_cap, "serve werewolf (nlp)")?;
+    let excess = accepted.excess_counter();
+    let (tx, mut rx) = mpsc::channel::<(WsAgent, Slot)>(64);
     let acceptor = tokio::spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
-            };
+        while let Some(a) = accepted.next().await {
+            let Accepted { stream, peer, slot } = a;
             let _ = stream.set_nodelay(true);
             let tx = tx.clone();
             let secret = secret.clone();
             tokio::spawn(async move {
                 match ws::handshake(stream, name_timeout, secret.as_deref()).await {
                     Ok(a) => {
-                        let _ = tx.send(a).await;
+                        let _ = tx.send((a, slot)).await;
                     }
-                    Err(e) => tracing::warn!("connection refused: {e}"),
+                    Err(e) => tracing::warn!("connection from {peer} refused: {e}"),
                 }
             });
         }
     });
-    let mut room: BTreeMap<String, Vec<WsAgent>> = BTreeMap::new();
+    let mut room: BTreeMap<String, Vec<(WsAgent, Slot)>> = BTreeMap::new();
     let mut started = 0u32;
     let mut running = JoinSet::new();
     let mut done = Vec::new();
     while cfg.games == 0 || started < cfg.games {
         tokio::select! {
-            Some(a) = rx.recv() => {
+            Some((a, slot)) = rx.recv() => {
                 let key = if cfg.config.matching.self_match { a.team.clone() } else { String::new() };
                 let q = room.entry(key.clone()).or_default();
-                q.push(a);
+                q.push((a, slot));
                 if q.len() >= n {
-                    let agents: Vec<WsAgent> = q.drain(..n).collect();
+                    // In a game: the game bounds them from now on.
+                    let agents: Vec<WsAgent> = q.drain(..n).map(|(a, _slot)| a).collect();
                     let seed = cfg.seed.wrapping_add(u64::from(started));
                     started += 1;
                     running.spawn(play_one(settings.clone(), cfg.config.clone(), seed, agents, cfg.out.clone()));
@@ -120,7 +130,16 @@ pub async fn serve(
         }
     }
     acceptor.abort();
-    Ok(done)
+    let excess = excess.load(std::sync::atomic::Ordering::Relaxed);
+    if excess > 0 {
+        tracing::warn!(
+            "serve werewolf (nlp): {excess} connections closed at once over the cap of {conn_cap}"
+        );
+    }
+    Ok(Served {
+        games: done,
+        excess_connections: excess,
+    })
 }
 
 async fn play_one(

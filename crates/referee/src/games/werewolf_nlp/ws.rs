@@ -11,10 +11,34 @@ use sha2::{Digest, Sha256};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::time::timeout;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
-use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
 
 use kakehiki_werewolf::nlp::AskError;
+
+/// Largest message an agent may send, fragments included (64 KiB). An agent sends its NAME, a
+/// talk or whisper text (upstream caps a talk at a few hundred characters) or a target's name;
+/// a message over this closes the connection (close code 1009, "message too big").
+pub const MAX_AGENT_MESSAGE: usize = 64 << 10;
+
+/// Largest single frame an agent may send (64 KiB): the same as a whole message.
+pub const MAX_AGENT_FRAME: usize = MAX_AGENT_MESSAGE;
+
+/// Bytes the server may hold for one agent that does not read (4 MiB): a request with the day's
+/// talk history is tens of KiB; a send beyond this fails and the agent is gone.
+pub const MAX_WRITE_BUFFER: usize = 4 << 20;
+
+/// The WebSocket limits of an agent connection.
+pub fn agent_ws_config() -> WebSocketConfig {
+    WebSocketConfig {
+        max_message_size: Some(MAX_AGENT_MESSAGE),
+        max_frame_size: Some(MAX_AGENT_FRAME),
+        max_write_buffer_size: MAX_WRITE_BUFFER,
+        ..WebSocketConfig::default()
+    }
+}
 
 /// One connected agent.
 pub struct WsAgent {
@@ -170,7 +194,7 @@ pub async fn handshake(
     };
     let mut ws = timeout(
         name_timeout,
-        tokio_tungstenite::accept_hdr_async(stream, grab),
+        tokio_tungstenite::accept_hdr_async_with_config(stream, grab, Some(agent_ws_config())),
     )
     .await
     .map_err(|_| "the WebSocket handshake timed out".to_string())?
@@ -208,6 +232,16 @@ pub async fn read_text(ws: &mut WebSocketStream<TcpStream>) -> Result<String, St
     loop {
         match ws.next().await {
             None => return Err("connection closed".into()),
+            Some(Err(WsError::Capacity(e))) => {
+                // Say why before closing: bounded, the agent may not be reading.
+                let reason = format!("message over {MAX_AGENT_MESSAGE} bytes");
+                let frame = CloseFrame {
+                    code: CloseCode::Size,
+                    reason: reason.clone().into(),
+                };
+                let _ = timeout(Duration::from_secs(1), ws.close(Some(frame))).await;
+                return Err(format!("{reason} ({e}): connection closed"));
+            }
             Some(Err(e)) => return Err(format!("read error: {e}")),
             Some(Ok(Message::Text(t))) => return Ok(t),
             Some(Ok(Message::Binary(b))) => return Ok(String::from_utf8_lossy(&b).into_owned()),
