@@ -37,6 +37,18 @@ fn layers(needed: &[Layer]) -> bool {
     true
 }
 
+/// The replay's stderr events of `seat`, joined.
+fn seat_stderr(record: &kakehiki_referee::MatchRecord, seat: usize) -> String {
+    let tag = format!("\"seat\":{seat}");
+    record
+        .replay
+        .lines()
+        .iter()
+        .filter(|l| l.contains("\"event\":\"stderr\"") && l.contains(&tag))
+        .cloned()
+        .collect()
+}
+
 /// Host processes whose command line contains `needle`.
 fn processes_with(needle: &str) -> usize {
     std::fs::read_dir("/proc")
@@ -168,13 +180,7 @@ async fn a_geister_client_cannot_take_the_other_seat() {
         .expect("the match completes")
         .expect("the match can be set up");
     let _ = honest.await;
-    let stderr: String = record
-        .replay
-        .lines()
-        .iter()
-        .filter(|l| l.contains("\"event\":\"stderr\"") && l.contains("\"seat\":0"))
-        .cloned()
-        .collect();
+    let stderr = seat_stderr(&record, 0);
     assert!(
         stderr.contains(&format!("RESULT BLOCKED {other_port}")),
         "the attacker reached the other seat's port: {stderr}"
@@ -221,13 +227,7 @@ async fn a_geister_client_reaches_no_other_seat_by_any_socket() {
         .await
         .expect("the match completes")
         .expect("the match can be set up");
-    let stderr: String = record
-        .replay
-        .lines()
-        .iter()
-        .filter(|l| l.contains("\"event\":\"stderr\"") && l.contains("\"seat\":0"))
-        .cloned()
-        .collect();
+    let stderr = seat_stderr(&record, 0);
     for door in [
         "BLOCKED 10001",
         "BLOCKED mptcp:10001",

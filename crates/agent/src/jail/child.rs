@@ -435,9 +435,8 @@ fn open_seat_listener(seat: &SeatListen) -> io::Result<()> {
         }
         // One dual-stack socket on the namespace's wildcard address takes 127.0.0.1 and ::1
         // (its only addresses); a kernel without IPv6 gets an IPv4 one.
-        let one: libc::c_int = 1;
+        // (A fresh namespace has no connection in TIME_WAIT: no SO_REUSEADDR needed.)
         let zero: libc::c_int = 0;
-        let int_len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
         let mut l = libc::socket(libc::AF_INET6, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
         let bound = if l >= 0 {
             libc::setsockopt(
@@ -445,14 +444,7 @@ fn open_seat_listener(seat: &SeatListen) -> io::Result<()> {
                 libc::IPPROTO_IPV6,
                 libc::IPV6_V6ONLY,
                 (&zero as *const libc::c_int).cast(),
-                int_len,
-            );
-            libc::setsockopt(
-                l,
-                libc::SOL_SOCKET,
-                libc::SO_REUSEADDR,
-                (&one as *const libc::c_int).cast(),
-                int_len,
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
             );
             let mut a: libc::sockaddr_in6 = std::mem::zeroed();
             a.sin6_family = libc::AF_INET6 as libc::sa_family_t;
@@ -465,13 +457,6 @@ fn open_seat_listener(seat: &SeatListen) -> io::Result<()> {
         } else {
             l = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
             check(l)?;
-            libc::setsockopt(
-                l,
-                libc::SOL_SOCKET,
-                libc::SO_REUSEADDR,
-                (&one as *const libc::c_int).cast(),
-                int_len,
-            );
             let mut a: libc::sockaddr_in = std::mem::zeroed();
             a.sin_family = libc::AF_INET as libc::sa_family_t;
             a.sin_port = seat.port.to_be();
