@@ -140,7 +140,8 @@ pub async fn seat_match(
                     Err(e) => not_ready(text, format!("seat{i}"), format!("cannot start the agent: {e}")),
                     Ok((client, port)) => {
                         clients.push(client);
-                        let own = match port.listener.set_nonblocking(true).and_then(|()| TcpListener::from_std(port.listener)) {
+                        // `spawn_seat` hands the listener over non-blocking.
+                        let own = match TcpListener::from_std(port.listener) {
                             Ok(l) => l,
                             Err(e) => {
                                 return Err(RefereeError::HostFault {

@@ -809,10 +809,8 @@ impl GameDriver for WerewolfNlpDriver {
                             }
                             Ok((c, seat)) => {
                                 clients.push(c);
-                                let own = seat
-                                    .listener
-                                    .set_nonblocking(true)
-                                    .and_then(|()| TcpListener::from_std(seat.listener))
+                                // `spawn_seat` hands the listener over non-blocking.
+                                let own = TcpListener::from_std(seat.listener)
                                     .map_err(|e| RefereeError::HostFault {
                                         seat: i,
                                         reason: format!("cannot use the seat's listener: {e}"),
