@@ -310,58 +310,31 @@ fn fd_channel() -> Result<(OwnedFd, OwnedFd), SpawnError> {
 }
 
 /// Take the listener the keeper sent over `rx` (it was sent before the bot's `exec`, so by the
-/// time spawning is over it is there or never will be).
+/// time spawning is over it is there or never will be). The keeper's side is raw `sendmsg`
+/// (`child::send_fd`): between fork and exec nothing may allocate.
 pub(crate) fn receive_listener(rx: &OwnedFd) -> std::io::Result<OwnedFd> {
+    use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags, UnixAddr};
     use std::os::fd::AsRawFd;
-    #[repr(C)]
-    union Control {
-        buf: [u8; 64],
-        _align: libc::cmsghdr,
-    }
     let mut byte = [0u8; 1];
-    let mut iov = libc::iovec {
-        iov_base: byte.as_mut_ptr().cast(),
-        iov_len: 1,
-    };
-    let mut control = Control { buf: [0; 64] };
-    // SAFETY: recvmsg(2) into stack buffers; the received descriptor is checked, then owned.
-    unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.buf.as_mut_ptr().cast();
-        msg.msg_controllen = std::mem::size_of::<Control>() as _;
-        let n = libc::recvmsg(
-            rx.as_raw_fd(),
-            &mut msg,
-            libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC,
-        );
-        if n < 0 {
-            return Err(std::io::Error::last_os_error());
+    let mut iov = [std::io::IoSliceMut::new(&mut byte)];
+    let mut space = nix::cmsg_space!([std::os::fd::RawFd; 1]);
+    let msg = recvmsg::<UnixAddr>(
+        rx.as_raw_fd(),
+        &mut iov,
+        Some(&mut space),
+        MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_CMSG_CLOEXEC,
+    )?;
+    for cmsg in msg.cmsgs()? {
+        if let ControlMessageOwned::ScmRights(fds) = cmsg {
+            if let Some(&fd) = fds.first() {
+                // SAFETY: the kernel just installed this descriptor in our table; we own it.
+                return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
+            }
         }
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        if n != 1
-            || cmsg.is_null()
-            || (*cmsg).cmsg_level != libc::SOL_SOCKET
-            || (*cmsg).cmsg_type != libc::SCM_RIGHTS
-        {
-            return Err(std::io::Error::other(
-                "no listener arrived from the bot's namespace",
-            ));
-        }
-        let mut fd: libc::c_int = -1;
-        std::ptr::copy_nonoverlapping(
-            libc::CMSG_DATA(cmsg),
-            (&mut fd as *mut libc::c_int).cast::<u8>(),
-            std::mem::size_of::<libc::c_int>(),
-        );
-        if fd < 0 {
-            return Err(std::io::Error::other(
-                "an invalid listener descriptor arrived",
-            ));
-        }
-        Ok(OwnedFd::from_raw_fd(fd))
     }
+    Err(std::io::Error::other(
+        "no listener arrived from the bot's namespace",
+    ))
 }
 
 /// Prepare the confinement of a process running `argv` (already resolved to absolute paths)
