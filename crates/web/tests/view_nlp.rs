@@ -43,16 +43,54 @@ fn a_thirteen_player_game_shows_talk_whispers_votes_nights_roles_and_winner() {
     let log = game_log(&end);
     let m = view_model(&replay, &ViewOptions::default()).unwrap();
     assert_eq!(m["game"], "werewolf-nlp");
-    assert_eq!(m["unit"], "day");
+    assert_eq!(m["unit"], "phase");
     let steps = m["steps"].as_array().unwrap();
     let mut days: Vec<u64> = log
         .iter()
         .map(|l| l.split(',').next().unwrap().parse().unwrap())
         .collect();
     days.dedup();
-    assert_eq!(steps.len(), days.len());
-    for (s, d) in steps.iter().zip(&days) {
-        assert_eq!(s["day"], *d);
+    // One step per phase of each day, in the order played.
+    let order = |p: &str| {
+        ["whisper", "talk", "vote", "night", "end"]
+            .iter()
+            .position(|x| *x == p)
+            .unwrap()
+    };
+    let keys: Vec<(u64, usize)> = steps
+        .iter()
+        .map(|s| {
+            (
+                s["day"].as_u64().unwrap(),
+                order(s["phase"].as_str().unwrap()),
+            )
+        })
+        .collect();
+    assert!(keys.windows(2).all(|w| w[0] < w[1]), "{keys:?}");
+    let mut seen: Vec<u64> = keys.iter().map(|k| k.0).collect();
+    seen.dedup();
+    assert_eq!(seen, days);
+    for d in &days {
+        // A day's phases together hold everything of that day.
+        let of_day: Vec<&Value> = steps.iter().filter(|s| s["day"] == *d).collect();
+        let all = |key: &str| -> Vec<Value> {
+            of_day
+                .iter()
+                .flat_map(|s| s[key].as_array().unwrap().iter().cloned())
+                .collect()
+        };
+        let one = |key: &str| -> Value {
+            of_day
+                .iter()
+                .map(|s| s[key].clone())
+                .find(|v| !v.is_null())
+                .unwrap_or(Value::Null)
+        };
+        let s = serde_json::json!({
+            "talk": all("talk"), "whisper": all("whisper"), "votes": all("votes"),
+            "divined": all("divined"), "guarded": all("guarded"),
+            "executed": one("executed"), "attacked": one("attacked"),
+        });
         // Talk as said, in order, with its speaker; no protocol reading of free text.
         let talk: Vec<(u64, String)> = log
             .iter()
@@ -116,7 +154,8 @@ fn a_thirteen_player_game_shows_talk_whispers_votes_nights_roles_and_winner() {
             .count();
         assert_eq!(s["guarded"].as_array().unwrap().len(), guarded);
     }
-    // A 13-player village has three werewolves who whisper on day 0.
+    // A 13-player village has three werewolves who whisper on day 0, before the talk begins.
+    assert_eq!(steps[0]["phase"], "whisper");
     assert!(!steps[0]["whisper"].as_array().unwrap().is_empty());
     assert_eq!(m["result"]["winner"], end["winner"]);
     assert_eq!(m["result"]["roles"], end["roles"]);
@@ -130,7 +169,7 @@ fn a_thirteen_player_game_shows_talk_whispers_votes_nights_roles_and_winner() {
 }
 
 #[test]
-fn failed_requests_are_listed_on_their_day() {
+fn failed_requests_are_listed_on_their_day_and_phase() {
     let replay = play(5, 32);
     let mut lines: Vec<String> = replay.lines().map(String::from).collect();
     let at = lines.len() - 1;
@@ -143,9 +182,14 @@ fn failed_requests_are_listed_on_their_day() {
         r#"{"event":"gone","agent":4,"request":"DAILY_FINISH","day":0}"#.into(),
     );
     let m = view_model(&(lines.join("\n") + "\n"), &ViewOptions::default()).unwrap();
+    let steps = m["steps"].as_array().unwrap();
+    let vote1 = steps
+        .iter()
+        .position(|s| s["day"] == 1 && s["phase"] == "vote")
+        .unwrap();
     let e2 = &m["seats"][2]["errors"][0];
     assert_eq!(e2["kind"], "timeout");
-    assert_eq!(e2["step"], 1);
+    assert_eq!(e2["step"], vote1);
     assert!(e2["detail"].as_str().unwrap().contains("VOTE"), "{e2}");
     let e4 = &m["seats"][4]["errors"][0];
     assert_eq!(e4["kind"], "disconnect");

@@ -1,4 +1,5 @@
-//! Werewolf: one step per day, read from the AIWolf game log the replay carries (`log` events),
+//! Werewolf: one step per phase (each day's opening whispers, talk, vote and night, and the
+//! result), read from the AIWolf game log the replay carries (`log` events),
 //! with each talk read into plain English, votes in rounds, the night's actions, the roles and
 //! the winning team; reply times and errors from the `reply` events.
 
@@ -125,9 +126,14 @@ fn reading(text: &str, agent: usize) -> String {
     }
 }
 
+/// One phase of one day: its talk, its vote or its night.
 #[derive(Default)]
-struct Day {
+struct Step {
     day: u64,
+    /// `whisper` (whispers opening a day), `talk`, `vote`, `night` or `end` (the last day's
+    /// dawn, with the result).
+    phase: &'static str,
+    /// Who is alive as the phase begins.
     alive: Vec<bool>,
     talk: Vec<Value>,
     whisper: Vec<Value>,
@@ -152,10 +158,15 @@ fn push_vote(rounds: &mut Vec<Vec<Value>>, agent: u64, target: i64) {
     }
 }
 
-impl Day {
+impl Step {
     fn value(self) -> Value {
+        let title = if self.phase == "end" {
+            format!("day {} result", self.day)
+        } else {
+            format!("day {} {}", self.day, self.phase)
+        };
         json!({
-            "title": format!("day {}", self.day), "day": self.day, "alive": self.alive,
+            "title": title, "day": self.day, "phase": self.phase, "alive": self.alive,
             "talk": self.talk, "whisper": self.whisper, "votes": self.votes,
             "attack_votes": self.attack_votes, "executed": self.executed,
             "divined": self.divined, "guarded": self.guarded, "attacked": self.attacked,
@@ -164,12 +175,37 @@ impl Day {
     }
 }
 
-/// The days of a game read from its AIWolf-style game log lines (the 0.6 server's log, and the
+/// The phase a request belongs to (`TALK`: talk, `VOTE`: vote, the werewolves' and the seer's
+/// and bodyguard's requests: night); `None` for the day's bookkeeping requests.
+fn phase_of_request(request: &str) -> Option<&'static str> {
+    match request.to_ascii_uppercase().as_str() {
+        "TALK" => Some("talk"),
+        "VOTE" => Some("vote"),
+        "WHISPER" | "ATTACK" | "DIVINE" | "GUARD" => Some("night"),
+        _ => None,
+    }
+}
+
+/// The step an error of `day`'s `request` is listed on: that day's phase of the request, else
+/// the day's first step, else the last step.
+pub(super) fn step_of(steps: &[Value], day: u64, request: &str) -> usize {
+    let phase = phase_of_request(request);
+    steps
+        .iter()
+        .position(|s| s["day"] == day && phase.is_some_and(|p| s["phase"] == p))
+        .or_else(|| steps.iter().position(|s| s["day"] == day))
+        .unwrap_or(steps.len().saturating_sub(1))
+}
+
+/// The phases of a game read from its AIWolf-style game log lines (the 0.6 server's log, and the
 /// natural-language server's `game_logger` lines, which share the format).
 pub(super) struct LogReader {
     n: usize,
     pub(super) roles: Vec<String>,
-    days: Vec<Day>,
+    steps: Vec<Step>,
+    /// The day being read and who is alive now.
+    day: u64,
+    alive: Vec<bool>,
     /// Read talk as the 0.6 protocol language (add a plain-English reading); the
     /// natural-language division's talk is free text, shown as said.
     protocol_talk: bool,
@@ -180,14 +216,11 @@ impl LogReader {
         LogReader {
             n,
             roles: vec![String::new(); n],
-            days: Vec::new(),
+            steps: Vec::new(),
+            day: 0,
+            alive: vec![true; n],
             protocol_talk,
         }
-    }
-
-    /// How many days have been read so far.
-    pub(super) fn day_count(&self) -> usize {
-        self.days.len()
     }
 
     fn field(f: &[&str], i: usize, line: usize) -> Result<i64, ViewError> {
@@ -208,29 +241,38 @@ impl LogReader {
         }
     }
 
+    /// The step of `phase` on the day being read: the last step if it is that one, else a new
+    /// step beginning with who is alive now.
+    fn step(&mut self, phase: &'static str) -> &mut Step {
+        let new = self
+            .steps
+            .last()
+            .is_none_or(|s| s.day != self.day || s.phase != phase);
+        if new {
+            self.steps.push(Step {
+                day: self.day,
+                phase,
+                alive: self.alive.clone(),
+                ..Step::default()
+            });
+        }
+        self.steps.last_mut().expect("a step was pushed")
+    }
+
     /// Read one game-log line (`line` is the replay line it came from, for errors).
     pub(super) fn read(&mut self, text: &str, line: usize) -> Result<(), ViewError> {
         let field = Self::field;
-        let n = self.n;
         let f: Vec<&str> = text.splitn(6, ',').collect();
-        let day = field(&f, 0, line)? as u64;
-        if self.days.last().is_none_or(|d| d.day != day) {
-            self.days.push(Day {
-                day,
-                alive: vec![true; n],
-                ..Day::default()
-            });
-        }
+        self.day = field(&f, 0, line)? as u64;
         let kind = f.get(1).copied().unwrap_or("");
-        // Agent numbers first (they borrow self), then the day.
+        // Agent numbers first (they borrow self), then the step.
         let a2 = || -> Result<u64, ViewError> { self.agent_ok(field(&f, 2, line)?, line) };
         let a4 = || -> Result<u64, ViewError> { self.agent_ok(field(&f, 4, line)?, line) };
         match kind {
             "status" => {
                 let a = a2()? as usize;
                 self.roles[a - 1] = f.get(3).unwrap_or(&"").to_string();
-                let d = self.days.last_mut().expect("a day was pushed");
-                d.alive[a - 1] = f.get(4) == Some(&"ALIVE");
+                self.alive[a - 1] = f.get(4) == Some(&"ALIVE");
             }
             k @ ("talk" | "whisper") => {
                 let idx = field(&f, 2, line)?;
@@ -244,62 +286,71 @@ impl LogReader {
                 };
                 let entry = json!({"idx": idx, "turn": turn, "agent": agent, "text": said,
                                    "english": english});
-                let d = self.days.last_mut().expect("a day was pushed");
                 if k == "talk" {
-                    d.talk.push(entry)
+                    self.step("talk").talk.push(entry)
                 } else {
-                    d.whisper.push(entry)
+                    // Whispers that open a day (the werewolves' first words on day 0, before
+                    // any talk) are a phase of their own; later ones belong to the night.
+                    let opening = self
+                        .steps
+                        .last()
+                        .is_none_or(|s| s.day != self.day || s.phase == "whisper");
+                    let phase = if opening { "whisper" } else { "night" };
+                    self.step(phase).whisper.push(entry)
                 }
             }
             k @ ("vote" | "attackVote") => {
                 let agent = a2()?;
                 let target = field(&f, 3, line)?;
-                let d = self.days.last_mut().expect("a day was pushed");
                 let rounds = if k == "vote" {
-                    &mut d.votes
+                    &mut self.step("vote").votes
                 } else {
-                    &mut d.attack_votes
+                    &mut self.step("night").attack_votes
                 };
                 push_vote(rounds, agent, target);
             }
             "execute" => {
                 let agent = a2()?;
-                let d = self.days.last_mut().expect("a day was pushed");
-                d.executed = json!({"agent": agent, "role": f.get(3)});
+                self.step("vote").executed = json!({"agent": agent, "role": f.get(3)});
+                self.alive[agent as usize - 1] = false;
             }
             "divine" => {
                 let v = json!({"seer": field(&f, 2, line)?, "target": field(&f, 3, line)?,
                                "species": f.get(4)});
-                self.days.last_mut().expect("a day").divined.push(v);
+                self.step("night").divined.push(v);
             }
             "identify" => {
                 let v = json!({"medium": field(&f, 2, line)?, "target": field(&f, 3, line)?,
                                "species": f.get(4)});
-                self.days.last_mut().expect("a day").divined.push(v);
+                self.step("night").divined.push(v);
             }
             "guard" => {
                 let v = json!({"bodyguard": field(&f, 2, line)?, "target": field(&f, 3, line)?,
                                "role": f.get(4)});
-                self.days.last_mut().expect("a day").guarded.push(v);
+                self.step("night").guarded.push(v);
             }
             "attack" => {
-                let v = json!({"target": field(&f, 2, line)?,
-                               "success": f.get(3) == Some(&"true")});
-                self.days.last_mut().expect("a day").attacked = v;
+                let target = field(&f, 2, line)?;
+                let success = f.get(3) == Some(&"true");
+                if success {
+                    let a = self.agent_ok(target, line)?;
+                    self.alive[a as usize - 1] = false;
+                }
+                self.step("night").attacked = json!({"target": target, "success": success});
             }
             "result" => {
                 let v = json!({"humans": field(&f, 2, line)?,
                                "werewolves": field(&f, 3, line)?, "team": f.get(4)});
-                self.days.last_mut().expect("a day").result = v;
+                self.step("end").result = v;
             }
             _ => {}
         }
         Ok(())
     }
 
-    /// The steps (one per day).
+    /// The steps (one per phase: each day's talk, vote and night, and the result).
     pub(super) fn steps(self) -> Vec<Value> {
-        self.days.into_iter().map(Day::value).collect()
+        self.steps.into_iter().map(Step::value).collect()
     }
 }
 
@@ -310,6 +361,8 @@ pub(super) fn build(
     let n = panels.len();
     let mut log = LogReader::new(n, true);
     let mut result = Value::Null;
+    // Errors are placed on their phase's step once the steps are known.
+    let mut errors: Vec<(usize, u64, String, String, String)> = Vec::new();
     for (line, kind, v) in events(p) {
         match kind {
             "log" => log.read(get_str(v, "line", line)?, line)?,
@@ -318,27 +371,29 @@ pub(super) fn build(
                 if agent == 0 {
                     return Err(shape(line, "reply of agent 0"));
                 }
-                let step = log.day_count().saturating_sub(1);
                 let pn = panel(panels, agent - 1, line)?;
                 if let Some(us) = v["us"].as_u64() {
                     pn.time(us as f64 / 1000.0);
                 }
                 let outcome = v["outcome"].as_str().unwrap_or("");
                 if outcome != "ok" && outcome != "silent" {
-                    pn.error(
-                        step,
-                        outcome,
+                    let request = v["request"].as_str().unwrap_or("");
+                    errors.push((
+                        agent - 1,
+                        v["day"].as_u64().unwrap_or(0),
+                        request.to_string(),
+                        outcome.to_string(),
                         format!(
                             "day {} {} request: received {}; used {:?}",
                             v["day"],
-                            v["request"].as_str().unwrap_or(""),
+                            request,
                             v["line"]
                                 .as_str()
                                 .map(|l| format!("{l:?}"))
                                 .unwrap_or_else(|| "nothing".into()),
                             v["value"].as_str().unwrap_or("")
                         ),
-                    );
+                    ));
                 }
             }
             "end" => {
@@ -356,11 +411,14 @@ pub(super) fn build(
     if steps.is_empty() {
         return Err(shape(1, "the replay holds no game log"));
     }
+    for (seat, day, request, kind, detail) in errors {
+        panels[seat].error(step_of(&steps, day, &request), kind, detail);
+    }
     if result.is_object() {
         result["roles"] = json!(roles);
     }
     Ok((
-        "day",
+        "phase",
         steps,
         result,
         json!({"roles": roles, "names": names}),

@@ -1,11 +1,11 @@
-//! Werewolf, natural-language division: one step per day, read from the upstream-format game log
+//! Werewolf, natural-language division: one step per phase (talk, vote, night, result), read from the upstream-format game log
 //! the replay's `end` event carries — talk and whispers as said (free text), votes in rounds,
 //! the executed, attacked, divined and guarded agents, the roles and the winner. Answers and
 //! failed requests (`answer`, `fail`, `gone` events) fill the side panels.
 
 use serde_json::{json, Value};
 
-use super::werewolf::LogReader;
+use super::werewolf::{step_of, LogReader};
 use super::{events, get_u64, panel, shape, Built, Panel, ViewError};
 
 pub(super) fn build(
@@ -15,7 +15,7 @@ pub(super) fn build(
     let n = panels.len();
     let mut end: Option<(usize, &Value)> = None;
     // Errors are placed on their day's step once the days are known.
-    let mut errors: Vec<(usize, u64, String, String)> = Vec::new();
+    let mut errors: Vec<(usize, u64, String, String, String)> = Vec::new();
     for (line, kind, v) in events(p) {
         match kind {
             "answer" => {
@@ -43,7 +43,7 @@ pub(super) fn build(
                         format!("day {day}: no answer to {request} in time (it answered the NAME check)"),
                     )
                 };
-                errors.push((agent, day, kind.into(), detail));
+                errors.push((agent, day, request.to_string(), kind.into(), detail));
             }
             "end" => end = Some((line, v)),
             _ => {}
@@ -67,12 +67,8 @@ pub(super) fn build(
     if steps.is_empty() {
         return Err(shape(end_line, "the replay holds no game log"));
     }
-    for (agent, day, kind, detail) in errors {
-        let step = steps
-            .iter()
-            .position(|s| s["day"] == day)
-            .unwrap_or(steps.len() - 1);
-        panels[agent].error(step, kind, detail);
+    for (agent, day, request, kind, detail) in errors {
+        panels[agent].error(step_of(&steps, day, &request), kind, detail);
     }
     let names: Vec<Value> = e["names"].as_array().cloned().unwrap_or_default();
     if names.len() != n {
@@ -92,7 +88,7 @@ pub(super) fn build(
         "roles": roles,
     });
     Ok((
-        "day",
+        "phase",
         steps,
         result,
         json!({"roles": roles, "names": names}),
