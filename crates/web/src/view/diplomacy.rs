@@ -11,16 +11,66 @@ fn power_index(name: &str) -> Option<usize> {
     POWER_NAMES.iter().position(|p| *p == name)
 }
 
-/// One order as the viewer draws it.
-fn drawn(power: &str, text: &str, results: &Map<String, Value>) -> Value {
+/// The void orders of a phase record as `(power, order as given, reason)`, from its `errors`
+/// (`POWER: order: reason`).
+fn void_orders(errors: &[Value]) -> Vec<(String, String, String)> {
+    errors
+        .iter()
+        .filter_map(|e| {
+            let (power, rest) = e.as_str()?.split_once(": ")?;
+            let (text, reason) = rest.split_once(": ")?;
+            Some((power.to_string(), text.to_string(), reason.to_string()))
+        })
+        .collect()
+}
+
+/// One order as the viewer draws it, with its result and, when it did not succeed, why: the
+/// record's `failures` for a failed order (bounced, cut, dislodged...), its `errors` for a
+/// void one. Marks the void entry it used in `used`.
+fn drawn(
+    power: &str,
+    text: &str,
+    results: &Map<String, Value>,
+    failures: &Map<String, Value>,
+    voids: &[(String, String, String)],
+    used: &mut [bool],
+) -> Value {
     let map = standard();
     let name = |p| map.prov_name(p).to_string();
-    let result = results
-        .iter()
-        .find(|(unit, _)| text.starts_with(unit.as_str()) && text[unit.len()..].starts_with(' '))
-        .map(|(_, r)| r.clone())
-        .unwrap_or(Value::Null);
-    let mut o = json!({"power": power, "text": text, "result": result});
+    let unit_of = |m: &Map<String, Value>| {
+        m.iter()
+            .find(|(unit, _)| {
+                text.starts_with(unit.as_str()) && text[unit.len()..].starts_with(' ')
+            })
+            .map(|(_, r)| r.clone())
+            .unwrap_or(Value::Null)
+    };
+    let result = unit_of(results);
+    let mut reason = Value::Null;
+    if result == "fails" {
+        reason = unit_of(failures);
+    } else if result == "void" {
+        let same = |t: &str| t.trim().eq_ignore_ascii_case(text);
+        let unit = text.get(..5).unwrap_or(text);
+        let found = voids
+            .iter()
+            .enumerate()
+            .find(|(i, (p, t, _))| !used[*i] && p == power && same(t))
+            .or_else(|| {
+                voids.iter().enumerate().find(|(i, (p, t, _))| {
+                    !used[*i]
+                        && p == power
+                        && t.trim()
+                            .get(..5)
+                            .is_some_and(|u| u.eq_ignore_ascii_case(unit))
+                })
+            });
+        if let Some((i, (_, _, r))) = found {
+            used[i] = true;
+            reason = json!(r);
+        }
+    }
+    let mut o = json!({"power": power, "text": text, "result": result, "reason": reason});
     let Ok(order) = parse_order(map, text) else {
         o["kind"] = json!("unparsed");
         return o;
@@ -151,12 +201,30 @@ pub(super) fn build(
                 for r in v["adjudicated"].as_array().into_iter().flatten() {
                     let empty = Map::new();
                     let results = r["results"].as_object().unwrap_or(&empty);
+                    let failures = r["failures"].as_object().unwrap_or(&empty);
+                    let voids = void_orders(r["errors"].as_array().map_or(&[], Vec::as_slice));
+                    let mut used = vec![false; voids.len()];
                     let mut orders = Vec::new();
                     for (power, list) in r["orders"].as_object().into_iter().flatten() {
                         for o in list.as_array().into_iter().flatten() {
-                            orders.push(drawn(power, o.as_str().unwrap_or(""), results));
+                            orders.push(drawn(
+                                power,
+                                o.as_str().unwrap_or(""),
+                                results,
+                                failures,
+                                &voids,
+                                &mut used,
+                            ));
                         }
                     }
+                    // Void orders that took no effect at all (no unit, not parsed, a second
+                    // order for one unit): listed with their reason beside the effective ones.
+                    let unapplied: Vec<Value> = voids
+                        .iter()
+                        .zip(&used)
+                        .filter(|(_, u)| !**u)
+                        .map(|((p, t, why), _)| json!({"power": p, "text": t, "reason": why}))
+                        .collect();
                     for e in r["errors"].as_array().into_iter().flatten() {
                         let e = e.as_str().unwrap_or("");
                         let (power, rest) = e.split_once(": ").unwrap_or(("", e));
@@ -167,8 +235,10 @@ pub(super) fn build(
                             panel(panels, i, line)?.error(step, "illegal_action", rest);
                         }
                     }
-                    records.push(json!({"phase": r["phase"], "orders": orders,
-                        "errors": r["errors"], "destroyed": r["destroyed"]}));
+                    records.push(
+                        json!({"phase": r["phase"], "orders": orders, "unapplied": unapplied,
+                        "errors": r["errors"], "destroyed": r["destroyed"]}),
+                    );
                 }
                 if phase.starts_with('S') && phase.ends_with('M') && !state.is_null() {
                     chart.push(

@@ -25,6 +25,23 @@ fn global(seat: usize, own: u8) -> u8 {
     }
 }
 
+/// A square in the board's frame as drawn: files `a`–`f` left to right, ranks `1`–`6` from the
+/// bottom (seat 0's home rows) up.
+fn square_name(global: u8) -> String {
+    format!("{}{}", (b'a' + global % 6) as char, 6 - global / 6)
+}
+
+/// A direction of a seat's own frame (`N`: towards the opponent) as drawn on the board: seat 1
+/// sits at the top, so its north is the board's down.
+fn board_direction(seat: usize, d: &str) -> &'static str {
+    match (seat == 0, d) {
+        (true, "N") | (false, "S") => "up",
+        (true, "S") | (false, "N") => "down",
+        (true, "E") | (false, "W") => "right",
+        _ => "left",
+    }
+}
+
 fn label_index(c: char) -> Option<usize> {
     let i = (c.to_ascii_uppercase() as u32).checked_sub('A' as u32)? as usize;
     (i < 8).then_some(i)
@@ -143,6 +160,8 @@ pub(super) fn build(
                 let outcome_name = serde_json::to_value(outcome).unwrap_or(Value::Null);
                 let mut from = Value::Null;
                 let mut to = Value::Null;
+                // The move in the board's frame (`G down c6 → c5`), whichever seat made it.
+                let mut board_move = String::new();
                 if let Some(m) = &mv {
                     let (l, d) = m
                         .split_once(',')
@@ -169,6 +188,12 @@ pub(super) fn build(
                         _ => return Err(shape(line, format!("bad direction in move {m:?}"))),
                     };
                     from = json!([at % 6, at / 6]);
+                    let dir = board_direction(seat, d);
+                    board_move = if escaped {
+                        format!("{l} {dir} {} → off the board", square_name(at))
+                    } else {
+                        String::new()
+                    };
                     if escaped {
                         b.pos[seat][g] = OFF;
                         b.off[seat].push((g, "escaped"));
@@ -179,6 +204,8 @@ pub(super) fn build(
                         let dest = global(seat, (ny * 6 + nx) as u8);
                         b.pos[seat][g] = dest;
                         to = json!([dest % 6, dest / 6]);
+                        board_move =
+                            format!("{l} {dir} {} → {}", square_name(at), square_name(dest));
                         let other = 1 - seat;
                         if let Some(c) = captured {
                             let cg = label_index(c.ghost).ok_or_else(|| {
@@ -204,6 +231,7 @@ pub(super) fn build(
                 }
                 steps.push(json!({
                     "title": format!("ply {ply}"), "ply": ply, "seat": seat, "move": mv,
+                    "board_move": (!board_move.is_empty()).then_some(board_move),
                     "raw": raw, "outcome": outcome_name, "reason": reason, "elapsed_ms": elapsed_ms,
                     "from": from, "to": to, "escaped": escaped,
                     "captured": captured.map(|c| json!({"label": c.ghost.to_string(),

@@ -58,6 +58,9 @@ pub struct PanelError {
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct Panel {
     pub name: String,
+    /// The name as the viewer prints it: the name alone when no other seat has it, else with
+    /// its seat number (`builtin:strong (seat 1)`), so that two seats of one bot stay apart.
+    pub label: String,
     /// Moves answered and their response times (milliseconds).
     pub moves: u64,
     pub total_ms: f64,
@@ -104,6 +107,14 @@ pub fn view_model(text: &str, opts: &ViewOptions) -> Result<Value, ViewError> {
             ..Panel::default()
         })
         .collect();
+    for i in 0..panels.len() {
+        let same = panels.iter().filter(|p| p.name == panels[i].name).count();
+        panels[i].label = if same > 1 {
+            format!("{} (seat {i})", panels[i].name)
+        } else {
+            panels[i].name.clone()
+        };
+    }
     if opts.private {
         for (line, v) in &parsed.events {
             if v.get("event").and_then(Value::as_str) == Some("stderr") {
