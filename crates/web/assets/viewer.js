@@ -7,6 +7,7 @@
   const model = JSON.parse(document.getElementById('kv-model').textContent);
   const steps = model.steps || [];
   let at = 0, timer = null, speed = 1;
+  // view: whose eyes the board is drawn with (`referee`, or `seatN`: only what seat N could see).
   const opts = { view: 'referee', ww: 'public', agent: 0 };
 
   function el(tag, attrs, ...kids) {
@@ -33,7 +34,13 @@
     for (const r of rows) t.append(r);
     return t;
   }
-  const seatName = i => (model.seats[i] && model.seats[i].name) || ('seat ' + i);
+  const seatName = i => (model.seats[i] && (model.seats[i].label || model.seats[i].name)) || ('seat ' + i);
+  // The entrant alone, where its seat number is printed beside it.
+  const rawName = i => (model.seats[i] && model.seats[i].name) || '';
+  // One colour per seat (NAC, Religion War, Geister), so that seats of one bot stay apart.
+  const SEAT_COLOURS = ['#1b6ca8', '#b5651d', '#2e8b57', '#8e44ad'];
+  const GHOST_STROKE = ['#00234a', '#6b3a00'];
+  const seatChip = i => el('span', { class: 'chip', style: `background:${(model.game === 'geister' ? GHOST_STROKE : SEAT_COLOURS)[i % SEAT_COLOURS.length]}`, 'aria-hidden': 'true' });
 
   // ---------------------------------------------------------------- controls
   const stage = el('div', { class: 'stage', id: 'kv-stage' });
@@ -78,14 +85,30 @@
     const m = /(?:^#|&)t=(\d+)/.exec(location.hash);
     return m ? Number(m[1]) : null;
   }
-  window.addEventListener('hashchange', () => { const t = fromHash(); if (t !== null && t !== at) go(t, true); });
+  // `#t=6&view=seat1`: a link to a step as one seat saw it.
+  function viewFromHash() {
+    const m = /(?:^#|&)view=(referee|seat\d)/.exec(location.hash);
+    return m ? m[1] : null;
+  }
+  const hashOf = i => '#t=' + i + (opts.view !== 'referee' ? '&view=' + opts.view : '');
+  window.addEventListener('hashchange', () => {
+    const v = viewFromHash();
+    if (v && v !== opts.view) setView(v);
+    const t = fromHash(); if (t !== null && t !== at) go(t, true);
+  });
+  let viewSel = null;
+  function setView(v) {
+    opts.view = v;
+    if (viewSel) viewSel.value = v;
+    root.dataset.view = v;
+  }
   function go(i, fromLink) {
     at = Math.max(0, Math.min(steps.length - 1, i | 0));
     slider.value = at;
     const s = steps[at];
     pos.textContent = ` ${model.unit} step ${at} of ${steps.length - 1}: ${s ? s.title : ''}`;
-    link.href = '#t=' + at;
-    if (!fromLink && history.replaceState) history.replaceState(null, '', '#t=' + at);
+    link.href = hashOf(at);
+    if (!fromLink && history.replaceState) history.replaceState(null, '', hashOf(at));
     root.dataset.step = at;
     render();
   }
@@ -93,16 +116,19 @@
   // ---------------------------------------------------------------- side panels
   function drawPanels() {
     panels.replaceChildren();
+    const many = model.seats.length > 7;
+    panels.classList.toggle('compact', many);
     model.seats.forEach((s, i) => {
       const box = el('div', { class: 'seat', 'data-seat': i });
-      box.append(el('h4', { text: seatLabel(i) }));
+      const chip = (model.game === 'nac' || model.game === 'religion-war' || model.game === 'geister') ? seatChip(i) : null;
+      box.append(el('h4', {}, chip, seatLabel(i)));
       const mean = s.moves ? (s.total_ms / s.moves) : 0;
       box.append(el('div', { class: 'muted', text: `${s.moves} replies · mean ${mean.toFixed(1)} ms · max ${s.max_ms.toFixed(1)} ms` }));
       if (s.errors.length) {
         const ul = el('ul', { class: 'errors' });
         for (const e of s.errors.slice(0, 200)) {
           ul.append(el('li', { class: 'err' },
-            el('a', { href: '#t=' + e.step, text: model.unit + ' ' + e.step }), ': ' + e.kind + ' — ' + e.detail));
+            el('a', { href: '#t=' + e.step, class: 'step-link', text: steps[e.step] ? steps[e.step].title : model.unit + ' ' + e.step }), ': ' + e.kind + ' — ' + e.detail));
         }
         if (s.errors.length > 200) ul.append(el('li', { text: `… ${s.errors.length - 200} more` }));
         box.append(ul);
@@ -115,30 +141,66 @@
   }
   function seatLabel(i) {
     if (model.game === 'diplomacy') return `${model.extra.powers[i]} — ${seatName(i)}`;
-    if (model.game === 'werewolf' || model.game === 'werewolf-nlp') return `${agentName(i + 1)} — ${seatName(i)}`;
-    return `seat ${i} — ${seatName(i)}`;
+    if (model.game === 'werewolf' || model.game === 'werewolf-nlp') return `${agentName(i + 1)} — ${model.seats[i].name}`;
+    return `seat ${i} — ${model.seats[i] ? model.seats[i].name : ''}`;
   }
 
   // ---------------------------------------------------------------- Geister
+  // A ghost's body: seat 0's point up (it plays from the bottom), seat 1's point down.
+  function ghostPath(seat, cx, cy, k) {
+    k = k || 1;
+    return seat === 0
+      ? `M${cx - 20 * k},${cy + 20 * k} L${cx - 20 * k},${cy - 4 * k} Q${cx},${cy - 30 * k} ${cx + 20 * k},${cy - 4 * k} L${cx + 20 * k},${cy + 20 * k} Z`
+      : `M${cx - 20 * k},${cy - 20 * k} L${cx - 20 * k},${cy + 4 * k} Q${cx},${cy + 30 * k} ${cx + 20 * k},${cy + 4 * k} L${cx + 20 * k},${cy - 20 * k} Z`;
+  }
+  function geisterLegend() {
+    const box = el('div', { id: 'geister-legend', class: 'legend' });
+    [0, 1].forEach(seat => {
+      const icon = sv('svg', { viewBox: '0 0 28 28', width: 22, height: 22, class: 'legend-icon' },
+        sv('path', { d: ghostPath(seat, 14, 14, 0.55), fill: '#9a9a9a', stroke: GHOST_STROKE[seat], 'stroke-width': 3 }));
+      box.append(el('div', { class: 'legend-item', 'data-seat': seat }, icon,
+        ` seat ${seat} (${rawName(seat)}): ${seat === 0 ? 'rounded top, from the bottom rows, leaves by the top corners' : 'rounded bottom, from the top rows, leaves by the bottom corners'}`));
+    });
+    const swatch = (fill, text) => el('span', { class: 'legend-item' }, el('span', { class: 'chip', style: `background:${fill}` }), text);
+    box.append(swatch('#d63a3a', 'red ghost'), swatch('#2f6fd6', 'blue ghost'), swatch('#9a9a9a', 'colour not known to the chosen seat'),
+      el('span', { class: 'legend-item' }, el('span', { class: 'chip', style: 'background:#f2c200' }), 'last move (arrow)'));
+    return box;
+  }
   function geister(s) {
     const C = 64, P = 20;
     const view = opts.view;
     const svg = sv('svg', { viewBox: `0 0 ${6 * C + 2 * P} ${6 * C + 2 * P}`, width: 6 * C + 2 * P, id: 'geister-board' });
+    svg.append(sv('defs', {}, sv('marker', { id: 'geister-arrow', viewBox: '0 0 10 10', refX: 8, refY: 5, markerWidth: 5, markerHeight: 5, orient: 'auto-start-reverse' }, sv('path', { d: 'M0,0 L10,5 L0,10 z', fill: '#8a6400' }))));
+
     for (let y = 0; y < 6; y++) for (let x = 0; x < 6; x++) {
       svg.append(sv('rect', { x: P + x * C, y: P + y * C, width: C, height: C, fill: (x + y) % 2 ? '#e9dcc0' : '#f6ecd6', stroke: '#b9a67a' }));
+    }
+    // Files a–f and ranks 1–6 of the board's frame, as the move text names squares.
+    for (let i = 0; i < 6; i++) {
+      svg.append(sv('text', { x: P + i * C + C - 4, y: P + 6 * C - 4, 'text-anchor': 'end', 'font-size': 10, fill: '#5a4a25', class: 'coord', text: 'abcdef'[i] }));
+      svg.append(sv('text', { x: P + 3, y: P + (5 - i) * C + 12, 'font-size': 10, fill: '#5a4a25', class: 'coord', text: String(i + 1) }));
     }
     // Exits: seat 0 leaves through the top corners, seat 1 through the bottom ones.
     for (const [x, y, seat] of [[0, 0, 0], [5, 0, 0], [0, 5, 1], [5, 5, 1]]) {
       svg.append(sv('text', { x: P + x * C + C / 2, y: y === 0 ? P - 5 : P + 6 * C + 15, 'text-anchor': 'middle', 'font-size': 12, fill: seat ? '#7a4b00' : '#004b7a', class: 'exit', text: `exit (seat ${seat})` }));
       svg.append(sv('rect', { x: P + x * C + 3, y: P + y * C + 3, width: C - 6, height: C - 6, fill: 'none', stroke: seat ? '#7a4b00' : '#004b7a', 'stroke-dasharray': '4 3' }));
     }
+    let arrow = null;
     if (s.from) {
       const [fx, fy] = s.from;
       svg.append(sv('rect', { x: P + fx * C, y: P + fy * C, width: C, height: C, fill: 'rgba(255,220,0,.35)', class: 'last-from' }));
+      let tx, ty;
       if (s.to) {
-        const [tx, ty] = s.to;
+        [tx, ty] = s.to;
         svg.append(sv('rect', { x: P + tx * C, y: P + ty * C, width: C, height: C, fill: 'rgba(255,220,0,.55)', class: 'last-to' }));
-        svg.append(sv('line', { x1: P + fx * C + C / 2, y1: P + fy * C + C / 2, x2: P + tx * C + C / 2, y2: P + ty * C + C / 2, stroke: '#b08000', 'stroke-width': 3 }));
+      } else if (s.escaped) {
+        // An escape leaves through the exit corner: up for seat 0, down for seat 1.
+        [tx, ty] = [fx, s.seat === 0 ? fy - 0.6 : fy + 0.6];
+      }
+      if (tx !== undefined) {
+        // Drawn over the ghosts, from the edge of the square left to the edge of the one entered.
+        const dx = Math.sign(tx - fx), dy = Math.sign(ty - fy), e = C / 2 - 6;
+        arrow = sv('line', { class: 'move-arrow', x1: P + fx * C + C / 2 + dx * e, y1: P + fy * C + C / 2 + dy * e, x2: P + tx * C + C / 2 - dx * (s.to ? 14 : 0), y2: P + ty * C + C / 2 - dy * (s.to ? 14 : 0), stroke: '#7a5600', 'stroke-width': 4, 'marker-end': 'url(#geister-arrow)' });
       }
     }
     for (const g of s.board.pieces) {
@@ -146,18 +208,18 @@
       const colour = known ? (g.red ? 'red' : 'blue') : 'unknown';
       const fill = colour === 'red' ? '#d63a3a' : colour === 'blue' ? '#2f6fd6' : '#9a9a9a';
       const cx = P + g.x * C + C / 2, cy = P + g.y * C + C / 2;
-      const body = g.seat === 0
-        ? `M${cx - 20},${cy + 20} L${cx - 20},${cy - 4} Q${cx},${cy - 30} ${cx + 20},${cy - 4} L${cx + 20},${cy + 20} Z`
-        : `M${cx - 20},${cy - 20} L${cx - 20},${cy + 4} Q${cx},${cy + 30} ${cx + 20},${cy + 4} L${cx + 20},${cy - 20} Z`;
       svg.append(sv('g', { class: 'ghost', 'data-seat': g.seat, 'data-label': g.label, 'data-x': g.x, 'data-y': g.y, 'data-colour': colour },
-        sv('path', { d: body, fill, stroke: g.seat === 0 ? '#002a55' : '#553000', 'stroke-width': 3 }),
+        sv('path', { d: ghostPath(g.seat, cx, cy), fill, stroke: GHOST_STROKE[g.seat], 'stroke-width': 3 }),
         sv('text', { x: cx, y: cy + 6, 'text-anchor': 'middle', 'font-size': 16, fill: '#fff', 'font-weight': 'bold', text: g.label })));
     }
+    if (arrow) svg.append(arrow);
     const out = el('div');
     const lines = [];
     if (s.ply) {
-      let t = `ply ${s.ply}: seat ${s.seat} (${seatName(s.seat)}) `;
-      if (s.move) t += `moved ${s.move}` + (s.escaped ? ' and escaped' : '') + (s.captured ? `, capturing ${s.captured.red ? 'red' : 'blue'} ${s.captured.label}` : '');
+      let t = `ply ${s.ply}: seat ${s.seat} (${rawName(s.seat)}) `;
+      // The move in the board's frame; what the bot sent is in its own frame (its north is
+      // towards the opponent), so seat 1's "N" is the board's down.
+      if (s.move) t += `moved ${s.board_move || s.move}` + (s.escaped ? ' and escaped' : '') + (s.captured ? `, capturing ${s.captured.red ? 'red' : 'blue'} ${s.captured.label}` : '') + ` (sent "${s.move}" in its own frame)`;
       else t += `${s.outcome}` + (s.raw !== null && s.raw !== undefined ? ` (sent ${JSON.stringify(s.raw)})` : '') + (s.reason ? `: ${s.reason}` : '');
       t += ` · ${s.elapsed_ms} ms`;
       lines.push(el('p', { id: 'geister-move', text: t }));
@@ -165,51 +227,78 @@
     for (const n of s.notes || []) lines.push(el('p', { class: 'notes', text: n }));
     const trays = el('div', { class: 'trays' });
     [0, 1].forEach(seat => {
+      // A captured ghost's colour is told to both players; an escaped one's only by the escape.
       const items = s.board.off[seat].map(o => el('span', { class: 'off', 'data-seat': seat, 'data-label': o.label, 'data-how': o.how, style: `color:${o.red ? '#d63a3a' : '#2f6fd6'};margin-right:.5rem`, text: `${o.label} (${o.red ? 'red' : 'blue'}, ${o.how})` }));
       trays.append(el('div', {}, el('strong', { text: `seat ${seat} lost: ` }), ...(items.length ? items : [el('span', { class: 'muted', text: 'none' })])));
     });
-    out.append(el('div', { class: 'muted', text: 'seat 0 (' + seatName(0) + ') plays from the bottom; seat 1 (' + seatName(1) + ') from the top' }), svg, trays, ...lines);
+    out.append(geisterLegend(), svg, trays, ...lines);
     if (at === steps.length - 1 && model.result) out.append(el('div', { class: 'result', id: 'kv-result', text: geisterResult(model.result) }));
     return out;
   }
   function geisterResult(r) {
     if (!r) return '';
-    const who = r.winner === null || r.winner === undefined ? (r.draw ? 'draw' : 'no winner') : `winner: seat ${r.winner} (${seatName(r.winner)})`;
+    const who = r.winner === null || r.winner === undefined ? (r.draw ? 'draw' : 'no winner') : `winner: seat ${r.winner} (${rawName(r.winner)})`;
     return `${who} · end: ${r.reason} · ${r.plies} plies` + (r.scores ? ` · scores ${r.scores.join(' : ')}` : '');
   }
 
   // ---------------------------------------------------------------- NAC / Religion War
+  // NAC / Religion War as the chosen seat saw it (opts.view `seatN`): the revealed affection of
+  // everyone, its own real affection and picks; the other seats' real affection, picks, replies
+  // and errors are hidden, and so are scores it could not work out (before the affections are
+  // revealed, and the final scoring until the game is over).
   function nac(s) {
     const x = model.extra, noun = x.noun, out = el('div');
     const Noun = noun[0].toUpperCase() + noun.slice(1);
-    out.append(el('h3', { text: s.turn ? `turn ${s.turn}: ${s.day ? 'day' : 'night'} (${s.label})` : 'before turn 1' }));
-    const head = [Noun, 'strength'];
-    for (let i = 0; i < 4; i++) head.push(`seat ${i} revealed`, `seat ${i} real`);
+    const eye = /^seat(\d)$/.exec(opts.view), me = eye ? Number(eye[1]) : null;
+    const sees = i => me === null || me === i;
+    const hidden = () => el('td', { class: 'num hidden', title: 'not known to seat ' + me, text: '?' });
+    const last = at === steps.length - 1;
+    out.append(el('h3', { text: (s.turn ? `turn ${s.turn}: ${s.day ? 'day' : 'night'} (${s.label})` : 'before turn 1') + (me !== null ? ` — as seat ${me} (${model.seats[me].name}) saw it` : '') }));
+    const headRow = el('tr', {}, el('th', { text: Noun }), el('th', { text: 'strength' }));
+    for (let i = 0; i < 4; i++) {
+      headRow.append(el('th', { 'data-seat': i }, seatChip(i), `seat ${i} revealed`), el('th', { 'data-seat': i }, seatChip(i), `seat ${i} real`));
+    }
     const rows = [];
     for (let t = 0; t < x.targets; t++) {
       const r = el('tr', { 'data-lord': t });
       r.append(el('td', { text: `${Noun} ${t + 1}` }), el('td', { class: 'num', text: x.weights[t] }));
       for (let i = 0; i < 4; i++) {
         r.append(el('td', { class: 'num', 'data-lord': t, 'data-seat': i, 'data-kind': 'revealed', text: s.public[t][i] }));
-        r.append(el('td', { class: 'num muted', 'data-lord': t, 'data-seat': i, 'data-kind': 'real', text: s.real[t][i] }));
+        r.append(sees(i) ? el('td', { class: 'num muted', 'data-lord': t, 'data-seat': i, 'data-kind': 'real', text: s.real[t][i] }) : hidden());
       }
       rows.push(r);
     }
-    out.append(table(head, rows, { id: 'nac-affection' }));
-    out.append(el('p', { class: 'muted', text: `Revealed: what every player sees (day picks count publicly${x.reveal_after ? `, and after turn ${x.reveal_after} everything is revealed` : ''}). Real: the true affection, known to its player; shown here after the game.` }));
+    const aff = el('table', { id: 'nac-affection' });
+    aff.append(headRow, ...rows);
+    out.append(aff);
+    out.append(el('p', { class: 'muted', text: me === null
+      ? `Revealed: what every player sees (day picks count publicly${x.reveal_after ? `, and after turn ${x.reveal_after} everything is revealed` : ''}). Real: the true affection, each known only to its own player (choose a seat above to see only what it saw).`
+      : `As seat ${me} saw it: everyone's revealed affection and its own real affection and picks; "?" marks what it was not told.` }));
     if (s.moves && s.moves.length) {
-      out.append(table(['seat', 'status', 'reply', 'picks (' + noun + 's)', 'time (ms)', 'errors'], s.moves.map(m => el('tr', { 'data-seat': m.seat },
-        el('td', { text: seatName(m.seat) }), el('td', { text: m.status }), el('td', { text: m.raw !== undefined ? m.raw : (m.raw_b64 ? '(binary)' : '') }),
-        el('td', { class: 'picks', text: (m.picks || []).map(p => p + 1).join(' ') }),
-        el('td', { class: 'num', text: m.time_us !== undefined ? (m.time_us / 1000).toFixed(1) : '' }),
-        el('td', { class: 'err', text: (m.errors || []).map(e => e.code).join(', ') + (m.detail ? ' ' + m.detail : '') }))), { id: 'nac-moves' }));
+      const moveRows = s.moves.map(m => sees(m.seat)
+        ? el('tr', { 'data-seat': m.seat },
+          el('td', {}, seatChip(m.seat), seatName(m.seat)), el('td', { text: m.status }), el('td', { text: m.raw !== undefined ? m.raw : (m.raw_b64 ? '(binary)' : '') }),
+          el('td', { class: 'picks', text: (m.picks || []).map(p => p + 1).join(' ') }),
+          el('td', { class: 'num', text: m.time_us !== undefined ? (m.time_us / 1000).toFixed(1) : '' }),
+          el('td', { class: 'err', text: (m.errors || []).map(e => e.code).join(', ') + (m.detail ? ' ' + m.detail : '') }))
+        : el('tr', { 'data-seat': m.seat, class: 'hidden-row' }, el('td', {}, seatChip(m.seat), seatName(m.seat)), el('td', { class: 'muted', colspan: 5, text: 'not seen by seat ' + me })));
+      // A night's picks reach every seat only as counts per target (in the next day's block).
+      if (me !== null && !s.day) {
+        const counts = new Array(x.targets).fill(0);
+        for (const m of s.moves) for (const p of m.picks || []) if (p >= 0 && p < x.targets) counts[p]++;
+        moveRows.push(el('tr', { class: 'counts' }, el('td', { text: 'all seats (counts, told next day)' }), el('td', { colspan: 5, text: counts.map((c, t) => `${Noun} ${t + 1}: ${c}`).join(' · ') })));
+      }
+      out.append(table(['seat', 'status', 'reply', 'picks (' + noun + 's)', 'time (ms)', 'errors'], moveRows, { id: 'nac-moves' }));
     }
-    for (const d of s.deaths || []) out.append(el('p', { class: 'err', text: `${seatName(d.seat)} is out: ${d.reason} — ${d.detail}` }));
+    for (const d of s.deaths || []) if (sees(d.seat)) out.append(el('p', { class: 'err', text: `${seatName(d.seat)} is out: ${d.reason} — ${d.detail}` }));
+    // A seat can work out the scores only from revealed affection, or once the game is over.
+    const scoresKnown = me === null || last || (x.reveal_after && s.turn >= x.reveal_after);
     const sc = [];
-    for (let i = 0; i < 4; i++) sc.push(el('tr', { 'data-seat': i }, el('td', { text: seatName(i) }),
-      el('td', { class: 'num', text: s.scoring ? s.scoring[i] : '' }), el('td', { class: 'num total', 'data-seat': i, text: s.totals[i] })));
+    for (let i = 0; i < 4; i++) sc.push(el('tr', { 'data-seat': i }, el('td', {}, seatChip(i), seatName(i)),
+      scoresKnown ? el('td', { class: 'num', text: s.scoring ? s.scoring[i] : '' }) : hidden(),
+      scoresKnown ? el('td', { class: 'num total', 'data-seat': i, text: s.totals[i] }) : hidden()));
     out.append(table(['seat', s.scoring ? `scored after turn ${s.turn}` : 'scored this turn', 'running total'], sc, { id: 'nac-scores' }));
-    if (at === steps.length - 1 && model.result) {
+    if (last && model.result) {
       const r = model.result;
       out.append(el('div', { class: 'result', id: 'kv-result', text: r.winner !== null && r.winner !== undefined ? `winner: ${seatName(r.winner)} · scores ${r.scores.join(', ')}` : `draw between ${(r.tied || []).map(seatName).join(', ')} · scores ${r.scores.join(', ')}` }));
     }
@@ -225,16 +314,18 @@
     const wolvesView = opts.ww !== 'public';
     const f = opts.agent;
     const keep = a => !f || a === f;
-    out.append(el('h3', { text: `day ${s.day}` }));
-    const alive = el('div', { id: 'ww-alive' });
-    s.alive.forEach((a, i) => alive.append(el('span', { class: a ? '' : 'dead', 'data-agent': i + 1, style: 'margin-right:.6rem', text: agentName(i + 1) + (showRoles ? ` (${x.roles[i]})` : '') })));
-    out.append(el('div', {}, el('strong', { text: 'at dawn: ' }), alive));
+    const PHASES = { whisper: "werewolves' whispers", talk: 'talk', vote: 'vote and execution', night: 'night', end: 'result' };
+    out.append(el('h3', { id: 'ww-phase', 'data-day': s.day, 'data-phase': s.phase, text: `day ${s.day} — ${PHASES[s.phase] || s.phase}` }));
+    // Every agent, wrapped in a grid so that 15 (or more) fit the stage's width.
+    const alive = el('ul', { id: 'ww-alive', class: 'agents' });
+    s.alive.forEach((a, i) => alive.append(el('li', { class: a ? 'alive' : 'dead', 'data-agent': i + 1, title: seatName(i) + (a ? '' : ' (dead)'), text: agentName(i + 1) + (showRoles ? ` (${x.roles[i]})` : '') })));
+    out.append(el('div', {}, el('strong', { text: s.phase === 'night' ? 'alive at nightfall: ' : s.phase === 'end' ? 'alive at the end: ' : 'alive at dawn: ' }), alive));
     // Free text (natural-language division) has no protocol reading: no reading column.
     const free = model.game === 'werewolf-nlp';
     const head = free ? ['turn', 'agent', 'said'] : ['turn', 'agent', 'said', 'reading'];
     const talkRows = (list, cls) => list.filter(t => keep(t.agent)).map(t => el('tr', { class: cls, 'data-agent': t.agent },
       el('td', { class: 'num', text: t.turn }), el('td', { text: agentName(t.agent) }), el('td', { class: 'said', text: t.text }), ...(free ? [] : [el('td', { text: t.english })])));
-    out.append(el('h4', { text: 'talk' }), el('div', { class: 'scroll' }, table(head, talkRows(s.talk, 'talk'), { id: 'ww-talk' })));
+    if (s.talk.length) out.append(el('h4', { text: 'talk' }), el('div', { class: 'scroll' }, table(head, talkRows(s.talk, 'talk'), { id: 'ww-talk' })));
     if (wolvesView && s.whisper.length) {
       out.append(el('h4', { text: 'whispers (werewolves only)' }), el('div', { class: 'scroll' }, table(head, talkRows(s.whisper, 'wolf'), { id: 'ww-whisper' })));
     }
@@ -253,7 +344,10 @@
       for (const g of s.guarded) night.push(el('li', { text: `bodyguard ${agentName(g.bodyguard)} guarded ${agentName(g.target)}` }));
     }
     if (s.attacked) night.push(el('li', { id: 'ww-attacked', text: s.attacked.target > 0 ? `attacked: ${agentName(s.attacked.target)} — ${s.attacked.success ? 'killed' : 'survived (guarded)'}` : 'no attack' }));
-    if (night.length) out.append(el('h4', { text: 'executed and night' }), el('ul', {}, ...night));
+    if (night.length) out.append(el('h4', { text: s.phase === 'vote' ? 'executed' : 'night' }), el('ul', {}, ...night));
+    if ((s.phase === 'night' || s.phase === 'whisper') && !night.length && !(wolvesView && s.whisper.length)) {
+      out.append(el('p', { class: 'muted', text: s.whisper.length ? `the werewolves whispered ${s.whisper.length} times (choose the werewolves' view to read them)` : 'nothing the chosen view shows happened this night' }));
+    }
     if (s.result) out.append(el('p', { text: `left: ${s.result.humans} humans, ${s.result.werewolves} werewolves` }));
     if (last && model.result) {
       out.append(el('div', { class: 'result', id: 'kv-result', text: model.result.winner ? `the ${model.result.winner} team wins (day ${model.result.day})` : `no winner: the game was cut short${model.result.aborted ? ' (too many agents in error)' : ''} (day ${model.result.day})` }));
@@ -264,18 +358,28 @@
 
   // ---------------------------------------------------------------- Diplomacy
   const POWER_COLOURS = { AUSTRIA: '#c0392b', ENGLAND: '#1f3f8f', FRANCE: '#3fa7e0', GERMANY: '#4d4d4d', ITALY: '#2e8b57', RUSSIA: '#8e44ad', TURKEY: '#d4a017' };
-  let dipCells = null;
+  // A territory's fill: its power's colour mixed with white, light enough for dark labels.
+  function tint(hex, k) {
+    const n = parseInt(hex.slice(1), 16), mix = c => Math.round(c * k + 255 * (1 - k));
+    return '#' + [n >> 16, (n >> 8) & 255, n & 255].map(c => mix(c).toString(16).padStart(2, '0')).join('');
+  }
+  const TERRITORY = Object.fromEntries(Object.entries(POWER_COLOURS).map(([p, c]) => [p, tint(c, 0.42)]));
+  const LAND = '#efe6cf', SEA = '#bcd8ef', IMPASSABLE = '#cfcfcf', COAST = '#2d5472';
+  // The map: a Voronoi diagram of the province sites in dipmap.js (a province's middle, and a
+  // few extra sites that give long provinces their shape); a province is the union of its
+  // sites' cells. Computed once: per province its pieces and its middle, and every border
+  // between two provinces with the two it separates.
+  let dipGeo = null;
   function dipGeometry() {
-    if (dipCells) return dipCells;
-    const pts = window.KAKEHIKI_DIP_CENTRES;
+    if (dipGeo) return dipGeo;
     const W = 980, H = 840;
     const proj = ([lon, lat]) => [(lon + 25) * 14, (72 - lat) * 20];
-    const sites = Object.entries(pts).map(([k, ll]) => [k, proj(ll)]);
-    const cells = {};
-    for (const [k, a] of sites) {
+    const sites = Object.entries(window.KAKEHIKI_DIP_CENTRES).map(([k, ll]) => [k, proj(ll)]);
+    for (const [k, list] of Object.entries(window.KAKEHIKI_DIP_EXTRA || {})) for (const ll of list) sites.push([k, proj(ll)]);
+    const pieces = sites.map(([k, a]) => {
       let poly = [[0, 0], [W, 0], [W, H], [0, H]];
-      for (const [k2, b] of sites) {
-        if (k2 === k) continue;
+      for (const [, b] of sites) {
+        if (b === a) continue;
         const nx = b[0] - a[0], ny = b[1] - a[1];
         const c = (b[0] * b[0] + b[1] * b[1] - a[0] * a[0] - a[1] * a[1]) / 2;
         const inside = p => nx * p[0] + ny * p[1] <= c;
@@ -292,19 +396,64 @@
         poly = next;
         if (!poly.length) break;
       }
-      cells[k] = { poly, c: a };
+      return { k, a, poly };
+    });
+    const cells = {};
+    for (const [k, a] of Object.entries(window.KAKEHIKI_DIP_CENTRES)) cells[k] = { c: proj(a), polys: [] };
+    for (const p of pieces) cells[p.k].polys.push(p.poly);
+    // Borders: the part of two sites' bisector both cells have on their outline.
+    const borders = [];
+    for (let i = 0; i < pieces.length; i++) for (let j = i + 1; j < pieces.length; j++) {
+      const A = pieces[i], B = pieces[j];
+      if (A.k === B.k) continue;
+      const nx = B.a[0] - A.a[0], ny = B.a[1] - A.a[1], n = Math.hypot(nx, ny);
+      const c = (B.a[0] ** 2 + B.a[1] ** 2 - A.a[0] ** 2 - A.a[1] ** 2) / 2;
+      const on = p => Math.abs(nx * p[0] + ny * p[1] - c) / n < 0.3;
+      A.poly.forEach((p, e) => {
+        const q = A.poly[(e + 1) % A.poly.length];
+        if (on(p) && on(q) && Math.hypot(q[0] - p[0], q[1] - p[1]) > 0.5) borders.push({ a: A.k, b: B.k, p, q });
+      });
     }
-    dipCells = cells;
-    return cells;
+    dipGeo = { cells, borders };
+    return dipGeo;
+  }
+  // Boxes placed so far on the map, so that no label is drawn over another label, a unit or a
+  // supply-centre marker.
+  function placer() {
+    const boxes = [];
+    const overlap = (a, b) => Math.max(0, Math.min(a.x2, b.x2) - Math.max(a.x1, b.x1)) * Math.max(0, Math.min(a.y2, b.y2) - Math.max(a.y1, b.y1));
+    return {
+      add(b) { boxes.push(b); },
+      // The first candidate box that overlaps nothing placed (else the least overlapping).
+      best(cands) {
+        let pick = cands[0], least = Infinity;
+        for (const c of cands) {
+          if (c.x1 < 0 || c.y1 < 0 || c.x2 > 980 || c.y2 > 840) continue;
+          const o = boxes.reduce((s, b) => s + overlap(b, c), 0);
+          if (o < least) { least = o; pick = c; }
+          if (!o) break;
+        }
+        boxes.push(pick);
+        return pick;
+      },
+    };
   }
   const provOf = unit => unit.split(' ')[1].split('/')[0];
+  const isFailed = o => o.result === 'fails' || o.result === 'void';
   function diplomacy(s) {
-    const x = model.extra, cells = dipGeometry(), out = el('div');
+    const x = model.extra, geo = dipGeometry(), cells = geo.cells, out = el('div');
     const provs = {};
     for (const p of x.provinces) provs[p.abbr] = p;
-    const owner = {};
     const state = s.state || {};
+    // Who controls a territory: the owner of its supply centre, else the power whose unit
+    // stands on it (land only).
+    const owner = {}, control = {};
     for (const [pw, list] of Object.entries(state.centers || {})) for (const c of list) owner[c] = pw;
+    for (const [pw, list] of Object.entries(state.units || {})) for (const u of list) {
+      const pr = provOf(u);
+      if (provs[pr] && provs[pr].kind !== 'sea' && !provs[pr].sc) control[pr] = pw;
+    }
+    for (const [k, pw] of Object.entries(owner)) control[k] = pw;
     const svg = sv('svg', { viewBox: '0 0 980 840', width: 980, id: 'dip-map' });
     const defs = sv('defs');
     for (const [id, col] of [['ok', '#222'], ['bad', '#c00000']]) {
@@ -312,73 +461,121 @@
     }
     svg.append(defs);
     for (const [k, cell] of Object.entries(cells)) {
-      const p = provs[k];
-      const fill = !p ? '#cfcfcf' : p.kind === 'sea' ? '#bcd8ef' : '#efe6cf';
-      svg.append(sv('polygon', { points: cell.poly.map(q => q.map(v => v.toFixed(1)).join(',')).join(' '), fill, stroke: p && p.kind === 'sea' ? '#8fb3d3' : '#a89a78', 'stroke-width': 1, class: 'province', 'data-prov': k, 'data-kind': p ? p.kind : 'impassable' }));
-    }
-    for (const [k, cell] of Object.entries(cells)) {
-      const p = provs[k];
-      if (!p) continue;
-      const [cx, cy] = cell.c;
-      svg.append(sv('text', { x: cx, y: cy - 13, 'text-anchor': 'middle', 'font-size': 10, fill: p.kind === 'sea' ? '#39628a' : '#5a4a2a', text: k }));
-      if (p.sc) {
-        const o = owner[k];
-        svg.append(sv('circle', { cx: cx + 15, cy: cy + 12, r: 6, fill: o ? POWER_COLOURS[o] : '#fff', stroke: '#333', class: 'sc', 'data-prov': k, 'data-owner': o || '' }));
+      const p = provs[k], who = control[k];
+      const fill = !p ? IMPASSABLE : p.kind === 'sea' ? SEA : who ? TERRITORY[who] : LAND;
+      // The pieces of one province in one colour, outlined in it so that no seam shows.
+      for (const poly of cell.polys) {
+        svg.append(sv('polygon', { points: poly.map(q => q.map(v => v.toFixed(1)).join(',')).join(' '), fill, stroke: fill, 'stroke-width': 1, class: 'province', 'data-prov': k, 'data-kind': p ? p.kind : 'impassable', 'data-owner': who || '' }));
       }
     }
+    // Borders: thin between two lands or two seas; coastlines (a land and a sea) dark and thick.
+    const isSea = k => Boolean(provs[k] && provs[k].kind === 'sea');
+    const line = e => `M${e.p[0].toFixed(1)},${e.p[1].toFixed(1)} L${e.q[0].toFixed(1)},${e.q[1].toFixed(1)}`;
+    const inner = sv('g', { class: 'borders' }), coast = sv('g', { class: 'coastlines' });
+    for (const e of geo.borders) {
+      if (isSea(e.a) !== isSea(e.b)) {
+        const [land, sea] = isSea(e.a) ? [e.b, e.a] : [e.a, e.b];
+        coast.append(sv('path', { class: 'coast', 'data-land': land, 'data-sea': sea, d: line(e), stroke: COAST, 'stroke-width': 2.5, 'stroke-linecap': 'round', fill: 'none' }));
+      } else {
+        inner.append(sv('path', { class: 'border', 'data-a': e.a, 'data-b': e.b, d: line(e), stroke: isSea(e.a) ? '#8fb3d3' : '#a08f68', 'stroke-width': 1, fill: 'none' }));
+      }
+    }
+    svg.append(inner, coast);
     const centre = prov => cells[prov] ? cells[prov].c : null;
+    const place = placer();
+    // Units first (at the centre of their province; a dislodged one beside it)...
+    const unitLayer = sv('g', { class: 'units' });
     const drawUnit = (pw, unit, dislodged) => {
       const prov = provOf(unit), c = centre(prov);
       if (!c) return;
-      const [cx, cy] = dislodged ? [c[0] + 12, c[1] + 10] : c;
+      const [cx, cy] = dislodged ? [c[0] + 14, c[1] + 12] : c;
+      place.add({ x1: cx - 11, y1: cy - 12, x2: cx + 11, y2: cy + 9 });
       const col = POWER_COLOURS[pw] || '#000';
       const isFleet = unit[0] === 'F';
       const shape = isFleet
         ? sv('path', { d: `M${cx - 11},${cy - 2} L${cx + 11},${cy - 2} L${cx + 7},${cy + 7} L${cx - 7},${cy + 7} Z M${cx - 1},${cy - 2} L${cx - 1},${cy - 12} L${cx + 7},${cy - 4} Z`, fill: col, stroke: dislodged ? '#c00000' : '#fff', 'stroke-width': dislodged ? 3 : 1.2 })
         : sv('circle', { cx, cy, r: 9, fill: col, stroke: dislodged ? '#c00000' : '#fff', 'stroke-width': dislodged ? 3 : 1.5 });
-      svg.append(sv('g', { class: 'unit', 'data-unit': unit, 'data-prov': prov, 'data-power': pw, 'data-kind': isFleet ? 'F' : 'A', 'data-dislodged': dislodged ? 'true' : 'false' },
+      unitLayer.append(sv('g', { class: 'unit', 'data-unit': unit, 'data-prov': prov, 'data-power': pw, 'data-kind': isFleet ? 'F' : 'A', 'data-dislodged': dislodged ? 'true' : 'false' },
         shape, sv('text', { x: cx, y: cy + 4, 'text-anchor': 'middle', 'font-size': 10, fill: '#fff', 'font-weight': 'bold', text: isFleet ? '' : 'A' })));
     };
     for (const [pw, list] of Object.entries(state.units || {})) for (const u of list) drawUnit(pw, u, false);
     for (const [pw, m] of Object.entries(state.dislodged || {})) for (const u of Object.keys(m)) drawUnit(pw, u, true);
+    // ...then supply-centre markers and names, each where it overlaps nothing drawn before.
+    const labelLayer = sv('g', { class: 'labels' });
+    for (const [k, cell] of Object.entries(cells)) {
+      const p = provs[k];
+      if (!p || !p.sc) continue;
+      const [cx, cy] = cell.c, r = 6;
+      const b = place.best([[16, 11], [-16, 11], [16, -11], [-16, -11], [0, 18], [0, -20], [24, 0], [-24, 0]].map(([dx, dy]) => ({ x1: cx + dx - r - 1, y1: cy + dy - r - 1, x2: cx + dx + r + 1, y2: cy + dy + r + 1 })));
+      const o = owner[k];
+      labelLayer.append(sv('circle', { cx: (b.x1 + b.x2) / 2, cy: (b.y1 + b.y2) / 2, r, fill: o ? POWER_COLOURS[o] : '#fff', stroke: '#222', 'stroke-width': 1.2, class: 'sc', 'data-prov': k, 'data-owner': o || '' }, sv('title', { text: `${p.name}: supply centre${o ? ' of ' + o : ', unowned'}` })));
+    }
+    for (const [k, cell] of Object.entries(cells)) {
+      const p = provs[k];
+      if (!p) continue;
+      const [cx, cy] = cell.c, fs = 11, w = k.length * fs * 0.72 + 4, h = fs + 3;
+      const cands = [];
+      for (const d of [16, 24, 32]) for (const [dx, dy] of [[0, -d - 2], [0, d + 4], [d + 8, 0], [-d - 8, 0], [d + 4, -d], [-d - 4, -d], [d + 4, d], [-d - 4, d]]) {
+        cands.push({ x1: cx + dx - w / 2, y1: cy + dy - h / 2, x2: cx + dx + w / 2, y2: cy + dy + h / 2 });
+      }
+      const b = place.best(cands);
+      const sea = p.kind === 'sea';
+      const bg = sea ? SEA : control[k] ? TERRITORY[control[k]] : LAND;
+      labelLayer.append(sv('text', { class: 'prov-label', 'data-prov': k, x: ((b.x1 + b.x2) / 2).toFixed(1), y: ((b.y1 + b.y2) / 2 + fs * 0.36).toFixed(1), 'text-anchor': 'middle', 'font-size': fs, 'font-weight': 'bold', 'font-style': sea ? 'italic' : 'normal', fill: sea ? '#143a5c' : '#2a2110', stroke: bg, 'stroke-width': 3, 'paint-order': 'stroke', 'stroke-linejoin': 'round', text: k }, sv('title', { text: p.name })));
+    }
     const orderLayer = sv('g', { class: 'orders' });
     for (const r of s.records || []) for (const o of r.orders) {
-      const a = centre(o.unit), failed = o.result === 'fails' || o.result === 'void';
+      const a = centre(o.unit), failed = isFailed(o);
       if (!a) continue;
       const col = failed ? '#c00000' : '#222';
-      const attrs = { class: 'order', 'data-kind': o.kind, 'data-unit': o.unit, 'data-result': o.result || '' };
+      const attrs = { class: 'order', 'data-kind': o.kind, 'data-unit': o.unit, 'data-result': o.result || '', 'data-reason': o.reason || '' };
+      const tip = sv('title', { text: `${o.power}: ${o.text} — ${o.result || ''}${o.reason ? ' (' + o.reason + ')' : ''}` });
       if (o.kind === 'move' || o.kind === 'retreat') {
         const b = centre(o.dest);
         if (!b) continue;
-        orderLayer.append(sv('line', Object.assign({ x1: a[0], y1: a[1], x2: b[0], y2: b[1], stroke: o.kind === 'retreat' ? '#d46a00' : col, 'stroke-width': 3, 'marker-end': `url(#arrow-${failed ? 'bad' : 'ok'})`, 'stroke-dasharray': failed ? '7 4' : null }, attrs)));
+        orderLayer.append(sv('line', Object.assign({ x1: a[0], y1: a[1], x2: b[0], y2: b[1], stroke: o.kind === 'retreat' ? '#d46a00' : col, 'stroke-width': 3, 'marker-end': `url(#arrow-${failed ? 'bad' : 'ok'})`, 'stroke-dasharray': failed ? '7 4' : null }, attrs), tip));
       } else if (o.kind === 'support_move' || o.kind === 'support_hold' || o.kind === 'convoy') {
         const t = centre(o.target), d = o.dest ? centre(o.dest) : null;
         if (!t) continue;
         const end = d ? [(t[0] + d[0]) / 2, (t[1] + d[1]) / 2] : t;
-        orderLayer.append(sv('line', Object.assign({ x1: a[0], y1: a[1], x2: end[0], y2: end[1], stroke: o.kind === 'convoy' ? '#1d5fa8' : col, 'stroke-width': 2, 'stroke-dasharray': o.kind === 'convoy' ? '2 4' : '6 4' }, attrs)));
+        orderLayer.append(sv('line', Object.assign({ x1: a[0], y1: a[1], x2: end[0], y2: end[1], stroke: o.kind === 'convoy' ? '#1d5fa8' : col, 'stroke-width': 2, 'stroke-dasharray': o.kind === 'convoy' ? '2 4' : '6 4' }, attrs), tip));
         orderLayer.append(sv('circle', { cx: end[0], cy: end[1], r: 4, fill: 'none', stroke: o.kind === 'convoy' ? '#1d5fa8' : col, 'stroke-width': 2 }));
       } else if (o.kind === 'hold') {
-        orderLayer.append(sv('rect', Object.assign({ x: a[0] - 13, y: a[1] - 13, width: 26, height: 26, fill: 'none', stroke: col, 'stroke-width': 2 }, attrs)));
+        orderLayer.append(sv('rect', Object.assign({ x: a[0] - 13, y: a[1] - 13, width: 26, height: 26, fill: 'none', stroke: col, 'stroke-width': 2 }, attrs), tip));
       } else if (o.kind === 'build') {
-        orderLayer.append(sv('text', Object.assign({ x: a[0] - 16, y: a[1] - 6, 'font-size': 20, fill: '#0a7d00', 'font-weight': 'bold', text: '+' }, attrs)));
+        orderLayer.append(sv('text', Object.assign({ x: a[0] - 16, y: a[1] - 6, 'font-size': 20, fill: '#0a7d00', 'font-weight': 'bold', text: '+' }, attrs), tip));
       } else if (o.kind === 'disband') {
-        orderLayer.append(sv('text', Object.assign({ x: a[0] - 6, y: a[1] + 7, 'font-size': 22, fill: '#c00000', 'font-weight': 'bold', text: '×' }, attrs)));
+        orderLayer.append(sv('text', Object.assign({ x: a[0] - 6, y: a[1] + 7, 'font-size': 22, fill: '#c00000', 'font-weight': 'bold', text: '×' }, attrs), tip));
       }
     }
-    svg.append(orderLayer);
+    svg.append(orderLayer, unitLayer, labelLayer);
     out.append(el('h3', { text: s.end ? 'end of the game' : `phase ${s.phase}` }));
-    const legend = el('div', { class: 'muted', text: 'land: beige · sea: blue · ● army · ⛵ fleet · dot: supply centre in its owner\'s colour · arrow: move (dashed red: failed) · dashed line: support · dotted blue: convoy · square: hold · + build · × disband · red outline: dislodged' });
-    out.append(svg, legend);
     const counts = x.powers.map(p => (state.centers && state.centers[p] ? state.centers[p].length : 0));
+    // Legend: one colour per power (its territories tinted, its units and centres in full).
+    const legend = el('div', { id: 'dip-legend', class: 'legend' });
+    x.powers.forEach((p, i) => legend.append(el('span', { class: 'legend-item', 'data-power': p },
+      el('span', { class: 'chip', style: `background:${TERRITORY[p]};border:2px solid ${POWER_COLOURS[p]}` }),
+      el('span', { style: `color:${POWER_COLOURS[p]};font-weight:bold`, text: p }), ` ${seatName(i)} · ${counts[i]} centres`)));
+    out.append(legend, svg);
+    out.append(el('div', { class: 'legend', id: 'dip-symbols' },
+      el('span', { class: 'legend-item' }, el('span', { class: 'chip', style: `background:${LAND}` }), 'neutral land'),
+      el('span', { class: 'legend-item' }, el('span', { class: 'chip', style: `background:${SEA}` }), 'sea'),
+      el('span', { class: 'legend-item' }, el('span', { class: 'chip', style: `background:${COAST};height:.25rem` }), 'coastline'),
+      el('span', { class: 'legend-item' }, sv('svg', { viewBox: '0 0 24 24', width: 16, height: 16 }, sv('circle', { cx: 12, cy: 12, r: 9, fill: '#555' })), 'army'),
+      el('span', { class: 'legend-item' }, sv('svg', { viewBox: '0 0 24 24', width: 18, height: 18 }, sv('path', { d: 'M1,14 L23,14 L19,23 L5,23 Z M11,14 L11,3 L19,11 Z', fill: '#555' })), 'fleet'),
+      el('span', { class: 'legend-item', text: 'small dot: supply centre in its owner\'s colour (white: unowned)' }),
+      el('span', { class: 'legend-item', text: 'arrow: move (dashed red: failed) · dashed line: support · dotted blue: convoy · square: hold · + build · × disband · red outline: dislodged' })));
     out.append(table(['power', 'entrant', 'centres', 'units'], x.powers.map((p, i) => el('tr', { 'data-power': p },
       el('td', { style: `color:${POWER_COLOURS[p]};font-weight:bold`, text: p }), el('td', { text: seatName(i) }),
       el('td', { class: 'num centres', text: s.state ? counts[i] : '' }), el('td', { class: 'num', text: s.state && state.units && state.units[p] ? state.units[p].length : 0 }))), { id: 'dip-powers' }));
     for (const r of s.records || []) {
       out.append(el('h4', { text: `orders ${r.phase}` }));
-      out.append(table(['power', 'order', 'result'], r.orders.map(o => el('tr', { class: (o.result === 'fails' || o.result === 'void') ? 'fails' : '' },
-        el('td', { text: o.power }), el('td', { text: o.text }), el('td', { text: o.result || '' }))), { class: 'dip-orders' }));
+      const rows = r.orders.map(o => el('tr', { class: isFailed(o) ? 'fails' : '', 'data-unit': o.unit || '' },
+        el('td', { text: o.power }), el('td', { text: o.text }), el('td', { class: 'result', text: o.result || '' }), el('td', { class: 'reason', text: o.reason || '' })));
+      for (const u of r.unapplied || []) rows.push(el('tr', { class: 'fails unapplied' },
+        el('td', { text: u.power }), el('td', { text: u.text }), el('td', { class: 'result', text: 'void (not applied)' }), el('td', { class: 'reason', text: u.reason })));
+      out.append(table(['power', 'order', 'result', 'why'], rows, { class: 'dip-orders' }));
       if (r.destroyed && r.destroyed.length) out.append(el('p', { class: 'err', text: 'destroyed: ' + r.destroyed.join(', ') }));
-      if (r.errors && r.errors.length) out.append(el('ul', {}, ...r.errors.map(e => el('li', { class: 'muted', text: e }))));
     }
     if (s.press && s.press.length) {
       out.append(el('h4', { text: 'press' }), table(['round', 'from', 'to', 'message'], s.press.map(m => el('tr', {}, el('td', { class: 'num', text: m.round }), el('td', { text: m.from }), el('td', { text: m.to }), el('td', { text: m.text }))), { id: 'dip-press' }));
@@ -412,11 +609,15 @@
     const r = renderers[model.game];
     stage.replaceChildren(steps.length ? r(steps[at]) : el('p', { text: 'this replay has no steps' }));
   }
-  if (model.game === 'geister') {
-    const sel = el('select', { id: 'kv-perspective', 'aria-label': 'perspective' },
-      el('option', { value: 'referee', text: 'referee (all colours)' }), el('option', { value: 'seat0', text: 'as seat 0 saw it' }), el('option', { value: 'seat1', text: 'as seat 1 saw it' }));
-    sel.onchange = () => { opts.view = sel.value; render(); };
-    extraCtl.append(sel);
+  // Whose eyes: the referee's (everything) or one seat's (only what it could see).
+  if (model.game === 'geister' || model.game === 'nac' || model.game === 'religion-war') {
+    viewSel = el('select', { id: 'kv-perspective', 'aria-label': 'perspective' },
+      el('option', { value: 'referee', text: model.game === 'geister' ? 'referee (all colours)' : 'referee (everything)' }),
+      ...model.seats.map((st, i) => el('option', { value: 'seat' + i, text: `as seat ${i} (${st.name}) saw it` })));
+    viewSel.onchange = () => { setView(viewSel.value); go(at); };
+    extraCtl.append(viewSel);
+    const v = viewFromHash();
+    if (v && Number(v.slice(4)) < model.seats.length) setView(v); else setView('referee');
   }
   if (model.game === 'werewolf' || model.game === 'werewolf-nlp') {
     const sel = el('select', { id: 'kv-wwview', 'aria-label': 'view' },

@@ -2,7 +2,7 @@
 //! a real contest run; headless chromium opens its page in the web UI and its `kakehiki view`
 //! page (a file), at a chosen step (`#t=N`), and the DOM it renders is checked against facts this
 //! test reads from the replay itself: a Geister ghost on its square, a Diplomacy unit in its
-//! province in its owner's colour, a Werewolf vote and winner (and a natural-language game's talk
+//! province in its owner's colour, a Werewolf vote (on its day's vote step) and winner (and a natural-language game's talk
 //! as said), a NAC lord's revealed affection and the score. No script error may occur (the pages record them on `<html data-js-errors>`,
 //! and chromium's log must show no uncaught error).
 //!
@@ -114,7 +114,11 @@ fn check_geister(chrome: &Path, url: &dyn Fn(usize) -> String, replay: &str) {
         "{line}"
     );
     if let Some(mv) = t["move"].as_str() {
-        assert!(line.contains(&format!("moved {mv}")), "{line}");
+        // The move as the bot sent it (its own frame); the board-frame move is checked in viewers.rs.
+        assert!(
+            line.contains(&format!("(sent \"{mv}\" in its own frame)")),
+            "{line}"
+        );
     }
     let end = ev
         .iter()
@@ -223,12 +227,12 @@ fn check_werewolf(chrome: &Path, url: &dyn Fn(usize) -> String, replay: &str) {
         .filter(|e| e["event"] == "log")
         .map(|e| e["line"].as_str().unwrap())
         .collect();
-    let days: Vec<&str> = {
-        let mut d: Vec<&str> = log.iter().map(|l| l.split(',').next().unwrap()).collect();
-        d.dedup();
-        d
-    };
-    let step = days.iter().position(|d| *d == "1").expect("a day 1");
+    let m = kakehiki_web::view_model(replay, &Default::default()).unwrap();
+    let steps = m["steps"].as_array().unwrap();
+    let step = steps
+        .iter()
+        .position(|s| s["day"] == 1 && s["phase"] == "vote")
+        .expect("a day 1 vote");
     let votes: Vec<(&str, &str)> = log
         .iter()
         .filter(|l| l.starts_with("1,vote,"))
@@ -244,7 +248,7 @@ fn check_werewolf(chrome: &Path, url: &dyn Fn(usize) -> String, replay: &str) {
         assert!(dom.contains(&want), "day 1 vote missing: {want}");
     }
     let end = ev.iter().find(|e| e["event"] == "end").unwrap();
-    let (dom, _) = dump_dom(chrome, &url(days.len() - 1));
+    let (dom, _) = dump_dom(chrome, &url(steps.len() - 1));
     let want = format!("the {} team wins", end["winner"].as_str().unwrap());
     assert!(dom.contains(&want), "missing {want:?}");
     let roles: Vec<&str> = log
@@ -269,11 +273,6 @@ fn check_werewolf_nlp(chrome: &Path, url: &dyn Fn(usize) -> String, replay: &str
         .iter()
         .map(|l| l.as_str().unwrap())
         .collect();
-    let days: Vec<&str> = {
-        let mut d: Vec<&str> = log.iter().map(|l| l.split(',').next().unwrap()).collect();
-        d.dedup();
-        d
-    };
     let (dom, _) = dump_dom(chrome, &url(0));
     let said: Vec<&str> = log
         .iter()
@@ -288,7 +287,12 @@ fn check_werewolf_nlp(chrome: &Path, url: &dyn Fn(usize) -> String, replay: &str
             "day 0 talk missing: {t}"
         );
     }
-    let step = days.iter().position(|d| *d == "1").expect("a day 1");
+    let m = kakehiki_web::view_model(replay, &Default::default()).unwrap();
+    let steps = m["steps"].as_array().unwrap();
+    let step = steps
+        .iter()
+        .position(|s| s["day"] == 1 && s["phase"] == "vote")
+        .expect("a day 1 vote");
     let (dom, _) = dump_dom(chrome, &url(step));
     for l in log.iter().filter(|l| l.starts_with("1,vote,")) {
         let f: Vec<&str> = l.split(',').collect();
@@ -298,7 +302,7 @@ fn check_werewolf_nlp(chrome: &Path, url: &dyn Fn(usize) -> String, replay: &str
         );
         assert!(dom.contains(&want), "day 1 vote missing: {want}");
     }
-    let (dom, _) = dump_dom(chrome, &url(days.len() - 1));
+    let (dom, _) = dump_dom(chrome, &url(steps.len() - 1));
     let want = format!("the {} team wins", end["winner"].as_str().unwrap());
     assert!(dom.contains(&want), "missing {want:?}");
     for (i, r) in end["roles"].as_array().unwrap().iter().enumerate() {
