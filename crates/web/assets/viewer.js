@@ -158,7 +158,7 @@
     [0, 1].forEach(seat => {
       const icon = sv('svg', { viewBox: '0 0 28 28', width: 22, height: 22, class: 'legend-icon' },
         sv('path', { d: ghostPath(seat, 14, 14, 0.55), fill: '#9a9a9a', stroke: GHOST_STROKE[seat], 'stroke-width': 3 }));
-      box.append(el('div', { class: 'legend-item', 'data-seat': seat }, icon,
+      box.append(el('div', { class: 'legend-item', style: 'flex-basis:100%', 'data-seat': seat }, icon,
         ` seat ${seat} (${rawName(seat)}): ${seat === 0 ? 'rounded top, from the bottom rows, leaves by the top corners' : 'rounded bottom, from the top rows, leaves by the bottom corners'}`));
     });
     const swatch = (fill, text) => el('span', { class: 'legend-item' }, el('span', { class: 'chip', style: `background:${fill}` }), text);
@@ -199,8 +199,8 @@
       }
       if (tx !== undefined) {
         // Drawn over the ghosts, from the edge of the square left to the edge of the one entered.
-        const dx = Math.sign(tx - fx), dy = Math.sign(ty - fy), e = C / 2 - 6;
-        arrow = sv('line', { class: 'move-arrow', x1: P + fx * C + C / 2 + dx * e, y1: P + fy * C + C / 2 + dy * e, x2: P + tx * C + C / 2 - dx * (s.to ? 14 : 0), y2: P + ty * C + C / 2 - dy * (s.to ? 14 : 0), stroke: '#7a5600', 'stroke-width': 4, 'marker-end': 'url(#geister-arrow)' });
+        const dx = Math.sign(tx - fx), dy = Math.sign(ty - fy), e = s.to ? C / 2 - 10 : 0;
+        arrow = sv('line', { class: 'move-arrow', x1: P + fx * C + C / 2, y1: P + fy * C + C / 2, x2: P + tx * C + C / 2 - dx * e, y2: P + ty * C + C / 2 - dy * e, stroke: '#7a5600', 'stroke-width': 4, 'marker-end': 'url(#geister-arrow)' });
       }
     }
     for (const g of s.board.pieces) {
@@ -364,7 +364,7 @@
     return '#' + [n >> 16, (n >> 8) & 255, n & 255].map(c => mix(c).toString(16).padStart(2, '0')).join('');
   }
   const TERRITORY = Object.fromEntries(Object.entries(POWER_COLOURS).map(([p, c]) => [p, tint(c, 0.42)]));
-  const LAND = '#efe6cf', SEA = '#bcd8ef', IMPASSABLE = '#cfcfcf', COAST = '#2d5472';
+  const LAND = '#efe6cf', SEA = '#bcd8ef', IMPASSABLE = 'url(#impassable)', COAST = '#2d5472';
   // The map: a Voronoi diagram of the province sites in dipmap.js (a province's middle, and a
   // few extra sites that give long provinces their shape); a province is the union of its
   // sites' cells. Computed once: per province its pieces and its middle, and every border
@@ -459,6 +459,9 @@
     for (const [id, col] of [['ok', '#222'], ['bad', '#c00000']]) {
       defs.append(sv('marker', { id: 'arrow-' + id, viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: 'auto-start-reverse' }, sv('path', { d: 'M0,0 L10,5 L0,10 z', fill: col })));
     }
+    // Impassable ground (Switzerland, the Sahara) hatched, unlike any power's colour.
+    defs.append(sv('pattern', { id: 'impassable', width: 8, height: 8, patternUnits: 'userSpaceOnUse', patternTransform: 'rotate(45)' },
+      sv('rect', { width: 8, height: 8, fill: '#e4ddca' }), sv('line', { x1: 0, y1: 0, x2: 0, y2: 8, stroke: '#b3a88c', 'stroke-width': 3 })));
     svg.append(defs);
     for (const [k, cell] of Object.entries(cells)) {
       const p = provs[k], who = control[k];
@@ -561,6 +564,7 @@
       el('span', { class: 'legend-item' }, el('span', { class: 'chip', style: `background:${LAND}` }), 'neutral land'),
       el('span', { class: 'legend-item' }, el('span', { class: 'chip', style: `background:${SEA}` }), 'sea'),
       el('span', { class: 'legend-item' }, el('span', { class: 'chip', style: `background:${COAST};height:.25rem` }), 'coastline'),
+      el('span', { class: 'legend-item' }, el('span', { class: 'chip', style: 'background:repeating-linear-gradient(45deg,#e4ddca 0 3px,#b3a88c 3px 5px)' }), 'impassable'),
       el('span', { class: 'legend-item' }, sv('svg', { viewBox: '0 0 24 24', width: 16, height: 16 }, sv('circle', { cx: 12, cy: 12, r: 9, fill: '#555' })), 'army'),
       el('span', { class: 'legend-item' }, sv('svg', { viewBox: '0 0 24 24', width: 18, height: 18 }, sv('path', { d: 'M1,14 L23,14 L19,23 L5,23 Z M11,14 L11,3 L19,11 Z', fill: '#555' })), 'fleet'),
       el('span', { class: 'legend-item', text: 'small dot: supply centre in its owner\'s colour (white: unowned)' }),
@@ -571,9 +575,9 @@
     for (const r of s.records || []) {
       out.append(el('h4', { text: `orders ${r.phase}` }));
       const rows = r.orders.map(o => el('tr', { class: isFailed(o) ? 'fails' : '', 'data-unit': o.unit || '' },
-        el('td', { text: o.power }), el('td', { text: o.text }), el('td', { class: 'result', text: o.result || '' }), el('td', { class: 'reason', text: o.reason || '' })));
+        el('td', { text: o.power }), el('td', { text: o.text }), el('td', { class: 'order-result', text: o.result || '' }), el('td', { class: 'reason', text: o.reason || '' })));
       for (const u of r.unapplied || []) rows.push(el('tr', { class: 'fails unapplied' },
-        el('td', { text: u.power }), el('td', { text: u.text }), el('td', { class: 'result', text: 'void (not applied)' }), el('td', { class: 'reason', text: u.reason })));
+        el('td', { text: u.power }), el('td', { text: u.text }), el('td', { class: 'order-result', text: 'void (not applied)' }), el('td', { class: 'reason', text: u.reason })));
       out.append(table(['power', 'order', 'result', 'why'], rows, { class: 'dip-orders' }));
       if (r.destroyed && r.destroyed.length) out.append(el('p', { class: 'err', text: 'destroyed: ' + r.destroyed.join(', ') }));
     }

@@ -502,7 +502,7 @@ fn diplomacy_map_colours_owners_draws_coasts_and_keeps_labels_readable() {
                         .replace('<', "&lt;")
                         .replace('>', "&gt;");
                     let row = format!(
-                        "<td>{}</td><td class=\"result\">{}</td><td class=\"reason\">{why}</td>",
+                        "<td>{}</td><td class=\"order-result\">{}</td><td class=\"reason\">{why}</td>",
                         o["text"].as_str().unwrap(),
                         o["result"].as_str().unwrap()
                     );
@@ -511,7 +511,7 @@ fn diplomacy_map_colours_owners_draws_coasts_and_keeps_labels_readable() {
             }
         }
         if t == f1901 {
-            assert!(st.contains("<td>A PAR - MOS</td><td class=\"result\">void (not applied)</td><td class=\"reason\">not adjacent</td>"));
+            assert!(st.contains("<td>A PAR - MOS</td><td class=\"order-result\">void (not applied)</td><td class=\"reason\">not adjacent</td>"));
         }
         bounced |= st.contains("<td class=\"reason\">bounced</td>");
         // An error names its phase: a link to F1901M, not to "phase 1".
