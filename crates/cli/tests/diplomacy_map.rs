@@ -165,3 +165,57 @@ fn map_text_lists_provinces_adjacency_and_start() {
     assert!(line("A MOS: ").contains("WAR"));
     assert!(line("RUSSIA: ").contains("F STP/SC"));
 }
+
+/// The excerpt in docs/protocols/diplomacy.md ("The map") is the real output: every value it
+/// shows is the value printed, and every field the output has is documented in the table.
+#[test]
+fn the_documented_map_excerpt_is_the_real_output() {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/protocols/diplomacy.md"),
+    )
+    .unwrap();
+    let section = doc
+        .split("## The map\n")
+        .nth(1)
+        .expect("a section \"The map\"");
+    let section = section.split("\n## ").next().unwrap();
+    let block = section
+        .split("```json\n")
+        .nth(1)
+        .and_then(|b| b.split("\n```").next())
+        .expect("a json example");
+    let doc_map: Value = serde_json::from_str(block).expect("the example is JSON");
+    let real = map_json();
+    fn is_part(doc: &Value, real: &Value, at: &str) {
+        match doc {
+            Value::Object(o) => {
+                for (k, v) in o {
+                    is_part(v, &real[k.as_str()], &format!("{at}.{k}"));
+                }
+            }
+            v => assert_eq!(v, real, "{at}"),
+        }
+    }
+    is_part(&doc_map, &real, "");
+    for field in ["map", "powers", "provinces"] {
+        assert!(
+            section.contains(&format!("| `{field}` |")),
+            "{field} undocumented"
+        );
+    }
+    for field in real["provinces"]["SPA"].as_object().unwrap().keys() {
+        assert!(
+            section.contains(&format!("| `provinces.P.{field}` |")),
+            "provinces.P.{field} undocumented"
+        );
+    }
+    for group in real["adjacency"].as_object().unwrap().keys() {
+        assert!(section.contains(&format!("| `adjacency.{group}` |")));
+    }
+    for field in real["start"].as_object().unwrap().keys() {
+        assert!(
+            section.contains(&format!("| `start.{field}` |")),
+            "start.{field}"
+        );
+    }
+}
