@@ -234,6 +234,17 @@ struct RawEntrant {
     port: Option<Spanned<u16>>,
 }
 
+/// The top-level keys a contest file may have, as the parser knows them (serde's own field list
+/// of the file's shape, so a key added to the parser appears here at once).
+pub fn contest_keys() -> &'static [&'static str] {
+    serde_aux::serde_introspection::serde_introspect::<RawContest>()
+}
+
+/// The keys an `[[entrants]]` table may have, as the parser knows them.
+pub fn entrant_keys() -> &'static [&'static str] {
+    serde_aux::serde_introspection::serde_introspect::<RawEntrant>()
+}
+
 /// Looks up a game's declaration (the referee's registry in the binary, a fake in tests).
 pub type GameLookup<'a> = dyn Fn(&str) -> Result<&'static GameType, String> + 'a;
 

@@ -37,7 +37,9 @@ pub struct ServeArgs {
     /// Rule set: aiwolf-0.6 (default) or seed-2015; geister: gpw (default) or seed.
     #[arg(long)]
     pub rules: Option<String>,
-    /// Run seed: game seeds and agent numbers derive from it. Random if omitted.
+    /// Run seed: game seeds and agent numbers derive from it (geister: game k gets seed + k).
+    /// Random if omitted; the seed used is printed (geister: also written to run-seed.txt in
+    /// --out).
     #[arg(long)]
     pub seed: Option<u64>,
     /// Game option KEY=VALUE (time_limit_ms=1000, contest_limit_ms=100, role_request=false, ...).
@@ -242,7 +244,14 @@ fn run_geister(args: ServeArgs) -> anyhow::Result<u8> {
         args.rules.clone(),
         super::play::parse_options(&args.options)?,
     )?;
-    let seed = args.seed.unwrap_or(0);
+    // Omitted: a random run seed, printed and written beside the replays (run-seed.txt), so
+    // `--seed` repeats the run.
+    let seed = args.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
+    });
     let host = args.host.clone().unwrap_or_else(|| "127.0.0.1".into());
     crate::fd_budget::check(
         crate::fd_budget::for_matches(1, 2),
@@ -267,6 +276,9 @@ fn run_geister(args: ServeArgs) -> anyhow::Result<u8> {
         .unwrap_or_else(|| PathBuf::from("geister-games"));
     kakehiki_core::private_files::create_dir_all(&out)
         .with_context(|| format!("cannot create the replay directory {}", out.display()))?;
+    let seed_file = out.join("run-seed.txt");
+    super::play::write_file_atomically(&seed_file, format!("{seed}\n").as_bytes())
+        .with_context(|| format!("cannot record the run seed in {}", seed_file.display()))?;
     let cfg = ServeConfig {
         rules,
         seed,
@@ -282,7 +294,7 @@ fn run_geister(args: ServeArgs) -> anyhow::Result<u8> {
             .with_context(|| format!("cannot listen on {host} ports {}, {}", ports[0], ports[1]))?;
         let [a0, a1] = table.local_addrs();
         eprintln!(
-            "geister: listening on {a0} (seat 0) and {a1} (seat 1), rules {}, {}{}; replays in {}",
+            "geister: listening on {a0} (seat 0) and {a1} (seat 1), rules {}, run seed {seed} (game k: seed + k), {}{}; replays in {}",
             cfg.rules.name,
             match cfg.games {
                 Some(n) => format!("{n} games"),
