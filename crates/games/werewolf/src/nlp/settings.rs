@@ -254,8 +254,9 @@ pub struct GameConfig {
     pub attack_vote: AttackVoteConfig,
     /// Kakehiki: the seed of the first game (later games take the next seeds); random if absent.
     pub seed: Option<u64>,
-    /// Kakehiki: how many games `serve` plays before it exits (0: until stopped).
-    pub games: u32,
+    /// Kakehiki: how many games `serve` plays before it exits (0: until stopped); `serve
+    /// --games` overrides it; 100 when neither gives it.
+    pub games: Option<u32>,
 }
 
 impl Default for GameConfig {
@@ -269,7 +270,7 @@ impl Default for GameConfig {
             vote: VoteConfig::default(),
             attack_vote: AttackVoteConfig::default(),
             seed: None,
-            games: 1,
+            games: None,
         }
     }
 }

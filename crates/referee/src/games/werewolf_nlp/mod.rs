@@ -109,26 +109,142 @@ impl GivenCounts {
     }
 }
 
-fn read_config(path: &std::path::Path) -> Result<(NlpConfig, GivenCounts), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let err = |e: String| format!("{}: {e}", path.display());
-    if path.extension().is_some_and(|e| e == "json") {
-        let c = serde_json::from_str(&text).map_err(|e| err(e.to_string()))?;
-        let v: Value = serde_json::from_str(&text).map_err(|e| err(e.to_string()))?;
-        Ok((c, GivenCounts::of(&v)))
-    } else {
-        let c = toml::from_str(&text).map_err(|e| err(e.to_string()))?;
-        let v: Value = toml::from_str(&text).map_err(|e| err(e.to_string()))?;
-        Ok((c, GivenCounts::of(&v)))
+/// Keys of upstream's configuration files that Kakehiki reads and does not implement: accepted
+/// with a warning naming each (docs/werewolf-nlp.md says what each does upstream).
+pub const NOT_IMPLEMENTED_KEYS: &[&str] = &[
+    "logic.day_phases",
+    "logic.night_phases",
+    "matching.is_optimize",
+    "matching.team_count",
+    "matching.game_count",
+    "matching.output_path",
+    "matching.infinite_loop",
+    "custom_profile.dynamic_profile",
+    "tts_broadcaster",
+];
+
+/// A configuration file as read: the configuration, and one warning per key it gives that
+/// Kakehiki accepts without implementing it.
+#[derive(Debug, Clone)]
+pub struct LoadedConfig {
+    pub config: NlpConfig,
+    pub warnings: Vec<String>,
+}
+
+/// YAML to JSON: mapping keys become text (upstream writes `logic.roles` keyed by numbers).
+fn yaml_to_json(v: serde_yaml_ng::Value) -> Result<Value, String> {
+    use serde_yaml_ng::Value as Y;
+    Ok(match v {
+        Y::Null => Value::Null,
+        Y::Bool(b) => Value::Bool(b),
+        Y::Number(n) => serde_json::to_value(&n).map_err(|e| e.to_string())?,
+        Y::String(s) => Value::String(s),
+        Y::Sequence(items) => Value::Array(
+            items
+                .into_iter()
+                .map(yaml_to_json)
+                .collect::<Result<_, _>>()?,
+        ),
+        Y::Mapping(m) => {
+            let mut out = serde_json::Map::new();
+            for (k, v) in m {
+                let key = match k {
+                    Y::String(s) => s,
+                    Y::Number(n) => n.to_string(),
+                    Y::Bool(b) => b.to_string(),
+                    other => return Err(format!("a mapping key that is not a scalar: {other:?}")),
+                };
+                out.insert(key, yaml_to_json(v)?);
+            }
+            Value::Object(out)
+        }
+        Y::Tagged(t) => yaml_to_json(t.value)?,
+    })
+}
+
+/// The file's tree: YAML (`.yml`, `.yaml`, as upstream's), JSON (`.json`), TOML otherwise.
+fn parse_tree(path: &std::path::Path, text: &str) -> Result<Value, String> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    match ext.as_str() {
+        "json" => serde_json::from_str(text).map_err(|e| e.to_string()),
+        "yml" | "yaml" => {
+            let y: serde_yaml_ng::Value =
+                serde_yaml_ng::from_str(text).map_err(|e| e.to_string())?;
+            yaml_to_json(y)
+        }
+        _ => toml::from_str(text).map_err(|e| e.to_string()),
     }
 }
 
-/// Read a configuration file (TOML, or JSON when it ends in `.json`). Talk and whisper counts
-/// it leaves out are upstream's defaults for its `game.agent_count`.
-pub fn load_config(path: &std::path::Path) -> Result<NlpConfig, String> {
-    let (mut c, given) = read_config(path)?;
+/// Remove the keys Kakehiki does not implement from `v`, naming each one found.
+fn take_not_implemented(v: &mut Value) -> Vec<String> {
+    let mut found = Vec::new();
+    for key in NOT_IMPLEMENTED_KEYS {
+        let (section, leaf) = match key.split_once('.') {
+            Some((s, l)) => (Some(s), l),
+            None => (None, *key),
+        };
+        let map = match section {
+            Some(s) => v.get_mut(s).and_then(Value::as_object_mut),
+            None => v.as_object_mut(),
+        };
+        if map.and_then(|m| m.remove(leaf)).is_some() {
+            found.push(format!(
+                "{key}: read and not implemented by Kakehiki (ignored; see docs/werewolf-nlp.md)"
+            ));
+        }
+    }
+    found
+}
+
+fn read_config(path: &std::path::Path) -> Result<(NlpConfig, GivenCounts, Vec<String>), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let err = |e: String| format!("{}: {e}", path.display());
+    let mut tree = parse_tree(path, &text).map_err(err)?;
+    if tree.is_null() {
+        // An empty YAML file: every key takes its default.
+        tree = json!({});
+    }
+    let warnings = take_not_implemented(&mut tree);
+    let given = GivenCounts::of(&tree);
+    let c: NlpConfig = serde_path_to_error::deserialize(&tree).map_err(|e| {
+        let at = e.path().to_string();
+        err(if at == "." {
+            e.inner().to_string()
+        } else {
+            format!("{at}: {}", e.inner())
+        })
+    })?;
+    Ok((c, given, warnings))
+}
+
+/// Read a configuration file (YAML for `.yml` / `.yaml`, JSON for `.json`, TOML otherwise).
+/// Talk and whisper counts it leaves out are upstream's defaults for its `game.agent_count`.
+/// Keys Kakehiki does not implement ([`NOT_IMPLEMENTED_KEYS`]) are dropped with a warning each;
+/// any other unknown key is an error.
+pub fn load_config(path: &std::path::Path) -> Result<LoadedConfig, String> {
+    load_config_for(path, None)
+}
+
+/// [`load_config`] for `players` agents when given (`serve --players`): the counts the file
+/// leaves out follow that village size.
+pub fn load_config_for(
+    path: &std::path::Path,
+    players: Option<usize>,
+) -> Result<LoadedConfig, String> {
+    let (mut c, given, warnings) = read_config(path)?;
+    if let Some(p) = players {
+        c.game.agent_count = p;
+    }
     given.fill(&mut c);
-    Ok(c)
+    Ok(LoadedConfig {
+        config: c,
+        warnings,
+    })
 }
 
 fn bad(key: &str, value: &str, expected: &str) -> RefereeError {
@@ -153,8 +269,14 @@ pub fn config_from_spec(spec: &MatchSpec) -> Result<NlpConfig, RefereeError> {
     }
     let n = spec.seats.len();
     let (mut c, given) = match spec.options.get("config") {
-        Some(p) => read_config(std::path::Path::new(p))
-            .map_err(|e| bad("config", p, &format!("a readable configuration file ({e})")))?,
+        Some(p) => {
+            let (c, given, warnings) = read_config(std::path::Path::new(p))
+                .map_err(|e| bad("config", p, &format!("a readable configuration file ({e})")))?;
+            for w in warnings {
+                tracing::warn!("werewolf-nlp config {p}: {w}");
+            }
+            (c, given)
+        }
         None => (NlpConfig::for_players(n), GivenCounts::ALL),
     };
     // The village is the seats; counts the file leaves out follow its size.
@@ -661,6 +783,12 @@ fn report(
         "winner_team".into(),
         json!(r.winner.map(|t: Team| t.name())),
     );
+    // A team game has no single winning seat (`winner` stays null): the seats of the winning
+    // team, in seat order (empty when the game ended without a winner).
+    let winner_seats: Vec<usize> = (0..r.roles.len())
+        .filter(|&i| r.winner.is_some_and(|t| r.roles[i].team() == t))
+        .collect();
+    rep.extra.insert("winner_seats".into(), json!(winner_seats));
     rep.extra.insert("aborted".into(), json!(r.aborted));
     rep.extra.insert(
         "roles".into(),
