@@ -593,7 +593,16 @@ async fn upstream_logs_are_written_beside_the_replay_and_where_the_config_says()
     ))
     .await;
     let e = end(&rec);
-    let id = kakehiki_werewolf::nlp::game::game_id_of(77);
+    // The id the game ran under (recorded in the replay; it carries the time).
+    let id = rec
+        .replay
+        .lines()
+        .iter()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|v| v["event"] == "game_id")
+        .and_then(|v| v["game_id"].as_str().map(str::to_string))
+        .unwrap();
+    assert!(id.ends_with("2D"), "seed 77 in its last characters: {id}");
     let lines: Vec<&str> = e["game_log"]
         .as_array()
         .unwrap()
@@ -879,4 +888,89 @@ fn upstream_yaml_loads_with_a_warning_per_key_not_implemented() {
     let c = load_config(&q).unwrap();
     assert!(c.warnings.is_empty());
     assert_eq!(c.config.server.web_socket.port, 8080);
+}
+
+/// The ULID time (ms since 1970) of a game id.
+fn ulid_ms(id: &str) -> u64 {
+    const CROCKFORD: &str = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    id[..10]
+        .chars()
+        .fold(0u64, |v, c| v * 32 + CROCKFORD.find(c).unwrap() as u64)
+}
+
+#[tokio::test]
+async fn game_ids_carry_the_time_replays_keep_them_and_the_realtime_log_has_avatars() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt_dir = dir.path().join("realtime");
+    let beside = dir.path().join("beside");
+    let cfg = dir.path().join("c.yml");
+    std::fs::write(
+        &cfg,
+        UPSTREAM_LAYOUT_YAML.replace(
+            "realtime_broadcaster:\n  enable: false\n",
+            &format!(
+                "realtime_broadcaster:\n  enable: true\n  output_dir: {}\n  filename: \"{{game_id}}_{{teams}}\"\n",
+                rt_dir.display()
+            ),
+        ),
+    )
+    .unwrap();
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let seats = ["builtin:sample"; 5];
+    let mut ids = Vec::new();
+    for seed in [1u64, 2] {
+        let rec = play(&spec(
+            &seats,
+            seed,
+            &[
+                ("config", cfg.display().to_string()),
+                ("log_dir", beside.display().to_string()),
+            ],
+        ))
+        .await;
+        let text = rec.replay.to_text();
+        let id_line: Value = text
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|v| v["event"] == "game_id")
+            .expect("the replay records the game id");
+        let id = id_line["game_id"].as_str().unwrap().to_string();
+        let ms = ulid_ms(&id);
+        assert!(
+            ms >= before && ms < before + 600_000,
+            "{id}: {ms} vs {before}"
+        );
+        // The seed is in the last 13 characters.
+        assert!(id.ends_with(&format!("{seed}")), "{id}");
+        // The re-run uses the recorded id, byte for byte, however much later it runs.
+        std::thread::sleep(Duration::from_millis(5));
+        verify_replay(&text).unwrap();
+        // The real-time log: upstream's `avatar` beside each profile.
+        let rt = std::fs::read_to_string(beside.join(format!("{id}.realtime.jsonl"))).unwrap();
+        let first: Value = serde_json::from_str(rt.lines().next().unwrap()).unwrap();
+        assert_eq!(first["id"], id.as_str());
+        for a in first["agents"].as_array().unwrap() {
+            let avatar = a["avatar"].as_str().unwrap_or_else(|| panic!("{a}"));
+            assert!(avatar.starts_with("http://x/"), "{a}");
+        }
+        ids.push(id);
+    }
+    assert_ne!(ids[0], ids[1]);
+    // games.json in the broadcaster's folder and beside the replay lists both games.
+    for (d, suffix) in [(&rt_dir, "_"), (&beside, ".realtime")] {
+        let list: Value =
+            serde_json::from_str(&std::fs::read_to_string(d.join("games.json")).unwrap()).unwrap();
+        let list = list.as_array().unwrap();
+        assert_eq!(list.len(), 2, "{list:?}");
+        for (item, id) in list.iter().zip(&ids) {
+            assert_eq!(item["id"], id.as_str());
+            let f = item["filename"].as_str().unwrap();
+            assert!(f.starts_with(&format!("{id}{suffix}")), "{f}");
+            assert!(d.join(format!("{f}.jsonl")).exists(), "{f}");
+            assert!(item["updated_at"].as_str().unwrap().ends_with('Z'));
+        }
+    }
 }

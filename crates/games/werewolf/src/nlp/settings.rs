@@ -143,6 +143,8 @@ pub struct NlpSettings {
 pub struct Profile {
     pub name: String,
     pub description: String,
+    /// The profile's `avatar_url` (the real-time log's `avatar`).
+    pub avatar_url: Option<String>,
 }
 
 impl NlpSettings {
@@ -589,6 +591,7 @@ impl NlpConfig {
                 out.push(Profile {
                     name: prof.name.clone(),
                     description: lines.join("\n"),
+                    avatar_url: prof.items.get("avatar_url").map(|v| v.to_string()),
                 });
             }
             Some(out)

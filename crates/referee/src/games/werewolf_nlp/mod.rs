@@ -24,7 +24,7 @@ use tokio::time::Instant;
 use kakehiki_agent::ClientProcess;
 use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
 use kakehiki_core::{GameType, MatchReport, Outcome, Score, SeatError, SeatErrorKind, SeatSpec};
-use kakehiki_werewolf::nlp::game::GameResult;
+use kakehiki_werewolf::nlp::game::{game_id_now, GameResult};
 use kakehiki_werewolf::nlp::inproc::block_on_ready;
 use kakehiki_werewolf::nlp::logs::{self, LogAgent};
 use kakehiki_werewolf::nlp::packet::{Packet, RequestKind};
@@ -743,6 +743,11 @@ impl Table for ReplayTable {
 }
 
 /// The end of the replay: result, roles and the upstream game log.
+/// The replay line recording the game's id (after the seat lines).
+fn game_id_event(id: &str) -> Value {
+    json!({"event": "game_id", "game_id": id})
+}
+
 fn end_event(r: &GameResult, game: &NlpGame) -> Value {
     json!({
         "event": "end",
@@ -962,6 +967,9 @@ impl GameDriver for WerewolfNlpDriver {
                 hdr_log.push(&json!({"event": "seat", "agent": i, "name": o}));
             }
             let mut game = NlpGame::new(settings, spec.seed, originals.clone());
+            // A real time in the id, as upstream's; recorded for the re-run.
+            game.set_game_id(game_id_now(spec.seed));
+            hdr_log.push(&game_id_event(game.game_id()));
             let mut table = LiveTable {
                 seats,
                 timeouts,
@@ -1013,9 +1021,14 @@ impl GameDriver for WerewolfNlpDriver {
                 settings.agent_count
             )));
         }
+        let recorded_id = events
+            .iter()
+            .find(|e| e["event"] == "game_id")
+            .and_then(|e| e["game_id"].as_str())
+            .map(str::to_string);
         let body: Vec<Value> = events
             .into_iter()
-            .filter(|e| e["event"] != "seat" && e["event"] != "end")
+            .filter(|e| e["event"] != "seat" && e["event"] != "end" && e["event"] != "game_id")
             .collect();
         let n = settings.agent_count;
         let mut table = ReplayTable {
@@ -1026,11 +1039,18 @@ impl GameDriver for WerewolfNlpDriver {
             },
         };
         let mut game = NlpGame::new(settings, h.seed, originals.clone());
+        // The recorded id (replays from before ids carried a time have none: time 0).
+        if let Some(id) = &recorded_id {
+            game.set_game_id(id.clone());
+        }
         let r = block_on_ready(game.run(&mut table));
         let mut out = ReplayLog::new();
         out.push(&h);
         for (i, o) in originals.iter().enumerate() {
             out.push(&json!({"event": "seat", "agent": i, "name": o}));
+        }
+        if recorded_id.is_some() {
+            out.push(&game_id_event(game.game_id()));
         }
         for l in table.rec.log.lines() {
             out.push(&serde_json::from_str::<Value>(l).unwrap_or(Value::Null));
@@ -1075,6 +1095,7 @@ pub fn log_agents(game: &NlpGame, originals: &[String]) -> Vec<LogAgent> {
             team: originals.get(i).map(|o| ws::team_of(o)).unwrap_or_default(),
             name: game.names()[i].clone(),
             profile: game.profiles().get(i).cloned().flatten(),
+            avatar: game.avatars().get(i).cloned().flatten(),
             role: game.roles()[i].name(),
         })
         .collect()
@@ -1131,9 +1152,37 @@ pub fn write_logs(
     for (path, text) in files {
         kakehiki_core::private_files::create_parent(&path)?;
         kakehiki_core::private_files::write(&path, text)?;
+        // Beside every real-time log, upstream's `games.json` lists it.
+        if path.extension().is_some_and(|e| e == "jsonl") {
+            update_games_list(&path, game.game_id())?;
+        }
         written.push(path);
     }
     Ok(written)
+}
+
+/// Add the real-time log at `path` to `games.json` in its folder (upstream's list of
+/// `{"id", "filename", "updated_at"}`, which the log viewer reads); games run concurrently, so
+/// one writer at a time.
+fn update_games_list(path: &std::path::Path, game_id: &str) -> Result<(), RefereeError> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _held = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(dir) = path.parent() else {
+        return Ok(());
+    };
+    let filename = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let list = dir.join("games.json");
+    let existing = std::fs::read_to_string(&list).unwrap_or_default();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let text = logs::games_list_with(&existing, game_id, &filename, &logs::rfc3339_nanos(now));
+    kakehiki_core::private_files::write(&list, text)?;
+    Ok(())
 }
 
 /// Options as a map, for callers that build specs.
