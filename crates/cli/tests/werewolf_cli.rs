@@ -348,3 +348,50 @@ fn play_werewolf_json_names_the_winning_seats() {
         assert_eq!(seats.contains(&i), v["scores"][i] == 1.0, "{v}");
     }
 }
+
+#[test]
+fn check_werewolf_meets_every_role_request_of_a_well_behaved_bot() {
+    let script = format!(
+        "{}/../../examples/bots/python/aiwolf_client.py",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let seat = format!("tcp-cmd:python3 {script} {{host}} {{port}} --name checked");
+    let out = kakehiki()
+        .args([
+            "check", "werewolf", "--seat", &seat, "--seeds", "1", "--json",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    let coverage = v["coverage"].as_array().unwrap_or_else(|| panic!("{v}"));
+    for kind in [
+        "ROLE", "TALK", "VOTE", "DIVINE", "GUARD", "ATTACK", "WHISPER",
+    ] {
+        let c = coverage
+            .iter()
+            .find(|c| c["kind"] == kind)
+            .unwrap_or_else(|| panic!("{kind} not in the coverage: {v}"));
+        assert!(c["replies"].as_u64().unwrap() > 0, "{kind} never met: {v}");
+    }
+    assert!(v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|w| !w.as_str().unwrap().contains("never got")));
+    // The seeds chosen for the seer's DIVINE dealt the bot that role.
+    assert!(
+        v["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["case"].as_str().unwrap().contains("dealt SEER"))
+            || v["matches"].as_array().unwrap().len() <= 3,
+        "{v}"
+    );
+}

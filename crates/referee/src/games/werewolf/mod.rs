@@ -1141,6 +1141,38 @@ impl GameDriver for WerewolfDriver {
     }
 }
 
+/// `options` with `role_request=false` where the rule set asks for roles (aiwolf-0.6; seed-2015
+/// never does and refuses the key).
+pub fn without_role_requests(
+    rules: Option<&str>,
+    options: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let mut options = options.clone();
+    let rules = rules.unwrap_or(WEREWOLF_TYPE.default_rules());
+    if RuleSet::from_name(rules) == Some(RuleSet::Aiwolf06) {
+        options.insert("role_request".into(), "false".into());
+    }
+    options
+}
+
+/// The role `seat` (from 0) is dealt in a single game of `seed` with `options` when roles are
+/// not requested (`role_request=false`: the deal then follows from the seed alone). `check`
+/// uses it to choose seeds that give the checked bot each role.
+pub fn dealt_role(
+    rules: Option<&str>,
+    players: usize,
+    options: &BTreeMap<String, String>,
+    seed: u64,
+    seat: usize,
+) -> Result<&'static str, RefereeError> {
+    let options = without_role_requests(rules, options);
+    let cfg = Config::from_options(rules, players, &options, false)?;
+    let names = (1..=players).map(|i| format!("seat{i}")).collect();
+    let g = Werewolf::new(cfg.settings, seed, names)
+        .map_err(|e| bad("settings", &e.to_string(), "playable settings"))?;
+    Ok(g.roles().get(seat).map_or("", |r| r.name()))
+}
+
 /// The replay of one game: header (seed, seats, names, the game's options), then its events.
 pub fn game_replay(
     rules: &str,
