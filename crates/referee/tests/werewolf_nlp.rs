@@ -593,7 +593,16 @@ async fn upstream_logs_are_written_beside_the_replay_and_where_the_config_says()
     ))
     .await;
     let e = end(&rec);
-    let id = kakehiki_werewolf::nlp::game::game_id_of(77);
+    // The id the game ran under (recorded in the replay; it carries the time).
+    let id = rec
+        .replay
+        .lines()
+        .iter()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|v| v["event"] == "game_id")
+        .and_then(|v| v["game_id"].as_str().map(str::to_string))
+        .unwrap();
+    assert!(id.ends_with("2D"), "seed 77 in its last characters: {id}");
     let lines: Vec<&str> = e["game_log"]
         .as_array()
         .unwrap()
@@ -675,7 +684,7 @@ async fn counts_a_config_leaves_out_follow_the_village_size() {
         "[game]\nagent_count = 13\n[game.talk]\nduration = \"1s\"\n",
     )
     .unwrap();
-    let c = load_config(&p).unwrap();
+    let c = load_config(&p).unwrap().config;
     assert_eq!(
         (
             c.game.talk.max_count.per_agent,
@@ -697,7 +706,7 @@ async fn counts_a_config_leaves_out_follow_the_village_size() {
         "[game]\nagent_count = 13\n[game.whisper.max_count]\nper_agent = 2\n",
     )
     .unwrap();
-    let c = load_config(&p).unwrap();
+    let c = load_config(&p).unwrap().config;
     assert_eq!(
         (
             c.game.whisper.max_count.per_agent,
@@ -775,5 +784,193 @@ async fn one_nlp_agent_gets_exactly_one_seat() {
     assert!(names[0].starts_with("greedy"), "{names:?}");
     for (i, name) in names.iter().enumerate().skip(1) {
         assert_eq!(name, &format!("honest{i}"), "{names:?}");
+    }
+}
+
+/// A YAML file with upstream's layout and every key upstream's defaults have that Kakehiki does
+/// not implement: it loads, each such key is named in a warning, and the keys it does implement
+/// take effect.
+const UPSTREAM_LAYOUT_YAML: &str = r#"
+server:
+  web_socket:
+    host: 127.0.0.1
+    port: 18099
+  timeout:
+    action: 30s
+    response: 90s
+    acceptable: 2s
+game:
+  agent_count: 5
+  max_day: 3
+  talk:
+    max_count:
+      per_agent: 3
+      per_day: 12
+logic:
+  day_phases:
+    - name: "talk"
+      actions: ["talk"]
+  night_phases:
+    - name: "attack"
+      actions: ["attack"]
+      except_day: 0
+  roles:
+    5:
+      WEREWOLF: 1
+      POSSESSED: 1
+      SEER: 1
+      VILLAGER: 2
+matching:
+  self_match: false
+  is_optimize: false
+  team_count: 5
+  game_count: 5
+  output_path: ./out.json
+  infinite_loop: false
+custom_profile:
+  enable: true
+  profile_encoding:
+    age: Age
+  profiles:
+    - {name: A, avatar_url: "http://x/a.png", voice_id: 1, age: 10}
+    - {name: B, avatar_url: "http://x/b.png", voice_id: 2, age: 11}
+    - {name: C, avatar_url: "http://x/c.png", voice_id: 3, age: 12}
+    - {name: D, avatar_url: "http://x/d.png", voice_id: 4, age: 13}
+    - {name: E, avatar_url: "http://x/e.png", voice_id: 5, age: 14}
+  dynamic_profile:
+    enable: false
+    attempts: 3
+tts_broadcaster:
+  enable: false
+  temp_dir:
+  convert_args: ["-c:a", "aac"]
+realtime_broadcaster:
+  enable: false
+  delay: 5s
+"#;
+
+#[test]
+fn upstream_yaml_loads_with_a_warning_per_key_not_implemented() {
+    use kakehiki_referee::games::werewolf_nlp::{load_config, NOT_IMPLEMENTED_KEYS};
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("default_5.yml");
+    std::fs::write(&p, UPSTREAM_LAYOUT_YAML).unwrap();
+    let loaded = load_config(&p).unwrap();
+    assert_eq!(loaded.warnings.len(), 9, "{:#?}", loaded.warnings);
+    for (w, key) in loaded.warnings.iter().zip(NOT_IMPLEMENTED_KEYS) {
+        assert!(w.starts_with(&format!("{key}: ")), "{w}");
+    }
+    let c = &loaded.config;
+    assert_eq!(c.server.web_socket.port, 18099);
+    assert_eq!(c.server.timeout.action, "30s");
+    assert_eq!(c.game.max_day, 3);
+    assert_eq!(c.game.talk.max_count.per_day, 12);
+    assert!(!c.matching.self_match);
+    assert_eq!(c.logic.roles["5"]["SEER"], 1);
+    assert_eq!(c.custom_profile.profiles.len(), 5);
+    let s = c.settings().unwrap();
+    assert_eq!(s.timeout_action_ms, 30_000);
+    assert_eq!(s.profiles.unwrap()[0].description, "Age: 10");
+    // The same file under .yaml; a truly unknown key is still an error naming it.
+    let q = dir.path().join("c.yaml");
+    std::fs::write(
+        &q,
+        UPSTREAM_LAYOUT_YAML.replace("  max_day: 3\n", "  max_day: 3\n  max_days: 4\n"),
+    )
+    .unwrap();
+    let e = load_config(&q).unwrap_err();
+    assert!(e.contains("game") && e.contains("max_days"), "{e}");
+    std::fs::write(&q, "tts_broadcaster:\n  enable: true\nbogus: 1\n").unwrap();
+    let e = load_config(&q).unwrap_err();
+    assert!(e.contains("bogus"), "{e}");
+    // Empty YAML: the defaults.
+    std::fs::write(&q, "").unwrap();
+    let c = load_config(&q).unwrap();
+    assert!(c.warnings.is_empty());
+    assert_eq!(c.config.server.web_socket.port, 8080);
+}
+
+/// The ULID time (ms since 1970) of a game id.
+fn ulid_ms(id: &str) -> u64 {
+    const CROCKFORD: &str = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    id[..10]
+        .chars()
+        .fold(0u64, |v, c| v * 32 + CROCKFORD.find(c).unwrap() as u64)
+}
+
+#[tokio::test]
+async fn game_ids_carry_the_time_replays_keep_them_and_the_realtime_log_has_avatars() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt_dir = dir.path().join("realtime");
+    let beside = dir.path().join("beside");
+    let cfg = dir.path().join("c.yml");
+    std::fs::write(
+        &cfg,
+        UPSTREAM_LAYOUT_YAML.replace(
+            "realtime_broadcaster:\n  enable: false\n",
+            &format!(
+                "realtime_broadcaster:\n  enable: true\n  output_dir: {}\n  filename: \"{{game_id}}_{{teams}}\"\n",
+                rt_dir.display()
+            ),
+        ),
+    )
+    .unwrap();
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let seats = ["builtin:sample"; 5];
+    let mut ids = Vec::new();
+    for seed in [1u64, 2] {
+        let rec = play(&spec(
+            &seats,
+            seed,
+            &[
+                ("config", cfg.display().to_string()),
+                ("log_dir", beside.display().to_string()),
+            ],
+        ))
+        .await;
+        let text = rec.replay.to_text();
+        let id_line: Value = text
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|v| v["event"] == "game_id")
+            .expect("the replay records the game id");
+        let id = id_line["game_id"].as_str().unwrap().to_string();
+        let ms = ulid_ms(&id);
+        assert!(
+            ms >= before && ms < before + 600_000,
+            "{id}: {ms} vs {before}"
+        );
+        // The seed is in the last 13 characters.
+        assert!(id.ends_with(&format!("{seed}")), "{id}");
+        // The re-run uses the recorded id, byte for byte, however much later it runs.
+        std::thread::sleep(Duration::from_millis(5));
+        verify_replay(&text).unwrap();
+        // The real-time log: upstream's `avatar` beside each profile.
+        let rt = std::fs::read_to_string(beside.join(format!("{id}.realtime.jsonl"))).unwrap();
+        let first: Value = serde_json::from_str(rt.lines().next().unwrap()).unwrap();
+        assert_eq!(first["id"], id.as_str());
+        for a in first["agents"].as_array().unwrap() {
+            let avatar = a["avatar"].as_str().unwrap_or_else(|| panic!("{a}"));
+            assert!(avatar.starts_with("http://x/"), "{a}");
+        }
+        ids.push(id);
+    }
+    assert_ne!(ids[0], ids[1]);
+    // games.json in the broadcaster's folder and beside the replay lists both games.
+    for (d, suffix) in [(&rt_dir, "_"), (&beside, ".realtime")] {
+        let list: Value =
+            serde_json::from_str(&std::fs::read_to_string(d.join("games.json")).unwrap()).unwrap();
+        let list = list.as_array().unwrap();
+        assert_eq!(list.len(), 2, "{list:?}");
+        for (item, id) in list.iter().zip(&ids) {
+            assert_eq!(item["id"], id.as_str());
+            let f = item["filename"].as_str().unwrap();
+            assert!(f.starts_with(&format!("{id}{suffix}")), "{f}");
+            assert!(d.join(format!("{f}.jsonl")).exists(), "{f}");
+            assert!(item["updated_at"].as_str().unwrap().ends_with('Z'));
+        }
     }
 }

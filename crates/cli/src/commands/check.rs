@@ -76,7 +76,16 @@ struct CheckReport {
     matches: Vec<CheckedMatch>,
     /// Median and slowest reply per kind of request, against its limit.
     timings: Vec<KindTimes>,
+    /// Every kind of request the game sends and how many your bot answered (0: not met).
+    coverage: Vec<Coverage>,
     warnings: Vec<String>,
+}
+
+/// One kind of request the game sends and the replies the checked bot gave to it.
+#[derive(Debug, Serialize)]
+struct Coverage {
+    kind: String,
+    replies: usize,
 }
 
 /// Lines of stderr shown per failed match.
@@ -141,6 +150,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     let mut samples: Vec<Sample> = Vec::new();
     let expected = request_kinds(&args.game);
     let mut extra = 0u64;
+    let mut next_seed = 3000u64;
     let mut i = 0;
     while i < cases.len() || {
         // Until the bot has answered every kind of request the game sends (a role it was not
@@ -155,12 +165,22 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         let more = clean && !missing.is_empty() && extra < EXTRA_MATCHES;
         if more {
             extra += 1;
+            // Werewolf: a request of a role the bot was not dealt (DIVINE for the seer, ...)
+            // comes only with that role: a seed that deals it, roles not requested.
+            let dealt = match args.game.as_str() {
+                "werewolf" => werewolf_seed_for(&args, n, &options, &missing, &mut next_seed)?,
+                _ => None,
+            };
+            let (seed, opts, why) = match dealt {
+                Some((seed, opts, role)) => (seed, opts, format!(", dealt {role}")),
+                None => (2000 + extra, options.clone(), String::new()),
+            };
             cases.push(Case {
                 seat: 0,
-                seed: 2000 + extra,
-                name: format!("more requests: {} not seen yet", missing.join(", ")),
+                seed,
+                name: format!("more requests: {} not seen yet{why}", missing.join(", ")),
                 opponent: None,
-                options: options.clone(),
+                options: opts,
             });
         }
         more
@@ -246,12 +266,20 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
             }
         }
     }
+    let coverage = expected
+        .iter()
+        .map(|k| Coverage {
+            kind: k.to_string(),
+            replies: samples.iter().filter(|s| s.kind == *k).count(),
+        })
+        .collect();
     let report = CheckReport {
         game: args.game.clone(),
         bot: args.seat.to_string(),
         passed: matches.iter().all(|m| m.errors.is_empty()),
         matches,
         timings,
+        coverage,
         warnings,
     };
     if args.json {
@@ -268,6 +296,51 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
 
 /// Matches played at most to see every kind of request.
 const EXTRA_MATCHES: u64 = 12;
+
+/// The werewolf requests only a role receives: DIVINE the seer, GUARD the bodyguard, ATTACK and
+/// WHISPER the werewolves (the medium and the possessed get none of their own).
+const WEREWOLF_ROLE_REQUESTS: &[(&str, &str)] = &[
+    ("DIVINE", "SEER"),
+    ("GUARD", "BODYGUARD"),
+    ("ATTACK", "WEREWOLF"),
+    ("WHISPER", "WEREWOLF"),
+];
+
+/// Seeds tried per role before giving up (a role with one seat in 15 comes within a few dozen).
+const WEREWOLF_SEED_TRIES: u64 = 2000;
+
+/// A seed, the options to play it with, and the role it deals the checked seat.
+type DealtSeed = (u64, BTreeMap<String, String>, &'static str);
+
+/// A werewolf seed (from `*next`) that deals seat 0 the role of the first `missing` request only
+/// a role receives, with `role_request=false` so the seed alone decides; `None` if no missing
+/// request needs a role (or the rules have none of it).
+fn werewolf_seed_for(
+    args: &CheckArgs,
+    n: usize,
+    options: &BTreeMap<String, String>,
+    missing: &[&str],
+    next: &mut u64,
+) -> anyhow::Result<Option<DealtSeed>> {
+    use kakehiki_referee::games::werewolf::{dealt_role, without_role_requests};
+    let Some(role) = missing.iter().find_map(|k| {
+        WEREWOLF_ROLE_REQUESTS
+            .iter()
+            .find(|(req, _)| req == k)
+            .map(|(_, role)| *role)
+    }) else {
+        return Ok(None);
+    };
+    for _ in 0..WEREWOLF_SEED_TRIES {
+        let seed = *next;
+        *next += 1;
+        if dealt_role(args.rules.as_deref(), n, options, seed, 0)? == role {
+            let opts = without_role_requests(args.rules.as_deref(), options);
+            return Ok(Some((seed, opts, role)));
+        }
+    }
+    Ok(None)
+}
 
 /// The kinds of request (as [`reply_times`] names them) a bot of `game` should have answered
 /// before it is called checked.
@@ -587,6 +660,20 @@ fn diagnosis(r: &CheckReport) -> String {
                 if t.replies == 1 { "y" } else { "ies" }
             ));
         }
+    }
+    if !r.coverage.is_empty() {
+        let met: Vec<String> = r
+            .coverage
+            .iter()
+            .map(|c| {
+                if c.replies > 0 {
+                    format!("{} {}", c.kind, c.replies)
+                } else {
+                    format!("{} never", c.kind)
+                }
+            })
+            .collect();
+        out.push_str(&format!("requests met (replies): {}\n", met.join(", ")));
     }
     for w in &r.warnings {
         out.push_str(&format!("warning: {w}\n"));

@@ -14,17 +14,19 @@ pub struct ServeArgs {
     /// The game to serve: `werewolf` (AIWolf agents connect on their own) or `geister` (a
     /// standing table on a port pair, playing game after game with the clients that connect).
     pub game: String,
-    /// TCP port to listen on (AIWolf's default is 10000); geister: seat 0's port, seat 1 is on
-    /// the next (10000 and 10001; 0 for two free ports).
-    #[arg(long, default_value_t = 10000)]
-    pub port: u16,
+    /// TCP port to listen on (default 10000, AIWolf's; 0 for a free port); geister: seat 0's
+    /// port, seat 1 is on the next (10000 and 10001; 0 for two free ports); `--protocol nlp`:
+    /// overrides the configuration file's `server.web_socket.port` (default 8080).
+    #[arg(long)]
+    pub port: Option<u16>,
     /// Address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 to take agents from
-    /// other machines). `--protocol nlp` takes it from the configuration file.
+    /// other machines); `--protocol nlp`: overrides the file's `server.web_socket.host`.
     #[arg(long)]
     pub host: Option<String>,
-    /// Agents per game (the village size).
-    #[arg(long, default_value_t = 15)]
-    pub players: usize,
+    /// Agents per game, the village size (werewolf; default 15); `--protocol nlp`: overrides the
+    /// file's `game.agent_count` (default 5).
+    #[arg(long)]
+    pub players: Option<usize>,
     /// Games in the set, all on the same connections (werewolf, default 100); geister: stop
     /// after this many games (default: serve until stopped).
     #[arg(long)]
@@ -58,20 +60,56 @@ pub struct ServeArgs {
     pub json: bool,
     /// Wire protocol: `tcp` (AIWolf 0.6.x, default) or `nlp` (the natural-language division's
     /// aiwolf-nlp-server protocol over WebSocket; host, port, players and limits come from
-    /// `--config`, upstream's defaults otherwise: 127.0.0.1:8080, 5 players).
+    /// `--config`, upstream's defaults otherwise: 127.0.0.1:8080, 5 players; `--host`,
+    /// `--port`, `--players`, `--games` and `--seed` override the file).
     #[arg(long, default_value = "tcp")]
     pub protocol: String,
-    /// `--protocol nlp`: the configuration file (TOML, upstream's sections and keys).
+    /// `--protocol nlp`: the configuration file (upstream's YAML as it is, or TOML or JSON with
+    /// the same sections and keys).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 }
 
+/// Flags given that `what` cannot use: an error naming them, never ignored.
+fn refuse_flags(what: &str, given: &[(&str, bool)]) -> anyhow::Result<()> {
+    let bad: Vec<&str> = given.iter().filter(|(_, g)| *g).map(|(f, _)| *f).collect();
+    if !bad.is_empty() {
+        bail!("{} cannot be used with {what}", bad.join(", "));
+    }
+    Ok(())
+}
+
 fn run_nlp(args: ServeArgs) -> anyhow::Result<u8> {
-    use kakehiki_referee::games::werewolf_nlp::{load_config, server};
-    let config = match &args.config {
-        Some(p) => load_config(p).map_err(anyhow::Error::msg)?,
-        None => kakehiki_referee::games::werewolf_nlp::Config::for_players(5),
+    use kakehiki_referee::games::werewolf_nlp::{load_config_for, server};
+    refuse_flags(
+        "--protocol nlp (the NLP division's rules and limits come from --config)",
+        &[
+            ("--rules", args.rules.is_some()),
+            ("--opt", !args.options.is_empty()),
+            ("--number", !args.numbers.is_empty()),
+            ("--keep-connections", args.keep_connections),
+        ],
+    )?;
+    // The file first, then the flags given explicitly.
+    let mut config = match &args.config {
+        Some(p) => {
+            let loaded = load_config_for(p, args.players).map_err(anyhow::Error::msg)?;
+            for w in &loaded.warnings {
+                eprintln!("werewolf (nlp): warning: {}: {w}", p.display());
+            }
+            loaded.config
+        }
+        None => {
+            kakehiki_referee::games::werewolf_nlp::Config::for_players(args.players.unwrap_or(5))
+        }
     };
+    if let Some(h) = &args.host {
+        config.server.web_socket.host = h.clone();
+    }
+    if let Some(p) = args.port {
+        config.server.web_socket.port = p;
+    }
+    let games_to_play = args.games.or(config.game.games).unwrap_or(100);
     let settings = config.settings().context("bad configuration")?;
     let seed = args.seed.or(config.game.seed).unwrap_or_else(|| {
         std::time::SystemTime::now()
@@ -95,7 +133,7 @@ fn run_nlp(args: ServeArgs) -> anyhow::Result<u8> {
     )?;
     let cfg = server::ServeConfig {
         config,
-        games: args.games.unwrap_or(100),
+        games: games_to_play,
         seed,
         out: args.out.clone(),
     };
@@ -108,7 +146,7 @@ fn run_nlp(args: ServeArgs) -> anyhow::Result<u8> {
             "werewolf (nlp): listening on ws://{}/ws, {} players a game, {} games, seed {seed}",
             listener.local_addr()?,
             settings.agent_count,
-            args.games.unwrap_or(100)
+            games_to_play
         );
         server::serve(listener, cfg).await.context("serving failed")
     })?;
@@ -145,6 +183,14 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
         p => bail!("unknown --protocol {p:?}: expected tcp or nlp (werewolf only)"),
     }
     if args.game == "geister" {
+        refuse_flags(
+            "serve geister",
+            &[
+                ("--players", args.players.is_some()),
+                ("--number", !args.numbers.is_empty()),
+                ("--config", args.config.is_some()),
+            ],
+        )?;
         return run_geister(args);
     }
     if args.game != "werewolf" {
@@ -153,15 +199,21 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
     if args.keep_connections {
         bail!("--keep-connections is for geister (werewolf agents keep theirs for the whole set)");
     }
+    refuse_flags(
+        "--protocol tcp (--config is the NLP division's file: add --protocol nlp)",
+        &[("--config", args.config.is_some())],
+    )?;
     let host = args.host.clone().unwrap_or_else(|| "127.0.0.1".into());
+    let players = args.players.unwrap_or(15);
+    let port = args.port.unwrap_or(10000);
     let games = args.games.unwrap_or(100);
     let cap = kakehiki_referee::accept::SERVE_CONN_CAP;
     crate::fd_budget::check(
-        crate::fd_budget::for_server(cap, args.players),
+        crate::fd_budget::for_server(cap, players),
         &format!(
             "serve werewolf ({} + listener + {cap} unseated connections + {} seats)",
             crate::fd_budget::BASE,
-            args.players
+            players
         ),
         "fewer --players",
     )?;
@@ -180,16 +232,13 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
             .trim()
             .parse()
             .with_context(|| format!("--number {item:?}: bad number"))?;
-        if !(1..=args.players).contains(&num) {
-            bail!(
-                "--number {item:?}: the number must be 1 to {}",
-                args.players
-            );
+        if !(1..=players).contains(&num) {
+            bail!("--number {item:?}: the number must be 1 to {}", players);
         }
         numbers.insert(name.to_string(), num);
     }
     let set = SetConfig {
-        players: args.players,
+        players,
         games,
         run_seed: seed,
         rules: args.rules.clone(),
@@ -199,13 +248,13 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
     };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let result = runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind((host.as_str(), args.port))
+        let listener = tokio::net::TcpListener::bind((host.as_str(), port))
             .await
-            .with_context(|| format!("cannot listen on {host}:{}", args.port))?;
+            .with_context(|| format!("cannot listen on {host}:{}", port))?;
         eprintln!(
             "werewolf: listening on {}, waiting for {} agents; {games} games, run seed {seed}",
             listener.local_addr()?,
-            args.players,
+            players,
         );
         serve_set(listener, &set)
             .await
@@ -262,7 +311,7 @@ fn run_geister(args: ServeArgs) -> anyhow::Result<u8> {
         ),
         "nothing less: a table needs this much",
     )?;
-    let ports = match args.port {
+    let ports = match args.port.unwrap_or(10000) {
         0 => [0, 0],
         p => [
             p,

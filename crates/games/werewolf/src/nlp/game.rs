@@ -100,16 +100,30 @@ struct Remain {
     skip: Vec<Option<i64>>,
 }
 
-/// The `game_id` of the game with `seed`: a ULID, as upstream's ids are (agents parse it: the
-/// sample agent names its log folder by the ULID's time). Kakehiki's is reproducible: time 0,
-/// and the seed in the low 64 bits of the random part, so its last 13 characters are the seed in
-/// Crockford base 32.
+/// The `game_id` of the game with `seed` at time 0 ([`game_id_at`]); in-process games use it.
 pub fn game_id_of(seed: u64) -> String {
+    game_id_at(0, seed)
+}
+
+/// A `game_id` as upstream makes it (`ulid.Make()`): a ULID, 48 bits of Unix time in
+/// milliseconds, then 80 bits — here 16 zero bits and the seed, so the last 13 characters are the
+/// seed in Crockford base 32. Agents parse the time (the sample agent names its log folder by
+/// it); the referee records the id in the replay, and a re-run uses the recorded one.
+pub fn game_id_at(unix_ms: u64, seed: u64) -> String {
     const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-    let v = u128::from(seed);
+    let v = (u128::from(unix_ms & ((1 << 48) - 1)) << 80) | u128::from(seed);
     (0..26)
         .map(|i| CROCKFORD[((v >> (5 * (25 - i))) & 31) as usize] as char)
         .collect()
+}
+
+/// [`game_id_at`] the current time.
+pub fn game_id_now(seed: u64) -> String {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    game_id_at(ms, seed)
 }
 
 /// One game.
@@ -120,6 +134,8 @@ pub struct NlpGame {
     names: Vec<String>,
     originals: Vec<String>,
     profiles: Vec<Option<String>>,
+    /// Each agent's avatar URL in custom-profile mode (empty when its profile has none).
+    avatars: Vec<Option<String>>,
     roles: Vec<Role>,
     has_error: Vec<bool>,
     day: u32,
@@ -150,18 +166,26 @@ impl NlpGame {
             .collect();
         roles.resize(n, Role::Villager);
         rng::shuffle(&mut rng::stream(seed, rng::STREAM_DEAL), &mut roles);
-        let (names, profiles) = match &settings.profiles {
+        let (names, profiles, avatars) = match &settings.profiles {
             Some(p) => {
                 let mut order: Vec<usize> = (0..p.len()).collect();
                 rng::shuffle(&mut rng::stream(seed, STREAM_PROFILE), &mut order);
-                order
-                    .into_iter()
-                    .take(n)
-                    .map(|i| (p[i].name.clone(), Some(p[i].description.clone())))
-                    .unzip()
+                order.truncate(n);
+                (
+                    order.iter().map(|&i| p[i].name.clone()).collect(),
+                    order
+                        .iter()
+                        .map(|&i| Some(p[i].description.clone()))
+                        .collect(),
+                    order
+                        .iter()
+                        .map(|&i| Some(p[i].avatar_url.clone().unwrap_or_default()))
+                        .collect(),
+                )
             }
             None => (
                 (1..=n).map(crate::types::agent_str).collect(),
+                vec![None; n],
                 vec![None; n],
             ),
         };
@@ -172,6 +196,7 @@ impl NlpGame {
             names,
             originals,
             profiles,
+            avatars,
             roles,
             has_error: vec![false; n],
             day: 0,
@@ -199,11 +224,21 @@ impl NlpGame {
     pub fn profiles(&self) -> &[Option<String>] {
         &self.profiles
     }
+    /// The agents' avatar URLs (custom-profile mode: the profile's `avatar_url`, empty if it has
+    /// none), in seat order.
+    pub fn avatars(&self) -> &[Option<String>] {
+        &self.avatars
+    }
     pub fn roles(&self) -> &[Role] {
         &self.roles
     }
     pub fn game_id(&self) -> &str {
         &self.game_id
+    }
+    /// Replace the id (before the game runs): the time-stamped one of a live game, or the one a
+    /// replay recorded.
+    pub fn set_game_id(&mut self, id: String) {
+        self.game_id = id;
     }
     pub fn settings(&self) -> &NlpSettings {
         &self.s
@@ -914,5 +949,16 @@ mod tests {
         // 64 bits: 1 bit in the 14th character from the end, then 12 full characters.
         assert_eq!(&max[13..], "FZZZZZZZZZZZZ");
         assert!(max[..13].bytes().all(|b| b == b'0'));
+    }
+
+    #[test]
+    fn game_ids_carry_the_time_in_the_first_ten_characters() {
+        // 2025-01-01T00:00:00.000Z = 1735689600000 ms: ULID time "01JGFJJZ00".
+        let id = game_id_at(1_735_689_600_000, 7);
+        assert_eq!(&id[..10], "01JGFJJZ00");
+        assert_eq!(&id[13..], "0000000000007");
+        let now = game_id_now(7);
+        assert!(now.as_str() > "01JGFJJZ00", "{now}");
+        assert_eq!(&now[13..], "0000000000007");
     }
 }

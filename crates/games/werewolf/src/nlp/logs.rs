@@ -24,6 +24,8 @@ pub struct LogAgent {
     /// In-game name (`Agent[01]` or the profile's name).
     pub name: String,
     pub profile: Option<String>,
+    /// The profile's avatar URL (with a profile, as upstream: empty when it has none).
+    pub avatar: Option<String>,
     /// Role name (`WEREWOLF`, …).
     pub role: &'static str,
 }
@@ -35,6 +37,8 @@ struct RtAgent<'a> {
     name: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     profile: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    avatar: Option<&'a str>,
     role: &'a str,
     is_alive: bool,
 }
@@ -105,6 +109,7 @@ impl<'a> Builder<'a> {
                     team: &a.team,
                     name: &a.name,
                     profile: a.profile.as_deref(),
+                    avatar: a.avatar.as_deref(),
                     role: a.role,
                     is_alive: self.alive[i],
                 })
@@ -129,6 +134,40 @@ impl<'a> Builder<'a> {
             *x = false;
         }
     }
+}
+
+/// Unix time in nanoseconds as RFC 3339 in UTC with nanoseconds, as Go's `time.Time` writes it
+/// in JSON (`2025-01-01T00:00:00.123456789Z`).
+pub fn rfc3339_nanos(unix_nanos: u128) -> String {
+    let secs = (unix_nanos / 1_000_000_000) as i64;
+    let nanos = (unix_nanos % 1_000_000_000) as u32;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{nanos:09}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+/// The real-time broadcaster's `games.json` after a game's file was written: upstream's list of
+/// `{"id", "filename" (without `.jsonl`), "updated_at"}`, the game's entry replaced or added.
+/// `existing` is the file's text (anything but a JSON array counts as an empty list).
+pub fn games_list_with(existing: &str, id: &str, filename: &str, updated_at: &str) -> String {
+    let mut items: Vec<serde_json::Value> = serde_json::from_str(existing).unwrap_or_default();
+    items.retain(|v| v["id"] != id);
+    items.push(serde_json::json!({"id": id, "filename": filename, "updated_at": updated_at}));
+    serde_json::Value::Array(items).to_string()
 }
 
 /// The real-time log (JSON lines, no final newline) of a game from its game log. Lines that are
@@ -252,6 +291,7 @@ mod tests {
                 team: teams[i % teams.len()].into(),
                 name: game.names()[i].clone(),
                 profile: None,
+                avatar: None,
                 role: game.roles()[i].name(),
             })
             .collect()
@@ -340,6 +380,7 @@ mod tests {
             team: t.into(),
             name: "Agent[01]".into(),
             profile: None,
+            avatar: None,
             role: "SEER",
         };
         let agents = [a("zeta"), a("alpha"), a("kanolab")];
@@ -364,6 +405,7 @@ mod tests {
                 team: "t".into(),
                 name: format!("Agent[0{i}]"),
                 profile: Some("p".into()),
+                avatar: Some("http://a/1.png".into()),
                 role: "VILLAGER",
             })
             .collect();
@@ -389,6 +431,33 @@ mod tests {
         assert_eq!(rt[3]["to_idx"], 4);
         assert_eq!(rt[3]["agents"][3]["is_alive"], false);
         assert_eq!(rt[3]["agents"][0]["profile"], "p");
+        let list = games_list_with("[]", "A", "a_t", "T1");
+        let list = games_list_with(&list, "B", "b_t", "T2");
+        let list: Value = serde_json::from_str(&games_list_with(&list, "A", "a_t", "T3")).unwrap();
+        assert_eq!(
+            list,
+            serde_json::json!([
+                {"id": "B", "filename": "b_t", "updated_at": "T2"},
+                {"id": "A", "filename": "a_t", "updated_at": "T3"}
+            ])
+        );
+        let fresh: Value =
+            serde_json::from_str(&games_list_with("garbage", "A", "f", "T")).unwrap();
+        assert_eq!(
+            fresh,
+            serde_json::json!([{"id": "A", "filename": "f", "updated_at": "T"}])
+        );
+        assert_eq!(rfc3339_nanos(0), "1970-01-01T00:00:00.000000000Z");
+        assert_eq!(
+            rfc3339_nanos(1_735_689_600_123_456_789),
+            "2025-01-01T00:00:00.123456789Z"
+        );
+        assert_eq!(
+            rfc3339_nanos(951_827_696_000_000_000),
+            "2000-02-29T12:34:56.000000000Z"
+        );
+        // Upstream's `avatar` beside the profile.
+        assert_eq!(rt[3]["agents"][0]["avatar"], "http://a/1.png");
         assert_eq!(rt[4]["event"], "終了");
         assert_eq!(rt[4]["message"], "WEREWOLF");
         assert_eq!(rt[4]["is_day"], false, "the end is announced at night");

@@ -143,6 +143,8 @@ pub struct NlpSettings {
 pub struct Profile {
     pub name: String,
     pub description: String,
+    /// The profile's `avatar_url` (the real-time log's `avatar`).
+    pub avatar_url: Option<String>,
 }
 
 impl NlpSettings {
@@ -254,8 +256,9 @@ pub struct GameConfig {
     pub attack_vote: AttackVoteConfig,
     /// Kakehiki: the seed of the first game (later games take the next seeds); random if absent.
     pub seed: Option<u64>,
-    /// Kakehiki: how many games `serve` plays before it exits (0: until stopped).
-    pub games: u32,
+    /// Kakehiki: how many games `serve` plays before it exits (0: until stopped); `serve
+    /// --games` overrides it; 100 when neither gives it.
+    pub games: Option<u32>,
 }
 
 impl Default for GameConfig {
@@ -269,7 +272,7 @@ impl Default for GameConfig {
             vote: VoteConfig::default(),
             attack_vote: AttackVoteConfig::default(),
             seed: None,
-            games: 1,
+            games: None,
         }
     }
 }
@@ -588,6 +591,7 @@ impl NlpConfig {
                 out.push(Profile {
                     name: prof.name.clone(),
                     description: lines.join("\n"),
+                    avatar_url: prof.items.get("avatar_url").map(|v| v.to_string()),
                 });
             }
             Some(out)

@@ -58,6 +58,8 @@ pub struct Conn {
     /// Connection counter (for `unnamed-K`).
     pub id: u64,
     pub name: String,
+    /// The remote address, where known (for log lines).
+    pub peer: Option<std::net::SocketAddr>,
     rd: OwnedReadHalf,
     split: LineSplitter,
     buf: Vec<u8>,
@@ -148,6 +150,7 @@ impl Conn {
         Conn {
             id,
             name: String::new(),
+            peer: None,
             rd,
             split: LineSplitter {
                 cur: Vec::new(),

@@ -53,7 +53,18 @@ pub const OPTION_KEYS: &[&str] = &[
     "host",
     "port",
     "connect_timeout_ms",
+    "name_timeout_ms",
+    "fill_timeout_ms",
 ];
+
+/// The NAME exchange's own limit, separate from the per-request `time_limit_ms`: upstream
+/// 0.6.x applies its 1,000 ms request limit to NAME too, which a JVM started beside a dozen
+/// others can miss; Kakehiki allows 5 s (`--opt name_timeout_ms=`).
+pub const DEFAULT_NAME_TIMEOUT_MS: u64 = 5_000;
+
+/// How long `serve werewolf` waits for its set to fill before giving up (10 minutes,
+/// `--opt fill_timeout_ms=`; 0 waits without end, as upstream does).
+pub const DEFAULT_FILL_TIMEOUT_MS: u64 = 600_000;
 
 /// Everything configurable about a game (from rules and options).
 #[derive(Debug, Clone)]
@@ -67,6 +78,10 @@ pub struct Config {
     /// Port to listen on for TCP seats (0: ephemeral if all are `tcp-cmd:`, else 10000).
     pub port: u16,
     pub connect_timeout: Duration,
+    /// Limit on the NAME reply of a fresh connection.
+    pub name_timeout: Duration,
+    /// `serve`: limit on waiting for the set to fill (`None`: no limit).
+    pub fill_timeout: Option<Duration>,
 }
 
 impl Config {
@@ -172,6 +187,30 @@ impl Config {
                 10_000u64,
                 "milliseconds",
             )?),
+            name_timeout: Duration::from_millis(
+                match spec.get(
+                    "name_timeout_ms",
+                    DEFAULT_NAME_TIMEOUT_MS,
+                    "milliseconds (1 to 600000)",
+                )? {
+                    v @ 1..=600_000 => v,
+                    v => {
+                        return Err(bad(
+                            "name_timeout_ms",
+                            &v.to_string(),
+                            "1 to 600000 milliseconds",
+                        ))
+                    }
+                },
+            ),
+            fill_timeout: match spec.get(
+                "fill_timeout_ms",
+                DEFAULT_FILL_TIMEOUT_MS,
+                "milliseconds (0: no limit)",
+            )? {
+                0 => None,
+                v => Some(Duration::from_millis(v)),
+            },
         })
     }
 
@@ -896,6 +935,14 @@ fn report_of(spec_rules: &str, seed: u64, seats: &[Seat], out: &GameOutput) -> M
     report
         .extra
         .insert("winner_team".into(), json!(out.winner.name()));
+    // A team game has no single winning seat (`winner` stays null): the seats of the winning
+    // team, in seat order.
+    let winner_seats: Vec<usize> = (0..out.roles.len())
+        .filter(|&i| out.roles[i].team() == out.winner)
+        .collect();
+    report
+        .extra
+        .insert("winner_seats".into(), json!(winner_seats));
     report.extra.insert("days".into(), json!(out.day));
     for (i, s) in report.seats.iter_mut().enumerate() {
         s.extra.insert("agent".into(), json!(i + 1));
@@ -1094,6 +1141,38 @@ impl GameDriver for WerewolfDriver {
     }
 }
 
+/// `options` with `role_request=false` where the rule set asks for roles (aiwolf-0.6; seed-2015
+/// never does and refuses the key).
+pub fn without_role_requests(
+    rules: Option<&str>,
+    options: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let mut options = options.clone();
+    let rules = rules.unwrap_or(WEREWOLF_TYPE.default_rules());
+    if RuleSet::from_name(rules) == Some(RuleSet::Aiwolf06) {
+        options.insert("role_request".into(), "false".into());
+    }
+    options
+}
+
+/// The role `seat` (from 0) is dealt in a single game of `seed` with `options` when roles are
+/// not requested (`role_request=false`: the deal then follows from the seed alone). `check`
+/// uses it to choose seeds that give the checked bot each role.
+pub fn dealt_role(
+    rules: Option<&str>,
+    players: usize,
+    options: &BTreeMap<String, String>,
+    seed: u64,
+    seat: usize,
+) -> Result<&'static str, RefereeError> {
+    let options = without_role_requests(rules, options);
+    let cfg = Config::from_options(rules, players, &options, false)?;
+    let names = (1..=players).map(|i| format!("seat{i}")).collect();
+    let g = Werewolf::new(cfg.settings, seed, names)
+        .map_err(|e| bad("settings", &e.to_string(), "playable settings"))?;
+    Ok(g.roles().get(seat).map_or("", |r| r.name()))
+}
+
 /// The replay of one game: header (seed, seats, names, the game's options), then its events.
 pub fn game_replay(
     rules: &str,
@@ -1130,7 +1209,12 @@ fn replay_options(options: &BTreeMap<String, String>) -> BTreeMap<String, String
         .filter(|(k, _)| {
             !matches!(
                 k.as_str(),
-                "log_dir" | "host" | "port" | "connect_timeout_ms"
+                "log_dir"
+                    | "host"
+                    | "port"
+                    | "connect_timeout_ms"
+                    | "name_timeout_ms"
+                    | "fill_timeout_ms"
             )
         })
         .map(|(k, v)| (k.clone(), v.clone()))

@@ -151,14 +151,14 @@ pub async fn seat_match(
                             }
                         };
                         // One connection is the seat; the listener closes with `own` here.
-                        match accept_named(&own, cfg.connect_timeout, cfg.time_limit(), &mut counter).await {
+                        match accept_named(&own, cfg.connect_timeout, cfg.name_timeout, &mut counter).await {
                             Ok(conn) => Seat::new(text, conn.name.clone(), SeatKind::Remote(Some(conn))),
                             Err(why) => not_ready(text, format!("seat{i}"), why),
                         }
                     }
                 }
             }
-            (SeatSpec::Tcp, Some(l)) => match accept_named(l, cfg.connect_timeout, cfg.time_limit(), &mut counter).await {
+            (SeatSpec::Tcp, Some(l)) => match accept_named(l, cfg.connect_timeout, cfg.name_timeout, &mut counter).await {
                 Ok(conn) => Seat::new(text, conn.name.clone(), SeatKind::Remote(Some(conn))),
                 Err(why) => not_ready(text, format!("seat{i}"), why),
             },
@@ -222,10 +222,11 @@ fn counts_delta(before: Counts, after: Counts) -> SeatCounts {
 /// reconnect with the same name; they take their seat back from the next game on.
 pub async fn serve_set(listener: TcpListener, set: &SetConfig) -> Result<SetResult, RefereeError> {
     let cfg = Config::from_options(set.rules.as_deref(), set.players, &set.options, true)?;
-    let limit = cfg.time_limit();
+    let limit = cfg.name_timeout;
     // Accept forever in the background, holding at most SERVE_CONN_CAP connections that are not
-    // seated yet (waiting for NAME, which must come within the time limit, or for a seat); the
-    // excess is closed at once and counted. Named connections arrive on a channel.
+    // seated yet (waiting for NAME, which must come within its own limit, or for a seat); the
+    // excess is closed at once and counted. Named connections arrive on a channel; every
+    // connection that is not seated is logged with the reason.
     let mut accepted = CappedAcceptor::new(listener, SERVE_CONN_CAP, "serve werewolf")?;
     let excess = accepted.excess_counter();
     let (tx, mut rx) = mpsc::channel::<(Conn, Slot)>(64);
@@ -238,19 +239,57 @@ pub async fn serve_set(listener: TcpListener, set: &SetConfig) -> Result<SetResu
             let tx = tx.clone();
             tokio::spawn(async move {
                 match name_connection(conn, limit).await {
-                    Ok(c) => {
+                    Ok(mut c) => {
+                        c.peer = Some(peer);
                         let _ = tx.send((c, slot)).await;
                     }
-                    Err(why) => tracing::warn!("serve werewolf: {peer} not seated: {why}"),
+                    Err(why) => {
+                        tracing::warn!("serve werewolf: connection from {peer} dropped: {why}")
+                    }
                 }
             });
         }
     });
-    let mut conns = Vec::new();
+    let mut conns: Vec<Conn> = Vec::new();
+    let deadline = cfg.fill_timeout.map(|d| tokio::time::Instant::now() + d);
     while conns.len() < set.players {
-        match rx.recv().await {
+        let next = match deadline {
+            Some(d) => match tokio::time::timeout_at(d, rx.recv()).await {
+                Ok(n) => n,
+                Err(_) => {
+                    acceptor.abort();
+                    let names: Vec<&str> = conns.iter().map(|c| c.name.as_str()).collect();
+                    let msg = format!(
+                        "serve werewolf: gave up after waiting {:.1} s for the set to fill \
+                         (--opt fill_timeout_ms={}; 0 waits without end): {} of {} agents \
+                         seated{}{}",
+                        cfg.fill_timeout.unwrap_or_default().as_secs_f64(),
+                        cfg.fill_timeout.unwrap_or_default().as_millis(),
+                        conns.len(),
+                        set.players,
+                        if names.is_empty() { "" } else { ": " },
+                        names.join(", ")
+                    );
+                    tracing::error!("{msg}");
+                    return Err(RefereeError::Io(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        msg,
+                    )));
+                }
+            },
+            None => rx.recv().await,
+        };
+        match next {
             // Seated: the seat bounds the connection from now on.
-            Some((c, _slot)) => conns.push(c),
+            Some((c, _slot)) => {
+                tracing::info!(
+                    "serve werewolf: {} seated ({} of {})",
+                    c.name,
+                    conns.len() + 1,
+                    set.players
+                );
+                conns.push(c)
+            }
             None => break,
         }
     }
@@ -307,6 +346,13 @@ pub async fn serve_set(listener: TcpListener, set: &SetConfig) -> Result<SetResu
                 .find(|s| matches!(s.kind, SeatKind::Remote(None)) && s.name == c.name)
             {
                 s.kind = SeatKind::Remote(Some(c));
+            } else {
+                tracing::warn!(
+                    "serve werewolf: connection from {} named {:?} dropped: the set is full and \
+                     no disconnected seat has that name",
+                    c.peer.map(|p| p.to_string()).unwrap_or_else(|| "?".into()),
+                    c.name
+                );
             }
         }
         let before: Vec<Counts> = seats.iter().map(|s| s.counts).collect();

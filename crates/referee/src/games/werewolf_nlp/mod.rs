@@ -24,7 +24,7 @@ use tokio::time::Instant;
 use kakehiki_agent::ClientProcess;
 use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
 use kakehiki_core::{GameType, MatchReport, Outcome, Score, SeatError, SeatErrorKind, SeatSpec};
-use kakehiki_werewolf::nlp::game::GameResult;
+use kakehiki_werewolf::nlp::game::{game_id_now, GameResult};
 use kakehiki_werewolf::nlp::inproc::block_on_ready;
 use kakehiki_werewolf::nlp::logs::{self, LogAgent};
 use kakehiki_werewolf::nlp::packet::{Packet, RequestKind};
@@ -109,26 +109,142 @@ impl GivenCounts {
     }
 }
 
-fn read_config(path: &std::path::Path) -> Result<(NlpConfig, GivenCounts), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let err = |e: String| format!("{}: {e}", path.display());
-    if path.extension().is_some_and(|e| e == "json") {
-        let c = serde_json::from_str(&text).map_err(|e| err(e.to_string()))?;
-        let v: Value = serde_json::from_str(&text).map_err(|e| err(e.to_string()))?;
-        Ok((c, GivenCounts::of(&v)))
-    } else {
-        let c = toml::from_str(&text).map_err(|e| err(e.to_string()))?;
-        let v: Value = toml::from_str(&text).map_err(|e| err(e.to_string()))?;
-        Ok((c, GivenCounts::of(&v)))
+/// Keys of upstream's configuration files that Kakehiki reads and does not implement: accepted
+/// with a warning naming each (docs/werewolf-nlp.md says what each does upstream).
+pub const NOT_IMPLEMENTED_KEYS: &[&str] = &[
+    "logic.day_phases",
+    "logic.night_phases",
+    "matching.is_optimize",
+    "matching.team_count",
+    "matching.game_count",
+    "matching.output_path",
+    "matching.infinite_loop",
+    "custom_profile.dynamic_profile",
+    "tts_broadcaster",
+];
+
+/// A configuration file as read: the configuration, and one warning per key it gives that
+/// Kakehiki accepts without implementing it.
+#[derive(Debug, Clone)]
+pub struct LoadedConfig {
+    pub config: NlpConfig,
+    pub warnings: Vec<String>,
+}
+
+/// YAML to JSON: mapping keys become text (upstream writes `logic.roles` keyed by numbers).
+fn yaml_to_json(v: serde_yaml_ng::Value) -> Result<Value, String> {
+    use serde_yaml_ng::Value as Y;
+    Ok(match v {
+        Y::Null => Value::Null,
+        Y::Bool(b) => Value::Bool(b),
+        Y::Number(n) => serde_json::to_value(&n).map_err(|e| e.to_string())?,
+        Y::String(s) => Value::String(s),
+        Y::Sequence(items) => Value::Array(
+            items
+                .into_iter()
+                .map(yaml_to_json)
+                .collect::<Result<_, _>>()?,
+        ),
+        Y::Mapping(m) => {
+            let mut out = serde_json::Map::new();
+            for (k, v) in m {
+                let key = match k {
+                    Y::String(s) => s,
+                    Y::Number(n) => n.to_string(),
+                    Y::Bool(b) => b.to_string(),
+                    other => return Err(format!("a mapping key that is not a scalar: {other:?}")),
+                };
+                out.insert(key, yaml_to_json(v)?);
+            }
+            Value::Object(out)
+        }
+        Y::Tagged(t) => yaml_to_json(t.value)?,
+    })
+}
+
+/// The file's tree: YAML (`.yml`, `.yaml`, as upstream's), JSON (`.json`), TOML otherwise.
+fn parse_tree(path: &std::path::Path, text: &str) -> Result<Value, String> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    match ext.as_str() {
+        "json" => serde_json::from_str(text).map_err(|e| e.to_string()),
+        "yml" | "yaml" => {
+            let y: serde_yaml_ng::Value =
+                serde_yaml_ng::from_str(text).map_err(|e| e.to_string())?;
+            yaml_to_json(y)
+        }
+        _ => toml::from_str(text).map_err(|e| e.to_string()),
     }
 }
 
-/// Read a configuration file (TOML, or JSON when it ends in `.json`). Talk and whisper counts
-/// it leaves out are upstream's defaults for its `game.agent_count`.
-pub fn load_config(path: &std::path::Path) -> Result<NlpConfig, String> {
-    let (mut c, given) = read_config(path)?;
+/// Remove the keys Kakehiki does not implement from `v`, naming each one found.
+fn take_not_implemented(v: &mut Value) -> Vec<String> {
+    let mut found = Vec::new();
+    for key in NOT_IMPLEMENTED_KEYS {
+        let (section, leaf) = match key.split_once('.') {
+            Some((s, l)) => (Some(s), l),
+            None => (None, *key),
+        };
+        let map = match section {
+            Some(s) => v.get_mut(s).and_then(Value::as_object_mut),
+            None => v.as_object_mut(),
+        };
+        if map.and_then(|m| m.remove(leaf)).is_some() {
+            found.push(format!(
+                "{key}: read and not implemented by Kakehiki (ignored; see docs/werewolf-nlp.md)"
+            ));
+        }
+    }
+    found
+}
+
+fn read_config(path: &std::path::Path) -> Result<(NlpConfig, GivenCounts, Vec<String>), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let err = |e: String| format!("{}: {e}", path.display());
+    let mut tree = parse_tree(path, &text).map_err(err)?;
+    if tree.is_null() {
+        // An empty YAML file: every key takes its default.
+        tree = json!({});
+    }
+    let warnings = take_not_implemented(&mut tree);
+    let given = GivenCounts::of(&tree);
+    let c: NlpConfig = serde_path_to_error::deserialize(&tree).map_err(|e| {
+        let at = e.path().to_string();
+        err(if at == "." {
+            e.inner().to_string()
+        } else {
+            format!("{at}: {}", e.inner())
+        })
+    })?;
+    Ok((c, given, warnings))
+}
+
+/// Read a configuration file (YAML for `.yml` / `.yaml`, JSON for `.json`, TOML otherwise).
+/// Talk and whisper counts it leaves out are upstream's defaults for its `game.agent_count`.
+/// Keys Kakehiki does not implement ([`NOT_IMPLEMENTED_KEYS`]) are dropped with a warning each;
+/// any other unknown key is an error.
+pub fn load_config(path: &std::path::Path) -> Result<LoadedConfig, String> {
+    load_config_for(path, None)
+}
+
+/// [`load_config`] for `players` agents when given (`serve --players`): the counts the file
+/// leaves out follow that village size.
+pub fn load_config_for(
+    path: &std::path::Path,
+    players: Option<usize>,
+) -> Result<LoadedConfig, String> {
+    let (mut c, given, warnings) = read_config(path)?;
+    if let Some(p) = players {
+        c.game.agent_count = p;
+    }
     given.fill(&mut c);
-    Ok(c)
+    Ok(LoadedConfig {
+        config: c,
+        warnings,
+    })
 }
 
 fn bad(key: &str, value: &str, expected: &str) -> RefereeError {
@@ -153,8 +269,14 @@ pub fn config_from_spec(spec: &MatchSpec) -> Result<NlpConfig, RefereeError> {
     }
     let n = spec.seats.len();
     let (mut c, given) = match spec.options.get("config") {
-        Some(p) => read_config(std::path::Path::new(p))
-            .map_err(|e| bad("config", p, &format!("a readable configuration file ({e})")))?,
+        Some(p) => {
+            let (c, given, warnings) = read_config(std::path::Path::new(p))
+                .map_err(|e| bad("config", p, &format!("a readable configuration file ({e})")))?;
+            for w in warnings {
+                tracing::warn!("werewolf-nlp config {p}: {w}");
+            }
+            (c, given)
+        }
         None => (NlpConfig::for_players(n), GivenCounts::ALL),
     };
     // The village is the seats; counts the file leaves out follow its size.
@@ -621,6 +743,11 @@ impl Table for ReplayTable {
 }
 
 /// The end of the replay: result, roles and the upstream game log.
+/// The replay line recording the game's id (after the seat lines).
+fn game_id_event(id: &str) -> Value {
+    json!({"event": "game_id", "game_id": id})
+}
+
 fn end_event(r: &GameResult, game: &NlpGame) -> Value {
     json!({
         "event": "end",
@@ -661,6 +788,12 @@ fn report(
         "winner_team".into(),
         json!(r.winner.map(|t: Team| t.name())),
     );
+    // A team game has no single winning seat (`winner` stays null): the seats of the winning
+    // team, in seat order (empty when the game ended without a winner).
+    let winner_seats: Vec<usize> = (0..r.roles.len())
+        .filter(|&i| r.winner.is_some_and(|t| r.roles[i].team() == t))
+        .collect();
+    rep.extra.insert("winner_seats".into(), json!(winner_seats));
     rep.extra.insert("aborted".into(), json!(r.aborted));
     rep.extra.insert(
         "roles".into(),
@@ -834,6 +967,9 @@ impl GameDriver for WerewolfNlpDriver {
                 hdr_log.push(&json!({"event": "seat", "agent": i, "name": o}));
             }
             let mut game = NlpGame::new(settings, spec.seed, originals.clone());
+            // A real time in the id, as upstream's; recorded for the re-run.
+            game.set_game_id(game_id_now(spec.seed));
+            hdr_log.push(&game_id_event(game.game_id()));
             let mut table = LiveTable {
                 seats,
                 timeouts,
@@ -885,9 +1021,14 @@ impl GameDriver for WerewolfNlpDriver {
                 settings.agent_count
             )));
         }
+        let recorded_id = events
+            .iter()
+            .find(|e| e["event"] == "game_id")
+            .and_then(|e| e["game_id"].as_str())
+            .map(str::to_string);
         let body: Vec<Value> = events
             .into_iter()
-            .filter(|e| e["event"] != "seat" && e["event"] != "end")
+            .filter(|e| e["event"] != "seat" && e["event"] != "end" && e["event"] != "game_id")
             .collect();
         let n = settings.agent_count;
         let mut table = ReplayTable {
@@ -898,11 +1039,18 @@ impl GameDriver for WerewolfNlpDriver {
             },
         };
         let mut game = NlpGame::new(settings, h.seed, originals.clone());
+        // The recorded id (replays from before ids carried a time have none: time 0).
+        if let Some(id) = &recorded_id {
+            game.set_game_id(id.clone());
+        }
         let r = block_on_ready(game.run(&mut table));
         let mut out = ReplayLog::new();
         out.push(&h);
         for (i, o) in originals.iter().enumerate() {
             out.push(&json!({"event": "seat", "agent": i, "name": o}));
+        }
+        if recorded_id.is_some() {
+            out.push(&game_id_event(game.game_id()));
         }
         for l in table.rec.log.lines() {
             out.push(&serde_json::from_str::<Value>(l).unwrap_or(Value::Null));
@@ -947,6 +1095,7 @@ pub fn log_agents(game: &NlpGame, originals: &[String]) -> Vec<LogAgent> {
             team: originals.get(i).map(|o| ws::team_of(o)).unwrap_or_default(),
             name: game.names()[i].clone(),
             profile: game.profiles().get(i).cloned().flatten(),
+            avatar: game.avatars().get(i).cloned().flatten(),
             role: game.roles()[i].name(),
         })
         .collect()
@@ -1003,9 +1152,37 @@ pub fn write_logs(
     for (path, text) in files {
         kakehiki_core::private_files::create_parent(&path)?;
         kakehiki_core::private_files::write(&path, text)?;
+        // Beside every real-time log, upstream's `games.json` lists it.
+        if path.extension().is_some_and(|e| e == "jsonl") {
+            update_games_list(&path, game.game_id())?;
+        }
         written.push(path);
     }
     Ok(written)
+}
+
+/// Add the real-time log at `path` to `games.json` in its folder (upstream's list of
+/// `{"id", "filename", "updated_at"}`, which the log viewer reads); games run concurrently, so
+/// one writer at a time.
+fn update_games_list(path: &std::path::Path, game_id: &str) -> Result<(), RefereeError> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _held = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(dir) = path.parent() else {
+        return Ok(());
+    };
+    let filename = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let list = dir.join("games.json");
+    let existing = std::fs::read_to_string(&list).unwrap_or_default();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let text = logs::games_list_with(&existing, game_id, &filename, &logs::rfc3339_nanos(now));
+    kakehiki_core::private_files::write(&list, text)?;
+    Ok(())
 }
 
 /// Options as a map, for callers that build specs.

@@ -157,6 +157,7 @@ async fn play_one(
         acceptable_ms: settings.timeout_acceptable_ms,
     };
     let mut game = NlpGame::new(settings, seed, originals.clone());
+    game.set_game_id(kakehiki_werewolf::nlp::game::game_id_now(seed));
     let mut table = LiveTable {
         seats: agents.into_iter().map(|a| Seat::Ws(Some(a))).collect(),
         timeouts,
@@ -180,6 +181,7 @@ async fn play_one(
         for (i, o) in originals.iter().enumerate() {
             replay.push(&json!({"event": "seat", "agent": i, "name": o}));
         }
+        replay.push(&super::game_id_event(game.game_id()));
         for l in table.rec.log.lines() {
             replay.push(&serde_json::from_str::<serde_json::Value>(l).unwrap_or_default());
         }
