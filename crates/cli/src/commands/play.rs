@@ -64,8 +64,9 @@ pub struct SandboxArgs {
     /// (see `kakehiki sandbox`).
     #[arg(long = "sandbox", value_name = "LEVEL", default_value = "best")]
     pub level: SandboxLevel,
-    /// The directory of seat N (1-based), mounted read-only as the bot's working directory, so
-    /// that `cd bot && ./a.out` launch lines work: --seat-dir 2=bots/java.
+    /// The directory of seat N (numbered from 0, like every seat Kakehiki prints), mounted
+    /// read-only as the bot's working directory, so that `./a.out` or `java SampleAI` launch
+    /// lines work: --seat-dir 1=bots/java.
     #[arg(long = "seat-dir", value_name = "N=DIR")]
     pub seat_dirs: Vec<String>,
     /// A directory (a toolchain, a venv) every bot may read, mounted read-only; may be repeated.
@@ -108,8 +109,9 @@ fn parse_cpus_arg(text: &str) -> Result<u32, String> {
 }
 
 impl SandboxArgs {
-    /// The sandbox these flags describe.
-    pub fn config(&self) -> anyhow::Result<SandboxConfig> {
+    /// The sandbox these flags describe, for a match of `seats` seats (a `--seat-dir` seat
+    /// number must be one of them).
+    pub fn config(&self, seats: usize) -> anyhow::Result<SandboxConfig> {
         let nonzero = |v: u64| (v > 0).then_some(v);
         let mut cfg = SandboxConfig::default();
         cfg.jail.level = self.level;
@@ -120,15 +122,25 @@ impl SandboxArgs {
             let (n, dir) = item
                 .split_once('=')
                 .with_context(|| format!("--seat-dir {item:?}: expected N=DIR"))?;
-            let n: usize =
-                n.trim().parse().ok().filter(|&n| n >= 1).with_context(|| {
-                    format!("--seat-dir {item:?}: N must be a seat number from 1")
+            let range = match seats {
+                0 | 1 => "0 (the only seat)".to_string(),
+                n => format!("0 to {}", n - 1),
+            };
+            let n: usize = n
+                .trim()
+                .parse()
+                .ok()
+                .filter(|&n| n < seats)
+                .with_context(|| {
+                    format!("--seat-dir {item:?}: N must be a seat number, from {range}")
                 })?;
             let dir = cwd.join(dir);
             if !dir.is_dir() {
                 bail!("--seat-dir {item:?}: {} is not a directory", dir.display());
             }
-            cfg.jail.seat_dirs.insert(n - 1, dir);
+            if cfg.jail.seat_dirs.insert(n, dir).is_some() {
+                bail!("--seat-dir {item:?}: seat {n} was given a directory twice");
+            }
         }
         for p in &self.ro_paths {
             let p = cwd.join(p);
@@ -194,7 +206,7 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
     spec.options = parse_options(&args.options)?;
     // The flags' sandbox, keeping what the spec passes to bots (the match seed, KAKEHIKI_SEED).
     let bot_env = std::mem::take(&mut spec.sandbox.env);
-    spec.sandbox = args.sandbox.config()?;
+    spec.sandbox = args.sandbox.config(spec.seats.len())?;
     spec.sandbox.env.extend(bot_env);
     deny_outputs_and_other_seats(&mut spec, args.replay.as_deref(), args.view)?;
     // A `tcp` seat waits for a client the contestant starts: say where, as soon as it listens.
