@@ -44,6 +44,11 @@ pub enum SpawnError {
         step: &'static str,
         source: io::Error,
     },
+    /// The launch line cannot work in the sandbox: what is missing there and the flag that
+    /// adds it (a program found only in a folder the sandbox does not show, a folder a shell
+    /// command enters, classpath entries, a file the bot's uid cannot read).
+    #[error("the launch line cannot work in the sandbox: {0}")]
+    Launch(String),
     /// The machine refused a resource (pipes, descriptors, memory).
     #[error("cannot start the bot: {0}")]
     Host(io::Error),
@@ -75,7 +80,7 @@ impl SpawnError {
     /// host fault must not be scored as a loss.
     pub fn is_host_fault(&self) -> bool {
         match self {
-            SpawnError::EmptyCommand | SpawnError::Denied { .. } => false,
+            SpawnError::EmptyCommand | SpawnError::Denied { .. } | SpawnError::Launch(_) => false,
             SpawnError::Workdir(_)
             | SpawnError::SandboxUnavailable(_)
             | SpawnError::CpuQuotaUnavailable(_)
@@ -237,8 +242,8 @@ fn resolve_args(argv: &[String], base: Option<&Path>) -> Vec<String> {
 
 /// What a bot started with `argv` under `cfg` would be shown besides the system directories
 /// (the files and folders mounted read-only into its jail, or allowed by Landlock), or why that
-/// is refused ([`SpawnError::Denied`]): the check spawning makes, for a pre-flight that starts
-/// nothing. Empty under `SandboxLevel::Off`, where nothing is mounted.
+/// is refused ([`SpawnError::Denied`], or [`SpawnError::Launch`] for a launch line that cannot
+/// work in the sandbox): the check spawning makes, for a pre-flight that starts nothing. Empty under `SandboxLevel::Off`, where nothing is mounted.
 pub fn check_mounts(
     argv: &[String],
     cfg: &SandboxConfig,
@@ -249,7 +254,12 @@ pub fn check_mounts(
     if cfg.jail.level == SandboxLevel::Off {
         return Ok(Vec::new());
     }
-    jail::bot_mounts(&resolve_args(argv, cfg.jail.seat_dir.as_deref()), cfg)
+    let argv = resolve_args(argv, cfg.jail.seat_dir.as_deref());
+    let mounts = jail::bot_mounts(&argv, cfg)?;
+    let report = SandboxReport::for_jail(&cfg.jail);
+    let uid = jail::bot_uid(&report, cfg.jail.uid_base);
+    jail::check_launch(&argv, cfg, &mounts, &report, uid)?;
+    Ok(mounts)
 }
 
 pub(crate) fn apply_limits(limits: &ResourceLimits) -> io::Result<()> {

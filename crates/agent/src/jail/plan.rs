@@ -15,7 +15,7 @@ use crate::SpawnError;
 
 /// System directories every bot may read and execute. Nothing under `/opt`, `/home`, `/root`
 /// or `/srv` is mounted unless the command line or `--ro-path` names it.
-const SYSTEM_DIRS: &[&str] = &[
+pub(super) const SYSTEM_DIRS: &[&str] = &[
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
 ];
 
@@ -367,6 +367,12 @@ pub(crate) fn prepare(
     } else {
         None
     };
+    // A launch line that cannot work in the sandbox is refused with what is missing.
+    let bot_uid = match &uid {
+        Some(lease) => Some(lease.uid),
+        None => super::launch::bot_uid(&report, jail.uid_base),
+    };
+    super::launch::check(argv, cfg, &ro_paths, &report, bot_uid)?;
     let cgroup = if on(Layer::Cgroup) {
         let mem = cfg.limits.memory_bytes.unwrap_or(4 << 30);
         let pids = cfg.limits.processes.unwrap_or(4096);
