@@ -285,6 +285,96 @@ struct Confinement {
     _uid: Option<UidLease>,
     cgroup: Option<Cgroup>,
     report: Option<SandboxReport>,
+    /// Where the working folder is copied when the bot ends (`--keep-seat-files`).
+    keep: Option<KeepFiles>,
+}
+
+impl Drop for Confinement {
+    fn drop(&mut self) {
+        // Before the working directory (a field) is removed; the bot's group is dead by now.
+        if let Some(keep) = self.keep.take() {
+            keep.copy_out();
+        }
+    }
+}
+
+/// A bot's working folder to copy out when it ends: a host directory, or its private `/tmp`
+/// held open by a descriptor (the tmpfs lives as long as the descriptor, after the bot's
+/// namespace is gone).
+struct KeepFiles {
+    src: PathBuf,
+    _fd: Option<std::os::fd::OwnedFd>,
+    dest: PathBuf,
+    cap: u64,
+}
+
+impl KeepFiles {
+    fn from_fd(fd: std::os::fd::OwnedFd, dest: PathBuf, cap: u64) -> KeepFiles {
+        use std::os::fd::AsRawFd;
+        KeepFiles {
+            src: PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd())),
+            _fd: Some(fd),
+            dest,
+            cap,
+        }
+    }
+
+    fn copy_out(self) {
+        let mut left = self.cap;
+        let mut skipped = Vec::new();
+        if let Err(e) = copy_tree(&self.src, &self.dest, &mut left, &mut skipped, 0) {
+            tracing::warn!(
+                "cannot copy the bot's working folder to {}: {e}",
+                self.dest.display()
+            );
+        }
+        if !skipped.is_empty() {
+            tracing::warn!(
+                "{}: {} not copied (over the seat's disk budget of {} bytes, or not a regular \
+                 file or folder): {}",
+                self.dest.display(),
+                skipped.len(),
+                self.cap,
+                skipped.join(", ")
+            );
+        }
+    }
+}
+
+/// Copy the regular files and folders of `src` into `dest` (created), at most `left` bytes;
+/// symbolic links are never followed (a bot's link to a host file copies nothing), and special
+/// files are skipped. What is not copied is named in `skipped`.
+fn copy_tree(
+    src: &Path,
+    dest: &Path,
+    left: &mut u64,
+    skipped: &mut Vec<String>,
+    depth: usize,
+) -> io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::create_dir_all(dest)?;
+    for entry in std::fs::read_dir(src)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let from = src.join(&name);
+        let to = dest.join(&name);
+        let meta = std::fs::symlink_metadata(&from)?;
+        if meta.is_dir() && depth < 64 {
+            copy_tree(&from, &to, left, skipped, depth + 1)?;
+        } else if meta.is_file() && meta.len() <= *left {
+            let mut input = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+                .open(&from)?;
+            let _ = std::fs::remove_file(&to);
+            let mut output = std::fs::File::create(&to)?;
+            let n = io::copy(&mut io::Read::take(&mut input, *left), &mut output)?;
+            *left -= n;
+        } else {
+            skipped.push(to.display().to_string());
+        }
+    }
+    Ok(())
 }
 
 impl Confinement {
@@ -359,6 +449,8 @@ fn spawn_sandboxed(
         home,
         listener_rx,
         listener_tx,
+        tmp_rx,
+        tmp_tx,
     } = prepared;
     let mut std_cmd = bot_command(&argv, cfg, &home, stdin);
     // SAFETY: the closure runs in the forked child before exec and only makes system calls on
@@ -371,6 +463,7 @@ fn spawn_sandboxed(
     let spawned = cmd.spawn();
     drop(status_tx);
     drop(listener_tx);
+    drop(tmp_tx);
     let failed_step = jail::read_status(&status_rx);
     let child = match (spawned, failed_step) {
         (Ok(child), None) => child,
@@ -395,14 +488,30 @@ fn spawn_sandboxed(
         }
     };
     let pid = child.id().map(|p| p as i32).unwrap_or(0);
+    let keep = cfg.keep_files.clone().and_then(|dest| match &tmp_rx {
+        Some(rx) => match jail::receive_fd(rx) {
+            Ok(fd) => Some(KeepFiles::from_fd(fd, dest, cfg.jail.disk_bytes)),
+            Err(e) => {
+                tracing::warn!("the bot's working folder will not be kept: {e}");
+                None
+            }
+        },
+        None => Some(KeepFiles {
+            src: home.clone(),
+            _fd: None,
+            dest,
+            cap: cfg.jail.disk_bytes,
+        }),
+    });
     let confinement = Confinement {
         _workdir: host_workdir,
         _uid: uid,
         cgroup,
         report: Some(report),
+        keep,
     };
     let listener = match &listener_rx {
-        Some(rx) => match jail::receive_listener(rx) {
+        Some(rx) => match jail::receive_fd(rx) {
             Ok(fd) => Some(fd),
             Err(e) => {
                 kill_group(Pid::from_raw(pid));
@@ -455,12 +564,21 @@ fn spawn_unconfined(
         source,
     })?;
     let pid = child.id().map(|p| p as i32).unwrap_or(0);
+    let keep = cfg.keep_files.clone().map(|dest| KeepFiles {
+        src: workdir.clone(),
+        _fd: None,
+        dest,
+        cap: cfg.jail.disk_bytes,
+    });
     Ok(Sandboxed {
         child,
         pgid: Pid::from_raw(pid),
         confinement: Confinement {
             _workdir: tmp,
-            ..Confinement::default()
+            _uid: None,
+            cgroup: None,
+            report: None,
+            keep,
         },
         listener: None,
     })

@@ -200,3 +200,39 @@ async fn a_folder_the_bots_uid_cannot_read_is_named_with_the_uid() {
     std::fs::set_permissions(bot.join("main.py"), std::fs::Permissions::from_mode(0o644)).unwrap();
     check_mounts(&line, &cfg).expect("readable now");
 }
+
+/// `keep_files`: the working folder of a bot killed mid-match (a timeout) is copied out; a link
+/// it planted to a host file is not followed.
+#[tokio::test]
+async fn a_killed_bots_working_folder_is_kept_without_following_its_links() {
+    for level in [SandboxLevel::Best, SandboxLevel::Off] {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("secret");
+        std::fs::write(&secret, "host only").unwrap();
+        let mut cfg = SandboxConfig::default();
+        cfg.jail.level = level;
+        cfg.keep_files = Some(dir.path().join("kept"));
+        let script = format!(
+            "mkdir -p sub && echo partial > sub/log.txt && ln -s {} link && echo up && sleep 30",
+            secret.display()
+        );
+        let mut bot = BotProcess::spawn(&argv(&["sh", "-c", &script]), &cfg).unwrap();
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+        assert!(matches!(
+            bot.read_line(deadline).await,
+            kakehiki_agent::ReadOutcome::Line(_)
+        ));
+        bot.kill();
+        bot.finish(std::time::Duration::ZERO).await;
+        let kept = dir.path().join("kept");
+        assert_eq!(
+            std::fs::read_to_string(kept.join("sub/log.txt")).unwrap(),
+            "partial\n",
+            "{level}"
+        );
+        assert!(
+            std::fs::symlink_metadata(kept.join("link")).is_err(),
+            "{level}: a link is not copied"
+        );
+    }
+}

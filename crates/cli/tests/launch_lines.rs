@@ -142,3 +142,61 @@ fn check_takes_plays_sandbox_flags_and_seat_dir_counts_from_0() {
         text(&out)
     );
 }
+
+#[test]
+fn keep_seat_files_copies_each_process_seats_working_folder_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Seat 0 logs into its working folder and plays; seat 2 logs, then crashes at once.
+    let bot = d.join("logging_bot.py");
+    std::fs::write(
+        &bot,
+        format!(
+            "import os\nos.makedirs('logs', exist_ok=True)\nopen('logs/bot.log', 'w').write('seat 0 was here\\n')\n{}",
+            nac_example()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&bot, std::fs::Permissions::from_mode(0o644)).unwrap();
+    for level in ["best", "off"] {
+        let kept = d.join(format!("kept-{level}"));
+        let out = kakehiki(d)
+            .args(["play", "nac", "--seat", "cmd:python3 logging_bot.py"])
+            .args(["--seat", "builtin:random"])
+            .args([
+                "--seat",
+                "cmd:sh -c 'echo about to crash > crash.log; exit 3'",
+            ])
+            .args([
+                "--seat",
+                "builtin:random",
+                "--seed",
+                "5",
+                "--sandbox",
+                level,
+            ])
+            .arg("--keep-seat-files")
+            .arg(format!("kept-{level}"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{level}: {}", text(&out));
+        let log = std::fs::read_to_string(kept.join("seat-0/logs/bot.log"));
+        assert_eq!(
+            log.ok().as_deref(),
+            Some("seat 0 was here\n"),
+            "{level}: {}",
+            text(&out)
+        );
+        let crash = std::fs::read_to_string(kept.join("seat-2/crash.log"));
+        assert_eq!(
+            crash.ok().as_deref(),
+            Some("about to crash\n"),
+            "{level}: {}",
+            text(&out)
+        );
+        assert!(
+            !kept.join("seat-1").exists(),
+            "a built-in seat has no folder"
+        );
+    }
+}

@@ -38,7 +38,7 @@ use serde::Serialize;
 
 pub(crate) use cgroup::{Cgroup, CpuQuota};
 pub(crate) use launch::{bot_uid, check as check_launch};
-pub(crate) use plan::{bot_mounts, prepare, receive_listener, Prepared, SeatNet};
+pub(crate) use plan::{bot_mounts, prepare, receive_fd, Prepared, SeatNet};
 pub(crate) use uid::UidLease;
 
 /// How much confinement a referee demands.

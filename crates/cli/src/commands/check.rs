@@ -194,6 +194,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         if let Some(dir) = spec.sandbox.jail.seat_dirs.remove(&0) {
             spec.sandbox.jail.seat_dirs.insert(seat, dir);
         }
+        if let Some(dir) = &sandbox.keep_seat_files {
+            spec.sandbox.keep_seat_files = Some(dir.join(format!("seed-{seed}")));
+        }
         spec.rules = args.rules.clone();
         spec.options = case.options.clone();
         if !args.json {

@@ -102,6 +102,12 @@ pub struct SandboxArgs {
     /// cpu layer is in force. An error where the quota cannot be applied.
     #[arg(long, value_name = "CPUS", value_parser = parse_cpus_arg, allow_negative_numbers = true)]
     pub cpus_per_bot: Option<u32>,
+    /// After the match, copy each process seat's working folder (its private /tmp, where a bot
+    /// writes its logs) to DIR/seat-N/ (N from 0), at most --disk-mib of it, however the bot
+    /// ended (also after a crash or a timeout). `check` keeps each match's under
+    /// DIR/seed-S/seat-N/.
+    #[arg(long, value_name = "DIR")]
+    pub keep_seat_files: Option<PathBuf>,
 }
 
 fn parse_cpus_arg(text: &str) -> Result<u32, String> {
@@ -150,6 +156,16 @@ impl SandboxArgs {
             cfg.jail.ro_paths.push(p);
         }
         cfg.env_passthrough.extend(self.pass_env.iter().cloned());
+        if let Some(dir) = &self.keep_seat_files {
+            let dir = cwd.join(dir);
+            kakehiki_core::private_files::create_dir_all(&dir)
+                .with_context(|| format!("--keep-seat-files: cannot create {}", dir.display()))?;
+            cfg.jail.denied.push(DeniedPath::new(
+                &dir,
+                "the seats' kept working folders (--keep-seat-files)",
+            ));
+            cfg.keep_seat_files = Some(dir);
+        }
         cfg.limits.cpu_seconds = nonzero(self.cpu_seconds);
         cfg.limits.memory_bytes = nonzero(self.memory_mib).map(|m| m << 20);
         cfg.limits.processes = nonzero(self.max_processes);
