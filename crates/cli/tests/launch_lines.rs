@@ -200,3 +200,52 @@ fn keep_seat_files_copies_each_process_seats_working_folder_out() {
         );
     }
 }
+
+#[test]
+fn a_launch_line_that_enters_a_hidden_folder_is_refused_with_the_flag_that_shows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bot = bot_folder(d);
+    std::fs::write(bot.join("a.out"), "#!/bin/sh\nexec python3 main.py\n").unwrap();
+    std::fs::set_permissions(bot.join("a.out"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let line = format!("cmd:sh -c 'cd {} && ./a.out'", bot.display());
+    let out = kakehiki(d)
+        .args(["play", "nac", "--seat", &line, "--fill", "builtin:random"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("names the folder {}", bot.display())),
+        "{err}"
+    );
+    assert!(
+        err.contains("--seat-dir N=DIR") && err.contains("--ro-path"),
+        "{err}"
+    );
+    // The same in check, before any match.
+    let out = kakehiki(d)
+        .args(["check", "nac", "--seat", &line])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!("names the folder {}", bot.display())),
+        "{}",
+        text(&out)
+    );
+    // As the seat's folder, it runs.
+    let out = kakehiki(d)
+        .args([
+            "play",
+            "nac",
+            "--seat",
+            "cmd:./a.out",
+            "--fill",
+            "builtin:random",
+        ])
+        .args(["--seat-dir", &format!("0={}", bot.display()), "--strict"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}

@@ -142,6 +142,11 @@ fn check_program_in_path(name: &str, cfg: &SandboxConfig, vis: &Visible) -> Resu
     } else {
         hit.parent().unwrap_or(&hit).to_path_buf()
     };
+    // A `bin` folder's installation is what a program needs (`/opt/python/bin` → `/opt/python`).
+    let flag_path = match folder.parent() {
+        Some(prefix) if folder.file_name().is_some_and(|n| n == "bin") => prefix.to_path_buf(),
+        _ => folder.clone(),
+    };
     let mut msg = format!(
         "{name:?} is {} on this machine{}, but its folder {} is not visible inside the sandbox \
          (it shows only {}): add --ro-path {}",
@@ -153,7 +158,7 @@ fn check_program_in_path(name: &str, cfg: &SandboxConfig, vis: &Visible) -> Resu
         },
         folder.display(),
         shown_list(),
-        folder.display()
+        flag_path.display()
     );
     if let Some((interp, arg)) = shebang(&real) {
         msg.push_str(&format!(
@@ -235,7 +240,10 @@ fn check_shell_folders(
                     p.display()
                 )));
             }
-            if !token.starts_with('/') && cfg.jail.seat_dir.is_none() {
+            if !token.starts_with('/')
+                && !matches!(*token, "." | ".." | "-")
+                && cfg.jail.seat_dir.is_none()
+            {
                 if let Ok(cwd) = std::env::current_dir() {
                     let host = super::normalize(&cwd.join(token));
                     if host.is_dir() {
