@@ -306,23 +306,45 @@ struct KeepFiles {
     _fd: Option<std::os::fd::OwnedFd>,
     dest: PathBuf,
     cap: u64,
+    /// Paths (relative to the working folder) that are mount points of the jail's skeleton, not
+    /// the bot's files: what the bot is shown that lies in the host's `/tmp`.
+    mount_points: Vec<PathBuf>,
 }
 
 impl KeepFiles {
-    fn from_fd(fd: std::os::fd::OwnedFd, dest: PathBuf, cap: u64) -> KeepFiles {
+    fn from_fd(fd: std::os::fd::OwnedFd, dest: PathBuf, cap: u64, shown: &[PathBuf]) -> KeepFiles {
         use std::os::fd::AsRawFd;
         KeepFiles {
             src: PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd())),
             _fd: Some(fd),
             dest,
             cap,
+            mount_points: shown
+                .iter()
+                .filter_map(|p| p.strip_prefix("/tmp").ok())
+                .map(Path::to_path_buf)
+                .collect(),
         }
     }
 
     fn copy_out(self) {
+        use std::os::unix::fs::MetadataExt;
         let mut left = self.cap;
         let mut skipped = Vec::new();
-        if let Err(e) = copy_tree(&self.src, &self.dest, &mut left, &mut skipped, 0) {
+        // The working folder's own file system: what is mounted on it (the bot's program, bound
+        // under the private /tmp when it lives in the host's /tmp) is not the bot's writing.
+        let dev = std::fs::metadata(&self.src).map(|m| m.dev()).unwrap_or(0);
+        let walk = Walk {
+            dev,
+            mount_points: &self.mount_points,
+        };
+        if let Err(e) = walk.copy(
+            &self.src,
+            &self.dest,
+            Path::new(""),
+            &mut left,
+            &mut skipped,
+        ) {
             tracing::warn!(
                 "cannot copy the bot's working folder to {}: {e}",
                 self.dest.display()
@@ -344,37 +366,50 @@ impl KeepFiles {
 /// Copy the regular files and folders of `src` into `dest` (created), at most `left` bytes;
 /// symbolic links are never followed (a bot's link to a host file copies nothing), and special
 /// files are skipped. What is not copied is named in `skipped`.
-fn copy_tree(
-    src: &Path,
-    dest: &Path,
-    left: &mut u64,
-    skipped: &mut Vec<String>,
-    depth: usize,
-) -> io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::create_dir_all(dest)?;
-    for entry in std::fs::read_dir(src)? {
-        let entry = entry?;
-        let name = entry.file_name();
-        let from = src.join(&name);
-        let to = dest.join(&name);
-        let meta = std::fs::symlink_metadata(&from)?;
-        if meta.is_dir() && depth < 64 {
-            copy_tree(&from, &to, left, skipped, depth + 1)?;
-        } else if meta.is_file() && meta.len() <= *left {
-            let mut input = std::fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-                .open(&from)?;
-            let _ = std::fs::remove_file(&to);
-            let mut output = std::fs::File::create(&to)?;
-            let n = io::copy(&mut io::Read::take(&mut input, *left), &mut output)?;
-            *left -= n;
-        } else {
-            skipped.push(to.display().to_string());
+struct Walk<'a> {
+    /// The working folder's file system: what is mounted on it is not the bot's writing.
+    dev: u64,
+    mount_points: &'a [PathBuf],
+}
+
+impl Walk<'_> {
+    fn copy(
+        &self,
+        src: &Path,
+        dest: &Path,
+        rel: &Path,
+        left: &mut u64,
+        skipped: &mut Vec<String>,
+    ) -> io::Result<()> {
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+        std::fs::create_dir_all(dest)?;
+        for entry in std::fs::read_dir(src)? {
+            let entry = entry?;
+            let name = entry.file_name();
+            let (from, to, rel) = (src.join(&name), dest.join(&name), rel.join(&name));
+            let meta = std::fs::symlink_metadata(&from)?;
+            if meta.dev() != self.dev || self.mount_points.contains(&rel) {
+                continue;
+            }
+            if meta.is_dir() && rel.components().count() < 64 {
+                self.copy(&from, &to, &rel, left, skipped)?;
+                // A folder left empty held only mount points (the jail's skeleton).
+                let _ = std::fs::remove_dir(&to);
+            } else if meta.is_file() && meta.len() <= *left {
+                let mut input = std::fs::OpenOptions::new()
+                    .read(true)
+                    .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+                    .open(&from)?;
+                let _ = std::fs::remove_file(&to);
+                let mut output = std::fs::File::create(&to)?;
+                let n = io::copy(&mut io::Read::take(&mut input, *left), &mut output)?;
+                *left -= n;
+            } else {
+                skipped.push(to.display().to_string());
+            }
         }
+        Ok(())
     }
-    Ok(())
 }
 
 impl Confinement {
@@ -490,7 +525,10 @@ fn spawn_sandboxed(
     let pid = child.id().map(|p| p as i32).unwrap_or(0);
     let keep = cfg.keep_files.clone().and_then(|dest| match &tmp_rx {
         Some(rx) => match jail::receive_fd(rx) {
-            Ok(fd) => Some(KeepFiles::from_fd(fd, dest, cfg.jail.disk_bytes)),
+            Ok(fd) => {
+                let shown = jail::bot_mounts(&argv, cfg).unwrap_or_default();
+                Some(KeepFiles::from_fd(fd, dest, cfg.jail.disk_bytes, &shown))
+            }
             Err(e) => {
                 tracing::warn!("the bot's working folder will not be kept: {e}");
                 None
@@ -501,6 +539,7 @@ fn spawn_sandboxed(
             _fd: None,
             dest,
             cap: cfg.jail.disk_bytes,
+            mount_points: Vec::new(),
         }),
     });
     let confinement = Confinement {
@@ -569,6 +608,7 @@ fn spawn_unconfined(
         _fd: None,
         dest,
         cap: cfg.jail.disk_bytes,
+        mount_points: Vec::new(),
     });
     Ok(Sandboxed {
         child,

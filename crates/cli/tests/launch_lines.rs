@@ -198,6 +198,12 @@ fn keep_seat_files_copies_each_process_seats_working_folder_out() {
             !kept.join("seat-1").exists(),
             "a built-in seat has no folder"
         );
+        // Only what the bot wrote: not the mount points of what it was shown.
+        let names: Vec<String> = std::fs::read_dir(kept.join("seat-0"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["logs"], "{level}");
     }
 }
 
