@@ -44,6 +44,11 @@ pub enum SpawnError {
         step: &'static str,
         source: io::Error,
     },
+    /// The launch line cannot work in the sandbox: what is missing there and the flag that
+    /// adds it (a program found only in a folder the sandbox does not show, a folder a shell
+    /// command enters, classpath entries, a file the bot's uid cannot read).
+    #[error("the launch line cannot work in the sandbox: {0}")]
+    Launch(String),
     /// The machine refused a resource (pipes, descriptors, memory).
     #[error("cannot start the bot: {0}")]
     Host(io::Error),
@@ -75,7 +80,7 @@ impl SpawnError {
     /// host fault must not be scored as a loss.
     pub fn is_host_fault(&self) -> bool {
         match self {
-            SpawnError::EmptyCommand | SpawnError::Denied { .. } => false,
+            SpawnError::EmptyCommand | SpawnError::Denied { .. } | SpawnError::Launch(_) => false,
             SpawnError::Workdir(_)
             | SpawnError::SandboxUnavailable(_)
             | SpawnError::CpuQuotaUnavailable(_)
@@ -237,8 +242,8 @@ fn resolve_args(argv: &[String], base: Option<&Path>) -> Vec<String> {
 
 /// What a bot started with `argv` under `cfg` would be shown besides the system directories
 /// (the files and folders mounted read-only into its jail, or allowed by Landlock), or why that
-/// is refused ([`SpawnError::Denied`]): the check spawning makes, for a pre-flight that starts
-/// nothing. Empty under `SandboxLevel::Off`, where nothing is mounted.
+/// is refused ([`SpawnError::Denied`], or [`SpawnError::Launch`] for a launch line that cannot
+/// work in the sandbox): the check spawning makes, for a pre-flight that starts nothing. Empty under `SandboxLevel::Off`, where nothing is mounted.
 pub fn check_mounts(
     argv: &[String],
     cfg: &SandboxConfig,
@@ -249,7 +254,12 @@ pub fn check_mounts(
     if cfg.jail.level == SandboxLevel::Off {
         return Ok(Vec::new());
     }
-    jail::bot_mounts(&resolve_args(argv, cfg.jail.seat_dir.as_deref()), cfg)
+    let argv = resolve_args(argv, cfg.jail.seat_dir.as_deref());
+    let mounts = jail::bot_mounts(&argv, cfg)?;
+    let report = SandboxReport::for_jail(&cfg.jail);
+    let uid = jail::bot_uid(&report, cfg.jail.uid_base);
+    jail::check_launch(&argv, cfg, &mounts, &report, uid)?;
+    Ok(mounts)
 }
 
 pub(crate) fn apply_limits(limits: &ResourceLimits) -> io::Result<()> {
@@ -275,6 +285,131 @@ struct Confinement {
     _uid: Option<UidLease>,
     cgroup: Option<Cgroup>,
     report: Option<SandboxReport>,
+    /// Where the working folder is copied when the bot ends (`--keep-seat-files`).
+    keep: Option<KeepFiles>,
+}
+
+impl Drop for Confinement {
+    fn drop(&mut self) {
+        // Before the working directory (a field) is removed; the bot's group is dead by now.
+        if let Some(keep) = self.keep.take() {
+            keep.copy_out();
+        }
+    }
+}
+
+/// A bot's working folder to copy out when it ends: a host directory, or its private `/tmp`
+/// held open by a descriptor (the tmpfs lives as long as the descriptor, after the bot's
+/// namespace is gone).
+struct KeepFiles {
+    src: PathBuf,
+    _fd: Option<std::os::fd::OwnedFd>,
+    dest: PathBuf,
+    cap: u64,
+    /// Paths (relative to the working folder) that are mount points of the jail's skeleton, not
+    /// the bot's files: what the bot is shown that lies in the host's `/tmp`.
+    mount_points: Vec<PathBuf>,
+}
+
+impl KeepFiles {
+    fn from_fd(fd: std::os::fd::OwnedFd, dest: PathBuf, cap: u64, shown: &[PathBuf]) -> KeepFiles {
+        use std::os::fd::AsRawFd;
+        KeepFiles {
+            src: PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd())),
+            _fd: Some(fd),
+            dest,
+            cap,
+            mount_points: shown
+                .iter()
+                .filter_map(|p| p.strip_prefix("/tmp").ok())
+                .map(Path::to_path_buf)
+                .collect(),
+        }
+    }
+
+    fn copy_out(self) {
+        use std::os::unix::fs::MetadataExt;
+        let mut left = self.cap;
+        let mut skipped = Vec::new();
+        // The working folder's own file system: what is mounted on it (the bot's program, bound
+        // under the private /tmp when it lives in the host's /tmp) is not the bot's writing.
+        let dev = std::fs::metadata(&self.src).map(|m| m.dev()).unwrap_or(0);
+        let walk = Walk {
+            dev,
+            mount_points: &self.mount_points,
+        };
+        if let Err(e) = walk.copy(
+            &self.src,
+            &self.dest,
+            Path::new(""),
+            &mut left,
+            &mut skipped,
+        ) {
+            tracing::warn!(
+                "cannot copy the bot's working folder to {}: {e}",
+                self.dest.display()
+            );
+        }
+        if !skipped.is_empty() {
+            tracing::warn!(
+                "{}: {} not copied (over the seat's disk budget of {} bytes, or not a regular \
+                 file or folder): {}",
+                self.dest.display(),
+                skipped.len(),
+                self.cap,
+                skipped.join(", ")
+            );
+        }
+    }
+}
+
+/// Copy the regular files and folders of `src` into `dest` (created), at most `left` bytes;
+/// symbolic links are never followed (a bot's link to a host file copies nothing), and special
+/// files are skipped. What is not copied is named in `skipped`.
+struct Walk<'a> {
+    /// The working folder's file system: what is mounted on it is not the bot's writing.
+    dev: u64,
+    mount_points: &'a [PathBuf],
+}
+
+impl Walk<'_> {
+    fn copy(
+        &self,
+        src: &Path,
+        dest: &Path,
+        rel: &Path,
+        left: &mut u64,
+        skipped: &mut Vec<String>,
+    ) -> io::Result<()> {
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+        std::fs::create_dir_all(dest)?;
+        for entry in std::fs::read_dir(src)? {
+            let entry = entry?;
+            let name = entry.file_name();
+            let (from, to, rel) = (src.join(&name), dest.join(&name), rel.join(&name));
+            let meta = std::fs::symlink_metadata(&from)?;
+            if meta.dev() != self.dev || self.mount_points.contains(&rel) {
+                continue;
+            }
+            if meta.is_dir() && rel.components().count() < 64 {
+                self.copy(&from, &to, &rel, left, skipped)?;
+                // A folder left empty held only mount points (the jail's skeleton).
+                let _ = std::fs::remove_dir(&to);
+            } else if meta.is_file() && meta.len() <= *left {
+                let mut input = std::fs::OpenOptions::new()
+                    .read(true)
+                    .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+                    .open(&from)?;
+                let _ = std::fs::remove_file(&to);
+                let mut output = std::fs::File::create(&to)?;
+                let n = io::copy(&mut io::Read::take(&mut input, *left), &mut output)?;
+                *left -= n;
+            } else {
+                skipped.push(to.display().to_string());
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Confinement {
@@ -349,6 +484,8 @@ fn spawn_sandboxed(
         home,
         listener_rx,
         listener_tx,
+        tmp_rx,
+        tmp_tx,
     } = prepared;
     let mut std_cmd = bot_command(&argv, cfg, &home, stdin);
     // SAFETY: the closure runs in the forked child before exec and only makes system calls on
@@ -361,6 +498,7 @@ fn spawn_sandboxed(
     let spawned = cmd.spawn();
     drop(status_tx);
     drop(listener_tx);
+    drop(tmp_tx);
     let failed_step = jail::read_status(&status_rx);
     let child = match (spawned, failed_step) {
         (Ok(child), None) => child,
@@ -385,14 +523,34 @@ fn spawn_sandboxed(
         }
     };
     let pid = child.id().map(|p| p as i32).unwrap_or(0);
+    let keep = cfg.keep_files.clone().and_then(|dest| match &tmp_rx {
+        Some(rx) => match jail::receive_fd(rx) {
+            Ok(fd) => {
+                let shown = jail::bot_mounts(&argv, cfg).unwrap_or_default();
+                Some(KeepFiles::from_fd(fd, dest, cfg.jail.disk_bytes, &shown))
+            }
+            Err(e) => {
+                tracing::warn!("the bot's working folder will not be kept: {e}");
+                None
+            }
+        },
+        None => Some(KeepFiles {
+            src: home.clone(),
+            _fd: None,
+            dest,
+            cap: cfg.jail.disk_bytes,
+            mount_points: Vec::new(),
+        }),
+    });
     let confinement = Confinement {
         _workdir: host_workdir,
         _uid: uid,
         cgroup,
         report: Some(report),
+        keep,
     };
     let listener = match &listener_rx {
-        Some(rx) => match jail::receive_listener(rx) {
+        Some(rx) => match jail::receive_fd(rx) {
             Ok(fd) => Some(fd),
             Err(e) => {
                 kill_group(Pid::from_raw(pid));
@@ -445,12 +603,22 @@ fn spawn_unconfined(
         source,
     })?;
     let pid = child.id().map(|p| p as i32).unwrap_or(0);
+    let keep = cfg.keep_files.clone().map(|dest| KeepFiles {
+        src: workdir.clone(),
+        _fd: None,
+        dest,
+        cap: cfg.jail.disk_bytes,
+        mount_points: Vec::new(),
+    });
     Ok(Sandboxed {
         child,
         pgid: Pid::from_raw(pid),
         confinement: Confinement {
             _workdir: tmp,
-            ..Confinement::default()
+            _uid: None,
+            cgroup: None,
+            report: None,
+            keep,
         },
         listener: None,
     })

@@ -60,6 +60,14 @@ pub struct SandboxConfig {
     pub workdir: Option<PathBuf>,
     /// The confinement layers (uid, namespaces, Landlock, cgroup, seccomp) and their settings.
     pub jail: JailConfig,
+    /// Where every process seat's working folder is copied when its process ends
+    /// (`play --keep-seat-files DIR`): seat N's to `DIR/seat-N/`, set by
+    /// [`SandboxConfig::for_seat`].
+    pub keep_seat_files: Option<PathBuf>,
+    /// Where this process's working folder (its private `/tmp`) is copied when it ends, however
+    /// it ends (exit, crash, timeout, kill), at most `jail.disk_bytes` of it. Symbolic links and
+    /// special files are not copied.
+    pub keep_files: Option<PathBuf>,
 }
 
 impl Default for SandboxConfig {
@@ -77,6 +85,8 @@ impl Default for SandboxConfig {
             env: Vec::new(),
             workdir: None,
             jail: JailConfig::default(),
+            keep_seat_files: None,
+            keep_files: None,
         }
     }
 }
@@ -87,6 +97,9 @@ impl SandboxConfig {
         let mut cfg = self.clone();
         if let Some(dir) = self.jail.seat_dirs.get(&seat) {
             cfg.jail.seat_dir = Some(dir.clone());
+        }
+        if let Some(root) = &self.keep_seat_files {
+            cfg.keep_files = Some(root.join(format!("seat-{seat}")));
         }
         if let Some(vars) = self.jail.seat_env.get(&seat) {
             cfg.env_passthrough.extend(vars.iter().cloned());

@@ -307,3 +307,31 @@ fn bad_input_gives_clear_errors_and_stores_nothing() {
     let err = fails(&["contest", "standings", "ok", "--db", "junk.sqlite"], d);
     assert!(err.contains("junk.sqlite"), "{err}");
 }
+
+#[test]
+fn a_run_refused_by_the_preflight_creates_no_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut text = std::fs::read_to_string(nac_contest(d, "typo", 4)).unwrap();
+    text = text.replace("seat = \"builtin:strong\"", "seat = \"cmd:./no-such-bot\"");
+    std::fs::write(d.join("typo.toml"), text).unwrap();
+    let err = fails(
+        &[
+            "contest",
+            "run",
+            "typo.toml",
+            "--db",
+            "mistyped.sqlite",
+            "--quiet",
+        ],
+        d,
+    );
+    assert!(err.contains("no-such-bot"), "{err}");
+    for f in [
+        "mistyped.sqlite",
+        "mistyped.sqlite-wal",
+        "mistyped.sqlite.lock",
+    ] {
+        assert!(!d.join(f).exists(), "a refused run created {f}: {err}");
+    }
+}

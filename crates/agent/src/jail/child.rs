@@ -44,10 +44,11 @@ pub(crate) enum Stage {
     Landlock,
     Seccomp,
     SeatListener,
+    KeepFiles,
 }
 
 impl Stage {
-    const ALL: [Stage; 23] = [
+    const ALL: [Stage; 24] = [
         Stage::Limits,
         Stage::DeathSignal,
         Stage::EnterCgroup,
@@ -71,6 +72,7 @@ impl Stage {
         Stage::Landlock,
         Stage::Seccomp,
         Stage::SeatListener,
+        Stage::KeepFiles,
     ];
 
     pub fn from_u8(b: u8) -> Option<Stage> {
@@ -102,6 +104,9 @@ impl Stage {
             Stage::Landlock => "enforcing Landlock",
             Stage::Seccomp => "installing the seccomp filter",
             Stage::SeatListener => "opening the seat's listener in the bot's network namespace",
+            Stage::KeepFiles => {
+                "handing the bot's working folder to the referee (--keep-seat-files)"
+            }
         }
     }
 }
@@ -141,6 +146,9 @@ pub(crate) struct ChildPlan {
     /// The seat's own network: a listener opened inside the bot's new network namespace and
     /// sent to the referee before the bot runs.
     pub seat_listener: Option<SeatListen>,
+    /// The bot's end of a Unix socket pair through which its private `/tmp` is sent to the
+    /// referee (a directory descriptor, so its files can be copied out after the match).
+    pub tmp_chan: Option<i32>,
 }
 
 /// The listener of a seat whose bot has a network namespace of its own: the only thing on its
@@ -277,6 +285,9 @@ pub(crate) fn run(plan: &mut ChildPlan) -> io::Result<()> {
         // The namespace's first process: dies with the keeper.
         step(Stage::DeathSignal, die_with_parent())?;
         build_root(ns, st)?;
+        if let Some(chan) = plan.tmp_chan {
+            step(Stage::KeepFiles, send_tmp(chan))?;
+        }
     }
     if let Some(cwd) = &plan.cwd {
         // SAFETY: chdir(2) with a C string.
@@ -475,6 +486,31 @@ fn open_seat_listener(seat: &SeatListen) -> io::Result<()> {
         let err = io::Error::last_os_error();
         libc::close(l);
         libc::close(seat.chan);
+        if r < 0 {
+            return Err(err);
+        }
+    }
+    Ok(())
+}
+
+/// Send a descriptor of the private `/tmp` (the working folder) over `chan` and close both: the
+/// referee keeps the tmpfs alive through it after the namespace is gone.
+fn send_tmp(chan: i32) -> io::Result<()> {
+    // SAFETY: open/sendmsg/close on a static path and descriptors we own; no allocation.
+    unsafe {
+        let fd = libc::open(
+            c"/tmp".as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        );
+        if fd < 0 {
+            let err = io::Error::last_os_error();
+            libc::close(chan);
+            return Err(err);
+        }
+        let r = send_fd(chan, fd);
+        let err = io::Error::last_os_error();
+        libc::close(fd);
+        libc::close(chan);
         if r < 0 {
             return Err(err);
         }

@@ -26,6 +26,7 @@
 mod cgroup;
 mod child;
 mod filters;
+mod launch;
 mod plan;
 mod uid;
 
@@ -36,7 +37,8 @@ use std::sync::OnceLock;
 use serde::Serialize;
 
 pub(crate) use cgroup::{Cgroup, CpuQuota};
-pub(crate) use plan::{bot_mounts, prepare, receive_listener, Prepared, SeatNet};
+pub(crate) use launch::{bot_uid, check as check_launch};
+pub(crate) use plan::{bot_mounts, prepare, receive_fd, Prepared, SeatNet};
 pub(crate) use uid::UidLease;
 
 /// How much confinement a referee demands.

@@ -15,7 +15,7 @@ use crate::SpawnError;
 
 /// System directories every bot may read and execute. Nothing under `/opt`, `/home`, `/root`
 /// or `/srv` is mounted unless the command line or `--ro-path` names it.
-const SYSTEM_DIRS: &[&str] = &[
+pub(super) const SYSTEM_DIRS: &[&str] = &[
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
 ];
 
@@ -57,6 +57,10 @@ pub(crate) struct Prepared {
     pub listener_rx: Option<OwnedFd>,
     /// The keeper's end of that pair: the referee closes its copy once spawning is over.
     pub listener_tx: Option<OwnedFd>,
+    /// With `keep_files` and a private root: the referee's end of the pair the bot's `/tmp`
+    /// arrives on, and the bot's end (closed by the referee once spawning is over).
+    pub tmp_rx: Option<OwnedFd>,
+    pub tmp_tx: Option<OwnedFd>,
 }
 
 fn cstr(p: &Path) -> Result<CString, SpawnError> {
@@ -312,7 +316,7 @@ fn fd_channel() -> Result<(OwnedFd, OwnedFd), SpawnError> {
 /// Take the listener the keeper sent over `rx` (it was sent before the bot's `exec`, so by the
 /// time spawning is over it is there or never will be). The keeper's side is raw `sendmsg`
 /// (`child::send_fd`): between fork and exec nothing may allocate.
-pub(crate) fn receive_listener(rx: &OwnedFd) -> std::io::Result<OwnedFd> {
+pub(crate) fn receive_fd(rx: &OwnedFd) -> std::io::Result<OwnedFd> {
     use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags, UnixAddr};
     use std::os::fd::AsRawFd;
     let mut byte = [0u8; 1];
@@ -367,6 +371,12 @@ pub(crate) fn prepare(
     } else {
         None
     };
+    // A launch line that cannot work in the sandbox is refused with what is missing.
+    let bot_uid = match &uid {
+        Some(lease) => Some(lease.uid),
+        None => super::launch::bot_uid(&report, jail.uid_base),
+    };
+    super::launch::check(argv, cfg, &ro_paths, &report, bot_uid)?;
     let cgroup = if on(Layer::Cgroup) {
         let mem = cfg.limits.memory_bytes.unwrap_or(4 << 30);
         let pids = cfg.limits.processes.unwrap_or(4096);
@@ -596,6 +606,12 @@ pub(crate) fn prepare(
         }
         _ => (None, None),
     };
+    let (tmp_rx, tmp_tx) = if cfg.keep_files.is_some() && namespaces {
+        let (rx, tx) = fd_channel()?;
+        (Some(rx), Some(tx))
+    } else {
+        (None, None)
+    };
     let last_cap = std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
         .ok()
         .and_then(|s| s.trim().parse().ok())
@@ -621,6 +637,7 @@ pub(crate) fn prepare(
             port: *port,
             chan: tx.as_raw_fd(),
         }),
+        tmp_chan: tmp_tx.as_ref().map(|tx| tx.as_raw_fd()),
     };
     Ok((
         Prepared {
@@ -633,6 +650,8 @@ pub(crate) fn prepare(
             home,
             listener_rx,
             listener_tx: seat_listener.map(|(_, tx)| tx),
+            tmp_rx,
+            tmp_tx,
         },
         status_tx,
     ))

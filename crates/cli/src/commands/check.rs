@@ -14,7 +14,7 @@ use kakehiki_core::{SeatError, SeatSpec};
 use kakehiki_referee::{find_game, MatchSpec};
 use serde::Serialize;
 
-use super::play::{parse_options, stderr_tails};
+use super::play::{parse_options, stderr_tails, SandboxArgs};
 use crate::exit;
 
 #[derive(Args, Debug)]
@@ -41,6 +41,10 @@ pub struct CheckArgs {
     /// `warnings`, `stderr_tail`; `timings` per kind of request; `warnings`.
     #[arg(long)]
     pub json: bool,
+    /// The same sandbox flags as `play`. Your bot is the one process seat: its folder is
+    /// `--seat-dir 0=DIR`, given to it in whichever seat it plays.
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
 }
 
 #[derive(Debug, Serialize)]
@@ -110,6 +114,13 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     };
     let options = parse_options(&args.options)?;
     let n = gt.default_seats;
+    // Your bot's sandbox (its folder as seat 0), moved to the seat it plays in each match.
+    let sandbox = args.sandbox.config(1)?;
+    if let SeatSpec::Cmd(argv) | SeatSpec::TcpCmd(argv) = &args.seat {
+        // A launch line that cannot work in the sandbox is one error, not one per match.
+        kakehiki_agent::check_mounts(argv, &sandbox.for_seat(0))
+            .context("your bot cannot be started")?;
+    }
     // The cases: the bot in the first and in the last seat with several seeds, then (where the
     // game allows a silent process opponent) against an opponent that never answers in time.
     struct Case {
@@ -197,6 +208,15 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
             })
             .collect();
         let mut spec = MatchSpec::new(&args.game, seed, seats);
+        let bot_env = std::mem::take(&mut spec.sandbox.env);
+        spec.sandbox = sandbox.clone();
+        spec.sandbox.env.extend(bot_env);
+        if let Some(dir) = spec.sandbox.jail.seat_dirs.remove(&0) {
+            spec.sandbox.jail.seat_dirs.insert(seat, dir);
+        }
+        if let Some(dir) = &sandbox.keep_seat_files {
+            spec.sandbox.keep_seat_files = Some(dir.join(format!("seed-{seed}")));
+        }
         spec.rules = args.rules.clone();
         spec.options = case.options.clone();
         if !args.json {

@@ -10,7 +10,8 @@ use anyhow::{bail, Context};
 use clap::{Args, Subcommand, ValueEnum};
 use kakehiki_contest::{
     compute_standings, coordinate, load_results, preflight, run_local, store_files,
-    stored_definition, Arena, ContestDef, OutputFormat, RefereeArena, RunOptions, RunSummary,
+    stored_definition, Arena, ContestDef, MatchJob, OutputFormat, PlayError, Played, RefereeArena,
+    RunOptions, RunSummary,
 };
 use kakehiki_store::{open_store, open_store_read_only, redact_url, Store};
 
@@ -188,8 +189,11 @@ fn run_contest(args: RunArgs) -> anyhow::Result<u8> {
         coordinate(&def, &connect, &opts, Duration::from_millis(500))
             .with_context(|| format!("coordinating on {}", redact_url(url)))?
     } else {
+        // The pre-flight runs before the store is opened: a refused run (a typo in a launch
+        // line) creates no database file, at a mistyped path or anywhere else.
+        preflight(&RefereeArena, &def, &opts.store_files)?;
         let store = args.store.open()?;
-        run_local(&def, store, Arc::new(RefereeArena), &opts)?
+        run_local(&def, store, Arc::new(Prechecked(RefereeArena)), &opts)?
     };
     report_summary(&def, &summary);
     if !args.no_standings {
@@ -205,6 +209,20 @@ fn run_contest(args: RunArgs) -> anyhow::Result<u8> {
     } else {
         exit::FAILURE
     })
+}
+
+/// An arena whose entrants already passed the pre-flight: `run_local` does not start them a
+/// second time.
+struct Prechecked<A>(A);
+
+impl<A: Arena> Arena for Prechecked<A> {
+    fn game_type(&self, game: &str) -> Result<&'static kakehiki_core::GameType, String> {
+        self.0.game_type(game)
+    }
+
+    fn play(&self, job: &MatchJob) -> Result<Played, PlayError> {
+        self.0.play(job)
+    }
 }
 
 fn report_summary(def: &ContestDef, s: &RunSummary) {

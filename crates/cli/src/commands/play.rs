@@ -64,8 +64,9 @@ pub struct SandboxArgs {
     /// (see `kakehiki sandbox`).
     #[arg(long = "sandbox", value_name = "LEVEL", default_value = "best")]
     pub level: SandboxLevel,
-    /// The directory of seat N (1-based), mounted read-only as the bot's working directory, so
-    /// that `cd bot && ./a.out` launch lines work: --seat-dir 2=bots/java.
+    /// The directory of seat N (numbered from 0, like every seat Kakehiki prints), mounted
+    /// read-only as the bot's working directory, so that `./a.out` or `java SampleAI` launch
+    /// lines work: --seat-dir 1=bots/java.
     #[arg(long = "seat-dir", value_name = "N=DIR")]
     pub seat_dirs: Vec<String>,
     /// A directory (a toolchain, a venv) every bot may read, mounted read-only; may be repeated.
@@ -101,6 +102,12 @@ pub struct SandboxArgs {
     /// cpu layer is in force. An error where the quota cannot be applied.
     #[arg(long, value_name = "CPUS", value_parser = parse_cpus_arg, allow_negative_numbers = true)]
     pub cpus_per_bot: Option<u32>,
+    /// After the match, copy each process seat's working folder (its private /tmp, where a bot
+    /// writes its logs) to DIR/seat-N/ (N from 0), at most --disk-mib of it, however the bot
+    /// ended (also after a crash or a timeout). `check` keeps each match's under
+    /// DIR/seed-S/seat-N/.
+    #[arg(long, value_name = "DIR")]
+    pub keep_seat_files: Option<PathBuf>,
 }
 
 fn parse_cpus_arg(text: &str) -> Result<u32, String> {
@@ -108,8 +115,9 @@ fn parse_cpus_arg(text: &str) -> Result<u32, String> {
 }
 
 impl SandboxArgs {
-    /// The sandbox these flags describe.
-    pub fn config(&self) -> anyhow::Result<SandboxConfig> {
+    /// The sandbox these flags describe, for a match of `seats` seats (a `--seat-dir` seat
+    /// number must be one of them).
+    pub fn config(&self, seats: usize) -> anyhow::Result<SandboxConfig> {
         let nonzero = |v: u64| (v > 0).then_some(v);
         let mut cfg = SandboxConfig::default();
         cfg.jail.level = self.level;
@@ -120,15 +128,25 @@ impl SandboxArgs {
             let (n, dir) = item
                 .split_once('=')
                 .with_context(|| format!("--seat-dir {item:?}: expected N=DIR"))?;
-            let n: usize =
-                n.trim().parse().ok().filter(|&n| n >= 1).with_context(|| {
-                    format!("--seat-dir {item:?}: N must be a seat number from 1")
+            let range = match seats {
+                0 | 1 => "0 (the only seat)".to_string(),
+                n => format!("0 to {}", n - 1),
+            };
+            let n: usize = n
+                .trim()
+                .parse()
+                .ok()
+                .filter(|&n| n < seats)
+                .with_context(|| {
+                    format!("--seat-dir {item:?}: N must be a seat number, from {range}")
                 })?;
             let dir = cwd.join(dir);
             if !dir.is_dir() {
                 bail!("--seat-dir {item:?}: {} is not a directory", dir.display());
             }
-            cfg.jail.seat_dirs.insert(n - 1, dir);
+            if cfg.jail.seat_dirs.insert(n, dir).is_some() {
+                bail!("--seat-dir {item:?}: seat {n} was given a directory twice");
+            }
         }
         for p in &self.ro_paths {
             let p = cwd.join(p);
@@ -138,6 +156,16 @@ impl SandboxArgs {
             cfg.jail.ro_paths.push(p);
         }
         cfg.env_passthrough.extend(self.pass_env.iter().cloned());
+        if let Some(dir) = &self.keep_seat_files {
+            let dir = cwd.join(dir);
+            kakehiki_core::private_files::create_dir_all(&dir)
+                .with_context(|| format!("--keep-seat-files: cannot create {}", dir.display()))?;
+            cfg.jail.denied.push(DeniedPath::new(
+                &dir,
+                "the seats' kept working folders (--keep-seat-files)",
+            ));
+            cfg.keep_seat_files = Some(dir);
+        }
         cfg.limits.cpu_seconds = nonzero(self.cpu_seconds);
         cfg.limits.memory_bytes = nonzero(self.memory_mib).map(|m| m << 20);
         cfg.limits.processes = nonzero(self.max_processes);
@@ -194,7 +222,7 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
     spec.options = parse_options(&args.options)?;
     // The flags' sandbox, keeping what the spec passes to bots (the match seed, KAKEHIKI_SEED).
     let bot_env = std::mem::take(&mut spec.sandbox.env);
-    spec.sandbox = args.sandbox.config()?;
+    spec.sandbox = args.sandbox.config(spec.seats.len())?;
     spec.sandbox.env.extend(bot_env);
     deny_outputs_and_other_seats(&mut spec, args.replay.as_deref(), args.view)?;
     // A `tcp` seat waits for a client the contestant starts: say where, as soon as it listens.
