@@ -401,6 +401,154 @@ fn serve_geister_keeps_connections_for_several_games() {
     }
 }
 
+/// `serve geister` on two free ports with its stderr read line by line on a thread: the child,
+/// the two addresses and the stderr lines that follow the first.
+fn serve_geister_watched(
+    extra: &[&str],
+    out: &std::path::Path,
+) -> (
+    std::process::Child,
+    String,
+    String,
+    std::sync::mpsc::Receiver<String>,
+) {
+    let mut child = kakehiki()
+        .args(["serve", "geister", "--port", "0", "--opt", "pace_ms=0"])
+        .args(["--opt", "max_plies=40", "--out"])
+        .arg(out)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let rest = line
+        .strip_prefix("geister: listening on ")
+        .unwrap_or_else(|| panic!("{line}"));
+    let (a0, rest) = rest.split_once(" (seat 0) and ").unwrap();
+    let (a1, _) = rest.split_once(" (seat 1)").unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for l in err.lines().map_while(Result::ok) {
+            let _ = tx.send(l);
+        }
+    });
+    (child, a0.to_string(), a1.to_string(), rx)
+}
+
+/// Waits for `child` to exit within `secs`; kills it and fails otherwise.
+fn exits_within(child: &mut std::process::Child, secs: u64, what: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: the server did not finish within {secs} s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `--keep-connections` with one client keeping its connection and the other reconnecting for
+/// each game (as the real Geister clients do): after game 1 the kept client is in seat 1, and
+/// the reconnecting client, back on seat 1's port, takes the free seat 0 instead of waiting
+/// for seat 1 forever. Three games, seats alternating.
+#[test]
+fn serve_geister_keep_connections_with_a_reconnecting_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, a0, a1, _err) = serve_geister_watched(
+        &["--games", "3", "--keep-connections", "--json"],
+        dir.path(),
+    );
+    let ta = std::thread::spawn(move || geister_client(&a0, 3, true));
+    let tb = std::thread::spawn(move || geister_client_with(&a1, 3, false, true));
+    exits_within(&mut child, 90, "a kept and a reconnecting client");
+    let ra = ta.join().unwrap();
+    let rb = tb.join().unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let games: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(games.len(), 3);
+    assert!(ra.iter().all(|(a, _)| *a == ra[0].0), "A kept one: {ra:?}");
+    assert!(
+        rb[0].0 != rb[1].0 && rb[1].0 != rb[2].0,
+        "B reconnected: {rb:?}"
+    );
+    for (k, g) in games.iter().enumerate() {
+        for seat in g["seats"].as_array().unwrap() {
+            assert!(seat["errors"].as_array().unwrap().is_empty(), "{g}");
+        }
+        let text = std::fs::read_to_string(g["replay"].as_str().unwrap()).unwrap();
+        let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        let peers: Vec<&str> = header["params"]["seats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["peer"].as_str().unwrap())
+            .collect();
+        let expect = if k % 2 == 0 {
+            [ra[k].0.as_str(), rb[k].0.as_str()]
+        } else {
+            [rb[k].0.as_str(), ra[k].0.as_str()]
+        };
+        assert_eq!(peers, expect, "game {}", k + 1);
+    }
+}
+
+/// A client holding a seat waits for an opponent at most `connect_timeout_ms`: then the table
+/// closes its connection, says so on stderr, and waits afresh (a new pair still plays).
+#[test]
+fn serve_geister_bounds_the_wait_for_an_opponent() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, a0, a1, err) = serve_geister_watched(
+        &[
+            "--games",
+            "1",
+            "--keep-connections",
+            "--opt",
+            "connect_timeout_ms=600",
+        ],
+        dir.path(),
+    );
+    let mut alone = TcpStream::connect(&a0).unwrap();
+    alone
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut rest = Vec::new();
+    let r = alone.read_to_end(&mut rest);
+    assert!(
+        r.is_ok() && rest.is_empty(),
+        "closed without a game: {r:?} {rest:?}"
+    );
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_millis(500) && waited < Duration::from_secs(10),
+        "{waited:?}"
+    );
+    let line = err
+        .recv_timeout(Duration::from_secs(10))
+        .expect("a line on stderr");
+    assert!(
+        line.contains("no opponent within 600 ms")
+            && line.contains("connect_timeout_ms")
+            && line.contains("seat 0"),
+        "{line}"
+    );
+    // The table still serves.
+    let ta = std::thread::spawn(move || geister_client(&a0, 1, true));
+    let tb = std::thread::spawn(move || geister_client(&a1, 1, true));
+    exits_within(&mut child, 60, "a pair after a lone client");
+    assert_eq!(ta.join().unwrap().len(), 1);
+    assert_eq!(tb.join().unwrap().len(), 1);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
+
 #[test]
 fn serve_refuses_what_it_cannot_serve() {
     let out = kakehiki()

@@ -460,6 +460,121 @@ fn werewolf_set(command: &str, what: &str) {
     }
 }
 
+/// `werewolf-nlp`: the starter as a `ws-cmd:` seat (WebSocket, `{url}`) in villages of 5 and 9
+/// mixed with the four built-in agents, in the first and the last seat, in seeds that make it
+/// the seer, a werewolf (alone, and with a partner to whisper with), the bodyguard and the
+/// medium: no error charged to it, every request of its role answered, every target a player's
+/// name other than its own; then the same seed twice, and `kakehiki check`.
+fn werewolf_nlp_game(game: &str, lang: &str) {
+    let bot = build(game, lang);
+    let me = format!("ws-cmd:{} {{url}}", bot.command);
+    let builtins = [
+        "builtin:sample",
+        "builtin:random",
+        "builtin:sample-en",
+        "builtin:random-en",
+    ];
+    let village = |n: usize, seat: usize| -> Vec<String> {
+        let list: Vec<&str> = (0..n)
+            .map(|i| {
+                if i == seat {
+                    me.as_str()
+                } else {
+                    builtins[i % 4]
+                }
+            })
+            .collect();
+        seats(&list)
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for (seed, n, seat, role, requests) in [
+        (5, 5, 0, "WEREWOLF", &["TALK", "VOTE", "ATTACK"][..]),
+        (2, 5, 4, "SEER", &["TALK", "DIVINE", "VOTE"][..]),
+        (
+            3,
+            9,
+            0,
+            "WEREWOLF",
+            &["TALK", "WHISPER", "VOTE", "ATTACK"][..],
+        ),
+        (2, 9, 8, "BODYGUARD", &["TALK", "VOTE", "GUARD"][..]),
+        (4, 9, 8, "MEDIUM", &["TALK", "VOTE"][..]),
+    ] {
+        let what = format!("{game}/{lang} seed {seed}, seat {seat} of {n}");
+        let replay = dir.path().join(format!("{seed}-{n}-{seat}.jsonl"));
+        let mut args = village(n, seat);
+        args.extend(["--replay".to_string(), replay.display().to_string()]);
+        let result = play(game, seed, &args);
+        assert_clean(&result, seat, &what);
+        let events: Vec<Value> = std::fs::read_to_string(&replay)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        // The game log's status lines: `day,status,idx,ROLE,ALIVE|DEAD,name,Agent[NN]`.
+        let end = events.last().expect("an end event");
+        let status: Vec<Vec<String>> = end["game_log"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{what}: no game log: {end}"))
+            .iter()
+            .map(|l| l.as_str().unwrap().split(',').map(String::from).collect())
+            .filter(|f: &Vec<String>| f.len() == 7 && f[0] == "0" && f[1] == "status")
+            .collect();
+        assert_eq!(status.len(), n, "{what}: {status:?}");
+        let mine = &status[seat];
+        assert_eq!(mine[5], "starter", "{what}: not seated: {mine:?}");
+        assert_eq!(
+            mine[3], role,
+            "{what}: the seed gives another role: {mine:?}"
+        );
+        let names: Vec<&str> = status.iter().map(|f| f[6].as_str()).collect();
+        let answers: Vec<&Value> = events
+            .iter()
+            .filter(|e| e["event"] == "answer" && e["agent"] == seat as u64)
+            .collect();
+        for r in requests {
+            assert!(
+                answers.iter().any(|a| a["request"] == *r),
+                "{what}: the starter as {role} never answered {r}: {answers:?}"
+            );
+        }
+        for a in &answers {
+            let text = a["text"].as_str().unwrap_or("");
+            match a["request"].as_str().unwrap_or("") {
+                "VOTE" | "DIVINE" | "GUARD" | "ATTACK" => assert!(
+                    names.contains(&text) && text != mine[6],
+                    "{what}: not another player's name: {a}"
+                ),
+                _ => assert!(!text.is_empty(), "{what}: an empty answer: {a}"),
+            }
+        }
+    }
+    // The same seed, the same answers (the starter seeds from KAKEHIKI_SEED).
+    let runs: Vec<Vec<Value>> = (0..2)
+        .map(|i| {
+            let replay = dir.path().join(format!("again-{i}.jsonl"));
+            let mut args = village(5, 0);
+            args.extend(["--replay".to_string(), replay.display().to_string()]);
+            play(game, 99, &args);
+            std::fs::read_to_string(&replay)
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str::<Value>(l).unwrap())
+                .filter(|e| e["event"] == "answer" && e["agent"] == 0)
+                .collect()
+        })
+        .collect();
+    assert!(
+        !runs[0].is_empty(),
+        "{game}/{lang}: no answers in the replay"
+    );
+    assert_eq!(
+        runs[0], runs[1],
+        "{game}/{lang}: the same seed gave other answers"
+    );
+    check(game, &me);
+}
+
 macro_rules! starter_tests {
     ($runner:ident, $game:literal: $($lang:ident),*) => {
         $(
@@ -494,4 +609,9 @@ mod religion_war {
 mod werewolf {
     use super::*;
     starter_tests!(werewolf_game, "werewolf": python, cpp, java, rust, javascript);
+}
+
+mod werewolf_nlp {
+    use super::*;
+    starter_tests!(werewolf_nlp_game, "werewolf-nlp": python, java);
 }

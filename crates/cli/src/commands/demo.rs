@@ -1,8 +1,10 @@
 //! `kakehiki demo`: a small real contest of every registered game, with built-in and example
-//! process bots, stored in SQLite; prints the standings and the paths of the replays.
+//! process bots, stored in SQLite; prints the standings, the paths of the replays and the
+//! command that shows it all in the browser.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
 
 use anyhow::{bail, Context};
 use clap::Args;
@@ -27,6 +29,9 @@ pub struct DemoArgs {
     /// Matches played at once.
     #[arg(long, short = 'j', default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub jobs: u16,
+    /// Only this game's demo contest (may be repeated; default: every game).
+    #[arg(long = "game", value_name = "GAME")]
+    pub games: Vec<String>,
 }
 
 /// The example bots shipped in `examples/bots/`: the Python ones run from the source tree, the Rust
@@ -66,6 +71,17 @@ impl Examples {
             path.to_string_lossy().into_owned(),
             "{host}".into(),
             "{port}".into(),
+        ])
+    }
+
+    /// A starter agent of the natural-language Werewolf division, launched as a WebSocket
+    /// client with the server's address (`ws-cmd:`; `tcp-cmd:` is the same seat).
+    fn starter_ws(&self, path: &str) -> SeatSpec {
+        let path = self.root.join("starters").join(path);
+        SeatSpec::TcpCmd(vec![
+            "python3".into(),
+            path.to_string_lossy().into_owned(),
+            "{url}".into(),
         ])
     }
 
@@ -127,16 +143,32 @@ fn demo_contest(game: &str, seed: u64, ex: &Examples) -> anyhow::Result<Option<S
                 ("random-b", b("random")),
             ],
         ),
+        // Scoring `score`: a solo (18 centres) scores 1, otherwise the survivors share 1. Two
+        // strong bots against holding and random ones, long enough for centres to decide: one
+        // of them wins alone or the weak are eliminated (in 1903 all seven drew at 1/7).
         "diplomacy" => (
-            "format = \"random-tables\"\nseats = 7\nmin_games = 2\n\n[options]\nmax_year = \"1903\"\n".into(),
+            "format = \"random-tables\"\nseats = 7\nmin_games = 4\n\n[options]\nmax_year = \"1910\"\n".into(),
             vec![
                 ("python-example", ex.python("diplomacy_bot.py", &[])),
                 ("strong-a", b("strong")),
                 ("strong-b", b("strong")),
                 ("random-a", b("random")),
                 ("random-b", b("random")),
-                ("random-c", b("random")),
-                ("random-d", b("random")),
+                ("hold-a", b("hold")),
+                ("hold-b", b("hold")),
+            ],
+        ),
+        // The natural-language division: the Python starter agent over WebSocket (on loopback)
+        // in villages of five with the four built-in agents; scoring `wins` (the winning team's
+        // members score 1).
+        "werewolf-nlp" => (
+            "format = \"aiwolf-game-set\"\nseats = 5\ngames = 10\nsets = 1\n".into(),
+            vec![
+                ("python-starter", ex.starter_ws("werewolf-nlp/python/bot.py")),
+                ("sample", b("sample")),
+                ("sample-en", b("sample-en")),
+                ("random", b("random")),
+                ("random-en", b("random-en")),
             ],
         ),
         _ => return Ok(None),
@@ -158,8 +190,34 @@ fn demo_contest(game: &str, seed: u64, ex: &Examples) -> anyhow::Result<Option<S
     Ok(Some(text))
 }
 
+/// How to run this executable again, as the user would type it: its path relative to the
+/// current directory when it is below it (`target/release/kakehiki`), else the full path.
+fn this_command() -> String {
+    let Ok(exe) = std::env::current_exe() else {
+        return "kakehiki".into();
+    };
+    let rel = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| exe.strip_prefix(&cwd).ok().map(Path::to_path_buf));
+    match rel {
+        Some(r) => r.display().to_string(),
+        None => exe.display().to_string(),
+    }
+}
+
 pub fn run(args: DemoArgs) -> anyhow::Result<u8> {
+    let names: Vec<&str> = GAMES.iter().map(|d| d.game_type().name).collect();
+    for g in &args.games {
+        if !names.contains(&g.as_str()) {
+            bail!(
+                "--game {g:?}: no such game; the demo has {}",
+                names.join(", ")
+            );
+        }
+    }
     let ex = Examples::locate()?;
+    let kakehiki = this_command();
+    let started = Instant::now();
     kakehiki_core::private_files::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     // A fresh database each time: the demo's bot paths depend on where it is run from.
@@ -173,8 +231,12 @@ pub fn run(args: DemoArgs) -> anyhow::Result<u8> {
     }
     let arena = RefereeArena;
     let mut failed = 0;
+    let mut contests = Vec::new();
     for (i, driver) in GAMES.iter().enumerate() {
         let game = driver.game_type().name;
+        if !args.games.is_empty() && !args.games.iter().any(|g| g == game) {
+            continue;
+        }
         let Some(text) = demo_contest(game, args.seed + i as u64, &ex)? else {
             println!("== {}: no demo contest yet\n", driver.game_type().title);
             continue;
@@ -192,13 +254,15 @@ pub fn run(args: DemoArgs) -> anyhow::Result<u8> {
             store_files: kakehiki_contest::store_files(&db),
             ..RunOptions::default()
         };
+        let game_started = Instant::now();
         let summary = run_local(&def, store, Arc::new(RefereeArena), &opts)
             .with_context(|| format!("demo contest of {game}"))?;
+        let took = game_started.elapsed().as_secs_f64();
         let mut store =
             SqliteStore::open(&db).with_context(|| format!("cannot open {}", db.display()))?;
         let results = load_results(&mut store, &def)?;
         println!(
-            "== {} — {} ({} matches)",
+            "== {} — {} ({} matches in {took:.1} s)",
             driver.game_type().title,
             def.format.name(),
             summary.scheduled
@@ -224,14 +288,21 @@ pub fn run(args: DemoArgs) -> anyhow::Result<u8> {
             println!("  {}", p.display());
         }
         if let Some(p) = paths.first() {
-            println!("check one: kakehiki replay {}", p.display());
+            println!("check one: {kakehiki} replay {}", p.display());
         }
         println!();
+        contests.push(def.name.clone());
     }
     println!(
-        "results: {}  (kakehiki contest standings demo-nac --db {})",
-        db.display(),
+        "demo played in {:.1} s; results stored in {}",
+        started.elapsed().as_secs_f64(),
         db.display()
     );
+    println!("each contest's page (standings, matches, replay viewer):");
+    for name in &contests {
+        println!("  http://127.0.0.1:8080/contests/{name}");
+    }
+    println!("see what was played in the browser: run this, then open http://127.0.0.1:8080/");
+    println!("  {kakehiki} web --db {}", db.display());
     Ok(if failed == 0 { exit::OK } else { exit::FAILURE })
 }

@@ -33,7 +33,9 @@ pub struct ServeArgs {
     pub games: Option<u32>,
     /// Geister: several games on one connection (spec §3.8's extension): a connection stays
     /// open after its end message and plays the next game with a new SET?, the two clients
-    /// swapping seats from game to game.
+    /// swapping seats from game to game; a client that reconnects instead takes the free seat
+    /// from either port. A client holding a seat waits at most connect_timeout_ms (30 s; --opt
+    /// connect_timeout_ms=MS) for an opponent, then its connection is closed with a warning.
     #[arg(long)]
     pub keep_connections: bool,
     /// Rule set: aiwolf-0.6 (default) or seed-2015; geister: gpw (default) or seed.

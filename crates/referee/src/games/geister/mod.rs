@@ -160,6 +160,15 @@ impl KeptConn {
         self.peer
     }
 
+    /// Resolves when the client has closed the connection (EOF with nothing before it); never
+    /// when it sent something (kept for the next game to read). Consumes nothing: cancel-safe.
+    pub async fn left(&self) {
+        let mut b = [0u8; 1];
+        if let Ok(1..) = self.read.as_ref().peek(&mut b).await {
+            std::future::pending::<()>().await;
+        }
+    }
+
     /// Close it as at the end of a single-game connection: shut down our sending side, read
     /// and discard until EOF or `linger`.
     pub async fn close(mut self, linger: Duration) {

@@ -56,14 +56,8 @@ pub async fn serve(
             }
         }
         let mut conns: [Option<KeptConn>; 2] = [kept[0].take(), kept[1].take()];
-        for (seat, slot) in conns.iter_mut().enumerate() {
-            if slot.is_none() {
-                let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
-                match table.queues[seat].next(far).await {
-                    Some((stream, peer)) => *slot = Some(KeptConn::new(stream, peer)),
-                    None => return played,
-                }
-            }
+        if !fill_seats(table, &mut conns, cfg).await {
+            return played;
         }
         let [Some(c0), Some(c1)] = conns else {
             return played;
@@ -99,6 +93,80 @@ pub async fn serve(
         c.close(linger).await;
     }
     played
+}
+
+/// Fill the free seats of `conns`; `false` when a port stopped accepting. An empty table waits
+/// (until stopped) for a client on either port, which takes that port's seat. Once one seat is
+/// held, the other must be taken within `connect_timeout_ms`: otherwise the held connection is
+/// closed (with a warning naming it) and the table is empty again, so no client waits without
+/// bound. With `keep_connections` a held seat's client may be on either port (seats swap from
+/// game to game), so a newcomer on either port takes the free seat; without it, each seat is
+/// taken from its own port's queue (the contest server's way).
+async fn fill_seats(
+    table: &mut Table,
+    conns: &mut [Option<KeptConn>; 2],
+    cfg: &ServeConfig,
+) -> bool {
+    let wait_ms = cfg.rules.connect_timeout_ms;
+    loop {
+        let held = match conns {
+            [Some(_), Some(_)] => return true,
+            [Some(_), None] => 0,
+            [None, Some(_)] => 1,
+            [None, None] => {
+                let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
+                let [q0, q1] = &mut table.queues;
+                let (seat, got) = tokio::select! {
+                    c = q0.next(far) => (0, c),
+                    c = q1.next(far) => (1, c),
+                };
+                let Some((stream, peer)) = got else {
+                    return false;
+                };
+                conns[seat] = Some(KeptConn::new(stream, peer));
+                continue;
+            }
+        };
+        let free = 1 - held;
+        let deadline = Instant::now() + Duration::from_millis(wait_ms);
+        let far = deadline + Duration::from_secs(365 * 24 * 3600);
+        enum Woke {
+            Conn(Option<(tokio::net::TcpStream, std::net::SocketAddr)>),
+            Left,
+            Timeout,
+        }
+        let [q0, q1] = &mut table.queues;
+        let (own, other) = if free == 0 { (q0, q1) } else { (q1, q0) };
+        let Some(waiting) = conns[held].as_ref() else {
+            continue;
+        };
+        let woke = tokio::select! {
+            c = own.next(far) => Woke::Conn(c),
+            c = async {
+                if cfg.keep_connections {
+                    other.next(far).await
+                } else {
+                    std::future::pending().await
+                }
+            } => Woke::Conn(c),
+            _ = waiting.left() => Woke::Left,
+            _ = tokio::time::sleep_until(deadline) => Woke::Timeout,
+        };
+        match woke {
+            Woke::Conn(Some((stream, peer))) => conns[free] = Some(KeptConn::new(stream, peer)),
+            Woke::Conn(None) => return false,
+            Woke::Left => conns[held] = None,
+            Woke::Timeout => {
+                if let Some(c) = conns[held].take() {
+                    tracing::warn!(
+                        "serve geister: no opponent within {wait_ms} ms (connect_timeout_ms) for {} in seat {held}: its connection is closed; the table waits for two new clients",
+                        c.peer()
+                    );
+                    c.close(Duration::from_millis(200)).await;
+                }
+            }
+        }
+    }
 }
 
 /// The rules a table serves: a rule set (default `gpw`) changed by rule options
