@@ -290,6 +290,8 @@ pub struct Contest {
     pub published: RwLock<Arc<ContestData>>,
     /// Matches scheduled, when the schedule does not depend on results.
     pub scheduled: Option<usize>,
+    /// Whether the refresher was asked to bring this contest up to date.
+    pub refresh_queued: std::sync::atomic::AtomicBool,
 }
 
 impl Contest {
@@ -306,6 +308,7 @@ impl Contest {
             state: Mutex::new(state),
             published: RwLock::new(first),
             scheduled,
+            refresh_queued: std::sync::atomic::AtomicBool::new(false),
         }
     }
 

@@ -94,6 +94,9 @@ impl IntoResponse for HtmlError {
     }
 }
 
+/// The refresher's pause after each update.
+const REFRESH_PAUSE: Duration = Duration::from_millis(250);
+
 /// Opens another connection to the same store (for concurrent readers).
 pub type StoreOpener = Arc<dyn Fn() -> Result<Box<dyn Store>, StoreError> + Send + Sync>;
 
@@ -108,6 +111,9 @@ struct Pool {
 struct AppState {
     pool: Pool,
     cache: RwLock<HashMap<String, Arc<Contest>>>,
+    /// Names of contests to bring up to date, for the refresher thread (an app with an opener
+    /// has one: requests never wait for an update once a contest was read).
+    refresh: Option<Mutex<std::sync::mpsc::Sender<String>>>,
 }
 
 type Shared = Arc<AppState>;
@@ -145,6 +151,8 @@ fn build(
     opener: Option<StoreOpener>,
     readers: usize,
 ) -> (Router, Shared) {
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let refresher = opener.clone();
     let state: Shared = Arc::new(AppState {
         pool: Pool {
             idle: Mutex::new(idle),
@@ -152,7 +160,33 @@ fn build(
             permits: tokio::sync::Semaphore::new(readers),
         },
         cache: RwLock::new(HashMap::new()),
+        refresh: refresher.is_some().then(|| Mutex::new(tx)),
     });
+    if let Some(open) = refresher {
+        // The refresher: brings contests up to date on its own connection, off the requests.
+        let weak = Arc::downgrade(&state);
+        let _ = std::thread::Builder::new()
+            .name("web-refresher".into())
+            .spawn(move || {
+                let mut store: Option<Box<dyn Store>> = None;
+                while let Ok(name) = rx.recv() {
+                    let Some(st) = weak.upgrade() else { return };
+                    if store.is_none() {
+                        store = open().ok();
+                    }
+                    let Some(s) = store.as_mut() else { continue };
+                    if let Err(e) = update_contest(s.as_mut(), &st, &name) {
+                        tracing::warn!("bringing contest {name:?} up to date: {e}");
+                        store = None;
+                    }
+                    drop(st);
+                    // At most a few updates a second: while results stream in, the pages lag
+                    // them by a fraction of a second and the CPU stays with the requests (and
+                    // the contest). Requests meanwhile are coalesced into the next update.
+                    std::thread::sleep(REFRESH_PAUSE);
+                }
+            });
+    }
     let router = Router::new()
         .route("/", get(index_page))
         .route("/contests/:name", get(contest_page))
@@ -271,9 +305,39 @@ fn contest_data(
     let entry = contest_entry(store, st, name)?;
     let count = store.result_count(name).map_err(store_err)?;
     let snap = entry.current();
-    if snap.count == count {
+    if snap.count == count && snap.loaded {
         return Ok(snap);
     }
+    if snap.loaded {
+        if let Some(tx) = &st.refresh {
+            // Served from memory; the refresher reads what is new.
+            if !entry
+                .refresh_queued
+                .swap(true, std::sync::atomic::Ordering::AcqRel)
+            {
+                let _ = tx
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .send(name.to_string());
+            }
+            return Ok(snap);
+        }
+    }
+    update_contest(store, st, name)
+}
+
+/// Bring a contest up to date with the results stored since it was last read.
+fn update_contest(
+    store: &mut dyn Store,
+    st: &AppState,
+    name: &str,
+) -> Result<Arc<ContestData>, WebError> {
+    let entry = contest_entry(store, st, name)?;
+    entry
+        .refresh_queued
+        .store(false, std::sync::atomic::Ordering::Release);
+    let count = store.result_count(name).map_err(store_err)?;
+    let snap = entry.current();
     let mut state = match entry.state.try_lock() {
         Ok(s) => s,
         Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
@@ -290,11 +354,14 @@ fn contest_data(
         let def = state.def.clone();
         *state = ContestState::new(def);
     }
-    if state.seq < count || !state.loaded {
-        let new = store.results_since(name, state.seq).map_err(store_err)?;
-        state.add(new).map_err(store_err)?;
-        state.loaded = true;
+    if state.loaded && state.seq == count {
+        // Brought up to date meanwhile.
+        drop(state);
+        return Ok(entry.current());
     }
+    let new = store.results_since(name, state.seq).map_err(store_err)?;
+    state.add(new).map_err(store_err)?;
+    state.loaded = true;
     Ok(entry.refresh(&mut state))
 }
 
