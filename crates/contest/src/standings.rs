@@ -685,7 +685,7 @@ mod tests {
     fn the_table_shows_two_decimals_and_json_keeps_the_exact_points() {
         let def = ContestDef::parse(
             "name = \"frac\"\ngame = \"duel\"\nformat = \"round-robin\"\nscoring = \"score\"\n\
-             games = 1\nbootstrap = 0\n[[entrants]]\nname = \"a\"\nseat = \"builtin:a\"\n\
+             games = 2\nseed = 1\nbootstrap = 0\n[[entrants]]\nname = \"a\"\nseat = \"builtin:a\"\n\
              [[entrants]]\nname = \"b\"\nseat = \"builtin:b\"\n",
             "frac.toml",
             &|_| Ok(&DUEL),
