@@ -139,6 +139,24 @@ fn human_summary_names_scores_winner_and_errors() {
         "{text}"
     );
     assert!(text.contains("not_ready"), "{text}");
+    // Scores as people read them: two decimals (`--json` keeps the exact value).
+    let seat_lines: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("seat"))
+        .skip(1)
+        .take(4)
+        .collect();
+    assert_eq!(seat_lines.len(), 4, "{text}");
+    for line in seat_lines {
+        let score = line.split_whitespace().last().unwrap();
+        let (whole, frac) = score.split_once('.').unwrap_or_else(|| panic!("{line}"));
+        assert!(
+            whole.trim_start_matches('-').parse::<u64>().is_ok()
+                && frac.len() == 2
+                && frac.parse::<u8>().is_ok(),
+            "{line}"
+        );
+    }
 }
 
 #[test]

@@ -5,7 +5,8 @@
 use kakehiki_core::seeded_rng;
 use rand::Rng;
 use serde::Serialize;
-use skillratings::weng_lin::{weng_lin_multi_team, WengLinConfig, WengLinRating};
+pub use skillratings::weng_lin::WengLinRating;
+use skillratings::weng_lin::{weng_lin_multi_team, WengLinConfig};
 use skillratings::MultiTeamOutcome;
 
 /// One game for rating purposes: the entrants in seat order and their scores (higher is
@@ -27,8 +28,16 @@ fn ranks(scores: &[f64]) -> Vec<usize> {
 /// Weng-Lin ratings of `n` entrants after the games, applied in the given order (the caller
 /// passes them by match index, so a resumed contest gives the same ratings).
 pub fn weng_lin(n: usize, games: &[RatedGame]) -> Vec<WengLinRating> {
-    let config = WengLinConfig::new();
     let mut ratings = vec![WengLinRating::new(); n];
+    weng_lin_update(&mut ratings, games);
+    ratings
+}
+
+/// Apply more games, in order, to Weng-Lin ratings (one pass gives every intermediate rating,
+/// e.g. for a chart of ratings over time).
+pub fn weng_lin_update(ratings: &mut [WengLinRating], games: &[RatedGame]) {
+    let config = WengLinConfig::new();
+    let n = ratings.len();
     for g in games {
         if g.entrants.len() < 2 || g.entrants.iter().any(|&e| e >= n) {
             continue;
@@ -55,7 +64,6 @@ pub fn weng_lin(n: usize, games: &[RatedGame]) -> Vec<WengLinRating> {
             }
         }
     }
-    ratings
 }
 
 /// A Bradley-Terry strength on the Elo scale (mean 1500) with a bootstrap interval.

@@ -5,12 +5,12 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use kakehiki_core::{score_from_str, MatchReport, Score};
+use kakehiki_core::{score_from_str, score_text_decimal, MatchReport, Score};
 use serde::Serialize;
 
 use crate::config::{ContestDef, Format, Scoring};
 use crate::geister;
-use crate::ratings::{bradley_terry, weng_lin, RatedGame};
+use crate::ratings::{bradley_terry, weng_lin, BtRating, RatedGame};
 use crate::schedule::{self, GameResult};
 
 /// How one seat did in one game.
@@ -102,6 +102,8 @@ pub struct Row {
     pub points: String,
     pub points_value: f64,
     pub mean_points: f64,
+    /// Mean points per game, exact (as text, like `points`).
+    pub mean_points_exact: String,
     /// Seat errors recorded against the entrant (timeouts, crashes, invalid replies, ...).
     pub seat_errors: u64,
     /// Weng-Lin rating (mu) and uncertainty (sigma), updated match by match.
@@ -190,6 +192,51 @@ fn group_ranks(groups: &[Vec<usize>]) -> BTreeMap<usize, usize> {
 
 /// Compute the standings of `def` from its stored results (by match index).
 pub fn compute(def: &ContestDef, results: &BTreeMap<u64, GameResult>) -> Standings {
+    compute_with(def, results, BradleyTerry::Fit)
+}
+
+/// Where the Bradley-Terry column of the standings comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum BradleyTerry<'a> {
+    /// Fit it now, with the contest's bootstrap (the official standings).
+    Fit,
+    /// Use a fit made earlier (the web UI fits in the background while a contest is being
+    /// stored, so that no page waits on the bootstrap; its pages say which matches it covers).
+    /// A fit of another number of entrants is ignored and the point estimate used instead.
+    Given(&'a [BtRating]),
+    /// Only the point estimate, without the bootstrap interval (low = high = elo).
+    PointOnly,
+}
+
+/// The games of `results` as the ratings see them, by match index: each seat's score as the
+/// contest's scoring counts it (exact scores, or 1 / ½ / 0 for a win, draw or loss).
+pub fn rated_games(def: &ContestDef, results: &BTreeMap<u64, GameResult>) -> Vec<RatedGame> {
+    results.values().map(|r| rated_game(def, r)).collect()
+}
+
+fn rated_game(def: &ContestDef, r: &GameResult) -> RatedGame {
+    RatedGame {
+        entrants: r.entrants.clone(),
+        scores: match def.scoring {
+            Scoring::Score => exact_scores(&r.report).iter().map(to_f64).collect(),
+            _ => seat_results(&r.report)
+                .iter()
+                .map(|o| match o {
+                    SeatResult::Win => 1.0,
+                    SeatResult::Draw => 0.5,
+                    SeatResult::Loss => 0.0,
+                })
+                .collect(),
+        },
+    }
+}
+
+/// The standings of `def` with the Bradley-Terry column from `bt`.
+pub fn compute_with(
+    def: &ContestDef,
+    results: &BTreeMap<u64, GameResult>,
+    bt: BradleyTerry<'_>,
+) -> Standings {
     let n = def.entrants.len();
     let sched = schedule::schedule(def, results);
 
@@ -261,24 +308,15 @@ pub fn compute(def: &ContestDef, results: &BTreeMap<u64, GameResult>) -> Standin
                 *team_wins.entry(t).or_default() += 1;
             }
         }
-        rated.push(RatedGame {
-            entrants: r.entrants.clone(),
-            scores: match def.scoring {
-                Scoring::Score => exact.iter().map(to_f64).collect(),
-                _ => outcome
-                    .iter()
-                    .map(|o| match o {
-                        SeatResult::Win => 1.0,
-                        SeatResult::Draw => 0.5,
-                        SeatResult::Loss => 0.0,
-                    })
-                    .collect(),
-            },
-        });
+        rated.push(rated_game(def, r));
     }
 
     let wl = weng_lin(n, &rated);
-    let bt = bradley_terry(n, &rated, def.bootstrap, def.seed);
+    let bt = match bt {
+        BradleyTerry::Fit => bradley_terry(n, &rated, def.bootstrap, def.seed),
+        BradleyTerry::Given(fit) if fit.len() == n => fit.to_vec(),
+        BradleyTerry::Given(_) | BradleyTerry::PointOnly => bradley_terry(n, &rated, 0, def.seed),
+    };
     let mean: Vec<Score> = (0..n)
         .map(|e| {
             if games[e] == 0 {
@@ -390,6 +428,7 @@ pub fn compute(def: &ContestDef, results: &BTreeMap<u64, GameResult>) -> Standin
             points: kakehiki_core::format_score(&points[e]),
             points_value: to_f64(&points[e]),
             mean_points: to_f64(&mean[e]),
+            mean_points_exact: kakehiki_core::format_score(&mean[e]),
             seat_errors: errors[e],
             weng_lin: wl[e].rating,
             weng_lin_sigma: wl[e].uncertainty,
@@ -551,15 +590,15 @@ impl Standings {
         for r in &self.rows {
             let _ = writeln!(
                 out,
-                "{:>4}  {:<w$}  {:>6} {:>5} {:>5} {:>5} {:>9} {:>8.3} {:>6}  {:>6.2} ± {:<5.2}  {:>6.0} [{:>5.0}, {:>5.0}]",
+                "{:>4}  {:<w$}  {:>6} {:>5} {:>5} {:>5} {:>9} {:>8} {:>6}  {:>6.2} ± {:<5.2}  {:>6.0} [{:>5.0}, {:>5.0}]",
                 r.rank,
                 r.entrant,
                 r.games,
                 r.wins,
                 r.draws,
                 r.losses,
-                r.points,
-                r.mean_points,
+                score_text_decimal(&r.points),
+                score_text_decimal(&r.mean_points_exact),
                 r.seat_errors,
                 r.weng_lin,
                 r.weng_lin_sigma,
@@ -626,6 +665,59 @@ mod tests {
         );
         r.everyone_lost = everyone_lost;
         r
+    }
+
+    static DUEL: kakehiki_core::GameType = kakehiki_core::GameType {
+        name: "duel",
+        title: "Duel",
+        min_seats: 2,
+        max_seats: 2,
+        default_seats: 2,
+        dynamics: kakehiki_core::Dynamics::Sequential,
+        information: kakehiki_core::Information::Imperfect,
+        chance: kakehiki_core::Chance::Seeded,
+        transports: &[kakehiki_core::Transport::Stdio],
+        rule_sets: &["standard"],
+        builtin_bots: &["a", "b"],
+    };
+
+    #[test]
+    fn the_table_shows_two_decimals_and_json_keeps_the_exact_points() {
+        let def = ContestDef::parse(
+            "name = \"frac\"\ngame = \"duel\"\nformat = \"round-robin\"\nscoring = \"score\"\n\
+             games = 2\nseed = 1\nbootstrap = 0\n[[entrants]]\nname = \"a\"\nseat = \"builtin:a\"\n\
+             [[entrants]]\nname = \"b\"\nseat = \"builtin:b\"\n",
+            "frac.toml",
+            &|_| Ok(&DUEL),
+        )
+        .unwrap();
+        let outcome = Outcome::by_max(vec![Score::new(15022, 3), Score::new(-155, 2)]);
+        let report = MatchReport::new(
+            "duel",
+            "standard",
+            0,
+            &outcome,
+            vec![("a".into(), vec![]), ("b".into(), vec![])],
+        );
+        let results = BTreeMap::from([(
+            0,
+            GameResult {
+                index: 0,
+                entrants: vec![0, 1],
+                report,
+            },
+        )]);
+        let st = compute(&def, &results);
+        let table = st.render(OutputFormat::Table);
+        assert!(
+            table.contains("5007.33") && table.contains("-77.50"),
+            "{table}"
+        );
+        assert!(!table.contains("15022/3"), "{table}");
+        let json: serde_json::Value = serde_json::from_str(&st.render(OutputFormat::Json)).unwrap();
+        assert_eq!(json["rows"][0]["points"], "15022/3");
+        assert_eq!(json["rows"][1]["points"], "-155/2");
+        assert_eq!(json["rows"][1]["mean_points_exact"], "-155/2");
     }
 
     #[test]

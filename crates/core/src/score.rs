@@ -62,6 +62,33 @@ pub fn format_score(s: &Score) -> String {
     }
 }
 
+/// A score as people read it: a decimal with two places, rounded half away from zero
+/// (`15022/3` → `5007.33`, `-155/2` → `-77.50`, `7` → `7.00`). Pages and tables show this;
+/// JSON output keeps the exact [`format_score`] form (pages give it on hover).
+pub fn score_decimal(s: &Score) -> String {
+    // Exact: hundredths = round(numer * 100 / denom) in i128, so no float rounding shows.
+    let (n, d) = (i128::from(*s.numer()) * 100, i128::from(*s.denom()));
+    let (n, d) = if d < 0 { (-n, -d) } else { (n, d) };
+    let half = d / 2;
+    let hundredths = if n >= 0 {
+        (n + half) / d
+    } else {
+        -((-n + half) / d)
+    };
+    let sign = if hundredths < 0 { "-" } else { "" };
+    let abs = hundredths.unsigned_abs();
+    format!("{sign}{}.{:02}", abs / 100, abs % 100)
+}
+
+/// [`score_decimal`] of a score in its exact text form (`15022/3`); text that is not a score
+/// is returned unchanged (so a page never hides what a report held).
+pub fn score_text_decimal(text: &str) -> String {
+    match score_from_str(text) {
+        Ok(s) => score_decimal(&s),
+        Err(_) => text.to_string(),
+    }
+}
+
 /// Parse the text form produced by [`format_score`].
 pub fn score_from_str(text: &str) -> Result<Score, String> {
     let parse = |t: &str| {
@@ -108,6 +135,25 @@ mod tests {
         assert_eq!(format_score(&Score::new(0, 24)), "0");
         assert_eq!(format_score(&Score::new(168, 24)), "7");
         assert_eq!(format_score(&Score::new(64, 24)), "8/3");
+    }
+
+    #[test]
+    fn decimals_have_two_places_rounded_half_away_from_zero() {
+        assert_eq!(score_decimal(&Score::new(15022, 3)), "5007.33");
+        assert_eq!(score_decimal(&Score::new(-155, 2)), "-77.50");
+        assert_eq!(score_decimal(&Score::from_integer(7)), "7.00");
+        assert_eq!(score_decimal(&Score::from_integer(0)), "0.00");
+        assert_eq!(score_decimal(&Score::new(2, 3)), "0.67");
+        assert_eq!(score_decimal(&Score::new(-2, 3)), "-0.67");
+        assert_eq!(score_decimal(&Score::new(-1, 300)), "0.00");
+        assert_eq!(score_decimal(&Score::new(1, 200)), "0.01");
+        assert_eq!(score_decimal(&Score::new(-1, 200)), "-0.01");
+        assert_eq!(
+            score_decimal(&Score::from_integer(i64::MIN)),
+            "-9223372036854775808.00"
+        );
+        assert_eq!(score_text_decimal("15022/3"), "5007.33");
+        assert_eq!(score_text_decimal("n/a"), "n/a");
     }
 
     #[test]

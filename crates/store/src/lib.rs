@@ -284,11 +284,19 @@ pub trait Store: Send {
     /// Indices of the matches of `contest` whose result is stored.
     fn stored_indices(&mut self, contest: &str) -> Result<BTreeSet<u64>, StoreError>;
 
-    /// How many results of `contest` are stored (the web UI recomputes a contest's standings
-    /// only when this changes). Backends answer it with one counting query.
-    fn result_count(&mut self, contest: &str) -> Result<u64, StoreError> {
-        Ok(self.stored_indices(contest)?.len() as u64)
-    }
+    /// How many results of `contest` are stored; also the sequence number of the last one
+    /// stored (results are numbered 1, 2, ... in the order they were stored). One key lookup:
+    /// the web UI asks it on every request and reads only what is new.
+    fn result_count(&mut self, contest: &str) -> Result<u64, StoreError>;
+
+    /// The results of `contest` stored after sequence number `after` (0: all of them), in
+    /// storing order, each with its sequence number. A reader holding every result up to `n`
+    /// gets exactly the ones it lacks.
+    fn results_since(
+        &mut self,
+        contest: &str,
+        after: u64,
+    ) -> Result<Vec<(u64, StoredResult)>, StoreError>;
 
     /// Store a finished match (report and compressed replay) in one transaction, and mark its
     /// queue entry done if it has one. Returns `false`, storing nothing, if a result for this

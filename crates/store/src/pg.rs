@@ -193,11 +193,42 @@ impl Store for PgStore {
         let row = self
             .client
             .query_one(
-                "SELECT COUNT(*) FROM kk_results WHERE contest = $1",
+                "SELECT COALESCE(MAX(results), 0)::BIGINT FROM kk_result_counts WHERE contest = $1",
                 &[&contest],
             )
             .map_err(err("counting stored matches"))?;
         col::<i64>(&row, 0, "counting stored matches").map(from_db)
+    }
+
+    fn results_since(
+        &mut self,
+        contest: &str,
+        after: u64,
+    ) -> Result<Vec<(u64, StoredResult)>, StoreError> {
+        const CONTEXT: &str = "reading new results";
+        let rows = self
+            .client
+            .query(
+                "SELECT seq, idx, entrants, report, duration_ms, worker FROM kk_results
+                 WHERE contest = $1 AND seq > $2 ORDER BY seq",
+                &[&contest, &to_db(after)],
+            )
+            .map_err(err(CONTEXT))?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            out.push((
+                from_db(col(&r, 0, CONTEXT)?),
+                StoredResult::from_row(
+                    contest,
+                    col(&r, 1, CONTEXT)?,
+                    col(&r, 2, CONTEXT)?,
+                    col(&r, 3, CONTEXT)?,
+                    col(&r, 4, CONTEXT)?,
+                    col(&r, 5, CONTEXT)?,
+                )?,
+            ));
+        }
+        Ok(out)
     }
 
     fn put_result(&mut self, r: &NewResult<'_>) -> Result<bool, StoreError> {
@@ -220,6 +251,22 @@ impl Store for PgStore {
             )
             .map_err(err("storing a result"))?;
         if inserted == 1 {
+            // Number the result: one more in its contest's count. The count's row stays locked
+            // until this transaction commits, so numbers become visible in order.
+            let row = tx
+                .query_one(
+                    "INSERT INTO kk_result_counts (contest, results) VALUES ($1, 1)
+                     ON CONFLICT (contest) DO UPDATE SET results = kk_result_counts.results + 1
+                     RETURNING results",
+                    &[&r.contest],
+                )
+                .map_err(err("counting a stored result"))?;
+            let seq: i64 = col(&row, 0, "counting a stored result")?;
+            tx.execute(
+                "UPDATE kk_results SET seq = $3 WHERE contest = $1 AND idx = $2",
+                &[&r.contest, &to_db(r.index), &seq],
+            )
+            .map_err(err("numbering a stored result"))?;
             tx.execute(
                 "UPDATE kk_matches SET state = 'done', worker = $3, lease_until = NULL WHERE contest = $1 AND idx = $2",
                 &[&r.contest, &to_db(r.index), &r.worker],

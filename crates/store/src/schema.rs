@@ -48,6 +48,24 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         sha256 TEXT NOT NULL,
         PRIMARY KEY (contest, entrant, path)
     );",
+    // 3: a per-contest count of stored results, bumped in the transaction that stores one,
+    // and each result's place in that count (`seq`). Readers (the web UI) ask for the count,
+    // one key lookup, and fetch only the results stored after the ones they hold. The count's
+    // row is locked by the writer from the bump to the commit, so sequence numbers become
+    // visible in order: a reader that sees count N sees every result numbered up to N.
+    // Results stored before this migration are numbered in match-index order.
+    "CREATE TABLE kk_result_counts (
+        contest TEXT PRIMARY KEY REFERENCES kk_contests(name),
+        results BIGINT NOT NULL
+    );
+    ALTER TABLE kk_results ADD COLUMN seq BIGINT;
+    UPDATE kk_results SET seq = numbered.n
+        FROM (SELECT contest, idx, ROW_NUMBER() OVER (PARTITION BY contest ORDER BY idx) AS n
+              FROM kk_results) AS numbered
+        WHERE kk_results.contest = numbered.contest AND kk_results.idx = numbered.idx;
+    INSERT INTO kk_result_counts (contest, results)
+        SELECT contest, COUNT(*) FROM kk_results GROUP BY contest;
+    CREATE INDEX kk_results_by_seq ON kk_results (contest, seq);",
 ];
 
 /// The newest schema version this program knows.

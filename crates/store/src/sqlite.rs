@@ -25,6 +25,8 @@ pub struct SqliteStore {
     path: Option<PathBuf>,
     /// The run lock on `<file>.lock`, held while this store runs contests.
     run_lock: Option<File>,
+    /// The schema version of the database (older than the latest only when opened read-only).
+    schema: i64,
 }
 
 /// The file whose OS lock says a process is running contests on the database at `path`.
@@ -140,6 +142,7 @@ impl SqliteStore {
             conn,
             path: Some(path.to_path_buf()),
             run_lock: None,
+            schema: version.unwrap_or(0),
         })
     }
 
@@ -171,12 +174,21 @@ impl SqliteStore {
             conn,
             path: None,
             run_lock: None,
+            schema: 0,
         };
         store.migrate()?;
         Ok(store)
     }
 
     fn migrate(&mut self) -> Result<(), StoreError> {
+        // An up-to-date database is only read: a reader opened while a contest is being stored
+        // must not queue for the write lock (the migration below takes it).
+        if let Ok(current) = Self::schema_version(&self.conn) {
+            if schema::pending(current)?.is_empty() {
+                self.schema = current.unwrap_or(0);
+                return Ok(());
+            }
+        }
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -195,7 +207,16 @@ impl SqliteStore {
             )
             .map_err(err("recording the schema version"))?;
         }
-        tx.commit().map_err(err("committing the schema migration"))
+        tx.commit()
+            .map_err(err("committing the schema migration"))?;
+        self.schema = schema::MIGRATIONS.len() as i64;
+        Ok(())
+    }
+
+    /// Whether the database has result sequence numbers (schema 3; an older file opened
+    /// read-only has not).
+    fn has_seq(&self) -> bool {
+        self.schema >= 3
     }
 
     /// The stored results of a contest by match index: all of them, or the one of `index`.
@@ -324,11 +345,63 @@ impl Store for SqliteStore {
     fn result_count(&mut self, contest: &str) -> Result<u64, StoreError> {
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT COUNT(*) FROM kk_results WHERE contest = ?1")
+            .prepare_cached(if self.has_seq() {
+                "SELECT COALESCE(MAX(results), 0) FROM kk_result_counts WHERE contest = ?1"
+            } else {
+                "SELECT COUNT(*) FROM kk_results WHERE contest = ?1"
+            })
             .map_err(err("counting stored matches"))?;
         stmt.query_row(params![contest], |r| r.get::<_, i64>(0))
             .map(from_db)
             .map_err(err("counting stored matches"))
+    }
+
+    fn results_since(
+        &mut self,
+        contest: &str,
+        after: u64,
+    ) -> Result<Vec<(u64, StoredResult)>, StoreError> {
+        if !self.has_seq() {
+            // A file of an older schema opened read-only: its results have no numbers yet;
+            // all of them are numbered in index order, and only a first read can be answered.
+            if after > 0 {
+                return Err(StoreError::Corrupt(format!(
+                    "the database has schema version {} without result sequence numbers: open \
+                     it once with a writing command (kakehiki web or contest run) to upgrade it",
+                    self.schema
+                )));
+            }
+            return Ok((1..).zip(self.query_results(contest, None)?).collect());
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT seq, idx, entrants, report, duration_ms, worker FROM kk_results
+                 WHERE contest = ?1 AND seq > ?2 ORDER BY seq",
+            )
+            .map_err(err("reading new results"))?;
+        let rows = stmt
+            .query_map(params![contest, to_db(after)], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get(3)?,
+                    r.get::<_, i64>(4)?,
+                    r.get(5)?,
+                ))
+            })
+            .map_err(err("reading new results"))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (seq, idx, entrants, report_json, duration_ms, worker) =
+                row.map_err(err("reading new results"))?;
+            out.push((
+                from_db(seq),
+                StoredResult::from_row(contest, idx, &entrants, report_json, duration_ms, worker)?,
+            ));
+        }
+        Ok(out)
     }
 
     fn put_result(&mut self, r: &NewResult<'_>) -> Result<bool, StoreError> {
@@ -357,6 +430,18 @@ impl Store for SqliteStore {
             .map_err(err("storing a result"))?
         };
         if inserted == 1 {
+            // Number the result: one more in its contest's count.
+            let seq: i64 = tx
+                .prepare_cached(
+                    "INSERT INTO kk_result_counts (contest, results) VALUES (?1, 1)
+                     ON CONFLICT (contest) DO UPDATE SET results = kk_result_counts.results + 1
+                     RETURNING results",
+                )
+                .and_then(|mut stmt| stmt.query_row(params![r.contest], |row| row.get(0)))
+                .map_err(err("counting a stored result"))?;
+            tx.prepare_cached("UPDATE kk_results SET seq = ?3 WHERE contest = ?1 AND idx = ?2")
+                .and_then(|mut stmt| stmt.execute(params![r.contest, to_db(r.index), seq]))
+                .map_err(err("numbering a stored result"))?;
             let mut stmt = tx
                 .prepare_cached(
                     "UPDATE kk_matches SET state = 'done', worker = ?3, lease_until = NULL

@@ -57,6 +57,12 @@ fn stores_each_match_once_with_its_replay() {
 }
 
 #[test]
+fn results_are_numbered_in_storing_order() {
+    let Some(mut s) = fresh("seq") else { return };
+    common::results_are_numbered_in_storing_order(&mut s);
+}
+
+#[test]
 fn failures_are_recorded_then_cleared_by_a_result() {
     let Some(mut s) = fresh("fail") else { return };
     common::failures_are_recorded_then_cleared_by_a_result(&mut s);

@@ -35,6 +35,62 @@ fn queue_claims_leases_and_caps() {
 }
 
 #[test]
+fn results_are_numbered_in_storing_order() {
+    let (_d, mut s) = fresh();
+    common::results_are_numbered_in_storing_order(&mut s);
+}
+
+#[test]
+fn a_schema_2_file_is_numbered_in_index_order_when_upgraded() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.sqlite");
+    {
+        let mut s = SqliteStore::open(&path).unwrap();
+        s.register_contest(&common::contest("c", "f")).unwrap();
+        let names = vec!["a".to_string(), "b".to_string()];
+        for i in [4, 1, 7] {
+            s.put_result(&common::result("c", i, &names, "r\n"))
+                .unwrap();
+        }
+    }
+    // Back to schema 2: no counts, no numbers.
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            "DROP INDEX kk_results_by_seq; ALTER TABLE kk_results DROP COLUMN seq;
+             DROP TABLE kk_result_counts; DELETE FROM kk_schema WHERE version = 3;",
+        )
+        .unwrap();
+    // Read-only, the old file is read as it is: counted, and read whole once.
+    let mut ro = SqliteStore::open_read_only(&path).unwrap();
+    assert_eq!(ro.result_count("c").unwrap(), 3);
+    let all: Vec<_> = ro
+        .results_since("c", 0)
+        .unwrap()
+        .into_iter()
+        .map(|(s, r)| (s, r.index))
+        .collect();
+    assert_eq!(all, vec![(1, 1), (2, 4), (3, 7)]);
+    let err = ro.results_since("c", 1).unwrap_err();
+    assert!(err.to_string().contains("schema version 2"), "{err}");
+    drop(ro);
+    // Opened to write, it is upgraded: numbered by index, and new results follow.
+    let mut s = SqliteStore::open(&path).unwrap();
+    assert_eq!(s.result_count("c").unwrap(), 3);
+    let names = vec!["a".to_string(), "b".to_string()];
+    s.put_result(&common::result("c", 0, &names, "r\n"))
+        .unwrap();
+    let all: Vec<_> = s
+        .results_since("c", 0)
+        .unwrap()
+        .into_iter()
+        .map(|(s, r)| (s, r.index))
+        .collect();
+    assert_eq!(all, vec![(1, 1), (2, 4), (3, 7), (4, 0)]);
+    assert_eq!(s.result_count("c").unwrap(), 4);
+}
+
+#[test]
 fn reopening_keeps_data_and_migrations_run_once() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.sqlite");

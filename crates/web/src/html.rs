@@ -27,8 +27,53 @@ const VIEWER_JS: &str = include_str!("../assets/viewer.js");
 const VIEWER_CSS: &str = include_str!("../assets/viewer.css");
 const DIPMAP_JS: &str = include_str!("../assets/dipmap.js");
 
-/// Matches per page of a match list.
+/// Matches per page of a match list (`?per=` changes it).
 pub const PAGE_SIZE: usize = 100;
+/// Contests per page of the index.
+pub const INDEX_PER: usize = 50;
+/// Standings rows per page.
+pub const STANDINGS_PER: usize = 50;
+/// The largest `?per=`.
+pub const MAX_PER: usize = 1000;
+/// Up to this many entrants the contest page shows the whole head-to-head matrix; beyond,
+/// each entrant's page has its own row (a 200-entrant matrix has 40,000 cells).
+pub const H2H_MATRIX_MAX: usize = 20;
+
+/// One page of a list: its number (from 1) and size.
+#[derive(Debug, Clone, Copy)]
+pub struct Page {
+    pub number: usize,
+    pub per: usize,
+}
+
+impl Page {
+    /// The part of `items` on this page (empty past the end).
+    fn slice<'a, T>(&self, items: &'a [T]) -> &'a [T] {
+        let from = (self.number - 1).saturating_mul(self.per).min(items.len());
+        &items[from..from.saturating_add(self.per).min(items.len())]
+    }
+
+    /// The pager of a list of `total` items at `base` (whose query may hold other parameters)
+    /// with parameters `page` and `per` (`per` kept in links only when not `default_per`).
+    fn links(&self, base: &str, page: &str, per: &str, default_per: usize, total: usize) -> Value {
+        let pages = total.div_ceil(self.per).max(1);
+        let sep = if base.contains('?') { '&' } else { '?' };
+        let url = |n: usize| {
+            if self.per == default_per {
+                format!("{base}{sep}{page}={n}")
+            } else {
+                format!("{base}{sep}{page}={n}&{per}={}", self.per)
+            }
+        };
+        json!({
+            "number": self.number, "pages": pages, "total": total,
+            "first": (self.number > 1).then(|| url(1)),
+            "prev": (self.number > 1).then(|| url((self.number - 1).min(pages))),
+            "next": (self.number < pages).then(|| url(self.number + 1)),
+            "last": (self.number < pages).then(|| url(pages)),
+        })
+    }
+}
 
 /// Percent-encode a path segment.
 pub fn seg(text: &str) -> String {
@@ -66,6 +111,8 @@ fn env() -> &'static Environment<'static> {
         }
         e.add_filter("seg", |s: String| seg(&s));
         e.add_filter("fixed", |x: f64, digits: usize| format!("{x:.digits$}"));
+        // An exact score (`15022/3`) as people read it (`5007.33`).
+        e.add_filter("score", |s: String| kakehiki_core::score_text_decimal(&s));
         e
     })
 }
@@ -110,21 +157,21 @@ pub fn error_page(message: &str) -> String {
     )
 }
 
-pub fn index(contests: &[Value]) -> String {
+pub fn index(contests: &[Value], page: Page) -> String {
     render(
         "index.html",
-        json!({"title": "Contests", "contests": contests}),
+        json!({"title": "Contests", "contests": page.slice(contests),
+               "ipager": page.links("/", "page", "per", INDEX_PER, contests.len())}),
     )
-}
-
-fn pages(total: usize) -> usize {
-    total.div_ceil(PAGE_SIZE).max(1)
 }
 
 const COLOURS: [&str; 10] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
     "#bcbd22", "#17becf",
 ];
+
+/// Lines of the rating chart.
+const CHART_LINES: usize = 10;
 
 fn rating_chart(c: &ContestData) -> Value {
     if c.rating.len() < 2 {
@@ -147,17 +194,24 @@ fn rating_chart(c: &ContestData) -> Value {
     let last = c.rating.last().map_or(1, |p| p.matches).max(1) as f64;
     let x = |m: usize| 40.0 + (w - 50.0) * m as f64 / last;
     let y = |v: f64| 10.0 + (h - 30.0) * (hi - v) / (hi - lo);
-    let lines: Vec<Value> = c
-        .entrants
+    // At most the first ten of the standings: more lines are no longer readable.
+    let shown: Vec<(usize, &String)> = c
+        .standings
+        .rows
         .iter()
+        .take(CHART_LINES)
+        .filter_map(|r| c.entrant_index(&r.entrant).map(|e| (e, &c.entrants[e])))
+        .collect();
+    let lines: Vec<Value> = shown
+        .into_iter()
         .enumerate()
-        .map(|(e, name)| {
+        .map(|(k, (e, name))| {
             let points: Vec<String> = c
                 .rating
                 .iter()
                 .map(|p| format!("{:.1},{:.1}", x(p.matches), y(p.mu[e])))
                 .collect();
-            json!({"name": name, "colour": COLOURS[e % COLOURS.len()], "points": points.join(" ")})
+            json!({"name": name, "colour": COLOURS[k % COLOURS.len()], "points": points.join(" ")})
         })
         .collect();
     let ticks: Vec<Value> = (0..=4)
@@ -169,11 +223,10 @@ fn rating_chart(c: &ContestData) -> Value {
     json!({"w": w, "h": h, "lines": lines, "ticks": ticks, "matches": last as u64})
 }
 
-pub fn contest(c: &ContestData, page: usize) -> String {
-    let total = c.rows.len();
-    let from = ((page - 1) * PAGE_SIZE).min(total);
-    let rows = &c.rows[from..(from + PAGE_SIZE).min(total)];
-    let h2h: Value = if c.entrants.len() <= 32 {
+pub fn contest(c: &ContestData, page: Page, spage: Page) -> String {
+    let base = format!("/contests/{}", seg(&c.name));
+    let rows = page.slice(&c.rows);
+    let h2h: Value = if c.entrants.len() <= H2H_MATRIX_MAX {
         json!(c
             .h2h
             .iter()
@@ -189,30 +242,67 @@ pub fn contest(c: &ContestData, page: usize) -> String {
     } else {
         Value::Null
     };
+    let standing_rows = spage.slice(&c.standings.rows);
     render(
         "contest.html",
         json!({
             "title": c.name, "s": c.standings, "entrants": c.entrants, "rows": rows,
-            "page": page, "pages": pages(total), "base": format!("/contests/{}", seg(&c.name)),
-            "h2h": h2h, "chart": rating_chart(c),
+            "standing_rows": standing_rows,
+            "spager": spage.links(&base, "spage", "sper", STANDINGS_PER, c.standings.rows.len()),
+            "mpager": page.links(&base, "page", "per", PAGE_SIZE, c.rows.len()),
+            "h2h": h2h, "h2h_per_entrant": c.entrants.len() > H2H_MATRIX_MAX,
+            "chart": rating_chart(c),
+            "bt_note": bt_note(c),
             "events_url": format!("/api/contests/{}/events", seg(&c.name)),
         }),
     )
 }
 
-pub fn entrant(c: &ContestData, e: usize, page: usize) -> String {
+/// What the Bradley-Terry interval covers, when not every stored match.
+fn bt_note(c: &ContestData) -> Option<String> {
+    let stored = c.standings.matches_stored;
+    match c.bt_matches {
+        Some(m) if m == stored => None,
+        Some(m) => Some(format!(
+            "Bradley-Terry Elo and interval fitted on the first {m} of {stored} stored matches; \
+             the fit is refreshed in the background."
+        )),
+        None if stored == 0 => None,
+        None => Some(
+            "Bradley-Terry: point estimate; the bootstrap interval is being fitted in the background."
+                .to_string(),
+        ),
+    }
+}
+
+pub fn entrant(c: &ContestData, e: usize, page: Page) -> String {
     let mine: Vec<_> = c.rows.iter().filter(|r| r.entrants.contains(&e)).collect();
-    let total = mine.len();
-    let from = ((page - 1) * PAGE_SIZE).min(total);
-    let rows = &mine[from..(from + PAGE_SIZE).min(total)];
+    let rows = page.slice(&mine);
     let row = c.standings.rows.iter().find(|r| r.entrant == c.entrants[e]);
+    // This entrant's head-to-head row: every opponent met, with wins–draws–losses.
+    let h2h: Vec<Value> = c
+        .h2h
+        .get(e)
+        .map(|row| {
+            row.iter()
+                .enumerate()
+                .filter(|(_, x)| x.iter().sum::<u32>() > 0)
+                .map(|(o, x)| json!({"opponent": c.entrants[o], "w": x[0], "d": x[1], "l": x[2]}))
+                .collect()
+        })
+        .unwrap_or_default();
+    let base = format!(
+        "/contests/{}/entrants/{}",
+        seg(&c.name),
+        seg(&c.entrants[e])
+    );
     render(
         "entrant.html",
         json!({
             "title": format!("{} · {}", c.entrants[e], c.name), "contest": c.name,
             "entrant": c.entrants[e], "row": row, "entrants": c.entrants, "rows": rows,
-            "page": page, "pages": pages(total),
-            "base": format!("/contests/{}/entrants/{}", seg(&c.name), seg(&c.entrants[e])),
+            "mpager": page.links(&base, "page", "per", PAGE_SIZE, mine.len()),
+            "h2h": h2h,
         }),
     )
 }
@@ -248,7 +338,8 @@ pub fn match_page(contest: &str, index: u64, m: &Value, model: Result<Value, Vie
             let s = &seats_json.get(i).cloned().unwrap_or(Value::Null);
             json!({
                 "name": name,
-                "score": report["scores_exact"][i],
+                "score": report["scores_exact"][i].as_str().map(kakehiki_core::score_text_decimal),
+                "score_exact": report["scores_exact"][i],
                 "errors": s["errors"],
                 "extra": keys.iter().map(|k| match &s[*k] { Value::String(t) => t.clone(), Value::Null => String::new(), v => v.to_string() }).collect::<Vec<_>>(),
             })

@@ -1,10 +1,12 @@
 //! The web UI: contests, standings, matches with a viewer for each game, entrants, and a JSON API,
 //! read from the results store; and the self-contained replay page of `kakehiki view`.
 //!
-//! Pages: `/` (contests), `/contests/{name}` (standings, head-to-head, rating over time, the
-//! match list paginated with `?page=N`, live updates while the contest runs),
+//! Pages: `/` (contests, `?page=N&per=M`), `/contests/{name}` (standings paginated with
+//! `?spage=N&sper=M`, head-to-head, rating over time, the match list paginated with
+//! `?page=N&per=M`, live updates while the contest runs),
 //! `/contests/{name}/matches/{index}` (the game's own result and its viewer),
-//! `/contests/{name}/entrants/{entrant}` (one entrant's matches).
+//! `/contests/{name}/entrants/{entrant}` (one entrant's matches and head-to-head row).
+//! Scores show with two decimals and their exact value on hover; the JSON API keeps them exact.
 //! JSON API: `/api/contests`, `/api/contests/{name}/standings`, `/api/contests/{name}/matches`,
 //! `/api/contests/{name}/matches/{index}` (one match), `.../{index}/replay` (JSON lines),
 //! `/api/contests/{name}/events` (server-sent events: `match` when stored matches change).
@@ -13,10 +15,10 @@
 //! replaced by entrant names, Geister clients' addresses are removed, and every seat's private
 //! stderr is dropped from replays (it belongs to that seat's contestant alone).
 //!
-//! Reads never wait on one another: requests take a store connection from a pool (a new one is
-//! opened per concurrent reader when the app has an opener), and each contest's standings, match
-//! rows, head-to-head table and rating history are computed once per change of its stored match
-//! count and then served from memory.
+//! Reads never wait on one another nor on the contest being stored: requests take a store
+//! connection from a pool (a new one is opened per concurrent reader when the app has an
+//! opener), ask the store for the contest's result count (one key lookup), read only the
+//! results stored since, and serve a snapshot kept in memory (see [`contest`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -28,16 +30,17 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use kakehiki_contest::{compute_standings, game_results, stored_definition, Standings};
+use kakehiki_contest::stored_definition;
 use kakehiki_store::{Store, StoreError, StoredResult};
 use serde_json::{json, Value};
 
-mod contest;
+pub mod contest;
 mod html;
 pub mod view;
 
 pub use axum;
 pub use contest::ContestData;
+use contest::{Contest, ContestState};
 pub use view::{view_model, ViewError, ViewOptions};
 
 /// Why a request failed; each maps to an HTTP status with a JSON or HTML message.
@@ -53,6 +56,8 @@ pub enum WebError {
     BadIndex(String),
     #[error("page {0:?} is not a whole number from 1")]
     BadPage(String),
+    #[error("per {0:?} is not a whole number from 1 to {max}", max = html::MAX_PER)]
+    BadPer(String),
     #[error("no such page: {0}")]
     NoRoute(String),
     #[error("store error: {0}")]
@@ -66,7 +71,9 @@ impl WebError {
             | WebError::NoMatch { .. }
             | WebError::NoEntrant { .. }
             | WebError::NoRoute(_) => StatusCode::NOT_FOUND,
-            WebError::BadIndex(_) | WebError::BadPage(_) => StatusCode::BAD_REQUEST,
+            WebError::BadIndex(_) | WebError::BadPage(_) | WebError::BadPer(_) => {
+                StatusCode::BAD_REQUEST
+            }
             WebError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -87,6 +94,9 @@ impl IntoResponse for HtmlError {
     }
 }
 
+/// The refresher's pause after each update.
+const REFRESH_PAUSE: Duration = Duration::from_millis(250);
+
 /// Opens another connection to the same store (for concurrent readers).
 pub type StoreOpener = Arc<dyn Fn() -> Result<Box<dyn Store>, StoreError> + Send + Sync>;
 
@@ -100,24 +110,49 @@ struct Pool {
 
 struct AppState {
     pool: Pool,
-    cache: RwLock<HashMap<String, Arc<ContestData>>>,
+    cache: RwLock<HashMap<String, Arc<Contest>>>,
+    /// Names of contests to bring up to date, for the refresher thread (an app with an opener
+    /// has one: requests never wait for an update once a contest was read).
+    refresh: Option<Mutex<std::sync::mpsc::Sender<String>>>,
 }
 
 type Shared = Arc<AppState>;
 
 /// The application over one store connection (requests take turns on it).
 pub fn app(store: Box<dyn Store>) -> Router {
-    build(vec![store], None, 1)
+    build(vec![store], None, 1).0
 }
 
 /// The application over a store it may open more connections to: up to `readers` requests read
 /// at once, each on its own connection.
+///
+/// A background thread reads every stored contest at once, so that the first pages after a
+/// start are served from memory.
 pub fn app_with_opener(opener: StoreOpener, readers: usize) -> Result<Router, StoreError> {
     let first = opener()?;
-    Ok(build(vec![first], Some(opener), readers.max(1)))
+    let warm = opener.clone();
+    let (router, state) = build(vec![first], Some(opener), readers.max(1));
+    let _ = std::thread::Builder::new()
+        .name("web-warm-up".into())
+        .spawn(move || {
+            let Ok(mut store) = warm() else { return };
+            let names = store.contest_names().unwrap_or_default();
+            for name in names {
+                if let Err(e) = contest_data(store.as_mut(), &state, &name) {
+                    tracing::warn!("reading contest {name:?} at start: {e}");
+                }
+            }
+        });
+    Ok(router)
 }
 
-fn build(idle: Vec<Box<dyn Store>>, opener: Option<StoreOpener>, readers: usize) -> Router {
+fn build(
+    idle: Vec<Box<dyn Store>>,
+    opener: Option<StoreOpener>,
+    readers: usize,
+) -> (Router, Shared) {
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let refresher = opener.clone();
     let state: Shared = Arc::new(AppState {
         pool: Pool {
             idle: Mutex::new(idle),
@@ -125,8 +160,34 @@ fn build(idle: Vec<Box<dyn Store>>, opener: Option<StoreOpener>, readers: usize)
             permits: tokio::sync::Semaphore::new(readers),
         },
         cache: RwLock::new(HashMap::new()),
+        refresh: refresher.is_some().then(|| Mutex::new(tx)),
     });
-    Router::new()
+    if let Some(open) = refresher {
+        // The refresher: brings contests up to date on its own connection, off the requests.
+        let weak = Arc::downgrade(&state);
+        let _ = std::thread::Builder::new()
+            .name("web-refresher".into())
+            .spawn(move || {
+                let mut store: Option<Box<dyn Store>> = None;
+                while let Ok(name) = rx.recv() {
+                    let Some(st) = weak.upgrade() else { return };
+                    if store.is_none() {
+                        store = open().ok();
+                    }
+                    let Some(s) = store.as_mut() else { continue };
+                    if let Err(e) = update_contest(s.as_mut(), &st, &name) {
+                        tracing::warn!("bringing contest {name:?} up to date: {e}");
+                        store = None;
+                    }
+                    drop(st);
+                    // At most a few updates a second: while results stream in, the pages lag
+                    // them by a fraction of a second and the CPU stays with the requests (and
+                    // the contest). Requests meanwhile are coalesced into the next update.
+                    std::thread::sleep(REFRESH_PAUSE);
+                }
+            });
+    }
+    let router = Router::new()
         .route("/", get(index_page))
         .route("/contests/:name", get(contest_page))
         .route("/contests/:name/matches/:index", get(match_page))
@@ -138,7 +199,8 @@ fn build(idle: Vec<Box<dyn Store>>, opener: Option<StoreOpener>, readers: usize)
         .route("/api/contests/:name/matches/:index/replay", get(api_replay))
         .route("/api/contests/:name/events", get(api_events))
         .fallback(not_found)
-        .with_state(state)
+        .with_state(state.clone());
+    (router, state)
 }
 
 /// Unknown routes: an HTML page for browsers, JSON for the API and for clients asking for JSON.
@@ -209,37 +271,120 @@ fn parse_index(text: &str) -> Result<u64, WebError> {
         .map_err(|_| WebError::BadIndex(text.chars().take(40).collect()))
 }
 
-/// A contest's cached data, recomputed when its stored match count changed.
-fn contest_data(
+/// The contest in memory (its definition read once), or `NoContest`.
+fn contest_entry(
     store: &mut dyn Store,
     st: &AppState,
     name: &str,
-) -> Result<Arc<ContestData>, WebError> {
-    let count = store.result_count(name).map_err(store_err)?;
+) -> Result<Arc<Contest>, WebError> {
     if let Some(c) = st.cache.read().unwrap_or_else(|p| p.into_inner()).get(name) {
-        if c.count == count {
-            return Ok(c.clone());
-        }
+        return Ok(c.clone());
     }
     if store.contest(name).map_err(store_err)?.is_none() {
         return Err(WebError::NoContest(name.to_string()));
     }
     let def = stored_definition(store, name).map_err(store_err)?;
-    let stored = store.results(name).map_err(store_err)?;
-    let games = game_results(&def, &stored).map_err(store_err)?;
-    let standings: Standings = compute_standings(&def, &games);
-    let data = Arc::new(ContestData::new(&def, standings, &stored, &games));
-    st.cache
+    let entry = Arc::new(Contest::new(def));
+    Ok(st
+        .cache
         .write()
         .unwrap_or_else(|p| p.into_inner())
-        .insert(name.to_string(), data.clone());
-    Ok(data)
+        .entry(name.to_string())
+        .or_insert(entry)
+        .clone())
 }
 
-fn all_contests(store: &mut dyn Store, st: &AppState) -> Result<Vec<Arc<ContestData>>, WebError> {
+/// A contest's data as of its stored result count now: the snapshot in memory, brought up to
+/// date with the results stored since (read from the store, only those). While another request
+/// is bringing it up to date, the previous snapshot is served rather than waited for.
+fn contest_data(
+    store: &mut dyn Store,
+    st: &AppState,
+    name: &str,
+) -> Result<Arc<ContestData>, WebError> {
+    let entry = contest_entry(store, st, name)?;
+    let count = store.result_count(name).map_err(store_err)?;
+    let snap = entry.current();
+    if snap.count == count && snap.loaded {
+        return Ok(snap);
+    }
+    if snap.loaded {
+        if let Some(tx) = &st.refresh {
+            // Served from memory; the refresher reads what is new.
+            if !entry
+                .refresh_queued
+                .swap(true, std::sync::atomic::Ordering::AcqRel)
+            {
+                let _ = tx
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .send(name.to_string());
+            }
+            return Ok(snap);
+        }
+    }
+    update_contest(store, st, name)
+}
+
+/// Bring a contest up to date with the results stored since it was last read.
+fn update_contest(
+    store: &mut dyn Store,
+    st: &AppState,
+    name: &str,
+) -> Result<Arc<ContestData>, WebError> {
+    let entry = contest_entry(store, st, name)?;
+    entry
+        .refresh_queued
+        .store(false, std::sync::atomic::Ordering::Release);
+    let count = store.result_count(name).map_err(store_err)?;
+    let snap = entry.current();
+    let mut state = match entry.state.try_lock() {
+        Ok(s) => s,
+        Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+        // Another request is bringing it up to date: serve what is in memory, unless nothing
+        // was read yet (then wait for that first read).
+        Err(std::sync::TryLockError::WouldBlock) if snap.loaded => return Ok(snap),
+        Err(std::sync::TryLockError::WouldBlock) => {
+            entry.state.lock().unwrap_or_else(|p| p.into_inner())
+        }
+    };
+    if state.seq > count {
+        // The store holds fewer results than were read: another database under the same
+        // name. Start again.
+        let def = state.def.clone();
+        *state = ContestState::new(def);
+    }
+    if state.loaded && state.seq == count {
+        // Brought up to date meanwhile.
+        drop(state);
+        return Ok(entry.current());
+    }
+    let new = store.results_since(name, state.seq).map_err(store_err)?;
+    state.add(new).map_err(store_err)?;
+    state.loaded = true;
+    Ok(entry.refresh(&mut state))
+}
+
+/// The index's line of a contest: from memory and the result count when its schedule does
+/// not depend on results, so listing contests reads no results.
+fn contest_summary(store: &mut dyn Store, st: &AppState, name: &str) -> Result<Value, WebError> {
+    let entry = contest_entry(store, st, name)?;
+    let Some(scheduled) = entry.scheduled else {
+        return Ok(contest_data(store, st, name)?.summary());
+    };
+    let count = store.result_count(name).map_err(store_err)?;
+    let def = &entry.def;
+    Ok(json!({
+        "name": def.name, "game": def.game, "format": def.format.name(),
+        "matches_stored": count, "matches_scheduled": scheduled,
+        "complete": count as usize >= scheduled,
+    }))
+}
+
+fn all_contests(store: &mut dyn Store, st: &AppState) -> Result<Vec<Value>, WebError> {
     let mut out = Vec::new();
     for name in store.contest_names().map_err(store_err)? {
-        out.push(contest_data(store, st, &name)?);
+        out.push(contest_summary(store, st, &name)?);
     }
     Ok(out)
 }
@@ -337,8 +482,7 @@ fn one_match(
 }
 
 async fn api_contests(State(st): State<Shared>) -> Result<Json<Vec<Value>>, WebError> {
-    let list = with_store(&st, all_contests).await?;
-    Ok(Json(list.iter().map(|c| c.summary()).collect()))
+    Ok(Json(with_store(&st, all_contests).await?))
 }
 
 async fn api_standings(
@@ -433,26 +577,45 @@ async fn api_events(
         .into_response())
 }
 
-async fn index_page(State(st): State<Shared>) -> Result<Html<String>, HtmlError> {
+async fn index_page(
+    State(st): State<Shared>,
+    Query(q): Query<PageQuery>,
+) -> Result<Html<String>, HtmlError> {
+    let page = pager(&q.page, &q.per, html::INDEX_PER).map_err(HtmlError)?;
     let list = with_store(&st, all_contests).await.map_err(HtmlError)?;
-    Ok(Html(html::index(
-        &list.iter().map(|c| c.summary()).collect::<Vec<_>>(),
-    )))
+    Ok(Html(html::index(&list, page)))
 }
 
+/// `?page=N&per=M` of the match lists and the index, `?spage=N&sper=M` of the standings.
 #[derive(serde::Deserialize)]
 struct PageQuery {
     page: Option<String>,
+    per: Option<String>,
+    spage: Option<String>,
+    sper: Option<String>,
 }
 
-fn page_number(q: &PageQuery) -> Result<usize, WebError> {
-    match &q.page {
-        None => Ok(1),
+/// A page number (from 1) and a page size (from 1 to [`html::MAX_PER`]).
+fn pager(
+    page: &Option<String>,
+    per: &Option<String>,
+    default_per: usize,
+) -> Result<html::Page, WebError> {
+    let number = match page {
+        None => 1,
         Some(p) => match p.parse::<usize>() {
-            Ok(n) if n >= 1 => Ok(n),
-            _ => Err(WebError::BadPage(p.chars().take(40).collect())),
+            Ok(n) if n >= 1 => n,
+            _ => return Err(WebError::BadPage(p.chars().take(40).collect())),
         },
-    }
+    };
+    let per = match per {
+        None => default_per,
+        Some(p) => match p.parse::<usize>() {
+            Ok(n) if (1..=html::MAX_PER).contains(&n) => n,
+            _ => return Err(WebError::BadPer(p.chars().take(40).collect())),
+        },
+    };
+    Ok(html::Page { number, per })
 }
 
 async fn contest_page(
@@ -460,11 +623,12 @@ async fn contest_page(
     Path(name): Path<String>,
     Query(q): Query<PageQuery>,
 ) -> Result<Html<String>, HtmlError> {
-    let page = page_number(&q).map_err(HtmlError)?;
+    let page = pager(&q.page, &q.per, html::PAGE_SIZE).map_err(HtmlError)?;
+    let spage = pager(&q.spage, &q.sper, html::STANDINGS_PER).map_err(HtmlError)?;
     let c = with_store(&st, move |s, st| contest_data(s, st, &name))
         .await
         .map_err(HtmlError)?;
-    Ok(Html(html::contest(&c, page)))
+    Ok(Html(html::contest(&c, page, spage)))
 }
 
 async fn entrant_page(
@@ -472,7 +636,7 @@ async fn entrant_page(
     Path((name, entrant)): Path<(String, String)>,
     Query(q): Query<PageQuery>,
 ) -> Result<Html<String>, HtmlError> {
-    let page = page_number(&q).map_err(HtmlError)?;
+    let page = pager(&q.page, &q.per, html::PAGE_SIZE).map_err(HtmlError)?;
     let c = with_store(&st, move |s, st| contest_data(s, st, &name))
         .await
         .map_err(HtmlError)?;

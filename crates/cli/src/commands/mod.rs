@@ -30,12 +30,13 @@ pub fn summary(report: &MatchReport) -> String {
         .max(4);
     out.push_str(&format!("  seat  {:<width$}  score\n", "spec"));
     for (i, seat) in report.seats.iter().enumerate() {
-        let exact = report
+        // Two decimals for people; `--json` keeps the exact score.
+        let score = report
             .scores_exact
             .get(i)
-            .map(String::as_str)
-            .unwrap_or("?");
-        out.push_str(&format!("  {i:>4}  {:<width$}  {exact}\n", seat.spec));
+            .map(|t| kakehiki_core::score_text_decimal(t))
+            .unwrap_or_else(|| "?".into());
+        out.push_str(&format!("  {i:>4}  {:<width$}  {score}\n", seat.spec));
     }
     let team = report.extra.get("winner_team").and_then(|v| v.as_str());
     match (report.winner, team) {

@@ -225,3 +225,37 @@ pub fn program_files_keep_their_first_hash(store: &mut dyn Store) {
         ]
     );
 }
+
+/// Results are numbered in the order they are stored; a reader holding the first `n` gets
+/// exactly the rest, and the count is the last number.
+pub fn results_are_numbered_in_storing_order(store: &mut dyn Store) {
+    store.register_contest(&contest("seq", "f")).unwrap();
+    store.register_contest(&contest("other", "f")).unwrap();
+    let names = vec!["a".to_string(), "b".to_string()];
+    assert_eq!(store.result_count("seq").unwrap(), 0);
+    assert!(store.results_since("seq", 0).unwrap().is_empty());
+    for i in [5, 2, 9] {
+        assert!(store.put_result(&result("seq", i, &names, "r\n")).unwrap());
+    }
+    assert!(store
+        .put_result(&result("other", 1, &names, "r\n"))
+        .unwrap());
+    // A late duplicate neither counts nor gets a number.
+    assert!(!store.put_result(&result("seq", 2, &names, "r\n")).unwrap());
+    assert_eq!(store.result_count("seq").unwrap(), 3);
+    assert_eq!(store.result_count("other").unwrap(), 1);
+    assert_eq!(store.result_count("nope").unwrap(), 0);
+    let got = |store: &mut dyn Store, after| {
+        store
+            .results_since("seq", after)
+            .unwrap()
+            .into_iter()
+            .map(|(seq, r)| (seq, r.index))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(got(store, 0), vec![(1, 5), (2, 2), (3, 9)]);
+    assert_eq!(got(store, 2), vec![(3, 9)]);
+    assert!(got(store, 3).is_empty());
+    let (_, first) = &store.results_since("seq", 0).unwrap()[0];
+    assert_eq!(first.entrants, names);
+}
