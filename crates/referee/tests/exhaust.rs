@@ -197,8 +197,11 @@ async fn a_flood_of_idle_connections_to_serve_werewolf_is_closed_counted_and_the
         games: 2,
         run_seed: 7,
         rules: None,
-        // NAME must come within the time limit: the flood's slots are free again after it.
-        options: BTreeMap::from([("time_limit_ms".to_string(), "2000".to_string())]),
+        // NAME must come within its own limit: the flood's slots are free again after it.
+        options: BTreeMap::from([
+            ("time_limit_ms".to_string(), "2000".to_string()),
+            ("name_timeout_ms".to_string(), "2000".to_string()),
+        ]),
         out_dir: Some(dir.path().to_path_buf()),
         numbers: BTreeMap::new(),
     };
