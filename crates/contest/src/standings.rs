@@ -237,8 +237,19 @@ pub fn compute_with(
     results: &BTreeMap<u64, GameResult>,
     bt: BradleyTerry<'_>,
 ) -> Standings {
+    compute_scheduled(def, results, bt, &schedule::schedule(def, results))
+}
+
+/// [`compute_with`] given the contest's schedule for `results` (a caller that computes the
+/// standings often keeps the schedule of a format whose schedule does not depend on results,
+/// milliseconds for tens of thousands of matches, instead of making it each time).
+pub fn compute_scheduled(
+    def: &ContestDef,
+    results: &BTreeMap<u64, GameResult>,
+    bt: BradleyTerry<'_>,
+    sched: &schedule::Schedule,
+) -> Standings {
     let n = def.entrants.len();
-    let sched = schedule::schedule(def, results);
 
     let mut games = vec![0u64; n];
     let mut wins = vec![0u64; n];

@@ -207,6 +207,26 @@ impl StoredResult {
     }
 }
 
+/// Which results a query reads.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Pick {
+    All,
+    One(u64),
+    /// Match indices `first..=last`.
+    Range(u64, u64),
+}
+
+impl Pick {
+    /// The lowest and highest match index to read (bind parameters of the range statement).
+    pub(crate) fn bounds(self) -> (i64, i64) {
+        match self {
+            Pick::All => (i64::MIN, i64::MAX),
+            Pick::One(i) => (to_db(i), to_db(i)),
+            Pick::Range(a, b) => (to_db(a), to_db(b)),
+        }
+    }
+}
+
 /// A match to put in the queue: its index and everything a worker needs to play it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QueuedMatch {
@@ -305,6 +325,15 @@ pub trait Store: Send {
 
     /// All stored results of a contest, by match index.
     fn results(&mut self, contest: &str) -> Result<Vec<StoredResult>, StoreError>;
+
+    /// The stored results of `contest` whose match index is in `first..=last`, by index: one
+    /// page of a match list is one range query, not a read of every result.
+    fn results_range(
+        &mut self,
+        contest: &str,
+        first: u64,
+        last: u64,
+    ) -> Result<Vec<StoredResult>, StoreError>;
 
     /// The stored result of one match, if there is one.
     fn result(&mut self, contest: &str, index: u64) -> Result<Option<StoredResult>, StoreError>;

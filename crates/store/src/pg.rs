@@ -8,8 +8,8 @@ use postgres::{Client, Config, NoTls};
 use crate::schema;
 use crate::{
     compress, decompress, entrants_to_json, from_db, lease_ms, redact_url, to_db, Claim,
-    ContestRow, FailedMatch, NewResult, ProgramFile, QueueCounts, QueuedMatch, Store, StoreError,
-    StoredResult,
+    ContestRow, FailedMatch, NewResult, Pick, ProgramFile, QueueCounts, QueuedMatch, Store,
+    StoreError, StoredResult,
 };
 
 /// Current time in milliseconds since the epoch, by the database's clock (one clock for all
@@ -86,24 +86,29 @@ impl PgStore {
     fn query_results(
         &mut self,
         contest: &str,
-        index: Option<u64>,
+        pick: Pick,
     ) -> Result<Vec<StoredResult>, StoreError> {
         const CONTEXT: &str = "reading results";
+        let (first, last) = pick.bounds();
         let rows = self
             .client
             .query(
-                // One statement per case, so that one match is found through the key.
-                match index {
-                    None => {
+                // One statement per case, so that one match or a range is found through the key.
+                match pick {
+                    Pick::All => {
                         "SELECT idx, entrants, report, duration_ms, worker FROM kk_results
-                         WHERE contest = $1 AND $2::BIGINT IS NULL ORDER BY idx"
+                         WHERE contest = $1 AND $2::BIGINT <= $3::BIGINT ORDER BY idx"
                     }
-                    Some(_) => {
+                    Pick::One(_) => {
                         "SELECT idx, entrants, report, duration_ms, worker FROM kk_results
-                         WHERE contest = $1 AND idx = $2"
+                         WHERE contest = $1 AND idx = $2 AND idx = $3"
+                    }
+                    Pick::Range(..) => {
+                        "SELECT idx, entrants, report, duration_ms, worker FROM kk_results
+                         WHERE contest = $1 AND idx >= $2 AND idx <= $3 ORDER BY idx"
                     }
                 },
-                &[&contest, &index.map(to_db)],
+                &[&contest, &first, &last],
             )
             .map_err(err(CONTEXT))?;
         let mut out = Vec::with_capacity(rows.len());
@@ -278,11 +283,20 @@ impl Store for PgStore {
     }
 
     fn results(&mut self, contest: &str) -> Result<Vec<StoredResult>, StoreError> {
-        self.query_results(contest, None)
+        self.query_results(contest, Pick::All)
+    }
+
+    fn results_range(
+        &mut self,
+        contest: &str,
+        first: u64,
+        last: u64,
+    ) -> Result<Vec<StoredResult>, StoreError> {
+        self.query_results(contest, Pick::Range(first, last))
     }
 
     fn result(&mut self, contest: &str, index: u64) -> Result<Option<StoredResult>, StoreError> {
-        Ok(self.query_results(contest, Some(index))?.pop())
+        Ok(self.query_results(contest, Pick::One(index))?.pop())
     }
 
     fn replay(&mut self, contest: &str, index: u64) -> Result<Option<String>, StoreError> {

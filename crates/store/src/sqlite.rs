@@ -12,7 +12,8 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBeha
 use crate::schema;
 use crate::{
     compress, decompress, entrants_to_json, from_db, lease_ms, to_db, Claim, ContestRow,
-    FailedMatch, NewResult, ProgramFile, QueueCounts, QueuedMatch, Store, StoreError, StoredResult,
+    FailedMatch, NewResult, Pick, ProgramFile, QueueCounts, QueuedMatch, Store, StoreError,
+    StoredResult,
 };
 
 /// Current time in milliseconds since the epoch, computed by the database.
@@ -223,25 +224,30 @@ impl SqliteStore {
     fn query_results(
         &mut self,
         contest: &str,
-        index: Option<u64>,
+        pick: Pick,
     ) -> Result<Vec<StoredResult>, StoreError> {
-        // Two statements, so that one match is found through the key rather than by a scan
-        // (`?2 IS NULL OR idx = ?2` keeps SQLite from using the index on idx).
+        // One statement per case, so that one match or a range is found through the key
+        // rather than by a scan (`?2 IS NULL OR idx = ?2` keeps SQLite from using the index).
+        let (first, last) = pick.bounds();
         let mut stmt = self
             .conn
-            .prepare_cached(match index {
-                None => {
+            .prepare_cached(match pick {
+                Pick::All => {
                     "SELECT idx, entrants, report, duration_ms, worker FROM kk_results
-                     WHERE contest = ?1 AND ?2 IS NULL ORDER BY idx"
+                     WHERE contest = ?1 AND ?2 <= ?3 ORDER BY idx"
                 }
-                Some(_) => {
+                Pick::One(_) => {
                     "SELECT idx, entrants, report, duration_ms, worker FROM kk_results
-                     WHERE contest = ?1 AND idx = ?2"
+                     WHERE contest = ?1 AND idx = ?2 AND idx = ?3"
+                }
+                Pick::Range(..) => {
+                    "SELECT idx, entrants, report, duration_ms, worker FROM kk_results
+                     WHERE contest = ?1 AND idx >= ?2 AND idx <= ?3 ORDER BY idx"
                 }
             })
             .map_err(err("reading results"))?;
         let rows = stmt
-            .query_map(params![contest, index.map(to_db)], |r| {
+            .query_map(params![contest, first, last], |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
                     r.get::<_, String>(1)?,
@@ -371,7 +377,7 @@ impl Store for SqliteStore {
                     self.schema
                 )));
             }
-            return Ok((1..).zip(self.query_results(contest, None)?).collect());
+            return Ok((1..).zip(self.query_results(contest, Pick::All)?).collect());
         }
         let mut stmt = self
             .conn
@@ -456,11 +462,20 @@ impl Store for SqliteStore {
     }
 
     fn results(&mut self, contest: &str) -> Result<Vec<StoredResult>, StoreError> {
-        self.query_results(contest, None)
+        self.query_results(contest, Pick::All)
+    }
+
+    fn results_range(
+        &mut self,
+        contest: &str,
+        first: u64,
+        last: u64,
+    ) -> Result<Vec<StoredResult>, StoreError> {
+        self.query_results(contest, Pick::Range(first, last))
     }
 
     fn result(&mut self, contest: &str, index: u64) -> Result<Option<StoredResult>, StoreError> {
-        Ok(self.query_results(contest, Some(index))?.pop())
+        Ok(self.query_results(contest, Pick::One(index))?.pop())
     }
 
     fn replay(&mut self, contest: &str, index: u64) -> Result<Option<String>, StoreError> {

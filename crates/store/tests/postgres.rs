@@ -57,6 +57,12 @@ fn stores_each_match_once_with_its_replay() {
 }
 
 #[test]
+fn results_range_reads_only_its_indices() {
+    let Some(mut s) = fresh("range") else { return };
+    common::results_range_reads_only_its_indices(&mut s);
+}
+
+#[test]
 fn results_are_numbered_in_storing_order() {
     let Some(mut s) = fresh("seq") else { return };
     common::results_are_numbered_in_storing_order(&mut s);

@@ -35,6 +35,12 @@ fn queue_claims_leases_and_caps() {
 }
 
 #[test]
+fn results_range_reads_only_its_indices() {
+    let (_d, mut s) = fresh();
+    common::results_range_reads_only_its_indices(&mut s);
+}
+
+#[test]
 fn results_are_numbered_in_storing_order() {
     let (_d, mut s) = fresh();
     common::results_are_numbered_in_storing_order(&mut s);

@@ -15,9 +15,11 @@ use std::time::{Duration, Instant};
 
 use kakehiki_contest::ratings::{bradley_terry, weng_lin_update, BtRating};
 use kakehiki_contest::standings::{
-    compute_with, rated_games, seat_results, BradleyTerry, SeatResult,
+    compute_scheduled, compute_with, rated_games, seat_results, BradleyTerry, SeatResult,
 };
-use kakehiki_contest::{game_results, ContestDef, Format, GameResult, RunError, Standings};
+use kakehiki_contest::{
+    game_results, ContestDef, Format, GameResult, RunError, Schedule, Standings,
+};
 use kakehiki_core::{score_text_decimal, MatchReport};
 use kakehiki_store::StoredResult;
 use serde_json::{json, Value};
@@ -111,6 +113,9 @@ const INLINE_BT_WORK: usize = 50_000;
 /// The growing state of one contest.
 pub struct ContestState {
     pub def: ContestDef,
+    /// The schedule, made once, of a format whose schedule does not depend on results (28,000
+    /// round-robin matches take milliseconds to list: not on every update).
+    schedule: Option<Arc<Schedule>>,
     /// Sequence number of the last stored result read.
     pub seq: u64,
     games: BTreeMap<u64, GameResult>,
@@ -127,9 +132,12 @@ pub struct ContestState {
 
 impl ContestState {
     pub fn new(def: ContestDef) -> Self {
+        let schedule = (def.format != Format::GeisterSeed)
+            .then(|| Arc::new(kakehiki_contest::schedule(&def, &BTreeMap::new())));
         let n = def.entrants.len();
         ContestState {
             def,
+            schedule,
             seq: 0,
             games: BTreeMap::new(),
             rows: BTreeMap::new(),
@@ -244,7 +252,10 @@ impl ContestState {
             Some((m, fit)) => (BradleyTerry::Given(fit), Some(*m)),
             None => (BradleyTerry::PointOnly, None),
         };
-        let standings = compute_with(&self.def, &self.games, bt);
+        let standings = match &self.schedule {
+            Some(sched) => compute_scheduled(&self.def, &self.games, bt, sched),
+            None => compute_with(&self.def, &self.games, bt),
+        };
         // Weng-Lin after each of up to RATING_POINTS stretches of the games, in match order, in
         // one pass (the standings' own update, so the last point is the standings' rating).
         let rated = rated_games(&self.def, &self.games);
@@ -296,12 +307,8 @@ pub struct Contest {
 
 impl Contest {
     pub fn new(def: ContestDef) -> Self {
-        let scheduled = (def.format != Format::GeisterSeed).then(|| {
-            kakehiki_contest::schedule(&def, &BTreeMap::new())
-                .matches
-                .len()
-        });
         let state = ContestState::new(def.clone());
+        let scheduled = state.schedule.as_ref().map(|s| s.matches.len());
         let first = Arc::new(state.snapshot());
         Contest {
             def,

@@ -48,14 +48,21 @@ pub struct Page {
 
 impl Page {
     /// The part of `items` on this page (empty past the end).
-    fn slice<'a, T>(&self, items: &'a [T]) -> &'a [T] {
+    pub fn slice<'a, T>(&self, items: &'a [T]) -> &'a [T] {
         let from = (self.number - 1).saturating_mul(self.per).min(items.len());
         &items[from..from.saturating_add(self.per).min(items.len())]
     }
 
     /// The pager of a list of `total` items at `base` (whose query may hold other parameters)
     /// with parameters `page` and `per` (`per` kept in links only when not `default_per`).
-    fn links(&self, base: &str, page: &str, per: &str, default_per: usize, total: usize) -> Value {
+    pub fn links(
+        &self,
+        base: &str,
+        page: &str,
+        per: &str,
+        default_per: usize,
+        total: usize,
+    ) -> Value {
         let pages = total.div_ceil(self.per).max(1);
         let sep = if base.contains('?') { '&' } else { '?' };
         let url = |n: usize| {
@@ -97,6 +104,7 @@ fn env() -> &'static Environment<'static> {
             ("error.html", include_str!("../templates/error.html")),
             ("index.html", include_str!("../templates/index.html")),
             ("matches.html", include_str!("../templates/matches.html")),
+            ("loading.html", include_str!("../templates/loading.html")),
             ("contest.html", include_str!("../templates/contest.html")),
             ("entrant.html", include_str!("../templates/entrant.html")),
             ("match.html", include_str!("../templates/match.html")),
@@ -154,6 +162,14 @@ pub fn error_page(message: &str) -> String {
     render(
         "error.html",
         json!({"title": "Not available", "message": message}),
+    )
+}
+
+/// The page of a contest whose stored results are being read (it reloads itself).
+pub fn loading_page(contest: &str, message: &str) -> String {
+    render(
+        "loading.html",
+        json!({"title": contest, "contest": contest, "message": message}),
     )
 }
 

@@ -62,6 +62,11 @@ pub enum WebError {
     NoRoute(String),
     #[error("store error: {0}")]
     Store(String),
+    #[error(
+        "contest {contest:?} is being read: its {stored} stored results are read once after \
+         `kakehiki web` starts; ask again in a second"
+    )]
+    Loading { contest: String, stored: u64 },
 }
 
 impl WebError {
@@ -75,13 +80,20 @@ impl WebError {
                 StatusCode::BAD_REQUEST
             }
             WebError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            WebError::Loading { .. } => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 }
 
 impl IntoResponse for WebError {
     fn into_response(self) -> Response {
-        (self.status(), Json(json!({ "error": self.to_string() }))).into_response()
+        let retry = matches!(self, WebError::Loading { .. });
+        let mut r = (self.status(), Json(json!({ "error": self.to_string() }))).into_response();
+        if retry {
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+        }
+        r
     }
 }
 
@@ -90,9 +102,21 @@ struct HtmlError(WebError);
 
 impl IntoResponse for HtmlError {
     fn into_response(self) -> Response {
+        if let WebError::Loading { contest, .. } = &self.0 {
+            // A page that reloads itself until the contest is read.
+            let page = html::loading_page(contest, &self.0.to_string());
+            return (self.0.status(), [(header::RETRY_AFTER, "1")], Html(page)).into_response();
+        }
         (self.0.status(), Html(html::error_page(&self.0.to_string()))).into_response()
     }
 }
+
+/// How long a request waits for the first read of a contest (the read made once after `web`
+/// starts: every stored result is read and parsed, about 10-30 µs each) before it is answered
+/// "being read" (503, `Retry-After: 1`; the HTML page reloads itself) rather than with partial
+/// standings: the first request after a start is answered within 100 ms however large the
+/// contest.
+const FIRST_READ_WAIT: Duration = Duration::from_millis(60);
 
 /// The refresher's pause after each update.
 const REFRESH_PAUSE: Duration = Duration::from_millis(250);
@@ -308,22 +332,48 @@ fn contest_data(
     if snap.count == count && snap.loaded {
         return Ok(snap);
     }
+    if !snap.loaded {
+        if let Some(tx) = &st.refresh {
+            // The first read is made by the start-up thread or the refresher, never by a
+            // request: wait for it a little, then say it is under way.
+            queue_refresh(&entry, tx, name);
+            let until = std::time::Instant::now() + FIRST_READ_WAIT;
+            loop {
+                let snap = entry.current();
+                if snap.loaded {
+                    return Ok(snap);
+                }
+                if std::time::Instant::now() >= until {
+                    return Err(WebError::Loading {
+                        contest: name.to_string(),
+                        stored: count,
+                    });
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+    }
     if snap.loaded {
         if let Some(tx) = &st.refresh {
             // Served from memory; the refresher reads what is new.
-            if !entry
-                .refresh_queued
-                .swap(true, std::sync::atomic::Ordering::AcqRel)
-            {
-                let _ = tx
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .send(name.to_string());
-            }
+            queue_refresh(&entry, tx, name);
             return Ok(snap);
         }
     }
     update_contest(store, st, name)
+}
+
+/// Ask the refresher to bring a contest up to date (once until it does).
+fn queue_refresh(entry: &Contest, tx: &Mutex<std::sync::mpsc::Sender<String>>, name: &str) {
+    if !entry
+        .refresh_queued
+        .swap(true, std::sync::atomic::Ordering::AcqRel)
+    {
+        let _ = tx
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .send(name.to_string());
+    }
 }
 
 /// Bring a contest up to date with the results stored since it was last read.
@@ -370,6 +420,17 @@ fn update_contest(
 fn contest_summary(store: &mut dyn Store, st: &AppState, name: &str) -> Result<Value, WebError> {
     let entry = contest_entry(store, st, name)?;
     let Some(scheduled) = entry.scheduled else {
+        // The schedule depends on results: known once they are read (the index does not wait
+        // for a first read).
+        if let (false, Some(tx)) = (entry.current().loaded, &st.refresh) {
+            queue_refresh(&entry, tx, name);
+            let def = &entry.def;
+            return Ok(json!({
+                "name": def.name, "game": def.game, "format": def.format.name(),
+                "matches_stored": store.result_count(name).map_err(store_err)?,
+                "matches_scheduled": "?", "complete": false,
+            }));
+        }
         return Ok(contest_data(store, st, name)?.summary());
     };
     let count = store.result_count(name).map_err(store_err)?;
@@ -493,16 +554,47 @@ async fn api_standings(
     Ok(Json(&c.standings).into_response())
 }
 
+/// One page of a contest's match list (`?page=N&per=M`, 100 a page by default, the match
+/// list's own parameters): the matches stored when the contest was last read, by index, read
+/// from the store as one range of indices. `X-Total-Count` gives the number of matches and
+/// `Link` the first, previous, next and last pages.
 async fn api_matches(
     State(st): State<Shared>,
     Path(name): Path<String>,
-) -> Result<Json<Vec<Value>>, WebError> {
-    let list = with_store(&st, move |s, st| {
-        contest_data(s, st, &name)?;
-        s.results(&name).map_err(store_err)
+    Query(q): Query<PageQuery>,
+) -> Result<Response, WebError> {
+    let page = pager(&q.page, &q.per, html::PAGE_SIZE)?;
+    let base = format!("/api/contests/{}/matches", html::seg(&name));
+    let (list, total) = with_store(&st, move |s, st| {
+        let c = contest_data(s, st, &name)?;
+        let on_page = page.slice(&c.rows);
+        let (Some(first), Some(last)) = (on_page.first(), on_page.last()) else {
+            return Ok((Vec::new(), c.rows.len()));
+        };
+        let wanted: std::collections::BTreeSet<u64> = on_page.iter().map(|r| r.index).collect();
+        let mut list = s
+            .results_range(&name, first.index, last.index)
+            .map_err(store_err)?;
+        // Results stored in the range since the contest was last read wait for the next read,
+        // so that pages do not overlap.
+        list.retain(|r| wanted.contains(&r.index));
+        Ok((list, c.rows.len()))
     })
     .await?;
-    Ok(Json(list.into_iter().map(public_match).collect()))
+    let links = page.links(&base, "page", "per", html::PAGE_SIZE, total);
+    let link: Vec<String> = ["first", "prev", "next", "last"]
+        .iter()
+        .filter_map(|rel| links[rel].as_str().map(|u| format!("<{u}>; rel=\"{rel}\"")))
+        .collect();
+    let mut response = Json(list.into_iter().map(public_match).collect::<Vec<_>>()).into_response();
+    let headers = response.headers_mut();
+    headers.insert("x-total-count", total.into());
+    if let Ok(v) = header::HeaderValue::from_str(&link.join(", ")) {
+        if !link.is_empty() {
+            headers.insert(header::LINK, v);
+        }
+    }
+    Ok(response)
 }
 
 async fn api_match(

@@ -71,8 +71,28 @@ fn store_matches(store: &mut dyn Store, def: &ContestDef, range: std::ops::Range
     }
 }
 
-/// A page, with the escaped slashes of attribute values read as a browser reads them.
+/// A page, with the escaped slashes of attribute values read as a browser reads them; asked
+/// again, as the page's own refresh does, while the contest is being read (503, Retry-After).
 fn get(rt: &tokio::runtime::Runtime, app: &axum::Router, uri: &str) -> (StatusCode, String) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let (status, headers, text) = get_once(rt, app, uri);
+        if status != StatusCode::SERVICE_UNAVAILABLE
+            || headers.get("retry-after").is_none()
+            || std::time::Instant::now() > deadline
+        {
+            return (status, text);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// One request: status, headers and text.
+fn get_once(
+    rt: &tokio::runtime::Runtime,
+    app: &axum::Router,
+    uri: &str,
+) -> (StatusCode, axum::http::HeaderMap, String) {
     rt.block_on(async {
         let response = app
             .clone()
@@ -80,9 +100,10 @@ fn get(rt: &tokio::runtime::Runtime, app: &axum::Router, uri: &str) -> (StatusCo
             .await
             .unwrap();
         let status = response.status();
+        let headers = response.headers().clone();
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
         let text = String::from_utf8(bytes.to_vec()).unwrap();
-        (status, text.replace("&#x2f;", "/"))
+        (status, headers, text.replace("&#x2f;", "/"))
     })
 }
 
@@ -169,6 +190,52 @@ fn two_hundred_entrants(open: impl Fn() -> Box<dyn Store> + Send + Sync + 'stati
         assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
     }
 
+    // The JSON match list: the same pages, read as one range of the store.
+    let mut stored: Vec<u64> = plan.matches[..120].iter().map(|m| m.index).collect();
+    stored.sort();
+    let indices = |body: &str| -> Vec<u64> {
+        let v: Value = serde_json::from_str(body).unwrap();
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["index"].as_u64().unwrap())
+            .collect()
+    };
+    let (status, headers, body) = get_once(&rt, &app, "/api/contests/big/matches?page=2&per=50");
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(indices(&body), stored[50..100]);
+    assert_eq!(headers["x-total-count"], "120");
+    let link = headers["link"].to_str().unwrap();
+    assert!(
+        link.contains("</api/contests/big/matches?page=3&per=50>; rel=\"next\"")
+            && link.contains("</api/contests/big/matches?page=1&per=50>; rel=\"prev\""),
+        "{link}"
+    );
+    let one: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(one[0]["report"]["seats"][0]["spec"], one[0]["entrants"][0]);
+    let (_, _, body) = get_once(&rt, &app, "/api/contests/big/matches");
+    assert_eq!(indices(&body), stored[..100]);
+    let (_, _, body) = get_once(&rt, &app, "/api/contests/big/matches?page=2");
+    assert_eq!(indices(&body), stored[100..]);
+    let (status, _, body) = get_once(&rt, &app, "/api/contests/big/matches?page=9");
+    assert_eq!((status, body.as_str()), (StatusCode::OK, "[]"));
+    for (bad, message) in [
+        (
+            "per=0",
+            "per \\\"0\\\" is not a whole number from 1 to 1000",
+        ),
+        (
+            "per=1001",
+            "per \\\"1001\\\" is not a whole number from 1 to 1000",
+        ),
+        ("page=0", "page \\\"0\\\" is not a whole number from 1"),
+        ("page=x", "page \\\"x\\\" is not a whole number from 1"),
+    ] {
+        let (status, _, body) = get_once(&rt, &app, &format!("/api/contests/big/matches?{bad}"));
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
+        assert!(body.contains(message), "{bad}: {body}");
+    }
+
     // Head to head: no 200 × 200 matrix; each entrant's page has its row.
     assert!(!page.contains("id=\"h2h\""));
     assert!(page.contains("id=\"h2h-per-entrant\""), "{page}");
@@ -220,6 +287,63 @@ fn two_hundred_entrants(open: impl Fn() -> Box<dyn Store> + Send + Sync + 'stati
         page.contains(&format!("200 of {planned} matches stored")),
         "{page}"
     );
+}
+
+/// While the first read of a contest after a start takes longer than a request waits for it,
+/// pages say so at once (503, Retry-After, a page that reloads itself) instead of waiting or
+/// showing partial standings; the index does not wait; then the real data is served.
+#[test]
+fn a_contest_being_read_is_said_so_not_waited_for() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("slow.sqlite");
+    let d = def("slow", 40);
+    let mut writer = SqliteStore::open(&path).unwrap();
+    kakehiki_contest::register(&mut writer, &d).unwrap();
+    store_matches(&mut writer, &d, 0..20);
+    // Every connection after the first (the start-up reader's, the refresher's) takes 2 s to
+    // open: the first read of the contest ends 2 s after the start.
+    let opened = std::sync::atomic::AtomicUsize::new(0);
+    let app = kakehiki_web::app_with_opener(
+        std::sync::Arc::new(move || {
+            if opened.fetch_add(1, std::sync::atomic::Ordering::SeqCst) > 0 {
+                std::thread::sleep(std::time::Duration::from_secs(2));
+            }
+            Ok(Box::new(SqliteStore::open(&path).unwrap()) as Box<dyn Store>)
+        }),
+        1,
+    )
+    .unwrap();
+    let (status, headers, page) = get_once(&rt, &app, "/contests/slow");
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{page}");
+    assert_eq!(headers["retry-after"], "1");
+    assert!(
+        page.contains("<meta http-equiv=\"refresh\" content=\"1\">")
+            && page.contains("its 20 stored results are read once after `kakehiki web` starts"),
+        "{page}"
+    );
+    assert!(!page.contains("id=\"standings\""), "{page}");
+    let (status, headers, api) = get_once(&rt, &app, "/api/contests/slow/standings");
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{api}");
+    assert_eq!(headers["retry-after"], "1");
+    assert!(
+        api.contains("\"error\":\"contest \\\"slow\\\" is being read"),
+        "{api}"
+    );
+    let (status, _, index) = get_once(&rt, &app, "/");
+    assert_eq!(status, StatusCode::OK);
+    assert!(index.contains(">slow</a>"), "{index}");
+    // Then the real standings, equal to the batch computation.
+    let (status, api) = get(&rt, &app, "/api/contests/slow/standings");
+    assert_eq!(status, StatusCode::OK, "{api}");
+    let web: Value = serde_json::from_str(&api).unwrap();
+    let batch = compute_standings(&d, &load_results(&mut writer, &d).unwrap());
+    let batch: Value = serde_json::from_str(&batch.render(OutputFormat::Json)).unwrap();
+    assert_eq!(web, batch);
 }
 
 #[test]

@@ -259,3 +259,35 @@ pub fn results_are_numbered_in_storing_order(store: &mut dyn Store) {
     let (_, first) = &store.results_since("seq", 0).unwrap()[0];
     assert_eq!(first.entrants, names);
 }
+
+/// A range of match indices is read in one query: only the results stored in it, by index,
+/// of that contest only.
+pub fn results_range_reads_only_its_indices(store: &mut dyn Store) {
+    store.register_contest(&contest("range", "f")).unwrap();
+    store.register_contest(&contest("range2", "f")).unwrap();
+    let names = vec!["a".to_string(), "b".to_string()];
+    for i in [7, 3, 4, 10, 1] {
+        assert!(store
+            .put_result(&result("range", i, &names, "r\n"))
+            .unwrap());
+    }
+    assert!(store
+        .put_result(&result("range2", 5, &names, "r\n"))
+        .unwrap());
+    let got = |store: &mut dyn Store, a, b| {
+        store
+            .results_range("range", a, b)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.index)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(got(store, 3, 7), vec![3, 4, 7]);
+    assert_eq!(got(store, 0, 100), vec![1, 3, 4, 7, 10]);
+    assert_eq!(got(store, 10, 10), vec![10]);
+    assert!(got(store, 5, 6).is_empty());
+    assert!(got(store, 8, 2).is_empty());
+    let r = &store.results_range("range", 4, 4).unwrap()[0];
+    assert_eq!(r.entrants, names);
+    assert_eq!(r.report_json, "{\"game\":\"x\"}");
+}
