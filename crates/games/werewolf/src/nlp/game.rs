@@ -110,11 +110,7 @@ pub fn game_id_of(seed: u64) -> String {
 /// seed in Crockford base 32. Agents parse the time (the sample agent names its log folder by
 /// it); the referee records the id in the replay, and a re-run uses the recorded one.
 pub fn game_id_at(unix_ms: u64, seed: u64) -> String {
-    const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-    let v = (u128::from(unix_ms & ((1 << 48) - 1)) << 80) | u128::from(seed);
-    (0..26)
-        .map(|i| CROCKFORD[((v >> (5 * (25 - i))) & 31) as usize] as char)
-        .collect()
+    ulid::Ulid::from_parts(unix_ms, u128::from(seed)).to_string()
 }
 
 /// [`game_id_at`] the current time.

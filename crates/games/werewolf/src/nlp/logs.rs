@@ -139,25 +139,12 @@ impl<'a> Builder<'a> {
 /// Unix time in nanoseconds as RFC 3339 in UTC with nanoseconds, as Go's `time.Time` writes it
 /// in JSON (`2025-01-01T00:00:00.123456789Z`).
 pub fn rfc3339_nanos(unix_nanos: u128) -> String {
-    let secs = (unix_nanos / 1_000_000_000) as i64;
-    let nanos = (unix_nanos % 1_000_000_000) as u32;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{nanos:09}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    let since = std::time::Duration::new(
+        (unix_nanos / 1_000_000_000) as u64,
+        (unix_nanos % 1_000_000_000) as u32,
+    );
+    let t = std::time::UNIX_EPOCH + since;
+    humantime::format_rfc3339_nanos(t).to_string()
 }
 
 /// The real-time broadcaster's `games.json` after a game's file was written: upstream's list of

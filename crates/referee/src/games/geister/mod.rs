@@ -735,26 +735,11 @@ pub fn compat_log_text(session: &Session) -> String {
 
 /// `log-YYYY-MM-DD-HH-mm-ss-SSS` for a UTC time in ms since the epoch.
 pub fn log_file_stem(unix_ms: u64) -> String {
-    let secs = unix_ms / 1000;
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "log-{y:04}-{m:02}-{d:02}-{:02}-{:02}-{:02}-{:03}",
-        rem / 3600,
-        (rem / 60) % 60,
-        rem % 60,
-        unix_ms % 1000
-    )
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(unix_ms);
+    // `2018-03-05T12:34:56.789Z` → `log-2018-03-05-12-34-56-789`
+    let stamp = humantime::format_rfc3339_millis(t).to_string();
+    let digits = stamp.trim_end_matches('Z').replace(['T', ':', '.'], "-");
+    format!("log-{digits}")
 }
 
 fn write_compat_log(dir: &std::path::Path, session: &Session, started_unix_ms: u64) {
