@@ -218,10 +218,7 @@ fn check_shell_folders(
         if !a.contains(char::is_whitespace) {
             continue;
         }
-        let tokens: Vec<&str> = a
-            .split(|c: char| c.is_whitespace() || ";&|<>()'\"`".contains(c))
-            .filter(|t| !t.is_empty())
-            .collect();
+        let tokens: Vec<&str> = super::shell_words(a).collect();
         for (i, token) in tokens.iter().enumerate() {
             // Only the folder a `cd` (or `pushd`) enters: other paths may be what a command
             // only looks at.

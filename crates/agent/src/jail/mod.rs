@@ -566,6 +566,13 @@ pub fn sweep_stale_cgroups() {
     cgroup::sweep_stale();
 }
 
+/// The words of an argument that is a shell command (`sh -c 'cd /bots/a && ./run'`), as the
+/// sandbox reads them for paths: split at blanks and at the shell's operators and quotes.
+pub(crate) fn shell_words(arg: &str) -> impl Iterator<Item = &str> {
+    arg.split(|c: char| c.is_whitespace() || ";&|<>()'\"`".contains(c))
+        .filter(|t| !t.is_empty())
+}
+
 /// `p` with `.` and `..` components removed lexically (symbolic links are kept, so an
 /// interpreter's or a venv's own path is not changed).
 pub fn normalize(p: &std::path::Path) -> PathBuf {

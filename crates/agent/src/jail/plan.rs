@@ -84,7 +84,7 @@ fn program_paths(argv: &[String]) -> Vec<PathBuf> {
         if !a.contains(char::is_whitespace) {
             continue;
         }
-        for token in a.split(|c: char| c.is_whitespace() || ";&|<>()'\"`".contains(c)) {
+        for token in super::shell_words(a) {
             let p = super::normalize(Path::new(token));
             if token.starts_with('/') && p.is_file() {
                 if let Ok(real) = std::fs::canonicalize(&p) {
