@@ -10,8 +10,10 @@
 //! * [`SeatSpec`] is the parsed form of `builtin:<name>`, `cmd:<line>`, `tcp`, `tcp-cmd:<line>`.
 //! * [`SeatError`] is one recorded failure of a seat (timeout, crash, invalid reply, ...).
 //! * [`MatchReport`] is the result every match produces (and `kakehiki play --json` prints).
+//! * [`exchange`] is the seat record every replay shares: each request to a seat and its outcome.
 //! * [`replay`] holds the JSON-lines container every game's replay uses.
 
+pub mod exchange;
 pub mod game;
 pub mod game_type;
 pub mod private_files;
@@ -21,6 +23,7 @@ pub mod rng;
 pub mod score;
 pub mod seat;
 
+pub use exchange::{ExchangeOutcome, SeatEnd, SeatExchange, SeatRecord};
 pub use game::{Bot, Game};
 pub use game_type::{Chance, Dynamics, GameType, Information, Transport};
 pub use report::{MatchReport, SeatError, SeatErrorKind, SeatReport};

@@ -57,6 +57,10 @@ impl SeatErrorKind {
 pub struct SeatError {
     /// The turn (or ply, day, phase number) it happened in; 0 for start-up.
     pub turn: u32,
+    /// The game's own label for the moment (`turn 3`, `ply 15`, `S1901M`, `day 2 talk 3`);
+    /// empty only in reports written before it was recorded.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub at: String,
     pub kind: SeatErrorKind,
     /// Specific, human readable detail: what was expected and what was received.
     pub detail: String,

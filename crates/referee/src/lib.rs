@@ -8,6 +8,7 @@ pub mod accept;
 pub mod driver;
 pub mod games;
 pub mod registry;
+pub mod seat;
 
 pub use driver::{
     BoxFuture, GameDriver, ListenNotice, MatchRecord, MatchSpec, RefereeError, SEED_ENV,

@@ -491,7 +491,7 @@ fn discard(list: &mut Vec<String>, text: String) {
 
 /// The seat error for `n` connections closed at once on a seat's port holding `cap`.
 fn excess_error(n: u64, cap: usize) -> SeatError {
-    SeatError {
+    SeatError { at: String::new(),
         turn: 0,
         kind: SeatErrorKind::ExcessConnections,
         detail: format!(
@@ -680,7 +680,12 @@ struct Run {
 impl Run {
     fn fault(&mut self, p: Power, kind: SeatErrorKind, detail: String) {
         let turn = self.turn;
-        self.errors[p.index()].push(SeatError { turn, kind, detail });
+        self.errors[p.index()].push(SeatError {
+            at: String::new(),
+            turn,
+            kind,
+            detail,
+        });
     }
 
     /// Judge a failed exchange: crash and caps put the power in civil disorder.
@@ -1239,6 +1244,7 @@ impl GameDriver for DiplomacyDriver {
             let mut sources = Vec::new();
             let mut early_errors: Vec<Vec<SeatError>> = vec![Vec::new(); 7];
             let cannot_start = |detail: String| SeatError {
+                at: String::new(),
                 turn: 0,
                 kind: SeatErrorKind::NotReady,
                 detail: format!("cannot start the bot: {detail}; the power is in civil disorder"),
@@ -1448,6 +1454,7 @@ impl GameDriver for DiplomacyDriver {
                         })
                         .unwrap_or_default();
                     SeatError {
+                        at: String::new(),
                         turn: 0,
                         kind: SeatErrorKind::NotReady,
                         detail,

@@ -703,6 +703,7 @@ fn settle(
             String::new()
         };
         errors.push(SeatError {
+            at: String::new(),
             turn,
             kind: SeatErrorKind::UnsolicitedOutput,
             detail: format!("before turn {turn}: discarded output {first:?}{more}"),
@@ -748,6 +749,7 @@ fn settle(
                 time_us / 1000
             );
             errors.push(SeatError {
+                at: String::new(),
                 turn,
                 kind: SeatErrorKind::Timeout,
                 detail: detail.clone(),
@@ -769,6 +771,7 @@ fn settle(
             };
             let detail = format!("turn {turn}: {detail}");
             errors.push(SeatError {
+                at: String::new(),
                 turn,
                 kind,
                 detail: detail.clone(),
@@ -778,6 +781,7 @@ fn settle(
     }
     for issue in &mv.errors {
         errors.push(SeatError {
+            at: String::new(),
             turn,
             kind: SeatErrorKind::InvalidReply,
             detail: issue_detail(turn, issue),
@@ -938,6 +942,7 @@ async fn run_match(
             alive[seat] = false;
             seats[seat].kill();
             errors[seat].push(SeatError {
+                at: String::new(),
                 turn: 0,
                 kind: SeatErrorKind::NotReady,
                 detail: detail.clone(),

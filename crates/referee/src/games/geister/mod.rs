@@ -75,7 +75,7 @@ struct ConnectionsEvent {
 
 impl ConnectionsEvent {
     fn error(&self) -> SeatError {
-        SeatError {
+        SeatError { at: String::new(),
             turn: 0,
             kind: SeatErrorKind::ExcessConnections,
             detail: format!(
@@ -780,6 +780,7 @@ fn seat_errors(events: &[Event]) -> [Vec<SeatError>; 2] {
                 reason,
                 ..
             } => errors[*seat].push(SeatError {
+                at: String::new(),
                 turn: 0,
                 kind: SeatErrorKind::InvalidReply,
                 detail: format!(
@@ -822,6 +823,7 @@ fn seat_errors(events: &[Event]) -> [Vec<SeatError>; 2] {
                 };
                 if let Some((kind, detail)) = err {
                     errors[*seat].push(SeatError {
+                        at: String::new(),
                         turn: *ply,
                         kind,
                         detail,
@@ -834,6 +836,7 @@ fn seat_errors(events: &[Event]) -> [Vec<SeatError>; 2] {
                 disposition: d @ (Disposition::OutOfTurn | Disposition::TooLong),
                 ..
             } => errors[*seat].push(SeatError {
+                at: String::new(),
                 turn: 0,
                 kind: SeatErrorKind::ProtocolError,
                 detail: match d {
@@ -853,6 +856,7 @@ fn seat_errors(events: &[Event]) -> [Vec<SeatError>; 2] {
                     FaultKind::SetTimeout | FaultKind::ConnectTimeout => SeatErrorKind::NotReady,
                 };
                 errors[*seat].push(SeatError {
+                    at: String::new(),
                     turn: 0,
                     kind: k,
                     detail: detail.clone(),

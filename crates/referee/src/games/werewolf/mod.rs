@@ -724,6 +724,7 @@ impl Ctx<'_> {
                 detail.push_str(&format!(", settled as {s:?}"));
             }
             seat.errors.push(SeatError {
+                at: String::new(),
                 turn: day,
                 kind: k,
                 detail,
@@ -812,7 +813,7 @@ async fn ask_seat(
                     substitute: None,
                 });
                 if let Some(k) = seat_error_kind(kind) {
-                    seat.errors.push(SeatError {
+                    seat.errors.push(SeatError { at: String::new(),
                         turn: g.day(),
                         kind: k,
                         detail: format!("game {} day {}: a line arrived while no reply was outstanding; discarded", ctx.game, g.day()),
@@ -1099,6 +1100,7 @@ impl GameDriver for WerewolfDriver {
                             o => o,
                         }) {
                             seat_errors[agent - 1].push(SeatError {
+                                at: String::new(),
                                 turn: day,
                                 kind,
                                 detail: format!(

@@ -63,6 +63,7 @@ fn substitute(argv: &[String], host: &str, port: u16) -> Vec<String> {
 fn not_ready(spec: String, name: String, detail: String) -> Seat {
     let mut s = Seat::new(spec, name, SeatKind::Remote(None));
     s.errors.push(SeatError {
+        at: String::new(),
         turn: 0,
         kind: SeatErrorKind::NotReady,
         detail,

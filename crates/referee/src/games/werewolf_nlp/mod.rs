@@ -407,6 +407,7 @@ impl Recorder {
     fn error(&mut self, agent: usize, day: u32, kind: SeatErrorKind, detail: String) {
         if let Some(e) = self.errors.get_mut(agent) {
             e.push(SeatError {
+                at: String::new(),
                 turn: day,
                 kind,
                 detail,

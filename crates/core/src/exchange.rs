@@ -1,0 +1,230 @@
+//! The seat record: what every game's replay says about every request to every seat, in one shape.
+//!
+//! Whatever the game and whatever the seat (built-in, pipe process, TCP client, WebSocket), the
+//! referee records each request it made of a seat as one [`SeatExchange`] line (`"event":"seat"`)
+//! and, when a seat's program ends, one [`SeatEnd`] line (`"event":"seat_end"`) with its exit and
+//! the tail of its stderr. `check`, `play --json`, the viewers' per-seat panels and the web read
+//! these lines without knowing the game; a re-run replays them in place of the bots.
+
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+
+use crate::replay::{ParsedReplay, ReplayError};
+
+/// The `event` of a [`SeatExchange`] line.
+pub const SEAT_EVENT: &str = "seat";
+/// The `event` of a [`SeatEnd`] line.
+pub const SEAT_END_EVENT: &str = "seat_end";
+
+/// How one request to a seat ended. The serialised names are part of the replay format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExchangeOutcome {
+    /// A reply arrived in time (a line, a frame, or a built-in bot's answer): `raw` holds it.
+    Reply,
+    /// A message that expects no reply was delivered.
+    Sent,
+    /// No complete reply by the deadline; `raw`, if present, is what had arrived of one.
+    Timeout,
+    /// The seat's program exited or closed its output (`detail` says how, with the exit code).
+    Crash,
+    /// What arrived cannot be a reply at the transport level (a binary frame where text is
+    /// expected, a frame that breaks the framing); `detail` says what.
+    Malformed,
+    /// The seat's connection closed or failed.
+    Disconnect,
+    /// The seat passed a cap (output bytes, memory, queued writes) and was stopped.
+    ResourceLimit,
+    /// The seat was not running when asked (it never started, or it was stopped earlier).
+    NotRunning,
+}
+
+impl ExchangeOutcome {
+    /// The wire name (`reply`, `timeout`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExchangeOutcome::Reply => "reply",
+            ExchangeOutcome::Sent => "sent",
+            ExchangeOutcome::Timeout => "timeout",
+            ExchangeOutcome::Crash => "crash",
+            ExchangeOutcome::Malformed => "malformed",
+            ExchangeOutcome::Disconnect => "disconnect",
+            ExchangeOutcome::ResourceLimit => "resource_limit",
+            ExchangeOutcome::NotRunning => "not_running",
+        }
+    }
+
+    /// Whether the seat answered.
+    pub fn is_reply(self) -> bool {
+        matches!(self, ExchangeOutcome::Reply | ExchangeOutcome::Sent)
+    }
+}
+
+/// One request to one seat and what came back (`"event":"seat"`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatExchange {
+    /// Always [`SEAT_EVENT`].
+    pub event: String,
+    /// The seat, counted from 0.
+    pub seat: usize,
+    /// The game's own label for the moment: `turn 3`, `ply 15`, `S1901M`, `day 2 talk 3`.
+    pub at: String,
+    /// The kind of request, in the game's own words (`ready`, `move`, `orders`, `TALK`, ...).
+    pub kind: String,
+    /// The time the seat had, in milliseconds; absent for a message that expects no reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_ms: Option<u64>,
+    /// Microseconds from the request's last byte being written to the reply's last byte (or to
+    /// the failure); absent where the referee did not measure it (built-in bots).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_us: Option<u64>,
+    pub outcome: ExchangeOutcome,
+    /// The reply as received (valid UTF-8), without its line terminator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<String>,
+    /// The reply as received, base64, when it is not valid UTF-8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_b64: Option<String>,
+    /// The reply was cut at the transport's length cap.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+    /// What went wrong, specifically (exit code, reason of a disconnect).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// Output the seat wrote while no reply was expected, discarded before this request (the
+    /// first few lines, each cut to 200 characters, then a count).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub discarded: Vec<String>,
+}
+
+impl SeatExchange {
+    /// A record with no reply bytes, time or detail yet.
+    pub fn new(seat: usize, at: &str, kind: &str, outcome: ExchangeOutcome) -> Self {
+        SeatExchange {
+            event: SEAT_EVENT.to_string(),
+            seat,
+            at: at.to_string(),
+            kind: kind.to_string(),
+            limit_ms: None,
+            time_us: None,
+            outcome,
+            raw: None,
+            raw_b64: None,
+            truncated: false,
+            detail: None,
+            discarded: Vec::new(),
+        }
+    }
+
+    /// Set the reply bytes: as text when valid UTF-8, else as base64.
+    pub fn set_raw(&mut self, bytes: &[u8]) {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => {
+                self.raw = Some(s.to_string());
+                self.raw_b64 = None;
+            }
+            Err(_) => {
+                self.raw = None;
+                self.raw_b64 = Some(base64::engine::general_purpose::STANDARD.encode(bytes));
+            }
+        }
+    }
+
+    /// The reply bytes, if any were recorded (decoding `raw_b64`).
+    pub fn raw_bytes(&self) -> Option<Vec<u8>> {
+        if let Some(s) = &self.raw {
+            return Some(s.clone().into_bytes());
+        }
+        self.raw_b64
+            .as_ref()
+            .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
+    }
+}
+
+/// How a seat's program ended, and what it wrote on stderr (`"event":"seat_end"`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatEnd {
+    /// Always [`SEAT_END_EVENT`].
+    pub event: String,
+    pub seat: usize,
+    /// The exit as the platform says it everywhere: `exit code 1`, `killed by signal 9
+    /// (SIGKILL)`, `still running (killed by the referee)`, `not started: …`.
+    pub exit: String,
+    /// The exit code, when the program exited on its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// The last bytes of its stderr (lossy UTF-8).
+    pub stderr: String,
+}
+
+/// The seat record of a replay: its exchanges and the seats' ends, in replay order.
+#[derive(Debug, Clone, Default)]
+pub struct SeatRecord {
+    pub exchanges: Vec<SeatExchange>,
+    pub ends: Vec<SeatEnd>,
+}
+
+impl SeatRecord {
+    /// Read the seat record of any game's replay.
+    pub fn of(replay: &ParsedReplay) -> Result<SeatRecord, ReplayError> {
+        Ok(SeatRecord {
+            exchanges: replay.events_of(SEAT_EVENT)?,
+            ends: replay.events_of(SEAT_END_EVENT)?,
+        })
+    }
+
+    /// The exchanges of one seat, in order.
+    pub fn of_seat(&self, seat: usize) -> impl Iterator<Item = &SeatExchange> {
+        self.exchanges.iter().filter(move |e| e.seat == seat)
+    }
+
+    /// How one seat's program ended, if it ran one.
+    pub fn end_of(&self, seat: usize) -> Option<&SeatEnd> {
+        self.ends.iter().find(|e| e.seat == seat)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::ReplayLog;
+
+    #[test]
+    fn records_round_trip_through_a_replay() {
+        let mut log = ReplayLog::new();
+        log.push(
+            &serde_json::json!({"event":"header","format":"x@2","engine":"0","game":"g",
+            "rules":"r","seed":1,"seats":["cmd:x"],"params":null}),
+        );
+        let mut ex = SeatExchange::new(0, "turn 3", "move", ExchangeOutcome::Reply);
+        ex.limit_ms = Some(1000);
+        ex.time_us = Some(1234);
+        ex.set_raw(b"1 2 3");
+        log.push(&ex);
+        let mut bin = SeatExchange::new(1, "turn 3", "move", ExchangeOutcome::Timeout);
+        bin.set_raw(&[0xff, 0x00]);
+        log.push(&bin);
+        log.push(&SeatEnd {
+            event: SEAT_END_EVENT.into(),
+            seat: 0,
+            exit: "exit code 1".into(),
+            exit_code: Some(1),
+            signal: None,
+            stderr: "Traceback".into(),
+        });
+        let text = log.to_text();
+        assert!(text.contains(r#"{"event":"seat","seat":0,"at":"turn 3","kind":"move","limit_ms":1000,"time_us":1234,"outcome":"reply","raw":"1 2 3"}"#), "{text}");
+        let parsed = ReplayLog::parse(&text).unwrap();
+        let rec = SeatRecord::of(&parsed).unwrap();
+        assert_eq!(rec.exchanges, vec![ex, bin.clone()]);
+        assert_eq!(
+            rec.of_seat(1).next().unwrap().raw_bytes(),
+            Some(vec![0xff, 0x00])
+        );
+        assert_eq!(rec.end_of(0).unwrap().exit_code, Some(1));
+        assert!(rec.end_of(1).is_none());
+    }
+}

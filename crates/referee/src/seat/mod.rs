@@ -1,0 +1,727 @@
+//! The one seat layer: every game asks its seats through a [`Table`], whatever the seat is.
+//!
+//! A seat is a built-in bot, a process on pipes, a TCP client, a WebSocket client, a seat replayed
+//! from a recording, or the silent seat (`builtin:silent`, which never answers). The driver asks
+//! with [`Table::ask`] (one or many seats at once: each is written to, then all are awaited until
+//! their own deadline) or tells with [`Table::tell`] (no reply expected); it gets back one
+//! [`Answer`] per seat: the reply bytes, or a timeout, crash with exit code, malformed message,
+//! disconnect or resource limit. The table records every request as one
+//! [`SeatExchange`] line in the replay, the seat's transport-level failures as [`SeatError`]s with
+//! the game's own label, and, at [`Table::finish`], each program's exit and stderr as a
+//! [`SeatEnd`]. Re-running a replay is the same driver code on a table of replayed seats
+//! ([`Table::replayed`]): each ask is answered by the next recorded exchange of that seat.
+//!
+//! The transports ([`pipe`], [`tcp`], and the WebSocket one in `games::werewolf_nlp`) implement
+//! [`Transport`]; the sandbox's guarantees stay with the processes they wrap.
+
+pub mod pipe;
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use kakehiki_core::exchange::{ExchangeOutcome, SeatEnd, SeatExchange, SeatRecord, SEAT_END_EVENT};
+use kakehiki_core::replay::{ParsedReplay, ReplayLog};
+use kakehiki_core::{MatchReport, SeatError, SeatErrorKind, SeatSpec};
+use serde::Serialize;
+use tokio::time::Instant;
+
+use crate::driver::BoxFuture;
+
+/// The built-in seat every game has: it never answers, so every request to it times out at
+/// its limit (at once: nothing waits for it). `check` plays it as the timing-out opponent.
+pub const SILENT_BOT: &str = "silent";
+
+/// What a transport read: one reply unit (a line, a frame), or why there is none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Received {
+    pub outcome: ExchangeOutcome,
+    /// The reply (outcome `reply`), or what had arrived of one (timeout, crash).
+    pub bytes: Vec<u8>,
+    /// The reply was cut at the transport's length cap.
+    pub truncated: bool,
+    /// When its last byte arrived (or the failure was seen).
+    pub at: Instant,
+    /// What went wrong, specifically.
+    pub detail: Option<String>,
+}
+
+impl Received {
+    /// A failure seen now.
+    pub fn failure(outcome: ExchangeOutcome, detail: impl Into<String>) -> Self {
+        Received {
+            outcome,
+            bytes: Vec::new(),
+            truncated: false,
+            at: Instant::now(),
+            detail: Some(detail.into()),
+        }
+    }
+}
+
+/// How a seat's program ended: its exit and the tail of its stderr.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ending {
+    /// `exit code 1`, `killed by signal 9`, `still running (killed by the referee)`, ...
+    pub exit: String,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub stderr: String,
+}
+
+impl Ending {
+    /// The ending of an exit status as the agent layer reports it.
+    pub fn of(exit: Option<kakehiki_agent::ExitInfo>, stderr: String) -> Self {
+        Ending {
+            exit: exit
+                .map(|e| e.to_string())
+                .unwrap_or_else(|| "still running (killed by the referee)".into()),
+            exit_code: exit.and_then(|e| e.code),
+            signal: exit.and_then(|e| e.signal),
+            stderr,
+        }
+    }
+}
+
+/// How bytes reach one seat's bot and its replies come back. Implemented by the pipe, TCP and
+/// WebSocket transports; the table does the timing, recording and replaying.
+pub trait Transport: Send {
+    /// Write one message (all of it) by `deadline`. On failure: the outcome and its detail.
+    fn write<'a>(
+        &'a mut self,
+        bytes: &'a [u8],
+        deadline: Instant,
+    ) -> BoxFuture<'a, Result<(), Received>>;
+
+    /// The next reply unit, by `deadline`.
+    fn read(&mut self, deadline: Instant) -> BoxFuture<'_, Received>;
+
+    /// Output that arrived while no reply was expected, taken out of the way of the next reply:
+    /// the units and how many more were dropped uncounted.
+    fn take_unsolicited(&mut self) -> (Vec<Vec<u8>>, u64) {
+        (Vec::new(), 0)
+    }
+
+    /// A failure already known before writing (output cap passed, connection gone).
+    fn failed(&self) -> Option<Received> {
+        None
+    }
+
+    /// Stop the bot now (its exit is collected by [`Transport::finish`]).
+    fn kill(&mut self);
+
+    /// End the seat: give the program `grace` to exit, then stop it; its exit and stderr.
+    fn finish(self: Box<Self>, grace: Duration) -> BoxFuture<'static, Ending>;
+}
+
+/// One seat of a table.
+pub enum Seat {
+    /// A built-in bot: the driver computes its reply (the closure given to [`Table::ask`]).
+    Builtin,
+    /// `builtin:silent`: never answers.
+    Silent,
+    /// A bot behind a transport.
+    Live(Box<dyn Transport>),
+    /// A bot that could not be started (the detail says why): every request finds it not running.
+    NotStarted(String),
+    /// A seat replayed from a recording.
+    Replayed {
+        exchanges: VecDeque<SeatExchange>,
+        end: Option<SeatEnd>,
+    },
+}
+
+impl Seat {
+    /// The seat of `builtin:silent`, or a built-in one.
+    pub fn builtin(name: &str) -> Seat {
+        if name == SILENT_BOT {
+            Seat::Silent
+        } else {
+            Seat::Builtin
+        }
+    }
+}
+
+/// One request to one seat.
+#[derive(Debug, Clone)]
+pub struct Ask {
+    pub seat: usize,
+    /// The game's own label (`turn 3`, `ply 15`, `S1901M`).
+    pub at: String,
+    /// The kind of request (`ready`, `move`, `orders`, ...).
+    pub kind: String,
+    /// The message; empty when the seat speaks first (a READY line).
+    pub msg: Vec<u8>,
+    pub limit: Duration,
+    /// Failures are the seat's start-up handshake failing ([`SeatErrorKind::NotReady`]).
+    pub handshake: bool,
+    /// Unterminated text at the deadline is the reply (Negotiate and Conquer, §3.3).
+    pub unterminated_is_reply: bool,
+}
+
+impl Ask {
+    pub fn new(
+        seat: usize,
+        at: impl Into<String>,
+        kind: &str,
+        msg: Vec<u8>,
+        limit: Duration,
+    ) -> Self {
+        Ask {
+            seat,
+            at: at.into(),
+            kind: kind.to_string(),
+            msg,
+            limit,
+            handshake: false,
+            unterminated_is_reply: false,
+        }
+    }
+}
+
+/// What came of one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    pub outcome: ExchangeOutcome,
+    /// The reply (or what had arrived of one).
+    pub bytes: Vec<u8>,
+    pub truncated: bool,
+    /// Microseconds from the message written to the reply; `None` for built-in bots.
+    pub time_us: Option<u64>,
+    pub detail: Option<String>,
+}
+
+impl Answer {
+    /// The reply, if the seat answered.
+    pub fn reply(&self) -> Option<&[u8]> {
+        (self.outcome == ExchangeOutcome::Reply).then_some(self.bytes.as_slice())
+    }
+
+    /// The reply as text (lossy), if the seat answered.
+    pub fn text(&self) -> Option<String> {
+        self.reply()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+    }
+
+    fn of_record(e: &SeatExchange) -> Answer {
+        Answer {
+            outcome: e.outcome,
+            bytes: e.raw_bytes().unwrap_or_default(),
+            truncated: e.truncated,
+            time_us: e.time_us,
+            detail: e.detail.clone(),
+        }
+    }
+}
+
+/// What a finished table hands back: the replay, every seat's errors, and how each program ended.
+pub struct Finished {
+    pub log: ReplayLog,
+    pub errors: Vec<Vec<SeatError>>,
+    pub ends: Vec<Option<SeatEnd>>,
+}
+
+/// The key of a seat's stderr tail in the report (`seats[i].stderr`).
+pub const STDERR_KEY: &str = "stderr";
+/// The key of a seat's exit in the report (`seats[i].exit`).
+pub const EXIT_KEY: &str = "exit";
+
+impl Finished {
+    /// Put each seat's errors, exit and stderr into `report` (built by the driver with empty
+    /// error lists).
+    pub fn fill_report(&self, report: &mut MatchReport) {
+        for (i, seat) in report.seats.iter_mut().enumerate() {
+            if let Some(errors) = self.errors.get(i) {
+                seat.errors.extend(errors.iter().cloned());
+            }
+            if let Some(Some(end)) = self.ends.get(i) {
+                seat.extra
+                    .insert(EXIT_KEY.into(), serde_json::Value::String(end.exit.clone()));
+                seat.extra.insert(
+                    STDERR_KEY.into(),
+                    serde_json::Value::String(end.stderr.clone()),
+                );
+            }
+        }
+    }
+}
+
+/// Lines kept of the output a seat wrote outside its window, before a count.
+const DISCARDED_KEPT: usize = 10;
+
+/// The seats of one match, their recording, and the replay being written.
+pub struct Table {
+    seats: Vec<Seat>,
+    /// Each seat is known not to be running (after a crash, disconnect or resource limit): its
+    /// next requests find it so at once.
+    down: Vec<Option<String>>,
+    errors: Vec<Vec<SeatError>>,
+    /// The replay being written: the driver pushes its own events here too.
+    pub log: ReplayLog,
+    /// The turn number recorded in [`SeatError::turn`] (the driver keeps it current).
+    pub turn: u32,
+}
+
+impl Table {
+    /// A table of live seats. `log` already holds the replay header.
+    pub fn new(seats: Vec<Seat>, log: ReplayLog) -> Table {
+        let n = seats.len();
+        let down = seats
+            .iter()
+            .map(|s| match s {
+                Seat::NotStarted(d) => Some(d.clone()),
+                _ => None,
+            })
+            .collect();
+        Table {
+            seats,
+            down,
+            errors: vec![Vec::new(); n],
+            log,
+            turn: 0,
+        }
+    }
+
+    /// A table that answers from `replay`'s seat record, for a re-run. `log` holds the
+    /// re-run's header.
+    pub fn replayed(
+        replay: &ParsedReplay,
+        n: usize,
+        log: ReplayLog,
+    ) -> Result<Table, crate::RefereeError> {
+        let record = SeatRecord::of(replay)?;
+        let mut seats: Vec<Seat> = (0..n)
+            .map(|_| Seat::Replayed {
+                exchanges: VecDeque::new(),
+                end: None,
+            })
+            .collect();
+        for e in record.exchanges {
+            let Some(Seat::Replayed { exchanges, .. }) = seats.get_mut(e.seat) else {
+                return Err(crate::RefereeError::BadReplay(format!(
+                    "seat record names seat {} of a {n}-seat match",
+                    e.seat
+                )));
+            };
+            exchanges.push_back(e);
+        }
+        for e in record.ends {
+            if let Some(Seat::Replayed { end, .. }) = seats.get_mut(e.seat) {
+                *end = Some(e);
+            }
+        }
+        Ok(Table::new(seats, log))
+    }
+
+    /// The number of seats.
+    pub fn len(&self) -> usize {
+        self.seats.len()
+    }
+
+    /// Whether the table has no seats.
+    pub fn is_empty(&self) -> bool {
+        self.seats.is_empty()
+    }
+
+    /// Whether the seat's reply comes from the driver's built-in bot.
+    pub fn is_builtin(&self, seat: usize) -> bool {
+        matches!(self.seats.get(seat), Some(Seat::Builtin))
+    }
+
+    /// Why the seat is known not to be running, if it is.
+    pub fn down(&self, seat: usize) -> Option<&str> {
+        self.down.get(seat).and_then(|d| d.as_deref())
+    }
+
+    /// Push one of the driver's own events to the replay.
+    pub fn record<T: Serialize>(&mut self, event: &T) {
+        self.log.push(event);
+    }
+
+    /// Record a fault the driver found in a reply (invalid, illegal, out of protocol).
+    pub fn fault(&mut self, seat: usize, at: &str, kind: SeatErrorKind, detail: impl Into<String>) {
+        if let Some(errors) = self.errors.get_mut(seat) {
+            errors.push(SeatError {
+                turn: self.turn,
+                at: at.to_string(),
+                kind,
+                detail: detail.into(),
+            });
+        }
+    }
+
+    /// The errors recorded so far for `seat`.
+    pub fn errors(&self, seat: usize) -> &[SeatError] {
+        self.errors.get(seat).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// Ask one seat.
+    pub async fn ask_one(
+        &mut self,
+        ask: Ask,
+        builtin: impl FnMut(usize, &Ask) -> Vec<u8>,
+    ) -> Answer {
+        self.ask(vec![ask], builtin)
+            .await
+            .pop()
+            .expect("one answer per ask")
+    }
+
+    /// Ask every seat in `asks` at once: each live seat is written to in order, then the built-in
+    /// seats' replies are computed with `builtin(seat, ask)`, then every live seat is awaited
+    /// until its own deadline (the end of its write plus its limit). One answer per ask, in
+    /// order; each is recorded.
+    pub async fn ask(
+        &mut self,
+        asks: Vec<Ask>,
+        mut builtin: impl FnMut(usize, &Ask) -> Vec<u8>,
+    ) -> Vec<Answer> {
+        let mut answers: Vec<Option<Answer>> = vec![None; asks.len()];
+        let mut discarded: Vec<Vec<String>> = vec![Vec::new(); asks.len()];
+        // Deadlines of the live seats written to: (ask index, written at, deadline).
+        let mut waiting: Vec<(usize, Instant, Instant)> = Vec::new();
+        for (i, ask) in asks.iter().enumerate() {
+            if let Some(why) = self.down(ask.seat) {
+                answers[i] = Some(Answer {
+                    outcome: ExchangeOutcome::NotRunning,
+                    bytes: Vec::new(),
+                    truncated: false,
+                    time_us: Some(0),
+                    detail: Some(why.to_string()),
+                });
+                continue;
+            }
+            match &mut self.seats[ask.seat] {
+                Seat::Live(t) => {
+                    discarded[i] = take_discarded(t.as_mut());
+                    if let Some(failed) = t.failed() {
+                        answers[i] = Some(answer_of(failed, None, ask));
+                        continue;
+                    }
+                    let start = Instant::now();
+                    if ask.msg.is_empty() {
+                        waiting.push((i, start, start + ask.limit));
+                        continue;
+                    }
+                    match t.write(&ask.msg, start + ask.limit).await {
+                        Ok(()) => {
+                            let written = Instant::now();
+                            waiting.push((i, written, written + ask.limit));
+                        }
+                        Err(r) => answers[i] = Some(answer_of(r, Some(start), ask)),
+                    }
+                }
+                Seat::Replayed { exchanges, .. } => {
+                    let answer = match exchanges.pop_front() {
+                        Some(e) => {
+                            discarded[i] = e.discarded.clone();
+                            Answer::of_record(&e)
+                        }
+                        None => Answer {
+                            outcome: ExchangeOutcome::NotRunning,
+                            bytes: Vec::new(),
+                            truncated: false,
+                            time_us: Some(0),
+                            detail: Some(
+                                "the recording has no more exchanges for this seat".into(),
+                            ),
+                        },
+                    };
+                    answers[i] = Some(answer);
+                }
+                Seat::Silent => {
+                    answers[i] = Some(Answer {
+                        outcome: ExchangeOutcome::Timeout,
+                        bytes: Vec::new(),
+                        truncated: false,
+                        time_us: Some(ask.limit.as_micros() as u64),
+                        detail: Some(format!("{SILENT_BOT} never answers")),
+                    })
+                }
+                Seat::Builtin | Seat::NotStarted(_) => {}
+            }
+        }
+        // Built-in bots think while the processes do.
+        if asks.iter().any(|a| self.is_builtin(a.seat)) {
+            tokio::task::yield_now().await;
+        }
+        for (i, ask) in asks.iter().enumerate() {
+            if answers[i].is_none() && self.is_builtin(ask.seat) {
+                answers[i] = Some(Answer {
+                    outcome: ExchangeOutcome::Reply,
+                    bytes: builtin(ask.seat, ask),
+                    truncated: false,
+                    time_us: None,
+                    detail: None,
+                });
+            }
+        }
+        // Await the live seats, each until its own deadline.
+        let mut reads = Vec::new();
+        {
+            let mut live: Vec<(usize, &mut Box<dyn Transport>)> = self
+                .seats
+                .iter_mut()
+                .enumerate()
+                .filter_map(|(s, seat)| match seat {
+                    Seat::Live(t) => Some((s, t)),
+                    _ => None,
+                })
+                .collect();
+            for &(i, written, deadline) in &waiting {
+                let seat = asks[i].seat;
+                let Some(pos) = live.iter().position(|(s, _)| *s == seat) else {
+                    continue;
+                };
+                let (_, t) = live.swap_remove(pos);
+                reads.push(async move { (i, written, t.read(deadline).await) });
+            }
+        }
+        for (i, written, received) in futures_util::future::join_all(reads).await {
+            answers[i] = Some(answer_of(received, Some(written), &asks[i]));
+        }
+        let answers: Vec<Answer> = answers
+            .into_iter()
+            .map(|a| {
+                a.unwrap_or(Answer {
+                    outcome: ExchangeOutcome::NotRunning,
+                    bytes: Vec::new(),
+                    truncated: false,
+                    time_us: Some(0),
+                    detail: Some("asked twice in one round".into()),
+                })
+            })
+            .collect();
+        for ((ask, answer), discarded) in asks.iter().zip(&answers).zip(discarded) {
+            self.note(ask, answer, discarded);
+        }
+        answers
+    }
+
+    /// Send one seat a message that expects no reply. A failure (the seat gone) is recorded as
+    /// an exchange and returned; to a seat already down nothing is sent or recorded.
+    pub async fn tell(
+        &mut self,
+        seat: usize,
+        at: &str,
+        kind: &str,
+        msg: &[u8],
+        limit: Duration,
+    ) -> Option<Answer> {
+        if self.down(seat).is_some() {
+            return None;
+        }
+        let ask = Ask::new(seat, at, kind, Vec::new(), limit);
+        let answer = match &mut self.seats[seat] {
+            Seat::Live(t) => {
+                if let Some(failed) = t.failed() {
+                    Some(answer_of(failed, None, &ask))
+                } else {
+                    let start = Instant::now();
+                    t.write(msg, start + limit)
+                        .await
+                        .err()
+                        .map(|r| answer_of(r, Some(start), &ask))
+                }
+            }
+            Seat::Replayed { exchanges, .. } => {
+                let head_is_this = exchanges
+                    .front()
+                    .is_some_and(|e| e.limit_ms.is_none() && e.at == at && e.kind == kind);
+                head_is_this
+                    .then(|| exchanges.pop_front())
+                    .flatten()
+                    .map(|e| Answer::of_record(&e))
+            }
+            _ => None,
+        }?;
+        let mut rec = self.exchange_of(&ask, &answer, Vec::new());
+        rec.limit_ms = None;
+        self.log.push(&rec);
+        self.note_error(&ask, &answer);
+        Some(answer)
+    }
+
+    fn exchange_of(&self, ask: &Ask, answer: &Answer, discarded: Vec<String>) -> SeatExchange {
+        let mut rec = SeatExchange::new(ask.seat, &ask.at, &ask.kind, answer.outcome);
+        rec.limit_ms = Some(ask.limit.as_millis() as u64);
+        rec.time_us = answer.time_us;
+        if !answer.bytes.is_empty() || answer.outcome == ExchangeOutcome::Reply {
+            rec.set_raw(&answer.bytes);
+        }
+        rec.truncated = answer.truncated;
+        rec.detail = answer.detail.clone();
+        rec.discarded = discarded;
+        rec
+    }
+
+    /// Record one answered ask: its exchange line, and its error if the transport failed.
+    fn note(&mut self, ask: &Ask, answer: &Answer, discarded: Vec<String>) {
+        let rec = self.exchange_of(ask, answer, discarded);
+        self.log.push(&rec);
+        self.note_error(ask, answer);
+    }
+
+    fn note_error(&mut self, ask: &Ask, answer: &Answer) {
+        let limit_ms = ask.limit.as_millis();
+        let what = if ask.handshake {
+            SeatErrorKind::NotReady
+        } else {
+            match answer.outcome {
+                ExchangeOutcome::Reply | ExchangeOutcome::Sent => return,
+                ExchangeOutcome::Timeout => SeatErrorKind::Timeout,
+                ExchangeOutcome::Crash | ExchangeOutcome::NotRunning => SeatErrorKind::Crash,
+                ExchangeOutcome::Malformed => SeatErrorKind::InvalidReply,
+                ExchangeOutcome::Disconnect => SeatErrorKind::Disconnect,
+                ExchangeOutcome::ResourceLimit => SeatErrorKind::ResourceLimit,
+            }
+        };
+        if answer.outcome == ExchangeOutcome::Reply {
+            return;
+        }
+        // A seat that is down is reported once, where it went down.
+        if answer.outcome == ExchangeOutcome::NotRunning
+            && self.errors[ask.seat].iter().any(|e| {
+                matches!(
+                    e.kind,
+                    SeatErrorKind::Crash
+                        | SeatErrorKind::Disconnect
+                        | SeatErrorKind::ResourceLimit
+                        | SeatErrorKind::NotReady
+                )
+            })
+        {
+            return;
+        }
+        let detail = match answer.outcome {
+            ExchangeOutcome::Timeout => format!("no reply to {} within {limit_ms} ms", ask.kind),
+            _ => format!(
+                "{} ({})",
+                answer.outcome.as_str().replace('_', " "),
+                answer.detail.as_deref().unwrap_or("no detail")
+            ),
+        };
+        let detail = if ask.handshake {
+            format!("{}: {detail}", ask.kind)
+        } else {
+            detail
+        };
+        if matches!(
+            answer.outcome,
+            ExchangeOutcome::Crash
+                | ExchangeOutcome::Disconnect
+                | ExchangeOutcome::ResourceLimit
+                | ExchangeOutcome::NotRunning
+        ) {
+            self.down[ask.seat] = Some(detail.clone());
+        }
+        self.fault(ask.seat, &ask.at, what, detail);
+    }
+
+    /// Stop one seat now (a rule forfeits it); it answers nothing more.
+    pub fn kill(&mut self, seat: usize, why: &str) {
+        if let Some(Seat::Live(t)) = self.seats.get_mut(seat) {
+            t.kill();
+        }
+        if let Some(d) = self.down.get_mut(seat) {
+            d.get_or_insert_with(|| why.to_string());
+        }
+    }
+
+    /// End the match: every program is given `grace` to exit, then stopped; each one's exit and
+    /// stderr are recorded as a `seat_end` line.
+    pub async fn finish(self, grace: Duration) -> Finished {
+        let Table {
+            seats,
+            errors,
+            mut log,
+            ..
+        } = self;
+        let mut endings = Vec::new();
+        let mut ends: Vec<Option<SeatEnd>> = Vec::new();
+        let mut pending = Vec::new();
+        for (i, seat) in seats.into_iter().enumerate() {
+            match seat {
+                Seat::Live(t) => pending.push(async move { (i, t.finish(grace).await) }),
+                Seat::NotStarted(why) => endings.push((
+                    i,
+                    Ending {
+                        exit: format!("not started: {why}"),
+                        ..Ending::default()
+                    },
+                )),
+                Seat::Replayed { end: Some(e), .. } => endings.push((
+                    i,
+                    Ending {
+                        exit: e.exit,
+                        exit_code: e.exit_code,
+                        signal: e.signal,
+                        stderr: e.stderr,
+                    },
+                )),
+                _ => {}
+            }
+        }
+        endings.extend(futures_util::future::join_all(pending).await);
+        endings.sort_by_key(|(i, _)| *i);
+        ends.resize(errors.len(), None);
+        for (i, e) in endings {
+            let end = SeatEnd {
+                event: SEAT_END_EVENT.into(),
+                seat: i,
+                exit: e.exit,
+                exit_code: e.exit_code,
+                signal: e.signal,
+                stderr: e.stderr,
+            };
+            log.push(&end);
+            ends[i] = Some(end);
+        }
+        Finished { log, errors, ends }
+    }
+}
+
+fn take_discarded(t: &mut dyn Transport) -> Vec<String> {
+    let (units, dropped) = t.take_unsolicited();
+    let texts: Vec<&Vec<u8>> = units
+        .iter()
+        .filter(|b| !b.iter().all(u8::is_ascii_whitespace))
+        .collect();
+    let more = texts.len().saturating_sub(DISCARDED_KEPT) as u64 + dropped;
+    let mut out: Vec<String> = texts
+        .iter()
+        .take(DISCARDED_KEPT)
+        .map(|b| String::from_utf8_lossy(b).chars().take(200).collect())
+        .collect();
+    if more > 0 {
+        out.push(format!("[{more} more lines discarded]"));
+    }
+    out
+}
+
+fn answer_of(r: Received, written: Option<Instant>, ask: &Ask) -> Answer {
+    let time_us = written.map(|w| r.at.saturating_duration_since(w).as_micros() as u64);
+    let mut answer = Answer {
+        outcome: r.outcome,
+        bytes: r.bytes,
+        truncated: r.truncated,
+        time_us,
+        detail: r.detail,
+    };
+    if answer.outcome == ExchangeOutcome::Timeout {
+        answer.time_us = Some(ask.limit.as_micros() as u64);
+        if ask.unterminated_is_reply && !answer.bytes.is_empty() {
+            answer.outcome = ExchangeOutcome::Reply;
+            answer.detail = Some("no line terminator: taken at the deadline".into());
+        }
+    }
+    answer
+}
+
+/// The seat of a spec that the table can make on its own (built-in, silent); `None` for the
+/// seats whose transport the driver makes.
+pub fn simple_seat(spec: &SeatSpec) -> Option<Seat> {
+    match spec {
+        SeatSpec::Builtin(name) => Some(Seat::builtin(name)),
+        _ => None,
+    }
+}

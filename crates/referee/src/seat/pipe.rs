@@ -1,0 +1,166 @@
+//! A process on pipes (`cmd:`): messages written to its stdin, replies read as lines from its
+//! stdout (LF ends a line; the line cap and output cap are the sandbox's).
+
+use std::time::Duration;
+
+use kakehiki_agent::{BotProcess, ReadOutcome, SandboxConfig};
+use kakehiki_core::exchange::ExchangeOutcome;
+use kakehiki_core::SeatSpec;
+use tokio::time::Instant;
+
+use super::{Ending, Received, Seat, Transport};
+use crate::driver::{BoxFuture, RefereeError};
+
+/// How a failed write begins its detail.
+pub const WRITE_FAILED: &str = "write to stdin failed";
+
+/// A bot process speaking on stdin/stdout.
+pub struct Pipe {
+    proc: Box<BotProcess>,
+}
+
+impl Pipe {
+    pub fn new(proc: BotProcess) -> Self {
+        Pipe {
+            proc: Box::new(proc),
+        }
+    }
+}
+
+/// The seats of a pipe game: built-in and silent seats as they are, `cmd:` seats started under
+/// `sandbox`. A bot that cannot start is a seat not started (its fault) unless the machine is at
+/// fault, which is an error: the match is not played.
+pub fn start_seats(
+    specs: &[SeatSpec],
+    sandbox: &SandboxConfig,
+    game: &str,
+) -> Result<Vec<Seat>, RefereeError> {
+    let mut seats = Vec::with_capacity(specs.len());
+    for (i, spec) in specs.iter().enumerate() {
+        seats.push(match spec {
+            SeatSpec::Builtin(name) => Seat::builtin(name),
+            SeatSpec::Cmd(argv) => match BotProcess::spawn(argv, sandbox) {
+                Ok(p) => Seat::Live(Box::new(Pipe::new(p))),
+                Err(e) => {
+                    if let Some(host) = RefereeError::host_fault(i, &e) {
+                        return Err(host);
+                    }
+                    Seat::NotStarted(e.to_string())
+                }
+            },
+            other => {
+                return Err(RefereeError::UnsupportedSeat {
+                    game: game.to_string(),
+                    seat: i,
+                    form: other.to_string(),
+                    reason: "this game's bots speak on stdin/stdout: use builtin:<name> or cmd:<command line>".into(),
+                })
+            }
+        });
+    }
+    Ok(seats)
+}
+
+impl Transport for Pipe {
+    fn write<'a>(
+        &'a mut self,
+        bytes: &'a [u8],
+        deadline: Instant,
+    ) -> BoxFuture<'a, Result<(), Received>> {
+        Box::pin(async move {
+            match tokio::time::timeout_at(deadline, self.proc.send(bytes)).await {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(e)) => Err(Received::failure(
+                    ExchangeOutcome::Crash,
+                    format!("{WRITE_FAILED}: {e}"),
+                )),
+                Err(_) => Err(Received::failure(
+                    ExchangeOutcome::Timeout,
+                    "the message could not be written in time (the bot does not read its input)",
+                )),
+            }
+        })
+    }
+
+    fn read(&mut self, deadline: Instant) -> BoxFuture<'_, Received> {
+        Box::pin(async move {
+            match self.proc.read_line(deadline).await {
+                ReadOutcome::Line(l) => Received {
+                    outcome: ExchangeOutcome::Reply,
+                    bytes: l.bytes,
+                    truncated: l.truncated,
+                    at: l.at,
+                    detail: None,
+                },
+                ReadOutcome::Timeout { partial } => {
+                    if !partial.is_empty() {
+                        self.proc.take_partial();
+                    }
+                    Received {
+                        outcome: ExchangeOutcome::Timeout,
+                        bytes: partial,
+                        truncated: false,
+                        at: deadline,
+                        detail: None,
+                    }
+                }
+                // Unterminated text followed by EOF is what the bot answered; its exit is
+                // noticed at the next request, if there is one.
+                ReadOutcome::Closed { partial, .. } if !partial.is_empty() => Received {
+                    outcome: ExchangeOutcome::Reply,
+                    bytes: partial,
+                    truncated: false,
+                    at: Instant::now(),
+                    detail: Some("no line terminator: the output closed after it".into()),
+                },
+                ReadOutcome::Closed { exit, .. } => Received::failure(
+                    ExchangeOutcome::Crash,
+                    format!(
+                        "output closed before the reply: {}",
+                        exit.map(|e| e.to_string())
+                            .unwrap_or_else(|| "process still running".into())
+                    ),
+                ),
+                ReadOutcome::OutputLimit { bytes } => Received::failure(
+                    ExchangeOutcome::ResourceLimit,
+                    format!("output cap exceeded ({bytes} bytes)"),
+                ),
+            }
+        })
+    }
+
+    fn take_unsolicited(&mut self) -> (Vec<Vec<u8>>, u64) {
+        let (lines, dropped) = self.proc.take_unsolicited();
+        let partial = self.proc.take_partial();
+        let mut units: Vec<Vec<u8>> = lines.into_iter().map(|l| l.bytes).collect();
+        if !partial.is_empty() {
+            units.push(partial);
+        }
+        (units, dropped)
+    }
+
+    fn failed(&self) -> Option<Received> {
+        self.proc.output_exceeded().map(|bytes| {
+            Received::failure(
+                ExchangeOutcome::ResourceLimit,
+                format!("output cap exceeded ({bytes} bytes)"),
+            )
+        })
+    }
+
+    fn kill(&mut self) {
+        self.proc.kill();
+    }
+
+    fn finish(self: Box<Self>, grace: Duration) -> BoxFuture<'static, Ending> {
+        Box::pin(async move {
+            let oom = self.proc.oom_killed();
+            let (exit, stderr) = self.proc.finish_with_stderr(grace).await;
+            let mut ending = Ending::of(exit, stderr);
+            if oom {
+                ending.exit.push_str(" (memory limit)");
+            }
+            ending
+        })
+    }
+}
