@@ -1,25 +1,36 @@
 //! `kakehiki check GAME --seat SPEC`: play a contestant's bot through a set of matches against
-//! built-in bots (in the first and the last seat with several seeds, against an opponent that
-//! times out, and with more seeds until it has met every kind of request the game sends), and
-//! print what went wrong: every error the referee recorded for the bot (turn, kind, what was
-//! expected and what it sent), its stderr tail, its median and slowest reply per kind of
-//! request against the limit, and warnings (a READY without a newline costs the whole READY
-//! time every game). Exit status 0 only for a bot with no errors.
+//! built-in bots, under every rule set the game has (or the one named with `--rules`): in the
+//! first and the last seat with several seeds, against `builtin:silent` (an opponent that never
+//! answers), and with more seeds until it has been asked every kind of request the game asked
+//! any seat. Then print what went wrong: every error the referee recorded for the bot (at the
+//! game's own label, kind, what was expected and what it sent; identical ones condensed), how its
+//! program ended and its stderr tail, its median and slowest reply per kind of request against
+//! the limit (timed-out requests included), and warnings. Exit status 0 only for a bot with no
+//! errors.
+//!
+//! Game-generic: everything is read from the common seat record of the replay (`seat` and
+//! `seat_end` lines, [`SeatRecord`]) and the match report (`errors` with their `at`, `exit`,
+//! `stderr`); what differs per game (seats, rule sets, built-in bots) comes from its
+//! [`GameType`](kakehiki_core::GameType).
 
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use clap::Args;
-use kakehiki_core::{SeatError, SeatSpec};
-use kakehiki_referee::{find_game, MatchSpec};
+use kakehiki_core::exchange::{ExchangeOutcome, SeatRecord};
+use kakehiki_core::replay::ReplayLog;
+use kakehiki_core::{SeatError, SeatErrorKind, SeatSpec};
+use kakehiki_referee::seat::{EXIT_KEY, SILENT_BOT, STDERR_KEY, UNTERMINATED_AT_DEADLINE};
+use kakehiki_referee::{find_game, GameDriver, MatchRecord, MatchSpec};
 use serde::Serialize;
 
-use super::play::{parse_options, stderr_tails, SandboxArgs};
+use super::play::{last_lines, parse_options, SandboxArgs};
 use crate::exit;
 
 #[derive(Args, Debug)]
 pub struct CheckArgs {
-    /// The game: nac, religion-war, geister, werewolf, diplomacy.
+    /// The game (see `kakehiki games`).
     pub game: String,
     /// Your bot: cmd:<command line>, or tcp-cmd:<command line> with {host} and {port} for games
     /// with a TCP protocol.
@@ -28,17 +39,18 @@ pub struct CheckArgs {
     /// The built-in bot the other seats play (default: the game's first, usually `random`).
     #[arg(long, value_name = "NAME")]
     pub against: Option<String>,
-    /// Rule set (default: the game's first).
+    /// Check only this rule set (default: every rule set the game has).
     #[arg(long)]
     pub rules: Option<String>,
-    /// Game-specific option KEY=VALUE; may be repeated.
+    /// Game-specific option KEY=VALUE, under every rule set checked; may be repeated.
     #[arg(long = "opt", value_name = "KEY=VALUE")]
     pub options: Vec<String>,
     /// Seeds per seat played (the bot plays the first and the last seat).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=50))]
     pub seeds: u64,
-    /// Print one JSON object (for CI): `passed`, per match `seed`, `seat`, `case`, `errors`,
-    /// `warnings`, `stderr_tail`; `timings` per kind of request; `warnings`.
+    /// Print one JSON object (for CI): `passed`, `rules`, per match `rules`, `seed`, `seat`,
+    /// `case`, `errors`, `warnings`, `exit`, `stderr_tail`; `timings` per rule set and kind of
+    /// request; `coverage`; `warnings`.
     #[arg(long)]
     pub json: bool,
     /// The same sandbox flags as `play`. Your bot is the one process seat: its folder is
@@ -49,26 +61,37 @@ pub struct CheckArgs {
 
 #[derive(Debug, Serialize)]
 struct CheckedMatch {
+    rules: String,
     seed: u64,
     seat: usize,
     seats: usize,
-    /// What the match tests: `first seat`, `last seat`, `an opponent that times out`.
+    /// What the match tests: `first seat`, `last seat`, `an opponent that times out`, ...
     case: String,
     errors: Vec<SeatError>,
-    /// Legal but costly behaviour (a READY without a newline, replies close to the limit).
+    /// Legal but costly behaviour (a reply without a line terminator, discarded output).
     warnings: Vec<String>,
+    /// How your bot's program ended (`exit code 1`, `killed by signal 9 (SIGKILL)`, `still
+    /// running (killed by the referee)`), where it ran one.
+    exit: Option<String>,
+    /// The last lines of its stderr, for a match with errors.
     stderr_tail: String,
 }
 
-/// Reply times of one kind of request over every match.
+/// Reply times of one kind of request under one rule set, over every match.
 #[derive(Debug, Serialize, Clone, PartialEq)]
 struct KindTimes {
-    /// The request (`READY`, `turn`, `SET?`, `MOV?`, `movement`, `TALK`, ...).
+    rules: String,
+    /// The request, in the game's own words.
     kind: String,
+    /// Replies in time.
     replies: usize,
+    /// Requests that got no reply in time (each counted at its limit below).
+    timeouts: usize,
     median_ms: f64,
     slowest_ms: f64,
-    /// The time allowed for one reply, when the game has a fixed one.
+    /// The slowest was a timeout: the bot took longer than `slowest_ms`.
+    slowest_timed_out: bool,
+    /// The time allowed for one reply (the first such request's; it may vary, e.g. a bank).
     limit_ms: Option<f64>,
 }
 
@@ -76,11 +99,14 @@ struct KindTimes {
 struct CheckReport {
     game: String,
     bot: String,
+    /// The rule sets checked.
+    rules: Vec<String>,
     passed: bool,
     matches: Vec<CheckedMatch>,
-    /// Median and slowest reply per kind of request, against its limit.
+    /// Median and slowest reply per rule set and kind of request, against its limit.
     timings: Vec<KindTimes>,
-    /// Every kind of request the game sends and how many your bot answered (0: not met).
+    /// Every kind of request the game asked any seat, and how many your bot answered (0: not
+    /// met).
     coverage: Vec<Coverage>,
     warnings: Vec<String>,
 }
@@ -95,6 +121,31 @@ struct Coverage {
 /// Lines of stderr shown per failed match.
 const TAIL_LINES: usize = 20;
 
+/// Matches played at most, after the planned ones, to meet every kind of request.
+const EXTRA_MATCHES: u64 = 12;
+
+/// Built-in matches tried, and the time spent at most, to find a seed that asks a seat a kind
+/// of request it has not met.
+const PROBE_TRIES: u64 = 300;
+const PROBE_TIME: Duration = Duration::from_secs(20);
+
+/// One planned match.
+struct Case {
+    rules: String,
+    seat: usize,
+    seed: u64,
+    name: String,
+    /// A seat played by `builtin:silent`.
+    silent: Option<usize>,
+}
+
+/// What every match played so far says.
+struct Played {
+    rules: String,
+    seat: usize,
+    record: SeatRecord,
+}
+
 pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     let driver = find_game(&args.game)?;
     let gt = driver.game_type();
@@ -104,13 +155,35 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
             args.seat
         );
     }
+    let playing = || gt.builtin_bots.iter().filter(|b| **b != SILENT_BOT);
     let against = match &args.against {
-        Some(name) => name.clone(),
-        None => gt
-            .builtin_bots
-            .first()
+        Some(name) if name == SILENT_BOT || gt.builtin_bots.contains(&name.as_str()) => {
+            name.clone()
+        }
+        Some(name) => bail!(
+            "--against {name}: {} has no built-in bot of that name: expected one of {}, {SILENT_BOT}",
+            gt.name,
+            playing().copied().collect::<Vec<_>>().join(", ")
+        ),
+        None => playing()
+            .next()
             .map(|s| s.to_string())
             .context("this game has no built-in bots to play against")?,
+    };
+    // The built-in bot of the matches that look for a seed (one that plays, not `silent`).
+    let prober = if against == SILENT_BOT {
+        playing().next().map(|s| s.to_string())
+    } else {
+        Some(against.clone())
+    };
+    let rule_sets: Vec<String> = match &args.rules {
+        Some(r) if gt.rule_sets.contains(&r.as_str()) => vec![r.clone()],
+        Some(r) => bail!(
+            "--rules {r}: {} has no rule set of that name: expected one of {}",
+            gt.name,
+            gt.rule_sets.join(", ")
+        ),
+        None => gt.rule_sets.iter().map(|r| r.to_string()).collect(),
     };
     let options = parse_options(&args.options)?;
     let n = gt.default_seats;
@@ -121,147 +194,84 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         kakehiki_agent::check_mounts(argv, &sandbox.for_seat(0))
             .context("your bot cannot be started")?;
     }
-    // The cases: the bot in the first and in the last seat with several seeds, then (where the
-    // game allows a silent process opponent) against an opponent that never answers in time.
-    struct Case {
-        seat: usize,
-        seed: u64,
-        name: String,
-        opponent: Option<(usize, SeatSpec)>,
-        options: BTreeMap<String, String>,
-    }
+    let several = rule_sets.len() > 1;
     let mut cases = Vec::new();
-    let positions: Vec<usize> = if n > 1 { vec![0, n - 1] } else { vec![0] };
-    for &seat in &positions {
-        for k in 0..args.seeds {
-            cases.push(Case {
-                seat,
-                seed: 1000 + k * 7 + seat as u64,
-                name: if seat == 0 { "first seat" } else { "last seat" }.to_string(),
-                opponent: None,
-                options: options.clone(),
-            });
-        }
-    }
-    if let Some((spec, opts)) = sleeper(&args.game) {
-        let mut o = options.clone();
-        for (k, v) in opts {
-            o.entry(k.to_string()).or_insert_with(|| v.to_string());
-        }
-        cases.push(Case {
-            seat: 0,
-            seed: 1999,
-            name: "an opponent that times out".into(),
-            opponent: Some((1, spec)),
-            options: o,
-        });
+    for rules in &rule_sets {
+        cases.extend(planned_cases(rules, n, args.seeds));
     }
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let ctx = Ctx {
+        args: &args,
+        driver,
+        runtime: &runtime,
+        against: &against,
+        options: &options,
+        sandbox: &sandbox,
+        n,
+        several,
+    };
     let mut matches = Vec::new();
-    let mut samples: Vec<Sample> = Vec::new();
-    let expected = request_kinds(&args.game);
+    let mut played = Vec::new();
+    for case in &cases {
+        let (m, p) = ctx.play(case)?;
+        matches.push(m);
+        played.push(p);
+    }
+    // Until the bot has been asked every kind of request the game asked any seat (a role it was
+    // not dealt, a phase that did not occur), a few more matches, each with a seed where the
+    // game played by built-in bots asks its seat one of them.
     let mut extra = 0u64;
     let mut next_seed = 3000u64;
-    let mut i = 0;
-    while i < cases.len() || {
-        // Until the bot has answered every kind of request the game sends (a role it was not
-        // dealt, a phase that did not occur), a few more matches with other seeds.
-        let missing: Vec<&str> = expected
+    let mut unreachable: Vec<String> = Vec::new();
+    while extra < EXTRA_MATCHES && matches.iter().all(|m: &CheckedMatch| m.errors.is_empty()) {
+        let missing: Vec<(String, String)> = not_met(&played)
+            .into_iter()
+            .filter(|(_, k)| !unreachable.contains(k))
+            .collect();
+        let Some((rules, _)) = missing.first().cloned() else {
+            break;
+        };
+        let wanted: Vec<String> = missing
             .iter()
-            .copied()
-            .filter(|k| !samples.iter().any(|s| s.kind == *k))
+            .filter(|(r, _)| *r == rules)
+            .map(|(_, k)| k.clone())
             .collect();
-        // A bot that already failed has its diagnosis; more matches would only repeat it.
-        let clean = matches.iter().all(|m: &CheckedMatch| m.errors.is_empty());
-        let more = clean && !missing.is_empty() && extra < EXTRA_MATCHES;
-        if more {
-            extra += 1;
-            // Werewolf: a request of a role the bot was not dealt (DIVINE for the seer, ...)
-            // comes only with that role: a seed that deals it, roles not requested.
-            let dealt = match args.game.as_str() {
-                "werewolf" => werewolf_seed_for(&args, n, &options, &missing, &mut next_seed)?,
-                _ => None,
-            };
-            let (seed, opts, why) = match dealt {
-                Some((seed, opts, role)) => (seed, opts, format!(", dealt {role}")),
-                None => (2000 + extra, options.clone(), String::new()),
-            };
-            cases.push(Case {
-                seat: 0,
-                seed,
-                name: format!("more requests: {} not seen yet{why}", missing.join(", ")),
-                opponent: None,
-                options: opts,
-            });
-        }
-        more
-    } {
-        let case = &cases[i];
-        i += 1;
-        let seat = case.seat;
-        let seed = case.seed;
-        let seats: Vec<SeatSpec> = (0..n)
-            .map(|i| match &case.opponent {
-                _ if i == seat => args.seat.clone(),
-                Some((o, spec)) if *o == i => spec.clone(),
-                _ => SeatSpec::Builtin(against.clone()),
-            })
-            .collect();
-        let mut spec = MatchSpec::new(&args.game, seed, seats);
-        let bot_env = std::mem::take(&mut spec.sandbox.env);
-        spec.sandbox = sandbox.clone();
-        spec.sandbox.env.extend(bot_env);
-        if let Some(dir) = spec.sandbox.jail.seat_dirs.remove(&0) {
-            spec.sandbox.jail.seat_dirs.insert(seat, dir);
-        }
-        if let Some(dir) = &sandbox.keep_seat_files {
-            spec.sandbox.keep_seat_files = Some(dir.join(format!("seed-{seed}")));
-        }
-        spec.rules = args.rules.clone();
-        spec.options = case.options.clone();
-        if !args.json {
-            eprintln!(
-                "check: {} seed {seed}, your bot in seat {seat} of {n} ({})",
-                args.game, case.name
-            );
-        }
-        let record = runtime
-            .block_on(driver.play(&spec))
-            .with_context(|| format!("cannot run a {} match", args.game))?;
-        let errors = record
-            .report
-            .seats
-            .get(seat)
-            .map(|s| s.errors.clone())
-            .unwrap_or_default();
-        let text = record.replay.to_text();
-        let (mut times, warnings) = reply_times(&args.game, &text, seat);
-        samples.append(&mut times);
-        let tails: BTreeMap<usize, String> = stderr_tails(&text, TAIL_LINES);
-        matches.push(CheckedMatch {
+        let found = match &prober {
+            Some(bot) => ctx.probe(&rules, bot, &wanted, &mut next_seed)?,
+            None => None,
+        };
+        let Some(seed) = found else {
+            unreachable.extend(wanted);
+            continue;
+        };
+        extra += 1;
+        let case = Case {
+            rules,
+            seat: 0,
             seed,
-            seat,
-            seats: n,
-            case: case.name.clone(),
-            stderr_tail: if errors.is_empty() {
-                String::new()
-            } else {
-                tails.get(&seat).cloned().unwrap_or_default()
-            },
-            errors,
-            warnings,
-        });
+            name: format!("more requests: {} not met yet", wanted.join(", ")),
+            silent: None,
+        };
+        let (m, p) = ctx.play(&case)?;
+        matches.push(m);
+        played.push(p);
     }
-    let timings = kind_times(&samples);
-    let mut warnings: Vec<String> = Vec::new();
-    let unseen: Vec<&str> = expected
+    let samples: Vec<Sample> = played
         .iter()
-        .copied()
-        .filter(|k| !samples.iter().any(|s| s.kind == *k))
+        .flat_map(|p| samples_of(&p.record, p.seat, &p.rules))
         .collect();
-    if !unseen.is_empty() && matches.iter().all(|m| m.errors.is_empty()) {
+    let timings = kind_times(&samples);
+    let coverage = coverage_of(&played);
+    let passed = matches.iter().all(|m| m.errors.is_empty());
+    let mut warnings: Vec<String> = Vec::new();
+    let unseen: Vec<&str> = coverage
+        .iter()
+        .filter(|c| c.replies == 0)
+        .map(|c| c.kind.as_str())
+        .collect();
+    if !unseen.is_empty() && passed {
         warnings.push(format!(
-            "your bot never got a {} request in {} matches: that code is untested here",
+            "your bot never answered a {} request in {} matches (the game asked other seats): that code is untested here",
             unseen.join(", "),
             matches.len()
         ));
@@ -273,30 +283,12 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
             }
         }
     }
-    for t in &timings {
-        if let Some(limit) = t.limit_ms {
-            if limit > 0.0 && t.slowest_ms > 0.5 * limit {
-                warnings.push(format!(
-                    "your slowest {} reply took {:.0} ms, {:.0}% of the {:.0} ms limit: a slower machine or a busier contest server may time it out",
-                    t.kind,
-                    t.slowest_ms,
-                    100.0 * t.slowest_ms / limit,
-                    limit
-                ));
-            }
-        }
-    }
-    let coverage = expected
-        .iter()
-        .map(|k| Coverage {
-            kind: k.to_string(),
-            replies: samples.iter().filter(|s| s.kind == *k).count(),
-        })
-        .collect();
+    warnings.extend(slow_warnings(&samples, several));
     let report = CheckReport {
         game: args.game.clone(),
         bot: args.seat.to_string(),
-        passed: matches.iter().all(|m| m.errors.is_empty()),
+        rules: rule_sets,
+        passed,
         matches,
         timings,
         coverage,
@@ -314,337 +306,505 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     })
 }
 
-/// Matches played at most to see every kind of request.
-const EXTRA_MATCHES: u64 = 12;
-
-/// The werewolf requests only a role receives: DIVINE the seer, GUARD the bodyguard, ATTACK and
-/// WHISPER the werewolves (the medium and the possessed get none of their own).
-const WEREWOLF_ROLE_REQUESTS: &[(&str, &str)] = &[
-    ("DIVINE", "SEER"),
-    ("GUARD", "BODYGUARD"),
-    ("ATTACK", "WEREWOLF"),
-    ("WHISPER", "WEREWOLF"),
-];
-
-/// Seeds tried per role before giving up (a role with one seat in 15 comes within a few dozen).
-const WEREWOLF_SEED_TRIES: u64 = 2000;
-
-/// A seed, the options to play it with, and the role it deals the checked seat.
-type DealtSeed = (u64, BTreeMap<String, String>, &'static str);
-
-/// A werewolf seed (from `*next`) that deals seat 0 the role of the first `missing` request only
-/// a role receives, with `role_request=false` so the seed alone decides; `None` if no missing
-/// request needs a role (or the rules have none of it).
-fn werewolf_seed_for(
-    args: &CheckArgs,
-    n: usize,
-    options: &BTreeMap<String, String>,
-    missing: &[&str],
-    next: &mut u64,
-) -> anyhow::Result<Option<DealtSeed>> {
-    use kakehiki_referee::games::werewolf::{dealt_role, without_role_requests};
-    let Some(role) = missing.iter().find_map(|k| {
-        WEREWOLF_ROLE_REQUESTS
-            .iter()
-            .find(|(req, _)| req == k)
-            .map(|(_, role)| *role)
-    }) else {
-        return Ok(None);
-    };
-    for _ in 0..WEREWOLF_SEED_TRIES {
-        let seed = *next;
-        *next += 1;
-        if dealt_role(args.rules.as_deref(), n, options, seed, 0)? == role {
-            let opts = without_role_requests(args.rules.as_deref(), options);
-            return Ok(Some((seed, opts, role)));
+/// The planned matches under one rule set: the bot in the first and in the last seat with
+/// `seeds` seeds each, then (with two seats or more) against `builtin:silent`.
+fn planned_cases(rules: &str, n: usize, seeds: u64) -> Vec<Case> {
+    let mut cases = Vec::new();
+    let positions: Vec<usize> = if n > 1 { vec![0, n - 1] } else { vec![0] };
+    for &seat in &positions {
+        for k in 0..seeds {
+            cases.push(Case {
+                rules: rules.to_string(),
+                seat,
+                seed: 1000 + k * 7 + seat as u64,
+                name: if seat == 0 { "first seat" } else { "last seat" }.to_string(),
+                silent: None,
+            });
         }
     }
-    Ok(None)
+    if n > 1 {
+        cases.push(Case {
+            rules: rules.to_string(),
+            seat: 0,
+            seed: 1999,
+            name: "an opponent that times out".into(),
+            silent: Some(1),
+        });
+    }
+    cases
 }
 
-/// The kinds of request (as [`reply_times`] names them) a bot of `game` should have answered
-/// before it is called checked.
-fn request_kinds(game: &str) -> &'static [&'static str] {
-    match game {
-        "nac" | "religion-war" => &["READY", "turn"],
-        "geister" => &["SET?", "MOV?"],
-        "diplomacy" => &["start", "movement", "retreat", "adjustment"],
-        "werewolf" => &[
-            "ROLE", "TALK", "VOTE", "DIVINE", "GUARD", "ATTACK", "WHISPER",
-        ],
-        _ => &[],
+/// What every match of one check shares.
+struct Ctx<'a> {
+    args: &'a CheckArgs,
+    driver: &'static dyn GameDriver,
+    runtime: &'a tokio::runtime::Runtime,
+    against: &'a str,
+    options: &'a BTreeMap<String, String>,
+    sandbox: &'a kakehiki_agent::SandboxConfig,
+    n: usize,
+    several: bool,
+}
+
+impl Ctx<'_> {
+    fn run_match(&self, spec: &MatchSpec) -> anyhow::Result<MatchRecord> {
+        let rules = spec.rules.as_deref().unwrap_or_default();
+        self.runtime
+            .block_on(self.driver.play(spec))
+            .with_context(|| {
+                let hint = if self.several {
+                    " (--rules checks one rule set)"
+                } else {
+                    ""
+                };
+                format!(
+                    "cannot run a {} match under rules {rules}{hint}",
+                    self.args.game
+                )
+            })
+    }
+
+    /// Play one case and read what it says about the bot.
+    fn play(&self, case: &Case) -> anyhow::Result<(CheckedMatch, Played)> {
+        let (seat, seed, n) = (case.seat, case.seed, self.n);
+        let seats: Vec<SeatSpec> = (0..n)
+            .map(|i| {
+                if i == seat {
+                    self.args.seat.clone()
+                } else if case.silent == Some(i) {
+                    SeatSpec::Builtin(SILENT_BOT.into())
+                } else {
+                    SeatSpec::Builtin(self.against.to_string())
+                }
+            })
+            .collect();
+        let mut spec = MatchSpec::new(&self.args.game, seed, seats);
+        let bot_env = std::mem::take(&mut spec.sandbox.env);
+        spec.sandbox = self.sandbox.clone();
+        spec.sandbox.env.extend(bot_env);
+        if let Some(dir) = spec.sandbox.jail.seat_dirs.remove(&0) {
+            spec.sandbox.jail.seat_dirs.insert(seat, dir);
+        }
+        if let Some(dir) = &self.sandbox.keep_seat_files {
+            let sub = if self.several {
+                format!("{}-seed-{seed}", case.rules)
+            } else {
+                format!("seed-{seed}")
+            };
+            spec.sandbox.keep_seat_files = Some(dir.join(sub));
+        }
+        spec.rules = Some(case.rules.clone());
+        spec.options = self.options.clone();
+        if !self.args.json {
+            eprintln!(
+                "check: {} rules {} seed {seed}, your bot in seat {seat} of {n} ({})",
+                self.args.game, case.rules, case.name
+            );
+        }
+        let record = self.run_match(&spec)?;
+        let seats = seat_record(&record.replay)?;
+        let report_seat = record.report.seats.get(seat);
+        let errors = report_seat.map(|s| s.errors.clone()).unwrap_or_default();
+        let field = |key: &str| {
+            report_seat
+                .and_then(|s| s.extra.get(key))
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+        };
+        let end = seats.end_of(seat);
+        let exit = field(EXIT_KEY).or_else(|| end.map(|e| e.exit.clone()));
+        let stderr = field(STDERR_KEY)
+            .or_else(|| end.map(|e| e.stderr.clone()))
+            .unwrap_or_default();
+        let checked = CheckedMatch {
+            rules: case.rules.clone(),
+            seed,
+            seat,
+            seats: n,
+            case: case.name.clone(),
+            warnings: warnings_of(&seats, seat),
+            stderr_tail: if errors.is_empty() {
+                String::new()
+            } else {
+                last_lines(&stderr, TAIL_LINES)
+            },
+            exit,
+            errors,
+        };
+        let played = Played {
+            rules: case.rules.clone(),
+            seat,
+            record: seats,
+        };
+        Ok((checked, played))
+    }
+
+    /// A seed from `*next` under which, with the built-in `bot` in every seat, seat 0 is asked
+    /// one of `wanted` (a game's chance, such as the roles dealt, follows from the seed).
+    fn probe(
+        &self,
+        rules: &str,
+        bot: &str,
+        wanted: &[String],
+        next: &mut u64,
+    ) -> anyhow::Result<Option<u64>> {
+        let start = Instant::now();
+        for _ in 0..PROBE_TRIES {
+            if start.elapsed() > PROBE_TIME {
+                break;
+            }
+            let seed = *next;
+            *next += 1;
+            let mut spec = MatchSpec::new(
+                &self.args.game,
+                seed,
+                vec![SeatSpec::Builtin(bot.to_string()); self.n],
+            );
+            spec.rules = Some(rules.to_string());
+            spec.options = self.options.clone();
+            let record = self.run_match(&spec)?;
+            let seats = seat_record(&record.replay)?;
+            if seats
+                .of_seat(0)
+                .any(|e| e.limit_ms.is_some() && wanted.contains(&e.kind))
+            {
+                return Ok(Some(seed));
+            }
+        }
+        Ok(None)
     }
 }
 
-/// An opponent that never answers in time, for the games where a process seat can be one
-/// (stdin/stdout bots), and the options that keep such a match short without changing the
-/// limits the checked bot plays under.
-fn sleeper(game: &str) -> Option<(SeatSpec, Vec<(&'static str, &'static str)>)> {
-    let argv = |script: &str| SeatSpec::Cmd(vec!["sh".into(), "-c".into(), script.into()]);
-    match game {
-        // READY, then silence: every turn of that seat times out.
-        "nac" | "religion-war" => Some((argv("echo READY; while read -r l; do :; done"), vec![])),
-        // Never places: the placement clock runs out and your bot gets its end message
-        // during the placement phase.
-        "geister" => Some((
-            argv("while read -r l; do :; done"),
-            vec![("set_timeout_ms", "3000")],
-        )),
-        // Ready, then never orders: its first movement phase times out (the power then stands
-        // in civil disorder), in a one-year game.
-        // An AIWolf agent over TCP (bash's /dev/tcp) that gives its name, then never answers:
-        // its first request after NAME times out.
-        "werewolf" => Some((
-            SeatSpec::TcpCmd(vec![
-                "bash".into(),
-                "-c".into(),
-                "exec 3<>/dev/tcp/{host}/{port}; read -r l <&3; echo sleeper >&3; \
-                 cat <&3 >/dev/null"
-                    .into(),
-            ]),
-            vec![],
-        )),
-        "diplomacy" => Some((
-            argv(r#"read -r l; echo '{"ready":true}'; while read -r l; do :; done"#),
-            vec![("max_year", "1901")],
-        )),
-        _ => None,
-    }
+/// The seat record of a match's replay.
+fn seat_record(replay: &ReplayLog) -> anyhow::Result<SeatRecord> {
+    let parsed = ReplayLog::parse(&replay.to_text()).context("the match's replay is unreadable")?;
+    SeatRecord::of(&parsed).context("the match's seat record is unreadable")
 }
 
-/// One reply of the checked bot: the kind of request, its time and the limit.
-#[derive(Debug, Clone)]
+/// The kinds of request (those that expect a reply) the game asked any seat, by rule set, in
+/// the order first asked, that the checked seat of no match of that rule set was asked.
+fn not_met(played: &[Played]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for p in played {
+        for e in p.record.exchanges.iter().filter(|e| e.limit_ms.is_some()) {
+            let key = (p.rules.clone(), e.kind.clone());
+            if out.contains(&key) {
+                continue;
+            }
+            let met = played.iter().any(|q| {
+                q.rules == p.rules
+                    && q.record
+                        .of_seat(q.seat)
+                        .any(|x| x.limit_ms.is_some() && x.kind == e.kind)
+            });
+            if !met {
+                out.push(key);
+            }
+        }
+    }
+    out
+}
+
+/// Every kind of request the game asked any seat, in the order first asked, with the checked
+/// seat's replies to it.
+fn coverage_of(played: &[Played]) -> Vec<Coverage> {
+    let mut out: Vec<Coverage> = Vec::new();
+    for p in played {
+        for e in p.record.exchanges.iter().filter(|e| e.limit_ms.is_some()) {
+            let i = match out.iter().position(|c| c.kind == e.kind) {
+                Some(i) => i,
+                None => {
+                    out.push(Coverage {
+                        kind: e.kind.clone(),
+                        replies: 0,
+                    });
+                    out.len() - 1
+                }
+            };
+            if e.seat == p.seat && e.outcome == ExchangeOutcome::Reply {
+                out[i].replies += 1;
+            }
+        }
+    }
+    out
+}
+
+/// One request to the checked bot that it answered or let time out.
+#[derive(Debug, Clone, PartialEq)]
 struct Sample {
+    rules: String,
     kind: String,
     ms: f64,
     limit_ms: Option<f64>,
+    timed_out: bool,
 }
 
-/// The checked seat's reply times from a replay, and the warnings its replay shows (a READY
-/// without a newline). Each game records its own events; a game that records no times gives
-/// none.
-fn reply_times(game: &str, replay: &str, seat: usize) -> (Vec<Sample>, Vec<String>) {
-    use serde_json::Value;
-    let mut out = Vec::new();
-    let mut warnings = Vec::new();
-    let mut lines = replay
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok());
-    let Some(header) = lines.next() else {
-        return (out, warnings);
-    };
-    let params = &header["params"];
-    let ms_of = |v: &Value| v.as_f64();
-    match game {
-        "nac" | "religion-war" => {
-            let ready_ms = ms_of(&params["limits"]["ready_ms"]);
-            let turn_ms = ms_of(&params["limits"]["turn_ms"]);
-            for v in lines {
-                match v["event"].as_str() {
-                    Some("ready") if v["seat"].as_u64() == Some(seat as u64) => {
-                        if let Some(us) = v["time_us"].as_f64() {
-                            out.push(Sample {
-                                kind: "READY".into(),
-                                ms: us / 1000.0,
-                                limit_ms: ready_ms,
-                            });
-                        }
-                        let no_newline = v["errors"]
-                            .as_array()
-                            .into_iter()
-                            .flatten()
-                            .any(|e| e["code"] == "no_newline");
-                        if no_newline {
-                            warnings.push(format!(
-                                "READY without a newline: the referee accepts it only at the deadline, so every game costs you {} s; end the line with \\n and flush",
-                                ready_ms.map(|m| m / 1000.0).unwrap_or(5.0)
-                            ));
-                        }
-                    }
-                    Some("turn") => {
-                        for m in v["moves"].as_array().into_iter().flatten() {
-                            if m["seat"].as_u64() == Some(seat as u64) {
-                                if let Some(us) = m["time_us"].as_f64() {
-                                    out.push(Sample {
-                                        kind: "turn".into(),
-                                        ms: us / 1000.0,
-                                        limit_ms: turn_ms,
-                                    });
-                                }
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        "geister" => {
-            let r = &params["rules"];
-            let set_ms = ms_of(&r["set_timeout_ms"]);
-            // One move may use the whole bank on top of its own time.
-            let move_ms = match (ms_of(&r["per_move_ms"]), ms_of(&r["bank_ms"])) {
-                (Some(p), Some(b)) => Some(p + b),
-                (p, _) => p,
+/// The checked seat's reply times from its seat record: every request that expects a reply
+/// and got one in time or none (a timeout counts at its limit). Crashes and the like are not
+/// times; messages that expect no reply neither.
+fn samples_of(record: &SeatRecord, seat: usize, rules: &str) -> Vec<Sample> {
+    record
+        .of_seat(seat)
+        .filter_map(|e| {
+            let limit = e.limit_ms?;
+            let timed_out = match e.outcome {
+                ExchangeOutcome::Reply => false,
+                ExchangeOutcome::Timeout => true,
+                _ => return None,
             };
-            let mut assigned = None;
-            let mut placed = false;
-            for v in lines {
-                if v["seat"].as_u64() != Some(seat as u64) {
-                    continue;
-                }
-                match v["event"].as_str() {
-                    Some("assign") => assigned = v["t"].as_f64(),
-                    Some("set") if !placed => {
-                        if let (Some(a), Some(t)) = (assigned, v["t"].as_f64()) {
-                            out.push(Sample {
-                                kind: "SET?".into(),
-                                ms: t - a,
-                                limit_ms: set_ms,
-                            });
-                        }
-                        placed = v["accepted"] == true;
-                    }
-                    Some("turn") => {
-                        if let Some(ms) = v["elapsed_ms"].as_f64() {
-                            out.push(Sample {
-                                kind: "MOV?".into(),
-                                ms,
-                                limit_ms: move_ms,
-                            });
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        "diplomacy" => {
-            let power = header["seats"]
-                .as_array()
-                .and_then(|_| POWERS.get(seat))
-                .copied()
-                .unwrap_or("");
-            for v in lines {
-                let kind = match (v["event"].as_str(), v["phase"].as_str()) {
-                    (Some("start"), _) => "start".to_string(),
-                    (Some("phase"), Some(p)) => match p.chars().last() {
-                        Some('M') => "movement".into(),
-                        Some('R') => "retreat".into(),
-                        Some('A') => "adjustment".into(),
-                        _ => "phase".into(),
-                    },
-                    _ => continue,
-                };
-                for ex in v["exchanges"].as_array().into_iter().flatten() {
-                    if ex["power"].as_str() != Some(power) {
-                        continue;
-                    }
-                    let Some(us) = ex["time_us"].as_f64() else {
-                        continue;
-                    };
-                    let sent = ex["sent"]
-                        .as_str()
-                        .and_then(|t| serde_json::from_str::<Value>(t).ok())
-                        .unwrap_or(Value::Null);
-                    let limit = sent["deadline_ms"]
-                        .as_f64()
-                        .or_else(|| sent["limits"]["start_ms"].as_f64())
-                        .or_else(|| {
-                            sent["limits"]["press_ms"]
-                                .as_f64()
-                                .filter(|_| sent["type"] == "press")
-                        });
-                    let kind = if sent["type"] == "press" {
-                        "press".to_string()
-                    } else {
-                        kind.clone()
-                    };
-                    out.push(Sample {
-                        kind,
-                        ms: us / 1000.0,
-                        limit_ms: limit,
-                    });
-                }
-            }
-        }
-        "werewolf" => {
-            let limit = params["options"]["time_limit_ms"]
-                .as_str()
-                .and_then(|t| t.parse::<f64>().ok())
-                .or(Some(1000.0));
-            for v in lines {
-                if v["event"] == "reply" && v["agent"].as_u64() == Some(seat as u64 + 1) {
-                    if let (Some(req), Some(us)) = (v["request"].as_str(), v["us"].as_f64()) {
-                        out.push(Sample {
-                            kind: req.to_string(),
-                            ms: us / 1000.0,
-                            limit_ms: limit,
-                        });
-                    }
-                }
-            }
-        }
-        _ => {}
-    }
-    (out, warnings)
+            let us = match e.time_us {
+                Some(us) => us,
+                None if timed_out => limit * 1000,
+                None => return None,
+            };
+            Some(Sample {
+                rules: rules.to_string(),
+                kind: e.kind.clone(),
+                ms: us as f64 / 1000.0,
+                limit_ms: Some(limit as f64),
+                timed_out,
+            })
+        })
+        .collect()
 }
 
-/// The Diplomacy powers in seat order.
-const POWERS: [&str; 7] = [
-    "AUSTRIA", "ENGLAND", "FRANCE", "GERMANY", "ITALY", "RUSSIA", "TURKEY",
-];
-
-/// Median and slowest per kind, kinds in the order first seen.
+/// Median and slowest per rule set and kind, in the order first seen. A kind whose requests
+/// all timed out stays, its times at the limit.
 fn kind_times(samples: &[Sample]) -> Vec<KindTimes> {
-    let mut kinds: Vec<&str> = Vec::new();
+    let mut keys: Vec<(&str, &str)> = Vec::new();
     for s in samples {
-        if !kinds.contains(&s.kind.as_str()) {
-            kinds.push(&s.kind);
+        let key = (s.rules.as_str(), s.kind.as_str());
+        if !keys.contains(&key) {
+            keys.push(key);
         }
     }
-    kinds
-        .into_iter()
-        .map(|k| {
-            let mut ms: Vec<f64> = samples
+    keys.into_iter()
+        .map(|(rules, kind)| {
+            let mut these: Vec<&Sample> = samples
                 .iter()
-                .filter(|s| s.kind == k)
-                .map(|s| s.ms)
+                .filter(|s| s.rules == rules && s.kind == kind)
                 .collect();
-            ms.sort_by(f64::total_cmp);
+            let limit_ms = these.iter().find_map(|s| s.limit_ms);
+            these.sort_by(|a, b| a.ms.total_cmp(&b.ms).then(a.timed_out.cmp(&b.timed_out)));
+            let ms: Vec<f64> = these.iter().map(|s| s.ms).collect();
             let median = if ms.len() % 2 == 1 {
                 ms[ms.len() / 2]
             } else {
                 (ms[ms.len() / 2 - 1] + ms[ms.len() / 2]) / 2.0
             };
-            let limit_ms = samples
-                .iter()
-                .filter(|s| s.kind == k)
-                .filter_map(|s| s.limit_ms)
-                .next();
+            let timeouts = these.iter().filter(|s| s.timed_out).count();
             KindTimes {
-                kind: k.to_string(),
-                replies: ms.len(),
+                rules: rules.to_string(),
+                kind: kind.to_string(),
+                replies: these.len() - timeouts,
+                timeouts,
                 median_ms: median,
                 slowest_ms: ms.last().copied().unwrap_or(0.0),
+                slowest_timed_out: these.last().is_some_and(|s| s.timed_out),
                 limit_ms,
             }
         })
         .collect()
 }
 
-/// What a contestant reads: per failed match, every error with its turn and detail, then the
-/// stderr tail; a verdict at the end.
+/// Replies in time that took over half their limit, the slowest per rule set and kind.
+fn slow_warnings(samples: &[Sample], several: bool) -> Vec<String> {
+    let mut worst: Vec<&Sample> = Vec::new();
+    for s in samples.iter().filter(|s| !s.timed_out) {
+        let Some(limit) = s.limit_ms.filter(|l| *l > 0.0) else {
+            continue;
+        };
+        if s.ms <= 0.5 * limit {
+            continue;
+        }
+        let ratio = |x: &Sample| x.ms / x.limit_ms.unwrap_or(f64::INFINITY);
+        match worst
+            .iter_mut()
+            .find(|w| w.rules == s.rules && w.kind == s.kind)
+        {
+            Some(w) if ratio(w) < ratio(s) => *w = s,
+            Some(_) => {}
+            None => worst.push(s),
+        }
+    }
+    worst
+        .into_iter()
+        .map(|s| {
+            let limit = s.limit_ms.unwrap_or_default();
+            let rules = if several {
+                format!(" under rules {}", s.rules)
+            } else {
+                String::new()
+            };
+            format!(
+                "your slowest {} reply{rules} took {:.0} ms, {:.0}% of its {:.0} ms limit: a slower machine or a busier contest server may time it out",
+                s.kind,
+                s.ms,
+                100.0 * s.ms / limit,
+                limit
+            )
+        })
+        .collect()
+}
+
+/// What the checked seat's record shows that costs it without being an error: replies taken
+/// only at their deadline for want of a line terminator, output discarded between requests.
+fn warnings_of(record: &SeatRecord, seat: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |w: String| {
+        if !out.contains(&w) {
+            out.push(w);
+        }
+    };
+    for e in record.of_seat(seat) {
+        if e.outcome == ExchangeOutcome::Reply
+            && e.detail.as_deref() == Some(UNTERMINATED_AT_DEADLINE)
+        {
+            let s = e.limit_ms.unwrap_or_default() as f64 / 1000.0;
+            push(format!(
+                "{} without a newline: the referee accepts it only at the deadline, so each one costs you {s} s; end the line with \\n and flush",
+                e.kind
+            ));
+        }
+        if !e.discarded.is_empty() {
+            push(format!(
+                "your bot wrote output while no reply was expected (before a {} request); the referee discarded it (`discarded` in the replay's seat lines)",
+                e.kind
+            ));
+        }
+    }
+    out
+}
+
+/// The label of an error: the game's own, or its turn in reports from before labels.
+fn label(e: &SeatError) -> String {
+    if e.at.is_empty() {
+        format!("turn {}", e.turn)
+    } else {
+        e.at.clone()
+    }
+}
+
+/// Errors with the same kind and detail, in the order first seen: the first, and how many more
+/// with the labels they span.
+#[derive(Debug, PartialEq)]
+struct Condensed<'a> {
+    first: &'a SeatError,
+    more: usize,
+    last_at: String,
+}
+
+fn condense(errors: &[SeatError]) -> Vec<Condensed<'_>> {
+    let mut out: Vec<Condensed> = Vec::new();
+    for e in errors {
+        match out
+            .iter_mut()
+            .find(|c| c.first.kind == e.kind && c.first.detail == e.detail)
+        {
+            Some(c) => {
+                c.more += 1;
+                c.last_at = label(e);
+            }
+            None => out.push(Condensed {
+                first: e,
+                more: 0,
+                last_at: label(e),
+            }),
+        }
+    }
+    out
+}
+
+/// The words for one and for several errors of a kind.
+fn nouns(kind: SeatErrorKind) -> (&'static str, &'static str) {
+    match kind {
+        SeatErrorKind::NotReady => ("start-up failure", "start-up failures"),
+        SeatErrorKind::Timeout => ("timeout", "timeouts"),
+        SeatErrorKind::Crash => ("crash", "crashes"),
+        SeatErrorKind::InvalidReply => ("invalid reply", "invalid replies"),
+        SeatErrorKind::IllegalAction => ("illegal action", "illegal actions"),
+        SeatErrorKind::ProtocolError => ("protocol error", "protocol errors"),
+        SeatErrorKind::Disconnect => ("disconnect", "disconnects"),
+        SeatErrorKind::UnsolicitedOutput => ("unsolicited output", "unsolicited outputs"),
+        SeatErrorKind::ResourceLimit => ("resource limit", "resource limits"),
+        SeatErrorKind::ExcessConnections => ("excess connection", "excess connections"),
+    }
+}
+
+/// `turn 2` to `turn 235` as `turns 2–235`, `ply 3` to `ply 9` as `plies 3–9`; other labels
+/// as `S1901M to F1905M`.
+fn label_range(first: &str, last: &str) -> String {
+    fn split(label: &str) -> Option<(&str, &str)> {
+        let (word, num) = label.rsplit_once(' ')?;
+        (!num.is_empty() && num.bytes().all(|b| b.is_ascii_digit())).then_some((word, num))
+    }
+    if first == last {
+        return first.to_string();
+    }
+    match (split(first), split(last)) {
+        (Some((w, a)), Some((v, b))) if w == v => format!("{} {a}–{b}", plural(w)),
+        _ => format!("{first} to {last}"),
+    }
+}
+
+/// The plural of a label's last word (`turn` → `turns`, `day 2 talk` → `day 2 talks`).
+fn plural(words: &str) -> String {
+    let (head, word) = match words.rsplit_once(' ') {
+        Some((h, w)) => (format!("{h} "), w),
+        None => (String::new(), words),
+    };
+    let consonant_y = word.len() > 1
+        && word.ends_with('y')
+        && !matches!(
+            word.as_bytes()[word.len() - 2],
+            b'a' | b'e' | b'i' | b'o' | b'u'
+        );
+    if consonant_y {
+        format!("{head}{}ies", &word[..word.len() - 1])
+    } else {
+        format!("{head}{word}s")
+    }
+}
+
+/// The text lines of a match's errors: each distinct error once, then how many more like it.
+fn error_lines(errors: &[SeatError]) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in condense(errors) {
+        let e = c.first;
+        out.push(format!("{}: {}: {}", label(e), e.kind.as_str(), e.detail));
+        if c.more > 0 {
+            let (one, many) = nouns(e.kind);
+            out.push(format!(
+                "… and {} more {} like this, {}",
+                c.more,
+                if c.more == 1 { one } else { many },
+                label_range(&label(e), &c.last_at)
+            ));
+        }
+    }
+    out
+}
+
+/// What a contestant reads: per failed match, every error at its label (identical ones
+/// condensed), the program's exit and the stderr tail; the reply times; a verdict at the end.
 fn diagnosis(r: &CheckReport) -> String {
+    let several = r.rules.len() > 1;
     let mut out = String::new();
     for m in &r.matches {
+        let rules = if several {
+            format!("rules {}, ", m.rules)
+        } else {
+            String::new()
+        };
         if m.errors.is_empty() {
             out.push_str(&format!(
-                "ok    seed {}, seat {} of {} ({}): no errors\n",
+                "ok    {rules}seed {}, seat {} of {} ({}): no errors\n",
                 m.seed, m.seat, m.seats, m.case
             ));
             continue;
         }
         out.push_str(&format!(
-            "FAIL  seed {}, seat {} of {} ({}): {} error{}\n",
+            "FAIL  {rules}seed {}, seat {} of {} ({}): {} error{}\n",
             m.seed,
             m.seat,
             m.seats,
@@ -652,13 +812,11 @@ fn diagnosis(r: &CheckReport) -> String {
             m.errors.len(),
             if m.errors.len() == 1 { "" } else { "s" }
         ));
-        for e in &m.errors {
-            out.push_str(&format!(
-                "      turn {}: {}: {}\n",
-                e.turn,
-                e.kind.as_str(),
-                e.detail
-            ));
+        for line in error_lines(&m.errors) {
+            out.push_str(&format!("      {line}\n"));
+        }
+        if let Some(exit) = &m.exit {
+            out.push_str(&format!("      your bot's program: {exit}\n"));
         }
         if !m.stderr_tail.trim().is_empty() {
             out.push_str("      your bot's stderr (last lines):\n");
@@ -670,14 +828,30 @@ fn diagnosis(r: &CheckReport) -> String {
     if !r.timings.is_empty() {
         out.push_str("reply times (median / slowest / limit):\n");
         for t in &r.timings {
-            out.push_str(&format!(
-                "      {:<12} {:>9} / {:>9} / {:>9}  ({} repl{})\n",
-                t.kind,
-                fmt_ms(t.median_ms),
-                fmt_ms(t.slowest_ms),
-                t.limit_ms.map(fmt_ms).unwrap_or_else(|| "-".into()),
+            let kind = if several {
+                format!("{} ({})", t.kind, t.rules)
+            } else {
+                t.kind.clone()
+            };
+            let median_out = 2 * t.timeouts > t.replies + t.timeouts;
+            let mut count = format!(
+                "{} repl{}",
                 t.replies,
                 if t.replies == 1 { "y" } else { "ies" }
+            );
+            if t.timeouts > 0 {
+                count.push_str(&format!(
+                    ", {} timeout{}",
+                    t.timeouts,
+                    if t.timeouts == 1 { "" } else { "s" }
+                ));
+            }
+            out.push_str(&format!(
+                "      {:<12} {:>9} / {:>9} / {:>9}  ({count})\n",
+                kind,
+                fmt_time(t.median_ms, median_out),
+                fmt_time(t.slowest_ms, t.slowest_timed_out),
+                t.limit_ms.map(fmt_ms).unwrap_or_else(|| "-".into()),
             ));
         }
     }
@@ -706,10 +880,281 @@ fn diagnosis(r: &CheckReport) -> String {
     out
 }
 
+/// A time, or `>LIMIT` for one that ran out.
+fn fmt_time(ms: f64, timed_out: bool) -> String {
+    if timed_out {
+        format!(">{}", fmt_ms(ms))
+    } else {
+        fmt_ms(ms)
+    }
+}
+
 fn fmt_ms(ms: f64) -> String {
     if ms < 10.0 {
         format!("{ms:.1} ms")
     } else {
         format!("{ms:.0} ms")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kakehiki_core::exchange::{SeatEnd, SeatExchange, SEAT_END_EVENT};
+
+    /// A replay of two seats with the given seat lines, read back as a seat record.
+    fn record(lines: &[SeatExchange], ends: &[SeatEnd]) -> SeatRecord {
+        let mut log = ReplayLog::new();
+        log.push(
+            &serde_json::json!({"event":"header","format":"g@2","engine":"0","game":"g",
+            "rules":"r","seed":1,"seats":["cmd:x","builtin:random"],"params":null}),
+        );
+        log.push(&serde_json::json!({"event":"board","anything":"the game's own"}));
+        for l in lines {
+            log.push(l);
+        }
+        for e in ends {
+            log.push(e);
+        }
+        seat_record(&log).unwrap()
+    }
+
+    fn ex(seat: usize, at: &str, kind: &str, outcome: ExchangeOutcome, us: u64) -> SeatExchange {
+        let mut e = SeatExchange::new(seat, at, kind, outcome);
+        e.limit_ms = Some(50);
+        e.time_us = Some(us);
+        if outcome == ExchangeOutcome::Reply {
+            e.set_raw(b"1 2");
+        }
+        e
+    }
+
+    fn err(at: &str, kind: SeatErrorKind, detail: &str) -> SeatError {
+        SeatError {
+            turn: 0,
+            at: at.into(),
+            kind,
+            detail: detail.into(),
+        }
+    }
+
+    #[test]
+    fn times_keep_a_kind_whose_replies_all_timed_out() {
+        use ExchangeOutcome::*;
+        let mut told = SeatExchange::new(0, "turn 9", "result", Sent);
+        told.limit_ms = None;
+        let rec = record(
+            &[
+                ex(0, "start", "ready", Reply, 1200),
+                ex(1, "start", "ready", Reply, 0),
+                ex(0, "turn 1", "move", Timeout, 50_000),
+                ex(0, "turn 2", "move", Timeout, 50_000),
+                ex(0, "turn 3", "move", Crash, 3),
+                told,
+            ],
+            &[],
+        );
+        let samples = samples_of(&rec, 0, "r");
+        assert_eq!(
+            samples.len(),
+            3,
+            "replies and timeouts, not the crash: {samples:?}"
+        );
+        let t = kind_times(&samples);
+        assert_eq!(
+            t.iter().map(|k| k.kind.as_str()).collect::<Vec<_>>(),
+            ["ready", "move"]
+        );
+        let mv = &t[1];
+        assert_eq!((mv.replies, mv.timeouts), (0, 2));
+        assert!(mv.slowest_timed_out);
+        assert_eq!((mv.slowest_ms, mv.limit_ms), (50.0, Some(50.0)));
+        let report = CheckReport {
+            game: "g".into(),
+            bot: "cmd:x".into(),
+            rules: vec!["r".into()],
+            passed: false,
+            matches: vec![],
+            timings: t,
+            coverage: vec![],
+            warnings: vec![],
+        };
+        let text = diagnosis(&report);
+        assert!(
+            text.contains(
+                "move            >50 ms /    >50 ms /     50 ms  (0 replies, 2 timeouts)"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("ready           1.2 ms /    1.2 ms /     50 ms  (1 reply)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn identical_errors_are_condensed_with_their_labels() {
+        let mut errors = vec![err("turn 1", SeatErrorKind::InvalidReply, "bad \"x\"")];
+        for t in 2..=235 {
+            errors.push(err(
+                &format!("turn {t}"),
+                SeatErrorKind::Timeout,
+                "no reply to move within 50 ms",
+            ));
+        }
+        errors.push(err("turn 236", SeatErrorKind::Crash, "crash (exit code 1)"));
+        let lines = error_lines(&errors);
+        assert_eq!(
+            lines,
+            [
+                "turn 1: invalid_reply: bad \"x\"",
+                "turn 2: timeout: no reply to move within 50 ms",
+                "… and 233 more timeouts like this, turns 2–235",
+                "turn 236: crash: crash (exit code 1)",
+            ]
+        );
+        // Other labels, one more, and errors from before labels.
+        let two = [
+            err("S1901M", SeatErrorKind::Timeout, "t"),
+            err("F1901M", SeatErrorKind::Timeout, "t"),
+        ];
+        assert_eq!(
+            error_lines(&two)[1],
+            "… and 1 more timeout like this, S1901M to F1901M"
+        );
+        assert_eq!(label_range("ply 3", "ply 40"), "plies 3–40");
+        assert_eq!(
+            label_range("day 2 talk 1", "day 2 talk 9"),
+            "day 2 talks 1–9"
+        );
+        assert_eq!(
+            label_range("turn 3 (day)", "turn 4 (night)"),
+            "turn 3 (day) to turn 4 (night)"
+        );
+        let old = SeatError {
+            turn: 4,
+            at: String::new(),
+            kind: SeatErrorKind::Timeout,
+            detail: "d".into(),
+        };
+        assert_eq!(error_lines(&[old]), ["turn 4: timeout: d"]);
+    }
+
+    #[test]
+    fn coverage_counts_kinds_asked_of_any_seat() {
+        use ExchangeOutcome::*;
+        let a = record(
+            &[
+                ex(0, "day 1", "TALK", Reply, 10),
+                ex(1, "day 1", "TALK", Reply, 0),
+                ex(1, "night 1", "DIVINE", Reply, 0),
+            ],
+            &[],
+        );
+        let b = record(&[ex(1, "day 1", "TALK", Reply, 0)], &[]);
+        let played = vec![
+            Played {
+                rules: "r".into(),
+                seat: 0,
+                record: a,
+            },
+            Played {
+                rules: "s".into(),
+                seat: 1,
+                record: b,
+            },
+        ];
+        let cov = coverage_of(&played);
+        assert_eq!(
+            cov.iter()
+                .map(|c| (c.kind.as_str(), c.replies))
+                .collect::<Vec<_>>(),
+            [("TALK", 2), ("DIVINE", 0)]
+        );
+        assert_eq!(not_met(&played), [("r".to_string(), "DIVINE".to_string())]);
+    }
+
+    #[test]
+    fn unterminated_replies_and_discarded_output_are_warned() {
+        use ExchangeOutcome::*;
+        let mut late = ex(0, "start", "READY", Reply, 300_000);
+        late.limit_ms = Some(300);
+        late.detail = Some(UNTERMINATED_AT_DEADLINE.into());
+        let mut chatty = ex(0, "turn 2", "turn", Reply, 10);
+        chatty.discarded = vec!["debug: hi".into()];
+        let rec = record(&[late, chatty.clone(), chatty], &[]);
+        let w = warnings_of(&rec, 0);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].starts_with("READY without a newline: the referee accepts it only at the deadline, so each one costs you 0.3 s"), "{w:?}");
+        assert!(w[1].contains("before a turn request"), "{w:?}");
+        assert!(warnings_of(&rec, 1).is_empty());
+    }
+
+    #[test]
+    fn a_failed_match_shows_the_exit_and_stderr_at_the_labels() {
+        let end = SeatEnd {
+            event: SEAT_END_EVENT.into(),
+            seat: 0,
+            exit: "exit code 3".into(),
+            exit_code: Some(3),
+            signal: None,
+            stderr: "a\nTraceback\nboom".into(),
+        };
+        let rec = record(&[], &[end]);
+        assert_eq!(rec.end_of(0).unwrap().exit_code, Some(3));
+        let report = CheckReport {
+            game: "g".into(),
+            bot: "cmd:x".into(),
+            rules: vec!["gpw".into(), "seed".into()],
+            passed: false,
+            matches: vec![CheckedMatch {
+                rules: "seed".into(),
+                seed: 1000,
+                seat: 1,
+                seats: 2,
+                case: "last seat".into(),
+                errors: vec![err(
+                    "ply 2",
+                    SeatErrorKind::Crash,
+                    "crash (output closed, exit code 3)",
+                )],
+                warnings: vec![],
+                exit: Some("exit code 3".into()),
+                stderr_tail: last_lines("a\nTraceback\nboom\n", 2),
+            }],
+            timings: vec![],
+            coverage: vec![],
+            warnings: vec![],
+        };
+        let text = diagnosis(&report);
+        assert!(text.contains("FAIL  rules seed, seed 1000, seat 1 of 2 (last seat): 1 error\n      ply 2: crash: crash (output closed, exit code 3)\n      your bot's program: exit code 3\n      your bot's stderr (last lines):\n      | Traceback\n      | boom\n"), "{text}");
+    }
+
+    #[test]
+    fn every_rule_set_is_planned_with_a_silent_opponent() {
+        let cases: Vec<Case> = ["gpw", "seed"]
+            .iter()
+            .flat_map(|r| planned_cases(r, 2, 1))
+            .collect();
+        let got: Vec<(&str, usize, Option<usize>)> = cases
+            .iter()
+            .map(|c| (c.rules.as_str(), c.seat, c.silent))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("gpw", 0, None),
+                ("gpw", 1, None),
+                ("gpw", 0, Some(1)),
+                ("seed", 0, None),
+                ("seed", 1, None),
+                ("seed", 0, Some(1)),
+            ]
+        );
+        assert_eq!(
+            planned_cases("solo", 1, 2).len(),
+            2,
+            "no opponent to silence"
+        );
     }
 }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context};
 use clap::Args;
 use kakehiki_agent::{check_mounts, DeniedPath, SandboxConfig, SandboxLevel};
+use kakehiki_core::exchange::{SeatEnd, SeatRecord};
 use kakehiki_core::SeatSpec;
 use kakehiki_referee::{find_game, MatchSpec};
 
@@ -270,10 +271,15 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
             println!("viewer: {}", page.display());
         }
     }
-    // What a failing bot said on stderr is usually why it failed.
-    let tails = stderr_tails(&record.replay.to_text(), STDERR_TAIL_LINES);
+    // How a failing bot ended and what it said on stderr is usually why it failed.
+    let ends = seat_ends(&record.replay);
     for seat in &failed {
-        if let Some(tail) = tails.get(seat).filter(|t| !t.trim().is_empty()) {
+        let Some(end) = ends.get(seat) else {
+            continue;
+        };
+        eprintln!("seat {seat} ended: {}", end.exit);
+        let tail = last_lines(&end.stderr, STDERR_TAIL_LINES);
+        if !tail.trim().is_empty() {
             eprintln!("stderr of seat {seat} (last {STDERR_TAIL_LINES} lines at most):");
             for line in tail.lines() {
                 eprintln!("  | {line}");
@@ -378,26 +384,18 @@ pub fn write_file_atomically(path: &std::path::Path, bytes: &[u8]) -> anyhow::Re
 /// Lines of a failing bot's stderr shown after the result.
 const STDERR_TAIL_LINES: usize = 20;
 
-/// The last `lines` lines of every seat's stderr recorded in a replay (`"event":"stderr"` lines
-/// with `seat` and `text`), by seat.
-pub fn stderr_tails(replay: &str, lines: usize) -> BTreeMap<usize, String> {
-    let mut out = BTreeMap::new();
-    for line in replay.lines() {
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        if v.get("event").and_then(|e| e.as_str()) != Some("stderr") {
-            continue;
-        }
-        let (Some(seat), Some(text)) = (
-            v.get("seat").and_then(|s| s.as_u64()),
-            v.get("text").and_then(|t| t.as_str()),
-        ) else {
-            continue;
-        };
-        let all: Vec<&str> = text.trim_end().lines().collect();
-        let tail = all[all.len().saturating_sub(lines)..].join("\n");
-        out.insert(seat as usize, tail);
-    }
-    out
+/// How each seat's program ended and what it wrote on stderr, from the replay's seat record
+/// (`"event":"seat_end"` lines), by seat.
+pub fn seat_ends(replay: &kakehiki_core::replay::ReplayLog) -> BTreeMap<usize, SeatEnd> {
+    kakehiki_core::replay::ReplayLog::parse(&replay.to_text())
+        .ok()
+        .and_then(|parsed| SeatRecord::of(&parsed).ok())
+        .map(|record| record.ends.into_iter().map(|e| (e.seat, e)).collect())
+        .unwrap_or_default()
+}
+
+/// The last `lines` lines of `text`.
+pub fn last_lines(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.trim_end().lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
 }
