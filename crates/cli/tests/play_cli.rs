@@ -220,6 +220,8 @@ fn strict_fails_on_a_bad_bot_and_shows_its_stderr_tail() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(4), "{stdout}{stderr}");
+    // How it ended and what it said, from the replay's seat_end line.
+    assert!(stderr.contains("seat 0 ended: exit code 1"), "{stderr}");
     assert!(stderr.contains("stderr of seat 0"), "{stderr}");
     assert!(stderr.contains("| ZeroDivisionError"), "{stderr}");
     assert!(
@@ -351,6 +353,10 @@ fn check_passes_a_good_bot_and_diagnoses_a_bad_one() {
     assert!(stdout.contains("FAIL  seed"), "{stdout}");
     assert!(stdout.contains("turn 1:"), "{stdout}");
     assert!(stdout.contains("| boom: index out of range"), "{stdout}");
+    assert!(
+        stdout.contains("your bot's program: exit code 2"),
+        "{stdout}"
+    );
     assert!(stdout.contains("failed:"), "{stdout}");
 
     let out = kakehiki()

@@ -384,14 +384,14 @@ fn check_werewolf_meets_every_role_request_of_a_well_behaved_bot() {
         .unwrap()
         .iter()
         .all(|w| !w.as_str().unwrap().contains("never got")));
-    // The seeds chosen for the seer's DIVINE dealt the bot that role.
+    // A request of a role the planned matches did not deal the bot got a match of its own,
+    // with a seed found by playing the game with built-in agents.
+    let matches = v["matches"].as_array().unwrap();
     assert!(
-        v["matches"]
-            .as_array()
-            .unwrap()
+        matches
             .iter()
-            .any(|m| m["case"].as_str().unwrap().contains("dealt SEER"))
-            || v["matches"].as_array().unwrap().len() <= 3,
+            .any(|m| m["case"].as_str().unwrap().contains("not met yet"))
+            || matches.len() <= 6,
         "{v}"
     );
 }
