@@ -106,7 +106,7 @@ pub struct SandboxArgs {
     /// After the match, copy each process seat's working folder (its private /tmp, where a bot
     /// writes its logs) to DIR/seat-N/ (N from 0), at most --disk-mib of it, however the bot
     /// ended (also after a crash or a timeout). `check` keeps each match's under
-    /// DIR/seed-S/seat-N/.
+    /// DIR/seed-S/seat-N/ (DIR/RULES-seed-S/seat-N/ when it checks several rule sets).
     #[arg(long, value_name = "DIR")]
     pub keep_seat_files: Option<PathBuf>,
 }
