@@ -21,7 +21,7 @@ use clap::Args;
 use kakehiki_core::exchange::{ExchangeOutcome, SeatRecord};
 use kakehiki_core::replay::ReplayLog;
 use kakehiki_core::{SeatError, SeatErrorKind, SeatSpec};
-use kakehiki_referee::seat::{EXIT_KEY, SILENT_BOT, STDERR_KEY, UNTERMINATED_AT_DEADLINE};
+use kakehiki_referee::seat::{EXIT_KEY, SILENT_BOT, STDERR_KEY};
 use kakehiki_referee::{find_game, GameDriver, MatchRecord, MatchSpec};
 use serde::Serialize;
 
@@ -657,9 +657,15 @@ fn warnings_of(record: &SeatRecord, seat: usize) -> Vec<String> {
         }
     };
     for e in record.of_seat(seat) {
-        if e.outcome == ExchangeOutcome::Reply
-            && e.detail.as_deref() == Some(UNTERMINATED_AT_DEADLINE)
-        {
+        let unterminated = e
+            .detail
+            .as_deref()
+            .is_some_and(|d| d.starts_with(NO_TERMINATOR));
+        let at_deadline = match (e.time_us, e.limit_ms) {
+            (Some(us), Some(ms)) => us >= ms * 1000,
+            _ => false,
+        };
+        if e.outcome == ExchangeOutcome::Reply && unterminated && at_deadline {
             let s = e.limit_ms.unwrap_or_default() as f64 / 1000.0;
             push(format!(
                 "{} without a newline: the referee accepts it only at the deadline, so each one costs you {s} s; end the line with \\n and flush",
@@ -675,6 +681,9 @@ fn warnings_of(record: &SeatRecord, seat: usize) -> Vec<String> {
     }
     out
 }
+
+/// How the seat layer's detail of a reply without its line terminator begins.
+const NO_TERMINATOR: &str = "no line terminator";
 
 /// The label of an error: the game's own, or its turn in reports from before labels.
 fn label(e: &SeatError) -> String {
@@ -1079,10 +1088,13 @@ mod tests {
         use ExchangeOutcome::*;
         let mut late = ex(0, "start", "READY", Reply, 300_000);
         late.limit_ms = Some(300);
-        late.detail = Some(UNTERMINATED_AT_DEADLINE.into());
+        late.detail = Some("no line terminator: taken at the deadline".into());
         let mut chatty = ex(0, "turn 2", "turn", Reply, 10);
         chatty.discarded = vec!["debug: hi".into()];
-        let rec = record(&[late, chatty.clone(), chatty], &[]);
+        // Taken when the output closed, before the deadline: it cost no time.
+        let mut closed = ex(0, "turn 3", "turn", Reply, 10);
+        closed.detail = Some("no line terminator: the output closed after it".into());
+        let rec = record(&[late, chatty.clone(), chatty, closed], &[]);
         let w = warnings_of(&rec, 0);
         assert_eq!(w.len(), 2, "{w:?}");
         assert!(w[0].starts_with("READY without a newline: the referee accepts it only at the deadline, so each one costs you 0.3 s"), "{w:?}");

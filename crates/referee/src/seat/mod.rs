@@ -32,10 +32,6 @@ use crate::driver::BoxFuture;
 /// its limit (at once: nothing waits for it). `check` plays it as the timing-out opponent.
 pub const SILENT_BOT: &str = "silent";
 
-/// The `detail` of a reply taken at its deadline without a line terminator (an [`Ask`] with
-/// `unterminated_is_reply`): `check` warns about what such a reply costs.
-pub const UNTERMINATED_AT_DEADLINE: &str = "no line terminator: taken at the deadline";
-
 /// What a transport read: one reply unit (a line, a frame), or why there is none.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Received {
@@ -716,7 +712,7 @@ fn answer_of(r: Received, written: Option<Instant>, ask: &Ask) -> Answer {
         answer.time_us = Some(ask.limit.as_micros() as u64);
         if ask.unterminated_is_reply && !answer.bytes.is_empty() {
             answer.outcome = ExchangeOutcome::Reply;
-            answer.detail = Some(UNTERMINATED_AT_DEADLINE.into());
+            answer.detail = Some("no line terminator: taken at the deadline".into());
         }
     }
     answer
