@@ -154,10 +154,9 @@ fn check_geister_checks_every_rule_set_and_fails_a_bot_too_slow_for_one() {
 }
 
 /// A bot that never answers a turn: the kind of request stays in the timing table (no reply,
-/// its slowest `>50 ms`) and its identical timeouts are one line and a count with the labels
-/// they span.
+/// its slowest `>50 ms`).
 #[test]
-fn check_keeps_a_kind_whose_replies_all_timed_out_and_condenses_the_timeouts() {
+fn check_keeps_a_kind_whose_replies_all_timed_out() {
     let bot = "cmd:sh -c 'echo READY; while read -r l; do :; done'";
     let args = ["nac", "--seat", bot, "--seeds", "1", "--opt", "turn_ms=50"];
     let (code, v) = check_json(&args);
@@ -166,15 +165,10 @@ fn check_keeps_a_kind_whose_replies_all_timed_out_and_condenses_the_timeouts() {
         .iter()
         .find(|t| t["replies"] == 0)
         .unwrap_or_else(|| panic!("the turns' kind dropped out: {v}"));
-    assert!(late["timeouts"].as_u64().unwrap() > 1, "{v}");
+    assert_eq!(late["timeouts"], matches(&v).len(), "one per match: {v}");
     assert_eq!(late["slowest_timed_out"], true);
     assert_eq!(late["limit_ms"], 50.0);
     let kind = late["kind"].as_str().unwrap().to_string();
-    let first = &matches(&v)[0];
-    let errors = first["errors"].as_array().unwrap();
-    let n = errors.len();
-    assert!(n > 2, "{first}");
-    let last_at = errors[n - 1]["at"].as_str().unwrap().to_string();
 
     let (code, text, err) = check(&args);
     assert_eq!(code, Some(4), "{text}{err}");
@@ -183,20 +177,66 @@ fn check_keeps_a_kind_whose_replies_all_timed_out_and_condenses_the_timeouts() {
         .find(|l| l.trim_start().starts_with(&format!("{kind} ")))
         .unwrap_or_else(|| panic!("no {kind} row: {text}"));
     assert!(
-        row.contains(">50 ms /     50 ms") && row.contains("0 replies,"),
+        row.contains(">50 ms /    >50 ms /     50 ms  (0 replies, 3 timeouts)"),
         "{row}"
     );
-    let more = format!("… and {} more timeouts like this, ", n - 1);
-    assert!(text.contains(&more), "{text}");
-    let number = last_at.rsplit(' ').next().unwrap();
+}
+
+/// A bot that never answers a move, under rules that pass its turn: its identical timeouts are
+/// one line and a count with the game's labels they span.
+#[test]
+fn check_condenses_identical_timeouts_with_their_labels() {
+    let bot = format!(
+        "cmd:python3 {}/../../examples/bots/python/geister_client.py --stdio --mode silent",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let args = [
+        "geister",
+        "--rules",
+        "seed",
+        "--seat",
+        bot.as_str(),
+        "--seeds",
+        "1",
+        "--opt",
+        "per_move_ms=50",
+        "--opt",
+        "max_plies=40",
+        "--opt",
+        "pace_ms=0",
+    ];
+    let (code, v) = check_json(&args);
+    assert_eq!(code, Some(4), "{v}");
+    let errors = matches(&v)[0]["errors"].as_array().unwrap();
+    let n = errors.len();
+    assert!(n > 2, "{v}");
+    assert!(errors.iter().all(|e| e["kind"] == "timeout"), "{v}");
+    let first_at = errors[0]["at"].as_str().unwrap().to_string();
+    let last_at = errors[n - 1]["at"].as_str().unwrap().to_string();
+    assert_ne!(first_at, last_at);
+
+    let (code, text, err) = check(&args);
+    assert_eq!(code, Some(4), "{text}{err}");
+    let first = format!("      {first_at}: timeout: ");
+    assert!(text.contains(&first), "{text}");
+    let more = format!("      … and {} more timeouts like this, ", n - 1);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&more))
+        .unwrap_or_else(|| panic!("no {more:?}: {text}"));
+    // `plies 2–40` for `ply 2` … `ply 40`, else `A to B`.
+    let (a, b) = (
+        first_at.rsplit(' ').next().unwrap(),
+        last_at.rsplit(' ').next().unwrap(),
+    );
     assert!(
-        text.contains(&format!("–{number}\n")) || text.contains(&format!(" to {last_at}\n")),
-        "the span ends at {last_at}: {text}"
+        line.ends_with(&format!(" {a}–{b}")) || line.ends_with(&format!("{first_at} to {last_at}")),
+        "{line}"
     );
     assert_eq!(
-        text.matches("timeout: no reply").count(),
-        matches(&v).len(),
-        "one line per match: {text}"
+        text.matches(": timeout: ").count(),
+        matches(&v).len() - 1,
+        "one line per match where the bot moves (seed rules: first and last seat): {text}"
     );
 }
 
