@@ -776,7 +776,7 @@ fn plural(words: &str) -> String {
 }
 
 /// The text lines of a match's errors: each distinct error once, then how many more like it.
-fn error_lines(errors: &[SeatError]) -> Vec<String> {
+pub fn error_lines(errors: &[SeatError]) -> Vec<String> {
     let mut out = Vec::new();
     for c in condense(errors) {
         let e = c.first;

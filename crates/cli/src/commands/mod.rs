@@ -53,14 +53,10 @@ pub fn summary(report: &MatchReport) -> String {
     let total: usize = report.seats.iter().map(|s| s.errors.len()).sum();
     if total > 0 {
         out.push_str("errors:\n");
+        // At the game's own labels, identical ones condensed (as `check` shows them).
         for (i, seat) in report.seats.iter().enumerate() {
-            for e in &seat.errors {
-                out.push_str(&format!(
-                    "  seat {i}: {} (turn {}): {}\n",
-                    e.kind.as_str(),
-                    e.turn,
-                    e.detail
-                ));
+            for line in check::error_lines(&seat.errors) {
+                out.push_str(&format!("  seat {i}: {line}\n"));
             }
         }
     }
