@@ -481,24 +481,22 @@ fn seat_record(replay: &ReplayLog) -> anyhow::Result<SeatRecord> {
     SeatRecord::of(&parsed).context("the match's seat record is unreadable")
 }
 
-/// The kinds of request (those that expect a reply) the game asked any seat, by rule set, in
-/// the order first asked, that the checked seat of no match of that rule set was asked.
+/// The kinds of request (those that expect a reply) the game asked any seat that the checked
+/// seat was never asked, in the order first asked, each with the rule set it was first asked
+/// under.
 fn not_met(played: &[Played]) -> Vec<(String, String)> {
+    let met = |kind: &str| {
+        played.iter().any(|q| {
+            q.record
+                .of_seat(q.seat)
+                .any(|x| x.limit_ms.is_some() && x.kind == kind)
+        })
+    };
     let mut out: Vec<(String, String)> = Vec::new();
     for p in played {
         for e in p.record.exchanges.iter().filter(|e| e.limit_ms.is_some()) {
-            let key = (p.rules.clone(), e.kind.clone());
-            if out.contains(&key) {
-                continue;
-            }
-            let met = played.iter().any(|q| {
-                q.rules == p.rules
-                    && q.record
-                        .of_seat(q.seat)
-                        .any(|x| x.limit_ms.is_some() && x.kind == e.kind)
-            });
-            if !met {
-                out.push(key);
+            if !out.iter().any(|(_, k)| *k == e.kind) && !met(&e.kind) {
+                out.push((p.rules.clone(), e.kind.clone()));
             }
         }
     }
@@ -1060,7 +1058,14 @@ mod tests {
             ],
             &[],
         );
-        let b = record(&[ex(1, "day 1", "TALK", Reply, 0)], &[]);
+        let b = record(
+            &[
+                ex(1, "day 1", "TALK", Reply, 0),
+                ex(0, "night 1", "GUARD", Reply, 0),
+                ex(0, "night 1", "DIVINE", Reply, 0),
+            ],
+            &[],
+        );
         let played = vec![
             Played {
                 rules: "r".into(),
@@ -1078,9 +1083,16 @@ mod tests {
             cov.iter()
                 .map(|c| (c.kind.as_str(), c.replies))
                 .collect::<Vec<_>>(),
-            [("TALK", 2), ("DIVINE", 0)]
+            [("TALK", 2), ("DIVINE", 0), ("GUARD", 0)]
         );
-        assert_eq!(not_met(&played), [("r".to_string(), "DIVINE".to_string())]);
+        // Asked of seat 0 under rules s, where the bot played seat 1.
+        assert_eq!(
+            not_met(&played),
+            [
+                ("r".to_string(), "DIVINE".to_string()),
+                ("s".to_string(), "GUARD".to_string())
+            ]
+        );
     }
 
     #[test]
