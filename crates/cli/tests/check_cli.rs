@@ -86,6 +86,8 @@ fn check_geister_checks_every_rule_set_and_fails_a_bot_too_slow_for_one() {
         "max_plies=6",
         "--opt",
         "pace_ms=0",
+        "--opt",
+        "set_timeout_ms=3000",
     ];
     let mut args = vec!["geister"];
     args.extend(common);
@@ -204,6 +206,8 @@ fn check_condenses_identical_timeouts_with_their_labels() {
         "max_plies=40",
         "--opt",
         "pace_ms=0",
+        "--opt",
+        "set_timeout_ms=3000",
     ];
     let (code, v) = check_json(&args);
     assert_eq!(code, Some(4), "{v}");
@@ -264,7 +268,7 @@ fn check_shows_the_exit_code_and_stderr_of_a_crashed_bot() {
 #[test]
 fn check_recognises_a_tcp_client_that_exited_at_once() {
     let bot = "tcp-cmd:sh -c 'echo no server at {host} {port} >&2; exit 5'";
-    for (game, rules) in [("werewolf", "aiwolf-0.6"), ("geister", "gpw")] {
+    for (game, rules) in [("geister", "gpw"), ("werewolf", "aiwolf-0.6")] {
         let start = Instant::now();
         let (code, v) = check_json(&[game, "--rules", rules, "--seat", bot, "--seeds", "1"]);
         let took = start.elapsed();
