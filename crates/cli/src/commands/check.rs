@@ -260,7 +260,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         .iter()
         .flat_map(|p| samples_of(&p.record, p.seat, &p.rules))
         .collect();
-    let timings = kind_times(&samples);
+    let mut timings = kind_times(&samples);
+    // By rule set, in the order checked (a kind first met in a later match stays with its own).
+    timings.sort_by_key(|t| rule_sets.iter().position(|r| *r == t.rules));
     let coverage = coverage_of(&played);
     let passed = matches.iter().all(|m| m.errors.is_empty());
     let mut warnings: Vec<String> = Vec::new();
@@ -834,12 +836,17 @@ fn diagnosis(r: &CheckReport) -> String {
     }
     if !r.timings.is_empty() {
         out.push_str("reply times (median / slowest / limit):\n");
-        for t in &r.timings {
-            let kind = if several {
+        let name = |t: &KindTimes| {
+            if several {
                 format!("{} ({})", t.kind, t.rules)
             } else {
                 t.kind.clone()
-            };
+            }
+        };
+        let width = r.timings.iter().map(|t| name(t).chars().count()).max();
+        let width = width.unwrap_or(0).max(12);
+        for t in &r.timings {
+            let kind = name(t);
             let median_out = 2 * t.timeouts > t.replies + t.timeouts;
             let mut count = format!(
                 "{} repl{}",
@@ -854,7 +861,7 @@ fn diagnosis(r: &CheckReport) -> String {
                 ));
             }
             out.push_str(&format!(
-                "      {:<12} {:>9} / {:>9} / {:>9}  ({count})\n",
+                "      {:<width$} {:>9} / {:>9} / {:>9}  ({count})\n",
                 kind,
                 fmt_time(t.median_ms, median_out),
                 fmt_time(t.slowest_ms, t.slowest_timed_out),
