@@ -31,6 +31,10 @@ use crate::driver::BoxFuture;
 /// its limit (at once: nothing waits for it). `check` plays it as the timing-out opponent.
 pub const SILENT_BOT: &str = "silent";
 
+/// How the detail of a reply taken without its line terminator begins (at the deadline, or
+/// when the output closed after it).
+pub const NO_TERMINATOR: &str = "no line terminator";
+
 /// What a transport read: one reply unit (a line, a frame), or why there is none.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Received {
@@ -188,6 +192,9 @@ pub struct Answer {
     /// Microseconds from the message written to the reply; `None` for built-in bots.
     pub time_us: Option<u64>,
     pub detail: Option<String>,
+    /// Output the seat wrote outside its window, discarded before this request (as recorded in
+    /// the exchange's `discarded`).
+    pub discarded: Vec<String>,
 }
 
 impl Answer {
@@ -209,6 +216,7 @@ impl Answer {
             truncated: e.truncated,
             time_us: e.time_us,
             detail: e.detail.clone(),
+            discarded: e.discarded.clone(),
         }
     }
 }
@@ -387,6 +395,7 @@ impl Table {
                     truncated: false,
                     time_us: Some(0),
                     detail: Some(why.to_string()),
+                    discarded: Vec::new(),
                 });
                 continue;
             }
@@ -424,6 +433,7 @@ impl Table {
                             detail: Some(
                                 "the recording has no more exchanges for this seat".into(),
                             ),
+                            discarded: Vec::new(),
                         },
                     };
                     answers[i] = Some(answer);
@@ -435,6 +445,7 @@ impl Table {
                         truncated: false,
                         time_us: Some(ask.limit.as_micros() as u64),
                         detail: Some(format!("{SILENT_BOT} never answers")),
+                        discarded: Vec::new(),
                     })
                 }
                 Seat::Builtin | Seat::NotStarted(_) => {}
@@ -452,6 +463,7 @@ impl Table {
                     truncated: false,
                     time_us: None,
                     detail: None,
+                    discarded: Vec::new(),
                 });
             }
         }
@@ -479,7 +491,7 @@ impl Table {
         for (i, written, received) in futures_util::future::join_all(reads).await {
             answers[i] = Some(answer_of(received, Some(written), &asks[i]));
         }
-        let answers: Vec<Answer> = answers
+        let mut answers: Vec<Answer> = answers
             .into_iter()
             .map(|a| {
                 a.unwrap_or(Answer {
@@ -488,11 +500,13 @@ impl Table {
                     truncated: false,
                     time_us: Some(0),
                     detail: Some("asked twice in one round".into()),
+                    discarded: Vec::new(),
                 })
             })
             .collect();
-        for ((ask, answer), discarded) in asks.iter().zip(&answers).zip(discarded) {
-            self.note(ask, answer, discarded);
+        for ((ask, answer), discarded) in asks.iter().zip(&mut answers).zip(discarded) {
+            answer.discarded = discarded;
+            self.note(ask, answer);
         }
         answers
     }
@@ -534,14 +548,14 @@ impl Table {
             }
             _ => None,
         }?;
-        let mut rec = self.exchange_of(&ask, &answer, Vec::new());
+        let mut rec = self.exchange_of(&ask, &answer);
         rec.limit_ms = None;
         self.log.push(&rec);
         self.note_error(&ask, &answer);
         Some(answer)
     }
 
-    fn exchange_of(&self, ask: &Ask, answer: &Answer, discarded: Vec<String>) -> SeatExchange {
+    fn exchange_of(&self, ask: &Ask, answer: &Answer) -> SeatExchange {
         let mut rec = SeatExchange::new(ask.seat, &ask.at, &ask.kind, answer.outcome);
         rec.limit_ms = Some(ask.limit.as_millis() as u64);
         rec.time_us = answer.time_us;
@@ -550,13 +564,13 @@ impl Table {
         }
         rec.truncated = answer.truncated;
         rec.detail = answer.detail.clone();
-        rec.discarded = discarded;
+        rec.discarded = answer.discarded.clone();
         rec
     }
 
     /// Record one answered ask: its exchange line, and its error if the transport failed.
-    fn note(&mut self, ask: &Ask, answer: &Answer, discarded: Vec<String>) {
-        let rec = self.exchange_of(ask, answer, discarded);
+    fn note(&mut self, ask: &Ask, answer: &Answer) {
+        let rec = self.exchange_of(ask, answer);
         self.log.push(&rec);
         self.note_error(ask, answer);
     }
@@ -593,6 +607,10 @@ impl Table {
             return;
         }
         let detail = match answer.outcome {
+            // A failed handshake's kind is `not_ready`: its detail says it was a timeout.
+            ExchangeOutcome::Timeout if ask.handshake => {
+                format!("timeout: no reply to {} within {limit_ms} ms", ask.kind)
+            }
             ExchangeOutcome::Timeout => format!("no reply to {} within {limit_ms} ms", ask.kind),
             _ => format!(
                 "{} ({})",
@@ -706,12 +724,13 @@ fn answer_of(r: Received, written: Option<Instant>, ask: &Ask) -> Answer {
         truncated: r.truncated,
         time_us,
         detail: r.detail,
+        discarded: Vec::new(),
     };
     if answer.outcome == ExchangeOutcome::Timeout {
         answer.time_us = Some(ask.limit.as_micros() as u64);
         if ask.unterminated_is_reply && !answer.bytes.is_empty() {
             answer.outcome = ExchangeOutcome::Reply;
-            answer.detail = Some("no line terminator: taken at the deadline".into());
+            answer.detail = Some(format!("{NO_TERMINATOR}: taken at the deadline"));
         }
     }
     answer
