@@ -31,6 +31,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use kakehiki_contest::stored_definition;
+use kakehiki_core::exchange::SEAT_END_EVENT;
 use kakehiki_store::{Store, StoreError, StoredResult};
 use serde_json::{json, Value};
 
@@ -477,6 +478,13 @@ pub fn public_replay(replay: &str, entrants: &[String]) -> String {
         if kind == Some("stderr") {
             continue;
         }
+        if kind == Some(SEAT_END_EVENT) {
+            if let Some(end) = v.as_ref().and_then(without_stderr) {
+                out.push_str(&end);
+                out.push('\n');
+                continue;
+            }
+        }
         if i == 0 && kind == Some("header") {
             if let Some(mut h) = v {
                 h["seats"] = json!(entrants);
@@ -500,22 +508,34 @@ pub fn public_replay(replay: &str, entrants: &[String]) -> String {
     out
 }
 
-/// Remove events only their own seat may see after the game (stderr).
+/// A `seat_end` line with the seat's stderr emptied (only its own contestant may read it).
+fn without_stderr(v: &Value) -> Option<String> {
+    let mut end = v.clone();
+    *end.as_object_mut()?.get_mut("stderr")? = Value::String(String::new());
+    Some(end.to_string())
+}
+
+/// Remove what only its own seat may see after the game (stderr events, and the stderr of
+/// `seat_end` lines).
 pub fn strip_private(replay: &str) -> String {
-    replay
-        .lines()
-        .filter(|line| {
-            serde_json::from_str::<Value>(line).ok().and_then(|v| {
-                v.get("event")
-                    .and_then(Value::as_str)
-                    .map(|e| e == "stderr")
-            }) != Some(true)
-        })
-        .fold(String::with_capacity(replay.len()), |mut out, l| {
-            out.push_str(l);
-            out.push('\n');
-            out
-        })
+    let mut out = String::with_capacity(replay.len());
+    for line in replay.lines() {
+        let v = serde_json::from_str::<Value>(line).ok();
+        match v
+            .as_ref()
+            .and_then(|v| v.get("event"))
+            .and_then(Value::as_str)
+        {
+            Some("stderr") => continue,
+            Some(SEAT_END_EVENT) => match v.as_ref().and_then(without_stderr) {
+                Some(end) => out.push_str(&end),
+                None => out.push_str(line),
+            },
+            _ => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
 }
 
 fn one_match(
