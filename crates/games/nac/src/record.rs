@@ -41,6 +41,15 @@ pub struct WeightsEvent<'a> {
     pub weights: &'a [u8],
 }
 
+impl<'a> WeightsEvent<'a> {
+    pub fn new(weights: &'a [u8]) -> Self {
+        WeightsEvent {
+            event: "weights",
+            weights,
+        }
+    }
+}
+
 /// Status of one seat's move: `ok`, `timeout`, `crash`, `dead`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -57,14 +57,12 @@ const TURN_KIND: &str = "turn";
 /// Where a match's wall time went, for the referee-overhead benchmark. Not part of the replay.
 #[derive(Debug, Clone, Default)]
 pub struct Profile {
-    /// The whole match, from spawning the bots to the result.
+    /// The whole match; spawning the bots and every READY; closing, waiting and killing.
     pub wall: Duration,
-    /// Spawning the bots and waiting for every READY (process start).
     pub startup: Duration,
+    pub shutdown: Duration,
     /// Per turn: its wall time, and the longest a seat took from its block to its reply.
     pub turns: Vec<TurnProfile>,
-    /// Closing stdin, waiting for exits and killing (process stop).
-    pub shutdown: Duration,
     /// CPU time of the calling thread during the turns (on a current-thread runtime: all of the
     /// referee's work in the turns, and none of the bots').
     pub turn_cpu: Duration,
@@ -136,19 +134,14 @@ impl<'p> Game<'p> {
             seats: specs,
             params: serde_json::to_value(params).unwrap_or_default(),
         });
-        let weights = game.state.weights();
-        game.table.record(&WeightsEvent {
-            event: "weights",
-            weights,
-        });
+        game.table.record(&WeightsEvent::new(game.state.weights()));
         game
     }
 
     /// `seat` is dead from now on; `detail` says why (by default, the seat's last error).
     fn death(&mut self, seat: usize, reason: &str, detail: Option<String>) {
-        let errors = self.table.errors(seat);
-        let detail =
-            detail.unwrap_or_else(|| errors.last().map(|e| e.detail.clone()).unwrap_or_default());
+        let last = self.table.errors(seat).last().map(|e| e.detail.clone());
+        let detail = detail.or(last).unwrap_or_default();
         self.alive[seat] = false;
         self.table.kill(seat, reason);
         let turn = self.table.turn;
@@ -273,15 +266,10 @@ impl<'p> Game<'p> {
         }
         let [m0, m1, m2, m3] = [0, 1, 2, 3].map(|s| &moves[s].picks);
         self.state.apply([m0, m1, m2, m3]);
-        let params = self.variant.params();
-        let label = match params.is_day(t) {
-            true => params.day_label,
-            false => params.night_label,
-        };
         self.table.record(&TurnEvent {
             event: "turn".into(),
             turn: t,
-            label: label.to_string(),
+            label: self.state.params().label(t).to_string(),
             moves,
         });
         for (seat, reason) in deaths {
