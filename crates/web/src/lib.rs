@@ -459,6 +459,8 @@ fn public_match(r: StoredResult) -> Value {
             s["spec"] = json!(r.entrants.get(i).cloned().unwrap_or_default());
             if let Some(o) = s.as_object_mut() {
                 o.remove("peer");
+                // A seat's stderr is for its own contestant only.
+                o.remove("stderr");
             }
         }
     }
