@@ -729,3 +729,30 @@ fn old_replays_upgrade_to_the_seat_record_and_verify() {
             .is_err());
     }
 }
+
+/// A bot that says READY at once, before the referee has started all four seats and asked
+/// for it, is ready: what it wrote first is its READY, not output outside its window.
+#[tokio::test]
+async fn a_ready_written_before_the_referee_asks_counts() {
+    let fast = SeatSpec::Cmd(vec![
+        "sh".into(),
+        "-c".into(),
+        "echo READY; while read -r l; do :; done".into(),
+    ]);
+    for seed in 0..3 {
+        let mut spec = MatchSpec::new("nac", seed, vec![fast.clone(); 4]);
+        spec.options.insert("turn_ms".into(), "50".into());
+        let record = find_game("nac").unwrap().play(&spec).await.unwrap();
+        for seat in 0..4 {
+            // READY accepted; the seat then never answers and dies at turn 1.
+            assert_eq!(
+                kinds(&record, seat),
+                vec![(1, SeatErrorKind::Timeout)],
+                "seed {seed} seat {seat}: {:?}",
+                record.report.seats[seat]
+            );
+            assert_eq!(exchange(&record, "ready", seat)["outcome"], "reply");
+        }
+        verify_replay(&record.replay.to_text()).unwrap();
+    }
+}

@@ -15,6 +15,7 @@
 //! [`Transport`]; the sandbox's guarantees stay with the processes they wrap.
 
 pub mod pipe;
+pub mod tcp;
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -401,7 +402,11 @@ impl Table {
             }
             match &mut self.seats[ask.seat] {
                 Seat::Live(t) => {
-                    discarded[i] = take_discarded(t.as_mut());
+                    // A seat that speaks first (no message): what already arrived is its
+                    // reply, not output outside its window.
+                    if !ask.msg.is_empty() {
+                        discarded[i] = take_discarded(t.as_mut());
+                    }
                     if let Some(failed) = t.failed() {
                         answers[i] = Some(answer_of(failed, None, ask));
                         continue;
