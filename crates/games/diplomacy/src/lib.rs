@@ -17,6 +17,7 @@ pub mod order;
 pub mod outcome;
 pub mod service;
 pub mod types;
+pub mod wire;
 
 pub use adjudicate::{adjudicate, civil_disorder};
 pub use board::{Board, Dislodged};

@@ -156,6 +156,20 @@ pub struct Ask {
     pub handshake: bool,
     /// Unterminated text at the deadline is the reply (Negotiate and Conquer, §3.3).
     pub unterminated_is_reply: bool,
+    /// Which reply units answer this request; the others (a stale reply to an earlier request,
+    /// Diplomacy §6) are listed in the exchange's `discarded` and the seat is read again until
+    /// its deadline. `None`: the first unit is the reply. Cut units are always the reply.
+    pub accept: Option<ReplyFilter>,
+}
+
+/// A test of a reply unit: `true` when it answers the request ([`Ask::accept`]).
+#[derive(Clone)]
+pub struct ReplyFilter(pub std::sync::Arc<dyn Fn(&[u8]) -> bool + Send + Sync>);
+
+impl std::fmt::Debug for ReplyFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReplyFilter")
+    }
 }
 
 impl Ask {
@@ -174,6 +188,7 @@ impl Ask {
             limit,
             handshake: false,
             unterminated_is_reply: false,
+            accept: None,
         }
     }
 }
@@ -376,7 +391,7 @@ impl Table {
         mut builtin: impl FnMut(usize, &Ask) -> Vec<u8>,
     ) -> Vec<Answer> {
         let mut answers: Vec<Option<Answer>> = vec![None; asks.len()];
-        let mut discarded: Vec<Vec<String>> = vec![Vec::new(); asks.len()];
+        let mut discarded: Vec<Discarded> = vec![Discarded::default(); asks.len()];
         // Deadlines of the live seats written to: (ask index, written at, deadline).
         let mut waiting: Vec<(usize, Instant, Instant)> = Vec::new();
         for (i, ask) in asks.iter().enumerate() {
@@ -392,7 +407,7 @@ impl Table {
             }
             match &mut self.seats[ask.seat] {
                 Seat::Live(t) => {
-                    discarded[i] = take_discarded(t.as_mut());
+                    discarded[i] = Discarded::from(t.take_unsolicited());
                     if let Some(failed) = t.failed() {
                         answers[i] = Some(answer_of(failed, None, ask));
                         continue;
@@ -413,7 +428,7 @@ impl Table {
                 Seat::Replayed { exchanges, .. } => {
                     let answer = match exchanges.pop_front() {
                         Some(e) => {
-                            discarded[i] = e.discarded.clone();
+                            discarded[i].recorded = Some(e.discarded.clone());
                             Answer::of_record(&e)
                         }
                         None => Answer {
@@ -473,11 +488,34 @@ impl Table {
                     continue;
                 };
                 let (_, t) = live.swap_remove(pos);
-                reads.push(async move { (i, written, t.read(deadline).await) });
+                let accept = asks[i].accept.clone();
+                reads.push(async move {
+                    // Kept up to the number recorded, counted beyond, so a flood holds no memory.
+                    let (mut stale, mut more) = (Vec::new(), 0u64);
+                    loop {
+                        let r = t.read(deadline).await;
+                        match &accept {
+                            Some(f)
+                                if r.outcome == ExchangeOutcome::Reply
+                                    && !r.truncated
+                                    && !(f.0)(&r.bytes) =>
+                            {
+                                if stale.len() < DISCARDED_KEPT {
+                                    stale.push(r.bytes)
+                                } else {
+                                    more += 1
+                                }
+                            }
+                            _ => return (i, written, r, stale, more),
+                        }
+                    }
+                });
             }
         }
-        for (i, written, received) in futures_util::future::join_all(reads).await {
+        for (i, written, received, stale, more) in futures_util::future::join_all(reads).await {
             answers[i] = Some(answer_of(received, Some(written), &asks[i]));
+            discarded[i].units.extend(stale);
+            discarded[i].dropped += more;
         }
         let answers: Vec<Answer> = answers
             .into_iter()
@@ -492,7 +530,7 @@ impl Table {
             })
             .collect();
         for ((ask, answer), discarded) in asks.iter().zip(&answers).zip(discarded) {
-            self.note(ask, answer, discarded);
+            self.note(ask, answer, discarded.summary());
         }
         answers
     }
@@ -680,22 +718,47 @@ impl Table {
     }
 }
 
-fn take_discarded(t: &mut dyn Transport) -> Vec<String> {
-    let (units, dropped) = t.take_unsolicited();
-    let texts: Vec<&Vec<u8>> = units
-        .iter()
-        .filter(|b| !b.iter().all(u8::is_ascii_whitespace))
-        .collect();
-    let more = texts.len().saturating_sub(DISCARDED_KEPT) as u64 + dropped;
-    let mut out: Vec<String> = texts
-        .iter()
-        .take(DISCARDED_KEPT)
-        .map(|b| String::from_utf8_lossy(b).chars().take(200).collect())
-        .collect();
-    if more > 0 {
-        out.push(format!("[{more} more lines discarded]"));
+/// The units one exchange discarded: output before the request and replies not accepted
+/// ([`Ask::accept`]), or what the recording says.
+#[derive(Debug, Clone, Default)]
+struct Discarded {
+    units: Vec<Vec<u8>>,
+    dropped: u64,
+    recorded: Option<Vec<String>>,
+}
+
+impl From<(Vec<Vec<u8>>, u64)> for Discarded {
+    fn from((units, dropped): (Vec<Vec<u8>>, u64)) -> Self {
+        Discarded {
+            units,
+            dropped,
+            recorded: None,
+        }
     }
-    out
+}
+
+impl Discarded {
+    /// As recorded: the first few units, each cut to 200 characters, then a count.
+    fn summary(self) -> Vec<String> {
+        if let Some(r) = self.recorded {
+            return r;
+        }
+        let texts: Vec<&Vec<u8>> = self
+            .units
+            .iter()
+            .filter(|b| !b.iter().all(u8::is_ascii_whitespace))
+            .collect();
+        let more = texts.len().saturating_sub(DISCARDED_KEPT) as u64 + self.dropped;
+        let mut out: Vec<String> = texts
+            .iter()
+            .take(DISCARDED_KEPT)
+            .map(|b| String::from_utf8_lossy(b).chars().take(200).collect())
+            .collect();
+        if more > 0 {
+            out.push(format!("[{more} more lines discarded]"));
+        }
+        out
+    }
 }
 
 fn answer_of(r: Received, written: Option<Instant>, ask: &Ask) -> Answer {
