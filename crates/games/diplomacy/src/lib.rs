@@ -15,6 +15,7 @@ pub mod map;
 pub mod movement;
 pub mod order;
 pub mod outcome;
+pub mod replay_v1;
 pub mod service;
 pub mod types;
 pub mod wire;

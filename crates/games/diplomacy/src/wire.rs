@@ -7,8 +7,55 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+use kakehiki_core::replay::ReplayHeader;
+use kakehiki_core::{Chance, Dynamics, GameType, Information, MatchReport, Outcome, Transport};
+
 use crate::service::state_json;
 use crate::{standard, BuiltinBot, DiplomacyGame, EndReason, PhaseKind, PhaseRecord, Power, Rules};
+
+/// The replay format: a seat record line per request (`kakehiki_core::exchange`) and the game's
+/// events (`start`, `press`, `phase` with the messages sent, `end_message`, `end`, `report`).
+pub const FORMAT: &str = "kakehiki/diplomacy-replay@2";
+/// The format before the seat record (`exchanges` inside the game's events), see
+/// [`crate::replay_v1`].
+pub const FORMAT_V1: &str = "kakehiki/diplomacy-replay@1";
+
+/// The game's declaration.
+pub static GAME_TYPE: GameType = GameType {
+    name: "diplomacy",
+    title: "Diplomacy: standard map, DATC v3.1 adjudicator, optional press",
+    min_seats: 7,
+    max_seats: 7,
+    default_seats: 7,
+    dynamics: Dynamics::Simultaneous,
+    information: Information::Imperfect,
+    chance: Chance::None,
+    transports: &[Transport::Stdio, Transport::Tcp],
+    rule_sets: &["standard"],
+    builtin_bots: crate::BUILTIN_BOTS,
+};
+
+/// A replay's header.
+pub fn header(seed: u64, seats: &[String], params: &Params) -> ReplayHeader {
+    ReplayHeader {
+        event: "header".into(),
+        format: FORMAT.into(),
+        engine: env!("CARGO_PKG_VERSION").into(),
+        game: "diplomacy".into(),
+        rules: "standard".into(),
+        seed,
+        seats: seats.to_vec(),
+        params: serde_json::to_value(params).unwrap_or(Value::Null),
+    }
+}
+
+/// A header's parameters, checked (seven seats).
+pub fn params_of(h: &ReplayHeader) -> Result<Params, String> {
+    if h.seats.len() != 7 {
+        return Err(format!("{} seats, expected 7", h.seats.len()));
+    }
+    serde_json::from_value(h.params.clone()).map_err(|e| format!("bad header params: {e}"))
+}
 
 /// Longest reply line accepted (1 MiB); a longer one is an invalid reply.
 pub const MAX_LINE: usize = 1 << 20;
@@ -76,6 +123,101 @@ impl Params {
     }
 }
 
+/// The options a match takes: the parameters, and where `tcp` seats connect (`host`, `port`)
+/// within how long (`connect_ms`).
+pub const OPTION_KEYS: &[&str] = &[
+    "max_year",
+    "solo_centers",
+    "press_rounds",
+    "draw_votes",
+    "start_ms",
+    "movement_ms",
+    "retreat_ms",
+    "adjustment_ms",
+    "press_ms",
+    "press_messages",
+    "press_chars",
+    "host",
+    "port",
+    "connect_ms",
+];
+
+/// An option with a value out of its range or of the wrong form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadOption {
+    pub key: String,
+    pub value: String,
+    pub expected: &'static str,
+}
+
+/// Milliseconds, as every time limit is given.
+pub const MS: &str = "milliseconds, 1 to 600000";
+
+impl Params {
+    /// The parameters given as options (`max_year=1910`, `movement_ms=1000`): `get` returns
+    /// an option's text, if given; every value is checked against its range.
+    pub fn from_options<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Params, BadOption> {
+        const CENTRES: &str = "a number of centres, 1 to 34";
+        const YEAR: &str = "a year, 1901 to 9999";
+        const ROUNDS: &str = "a number of rounds, 0 to 20";
+        const MSGS: &str = "a number of messages, 0 to 100";
+        const CHARS: &str = "a number of characters, 1 to 100000";
+        let d = Limits::default();
+        let keys: [(&str, u64, std::ops::RangeInclusive<u64>, &'static str); 10] = [
+            ("solo_centers", 18, 1..=34, CENTRES),
+            ("max_year", 1920, 1901..=9999, YEAR),
+            ("press_rounds", 0, 0..=20, ROUNDS),
+            ("start_ms", d.start_ms, 1..=600_000, MS),
+            ("movement_ms", d.movement_ms, 1..=600_000, MS),
+            ("retreat_ms", d.retreat_ms, 1..=600_000, MS),
+            ("adjustment_ms", d.adjustment_ms, 1..=600_000, MS),
+            ("press_ms", d.press_ms, 1..=600_000, MS),
+            ("press_messages", d.press_messages as u64, 0..=100, MSGS),
+            ("press_chars", d.press_chars as u64, 1..=100_000, CHARS),
+        ];
+        let mut v = [0u64; 10];
+        for (slot, (key, default, range, expected)) in v.iter_mut().zip(keys) {
+            let bad = |value: &str| BadOption {
+                key: key.into(),
+                value: value.into(),
+                expected,
+            };
+            *slot = match get(key) {
+                None => default,
+                Some(text) => text.parse().map_err(|_| bad(text))?,
+            };
+            if !range.contains(slot) {
+                return Err(bad(&slot.to_string()));
+            }
+        }
+        let draw_votes = match get("draw_votes") {
+            None => false,
+            Some(t) => t.parse().map_err(|_| BadOption {
+                key: "draw_votes".into(),
+                value: t.into(),
+                expected: "true or false",
+            })?,
+        };
+        Ok(Params {
+            rules: RuleParams {
+                solo_centers: v[0] as usize,
+                max_year: v[1] as u16,
+                press_rounds: v[2] as u32,
+                draw_votes,
+            },
+            limits: Limits {
+                start_ms: v[3],
+                movement_ms: v[4],
+                retreat_ms: v[5],
+                adjustment_ms: v[6],
+                press_ms: v[7],
+                press_messages: v[8] as usize,
+                press_chars: v[9] as usize,
+            },
+        })
+    }
+}
+
 /// The public state every message carries, with the powers in civil disorder.
 pub fn public_state(game: &DiplomacyGame) -> Value {
     let mut s = state_json(standard(), game.board());
@@ -105,7 +247,7 @@ fn line(v: &Value) -> Vec<u8> {
 }
 
 /// The start message.
-pub fn start_msg(seq: u64, p: Power, params: &Params) -> Vec<u8> {
+fn start_msg(seq: u64, p: Power, params: &Params) -> Vec<u8> {
     let powers: Vec<&str> = Power::ALL.iter().map(|p| p.name()).collect();
     line(&json!({
         "type": "start", "seq": seq, "power": p.name(), "powers": powers, "map": "standard",
@@ -114,7 +256,7 @@ pub fn start_msg(seq: u64, p: Power, params: &Params) -> Vec<u8> {
 }
 
 /// A press round's message.
-pub fn press_msg(
+fn press_msg(
     game: &DiplomacyGame,
     seq: u64,
     round: u32,
@@ -129,7 +271,7 @@ pub fn press_msg(
 }
 
 /// A phase message: what `p` may order, its inbox and the adjudications it has not seen.
-pub fn phase_msg(
+fn phase_msg(
     game: &DiplomacyGame,
     p: Power,
     seq: u64,
@@ -155,7 +297,7 @@ pub fn phase_msg(
 }
 
 /// The end message (no reply expected).
-pub fn end_msg(game: &DiplomacyGame, seq: u64, reason: &str) -> Vec<u8> {
+fn end_msg(game: &DiplomacyGame, seq: u64, reason: &str) -> Vec<u8> {
     let draw: Vec<&str> = match game.end_reason() {
         Some(EndReason::Solo(_)) | None => Vec::new(),
         _ => game.survivors().iter().map(|q| q.name()).collect(),
@@ -167,12 +309,141 @@ pub fn end_msg(game: &DiplomacyGame, seq: u64, reason: &str) -> Vec<u8> {
     }))
 }
 
+/// What the referee has told each power and has yet to tell it: the `seq` of its last
+/// request, the press delivered to it and the adjudicated phases it has not been shown yet.
+#[derive(Debug, Clone, Default)]
+pub struct Post {
+    seq: [u64; 7],
+    inbox: [Vec<Value>; 7],
+    history: [Vec<Value>; 7],
+}
+
+impl Post {
+    fn next(&mut self, p: Power) -> u64 {
+        self.seq[p.index()] += 1;
+        self.seq[p.index()]
+    }
+
+    /// `p`'s start message, and its `seq`.
+    pub fn start(&mut self, p: Power, params: &Params) -> (u64, Vec<u8>) {
+        let seq = self.next(p);
+        (seq, start_msg(seq, p, params))
+    }
+
+    /// `p`'s message of press round `round`, with the press delivered to it since.
+    pub fn press(
+        &mut self,
+        game: &DiplomacyGame,
+        p: Power,
+        round: u32,
+        params: &Params,
+    ) -> (u64, Vec<u8>) {
+        let seq = self.next(p);
+        let inbox = std::mem::take(&mut self.inbox[p.index()]);
+        (seq, press_msg(game, seq, round, params, inbox))
+    }
+
+    /// `p`'s phase message, with its press and the adjudications it has not seen.
+    pub fn phase(&mut self, game: &DiplomacyGame, p: Power, deadline_ms: u64) -> (u64, Vec<u8>) {
+        let seq = self.next(p);
+        let inbox = std::mem::take(&mut self.inbox[p.index()]);
+        let history = std::mem::take(&mut self.history[p.index()]);
+        (seq, phase_msg(game, p, seq, deadline_ms, inbox, history))
+    }
+
+    /// `p`'s end message.
+    pub fn end(&mut self, game: &DiplomacyGame, p: Power, reason: &str) -> (u64, Vec<u8>) {
+        let seq = self.next(p);
+        (seq, end_msg(game, seq, reason))
+    }
+
+    /// Press delivered: each message waits in its addressee's inbox.
+    pub fn deliver(&mut self, delivered: &[PressMsg]) {
+        for m in delivered {
+            if let Some(to) = Power::from_name(&m.to) {
+                self.inbox[to.index()].push(json!({"from": m.from, "text": m.text}));
+            }
+        }
+    }
+
+    /// Phases adjudicated: every power is shown them with its next phase message.
+    pub fn adjudicated(&mut self, records: &[PhaseRecord]) {
+        for p in Power::ALL {
+            for r in records {
+                self.history[p.index()].push(Adjudicated::history_for(r, p));
+            }
+        }
+    }
+}
+
+/// Whether a movement phase's votes end the game: draw votes are allowed and every surviving
+/// power not in civil disorder voted.
+pub fn unanimous(game: &DiplomacyGame, params: &Params, votes: &[&str]) -> bool {
+    let voters: Vec<Power> = game
+        .survivors()
+        .into_iter()
+        .filter(|p| !game.in_civil_disorder(*p))
+        .collect();
+    params.rules.draw_votes
+        && game.board().phase.kind == PhaseKind::Movement
+        && !voters.is_empty()
+        && voters.iter().all(|p| votes.contains(&p.name()))
+}
+
+/// The illegal orders of adjudicated phases, each counted against its power: `(power, phase,
+/// detail)`. Unmatched supports and convoys are legal, merely void (in history only).
+pub fn illegal_orders(records: &[PhaseRecord]) -> Vec<(Power, String, String)> {
+    let mut out = Vec::new();
+    for r in records {
+        for (p, o, e) in &r.errors {
+            if !crate::outcome::is_unmatched_message(e) {
+                out.push((*p, r.phase.to_string(), format!("{}: {o}: {e}", r.phase)));
+            }
+        }
+    }
+    out
+}
+
+/// The replay's `end` event: reason, winner, centres and the final state.
+pub fn end_event(game: &DiplomacyGame) -> Value {
+    let end = game.end_reason();
+    json!({
+        "event": "end",
+        "reason": end.map(|r| r.as_str()),
+        "winner": match end { Some(EndReason::Solo(p)) => Some(p.name()), _ => None },
+        "centers": centers_json(game),
+        "state": public_state(game),
+    })
+}
+
+/// The match report of a finished game, without seat errors: scores, each seat's power and
+/// centres, the centres, the end's reason and the last year played.
+pub fn report(game: &DiplomacyGame, seats: &[String], seed: u64) -> MatchReport {
+    let outcome: Outcome = game.scores().unwrap_or(Outcome {
+        scores: vec![0.into(); 7],
+        winner: None,
+    });
+    let seats = seats.iter().map(|s| (s.clone(), Vec::new())).collect();
+    let mut r = MatchReport::new("diplomacy", "standard", seed, &outcome, seats);
+    let counts = game.center_counts();
+    for (i, s) in r.seats.iter_mut().enumerate() {
+        s.extra.insert("power".into(), json!(Power(i as u8).name()));
+        s.extra.insert("centers".into(), json!(counts[i]));
+    }
+    let year = game.history().last().map(|h| h.phase.year);
+    r.extra.insert("centers".into(), centers_json(game));
+    r.extra
+        .insert("end".into(), json!(game.end_reason().map(|e| e.as_str())));
+    r.extra.insert("year".into(), json!(year));
+    r
+}
+
 /// Whether a reply line answers request `seq`: a reply with another `seq` is stale.
 pub fn answers(reply: &[u8], seq: u64) -> bool {
-    !serde_json::from_slice::<Value>(reply)
+    serde_json::from_slice::<Value>(reply)
         .ok()
         .and_then(|v| v.get("seq").cloned())
-        .is_some_and(|s| s.as_u64() != Some(seq))
+        .is_none_or(|s| s.as_u64() == Some(seq))
 }
 
 fn clip(s: &str) -> String {
@@ -235,53 +506,62 @@ pub struct Dropped {
     pub reason: String,
 }
 
-/// The messages of `from`'s press reply, each delivered or dropped (in order); or why the
-/// reply has none.
+/// The messages of `from`'s press reply: those delivered, and those dropped with the fault
+/// each is (`press message 2 dropped: message to oneself`); or why the reply has none.
+#[allow(clippy::type_complexity)]
 pub fn read_press(
     raw: &str,
     truncated: bool,
     from: Power,
     game: &DiplomacyGame,
     limits: &Limits,
-) -> Result<Vec<Result<PressMsg, Dropped>>, String> {
+) -> Result<(Vec<PressMsg>, Vec<(String, Dropped)>), String> {
     let m = reply_object(raw, truncated)?;
     let list = m
         .get("messages")
         .and_then(Value::as_array)
         .ok_or("press reply lacks a \"messages\" list")?;
-    Ok(list
-        .iter()
-        .enumerate()
-        .map(|(i, item)| {
-            let to = item.get("to").and_then(Value::as_str).unwrap_or("");
-            let text = item.get("text").and_then(Value::as_str);
-            let target = Power::from_name(to).filter(|t| t.name() == to);
-            let reason = match (text, target) {
-                (None, _) => "message without text".to_string(),
-                _ if i >= limits.press_messages => {
-                    format!("over the limit of {} messages", limits.press_messages)
-                }
-                (Some(t), _) if t.chars().count() > limits.press_chars => {
-                    format!("longer than {} characters", limits.press_chars)
-                }
-                (_, None) => format!("unknown power {to:?}"),
-                (_, Some(t)) if t == from => "message to oneself".into(),
-                (_, Some(t)) if game.is_eliminated(t) => format!("{t} is eliminated"),
-                (Some(text), Some(t)) => {
-                    return Ok(PressMsg {
+    Ok::<_, String>(
+        list.iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let to = item.get("to").and_then(Value::as_str).unwrap_or("");
+                let text = item.get("text").and_then(Value::as_str);
+                let target = Power::from_name(to).filter(|t| t.name() == to);
+                let reason = match (text, target) {
+                    (None, _) => "message without text".to_string(),
+                    _ if i >= limits.press_messages => {
+                        format!("over the limit of {} messages", limits.press_messages)
+                    }
+                    (Some(t), _) if t.chars().count() > limits.press_chars => {
+                        format!("longer than {} characters", limits.press_chars)
+                    }
+                    (_, None) => format!("unknown power {to:?}"),
+                    (_, Some(t)) if t == from => "message to oneself".into(),
+                    (_, Some(t)) if game.is_eliminated(t) => format!("{t} is eliminated"),
+                    (Some(text), Some(t)) => {
+                        return Ok(PressMsg {
+                            from: from.name().into(),
+                            to: t.name().into(),
+                            text: text.into(),
+                        })
+                    }
+                };
+                Err((
+                    format!("press message {i} dropped: {reason}"),
+                    Dropped {
                         from: from.name().into(),
-                        to: t.name().into(),
-                        text: text.into(),
-                    })
-                }
-            };
-            Err(Dropped {
-                from: from.name().into(),
-                to: to.into(),
-                reason,
+                        to: to.into(),
+                        reason,
+                    },
+                ))
             })
-        })
-        .collect())
+            .partition::<Vec<_>, _>(Result::is_ok),
+    )
+    .map(|(ok, bad)| {
+        let ok = ok.into_iter().filter_map(Result::ok).collect();
+        (ok, bad.into_iter().filter_map(Result::err).collect())
+    })
 }
 
 /// What a built-in bot answers to a request of `kind`: the line a process would send.
@@ -412,8 +692,8 @@ mod tests {
             &Limits::default(),
         )
         .unwrap();
-        assert!(got[0].is_ok());
-        assert_eq!(got[1].as_ref().unwrap_err().reason, "message without text");
-        assert_eq!(got[2].as_ref().unwrap_err().reason, "message to oneself");
+        assert_eq!(got.0.len(), 1);
+        assert_eq!(got.1[0].0, "press message 1 dropped: message without text");
+        assert_eq!(got.1[1].1.reason, "message to oneself");
     }
 }

@@ -165,7 +165,16 @@ pub struct Ask {
 
 /// A test of a reply unit: `true` when it answers the request ([`Ask::accept`]).
 #[derive(Clone)]
-pub struct ReplyFilter(pub std::sync::Arc<dyn Fn(&[u8]) -> bool + Send + Sync>);
+pub struct ReplyFilter(pub std::sync::Arc<ReplyTest>);
+
+/// The function of a [`ReplyFilter`].
+pub type ReplyTest = dyn Fn(&[u8]) -> bool + Send + Sync;
+
+impl ReplyFilter {
+    pub fn new(f: impl Fn(&[u8]) -> bool + Send + Sync + 'static) -> Self {
+        ReplyFilter(std::sync::Arc::new(f))
+    }
+}
 
 impl std::fmt::Debug for ReplyFilter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -261,6 +270,10 @@ impl Finished {
     }
 }
 
+/// The event of connections closed at once on a seat's port because as many as its cap were
+/// already waiting ([`Table::excess_connections`]).
+pub const EXCESS_EVENT: &str = "excess_connections";
+
 /// Lines kept of the output a seat wrote outside its window, before a count.
 const DISCARDED_KEPT: usize = 10;
 
@@ -325,7 +338,40 @@ impl Table {
                 *end = Some(e);
             }
         }
-        Ok(Table::new(seats, log))
+        let mut table = Table::new(seats, log);
+        for (line, v) in replay
+            .events
+            .iter()
+            .filter(|(_, v)| v["event"] == EXCESS_EVENT)
+        {
+            match (v["seat"].as_u64(), v["count"].as_u64(), v["cap"].as_u64()) {
+                (Some(s), Some(count), Some(cap)) if (s as usize) < n => {
+                    table.excess_connections(s as usize, count, cap as usize)
+                }
+                _ => {
+                    return Err(crate::RefereeError::BadReplay(format!(
+                        "line {line}: bad {EXCESS_EVENT} event"
+                    )))
+                }
+            }
+        }
+        Ok(table)
+    }
+
+    /// Count `count` connections closed at once on `seat`'s port (`cap` were already waiting)
+    /// against the seat: one error, and an [`EXCESS_EVENT`] line that [`Table::replayed`]
+    /// counts again. Call it before the first request, where a re-run does. Zero: nothing.
+    pub fn excess_connections(&mut self, seat: usize, count: u64, cap: usize) {
+        if count == 0 {
+            return;
+        }
+        self.log.push(
+            &serde_json::json!({"event": EXCESS_EVENT, "seat": seat, "count": count, "cap": cap}),
+        );
+        let detail = format!(
+            "{count} connections to the seat's port closed at once: {cap} were already waiting (the cap)"
+        );
+        self.fault(seat, "connect", SeatErrorKind::ExcessConnections, detail);
     }
 
     /// The number of seats.
