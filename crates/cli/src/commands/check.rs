@@ -559,11 +559,6 @@ fn reply_times(game: &str, replay: &str, seat: usize) -> (Vec<Sample>, Vec<Strin
     (out, warnings)
 }
 
-/// The Diplomacy powers in seat order.
-const POWERS: [&str; 7] = [
-    "AUSTRIA", "ENGLAND", "FRANCE", "GERMANY", "ITALY", "RUSSIA", "TURKEY",
-];
-
 /// Median and slowest per kind, kinds in the order first seen.
 fn kind_times(samples: &[Sample]) -> Vec<KindTimes> {
     let mut kinds: Vec<&str> = Vec::new();
