@@ -29,11 +29,51 @@ pub fn results(replay: &ParsedReplay) -> (Vec<Value>, Option<(Value, Value)>) {
     (phases, end)
 }
 
-/// The seat record of a `@1` replay, in its order: every recorded exchange as the seat line
-/// the current referee writes (label `start` or the phase name, kind `start`, `press` or
-/// `orders`), and for a seat with none (it never started) a start request that found it not
-/// running, with the reason its report gave.
-pub fn seat_record(old: &ParsedReplay, params: &Params) -> Result<Vec<SeatExchange>, String> {
+/// The seat record of a `@1` replay, in its order, as replay lines: the connections its report
+/// counts as closed at once on a seat's port (`excess_connections` lines), every recorded
+/// exchange as the seat line the current referee writes (label `start` or the phase name, kind
+/// `start`, `press` or `orders`), and for a seat with none (it never started) a start request
+/// that found it not running, with the reason its report gave.
+pub fn seat_record(old: &ParsedReplay, params: &Params) -> Result<Vec<Value>, String> {
+    let mut lines = excess(old);
+    let exchanges = exchanges(old, params)?;
+    lines.extend(
+        exchanges
+            .iter()
+            .filter_map(|e| serde_json::to_value(e).ok()),
+    );
+    Ok(lines)
+}
+
+/// The `excess_connections` errors of a `@1` report (`N connections to the seat's port closed
+/// at once: CAP were already waiting (the cap)`) as the current format's lines.
+fn excess(old: &ParsedReplay) -> Vec<Value> {
+    let mut out = Vec::new();
+    for (_, v) in old.events.iter().filter(|(_, v)| v["event"] == "report") {
+        for (seat, s) in v["report"]["seats"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            for e in s["errors"].as_array().into_iter().flatten() {
+                let detail = e["detail"].as_str().unwrap_or("");
+                let mut numbers = detail
+                    .split(|c: char| !c.is_ascii_digit())
+                    .filter_map(|w| w.parse::<u64>().ok());
+                if e["kind"] == "excess_connections" {
+                    if let (Some(count), Some(cap)) = (numbers.next(), numbers.next()) {
+                        out.push(serde_json::json!({"event": "excess_connections",
+                            "seat": seat, "count": count, "cap": cap}));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn exchanges(old: &ParsedReplay, params: &Params) -> Result<Vec<SeatExchange>, String> {
     let mut out = Vec::new();
     let mut seen = [false; 7];
     for (line, v) in &old.events {
@@ -103,4 +143,21 @@ fn not_started(old: &ParsedReplay, i: usize) -> String {
         .find(|d| d.starts_with("cannot start the bot"))
         .unwrap_or("cannot start the bot")
         .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excess_connections_of_a_v1_report_become_lines() {
+        let text = r#"{"event":"header","format":"kakehiki/diplomacy-replay@1","engine":"0","game":"diplomacy","rules":"standard","seed":1,"seats":["tcp"],"params":null}
+{"event":"report","report":{"seats":[{"errors":[{"turn":0,"kind":"excess_connections","detail":"184 connections to the seat's port closed at once: 16 were already waiting (the cap)"}]}]}}
+"#;
+        let old = kakehiki_core::replay::ReplayLog::parse(text).unwrap();
+        assert_eq!(
+            excess(&old),
+            vec![serde_json::json!({"event":"excess_connections","seat":0,"count":184,"cap":16})]
+        );
+    }
 }
