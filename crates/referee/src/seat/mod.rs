@@ -161,6 +161,29 @@ pub struct Ask {
     pub handshake: bool,
     /// Unterminated text at the deadline is the reply (Negotiate and Conquer, §3.3).
     pub unterminated_is_reply: bool,
+    /// Which reply units answer this request; the others (a stale reply to an earlier request,
+    /// Diplomacy §6) are listed in the exchange's `discarded` and the seat is read again until
+    /// its deadline. `None`: the first unit is the reply. Cut units are always the reply.
+    pub accept: Option<ReplyFilter>,
+}
+
+/// A test of a reply unit: `true` when it answers the request ([`Ask::accept`]).
+#[derive(Clone)]
+pub struct ReplyFilter(pub std::sync::Arc<ReplyTest>);
+
+/// The function of a [`ReplyFilter`].
+pub type ReplyTest = dyn Fn(&[u8]) -> bool + Send + Sync;
+
+impl ReplyFilter {
+    pub fn new(f: impl Fn(&[u8]) -> bool + Send + Sync + 'static) -> Self {
+        ReplyFilter(std::sync::Arc::new(f))
+    }
+}
+
+impl std::fmt::Debug for ReplyFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReplyFilter")
+    }
 }
 
 impl Ask {
@@ -179,6 +202,7 @@ impl Ask {
             limit,
             handshake: false,
             unterminated_is_reply: false,
+            accept: None,
         }
     }
 }
@@ -254,6 +278,10 @@ impl Finished {
     }
 }
 
+/// The event of connections closed at once on a seat's port because as many as its cap were
+/// already waiting ([`Table::excess_connections`]).
+pub const EXCESS_EVENT: &str = "excess_connections";
+
 /// Lines kept of the output a seat wrote outside its window, before a count.
 const DISCARDED_KEPT: usize = 10;
 
@@ -318,7 +346,40 @@ impl Table {
                 *end = Some(e);
             }
         }
-        Ok(Table::new(seats, log))
+        let mut table = Table::new(seats, log);
+        for (line, v) in replay
+            .events
+            .iter()
+            .filter(|(_, v)| v["event"] == EXCESS_EVENT)
+        {
+            match (v["seat"].as_u64(), v["count"].as_u64(), v["cap"].as_u64()) {
+                (Some(s), Some(count), Some(cap)) if (s as usize) < n => {
+                    table.excess_connections(s as usize, count, cap as usize)
+                }
+                _ => {
+                    return Err(crate::RefereeError::BadReplay(format!(
+                        "line {line}: bad {EXCESS_EVENT} event"
+                    )))
+                }
+            }
+        }
+        Ok(table)
+    }
+
+    /// Count `count` connections closed at once on `seat`'s port (`cap` were already waiting)
+    /// against the seat: one error, and an [`EXCESS_EVENT`] line that [`Table::replayed`]
+    /// counts again. Call it before the first request, where a re-run does. Zero: nothing.
+    pub fn excess_connections(&mut self, seat: usize, count: u64, cap: usize) {
+        if count == 0 {
+            return;
+        }
+        self.log.push(
+            &serde_json::json!({"event": EXCESS_EVENT, "seat": seat, "count": count, "cap": cap}),
+        );
+        let detail = format!(
+            "{count} connections to the seat's port closed at once: {cap} were already waiting (the cap)"
+        );
+        self.fault(seat, "connect", SeatErrorKind::ExcessConnections, detail);
     }
 
     /// The number of seats.
@@ -385,7 +446,7 @@ impl Table {
         mut builtin: impl FnMut(usize, &Ask) -> Vec<u8>,
     ) -> Vec<Answer> {
         let mut answers: Vec<Option<Answer>> = vec![None; asks.len()];
-        let mut discarded: Vec<Vec<String>> = vec![Vec::new(); asks.len()];
+        let mut discarded: Vec<Discarded> = vec![Discarded::default(); asks.len()];
         // Deadlines of the live seats written to: (ask index, written at, deadline).
         let mut waiting: Vec<(usize, Instant, Instant)> = Vec::new();
         for (i, ask) in asks.iter().enumerate() {
@@ -405,7 +466,7 @@ impl Table {
                     // A seat that speaks first (no message): what already arrived is its
                     // reply, not output outside its window.
                     if !ask.msg.is_empty() {
-                        discarded[i] = take_discarded(t.as_mut());
+                        discarded[i] = Discarded::from(t.take_unsolicited());
                     }
                     if let Some(failed) = t.failed() {
                         answers[i] = Some(answer_of(failed, None, ask));
@@ -427,7 +488,7 @@ impl Table {
                 Seat::Replayed { exchanges, .. } => {
                     let answer = match exchanges.pop_front() {
                         Some(e) => {
-                            discarded[i] = e.discarded.clone();
+                            discarded[i].recorded = Some(e.discarded.clone());
                             Answer::of_record(&e)
                         }
                         None => Answer {
@@ -490,11 +551,34 @@ impl Table {
                     continue;
                 };
                 let (_, t) = live.swap_remove(pos);
-                reads.push(async move { (i, written, t.read(deadline).await) });
+                let accept = asks[i].accept.clone();
+                reads.push(async move {
+                    // Kept up to the number recorded, counted beyond, so a flood holds no memory.
+                    let (mut stale, mut more) = (Vec::new(), 0u64);
+                    loop {
+                        let r = t.read(deadline).await;
+                        match &accept {
+                            Some(f)
+                                if r.outcome == ExchangeOutcome::Reply
+                                    && !r.truncated
+                                    && !(f.0)(&r.bytes) =>
+                            {
+                                if stale.len() < DISCARDED_KEPT {
+                                    stale.push(r.bytes)
+                                } else {
+                                    more += 1
+                                }
+                            }
+                            _ => return (i, written, r, stale, more),
+                        }
+                    }
+                });
             }
         }
-        for (i, written, received) in futures_util::future::join_all(reads).await {
+        for (i, written, received, stale, more) in futures_util::future::join_all(reads).await {
             answers[i] = Some(answer_of(received, Some(written), &asks[i]));
+            discarded[i].units.extend(stale);
+            discarded[i].dropped += more;
         }
         let mut answers: Vec<Answer> = answers
             .into_iter()
@@ -510,7 +594,7 @@ impl Table {
             })
             .collect();
         for ((ask, answer), discarded) in asks.iter().zip(&mut answers).zip(discarded) {
-            answer.discarded = discarded;
+            answer.discarded = discarded.summary();
             self.note(ask, answer);
         }
         answers
@@ -703,22 +787,47 @@ impl Table {
     }
 }
 
-fn take_discarded(t: &mut dyn Transport) -> Vec<String> {
-    let (units, dropped) = t.take_unsolicited();
-    let texts: Vec<&Vec<u8>> = units
-        .iter()
-        .filter(|b| !b.iter().all(u8::is_ascii_whitespace))
-        .collect();
-    let more = texts.len().saturating_sub(DISCARDED_KEPT) as u64 + dropped;
-    let mut out: Vec<String> = texts
-        .iter()
-        .take(DISCARDED_KEPT)
-        .map(|b| String::from_utf8_lossy(b).chars().take(200).collect())
-        .collect();
-    if more > 0 {
-        out.push(format!("[{more} more lines discarded]"));
+/// The units one exchange discarded: output before the request and replies not accepted
+/// ([`Ask::accept`]), or what the recording says.
+#[derive(Debug, Clone, Default)]
+struct Discarded {
+    units: Vec<Vec<u8>>,
+    dropped: u64,
+    recorded: Option<Vec<String>>,
+}
+
+impl From<(Vec<Vec<u8>>, u64)> for Discarded {
+    fn from((units, dropped): (Vec<Vec<u8>>, u64)) -> Self {
+        Discarded {
+            units,
+            dropped,
+            recorded: None,
+        }
     }
-    out
+}
+
+impl Discarded {
+    /// As recorded: the first few units, each cut to 200 characters, then a count.
+    fn summary(self) -> Vec<String> {
+        if let Some(r) = self.recorded {
+            return r;
+        }
+        let texts: Vec<&Vec<u8>> = self
+            .units
+            .iter()
+            .filter(|b| !b.iter().all(u8::is_ascii_whitespace))
+            .collect();
+        let more = texts.len().saturating_sub(DISCARDED_KEPT) as u64 + self.dropped;
+        let mut out: Vec<String> = texts
+            .iter()
+            .take(DISCARDED_KEPT)
+            .map(|b| String::from_utf8_lossy(b).chars().take(200).collect())
+            .collect();
+        if more > 0 {
+            out.push(format!("[{more} more lines discarded]"));
+        }
+        out
+    }
 }
 
 fn answer_of(r: Received, written: Option<Instant>, ask: &Ask) -> Answer {
