@@ -22,7 +22,7 @@ use kakehiki_core::exchange::{ExchangeOutcome, SeatRecord};
 use kakehiki_core::replay::ReplayLog;
 use kakehiki_core::{SeatError, SeatErrorKind, SeatSpec};
 use kakehiki_referee::seat::{EXIT_KEY, SILENT_BOT, STDERR_KEY};
-use kakehiki_referee::{find_game, GameDriver, MatchRecord, MatchSpec};
+use kakehiki_referee::{find_game, GameDriver, MatchRecord, MatchSpec, RefereeError};
 use serde::Serialize;
 
 use super::play::{last_lines, parse_options, SandboxArgs};
@@ -351,19 +351,21 @@ struct Ctx<'a> {
 impl Ctx<'_> {
     fn run_match(&self, spec: &MatchSpec) -> anyhow::Result<MatchRecord> {
         let rules = spec.rules.as_deref().unwrap_or_default();
-        self.runtime
-            .block_on(self.driver.play(spec))
-            .with_context(|| {
-                let hint = if self.several {
+        self.runtime.block_on(self.driver.play(spec)).map_err(|e| {
+            // An option one of the rule sets refuses: say how to check the others.
+            let hint = match e {
+                RefereeError::UnknownOption { .. } | RefereeError::BadOption { .. }
+                    if self.several =>
+                {
                     " (--rules checks one rule set)"
-                } else {
-                    ""
-                };
-                format!(
-                    "cannot run a {} match under rules {rules}{hint}",
-                    self.args.game
-                )
-            })
+                }
+                _ => "",
+            };
+            anyhow::Error::new(e).context(format!(
+                "cannot run a {} match under rules {rules}{hint}",
+                self.args.game
+            ))
+        })
     }
 
     /// Play one case and read what it says about the bot.
