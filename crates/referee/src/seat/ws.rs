@@ -26,11 +26,13 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
 
-use kakehiki_agent::ClientProcess;
+use std::net::SocketAddr;
+
+use kakehiki_agent::{ClientProcess, SandboxConfig};
 use kakehiki_core::exchange::ExchangeOutcome;
 
-use super::{Ending, Received, Transport};
-use crate::driver::BoxFuture;
+use super::{Ending, Received, Seat, Transport};
+use crate::driver::{BoxFuture, RefereeError};
 
 /// How often a launched client's exit is looked for while the referee waits for its connection.
 pub const EXIT_POLL: Duration = Duration::from_millis(50);
@@ -61,11 +63,7 @@ pub fn agent_ws_config() -> WebSocketConfig {
 }
 
 /// The `team` of a NAME answer.
-pub fn team_of(original: &str) -> String {
-    original
-        .trim_end_matches(|c: char| c.is_ascii_digit())
-        .to_string()
-}
+pub use kakehiki_werewolf::nlp::record::team_of;
 
 fn hmac_sha256(key: &[u8], msg: &[u8]) -> [u8; 32] {
     let mut k = [0u8; 64];
@@ -235,6 +233,37 @@ pub async fn accept_seat(
         }
         Err(why) => WsSeat::not_connected(why, client),
     }
+}
+
+/// Launch the client of `ws-cmd:` seat `i` under `sandbox` with a listener of its own on `port`
+/// (see `ClientProcess::spawn_seat`; `argv_for` makes its command line from the address) and
+/// wait for its connection ([`accept_seat`], `times` = the wait and the NAME's time). A client
+/// that cannot start is a seat not started, unless the machine is at fault.
+pub async fn launch_seat(
+    i: usize,
+    argv_for: impl FnOnce(SocketAddr) -> Vec<String>,
+    sandbox: &SandboxConfig,
+    port: u16,
+    (wait, name_timeout): (Duration, Duration),
+    secret: Option<&str>,
+) -> Result<Seat, RefereeError> {
+    let (client, port) = match ClientProcess::spawn_seat(argv_for, sandbox, port) {
+        Ok(launched) => launched,
+        Err(e) => {
+            return match RefereeError::host_fault(i, &e) {
+                Some(fault) => Err(fault),
+                None => Ok(Seat::NotStarted(format!("cannot start the agent: {e}"))),
+            }
+        }
+    };
+    // `spawn_seat` hands the listener over non-blocking; one connection is the seat, and the
+    // listener closes with `own`.
+    let own = TcpListener::from_std(port.listener).map_err(|e| RefereeError::HostFault {
+        seat: i,
+        reason: format!("cannot use the seat's listener: {e}"),
+    })?;
+    let ws = accept_seat(&own, wait, name_timeout, secret, Some(client)).await;
+    Ok(Seat::Live(Box::new(ws)))
 }
 
 /// Handshake and NAME on an accepted TCP stream. The seat holds the NAME answer, or why there is
@@ -425,7 +454,15 @@ impl Transport for WsSeat {
                 ));
             };
             let text = String::from_utf8_lossy(bytes).into_owned();
-            match tokio::time::timeout_at(deadline, ws.send(Message::Text(text))).await {
+            let send = ws.send(Message::Text(text));
+            tokio::pin!(send);
+            // A write that completes at once (the usual case) sets no timer.
+            let sent = tokio::select! {
+                biased;
+                r = &mut send => Ok(r),
+                _ = tokio::time::sleep_until(deadline) => Err(()),
+            };
+            match sent {
                 Ok(Ok(())) => {
                     self.written_at = self.clock.as_ref().map(|_| Instant::now());
                     Ok(())
@@ -451,7 +488,22 @@ impl Transport for WsSeat {
                 hello.at = Instant::now() + took;
                 return hello;
             }
-            self.read_frame(deadline).await
+            let mut r = self.read_frame(deadline).await;
+            // A disconnect of a launched client that has exited (or exits within 200 ms) is a
+            // crash with its exit.
+            let until = Instant::now() + Duration::from_millis(200);
+            while let (ExchangeOutcome::Disconnect, Some(c)) = (r.outcome, self.client.as_mut()) {
+                if let Some(e) = c.try_exit() {
+                    r.outcome = ExchangeOutcome::Crash;
+                    let why = r.detail.take().unwrap_or_default();
+                    r.detail = Some(format!("{why}; the agent exited: {e}"));
+                } else if Instant::now() >= until {
+                    break;
+                } else {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            }
+            r
         })
     }
 

@@ -8,6 +8,7 @@ pub mod game;
 pub mod inproc;
 pub mod logs;
 pub mod packet;
+pub mod record;
 pub mod settings;
 pub mod text;
 

@@ -17,26 +17,24 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio::net::TcpListener;
 
-use kakehiki_agent::ClientProcess;
-use kakehiki_core::exchange::{ExchangeOutcome, SeatExchange};
+use kakehiki_core::exchange::ExchangeOutcome;
 use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
-use kakehiki_core::{GameType, MatchReport, Outcome, Score, SeatErrorKind, SeatSpec};
+use kakehiki_core::{GameType, SeatErrorKind, SeatSpec};
 use kakehiki_werewolf::nlp::config_file::{parse_config, GivenCounts};
 use kakehiki_werewolf::nlp::game::{game_id_now, GameResult};
 use kakehiki_werewolf::nlp::inproc::block_on_ready;
-use kakehiki_werewolf::nlp::logs::{self, LogAgent};
+use kakehiki_werewolf::nlp::logs;
 use kakehiki_werewolf::nlp::packet::{Packet, RequestKind};
 use kakehiki_werewolf::nlp::{
     nl_builtin, AskError, ChatMessage, NlAgent, NlpConfig, NlpGame, NlpSettings, NLP_BUILTIN_NAMES,
     WEREWOLF_NLP_TYPE,
 };
-use kakehiki_werewolf::Team;
 
 use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
-use crate::seat::ws::{accept_seat, NAME_REQUEST};
+use crate::seat::ws::{accept_seat, launch_seat, NAME_REQUEST};
 use crate::seat::{Ask, Finished, Listen, Seat, Table, SILENT_BOT};
 
 /// The WebSocket seat's module, under the name it had here.
@@ -45,10 +43,8 @@ pub use kakehiki_werewolf::nlp::config_file::{LoadedConfig, NOT_IMPLEMENTED_KEYS
 /// The configuration file's type, for the CLI.
 pub use kakehiki_werewolf::nlp::NlpConfig as Config;
 
-/// Replay format name.
-pub const FORMAT: &str = "kakehiki/werewolf-nlp-replay@2";
-/// The format [`GameDriver::upgrade`] converts from.
-pub const FORMAT_V1: &str = "kakehiki/werewolf-nlp-replay@1";
+use kakehiki_werewolf::nlp::record::{end_event, report, v1_exchanges};
+pub use kakehiki_werewolf::nlp::record::{log_agents, win_side, JsonLog, FORMAT, FORMAT_V1};
 
 /// Option keys (`--opt key=value`).
 pub const OPTION_KEYS: &[&str] = &[
@@ -430,7 +426,7 @@ impl kakehiki_werewolf::nlp::Table for Seats {
         let ok = self.deliver(agent, &at, &packet, json).await;
         if let (Some(log), Some((req, sent))) = (&mut self.json, logged) {
             let fail = (!ok).then(|| self.table.down(agent).unwrap_or("gone").to_string());
-            log.entry(&packet, req, sent, None, fail.as_deref());
+            log.entry(&packet, req, (sent, now_ms()), None, fail.as_deref());
         }
         if ok {
             Ok(())
@@ -469,7 +465,7 @@ impl kakehiki_werewolf::nlp::Table for Seats {
             let error = r
                 .is_err()
                 .then(|| answer.detail.as_deref().unwrap_or("no answer"));
-            log.entry(&packet, req, sent, r.as_deref().ok(), error);
+            log.entry(&packet, req, (sent, now_ms()), r.as_deref().ok(), error);
         }
         r
     }
@@ -543,60 +539,6 @@ impl Seats {
     }
 }
 
-/// Upstream's JSON log (`json_logger`): every request sent to an agent, with its answer or error
-/// and the wall-clock times (milliseconds since the epoch) it was sent and answered.
-#[derive(Debug, Default)]
-pub struct JsonLog {
-    pub entries: Vec<Value>,
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
-impl JsonLog {
-    fn entry(
-        &mut self,
-        p: &Packet,
-        request: String,
-        sent: u64,
-        response: Option<&str>,
-        error: Option<&str>,
-    ) {
-        let mut e = json!({
-            "agent": p.info.as_ref().map(|i| i.agent.as_str()).unwrap_or(""),
-            "request": request,
-            "request_timestamp": sent,
-            "response_timestamp": now_ms(),
-        });
-        if let Some(r) = response.filter(|r| !r.is_empty()) {
-            e["response"] = json!(r);
-        }
-        if let Some(x) = error {
-            e["error"] = json!(x);
-        }
-        self.entries.push(e);
-    }
-
-    /// The file's text: `game_id`, `win_side`, `agents` (`idx`, `team`, `name` = the NAME
-    /// answer, `role`) and `entries`, as upstream writes it.
-    pub fn text(&self, game: &NlpGame, originals: &[String], win_side: &str) -> String {
-        let agents: Vec<Value> = (0..game.names().len())
-            .map(|i| {
-                let o = originals.get(i).map(String::as_str).unwrap_or("");
-                json!({"idx": i + 1, "team": crate::seat::ws::team_of(o), "name": o,
-                       "role": game.roles()[i].name()})
-            })
-            .collect();
-        json!({"game_id": game.game_id(), "win_side": win_side, "agents": agents,
-               "entries": self.entries})
-        .to_string()
-    }
-}
-
 /// The server's secret for player tokens, when the configuration requires them.
 pub fn secret_of(c: &NlpConfig) -> Result<Option<String>, RefereeError> {
     if !c.server.authentication.enable {
@@ -665,30 +607,12 @@ async fn start_seats(
                 reason: "agents connect over WebSocket: use ws-cmd:<command line with {url}, or {host} and {port}> or ws".into(),
             }),
             SeatSpec::TcpCmd(argv) => {
-                let launched = ClientProcess::spawn_seat(
-                    |addr| substitute(argv, &addr.ip().to_string(), addr.port()),
-                    &spec.sandbox.for_seat(i),
-                    want,
-                );
-                match launched {
-                    Err(e) => match RefereeError::host_fault(i, &e) {
-                        Some(fault) => return Err(fault),
-                        None => Seat::NotStarted(format!("cannot start the agent: {e}")),
-                    },
-                    Ok((client, port)) => {
-                        // `spawn_seat` hands the listener over non-blocking; one connection is
-                        // the seat, and the listener closes with `own`.
-                        let own = TcpListener::from_std(port.listener).map_err(|e| {
-                            RefereeError::HostFault {
-                                seat: i,
-                                reason: format!("cannot use the seat's listener: {e}"),
-                            }
-                        })?;
-                        let ws =
-                            accept_seat(&own, connect, name_timeout, secret.as_deref(), Some(client));
-                        Seat::Live(Box::new(ws.await))
-                    }
-                }
+                let argv_for = |addr: std::net::SocketAddr| {
+                    substitute(argv, &addr.ip().to_string(), addr.port())
+                };
+                let sandbox = spec.sandbox.for_seat(i);
+                let times = (connect, name_timeout);
+                launch_seat(i, argv_for, &sandbox, want, times, secret.as_deref()).await?
             }
             SeatSpec::Tcp => {
                 let l = listener.as_ref().expect("a listener exists whenever a ws seat does");
@@ -802,75 +726,28 @@ fn replayed_game(
     Ok((g, log))
 }
 
-/// The seats of a `@1` replay, its events read as the exchanges `@2` records: an `answer` is a
-/// reply; a `fail` a timeout answered by the NAME check, or (`fatal`) a disconnect; a `gone` a
-/// notification that could not be sent; a `chat` of a built-in agent its reply. The NAME of a
-/// WebSocket agent is its `seat` event's name. Times were not recorded then.
+/// The seats of a `@1` replay (see [`v1_exchanges`]).
 fn v1_seats(old: &ParsedReplay, who: &[Who]) -> Result<Vec<Seat>, RefereeError> {
-    let bad = |line: usize, what: &str| RefereeError::BadReplay(format!("line {line}: {what}"));
-    let n = who.len();
-    let mut names = vec![String::new(); n];
-    let mut ex: Vec<std::collections::VecDeque<SeatExchange>> = vec![Default::default(); n];
-    for (line, e) in &old.events {
-        let agent = e["agent"].as_u64().map(|a| a as usize).filter(|&a| a < n);
-        let request = e["request"].as_str().unwrap_or("");
-        let mut x = |outcome, raw: Option<&str>, detail: Option<&str>| {
-            let a = agent.ok_or_else(|| bad(*line, "an agent out of range"))?;
-            let mut r = SeatExchange::new(a, "", request, outcome);
-            if let Some(t) = raw {
-                r.set_raw(t.as_bytes());
-            }
-            r.detail = detail.map(str::to_string);
-            ex[a].push_back(r);
-            Ok::<usize, RefereeError>(a)
-        };
-        match e["event"].as_str() {
-            Some("seat") => {
-                let a = agent.ok_or_else(|| bad(*line, "an agent out of range"))?;
-                names[a] = e["name"].as_str().unwrap_or("").to_string();
-                if who[a] == Who::Remote {
-                    let name = Some(names[a].as_str()).filter(|s| !s.is_empty());
-                    let (outcome, detail) = match name {
-                        Some(_) => (ExchangeOutcome::Reply, None),
-                        None => (ExchangeOutcome::NotRunning, Some("did not connect")),
-                    };
-                    x(outcome, name, detail)?;
-                }
-            }
-            Some("answer") => {
-                x(ExchangeOutcome::Reply, e["text"].as_str(), None)?;
-            }
-            Some("chat") if agent.is_some_and(|a| who[a] != Who::Remote) => {
-                x(ExchangeOutcome::Reply, e["text"].as_str(), None)?;
-            }
-            Some("chat") => return Err(bad(*line, "group chat of a WebSocket agent: a @1 replay of it cannot be upgraded (its windows were not recorded)")),
-            Some("fail") if e["fatal"] == true => {
-                x(ExchangeOutcome::Disconnect, None, Some("gone (recorded by format @1)"))?;
-            }
-            Some("fail") => {
-                let a = x(ExchangeOutcome::Timeout, None, None)?;
-                let name = names[a].clone();
-                ex[a].push_back({
-                    let mut r = SeatExchange::new(a, "", "NAME", ExchangeOutcome::Reply);
-                    r.set_raw(name.as_bytes());
-                    r
-                });
-            }
-            Some("gone") => {
-                let a = x(ExchangeOutcome::Disconnect, None, Some("send failed (recorded by format @1)"))?;
-                let r = ex[a].back_mut().expect("pushed");
-                r.at = format!("day {}", e["day"].as_u64().unwrap_or(0));
-            }
-            _ => {}
-        }
-    }
-    Ok(ex
-        .into_iter()
-        .map(|exchanges| Seat::Replayed {
-            exchanges,
-            end: None,
-        })
-        .collect())
+    let remote: Vec<bool> = who.iter().map(|w| *w == Who::Remote).collect();
+    let ex = v1_exchanges(old, &remote).map_err(RefereeError::BadReplay)?;
+    let seat = |exchanges| Seat::Replayed {
+        exchanges,
+        end: None,
+    };
+    Ok(ex.into_iter().map(seat).collect())
+}
+
+/// The replay header.
+fn header(spec_seats: &[String], seed: u64, c: &NlpConfig) -> ReplayHeader {
+    let engine = env!("CARGO_PKG_VERSION");
+    kakehiki_werewolf::nlp::record::header(spec_seats, seed, c, engine)
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 /// The match record of a played game.
@@ -880,68 +757,6 @@ fn record(spec_seats: &[String], seed: u64, p: Played) -> MatchRecord {
     MatchRecord {
         report: rep,
         replay: p.finished.log,
-    }
-}
-
-fn end_event(r: &GameResult, game: &NlpGame) -> Value {
-    json!({
-        "event": "end",
-        "winner": r.winner.map(|t| t.name()),
-        "aborted": r.aborted,
-        "last_day": r.last_day,
-        "names": game.names(),
-        "roles": r.roles.iter().map(|x| x.name()).collect::<Vec<_>>(),
-        "alive": r.alive,
-        "errors": r.has_error,
-        "game_log": game.log(),
-    })
-}
-
-fn report(spec_seats: &[String], seed: u64, r: &GameResult) -> MatchReport {
-    let scores = r
-        .roles
-        .iter()
-        .map(|role| Score::from_integer(i64::from(Some(role.team()) == r.winner)))
-        .collect();
-    let outcome = Outcome {
-        scores,
-        winner: None,
-    };
-    let mut rep = MatchReport::new(
-        "werewolf-nlp",
-        "aiwolf-nlp",
-        seed,
-        &outcome,
-        spec_seats.iter().map(|s| (s.clone(), Vec::new())).collect(),
-    );
-    rep.extra.insert(
-        "winner_team".into(),
-        json!(r.winner.map(|t: Team| t.name())),
-    );
-    // A team game has no single winning seat (`winner` stays null): the seats of the winning
-    // team, in seat order (empty when the game ended without a winner).
-    let winner_seats: Vec<usize> = (0..r.roles.len())
-        .filter(|&i| r.winner.is_some_and(|t| r.roles[i].team() == t))
-        .collect();
-    rep.extra.insert("winner_seats".into(), json!(winner_seats));
-    rep.extra.insert("aborted".into(), json!(r.aborted));
-    rep.extra.insert(
-        "roles".into(),
-        json!(r.roles.iter().map(|x| x.name()).collect::<Vec<_>>()),
-    );
-    rep
-}
-
-fn header(spec_seats: &[String], seed: u64, c: &NlpConfig) -> ReplayHeader {
-    ReplayHeader {
-        event: "header".into(),
-        format: FORMAT.into(),
-        engine: env!("CARGO_PKG_VERSION").into(),
-        game: "werewolf-nlp".into(),
-        rules: "aiwolf-nlp".into(),
-        seed,
-        seats: spec_seats.to_vec(),
-        params: serde_json::to_value(c).unwrap_or(Value::Null),
     }
 }
 
@@ -965,27 +780,6 @@ pub fn substitute(argv: &[String], host: &str, port: u16) -> Vec<String> {
             a.replace("{url}", &format!("ws://{host}:{port}/ws"))
                 .replace("{host}", host)
                 .replace("{port}", &port.to_string())
-        })
-        .collect()
-}
-
-/// Upstream's `win_side`: the winning team, or `NONE`.
-pub fn win_side(r: &GameResult) -> &'static str {
-    r.winner.map_or("NONE", |t| t.name())
-}
-
-/// The agents as the upstream logs name them.
-pub fn log_agents(game: &NlpGame, originals: &[String]) -> Vec<LogAgent> {
-    (0..game.names().len())
-        .map(|i| LogAgent {
-            team: originals
-                .get(i)
-                .map(|o| crate::seat::ws::team_of(o))
-                .unwrap_or_default(),
-            name: game.names()[i].clone(),
-            profile: game.profiles().get(i).cloned().flatten(),
-            avatar: game.avatars().get(i).cloned().flatten(),
-            role: game.roles()[i].name(),
         })
         .collect()
 }
