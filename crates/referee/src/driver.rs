@@ -203,6 +203,10 @@ pub enum RefereeError {
         recorded: String,
         rerun: String,
     },
+    /// The replay is in an older format of its game than this build writes: `kakehiki replay
+    /// --upgrade` converts it.
+    #[error("replay format {found} is older than this kakehiki's {current}: convert it with `kakehiki replay --upgrade FILE -o NEW`, then verify NEW")]
+    OldReplayFormat { found: String, current: String },
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
     /// A bot could not be started because of the machine (no room for its working directory,
@@ -247,6 +251,51 @@ pub trait GameDriver: Send + Sync {
     /// Re-run a match from its replay: same seed, every seat's recorded replies and timings
     /// replayed in place of the bots. Returns the re-run's record; the caller compares bytes.
     fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError>;
+
+    /// The replay format this driver writes (`kakehiki/<game>-replay@N`). When given,
+    /// [`verify_replay`] refuses a replay of an older `@N` before re-running it, pointing to
+    /// `kakehiki replay --upgrade`; without it the same is found from the re-run's header.
+    fn replay_format(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Convert a replay of an older format of this game into the current one, so that it
+    /// verifies (`kakehiki replay --upgrade`). A game that never changed its format has nothing
+    /// to upgrade from.
+    fn upgrade(&self, old: &ParsedReplay) -> Result<ReplayLog, RefereeError> {
+        Err(RefereeError::BadReplay(format!(
+            "{} has no older replay format to upgrade from {:?}",
+            self.game_type().name,
+            old.header.format
+        )))
+    }
+}
+
+/// The name and version of a replay format: `kakehiki/nac-replay@2` is (`kakehiki/nac-replay`, 2).
+pub fn format_version(format: &str) -> Option<(&str, u32)> {
+    let (name, v) = format.rsplit_once('@')?;
+    Some((name, v.parse().ok()?))
+}
+
+/// Whether a replay of format `found` can be re-run by a driver that writes `current`: the same
+/// format, or an error that says what to do (an older version: upgrade it; a newer one or
+/// another name: this build cannot read it).
+pub fn check_format(found: &str, current: &str) -> Result<(), RefereeError> {
+    if found == current {
+        return Ok(());
+    }
+    match (format_version(found), format_version(current)) {
+        (Some((a, v)), Some((b, w))) if a == b && v < w => Err(RefereeError::OldReplayFormat {
+            found: found.to_string(),
+            current: current.to_string(),
+        }),
+        (Some((a, v)), Some((b, w))) if a == b && v > w => Err(RefereeError::BadReplay(format!(
+            "replay format {found} is newer than this kakehiki's {current}: re-run it with the kakehiki that wrote it"
+        ))),
+        _ => Err(RefereeError::BadReplay(format!(
+            "unknown replay format {found:?}: this kakehiki writes {current:?} for this game"
+        ))),
+    }
 }
 
 /// Re-run `text` and check the re-run reproduces it byte for byte.
@@ -255,7 +304,19 @@ pub fn verify_replay(text: &str) -> Result<MatchRecord, RefereeError> {
     let text = &*kakehiki_core::replay::strip_header_field(text, SANDBOX_KEY);
     let parsed = ReplayLog::parse(text)?;
     let driver = crate::registry::find_game(&parsed.header.game)?;
+    if let Some(current) = driver.replay_format() {
+        check_format(&parsed.header.format, current)?;
+    }
     let record = driver.rerun(&parsed)?;
+    // A driver that does not declare its format: the re-run's header says it.
+    if let Some(Ok(h)) = record
+        .replay
+        .lines()
+        .first()
+        .map(|l| serde_json::from_str::<kakehiki_core::replay::ReplayHeader>(l))
+    {
+        check_format(&parsed.header.format, &h.format)?;
+    }
     let rerun = record.replay.to_text();
     if rerun != text {
         let recorded_lines: Vec<&str> = text.lines().collect();

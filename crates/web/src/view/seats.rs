@@ -1,0 +1,183 @@
+//! The per-seat panels of every game, from the one seat record every replay shares (`seat` and
+//! `seat_end` lines, `kakehiki_core::exchange`): each request with the game's label, its kind,
+//! limit, reply time, outcome and raw reply; each program's exit and stderr. No game-specific
+//! code: a game's board viewer (if it has one) draws the steps, this fills the panels. A game
+//! without a board viewer gets [`generic_steps`]: one step per label of its seat record.
+
+use kakehiki_core::exchange::{SeatExchange, SeatRecord, SEAT_END_EVENT, SEAT_EVENT};
+use kakehiki_core::replay::ParsedReplay;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::{shape, Built, Panel, ViewError};
+
+/// One request to a seat as its panel lists it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PanelExchange {
+    /// The game's label for the moment (`round 3`, `ply 15`, `S1901M`).
+    pub at: String,
+    pub kind: String,
+    pub outcome: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_ms: Option<f64>,
+    /// The reply as received (text; `raw_b64` replies shown as `base64:…`), cut to 500
+    /// characters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// Characters of a reply kept in the view model.
+const RAW_KEPT: usize = 500;
+
+fn panel_exchange(e: &SeatExchange) -> PanelExchange {
+    let raw = match (&e.raw, &e.raw_b64) {
+        (Some(r), _) => Some(r.clone()),
+        (None, Some(b)) => Some(format!("base64:{b}")),
+        _ => None,
+    }
+    .map(|r| {
+        if r.chars().count() > RAW_KEPT {
+            r.chars().take(RAW_KEPT).collect::<String>() + "…"
+        } else {
+            r
+        }
+    });
+    PanelExchange {
+        at: e.at.clone(),
+        kind: e.kind.clone(),
+        outcome: e.outcome.as_str().to_string(),
+        limit_ms: e.limit_ms,
+        time_ms: e.time_us.map(|us| us as f64 / 1000.0),
+        raw,
+        detail: e.detail.clone(),
+    }
+}
+
+/// Fill the panels from the replay's seat record: reply times, requests, transport failures
+/// (as errors labelled with the game's own words), exit, and stderr when `private`. Returns
+/// whether the replay has a seat record.
+pub(crate) fn fill(
+    p: &ParsedReplay,
+    panels: &mut [Panel],
+    private: bool,
+) -> Result<bool, ViewError> {
+    let record = SeatRecord::of(p)?;
+    if record.exchanges.is_empty() && record.ends.is_empty() {
+        return Ok(false);
+    }
+    let n = panels.len();
+    let seat_line = |seat: usize| {
+        p.events
+            .iter()
+            .find(|(_, v)| {
+                matches!(v["event"].as_str(), Some(SEAT_EVENT | SEAT_END_EVENT))
+                    && v["seat"].as_u64() == Some(seat as u64)
+            })
+            .map_or(1, |(l, _)| *l)
+    };
+    for e in &record.exchanges {
+        let pn = panels.get_mut(e.seat).ok_or_else(|| {
+            shape(
+                seat_line(e.seat),
+                format!("seat {} does not exist ({n} seats)", e.seat),
+            )
+        })?;
+        if e.outcome.is_reply() {
+            if let (Some(us), Some(_)) = (e.time_us, e.limit_ms) {
+                pn.time(us as f64 / 1000.0);
+            }
+        } else {
+            let what = match e.outcome.as_str() {
+                "timeout" => format!(
+                    "no reply to {} within {} ms",
+                    e.kind,
+                    e.limit_ms.unwrap_or(0)
+                ),
+                other => format!(
+                    "{} ({})",
+                    other.replace('_', " "),
+                    e.detail.as_deref().unwrap_or("no detail")
+                ),
+            };
+            pn.error_at(&e.at, e.outcome.as_str(), what);
+        }
+        pn.exchanges.push(panel_exchange(e));
+    }
+    for end in &record.ends {
+        let pn = panels.get_mut(end.seat).ok_or_else(|| {
+            shape(
+                seat_line(end.seat),
+                format!("seat {} does not exist ({n} seats)", end.seat),
+            )
+        })?;
+        pn.exit = Some(end.exit.clone());
+        if private {
+            pn.stderr
+                .get_or_insert_with(String::new)
+                .push_str(&end.stderr);
+        }
+    }
+    Ok(true)
+}
+
+/// The steps of a game without a board viewer: one per label of its seat record, in order,
+/// each with its requests and the game's own events that follow them; the last `result` (or
+/// `end`) event is the result.
+pub(crate) fn generic_steps(p: &ParsedReplay) -> Result<Built, ViewError> {
+    let mut steps: Vec<Value> =
+        vec![json!({"title": "start", "at": "", "exchanges": [], "events": []})];
+    let mut result = Value::Null;
+    for (line, v) in &p.events {
+        match v["event"].as_str() {
+            Some(SEAT_EVENT) => {
+                let e: SeatExchange = serde_json::from_value(v.clone())
+                    .map_err(|err| shape(*line, format!("bad seat line: {err}")))?;
+                let last = steps.last().map(|s| s["at"].as_str() == Some(&e.at));
+                if last != Some(true) {
+                    steps.push(json!({"title": e.at, "at": e.at, "exchanges": [], "events": []}));
+                }
+                let mut x = serde_json::to_value(panel_exchange(&e)).unwrap_or_default();
+                x["seat"] = json!(e.seat);
+                push(steps.last_mut(), "exchanges", x);
+            }
+            Some(SEAT_END_EVENT) => {}
+            kind => {
+                if matches!(kind, Some("result" | "end")) {
+                    result = v.clone();
+                }
+                push(steps.last_mut(), "events", v.clone());
+            }
+        }
+    }
+    Ok(("step", steps, result, json!({"generic": true})))
+}
+
+fn push(step: Option<&mut Value>, key: &str, v: Value) {
+    if let Some(Value::Array(a)) = step.map(|s| &mut s[key]) {
+        a.push(v);
+    }
+}
+
+/// Point each labelled error at the first step showing its label (steps name theirs in `at`),
+/// where the game's viewer gives steps labels; errors whose label no step has keep theirs.
+pub(crate) fn link_errors(panels: &mut [Panel], steps: &[Value]) {
+    for pn in panels {
+        for e in &mut pn.errors {
+            if e.at.is_empty() {
+                continue;
+            }
+            let found = steps.iter().position(|s| match &s["at"] {
+                Value::String(a) => *a == e.at,
+                Value::Array(a) => a.iter().any(|x| x.as_str() == Some(&e.at)),
+                _ => false,
+            });
+            if let Some(i) = found {
+                e.step = i;
+            }
+        }
+    }
+}
