@@ -14,6 +14,7 @@ pub static GAMES: &[&dyn GameDriver] = &[
     &games::diplomacy::DIPLOMACY,
 ];
 
+// ANCHOR: example-games
 /// Games built only for tests (the `example-game` feature, which the `kakehiki` crate's tests
 /// turn on): played, re-run and viewed by name like any game, never listed in [`GAMES`] (so
 /// not in `kakehiki games`, the demo or the docs' lists).
@@ -21,6 +22,7 @@ pub static EXAMPLE_GAMES: &[&dyn GameDriver] = &[
     #[cfg(feature = "example-game")]
     &games::rps::RPS,
 ];
+// ANCHOR_END: example-games
 
 /// The driver of the named game.
 pub fn find_game(name: &str) -> Result<&'static dyn GameDriver, RefereeError> {

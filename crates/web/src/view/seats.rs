@@ -65,7 +65,7 @@ pub(crate) fn fill(
     panels: &mut [Panel],
     private: bool,
 ) -> Result<bool, ViewError> {
-    let record = SeatRecord::of(p)?;
+    let record = record_of(p)?;
     if record.exchanges.is_empty() && record.ends.is_empty() {
         return Ok(false);
     }
@@ -124,6 +124,25 @@ pub(crate) fn fill(
     Ok(true)
 }
 
+/// The seat record of a replay. Replays written before it (werewolf-nlp `@1`) have events of
+/// their own named `seat`, without an `outcome`: those are not seat-record lines.
+fn record_of(p: &ParsedReplay) -> Result<SeatRecord, ViewError> {
+    let mut record = SeatRecord::default();
+    for (line, v) in &p.events {
+        let bad = |e: serde_json::Error| shape(*line, format!("bad seat-record line: {e}"));
+        match v["event"].as_str() {
+            Some(SEAT_EVENT) if v.get("outcome").is_some() => record
+                .exchanges
+                .push(serde_json::from_value(v.clone()).map_err(bad)?),
+            Some(SEAT_END_EVENT) => record
+                .ends
+                .push(serde_json::from_value(v.clone()).map_err(bad)?),
+            _ => {}
+        }
+    }
+    Ok(record)
+}
+
 /// The steps of a game without a board viewer: one per label of its seat record, in order,
 /// each with its requests and the game's own events that follow them; the last `result` (or
 /// `end`) event is the result.
@@ -133,7 +152,7 @@ pub(crate) fn generic_steps(p: &ParsedReplay) -> Result<Built, ViewError> {
     let mut result = Value::Null;
     for (line, v) in &p.events {
         match v["event"].as_str() {
-            Some(SEAT_EVENT) => {
+            Some(SEAT_EVENT) if v.get("outcome").is_some() => {
                 let e: SeatExchange = serde_json::from_value(v.clone())
                     .map_err(|err| shape(*line, format!("bad seat line: {err}")))?;
                 let last = steps.last().map(|s| s["at"].as_str() == Some(&e.at));
@@ -179,5 +198,111 @@ pub(crate) fn link_errors(panels: &mut [Panel], steps: &[Value]) {
                 e.step = i;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{view_model, ViewOptions};
+    use serde_json::Value;
+
+    /// A replay of a game no viewer knows, with a seat record: a reply, an invalid reply the
+    /// game noted in its own event, a crash, and the program's end.
+    const TOY: &str = r#"{"event":"header","format":"toy@1","engine":"0","game":"toy","rules":"r","seed":1,"seats":["cmd:bot","builtin:x"],"params":null}
+{"event":"seat","seat":0,"at":"move 1","kind":"go","limit_ms":100,"time_us":2500,"outcome":"reply","raw":"a"}
+{"event":"seat","seat":1,"at":"move 1","kind":"go","limit_ms":100,"outcome":"reply","raw":"b"}
+{"event":"moved","n":1}
+{"event":"seat","seat":0,"at":"move 2","kind":"go","limit_ms":100,"time_us":100000,"outcome":"timeout"}
+{"event":"seat","seat":1,"at":"move 2","kind":"go","limit_ms":100,"outcome":"reply","raw":"b"}
+{"event":"seat","seat":0,"at":"move 3","kind":"go","limit_ms":100,"time_us":40,"outcome":"crash","detail":"output closed before the reply: exit code 3"}
+{"event":"result","winner":1}
+{"event":"seat_end","seat":0,"exit":"exit code 3","exit_code":3,"stderr":"Traceback: boom\n"}
+"#;
+
+    fn model(private: bool) -> Value {
+        view_model(
+            TOY,
+            &ViewOptions {
+                names: None,
+                private,
+            },
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_game_without_a_viewer_gets_the_generic_view_and_seat_panels() {
+        let m = model(true);
+        assert_eq!(m["unit"], "step");
+        let titles: Vec<&str> = m["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["title"].as_str().unwrap())
+            .collect();
+        assert_eq!(titles, ["start", "move 1", "move 2", "move 3"]);
+        assert_eq!(m["steps"][1]["events"][0]["event"], "moved");
+        assert_eq!(m["steps"][1]["exchanges"][1]["seat"], 1);
+        assert_eq!(m["result"]["winner"], 1);
+        let p0 = &m["seats"][0];
+        assert_eq!(p0["moves"], 1, "{p0}");
+        assert_eq!(p0["max_ms"], 2.5, "{p0}");
+        assert_eq!(p0["exit"], "exit code 3");
+        assert_eq!(p0["stderr"], "Traceback: boom\n");
+        assert_eq!(p0["exchanges"].as_array().unwrap().len(), 3);
+        assert_eq!(p0["exchanges"][1]["outcome"], "timeout");
+        let errs = p0["errors"].as_array().unwrap();
+        assert_eq!(errs.len(), 2, "{p0}");
+        assert_eq!(
+            (errs[0]["at"].as_str(), errs[0]["step"].as_u64()),
+            (Some("move 2"), Some(2))
+        );
+        assert_eq!(errs[0]["detail"], "no reply to go within 100 ms");
+        assert_eq!(errs[1]["at"], "move 3");
+        assert_eq!(errs[1]["step"], 3);
+        assert_eq!(errs[1]["kind"], "crash");
+        assert!(errs[1]["detail"].as_str().unwrap().contains("exit code 3"));
+        // Built-in replies are not timed: no reply count from them.
+        assert_eq!(m["seats"][1]["moves"], 0);
+        assert!(m["seats"][1]["errors"].as_array().unwrap().is_empty());
+    }
+
+    #[test]
+    fn stderr_only_in_a_private_view() {
+        let m = model(false);
+        assert!(m["seats"][0].get("stderr").is_none(), "{}", m["seats"][0]);
+        assert_eq!(m["seats"][0]["exit"], "exit code 3");
+    }
+
+    #[test]
+    fn a_seat_record_naming_a_seat_that_does_not_exist_is_refused() {
+        let bad = TOY.replace(r#""seat":1,"at":"move 2""#, r#""seat":5,"at":"move 2""#);
+        let e = view_model(&bad, &ViewOptions::default()).unwrap_err();
+        assert!(e.to_string().contains("seat 5 does not exist"), "{e}");
+        let e = view_model(
+            "{\"event\":\"header\",\"format\":\"x@1\",\"engine\":\"0\",\"game\":\"chess\",\"rules\":\"r\",\"seed\":1,\"seats\":[],\"params\":null}\n",
+            &ViewOptions::default(),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("no viewer for game \"chess\""),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn errors_link_to_the_step_that_carries_their_label() {
+        let mut panels = vec![super::Panel::default()];
+        panels[0].error_at("S1901M", "timeout", "x");
+        panels[0].error_at("F1901M", "timeout", "y");
+        panels[0].error_at("W1901A", "timeout", "z");
+        let steps = vec![
+            serde_json::json!({"title": "start"}),
+            serde_json::json!({"title": "Spring 1901", "at": "S1901M"}),
+            serde_json::json!({"title": "Fall 1901", "at": ["F1901M", "F1901R"]}),
+        ];
+        super::link_errors(&mut panels, &steps);
+        let at: Vec<usize> = panels[0].errors.iter().map(|e| e.step).collect();
+        assert_eq!(at, [1, 2, 0]);
     }
 }
