@@ -3,11 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use clap::Args;
-use kakehiki_core::replay::ReplayLog;
-use kakehiki_referee::driver::{verify_replay, SANDBOX_KEY};
-use kakehiki_referee::{find_game, RefereeError};
+use kakehiki_referee::driver::{upgrade_replay, verify_replay};
+use kakehiki_referee::RefereeError;
 
 use crate::exit;
 
@@ -57,54 +56,31 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<u8> {
     }
 }
 
-/// `--upgrade`: the game's driver converts the replay; the result is verified before it is
-/// written, and the sandbox the bots ran in (a header field outside the game) is kept.
+/// `--upgrade`: the game's driver converts the replay, the result is verified before it is
+/// written (to `out`, or to standard output).
 fn upgrade(text: &str, path: &Path, out: Option<&Path>) -> anyhow::Result<u8> {
-    let cannot = || format!("cannot upgrade replay {}", path.display());
-    let parsed = ReplayLog::parse(text).with_context(cannot)?;
-    let found = parsed.header.format.clone();
-    let driver = find_game(&parsed.header.game).with_context(cannot)?;
-    let current = driver.replay_format();
-    if current == Some(found.as_str()) || (current.is_none() && verify_replay(text).is_ok()) {
-        bail!(
-            "replay {} is already in the current format ({found}): nothing to upgrade; `kakehiki replay {}` verifies it",
-            path.display(),
-            path.display()
-        );
-    }
-    let mut log = driver.upgrade(&parsed).with_context(cannot)?;
-    let sandbox = text
-        .lines()
-        .next()
-        .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .and_then(|h| h.get(SANDBOX_KEY).cloned());
-    if let Some(s) = sandbox {
-        log.append_header_field(SANDBOX_KEY, &s);
-    }
-    let upgraded = log.to_text();
-    let record = verify_replay(&upgraded).with_context(|| {
-        format!(
-            "the upgrade of {} (format {found}) does not verify; nothing was written",
-            path.display()
-        )
-    })?;
-    let now = ReplayLog::parse(&upgraded)?.header.format;
+    let up = upgrade_replay(text)
+        .with_context(|| format!("cannot upgrade replay {}", path.display()))?;
     match out {
         Some(o) => {
-            kakehiki_core::private_files::write(o, &upgraded)
+            kakehiki_core::private_files::write(o, &up.text)
                 .with_context(|| format!("cannot write {}", o.display()))?;
-            print!("{}", super::summary(&record.report));
+            print!("{}", super::summary(&up.record.report));
             println!(
-                "upgraded {} from {found} to {now}, verified, written to {}",
+                "upgraded {} from {} to {}, verified, written to {}",
                 path.display(),
+                up.from,
+                up.to,
                 o.display()
             );
         }
         None => {
-            print!("{upgraded}");
+            print!("{}", up.text);
             eprintln!(
-                "upgraded {} from {found} to {now} and verified",
-                path.display()
+                "upgraded {} from {} to {} and verified",
+                path.display(),
+                up.from,
+                up.to
             );
         }
     }
