@@ -460,7 +460,7 @@ fn public_match(r: StoredResult) -> Value {
             if let Some(o) = s.as_object_mut() {
                 o.remove("peer");
                 // A seat's stderr is its contestant's own (the seat record's `stderr`).
-                o.remove(kakehiki_referee::seat::STDERR_KEY);
+                o.remove("stderr"); // kakehiki_referee::seat::STDERR_KEY (the referee is only a dev-dependency here)
             }
         }
     }
