@@ -151,12 +151,18 @@
     el('td', { class: 'num', text: (x.time_ms === undefined ? '-' : x.time_ms.toFixed(1)) + ' / ' + (x.limit_ms === undefined ? '-' : x.limit_ms) }),
     el('td', {}, el('code', { text: x.raw === undefined ? '' : x.raw })));
   const exchangeHead = withSeat => [...(withSeat ? ['seat'] : []), 'at', 'kind', 'outcome', 'ms / limit', 'reply'];
+  // Whether a step shows the moment `label` (as step_has in crates/web/src/view/seats.rs): it
+  // names it in `at`, or its title is the label, alone or before a parenthesis.
+  function stepHas(s, label) {
+    if (!s) return false;
+    if (Array.isArray(s.at)) return s.at.includes(label);
+    if (typeof s.at === 'string') return s.at === label;
+    return s.title === label || (typeof s.title === 'string' && s.title.startsWith(label + ' ('));
+  }
   // Each seat's requests at the current step's label(s).
   function seatNow() {
-    const s = steps[at];
-    const labels = !s || s.at === undefined ? [] : (Array.isArray(s.at) ? s.at : [s.at]);
     for (const box of panels.querySelectorAll('.seat-now')) {
-      const xs = model.seats[Number(box.dataset.seat)].exchanges.filter(x => labels.includes(x.at));
+      const xs = model.seats[Number(box.dataset.seat)].exchanges.filter(x => stepHas(steps[at], x.at));
       box.replaceChildren(...(xs.length ? [table(exchangeHead(false), xs.map(x => exchangeRow(x, false)), { class: 'exchanges' })] : []));
     }
   }

@@ -162,9 +162,14 @@ pub fn view_model(text: &str, opts: &ViewOptions) -> Result<Value, ViewError> {
             }
         }
     }
-    // The per-seat panels of every game come from the one seat record.
-    let has_seat_record = seats::fill(&parsed, &mut panels, opts.private)?;
     let game = h.game.as_str();
+    // The per-seat panels of every game come from the one seat record; the board viewers below
+    // still count reply times and errors themselves.
+    let board = matches!(
+        game,
+        "nac" | "religion-war" | "geister" | "werewolf" | "werewolf-nlp" | "diplomacy"
+    );
+    let has_seat_record = seats::fill(&parsed, &mut panels, opts.private, !board)?;
     let (unit, steps, result, extra) = match game {
         "nac" | "religion-war" => nac::build(&parsed, &mut panels)?,
         "geister" => geister::build(&parsed, &mut panels)?,

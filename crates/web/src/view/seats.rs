@@ -57,13 +57,18 @@ fn panel_exchange(e: &SeatExchange) -> PanelExchange {
     }
 }
 
-/// Fill the panels from the replay's seat record: reply times, requests, transport failures
-/// (as errors labelled with the game's own words), exit, and stderr when `private`. Returns
-/// whether the replay has a seat record.
+/// Fill the panels from the replay's seat record: every request, exit, stderr when `private`,
+/// and, with `counts`, the reply times and transport failures (as errors labelled with the
+/// game's own words). Returns whether the replay has a seat record.
+///
+/// `counts` is off for the games whose board viewer still counts times and errors from the seat
+/// record itself (their builders were ported with their drivers); it is meant to be on for every
+/// game once those builders leave it to this function.
 pub(crate) fn fill(
     p: &ParsedReplay,
     panels: &mut [Panel],
     private: bool,
+    counts: bool,
 ) -> Result<bool, ViewError> {
     let record = record_of(p)?;
     if record.exchanges.is_empty() && record.ends.is_empty() {
@@ -86,7 +91,9 @@ pub(crate) fn fill(
                 format!("seat {} does not exist ({n} seats)", e.seat),
             )
         })?;
-        if e.outcome.is_reply() {
+        if !counts {
+            // The game's board viewer counts them.
+        } else if e.outcome.is_reply() {
             if let (Some(us), Some(_)) = (e.time_us, e.limit_ms) {
                 pn.time(us as f64 / 1000.0);
             }
@@ -115,10 +122,10 @@ pub(crate) fn fill(
             )
         })?;
         pn.exit = Some(end.exit.clone());
+        // The seat record is the one source of a seat's stderr: it replaces anything a game's
+        // builder put there.
         if private {
-            pn.stderr
-                .get_or_insert_with(String::new)
-                .push_str(&end.stderr);
+            pn.stderr = Some(end.stderr.clone());
         }
     }
     Ok(true)
@@ -181,19 +188,31 @@ fn push(step: Option<&mut Value>, key: &str, v: Value) {
     }
 }
 
-/// Point each labelled error at the first step showing its label (steps name theirs in `at`),
-/// where the game's viewer gives steps labels; errors whose label no step has keep theirs.
+/// Whether a step shows the moment `label`: it names it in `at` (a label or a list), or its
+/// title is the label, alone or followed by a parenthesis (`turn 3 (day)`).
+pub(crate) fn step_has(step: &Value, label: &str) -> bool {
+    let title = step["title"].as_str().unwrap_or("");
+    match &step["at"] {
+        Value::String(a) => a == label,
+        Value::Array(a) => a.iter().any(|x| x.as_str() == Some(label)),
+        _ => {
+            title == label
+                || title
+                    .strip_prefix(label)
+                    .is_some_and(|rest| rest.starts_with(" ("))
+        }
+    }
+}
+
+/// Point each labelled error at the first step showing its label ([`step_has`]); errors whose
+/// label no step has keep their step.
 pub(crate) fn link_errors(panels: &mut [Panel], steps: &[Value]) {
     for pn in panels {
         for e in &mut pn.errors {
             if e.at.is_empty() {
                 continue;
             }
-            let found = steps.iter().position(|s| match &s["at"] {
-                Value::String(a) => *a == e.at,
-                Value::Array(a) => a.iter().any(|x| x.as_str() == Some(&e.at)),
-                _ => false,
-            });
+            let found = steps.iter().position(|s| step_has(s, &e.at));
             if let Some(i) = found {
                 e.step = i;
             }
@@ -296,13 +315,16 @@ mod tests {
         panels[0].error_at("S1901M", "timeout", "x");
         panels[0].error_at("F1901M", "timeout", "y");
         panels[0].error_at("W1901A", "timeout", "z");
+        panels[0].error_at("turn 1", "timeout", "t");
         let steps = vec![
             serde_json::json!({"title": "start"}),
             serde_json::json!({"title": "Spring 1901", "at": "S1901M"}),
             serde_json::json!({"title": "Fall 1901", "at": ["F1901M", "F1901R"]}),
+            serde_json::json!({"title": "turn 10 (x)"}),
+            serde_json::json!({"title": "turn 1 (x)"}),
         ];
         super::link_errors(&mut panels, &steps);
         let at: Vec<usize> = panels[0].errors.iter().map(|e| e.step).collect();
-        assert_eq!(at, [1, 2, 0]);
+        assert_eq!(at, [1, 2, 0, 4]);
     }
 }
