@@ -255,13 +255,6 @@ pub trait GameDriver: Send + Sync {
     /// replayed in place of the bots. Returns the re-run's record; the caller compares bytes.
     fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError>;
 
-    /// The replay format this driver writes (`kakehiki/<game>-replay@N`). When given,
-    /// [`verify_replay`] refuses a replay of an older `@N` before re-running it, pointing to
-    /// `kakehiki replay --upgrade`; without it the same is found from the re-run's header.
-    fn replay_format(&self) -> Option<&'static str> {
-        None
-    }
-
     /// Convert a replay of an older format of this game into the current one, so that it
     /// verifies (`kakehiki replay --upgrade`). A game that never changed its format has nothing
     /// to upgrade from.
@@ -271,6 +264,14 @@ pub trait GameDriver: Send + Sync {
             self.game_type().name,
             old.header.format
         )))
+    }
+
+    /// The replay format this driver writes (`kakehiki/<game>-replay@N`). When given,
+    /// [`verify_replay`] refuses a replay of an older `@N` before re-running it, pointing to
+    /// `kakehiki replay --upgrade`; without it only a re-run that gets as far as writing its
+    /// header finds the same (a re-run that refuses the old header first says only that).
+    fn replay_format(&self) -> Option<&'static str> {
+        None
     }
 }
 
