@@ -658,6 +658,10 @@ impl GameDriver for WerewolfNlpDriver {
         })
     }
 
+    fn replay_format(&self) -> Option<&'static str> {
+        Some(FORMAT)
+    }
+
     fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
         let h = &replay.header;
         if h.format != FORMAT {
