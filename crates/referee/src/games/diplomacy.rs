@@ -443,6 +443,10 @@ impl GameDriver for DiplomacyDriver {
         })
     }
 
+    fn replay_format(&self) -> Option<&'static str> {
+        Some(FORMAT)
+    }
+
     fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
         let h = &replay.header;
         if h.format != FORMAT {

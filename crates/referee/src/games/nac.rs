@@ -474,6 +474,10 @@ impl GameDriver for NacDriver {
         Box::pin(self.play_profiled(spec, None))
     }
 
+    fn replay_format(&self) -> Option<&'static str> {
+        Some(FORMAT)
+    }
+
     fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
         let h = &replay.header;
         if h.format == FORMAT_V1 {
