@@ -21,7 +21,7 @@ use clap::Args;
 use kakehiki_core::exchange::{ExchangeOutcome, SeatRecord};
 use kakehiki_core::replay::ReplayLog;
 use kakehiki_core::{SeatError, SeatErrorKind, SeatSpec};
-use kakehiki_referee::seat::{EXIT_KEY, SILENT_BOT, STDERR_KEY};
+use kakehiki_referee::seat::{EXIT_KEY, NO_TERMINATOR, SILENT_BOT, STDERR_KEY};
 use kakehiki_referee::{find_game, GameDriver, MatchRecord, MatchSpec, RefereeError};
 use serde::Serialize;
 
@@ -683,9 +683,6 @@ fn warnings_of(record: &SeatRecord, seat: usize) -> Vec<String> {
     }
     out
 }
-
-/// How the seat layer's detail of a reply without its line terminator begins.
-const NO_TERMINATOR: &str = "no line terminator";
 
 /// The label of an error: the game's own, or its turn in reports from before labels.
 fn label(e: &SeatError) -> String {
