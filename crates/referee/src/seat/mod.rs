@@ -15,6 +15,7 @@
 //! [`Transport`]; the sandbox's guarantees stay with the processes they wrap.
 
 pub mod pipe;
+pub mod tcp;
 
 use std::collections::VecDeque;
 use std::time::Duration;
