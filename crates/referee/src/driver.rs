@@ -247,6 +247,16 @@ pub trait GameDriver: Send + Sync {
     /// Re-run a match from its replay: same seed, every seat's recorded replies and timings
     /// replayed in place of the bots. Returns the re-run's record; the caller compares bytes.
     fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError>;
+
+    /// Convert a replay of an older format of this game into the current one (which then
+    /// verifies like a new replay).
+    fn upgrade(&self, old: &ParsedReplay) -> Result<ReplayLog, RefereeError> {
+        Err(RefereeError::BadReplay(format!(
+            "{} has no older replay format to upgrade from {:?}",
+            self.game_type().name,
+            old.header.format
+        )))
+    }
 }
 
 /// Re-run `text` and check the re-run reproduces it byte for byte.
