@@ -11,7 +11,6 @@
 
 pub mod net;
 pub mod serve;
-mod upgrade;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -25,8 +24,9 @@ use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
 use kakehiki_core::{seeded_rng, Bot, GameType, MatchReport, SeatError, SeatErrorKind, SeatSpec};
 use kakehiki_geister::bots::make_bot;
 use kakehiki_geister::engine::{outcome_of, Action, EndReason, Geister};
+use kakehiki_geister::record::{event_error, v1_seat_record, SETUP};
 use kakehiki_geister::rules::RULE_KEYS;
-use kakehiki_geister::session::{Disposition, Event, FaultKind, TurnOutcome};
+use kakehiki_geister::session::FaultKind;
 use kakehiki_geister::wire::{frame, Line, ServerMsg};
 use kakehiki_geister::{Out, Rules, Session, BUILTIN_BOTS};
 use serde::{Deserialize, Serialize};
@@ -47,9 +47,6 @@ pub const FORMAT_V1: &str = "kakehiki-geister/1";
 
 /// Driver options besides the rule parameters ([`RULE_KEYS`]).
 pub const DRIVER_KEYS: &[&str] = &["host", "port0", "port1", "log_dir"];
-
-/// The label of the moments before the first ply (connection, placement).
-pub const SETUP: &str = "set-up";
 
 /// The driver.
 pub struct GeisterDriver;
@@ -331,82 +328,17 @@ impl Flow {
         }
     }
 
-    /// Write the session's new events to the replay; the faults a reply shows (and the
-    /// failures of seats other than `recorded`, whose transport failures the table noted) are
-    /// the seats' errors.
-    fn record_events(&mut self, recorded: Option<&[usize]>) {
+    /// Write the session's new events to the replay; the errors they show are the seats'
+    /// (but the failures of seats in `noted`, which the table recorded).
+    fn record_events(&mut self, noted: Option<&[usize]>) {
         let at = self.label();
-        let events = &self.session.events()[self.logged..];
-        self.logged += events.len();
-        let recorded = recorded.unwrap_or(&[]);
-        for e in events {
+        for e in &self.session.events()[self.logged..] {
             self.table.record(e);
-            let quoted = |raw: &Option<String>| {
-                format!("{:?}", raw.as_deref().unwrap_or("<line over 256 bytes>"))
-            };
-            let (seat, at, kind, detail) = match e {
-                Event::Set {
-                    seat,
-                    raw,
-                    accepted: false,
-                    reason,
-                    ..
-                } => (
-                    *seat,
-                    SETUP.to_string(),
-                    SeatErrorKind::InvalidReply,
-                    format!(
-                        "placement {} refused: {}",
-                        quoted(raw),
-                        reason.as_deref().unwrap_or("")
-                    ),
-                ),
-                Event::Turn {
-                    ply,
-                    seat,
-                    raw,
-                    outcome: o @ (TurnOutcome::Illegal | TurnOutcome::Malformed),
-                    reason,
-                    ..
-                } => {
-                    let (kind, what) = match o {
-                        TurnOutcome::Illegal => (SeatErrorKind::IllegalAction, "illegal move"),
-                        _ => (SeatErrorKind::InvalidReply, "malformed command"),
-                    };
-                    let reason = reason.as_deref().unwrap_or("");
-                    let detail = format!("{what} {}: {reason}", quoted(raw));
-                    (*seat, format!("ply {ply}"), kind, detail)
-                }
-                Event::Line {
-                    seat,
-                    raw,
-                    disposition: d @ (Disposition::OutOfTurn | Disposition::TooLong),
-                    ..
-                } => (
-                    *seat,
-                    at.clone(),
-                    SeatErrorKind::ProtocolError,
-                    match d {
-                        Disposition::TooLong => "a line over 256 bytes out of turn (NG)".into(),
-                        _ => format!("command {} out of turn (NG)", quoted(raw)),
-                    },
-                ),
-                Event::Fault {
-                    seat, kind, detail, ..
-                } if !recorded.contains(seat) => {
-                    let k = match kind {
-                        FaultKind::Disconnect => SeatErrorKind::Disconnect,
-                        FaultKind::Exit | FaultKind::WriteFailed => SeatErrorKind::Crash,
-                        FaultKind::SetTimeout | FaultKind::ConnectTimeout => {
-                            SeatErrorKind::NotReady
-                        }
-                    };
-                    (*seat, at.clone(), k, detail.clone())
-                }
-                _ => continue,
-            };
-            self.table.fault(seat, &at, kind, detail);
+            if let Some((seat, at, kind, detail)) = event_error(e, &at, noted.unwrap_or(&[])) {
+                self.table.fault(seat, &at, kind, detail);
+            }
         }
+        self.logged = self.session.events().len();
     }
 }
 
@@ -807,8 +739,27 @@ impl GameDriver for GeisterDriver {
         rerun_replay(replay)
     }
 
+    /// `kakehiki-geister/1`: its events imply the seat record; the same flow re-runs on it.
     fn upgrade(&self, old: &ParsedReplay) -> Result<ReplayLog, RefereeError> {
-        upgrade::upgrade(old)
+        if old.header.format != FORMAT_V1 {
+            return Err(bad(format!(
+                "format {:?} is not {FORMAT_V1:?}",
+                old.header.format
+            )));
+        }
+        let params: HeaderParams = serde_json::from_value(old.header.params.clone())
+            .map_err(|e| bad(format!("header params: {e}")))?;
+        let tcp: Vec<bool> = params.seats.iter().map(|s| s.transport == "tcp").collect();
+        let events = v1_seat_record(&old.events, &tcp).map_err(bad)?;
+        let mut header = old.header.clone();
+        header.format = FORMAT.into();
+        header.params = serde_json::to_value(params).unwrap_or_default();
+        let events = events.into_iter().enumerate().map(|(i, v)| (i + 2, v));
+        let new = ParsedReplay {
+            header,
+            events: events.collect(),
+        };
+        Ok(rerun_replay(&new)?.replay)
     }
 }
 
