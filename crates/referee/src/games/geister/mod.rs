@@ -19,7 +19,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures_util::FutureExt;
 use kakehiki_agent::BotProcess;
-use kakehiki_core::exchange::ExchangeOutcome;
+use kakehiki_core::exchange::{ExchangeOutcome, SeatExchange};
 use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
 use kakehiki_core::{seeded_rng, Bot, GameType, MatchReport, SeatError, SeatErrorKind, SeatSpec};
 use kakehiki_geister::bots::make_bot;
@@ -59,6 +59,8 @@ pub static GEISTER: GeisterDriver = GeisterDriver;
 pub struct SeatInfo {
     /// `builtin`, `stdio` or `tcp`.
     pub transport: String,
+    /// The TCP peer address, once connected.
+    pub peer: Option<String>,
 }
 
 /// The header's `params`.
@@ -132,6 +134,8 @@ pub struct Players {
 /// The game's flow over a table (live or replayed).
 struct Flow {
     table: crate::seat::Table,
+    /// The replay's header, written once the seats have connected (it names their peers).
+    head: ReplayHeader,
     session: Session,
     bots: [Option<Box<dyn Bot<Geister> + Send>>; 2],
     /// What each live seat is awaited for, and its request's time on the virtual clock.
@@ -195,7 +199,10 @@ impl Flow {
             for (&s, a) in connect.iter().zip(&answers) {
                 let detail = a.detail.clone().unwrap_or_default();
                 match a.outcome {
-                    ExchangeOutcome::Reply => {}
+                    ExchangeOutcome::Reply => {
+                        let peer = a.text().filter(|p| !p.is_empty());
+                        self.head.params["seats"][s]["peer"] = serde_json::json!(peer);
+                    }
                     ExchangeOutcome::Timeout => faults.push((
                         s,
                         FaultKind::ConnectTimeout,
@@ -205,6 +212,15 @@ impl Flow {
                 }
             }
         }
+        // The header first, with the peers the connections came from.
+        let mut log = ReplayLog::new();
+        log.push(&self.head);
+        for l in std::mem::take(&mut self.table.log).lines() {
+            if let Ok(e) = serde_json::from_str::<SeatExchange>(l) {
+                log.push(&e);
+            }
+        }
+        self.table.log = log;
         let mut outs = Vec::new();
         for s in (0..2).filter(|s| !faults.iter().any(|f| f.0 == *s)) {
             outs.extend(self.session.assign(s, 0));
@@ -362,12 +378,14 @@ fn builtin_reply(
 async fn run_flow(
     setup: &GameSetup,
     table: crate::seat::Table,
+    head: ReplayHeader,
     transports: [&str; 2],
     bots: [Option<Box<dyn Bot<Geister> + Send>>; 2],
     live: bool,
 ) -> (MatchRecord, Finished, Session) {
     let mut flow = Flow {
         table,
+        head,
         session: Session::new(setup.rules.clone()),
         bots,
         waits: [None, None],
@@ -385,9 +403,8 @@ async fn run_flow(
     (record, finished, session)
 }
 
-fn header(setup: &GameSetup, params: &HeaderParams) -> ReplayLog {
-    let mut log = ReplayLog::new();
-    log.push(&ReplayHeader {
+fn header(setup: &GameSetup, params: &HeaderParams) -> ReplayHeader {
+    ReplayHeader {
         event: "header".into(),
         format: FORMAT.into(),
         engine: env!("CARGO_PKG_VERSION").into(),
@@ -396,8 +413,7 @@ fn header(setup: &GameSetup, params: &HeaderParams) -> ReplayLog {
         seed: setup.seed,
         seats: setup.specs.to_vec(),
         params: serde_json::to_value(params).unwrap_or_default(),
-    });
-    log
+    }
 }
 
 fn report(
@@ -458,12 +474,15 @@ pub async fn run_game(setup: &GameSetup, players: Players) -> MatchRecord {
             .iter()
             .map(|t| SeatInfo {
                 transport: t.to_string(),
+                peer: None,
             })
             .collect(),
         started_unix_ms,
     };
-    let table = crate::seat::Table::new(players.seats, header(setup, &params));
-    let (record, _, session) = run_flow(setup, table, players.transports, players.bots, true).await;
+    let table = crate::seat::Table::new(players.seats, ReplayLog::new());
+    let head = header(setup, &params);
+    let (record, _, session) =
+        run_flow(setup, table, head, players.transports, players.bots, true).await;
     if let Some(dir) = &setup.log_dir {
         write_compat_log(dir, &session, started_unix_ms);
     }
@@ -712,8 +731,13 @@ pub fn rerun_replay(replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> 
         specs: [h.seats[0].clone(), h.seats[1].clone()],
         log_dir: None,
     };
-    let table = crate::seat::Table::replayed(replay, 2, header(&setup, &params))?;
-    let flow = run_flow(&setup, table, transports, [None, None], false);
+    let mut params = params;
+    for s in &mut params.seats {
+        s.peer = None;
+    }
+    let table = crate::seat::Table::replayed(replay, 2, ReplayLog::new())?;
+    let head = header(&setup, &params);
+    let flow = run_flow(&setup, table, head, transports, [None, None], false);
     let (mut record, _, _) = flow
         .now_or_never()
         .ok_or_else(|| bad("the re-run waited for a seat that is not replayed"))?;
