@@ -11,11 +11,12 @@
 //! [`SeatEnd`]. Re-running a replay is the same driver code on a table of replayed seats
 //! ([`Table::replayed`]): each ask is answered by the next recorded exchange of that seat.
 //!
-//! The transports ([`pipe`], [`tcp`], and the WebSocket one in `games::werewolf_nlp`) implement
+//! The transports ([`pipe`], [`tcp`], [`ws`]) implement
 //! [`Transport`]; the sandbox's guarantees stay with the processes they wrap.
 
 pub mod pipe;
 pub mod tcp;
+pub mod ws;
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -33,6 +34,10 @@ use crate::driver::BoxFuture;
 /// The built-in seat every game has: it never answers, so every request to it times out at
 /// its limit (at once: nothing waits for it). `check` plays it as the timing-out opponent.
 pub const SILENT_BOT: &str = "silent";
+
+/// How the detail of a reply taken without its line terminator begins (at the deadline, or
+/// when the output closed after it).
+pub const NO_TERMINATOR: &str = "no line terminator";
 
 /// What a transport read: one reply unit (a line, a frame), or why there is none.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -159,6 +164,29 @@ pub struct Ask {
     pub handshake: bool,
     /// Unterminated text at the deadline is the reply (Negotiate and Conquer, §3.3).
     pub unterminated_is_reply: bool,
+    /// Which reply units answer this request; the others (a stale reply to an earlier request,
+    /// Diplomacy §6) are listed in the exchange's `discarded` and the seat is read again until
+    /// its deadline. `None`: the first unit is the reply. Cut units are always the reply.
+    pub accept: Option<ReplyFilter>,
+}
+
+/// A test of a reply unit: `true` when it answers the request ([`Ask::accept`]).
+#[derive(Clone)]
+pub struct ReplyFilter(pub std::sync::Arc<ReplyTest>);
+
+/// The function of a [`ReplyFilter`].
+pub type ReplyTest = dyn Fn(&[u8]) -> bool + Send + Sync;
+
+impl ReplyFilter {
+    pub fn new(f: impl Fn(&[u8]) -> bool + Send + Sync + 'static) -> Self {
+        ReplyFilter(std::sync::Arc::new(f))
+    }
+}
+
+impl std::fmt::Debug for ReplyFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReplyFilter")
+    }
 }
 
 impl Ask {
@@ -177,6 +205,34 @@ impl Ask {
             limit,
             handshake: false,
             unterminated_is_reply: false,
+            accept: None,
+        }
+    }
+}
+
+/// A window in which seats speak freely, for [`Table::listen`].
+#[derive(Debug, Clone)]
+pub struct Listen {
+    /// The game's label of the window; unique within the match.
+    pub at: String,
+    pub kind: String,
+    pub limit: Duration,
+    opened: Instant,
+    deadline: Instant,
+    last_us: u64,
+}
+
+impl Listen {
+    /// A window open from now for `limit`.
+    pub fn new(at: impl Into<String>, kind: &str, limit: Duration) -> Listen {
+        let opened = Instant::now();
+        Listen {
+            at: at.into(),
+            kind: kind.to_string(),
+            limit,
+            opened,
+            deadline: opened + limit,
+            last_us: 0,
         }
     }
 }
@@ -219,6 +275,9 @@ pub struct Answer {
     /// Microseconds from the message written to the reply; `None` for built-in bots.
     pub time_us: Option<u64>,
     pub detail: Option<String>,
+    /// Output the seat wrote outside its window, discarded before this request (as recorded in
+    /// the exchange's `discarded`).
+    pub discarded: Vec<String>,
 }
 
 impl Answer {
@@ -240,6 +299,7 @@ impl Answer {
             truncated: e.truncated,
             time_us: e.time_us,
             detail: e.detail.clone(),
+            discarded: e.discarded.clone(),
         }
     }
 }
@@ -275,6 +335,10 @@ impl Finished {
         }
     }
 }
+
+/// The event of connections closed at once on a seat's port because as many as its cap were
+/// already waiting ([`Table::excess_connections`]).
+pub const EXCESS_EVENT: &str = "excess_connections";
 
 /// Lines kept of the output a seat wrote outside its window, before a count.
 const DISCARDED_KEPT: usize = 10;
@@ -349,7 +413,39 @@ impl Table {
         }
         let mut table = Table::new(seats, log);
         table.positions = positions;
+        for (line, v) in replay
+            .events
+            .iter()
+            .filter(|(_, v)| v["event"] == EXCESS_EVENT)
+        {
+            match (v["seat"].as_u64(), v["count"].as_u64(), v["cap"].as_u64()) {
+                (Some(s), Some(count), Some(cap)) if (s as usize) < n => {
+                    table.excess_connections(s as usize, count, cap as usize)
+                }
+                _ => {
+                    return Err(crate::RefereeError::BadReplay(format!(
+                        "line {line}: bad {EXCESS_EVENT} event"
+                    )))
+                }
+            }
+        }
         Ok(table)
+    }
+
+    /// Count `count` connections closed at once on `seat`'s port (`cap` were already waiting)
+    /// against the seat: one error, and an [`EXCESS_EVENT`] line that [`Table::replayed`]
+    /// counts again. Call it before the first request, where a re-run does. Zero: nothing.
+    pub fn excess_connections(&mut self, seat: usize, count: u64, cap: usize) {
+        if count == 0 {
+            return;
+        }
+        self.log.push(
+            &serde_json::json!({"event": EXCESS_EVENT, "seat": seat, "count": count, "cap": cap}),
+        );
+        let detail = format!(
+            "{count} connections to the seat's port closed at once: {cap} were already waiting (the cap)"
+        );
+        self.fault(seat, "connect", SeatErrorKind::ExcessConnections, detail);
     }
 
     /// The number of seats.
@@ -416,7 +512,7 @@ impl Table {
         mut builtin: impl FnMut(usize, &Ask) -> Vec<u8>,
     ) -> Vec<Answer> {
         let mut answers: Vec<Option<Answer>> = vec![None; asks.len()];
-        let mut discarded: Vec<Vec<String>> = vec![Vec::new(); asks.len()];
+        let mut discarded: Vec<Discarded> = vec![Discarded::default(); asks.len()];
         // Deadlines of the live seats written to: (ask index, written at, deadline).
         let mut waiting: Vec<(usize, Instant, Instant)> = Vec::new();
         for (i, ask) in asks.iter().enumerate() {
@@ -427,12 +523,17 @@ impl Table {
                     truncated: false,
                     time_us: Some(0),
                     detail: Some(why.to_string()),
+                    discarded: Vec::new(),
                 });
                 continue;
             }
             match &mut self.seats[ask.seat] {
                 Seat::Live(t) => {
-                    discarded[i] = take_discarded(t.as_mut());
+                    // A seat that speaks first (no message): what already arrived is its
+                    // reply, not output outside its window.
+                    if !ask.msg.is_empty() {
+                        discarded[i] = Discarded::from(t.take_unsolicited());
+                    }
                     if let Some(failed) = t.failed() {
                         answers[i] = Some(answer_of(failed, None, ask));
                         continue;
@@ -453,7 +554,7 @@ impl Table {
                 Seat::Replayed { exchanges, .. } => {
                     let answer = match exchanges.pop_front() {
                         Some(e) => {
-                            discarded[i] = e.discarded.clone();
+                            discarded[i].recorded = Some(e.discarded.clone());
                             Answer::of_record(&e)
                         }
                         None => Answer {
@@ -464,6 +565,7 @@ impl Table {
                             detail: Some(
                                 "the recording has no more exchanges for this seat".into(),
                             ),
+                            discarded: Vec::new(),
                         },
                     };
                     answers[i] = Some(answer);
@@ -475,6 +577,7 @@ impl Table {
                         truncated: false,
                         time_us: Some(ask.limit.as_micros() as u64),
                         detail: Some(format!("{SILENT_BOT} never answers")),
+                        discarded: Vec::new(),
                     })
                 }
                 Seat::Builtin | Seat::NotStarted(_) => {}
@@ -492,6 +595,7 @@ impl Table {
                     truncated: false,
                     time_us: None,
                     detail: None,
+                    discarded: Vec::new(),
                 });
             }
         }
@@ -513,13 +617,36 @@ impl Table {
                     continue;
                 };
                 let (_, t) = live.swap_remove(pos);
-                reads.push(async move { (i, written, t.read(deadline).await) });
+                let accept = asks[i].accept.clone();
+                reads.push(async move {
+                    // Kept up to the number recorded, counted beyond, so a flood holds no memory.
+                    let (mut stale, mut more) = (Vec::new(), 0u64);
+                    loop {
+                        let r = t.read(deadline).await;
+                        match &accept {
+                            Some(f)
+                                if r.outcome == ExchangeOutcome::Reply
+                                    && !r.truncated
+                                    && !(f.0)(&r.bytes) =>
+                            {
+                                if stale.len() < DISCARDED_KEPT {
+                                    stale.push(r.bytes)
+                                } else {
+                                    more += 1
+                                }
+                            }
+                            _ => return (i, written, r, stale, more),
+                        }
+                    }
+                });
             }
         }
-        for (i, written, received) in futures_util::future::join_all(reads).await {
+        for (i, written, received, stale, more) in futures_util::future::join_all(reads).await {
             answers[i] = Some(answer_of(received, Some(written), &asks[i]));
+            discarded[i].units.extend(stale);
+            discarded[i].dropped += more;
         }
-        let answers: Vec<Answer> = answers
+        let mut answers: Vec<Answer> = answers
             .into_iter()
             .map(|a| {
                 a.unwrap_or(Answer {
@@ -528,13 +655,89 @@ impl Table {
                     truncated: false,
                     time_us: Some(0),
                     detail: Some("asked twice in one round".into()),
+                    discarded: Vec::new(),
                 })
             })
             .collect();
-        for ((ask, answer), discarded) in asks.iter().zip(&answers).zip(discarded) {
-            self.note(ask, answer, discarded);
+        for ((ask, answer), discarded) in asks.iter().zip(&mut answers).zip(discarded) {
+            answer.discarded = discarded.summary();
+            self.note(ask, answer);
         }
         answers
+    }
+
+    /// The next message any of `seats` sends within the window `w` (a group chat): live seats are
+    /// read until the window's deadline, in arrival order; replayed seats give their recorded
+    /// messages of this window (same `at` and `kind`) in the recorded order. Each message is
+    /// recorded as an exchange whose `time_us` counts from the window's opening, strictly
+    /// increasing within the window (that order is what a re-run follows); failures are recorded
+    /// as for [`Table::ask`]. Built-in, silent and down seats are not listened to. `None` when
+    /// the window is over.
+    pub async fn listen(&mut self, seats: &[usize], w: &mut Listen) -> Option<(usize, Answer)> {
+        let mut first: Option<(usize, u64)> = None;
+        let mut live = Vec::new();
+        for (s, seat) in self.seats.iter_mut().enumerate() {
+            if !seats.contains(&s) || self.down[s].is_some() {
+                continue;
+            }
+            match seat {
+                Seat::Replayed { exchanges, .. } => {
+                    if let Some(e) = exchanges
+                        .front()
+                        .filter(|e| e.at == w.at && e.kind == w.kind)
+                    {
+                        let t = e.time_us.unwrap_or(0);
+                        if first.is_none_or(|(_, b)| t < b) {
+                            first = Some((s, t));
+                        }
+                    }
+                }
+                Seat::Live(t) => live.push((s, t)),
+                _ => {}
+            }
+        }
+        let ask = |s: usize| Ask::new(s, w.at.clone(), &w.kind, Vec::new(), w.limit);
+        if let Some((s, _)) = first {
+            drop(live);
+            let Some(Seat::Replayed { exchanges, .. }) = self.seats.get_mut(s) else {
+                return None;
+            };
+            let e = exchanges.pop_front()?;
+            let answer = Answer::of_record(&e);
+            self.note(&ask(s), &answer);
+            return Some((s, answer));
+        }
+        if live.is_empty() {
+            // Live, the window lasts its time all the same; a re-run does not wait.
+            if !self
+                .seats
+                .iter()
+                .any(|s| matches!(s, Seat::Replayed { .. }))
+            {
+                tokio::time::sleep_until(w.deadline).await;
+            }
+            return None;
+        }
+        let deadline = w.deadline;
+        let reads = live
+            .into_iter()
+            .map(|(s, t)| Box::pin(async move { (s, t.read(deadline).await) }));
+        let ((s, r), _, _) = futures_util::future::select_all(reads).await;
+        if r.outcome == ExchangeOutcome::Timeout {
+            return None;
+        }
+        let us = (r.at.saturating_duration_since(w.opened).as_micros() as u64).max(w.last_us + 1);
+        w.last_us = us;
+        let answer = Answer {
+            outcome: r.outcome,
+            bytes: r.bytes,
+            truncated: r.truncated,
+            time_us: Some(us),
+            detail: r.detail,
+            discarded: Vec::new(),
+        };
+        self.note(&ask(s), &answer);
+        Some((s, answer))
     }
 
     /// Send one seat a message that expects no reply. A failure (the seat gone) is recorded as
@@ -574,7 +777,7 @@ impl Table {
             }
             _ => None,
         }?;
-        let mut rec = self.exchange_of(&ask, &answer, Vec::new());
+        let mut rec = self.exchange_of(&ask, &answer);
         rec.limit_ms = None;
         self.log.push(&rec);
         self.note_error(&ask, &answer);
@@ -598,7 +801,7 @@ impl Table {
         let w = &waits[i];
         let mut ask = w.ask();
         ask.handshake = w.timeout_not_ready && answer.outcome == ExchangeOutcome::Timeout;
-        let mut rec = self.exchange_of(&ask, &answer, Vec::new());
+        let mut rec = self.exchange_of(&ask, &answer);
         if w.limit.is_none() {
             rec.limit_ms = None;
         }
@@ -618,6 +821,7 @@ impl Table {
             truncated: false,
             time_us: Some(0),
             detail: Some(why.to_string()),
+            discarded: Vec::new(),
         };
         if let Some((i, why)) = waits
             .iter()
@@ -672,6 +876,7 @@ impl Table {
                     truncated: false,
                     time_us: None,
                     detail: None,
+                    discarded: Vec::new(),
                 },
             ));
         }
@@ -716,7 +921,7 @@ impl Table {
         Some((i, answer))
     }
 
-    fn exchange_of(&self, ask: &Ask, answer: &Answer, discarded: Vec<String>) -> SeatExchange {
+    fn exchange_of(&self, ask: &Ask, answer: &Answer) -> SeatExchange {
         let mut rec = SeatExchange::new(ask.seat, &ask.at, &ask.kind, answer.outcome);
         rec.limit_ms = Some(ask.limit.as_millis() as u64);
         rec.time_us = answer.time_us;
@@ -725,13 +930,13 @@ impl Table {
         }
         rec.truncated = answer.truncated;
         rec.detail = answer.detail.clone();
-        rec.discarded = discarded;
+        rec.discarded = answer.discarded.clone();
         rec
     }
 
     /// Record one answered ask: its exchange line, and its error if the transport failed.
-    fn note(&mut self, ask: &Ask, answer: &Answer, discarded: Vec<String>) {
-        let rec = self.exchange_of(ask, answer, discarded);
+    fn note(&mut self, ask: &Ask, answer: &Answer) {
+        let rec = self.exchange_of(ask, answer);
         self.log.push(&rec);
         self.note_error(ask, answer);
     }
@@ -768,6 +973,10 @@ impl Table {
             return;
         }
         let detail = match answer.outcome {
+            // A failed handshake's kind is `not_ready`: its detail says it was a timeout.
+            ExchangeOutcome::Timeout if ask.handshake => {
+                format!("timeout: no reply to {} within {limit_ms} ms", ask.kind)
+            }
             ExchangeOutcome::Timeout => format!("no reply to {} within {limit_ms} ms", ask.kind),
             _ => format!(
                 "{} ({})",
@@ -855,22 +1064,47 @@ impl Table {
     }
 }
 
-fn take_discarded(t: &mut dyn Transport) -> Vec<String> {
-    let (units, dropped) = t.take_unsolicited();
-    let texts: Vec<&Vec<u8>> = units
-        .iter()
-        .filter(|b| !b.iter().all(u8::is_ascii_whitespace))
-        .collect();
-    let more = texts.len().saturating_sub(DISCARDED_KEPT) as u64 + dropped;
-    let mut out: Vec<String> = texts
-        .iter()
-        .take(DISCARDED_KEPT)
-        .map(|b| String::from_utf8_lossy(b).chars().take(200).collect())
-        .collect();
-    if more > 0 {
-        out.push(format!("[{more} more lines discarded]"));
+/// The units one exchange discarded: output before the request and replies not accepted
+/// ([`Ask::accept`]), or what the recording says.
+#[derive(Debug, Clone, Default)]
+struct Discarded {
+    units: Vec<Vec<u8>>,
+    dropped: u64,
+    recorded: Option<Vec<String>>,
+}
+
+impl From<(Vec<Vec<u8>>, u64)> for Discarded {
+    fn from((units, dropped): (Vec<Vec<u8>>, u64)) -> Self {
+        Discarded {
+            units,
+            dropped,
+            recorded: None,
+        }
     }
-    out
+}
+
+impl Discarded {
+    /// As recorded: the first few units, each cut to 200 characters, then a count.
+    fn summary(self) -> Vec<String> {
+        if let Some(r) = self.recorded {
+            return r;
+        }
+        let texts: Vec<&Vec<u8>> = self
+            .units
+            .iter()
+            .filter(|b| !b.iter().all(u8::is_ascii_whitespace))
+            .collect();
+        let more = texts.len().saturating_sub(DISCARDED_KEPT) as u64 + self.dropped;
+        let mut out: Vec<String> = texts
+            .iter()
+            .take(DISCARDED_KEPT)
+            .map(|b| String::from_utf8_lossy(b).chars().take(200).collect())
+            .collect();
+        if more > 0 {
+            out.push(format!("[{more} more lines discarded]"));
+        }
+        out
+    }
 }
 
 fn answer_of(r: Received, written: Option<Instant>, ask: &Ask) -> Answer {
@@ -881,12 +1115,13 @@ fn answer_of(r: Received, written: Option<Instant>, ask: &Ask) -> Answer {
         truncated: r.truncated,
         time_us,
         detail: r.detail,
+        discarded: Vec::new(),
     };
     if answer.outcome == ExchangeOutcome::Timeout {
         answer.time_us = Some(ask.limit.as_micros() as u64);
         if ask.unterminated_is_reply && !answer.bytes.is_empty() {
             answer.outcome = ExchangeOutcome::Reply;
-            answer.detail = Some("no line terminator: taken at the deadline".into());
+            answer.detail = Some(format!("{NO_TERMINATOR}: taken at the deadline"));
         }
     }
     answer
