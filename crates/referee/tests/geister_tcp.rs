@@ -77,12 +77,12 @@ fn kinds(r: &MatchRecord, seat: usize) -> Vec<SeatErrorKind> {
     r.report.seats[seat].errors.iter().map(|e| e.kind).collect()
 }
 
-/// The client's own report (its stderr/stdout is captured into the replay).
+/// The client's own report (its stderr/stdout is captured into the replay's `seat_end`).
 fn client_text(r: &MatchRecord, seat: usize) -> String {
-    events(r, "stderr")
+    events(r, "seat_end")
         .iter()
         .filter(|e| e["seat"] == seat)
-        .map(|e| e["text"].as_str().unwrap_or("").to_string())
+        .map(|e| e["stderr"].as_str().unwrap_or("").to_string())
         .collect()
 }
 
@@ -271,12 +271,14 @@ async fn misbehaving_clients_get_the_spec_outcomes() {
             "timeout",
             Some(SeatErrorKind::Timeout),
         ),
+        // The client closes its connection and exits (code 0): the seat layer reports a
+        // disconnect of a client that has exited as a crash with its exit.
         (
             "disconnect",
             "gpw",
             Some(1),
             "disconnect",
-            Some(SeatErrorKind::Disconnect),
+            Some(SeatErrorKind::Crash),
         ),
     ];
     for &(mode, rules, winner, reason, kind) in cases {
@@ -460,7 +462,7 @@ async fn builtin_games_are_reproducible_and_tampering_is_detected() {
     assert!(verify_replay(&tampered).is_err());
     // A replay that is not JSON, or of another format, is a clear error.
     assert!(verify_replay("not json\n").is_err());
-    let other_format = text.replacen("kakehiki-geister/1", "kakehiki-geister/9", 1);
+    let other_format = text.replacen("kakehiki-geister/2", "kakehiki-geister/9", 1);
     let err = verify_replay(&other_format).unwrap_err().to_string();
     assert!(err.contains("format"), "{err}");
 }

@@ -44,7 +44,10 @@ fn seat_stderr(record: &kakehiki_referee::MatchRecord, seat: usize) -> String {
         .replay
         .lines()
         .iter()
-        .filter(|l| l.contains("\"event\":\"stderr\"") && l.contains(&tag))
+        .filter(|l| {
+            (l.contains("\"event\":\"stderr\"") || l.contains("\"event\":\"seat_end\""))
+                && l.contains(&tag)
+        })
         .cloned()
         .collect()
 }

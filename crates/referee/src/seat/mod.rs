@@ -21,6 +21,8 @@ pub mod ws;
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use futures_util::FutureExt;
+
 use kakehiki_core::exchange::{ExchangeOutcome, SeatEnd, SeatExchange, SeatRecord, SEAT_END_EVENT};
 use kakehiki_core::replay::{ParsedReplay, ReplayLog};
 use kakehiki_core::{MatchReport, SeatError, SeatErrorKind, SeatSpec};
@@ -235,6 +237,34 @@ impl Listen {
     }
 }
 
+/// A seat awaited by [`Table::first`].
+#[derive(Debug, Clone)]
+pub struct Wait {
+    pub seat: usize,
+    /// The game's own label.
+    pub at: String,
+    /// The kind of request (or of listening, e.g. `line`).
+    pub kind: String,
+    /// The time the seat has, from `since`; `None`: no reply is due (the seat is only listened to).
+    pub limit: Option<Duration>,
+    /// When the request's last byte was written (or the listening began).
+    pub since: Instant,
+    /// A timeout is the seat's start-up failing ([`SeatErrorKind::NotReady`]).
+    pub timeout_not_ready: bool,
+}
+
+impl Wait {
+    fn ask(&self) -> Ask {
+        Ask::new(
+            self.seat,
+            &self.at,
+            &self.kind,
+            Vec::new(),
+            self.limit.unwrap_or_default(),
+        )
+    }
+}
+
 /// What came of one request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Answer {
@@ -324,6 +354,8 @@ pub struct Table {
     pub log: ReplayLog,
     /// The turn number recorded in [`SeatError::turn`] (the driver keeps it current).
     pub turn: u32,
+    /// Of a replayed table: each seat's exchanges' places in the recording (for [`Table::first`]).
+    positions: Vec<Vec<usize>>,
 }
 
 impl Table {
@@ -343,6 +375,7 @@ impl Table {
             errors: vec![Vec::new(); n],
             log,
             turn: 0,
+            positions: Vec::new(),
         }
     }
 
@@ -360,7 +393,11 @@ impl Table {
                 end: None,
             })
             .collect();
-        for e in record.exchanges {
+        let mut positions = vec![Vec::new(); n];
+        for (i, e) in record.exchanges.into_iter().enumerate() {
+            if let Some(p) = positions.get_mut(e.seat) {
+                p.push(i);
+            }
             let Some(Seat::Replayed { exchanges, .. }) = seats.get_mut(e.seat) else {
                 return Err(crate::RefereeError::BadReplay(format!(
                     "seat record names seat {} of a {n}-seat match",
@@ -375,6 +412,7 @@ impl Table {
             }
         }
         let mut table = Table::new(seats, log);
+        table.positions = positions;
         for (line, v) in replay
             .events
             .iter()
@@ -744,6 +782,143 @@ impl Table {
         self.log.push(&rec);
         self.note_error(&ask, &answer);
         Some(answer)
+    }
+
+    /// Await whichever of `waits` answers first: for protocols where a seat may speak at any
+    /// time (Geister answers a line out of turn at once). Each wait is a request already written
+    /// (`limit` set: its clock runs from `since`) or a seat merely listened to (`limit` `None`:
+    /// no deadline, no time measured). Built-in seats with a request answer at once (from
+    /// `builtin`); the live seats are read together, each until its own deadline, and the reads
+    /// that lose are dropped (a [`Transport::read`] must be cancel-safe: nothing read is lost).
+    /// The answer is recorded like an ask's. A replayed table answers with the exchange
+    /// recorded first among the seats waited for. `None` when nothing could ever answer.
+    pub async fn first(
+        &mut self,
+        waits: &[Wait],
+        mut builtin: impl FnMut(usize, &Wait) -> Vec<u8>,
+    ) -> Option<(usize, Answer)> {
+        let (i, answer) = self.first_answer(waits, &mut builtin).await?;
+        let w = &waits[i];
+        let mut ask = w.ask();
+        ask.handshake = w.timeout_not_ready && answer.outcome == ExchangeOutcome::Timeout;
+        let mut rec = self.exchange_of(&ask, &answer);
+        if w.limit.is_none() {
+            rec.limit_ms = None;
+        }
+        self.log.push(&rec);
+        self.note_error(&ask, &answer);
+        Some((i, answer))
+    }
+
+    async fn first_answer(
+        &mut self,
+        waits: &[Wait],
+        builtin: &mut impl FnMut(usize, &Wait) -> Vec<u8>,
+    ) -> Option<(usize, Answer)> {
+        let not_running = |why: &str| Answer {
+            outcome: ExchangeOutcome::NotRunning,
+            bytes: Vec::new(),
+            truncated: false,
+            time_us: Some(0),
+            detail: Some(why.to_string()),
+            discarded: Vec::new(),
+        };
+        if let Some((i, why)) = waits
+            .iter()
+            .enumerate()
+            .find_map(|(i, w)| self.down(w.seat).map(|d| (i, d)))
+        {
+            return Some((i, not_running(why)));
+        }
+        // A replayed table: the exchange recorded first among the seats waited for.
+        let mut best: Option<(usize, usize)> = None;
+        let mut replayed = None;
+        for (i, w) in waits.iter().enumerate() {
+            if let Some(Seat::Replayed { exchanges, .. }) = self.seats.get(w.seat) {
+                replayed.get_or_insert(i);
+                let p = &self.positions[w.seat];
+                let head = p.len().checked_sub(exchanges.len()).and_then(|k| p.get(k));
+                if let Some(&pos) = head {
+                    if best.is_none_or(|(b, _)| pos < b) {
+                        best = Some((pos, i));
+                    }
+                }
+            }
+        }
+        if let Some((_, i)) = best {
+            if let Some(Seat::Replayed { exchanges, .. }) = self.seats.get_mut(waits[i].seat) {
+                if let Some(e) = exchanges.pop_front() {
+                    return Some((i, Answer::of_record(&e)));
+                }
+            }
+        }
+        if let Some(i) = replayed {
+            return Some((
+                i,
+                not_running("the recording has no more exchanges for this seat"),
+            ));
+        }
+        if let Some((i, w)) = waits
+            .iter()
+            .enumerate()
+            .find(|(_, w)| w.limit.is_some() && self.is_builtin(w.seat))
+        {
+            // What a live seat has already sent comes first (it arrived before the question).
+            if let Some(Some(got)) = self.race(waits).now_or_never() {
+                return Some(got);
+            }
+            let bytes = builtin(w.seat, w);
+            return Some((
+                i,
+                Answer {
+                    outcome: ExchangeOutcome::Reply,
+                    bytes,
+                    truncated: false,
+                    time_us: None,
+                    detail: None,
+                    discarded: Vec::new(),
+                },
+            ));
+        }
+        self.race(waits).await
+    }
+
+    /// Read the live (and silent) seats of `waits` together; the first answer.
+    async fn race(&mut self, waits: &[Wait]) -> Option<(usize, Answer)> {
+        let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
+        let mut reads: Vec<BoxFuture<'_, (usize, Received)>> = Vec::new();
+        let mut seats: Vec<Option<&mut Seat>> = self.seats.iter_mut().map(Some).collect();
+        for (i, w) in waits.iter().enumerate() {
+            let deadline = w.limit.map_or(far, |l| w.since + l);
+            match seats.get_mut(w.seat).and_then(Option::take) {
+                Some(Seat::Live(t)) => {
+                    if let Some(failed) = t.failed() {
+                        return Some((i, answer_of(failed, None, &w.ask())));
+                    }
+                    reads.push(Box::pin(async move { (i, t.read(deadline).await) }));
+                }
+                Some(Seat::Silent) if w.limit.is_some() => reads.push(Box::pin(async move {
+                    tokio::time::sleep_until(deadline).await;
+                    let mut r = Received::failure(
+                        ExchangeOutcome::Timeout,
+                        format!("{SILENT_BOT} never answers"),
+                    );
+                    r.at = deadline;
+                    (i, r)
+                })),
+                _ => {}
+            }
+        }
+        if reads.is_empty() {
+            return None;
+        }
+        let ((i, received), _, _) = futures_util::future::select_all(reads).await;
+        let w = &waits[i];
+        let mut answer = answer_of(received, Some(w.since), &w.ask());
+        if w.limit.is_none() {
+            answer.time_us = None;
+        }
+        Some((i, answer))
     }
 
     fn exchange_of(&self, ask: &Ask, answer: &Answer) -> SeatExchange {

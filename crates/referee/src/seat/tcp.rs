@@ -88,6 +88,8 @@ struct LineSplitter {
     cur: Vec<u8>,
     overlong: bool,
     skip_lf: bool,
+    /// Only LF ends a line (a CR stays in it); see [`Conn::lf_only`].
+    lf_only: bool,
 }
 
 impl LineSplitter {
@@ -99,7 +101,7 @@ impl LineSplitter {
                     continue;
                 }
             }
-            if b == b'\n' || b == b'\r' {
+            if b == b'\n' || (b == b'\r' && !self.lf_only) {
                 self.skip_lf = b == b'\r';
                 emit(
                     std::mem::take(&mut self.cur),
@@ -156,6 +158,7 @@ impl Conn {
                 cur: Vec::new(),
                 overlong: false,
                 skip_lf: false,
+                lf_only: false,
             },
             buf: vec![0u8; 16 * 1024],
             lines: VecDeque::new(),
@@ -167,6 +170,52 @@ impl Conn {
             write_failed,
             dead: None,
             writer_task,
+        }
+    }
+
+    /// Frame lines as the Geister contest server does: only LF ends a line (a CR before it
+    /// stays in the line for the game's codec to strip), and unterminated bytes at EOF are no
+    /// line.
+    pub fn lf_only(mut self) -> Conn {
+        self.split.lf_only = true;
+        self
+    }
+
+    /// End the connection politely: write what is queued, shut down the sending side (the
+    /// client reads EOF after the last message), then read and discard until the client closes
+    /// or `linger` passes, so that nothing it still sends turns the close into a reset.
+    pub async fn close(&mut self, linger: Duration) {
+        let until = Instant::now() + linger;
+        self.flush(linger).await;
+        {
+            use std::os::fd::AsRawFd;
+            let fd = self.rd.as_ref().as_raw_fd();
+            let _ = nix::sys::socket::shutdown(fd, nix::sys::socket::Shutdown::Write);
+        }
+        while self.closed.is_none() {
+            match tokio::time::timeout_at(until, self.rd.read(&mut self.buf)).await {
+                Ok(Ok(n)) if n > 0 => {}
+                _ => self.closed = Some(("closed by the referee".into(), false)),
+            }
+        }
+        self.lines.clear();
+        self.pending_bytes = 0;
+    }
+
+    /// Resolves when the client has closed the connection with no line unread before its EOF;
+    /// never when it sent something (kept for the next read). Cancel-safe.
+    pub async fn closed_by_client(&mut self) {
+        loop {
+            self.read_available();
+            if !self.lines.is_empty() || (self.closed.is_none() && !self.split.cur.is_empty()) {
+                return std::future::pending().await;
+            }
+            if self.closed.is_some() {
+                return;
+            }
+            if self.rd.readable().await.is_err() {
+                return;
+            }
         }
     }
 
@@ -245,7 +294,9 @@ impl Conn {
     }
 
     fn on_eof(&mut self, reason: String, io_error: bool) {
-        if !self.split.cur.is_empty() {
+        if self.split.lf_only {
+            self.split.cur.clear();
+        } else if !self.split.cur.is_empty() {
             let bytes = std::mem::take(&mut self.split.cur);
             let overlong = std::mem::replace(&mut self.split.overlong, false);
             self.pending_bytes += bytes.len();
@@ -695,6 +746,7 @@ mod tests {
             cur: Vec::new(),
             overlong: false,
             skip_lf: false,
+            lf_only: false,
         };
         let mut got = Vec::new();
         s.push(b"a\nb\r\nc\rd\r", |b, o| {

@@ -1,39 +1,49 @@
-//! The driver of `geister` (spec `geister.md`): built-in bots, stdin/stdout bots (`cmd:`), TCP
-//! clients that connect on their own (`tcp`) and TCP clients the referee launches (`tcp-cmd:`).
+//! The driver of `geister` (spec `geister.md`) on the seat layer: built-in bots, stdin/stdout
+//! bots (`cmd:`), TCP clients that connect on their own (`tcp`) and TCP clients the referee
+//! launches (`tcp-cmd:`), all behind one [`Table`](crate::seat::Table).
 //!
-//! All the game's logic — rules, replies, clocks, faults, replay events, compatible log — lives in
-//! the pure [`kakehiki_geister::Session`]; this driver only moves bytes, reads the clock and feeds
-//! the session what happened with the time in milliseconds since the game started. A re-run feeds
-//! the recorded inputs to a fresh session, which therefore reproduces the replay byte for byte.
+//! The game — rules, replies, clocks, faults, its replay events and compatible log — is the pure
+//! [`kakehiki_geister::Session`]; this driver is its flow over the table. The protocol lets a
+//! seat speak at any time (a line out of turn is answered `NG ` at once), so the flow listens to
+//! every live seat with [`Table::first`](crate::seat::Table::first). The session's clock is
+//! virtual: a reply's time is its request's time plus the seat's measured reply time, so a re-run
+//! (the same flow on replayed seats) reproduces the replay byte for byte.
 
 pub mod net;
 pub mod serve;
 
 use std::collections::VecDeque;
-use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use kakehiki_agent::{BotProcess, ClientProcess, ReadOutcome};
+use futures_util::FutureExt;
+use kakehiki_agent::BotProcess;
+use kakehiki_core::exchange::{ExchangeOutcome, SeatExchange};
 use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
 use kakehiki_core::{seeded_rng, Bot, GameType, MatchReport, SeatError, SeatErrorKind, SeatSpec};
 use kakehiki_geister::bots::make_bot;
 use kakehiki_geister::engine::{outcome_of, Action, EndReason, Geister};
+use kakehiki_geister::record::{event_error, v1_seat_record, SETUP};
 use kakehiki_geister::rules::RULE_KEYS;
-use kakehiki_geister::session::{line_from_record, Disposition, Event, FaultKind, TurnOutcome};
-use kakehiki_geister::wire::{frame, Line, LineBuffer, ServerMsg};
+use kakehiki_geister::session::FaultKind;
+use kakehiki_geister::wire::{frame, Line, ServerMsg};
 use kakehiki_geister::{Out, Rules, Session, BUILTIN_BOTS};
 use serde::{Deserialize, Serialize};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::net::TcpStream;
+use tokio::sync::Mutex;
 use tokio::time::Instant;
 
 use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
-pub use net::{ConnQueue, Table};
+use crate::seat::pipe::Pipe;
+use crate::seat::tcp::launch;
+pub use crate::seat::tcp::{client_argv, ConnQueue};
+use crate::seat::{Ask, Finished, Seat, Wait, SILENT_BOT};
+pub use net::{GeisterTcp, Table};
 
 /// Replay format name.
-pub const FORMAT: &str = "kakehiki-geister/1";
+pub const FORMAT: &str = "kakehiki-geister/2";
+/// The format [`GameDriver::upgrade`] converts from.
+pub const FORMAT_V1: &str = "kakehiki-geister/1";
 
 /// Driver options besides the rule parameters ([`RULE_KEYS`]).
 pub const DRIVER_KEYS: &[&str] = &["host", "port0", "port1", "log_dir"];
@@ -44,7 +54,7 @@ pub struct GeisterDriver;
 /// `geister`.
 pub static GEISTER: GeisterDriver = GeisterDriver;
 
-/// Per seat: how it was connected.
+/// Per seat: how it is connected.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeatInfo {
     /// `builtin`, `stdio` or `tcp`.
@@ -63,33 +73,14 @@ struct HeaderParams {
 }
 
 /// Connections to a seat's port closed at once because its queue was full
-/// ([`crate::accept::CappedAcceptor`]): recorded once per seat and game, after the stderr events,
-/// and reported as an `excess_connections` seat error.
+/// ([`crate::accept::CappedAcceptor`]): recorded once per seat and game, at the end, and
+/// reported as an `excess_connections` seat error.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct ConnectionsEvent {
     event: String,
     seat: usize,
     excess: u64,
     cap: usize,
-}
-
-impl ConnectionsEvent {
-    fn error(&self) -> SeatError {
-        SeatError { at: String::new(),
-            turn: 0,
-            kind: SeatErrorKind::ExcessConnections,
-            detail: format!(
-                "{} connections to the seat's port closed at once: {} were already waiting (the cap)",
-                self.excess, self.cap
-            ),
-        }
-    }
-}
-
-/// Record the excess connections of each seat's queue (if any) in `record`.
-fn add_excess(record: &mut MatchRecord, queues: &[Option<ConnQueue>; 2]) {
-    let counts = [0, 1].map(|s| queues[s].as_ref().map_or((0, 0), |q| (q.excess(), q.cap())));
-    add_excess_counts(record, counts);
 }
 
 /// Record `(excess, cap)` of each seat's port, where the excess is not 0.
@@ -111,183 +102,17 @@ pub(crate) fn add_excess_counts(record: &mut MatchRecord, counts: [(u64, usize);
 
 fn add_connections_event(record: &mut MatchRecord, e: ConnectionsEvent) {
     if let Some(s) = record.report.seats.get_mut(e.seat) {
-        s.errors.push(e.error());
+        s.errors.push(SeatError {
+            at: String::new(),
+            turn: 0,
+            kind: SeatErrorKind::ExcessConnections,
+            detail: format!(
+                "{} connections to the seat's port closed at once: {} were already waiting (the cap)",
+                e.excess, e.cap
+            ),
+        });
     }
     record.replay.push(&e);
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct StderrEvent {
-    event: String,
-    seat: usize,
-    text: String,
-}
-
-/// How one seat is played, before the game starts.
-pub enum SeatPlan<'a> {
-    Builtin(Box<dyn Bot<Geister> + Send>),
-    /// A stdin/stdout process, or why it could not be started.
-    Pipe(Result<BotProcess, String>),
-    /// A TCP seat: the queue its connection comes from, and the client process launched for it
-    /// (`tcp-cmd:`), or why that could not be started.
-    Tcp {
-        queue: &'a mut ConnQueue,
-        client: Option<Result<ClientProcess, String>>,
-    },
-    /// A TCP client already connected (a table that waited for both, or a connection kept from
-    /// the previous game, spec §3.8): assigned at once.
-    Connected(KeptConn),
-}
-
-/// A client's TCP connection between games: accepted and not yet assigned, or kept open after
-/// a game for the next one (spec §3.8's several-games-per-connection extension).
-pub struct KeptConn {
-    read: OwnedReadHalf,
-    write: OwnedWriteHalf,
-    peer: SocketAddr,
-}
-
-impl KeptConn {
-    /// A freshly accepted connection (TCP_NODELAY is set, spec §3.7).
-    pub fn new(stream: TcpStream, peer: SocketAddr) -> KeptConn {
-        let _ = stream.set_nodelay(true);
-        let (read, write) = stream.into_split();
-        KeptConn { read, write, peer }
-    }
-
-    /// The client's address.
-    pub fn peer(&self) -> SocketAddr {
-        self.peer
-    }
-
-    /// Resolves when the client has closed the connection (EOF with nothing before it); never
-    /// when it sent something (kept for the next game to read). Consumes nothing: cancel-safe.
-    pub async fn left(&self) {
-        let mut b = [0u8; 1];
-        if let Ok(1..) = self.read.as_ref().peek(&mut b).await {
-            std::future::pending::<()>().await;
-        }
-    }
-
-    /// Close it as at the end of a single-game connection: shut down our sending side, read
-    /// and discard until EOF or `linger`.
-    pub async fn close(mut self, linger: Duration) {
-        let _ = self.write.shutdown().await;
-        let until = Instant::now() + linger;
-        let mut buf = [0u8; 4096];
-        while let Ok(Ok(n)) = tokio::time::timeout_at(until, self.read.read(&mut buf)).await {
-            if n == 0 {
-                break;
-            }
-        }
-    }
-}
-
-enum Io<'a> {
-    Builtin(Box<dyn Bot<Geister> + Send>),
-    Pipe(BotProcess),
-    Waiting {
-        queue: &'a mut ConnQueue,
-        client: Option<ClientProcess>,
-    },
-    Tcp {
-        read: OwnedReadHalf,
-        write: OwnedWriteHalf,
-        client: Option<ClientProcess>,
-        buf: LineBuffer,
-        eof: bool,
-    },
-    Gone {
-        client: Option<ClientProcess>,
-    },
-}
-
-enum SeatEvent {
-    PipeLine(kakehiki_agent::Line),
-    PipeClosed(String, bool),
-    Connected(TcpStream, SocketAddr),
-    ConnectTimeout,
-    ClientExited(String),
-    Bytes(Vec<u8>),
-    Eof,
-    NetError(String),
-}
-
-fn ms_since(start: Instant) -> u64 {
-    start.elapsed().as_millis() as u64
-}
-
-/// Wait for what a pipe or a waiting TCP seat produces next; never resolves for other seats.
-async fn seat_event(io: &mut Io<'_>, connect_deadline: Instant) -> SeatEvent {
-    match io {
-        Io::Pipe(p) => loop {
-            match p
-                .read_line(Instant::now() + Duration::from_secs(3600))
-                .await
-            {
-                ReadOutcome::Line(l) => return SeatEvent::PipeLine(l),
-                ReadOutcome::Timeout { .. } => continue,
-                ReadOutcome::Closed { exit, .. } => {
-                    return match exit {
-                        Some(e) => SeatEvent::PipeClosed(format!("the bot exited ({e})"), true),
-                        None => SeatEvent::PipeClosed("the bot closed its stdout".into(), false),
-                    }
-                }
-                ReadOutcome::OutputLimit { bytes } => {
-                    return SeatEvent::PipeClosed(
-                        format!(
-                            "the bot wrote {bytes} bytes, over the output cap, and was stopped"
-                        ),
-                        true,
-                    )
-                }
-            }
-        },
-        Io::Waiting { queue, client } => {
-            let mut poll = tokio::time::interval(Duration::from_millis(50));
-            loop {
-                tokio::select! {
-                    c = queue.next(connect_deadline) => {
-                        return match c {
-                            Some((s, peer)) => SeatEvent::Connected(s, peer),
-                            None => SeatEvent::ConnectTimeout,
-                        };
-                    }
-                    _ = poll.tick() => {
-                        if let Some(c) = client.as_mut() {
-                            if let Some(e) = c.try_exit() {
-                                return SeatEvent::ClientExited(format!("the client exited before connecting ({e})"));
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        Io::Tcp {
-            read, eof: false, ..
-        } => {
-            let mut buf = [0u8; 4096];
-            match read.read(&mut buf).await {
-                Ok(0) => SeatEvent::Eof,
-                Ok(n) => SeatEvent::Bytes(buf[..n].to_vec()),
-                Err(e) => SeatEvent::NetError(e.to_string()),
-            }
-        }
-        _ => std::future::pending().await,
-    }
-}
-
-/// Read and discard what a finished TCP seat still sends, until EOF or `until`.
-async fn drain(io: &mut Io<'_>, until: Instant) {
-    if let Io::Tcp { read, eof, .. } = io {
-        let mut buf = [0u8; 4096];
-        while !*eof {
-            match tokio::time::timeout_at(until, read.read(&mut buf)).await {
-                Ok(Ok(n)) if n > 0 => {}
-                _ => *eof = true,
-            }
-        }
-    }
 }
 
 /// Everything fixed before a game starts.
@@ -299,438 +124,378 @@ pub struct GameSetup {
     pub log_dir: Option<PathBuf>,
 }
 
-struct Runner<'a> {
-    start: Instant,
-    session: Session,
-    io: [Io<'a>; 2],
-    infos: [SeatInfo; 2],
-    last_write: [Option<Instant>; 2],
-    read_since_write: [bool; 2],
-    pending: VecDeque<(usize, Line)>,
-    /// Keep TCP connections open after the end message for the next game (spec §3.8).
-    keep: bool,
+/// One game's seats: the table's seat, its transport's name, and a built-in bot's brain.
+pub struct Players {
+    pub seats: Vec<Seat>,
+    pub transports: [&'static str; 2],
+    pub bots: [Option<Box<dyn Bot<Geister> + Send>>; 2],
 }
 
-impl<'a> Runner<'a> {
-    fn now(&self) -> u64 {
-        ms_since(self.start)
+/// The game's flow over a table (live or replayed).
+struct Flow {
+    table: crate::seat::Table,
+    /// The replay's header, written once the seats have connected (it names their peers).
+    head: ReplayHeader,
+    session: Session,
+    bots: [Option<Box<dyn Bot<Geister> + Send>>; 2],
+    /// What each live seat is awaited for, and its request's time on the virtual clock.
+    waits: [Option<(Wait, u64)>; 2],
+    /// The virtual clock (ms): the latest input's time.
+    now: u64,
+    /// Seats whose messages are paced (processes and clients, in a live game).
+    paced: [bool; 2],
+    last_write: [Option<Instant>; 2],
+    read_since_write: [bool; 2],
+    /// Session events already written to the replay.
+    logged: usize,
+}
+
+fn msg_kind(m: &ServerMsg) -> &'static str {
+    match m {
+        ServerMsg::Set => "SET?",
+        ServerMsg::Mov(_) => "MOV?",
+        ServerMsg::Ok | ServerMsg::OkRed | ServerMsg::OkBlue => "OK",
+        ServerMsg::Ng => "NG",
+        _ => "end",
+    }
+}
+
+fn fault_of(outcome: ExchangeOutcome) -> FaultKind {
+    match outcome {
+        ExchangeOutcome::Disconnect | ExchangeOutcome::Malformed => FaultKind::Disconnect,
+        _ => FaultKind::Exit,
+    }
+}
+
+fn ms(d: u64) -> Duration {
+    Duration::from_millis(d)
+}
+
+impl Flow {
+    fn label(&self) -> String {
+        let g = self.session.game();
+        if g.in_play() || g.is_over() {
+            format!("ply {}", g.ply() + 1)
+        } else {
+            SETUP.to_string()
+        }
     }
 
-    /// Write one message (pacing first); returns what the session says after a failed write.
-    async fn deliver(&mut self, o: Out) -> Vec<Out> {
-        let seat = o.seat;
-        let pace = Duration::from_millis(self.session.rules().pace_ms);
-        let paced = matches!(self.io[seat], Io::Pipe(_) | Io::Tcp { .. });
-        if paced && !pace.is_zero() && !self.read_since_write[seat] {
-            if let Some(last) = self.last_write[seat] {
-                tokio::time::sleep_until(last + pace).await;
-            }
-        }
-        let bytes = o.msg.to_bytes();
-        let result: Result<(), String> = match &mut self.io[seat] {
-            Io::Builtin(bot) => {
-                match &o.msg {
-                    ServerMsg::Set | ServerMsg::Mov(_) => {
-                        let view = self.session.game().view(seat);
-                        let text = match bot.act(seat, &view) {
-                            Action::Place(r) => format!("SET:{}", r.labels()),
-                            Action::Move(m) => format!("MOV:{}", m.wire()),
-                        };
-                        self.pending.push_back((seat, Line::Text(text)));
+    async fn run(&mut self, tcp: [bool; 2]) {
+        let rules = self.session.rules().clone();
+        let mut faults = Vec::new();
+        let connect: Vec<usize> = (0..2).filter(|&s| tcp[s]).collect();
+        if !connect.is_empty() {
+            let asks = connect
+                .iter()
+                .map(|&s| {
+                    let limit = ms(rules.connect_timeout_ms);
+                    let mut a = Ask::new(s, SETUP, "connect", Vec::new(), limit);
+                    a.handshake = true;
+                    a
+                })
+                .collect();
+            let answers = self.table.ask(asks, |_, _| Vec::new()).await;
+            for (&s, a) in connect.iter().zip(&answers) {
+                let detail = a.detail.clone().unwrap_or_default();
+                match a.outcome {
+                    ExchangeOutcome::Reply => {
+                        let peer = a.text().filter(|p| !p.is_empty());
+                        self.head.params["seats"][s]["peer"] = serde_json::json!(peer);
                     }
-                    _ => {}
+                    ExchangeOutcome::Timeout => faults.push((
+                        s,
+                        FaultKind::ConnectTimeout,
+                        format!("no connection within {} ms", rules.connect_timeout_ms),
+                    )),
+                    o => faults.push((s, fault_of(o), detail)),
                 }
-                Ok(())
-            }
-            Io::Pipe(p) => p.send(&bytes).await.map_err(|e| e.to_string()),
-            Io::Tcp { write, .. } => write.write_all(&bytes).await.map_err(|e| e.to_string()),
-            Io::Waiting { .. } | Io::Gone { .. } => Ok(()),
-        };
-        self.last_write[seat] = Some(Instant::now());
-        self.read_since_write[seat] = false;
-        match result {
-            Ok(()) => {
-                if matches!(o.msg, ServerMsg::Mov(_)) {
-                    let now = self.now();
-                    self.session.clock_started(seat, now);
-                }
-                Vec::new()
-            }
-            Err(e) => {
-                let now = self.now();
-                self.session.fault(
-                    seat,
-                    FaultKind::WriteFailed,
-                    &format!("write failed: {e}"),
-                    now,
-                )
             }
         }
-    }
-
-    fn take_bytes(&mut self, seat: usize, bytes: &[u8]) -> Vec<Out> {
-        self.read_since_write[seat] = true;
-        let lines = match &mut self.io[seat] {
-            Io::Tcp { buf, .. } => buf.push(bytes),
-            _ => Vec::new(),
-        };
-        let now = self.now();
+        // The header first, with the peers the connections came from.
+        let mut log = ReplayLog::new();
+        log.push(&self.head);
+        for l in std::mem::take(&mut self.table.log).lines() {
+            if let Ok(e) = serde_json::from_str::<SeatExchange>(l) {
+                log.push(&e);
+            }
+        }
+        self.table.log = log;
         let mut outs = Vec::new();
-        for l in lines {
-            outs.extend(self.session.line(seat, &l, now));
+        for s in (0..2).filter(|s| !faults.iter().any(|f| f.0 == *s)) {
+            outs.extend(self.session.assign(s, 0));
         }
-        outs
-    }
-
-    fn connected(&mut self, seat: usize, stream: TcpStream, peer: SocketAddr) -> Vec<Out> {
-        let _ = stream.set_nodelay(true);
-        let (read, write) = stream.into_split();
-        let client = match std::mem::replace(&mut self.io[seat], Io::Gone { client: None }) {
-            Io::Waiting { client, .. } => client,
-            _ => None,
-        };
-        self.io[seat] = Io::Tcp {
-            read,
-            write,
-            client,
-            buf: LineBuffer::new(),
-            eof: false,
-        };
-        self.infos[seat].peer = Some(peer.to_string());
-        let now = self.now();
-        self.session.assign(seat, now)
-    }
-
-    fn connect_deadline(&self) -> Instant {
-        self.start + Duration::from_millis(self.session.rules().connect_timeout_ms)
-    }
-
-    async fn run(&mut self, start_faults: Vec<(usize, FaultKind, String)>) {
-        let mut outs: VecDeque<Out> = VecDeque::new();
-        if !start_faults.is_empty() {
-            outs.extend(self.session.faults(&start_faults, 0));
+        self.deliver(outs).await;
+        if !faults.is_empty() {
+            let outs = self.session.faults(&faults, self.now);
+            self.record_events(Some(&connect));
+            self.deliver(outs).await;
         }
-        for seat in 0..2 {
-            if matches!(self.io[seat], Io::Builtin(_) | Io::Pipe(_) | Io::Tcp { .. }) {
-                outs.extend(self.session.assign(seat, 0));
-            }
-        }
-        loop {
-            while let Some(o) = outs.pop_front() {
-                let more = self.deliver(o).await;
-                outs.extend(more);
-            }
-            if self.session.is_over() {
-                return;
-            }
-            if let Some((seat, line)) = self.pending.pop_front() {
-                let now = self.now();
-                outs.extend(self.session.line(seat, &line, now));
-                continue;
-            }
-            let deadline = self
-                .session
-                .next_deadline()
-                .map(|d| self.start + Duration::from_millis(d))
-                .unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
-            let connect_deadline = self.connect_deadline();
-            let [io0, io1] = &mut self.io;
-            enum Woke {
-                Seat(usize, SeatEvent),
-                Deadline,
-            }
-            let woke = tokio::select! {
-                e = seat_event(io0, connect_deadline) => Woke::Seat(0, e),
-                e = seat_event(io1, connect_deadline) => Woke::Seat(1, e),
-                _ = tokio::time::sleep_until(deadline) => Woke::Deadline,
-            };
-            let now = self.now();
-            match woke {
-                Woke::Seat(seat, SeatEvent::PipeLine(l)) => {
+        while !self.session.is_over() {
+            self.listen();
+            let waits: Vec<Wait> = self.waits.iter().flatten().map(|w| w.0.clone()).collect();
+            self.table.turn = self.session.game().ply() + 1;
+            let Flow {
+                table,
+                session,
+                bots,
+                ..
+            } = self;
+            let got = table
+                .first(&waits, |seat, _| builtin_reply(session, bots, seat))
+                .await;
+            let Some((i, answer)) = got else { break };
+            let seat = waits[i].seat;
+            let since = self.waits[seat].as_ref().map_or(self.now, |w| w.1);
+            let now = since + answer.time_us.unwrap_or(0) / 1000;
+            self.now = self.now.max(now);
+            let outs = match answer.outcome {
+                ExchangeOutcome::Reply => {
                     self.read_since_write[seat] = true;
-                    let line = if l.truncated {
+                    let line = if answer.truncated {
                         Line::TooLong
                     } else {
-                        frame(&l.bytes)
+                        frame(&answer.bytes)
                     };
-                    outs.extend(self.session.line(seat, &line, now));
+                    self.session.line(seat, &line, now)
                 }
-                Woke::Seat(seat, SeatEvent::PipeClosed(detail, exited)) => {
-                    let kind = if exited {
-                        FaultKind::Exit
-                    } else {
-                        FaultKind::Disconnect
-                    };
-                    outs.extend(self.session.fault(seat, kind, &detail, now));
-                    self.retire(seat);
+                ExchangeOutcome::Timeout => self.session.tick(now),
+                o => {
+                    let detail = answer.detail.clone().unwrap_or_default();
+                    self.session.fault(seat, fault_of(o), &detail, now)
                 }
-                Woke::Seat(seat, SeatEvent::Connected(stream, peer)) => {
-                    outs.extend(self.connected(seat, stream, peer));
-                }
-                Woke::Seat(_, SeatEvent::ConnectTimeout) => {
-                    let late: Vec<(usize, FaultKind, String)> = (0..2)
-                        .filter(|&s| matches!(self.io[s], Io::Waiting { .. }))
-                        .map(|s| {
-                            let ms = self.session.rules().connect_timeout_ms;
-                            (
-                                s,
-                                FaultKind::ConnectTimeout,
-                                format!("no connection within {ms} ms"),
-                            )
-                        })
-                        .collect();
-                    outs.extend(self.session.faults(&late, now));
-                }
-                Woke::Seat(seat, SeatEvent::ClientExited(detail)) => {
-                    outs.extend(self.session.fault(seat, FaultKind::Exit, &detail, now));
-                }
-                Woke::Seat(seat, SeatEvent::Bytes(b)) => outs.extend(self.take_bytes(seat, &b)),
-                Woke::Seat(seat, SeatEvent::Eof) => {
-                    outs.extend(self.session.fault(
-                        seat,
-                        FaultKind::Disconnect,
-                        "the client closed the connection",
-                        now,
-                    ));
-                    self.retire(seat);
-                }
-                Woke::Seat(seat, SeatEvent::NetError(e)) => {
-                    outs.extend(self.session.fault(
-                        seat,
-                        FaultKind::Disconnect,
-                        &format!("connection error: {e}"),
-                        now,
-                    ));
-                    self.retire(seat);
-                }
-                Woke::Deadline => outs.extend(self.session.tick(now)),
-            }
-        }
-    }
-
-    /// A seat whose connection or process is gone: stop reading it.
-    fn retire(&mut self, seat: usize) {
-        let old = std::mem::replace(&mut self.io[seat], Io::Gone { client: None });
-        self.io[seat] = match old {
-            Io::Tcp { client, .. } | Io::Waiting { client, .. } => Io::Gone { client },
-            Io::Pipe(mut p) => {
-                p.kill();
-                Io::Pipe(p)
-            }
-            other => other,
-        };
-    }
-
-    /// After the end: close our sending side, drain until EOF or `linger_ms`, stop every
-    /// process; returns the captured stderr of process seats.
-    async fn finish(&mut self) -> ([Option<String>; 2], [Option<KeptConn>; 2]) {
-        let linger = Instant::now() + Duration::from_millis(self.session.rules().linger_ms);
-        let mut kept: [Option<KeptConn>; 2] = [None, None];
-        if self.keep {
-            for (seat, io) in self.io.iter_mut().enumerate() {
-                if matches!(
-                    io,
-                    Io::Tcp {
-                        eof: false,
-                        client: None,
-                        ..
-                    }
-                ) {
-                    if let Io::Tcp { read, write, .. } =
-                        std::mem::replace(io, Io::Gone { client: None })
-                    {
-                        let peer = self.infos[seat]
-                            .peer
-                            .as_deref()
-                            .and_then(|p| p.parse().ok())
-                            .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0)));
-                        kept[seat] = Some(KeptConn { read, write, peer });
-                    }
-                }
-            }
-        }
-        for io in self.io.iter_mut() {
-            match io {
-                Io::Tcp { write, .. } => {
-                    let _ = write.shutdown().await;
-                }
-                Io::Pipe(p) => p.close_stdin(),
-                _ => {}
-            }
-        }
-        // Drain TCP seats until EOF (or the linger deadline), both at once.
-        let [io0, io1] = &mut self.io;
-        tokio::join!(drain(io0, linger), drain(io1, linger));
-        let mut texts: [Option<String>; 2] = [None, None];
-        for (seat, io) in self.io.iter_mut().enumerate() {
-            let old = std::mem::replace(io, Io::Gone { client: None });
-            texts[seat] = match old {
-                Io::Pipe(mut p) => {
-                    // Wait for the process to go (stdout EOF) within the linger time.
-                    while let ReadOutcome::Line(_) = p.read_line(linger).await {}
-                    let (_, text) = p.finish_with_stderr(Duration::from_millis(10)).await;
-                    Some(text)
-                }
-                Io::Tcp {
-                    client: Some(c), ..
-                }
-                | Io::Gone { client: Some(c) }
-                | Io::Waiting {
-                    client: Some(c), ..
-                } => {
-                    let wait = linger.saturating_duration_since(Instant::now());
-                    let mut c = c;
-                    let _ = tokio::time::timeout(wait, async {
-                        while c.try_exit().is_none() {
-                            tokio::time::sleep(Duration::from_millis(20)).await;
-                        }
-                    })
-                    .await;
-                    let (_, mut text, out) = c.finish_with_output(Duration::from_millis(10)).await;
-                    if !out.is_empty() {
-                        text.push_str("\n[stdout]\n");
-                        text.push_str(&out);
-                    }
-                    Some(text)
-                }
-                _ => None,
             };
+            self.record_events(Some(&[seat]));
+            self.deliver(outs).await;
         }
-        (texts, kept)
+    }
+
+    /// Every live seat not awaited for a reply is listened to (a line out of turn is answered).
+    fn listen(&mut self) {
+        let at = self.label();
+        for s in 0..2 {
+            if !self.session.is_live(s) {
+                self.waits[s] = None;
+                continue;
+            }
+            let expecting = !self.session.game().placed(s) || self.session.awaiting() == Some(s);
+            let keep = self.waits[s]
+                .as_ref()
+                .is_some_and(|(w, _)| w.limit.is_some() == expecting && (expecting || w.at == at));
+            if !keep && !expecting {
+                let wait = Wait {
+                    seat: s,
+                    at: at.clone(),
+                    kind: "line".into(),
+                    limit: None,
+                    since: Instant::now(),
+                    timeout_not_ready: false,
+                };
+                self.waits[s] = Some((wait, self.now));
+            }
+        }
+    }
+
+    /// Write the session's messages in order (pacing first); a request starts its seat's wait.
+    async fn deliver(&mut self, outs: Vec<Out>) {
+        let mut queue: VecDeque<Out> = outs.into();
+        while let Some(o) = queue.pop_front() {
+            let seat = o.seat;
+            let pace = ms(self.session.rules().pace_ms);
+            if self.paced[seat] && !pace.is_zero() && !self.read_since_write[seat] {
+                if let Some(last) = self.last_write[seat] {
+                    tokio::time::sleep_until(last + pace).await;
+                }
+            }
+            let at = self.label();
+            let limit = ms(self.session.rules().per_move_ms.max(1000));
+            let bytes = o.msg.to_bytes();
+            let kind = msg_kind(&o.msg);
+            let failed = self.table.tell(seat, &at, kind, &bytes, limit).await;
+            self.last_write[seat] = Some(Instant::now());
+            self.read_since_write[seat] = false;
+            if let Some(a) = failed {
+                let detail = format!("write failed: {}", a.detail.unwrap_or_default());
+                let more = self
+                    .session
+                    .fault(seat, FaultKind::WriteFailed, &detail, self.now);
+                self.record_events(Some(&[seat]));
+                queue.extend(more);
+                continue;
+            }
+            if matches!(o.msg, ServerMsg::Mov(_)) {
+                self.session.clock_started(seat, self.now);
+            }
+            if matches!(o.msg, ServerMsg::Set | ServerMsg::Mov(_)) {
+                let limit = self
+                    .session
+                    .deadline(seat)
+                    .map(|d| ms(d.saturating_sub(self.now)));
+                let wait = Wait {
+                    seat,
+                    at,
+                    kind: kind.into(),
+                    limit,
+                    since: Instant::now(),
+                    timeout_not_ready: kind == "SET?",
+                };
+                self.waits[seat] = Some((wait, self.now));
+            }
+        }
+    }
+
+    /// Write the session's new events to the replay; the errors they show are the seats'
+    /// (but the failures of seats in `noted`, which the table recorded).
+    fn record_events(&mut self, noted: Option<&[usize]>) {
+        let at = self.label();
+        for e in &self.session.events()[self.logged..] {
+            self.table.record(e);
+            if let Some((seat, at, kind, detail)) = event_error(e, &at, noted.unwrap_or(&[])) {
+                self.table.fault(seat, &at, kind, detail);
+            }
+        }
+        self.logged = self.session.events().len();
+    }
+}
+
+/// A built-in bot's reply, in the wire format a client would send.
+fn builtin_reply(
+    session: &Session,
+    bots: &mut [Option<Box<dyn Bot<Geister> + Send>>; 2],
+    seat: usize,
+) -> Vec<u8> {
+    let Some(bot) = bots[seat].as_mut() else {
+        return Vec::new();
+    };
+    let view = session.game().view(seat);
+    match bot.act(seat, &view) {
+        Action::Place(r) => format!("SET:{}", r.labels()).into_bytes(),
+        Action::Move(m) => format!("MOV:{}", m.wire()).into_bytes(),
+    }
+}
+
+/// Play (or re-run, on a replayed table) one game: returns the record and the finished table.
+async fn run_flow(
+    setup: &GameSetup,
+    table: crate::seat::Table,
+    head: ReplayHeader,
+    transports: [&str; 2],
+    bots: [Option<Box<dyn Bot<Geister> + Send>>; 2],
+    live: bool,
+) -> (MatchRecord, Finished, Session) {
+    let mut flow = Flow {
+        table,
+        head,
+        session: Session::new(setup.rules.clone()),
+        bots,
+        waits: [None, None],
+        now: 0,
+        paced: transports.map(|t| live && t != "builtin"),
+        last_write: [None; 2],
+        read_since_write: [false; 2],
+        logged: 0,
+    };
+    flow.run(transports.map(|t| t == "tcp")).await;
+    flow.record_events(None);
+    let Flow { table, session, .. } = flow;
+    let finished = table.finish(ms(setup.rules.linger_ms)).await;
+    let record = report(setup, &session, &finished, transports);
+    (record, finished, session)
+}
+
+fn header(setup: &GameSetup, params: &HeaderParams) -> ReplayHeader {
+    ReplayHeader {
+        event: "header".into(),
+        format: FORMAT.into(),
+        engine: env!("CARGO_PKG_VERSION").into(),
+        game: "geister".into(),
+        rules: setup.rules.name.clone(),
+        seed: setup.seed,
+        seats: setup.specs.to_vec(),
+        params: serde_json::to_value(params).unwrap_or_default(),
+    }
+}
+
+fn report(
+    setup: &GameSetup,
+    session: &Session,
+    finished: &Finished,
+    transports: [&str; 2],
+) -> MatchRecord {
+    let end = session
+        .game()
+        .end()
+        .copied()
+        .unwrap_or(kakehiki_geister::End {
+            winner: None,
+            reason: EndReason::DoubleForfeit,
+            scores: None,
+        });
+    let seats = setup
+        .specs
+        .iter()
+        .map(|s| (s.clone(), Vec::new()))
+        .collect();
+    let mut report = MatchReport::new(
+        "geister",
+        &setup.rules.name,
+        setup.seed,
+        &outcome_of(&end),
+        seats,
+    );
+    finished.fill_report(&mut report);
+    report.everyone_lost = end.reason == EndReason::DoubleForfeit;
+    let extra = &mut report.extra;
+    extra.insert("end".into(), serde_json::json!(end.reason.report_name()));
+    extra.insert("reason".into(), serde_json::json!(end.reason.as_str()));
+    extra.insert("plies".into(), serde_json::json!(session.game().ply()));
+    if let Some(s) = end.scores {
+        extra.insert("end_scores".into(), serde_json::json!(s));
+    }
+    for (sr, t) in report.seats.iter_mut().zip(transports) {
+        sr.extra.insert("transport".into(), serde_json::json!(t));
+    }
+    MatchRecord {
+        report,
+        replay: finished.log.clone(),
     }
 }
 
 /// Play one game with the given seats. Never fails: seat failures are recorded.
-pub async fn run_game(setup: &GameSetup, plans: [SeatPlan<'_>; 2]) -> MatchRecord {
-    run_game_keeping(setup, plans, false).await.0
-}
-
-/// Play one game; with `keep`, the TCP connections still open after the end message are not
-/// closed but returned, for the next game on the same connection (spec §3.8).
-pub async fn run_game_keeping(
-    setup: &GameSetup,
-    plans: [SeatPlan<'_>; 2],
-    keep: bool,
-) -> (MatchRecord, [Option<KeptConn>; 2]) {
+pub async fn run_game(setup: &GameSetup, players: Players) -> MatchRecord {
     let started_unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
-    let start = Instant::now();
-    let mut start_faults = Vec::new();
-    let mut infos: [SeatInfo; 2] = std::array::from_fn(|_| SeatInfo {
-        transport: String::new(),
-        peer: None,
-    });
-    let [p0, p1] = plans;
-    let io = [
-        open_seat(0, p0, &mut infos, &mut start_faults),
-        open_seat(1, p1, &mut infos, &mut start_faults),
-    ];
-    let mut runner = Runner {
-        start,
-        session: Session::new(setup.rules.clone()),
-        io,
-        infos,
-        last_write: [None; 2],
-        read_since_write: [false; 2],
-        pending: VecDeque::new(),
-        keep,
-    };
-    runner.run(start_faults).await;
-    let (stderr, kept) = runner.finish().await;
     let params = HeaderParams {
         rules: setup.rules.clone(),
-        seats: runner.infos.to_vec(),
+        seats: players
+            .transports
+            .iter()
+            .map(|t| SeatInfo {
+                transport: t.to_string(),
+                peer: None,
+            })
+            .collect(),
         started_unix_ms,
     };
+    let table = crate::seat::Table::new(players.seats, ReplayLog::new());
+    let head = header(setup, &params);
+    let (record, _, session) =
+        run_flow(setup, table, head, players.transports, players.bots, true).await;
     if let Some(dir) = &setup.log_dir {
-        write_compat_log(dir, &runner.session, started_unix_ms);
+        write_compat_log(dir, &session, started_unix_ms);
     }
-    let stderr_events: Vec<StderrEvent> = stderr
-        .into_iter()
-        .enumerate()
-        .filter_map(|(seat, t)| {
-            t.map(|text| StderrEvent {
-                event: "stderr".into(),
-                seat,
-                text,
-            })
-        })
-        .collect();
-    let rec = record(
-        setup.seed,
-        &setup.specs,
-        &params,
-        &runner.session,
-        &stderr_events,
-    );
-    (rec, kept)
-}
-
-fn open_seat<'a>(
-    seat: usize,
-    plan: SeatPlan<'a>,
-    infos: &mut [SeatInfo; 2],
-    start_faults: &mut Vec<(usize, FaultKind, String)>,
-) -> Io<'a> {
-    match plan {
-        SeatPlan::Builtin(bot) => {
-            infos[seat].transport = "builtin".into();
-            Io::Builtin(bot)
-        }
-        SeatPlan::Pipe(Ok(p)) => {
-            infos[seat].transport = "stdio".into();
-            Io::Pipe(p)
-        }
-        SeatPlan::Pipe(Err(e)) => {
-            infos[seat].transport = "stdio".into();
-            start_faults.push((seat, FaultKind::Exit, format!("cannot start the bot: {e}")));
-            Io::Gone { client: None }
-        }
-        SeatPlan::Connected(c) => {
-            infos[seat].transport = "tcp".into();
-            infos[seat].peer = Some(c.peer.to_string());
-            Io::Tcp {
-                read: c.read,
-                write: c.write,
-                client: None,
-                buf: LineBuffer::new(),
-                eof: false,
-            }
-        }
-        SeatPlan::Tcp { queue, client } => {
-            infos[seat].transport = "tcp".into();
-            match client {
-                Some(Err(e)) => {
-                    start_faults.push((
-                        seat,
-                        FaultKind::Exit,
-                        format!("cannot start the client: {e}"),
-                    ));
-                    Io::Gone { client: None }
-                }
-                Some(Ok(c)) => Io::Waiting {
-                    queue,
-                    client: Some(c),
-                },
-                None => Io::Waiting {
-                    queue,
-                    client: None,
-                },
-            }
-        }
-    }
+    record
 }
 
 /// The compatible log's text (spec §4.1): LF line ends.
 pub fn compat_log_text(session: &Session) -> String {
-    let mut s = String::new();
-    for l in session.log_lines() {
-        s.push_str(l);
-        s.push('\n');
-    }
-    s
+    session
+        .log_lines()
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .collect()
 }
 
 /// `log-YYYY-MM-DD-HH-mm-ss-SSS` for a UTC time in ms since the epoch.
@@ -743,20 +508,17 @@ pub fn log_file_stem(unix_ms: u64) -> String {
 }
 
 fn write_compat_log(dir: &std::path::Path, session: &Session, started_unix_ms: u64) {
-    let at = started_unix_ms + session.first_set_at().unwrap_or(0);
-    let stem = log_file_stem(at);
+    let stem = log_file_stem(started_unix_ms + session.first_set_at().unwrap_or(0));
     let text = compat_log_text(session);
     if kakehiki_core::private_files::create_dir_all(dir).is_err() {
         return;
     }
     for n in 0..1000 {
-        let name = if n == 0 {
-            format!("{stem}.txt")
-        } else {
-            format!("{stem}-{n}.txt")
+        let name = match n {
+            0 => format!("{stem}.txt"),
+            _ => format!("{stem}-{n}.txt"),
         };
-        let path = dir.join(name);
-        match kakehiki_core::private_files::create_new(&path) {
+        match kakehiki_core::private_files::create_new(&dir.join(name)) {
             Ok(mut f) => {
                 use std::io::Write;
                 let _ = f.write_all(text.as_bytes());
@@ -765,176 +527,6 @@ fn write_compat_log(dir: &std::path::Path, session: &Session, started_unix_ms: u
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(_) => return,
         }
-    }
-}
-
-/// Seat errors, derived from the session's events.
-fn seat_errors(events: &[Event]) -> [Vec<SeatError>; 2] {
-    let mut errors: [Vec<SeatError>; 2] = [Vec::new(), Vec::new()];
-    for e in events {
-        match e {
-            Event::Set {
-                seat,
-                raw,
-                accepted: false,
-                reason,
-                ..
-            } => errors[*seat].push(SeatError {
-                at: String::new(),
-                turn: 0,
-                kind: SeatErrorKind::InvalidReply,
-                detail: format!(
-                    "placement {:?} refused: {}",
-                    raw.as_deref().unwrap_or("<line over 256 bytes>"),
-                    reason.as_deref().unwrap_or("")
-                ),
-            }),
-            Event::Turn {
-                ply,
-                seat,
-                raw,
-                outcome,
-                reason,
-                elapsed_ms,
-                ..
-            } => {
-                let detail = |what: &str| {
-                    format!(
-                        "{what} {:?}: {}",
-                        raw.as_deref().unwrap_or("<line over 256 bytes>"),
-                        reason.as_deref().unwrap_or("")
-                    )
-                };
-                let err = match outcome {
-                    TurnOutcome::Move => None,
-                    TurnOutcome::Illegal => {
-                        Some((SeatErrorKind::IllegalAction, detail("illegal move")))
-                    }
-                    TurnOutcome::Malformed => {
-                        Some((SeatErrorKind::InvalidReply, detail("malformed command")))
-                    }
-                    TurnOutcome::Timeout => Some((
-                        SeatErrorKind::Timeout,
-                        format!(
-                            "{} (waited {elapsed_ms} ms)",
-                            reason.as_deref().unwrap_or("no command in time")
-                        ),
-                    )),
-                };
-                if let Some((kind, detail)) = err {
-                    errors[*seat].push(SeatError {
-                        at: String::new(),
-                        turn: *ply,
-                        kind,
-                        detail,
-                    });
-                }
-            }
-            Event::Line {
-                seat,
-                raw,
-                disposition: d @ (Disposition::OutOfTurn | Disposition::TooLong),
-                ..
-            } => errors[*seat].push(SeatError {
-                at: String::new(),
-                turn: 0,
-                kind: SeatErrorKind::ProtocolError,
-                detail: match d {
-                    Disposition::TooLong => "a line over 256 bytes out of turn (NG)".to_string(),
-                    _ => format!(
-                        "command {:?} out of turn (NG)",
-                        raw.as_deref().unwrap_or("")
-                    ),
-                },
-            }),
-            Event::Fault {
-                seat, kind, detail, ..
-            } => {
-                let k = match kind {
-                    FaultKind::Disconnect => SeatErrorKind::Disconnect,
-                    FaultKind::Exit | FaultKind::WriteFailed => SeatErrorKind::Crash,
-                    FaultKind::SetTimeout | FaultKind::ConnectTimeout => SeatErrorKind::NotReady,
-                };
-                errors[*seat].push(SeatError {
-                    at: String::new(),
-                    turn: 0,
-                    kind: k,
-                    detail: detail.clone(),
-                });
-            }
-            _ => {}
-        }
-    }
-    errors
-}
-
-fn record(
-    seed: u64,
-    specs: &[String; 2],
-    params: &HeaderParams,
-    session: &Session,
-    stderr: &[StderrEvent],
-) -> MatchRecord {
-    let rules_name = params.rules.name.clone();
-    let mut log = ReplayLog::new();
-    log.push(&ReplayHeader {
-        event: "header".into(),
-        format: FORMAT.into(),
-        engine: env!("CARGO_PKG_VERSION").into(),
-        game: "geister".into(),
-        rules: rules_name.clone(),
-        seed,
-        seats: specs.to_vec(),
-        params: serde_json::to_value(params).unwrap_or_default(),
-    });
-    for e in session.events() {
-        log.push(e);
-    }
-    for e in stderr {
-        log.push(e);
-    }
-    let end = session
-        .game()
-        .end()
-        .copied()
-        .unwrap_or(kakehiki_geister::End {
-            winner: None,
-            reason: EndReason::DoubleForfeit,
-            scores: None,
-        });
-    let outcome = outcome_of(&end);
-    let errors = seat_errors(session.events());
-    let mut report = MatchReport::new(
-        "geister",
-        &rules_name,
-        seed,
-        &outcome,
-        specs.iter().cloned().zip(errors).collect(),
-    );
-    report.everyone_lost = end.reason == EndReason::DoubleForfeit;
-    report
-        .extra
-        .insert("end".into(), serde_json::json!(end.reason.report_name()));
-    report
-        .extra
-        .insert("reason".into(), serde_json::json!(end.reason.as_str()));
-    report
-        .extra
-        .insert("plies".into(), serde_json::json!(session.game().ply()));
-    if let Some(s) = end.scores {
-        report
-            .extra
-            .insert("end_scores".into(), serde_json::json!(s));
-    }
-    for (seat, info) in params.seats.iter().enumerate() {
-        if let Some(sr) = report.seats.get_mut(seat) {
-            sr.extra
-                .insert("transport".into(), serde_json::json!(info.transport));
-        }
-    }
-    MatchRecord {
-        report,
-        replay: log,
     }
 }
 
@@ -958,20 +550,6 @@ pub fn rules_from(spec: &MatchSpec) -> Result<Rules, RefereeError> {
     Ok(rules)
 }
 
-/// Replace `{host}` and `{port}` in a client's command line.
-pub fn client_argv(argv: &[String], addr: SocketAddr) -> Vec<String> {
-    argv.iter()
-        .map(|a| {
-            a.replace("{host}", &addr.ip().to_string())
-                .replace("{port}", &addr.port().to_string())
-        })
-        .collect()
-}
-
-fn builtin(name: &str, seed: u64, seat: usize) -> Option<Box<dyn Bot<Geister> + Send>> {
-    make_bot(name, seeded_rng(seed, &format!("seat-{seat}"))).ok()
-}
-
 impl GeisterDriver {
     fn check(&self, spec: &MatchSpec) -> Result<Rules, RefereeError> {
         let mut known: Vec<&str> = RULE_KEYS.to_vec();
@@ -987,12 +565,12 @@ impl GeisterDriver {
         }
         for (seat, s) in spec.seats.iter().enumerate() {
             if let SeatSpec::Builtin(b) = s {
-                if !BUILTIN_BOTS.contains(&b.as_str()) {
+                if !BUILTIN_BOTS.contains(&b.as_str()) && b != SILENT_BOT {
                     return Err(RefereeError::UnknownBot {
                         game: "geister".into(),
                         seat,
                         name: b.clone(),
-                        expected: BUILTIN_BOTS.join(", "),
+                        expected: format!("{}, {SILENT_BOT}", BUILTIN_BOTS.join(", ")),
                     });
                 }
             }
@@ -1011,63 +589,84 @@ impl GeisterDriver {
             spec.option("port0", 10000u16, "a TCP port number")?,
             spec.option("port1", 10001u16, "a TCP port number")?,
         ];
-        let log_dir: Option<PathBuf> = spec.options.get("log_dir").map(PathBuf::from);
+        let linger = ms(rules.linger_ms);
+        let mut players = Players {
+            seats: Vec::new(),
+            transports: ["builtin"; 2],
+            bots: [None, None],
+        };
+        let mut queues: [Option<Arc<Mutex<ConnQueue>>>; 2] = [None, None];
         // Listeners first: a port in use means the match cannot be set up.
-        let mut queues: [Option<ConnQueue>; 2] = [None, None];
-        let mut clients: [Option<Result<ClientProcess, String>>; 2] = [None, None];
         for (seat, s) in spec.seats.iter().enumerate() {
-            match s {
+            let sandbox = spec.sandbox.for_seat(seat);
+            let host_fault = |e: &kakehiki_agent::SpawnError| RefereeError::host_fault(seat, e);
+            let (transport, made) = match s {
+                SeatSpec::Builtin(name) => {
+                    let rng = seeded_rng(spec.seed, &format!("seat-{seat}"));
+                    players.bots[seat] = make_bot(name, rng).ok();
+                    ("builtin", Seat::builtin(name))
+                }
+                SeatSpec::Cmd(argv) => match BotProcess::spawn(argv, &sandbox) {
+                    Ok(p) => ("stdio", Seat::Live(Box::new(Pipe::new(p)))),
+                    Err(e) => match host_fault(&e) {
+                        Some(f) => return Err(f),
+                        None => (
+                            "stdio",
+                            Seat::NotStarted(format!("cannot start the bot: {e}")),
+                        ),
+                    },
+                },
                 SeatSpec::Tcp => {
                     let q = ConnQueue::bind(&host, ports[seat]).await?;
                     spec.on_listen.notify(seat, q.local_addr());
-                    queues[seat] = Some(q);
+                    let q = Arc::new(Mutex::new(q));
+                    queues[seat] = Some(q.clone());
+                    (
+                        "tcp",
+                        Seat::Live(Box::new(GeisterTcp::waiting(q, None, linger))),
+                    )
                 }
                 // The client gets a network of its own holding only its seat's listener, on
                 // the contest's port for its seat.
                 SeatSpec::TcpCmd(argv) => {
-                    let sandbox = spec.sandbox.for_seat(seat);
-                    match ClientProcess::spawn_seat(
-                        |addr| client_argv(argv, addr),
-                        &sandbox,
-                        ports[seat],
-                    ) {
-                        Ok((client, port)) => {
-                            queues[seat] = Some(ConnQueue::single(
-                                port.listener,
-                                &format!("geister seat {seat}"),
-                            )?);
-                            clients[seat] = Some(Ok(client));
+                    let label = format!("geister seat {seat}");
+                    match launch(|a| client_argv(argv, a), &sandbox, ports[seat], &label) {
+                        Ok((client, q)) => {
+                            let q = Arc::new(Mutex::new(q));
+                            queues[seat] = Some(q.clone());
+                            let t = GeisterTcp::waiting(q, Some(client), linger);
+                            ("tcp", Seat::Live(Box::new(t)))
                         }
-                        Err(e) => {
-                            if let Some(fault) = RefereeError::host_fault(seat, &e) {
-                                return Err(fault);
-                            }
-                            let addr = SocketAddr::from(([127, 0, 0, 1], ports[seat]));
-                            queues[seat] = Some(ConnQueue::closed(addr));
-                            clients[seat] = Some(Err(e.to_string()));
-                        }
+                        Err(e) => match host_fault(&e) {
+                            Some(f) => return Err(f),
+                            None => (
+                                "tcp",
+                                Seat::NotStarted(format!("cannot start the client: {e}")),
+                            ),
+                        },
                     }
                 }
-                _ => {}
-            }
+            };
+            players.transports[seat] = transport;
+            players.seats.push(made);
         }
-        let specs: [String; 2] = [spec.seats[0].to_string(), spec.seats[1].to_string()];
-        let [q0, q1] = &mut queues;
-        let [c0, c1] = clients;
-        let p0 = plan_for(spec, 0, q0.as_mut(), c0)?;
-        let p1 = plan_for(spec, 1, q1.as_mut(), c1)?;
-        let plans = [p0, p1];
         let setup = GameSetup {
             rules,
             seed: spec.seed,
-            specs,
-            log_dir,
+            specs: [spec.seats[0].to_string(), spec.seats[1].to_string()],
+            log_dir: spec.options.get("log_dir").map(PathBuf::from),
         };
-        let mut record = run_game(&setup, plans).await;
-        add_excess(&mut record, &queues);
-        // Close the listeners now, not whenever the runtime next runs their aborted accept
-        // tasks: a client must not queue on a table that is gone, and the next match binds
-        // the same port.
+        let mut record = run_game(&setup, players).await;
+        let mut counts = [(0, 0); 2];
+        for (c, q) in counts.iter_mut().zip(&queues) {
+            if let Some(q) = q {
+                let q = q.lock().await;
+                *c = (q.excess(), q.cap());
+            }
+        }
+        add_excess_counts(&mut record, counts);
+        // Close the listeners now: a client must not queue on a table that is gone, and the
+        // next match binds the same port.
         drop(queues);
         for _ in 0..2 {
             tokio::task::yield_now().await;
@@ -1076,70 +675,34 @@ impl GeisterDriver {
     }
 }
 
-fn plan_for<'a>(
-    spec: &MatchSpec,
-    seat: usize,
-    queue: Option<&'a mut ConnQueue>,
-    client: Option<Result<ClientProcess, String>>,
-) -> Result<SeatPlan<'a>, RefereeError> {
-    let s = &spec.seats[seat];
-    Ok(match s {
-        SeatSpec::Builtin(name) => match builtin(name, spec.seed, seat) {
-            Some(b) => SeatPlan::Builtin(b),
-            None => SeatPlan::Pipe(Err(format!("unknown built-in bot {name:?}"))),
-        },
-        SeatSpec::Cmd(argv) => match BotProcess::spawn(argv, &spec.sandbox.for_seat(seat)) {
-            Ok(p) => SeatPlan::Pipe(Ok(p)),
-            Err(e) => match RefereeError::host_fault(seat, &e) {
-                Some(fault) => return Err(fault),
-                None => SeatPlan::Pipe(Err(e.to_string())),
-            },
-        },
-        SeatSpec::Tcp | SeatSpec::TcpCmd(_) => {
-            let Some(queue) = queue else {
-                return Err(RefereeError::UnsupportedSeat {
-                    game: "geister".into(),
-                    seat,
-                    form: s.to_string(),
-                    reason: "no listener".into(),
-                });
-            };
-            SeatPlan::Tcp { queue, client }
-        }
-    })
-}
-
 /// Play one game on a table whose two seats are TCP clients connecting to its ports (they may
 /// reconnect for every game).
 pub async fn play_on_table(table: &mut Table, rules: Rules, seed: u64) -> MatchRecord {
+    let linger = ms(rules.linger_ms);
+    let seats = table
+        .queues
+        .iter()
+        .map(|q| Seat::Live(Box::new(GeisterTcp::waiting(q.clone(), None, linger)) as _))
+        .collect();
     let setup = GameSetup {
         rules,
         seed,
         specs: ["tcp".into(), "tcp".into()],
         log_dir: None,
     };
-    let [q0, q1] = &mut table.queues;
-    run_game(
-        &setup,
-        [
-            SeatPlan::Tcp {
-                queue: q0,
-                client: None,
-            },
-            SeatPlan::Tcp {
-                queue: q1,
-                client: None,
-            },
-        ],
-    )
-    .await
+    let players = Players {
+        seats,
+        transports: ["tcp"; 2],
+        bots: [None, None],
+    };
+    run_game(&setup, players).await
 }
 
 fn bad(msg: impl Into<String>) -> RefereeError {
     RefereeError::BadReplay(msg.into())
 }
 
-/// Re-run a replay: feed its recorded inputs to a fresh session.
+/// Re-run a replay: the same flow on a table of replayed seats.
 pub fn rerun_replay(replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
     let h = &replay.header;
     if h.format != FORMAT {
@@ -1153,103 +716,38 @@ pub fn rerun_replay(replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> 
     if h.seats.len() != 2 || params.seats.len() != 2 {
         return Err(bad(format!("expected 2 seats, found {}", h.seats.len())));
     }
-    let specs: [String; 2] = [h.seats[0].clone(), h.seats[1].clone()];
-    let mut session = Session::new(params.rules.clone());
-    let mut stderr = Vec::new();
-    let mut connections = Vec::new();
-    let mut i = 0;
-    let events = &replay.events;
-    while i < events.len() {
-        let (line_no, v) = &events[i];
-        let kind = v.get("event").and_then(|e| e.as_str()).unwrap_or("");
-        if kind == "connections" {
-            let e: ConnectionsEvent = serde_json::from_value(v.clone())
-                .map_err(|e| bad(format!("line {line_no}: {e}")))?;
-            if e.seat >= 2 {
-                return Err(bad(format!("line {line_no}: seat {}", e.seat)));
-            }
-            connections.push(e);
-            i += 1;
-            continue;
-        }
-        if kind == "stderr" {
-            let e: StderrEvent = serde_json::from_value(v.clone())
-                .map_err(|e| bad(format!("line {line_no}: {e}")))?;
-            stderr.push(e);
-            i += 1;
-            continue;
-        }
-        let ev: Event =
-            serde_json::from_value(v.clone()).map_err(|e| bad(format!("line {line_no}: {e}")))?;
-        let seat_ok = |s: usize| {
-            if s < 2 {
-                Ok(s)
-            } else {
-                Err(bad(format!("line {line_no}: seat {s}")))
-            }
+    let mut transports = ["builtin"; 2];
+    for (t, info) in transports.iter_mut().zip(&params.seats) {
+        *t = match info.transport.as_str() {
+            "builtin" => "builtin",
+            "stdio" => "stdio",
+            "tcp" => "tcp",
+            other => return Err(bad(format!("unknown seat transport {other:?}"))),
         };
-        match ev {
-            Event::Assign { seat, t } => {
-                session.assign(seat_ok(seat)?, t);
-            }
-            Event::Set { seat, t, raw, .. } | Event::Line { seat, t, raw, .. } => {
-                session.line(seat_ok(seat)?, &line_from_record(raw.as_deref()), t);
-            }
-            Event::Turn {
-                seat,
-                t,
-                raw,
-                outcome,
-                elapsed_ms,
-                ..
-            } => {
-                let seat = seat_ok(seat)?;
-                session.clock_started(seat, t.saturating_sub(elapsed_ms));
-                if outcome == TurnOutcome::Timeout {
-                    session.tick(t);
-                } else {
-                    session.line(seat, &line_from_record(raw.as_deref()), t);
-                }
-            }
-            Event::Fault {
-                kind: FaultKind::SetTimeout,
-                t,
-                ..
-            } => {
-                session.tick(t);
-            }
-            Event::Fault {
-                seat,
-                kind,
-                t,
-                detail,
-            } => {
-                let mut faults = vec![(seat_ok(seat)?, kind, detail)];
-                while let Some((_, next)) = events.get(i + 1) {
-                    match serde_json::from_value::<Event>(next.clone()) {
-                        Ok(Event::Fault {
-                            seat: s2,
-                            kind: k2,
-                            t: t2,
-                            detail: d2,
-                        }) if t2 == t && k2 != FaultKind::SetTimeout => {
-                            faults.push((seat_ok(s2)?, k2, d2));
-                            i += 1;
-                        }
-                        _ => break,
-                    }
-                }
-                session.faults(&faults, t);
-            }
-            Event::End { .. } => {}
+    }
+    let setup = GameSetup {
+        rules: params.rules.clone(),
+        seed: h.seed,
+        specs: [h.seats[0].clone(), h.seats[1].clone()],
+        log_dir: None,
+    };
+    let mut params = params;
+    for s in &mut params.seats {
+        s.peer = None;
+    }
+    let table = crate::seat::Table::replayed(replay, 2, ReplayLog::new())?;
+    let head = header(&setup, &params);
+    let flow = run_flow(&setup, table, head, transports, [None, None], false);
+    let (mut record, _, _) = flow
+        .now_or_never()
+        .ok_or_else(|| bad("the re-run waited for a seat that is not replayed"))?;
+    for e in replay.events_of::<ConnectionsEvent>("connections")? {
+        if e.seat >= 2 {
+            return Err(bad(format!("connections event of seat {}", e.seat)));
         }
-        i += 1;
+        add_connections_event(&mut record, e);
     }
-    let mut rec = record(h.seed, &specs, &params, &session, &stderr);
-    for e in connections {
-        add_connections_event(&mut rec, e);
-    }
-    Ok(rec)
+    Ok(record)
 }
 
 impl GameDriver for GeisterDriver {
@@ -1263,6 +761,29 @@ impl GameDriver for GeisterDriver {
 
     fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
         rerun_replay(replay)
+    }
+
+    /// `kakehiki-geister/1`: its events imply the seat record; the same flow re-runs on it.
+    fn upgrade(&self, old: &ParsedReplay) -> Result<ReplayLog, RefereeError> {
+        if old.header.format != FORMAT_V1 {
+            return Err(bad(format!(
+                "format {:?} is not {FORMAT_V1:?}",
+                old.header.format
+            )));
+        }
+        let params: HeaderParams = serde_json::from_value(old.header.params.clone())
+            .map_err(|e| bad(format!("header params: {e}")))?;
+        let tcp: Vec<bool> = params.seats.iter().map(|s| s.transport == "tcp").collect();
+        let events = v1_seat_record(&old.events, &tcp).map_err(bad)?;
+        let mut header = old.header.clone();
+        header.format = FORMAT.into();
+        header.params = serde_json::to_value(params).unwrap_or_default();
+        let events = events.into_iter().enumerate().map(|(i, v)| (i + 2, v));
+        let new = ParsedReplay {
+            header,
+            events: events.collect(),
+        };
+        Ok(rerun_replay(&new)?.replay)
     }
 }
 
@@ -1281,25 +802,6 @@ mod tests {
         assert_eq!(
             log_file_stem(951_782_400_000),
             "log-2000-02-29-00-00-00-000"
-        );
-    }
-
-    #[test]
-    fn client_commands_get_host_and_port() {
-        let argv = vec![
-            "java".to_string(),
-            "-jar".into(),
-            "c.jar".into(),
-            "{host}".into(),
-            "{port}".into(),
-            "x{port}".into(),
-        ];
-        let addr: SocketAddr = "127.0.0.1:4321"
-            .parse()
-            .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 4321)));
-        assert_eq!(
-            client_argv(&argv, addr),
-            vec!["java", "-jar", "c.jar", "127.0.0.1", "4321", "x4321"]
         );
     }
 }

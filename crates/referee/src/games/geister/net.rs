@@ -1,124 +1,31 @@
-//! TCP tables (spec §3.1, §3.8): a port pair that listens continuously; each port keeps a FIFO
-//! queue of connections, assigned one per game to the seat of that port.
+//! Geister's TCP seats (spec §3.1, §3.8) on the seat layer's TCP transport: a port pair that
+//! listens continuously ([`Table`]), and the transport of one seat ([`GeisterTcp`]), which waits
+//! for its client's connection at its first request (`connect`) and frames lines as the contest
+//! server does (LF ends a line, 256 bytes at most).
 
 use std::io;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
-use std::task::Poll;
-
-use tokio::io::ReadBuf;
-use tokio::net::{TcpListener, TcpStream};
+use kakehiki_agent::ClientProcess;
+use kakehiki_core::exchange::ExchangeOutcome;
+use kakehiki_geister::wire::MAX_LINE;
+use tokio::sync::Mutex;
 use tokio::time::Instant;
 
-use crate::accept::{CappedAcceptor, SEAT_CONN_CAP};
+use crate::driver::BoxFuture;
+use crate::seat::tcp::{wait_connection, Conn, ConnQueue, TcpSeat};
+use crate::seat::{Ending, Received, Transport};
 
-/// The connections waiting on one port: at most [`SEAT_CONN_CAP`] (see [`CappedAcceptor`]);
-/// more are closed at once and counted ([`ConnQueue::excess`]).
-pub struct ConnQueue {
-    /// `None`: a seat whose client could not be started.
-    acceptor: Option<CappedAcceptor>,
-    addr: SocketAddr,
-}
-
-impl ConnQueue {
-    /// Listen on `host:port` (port 0: a free port) and queue accepted connections, up to
-    /// [`SEAT_CONN_CAP`] waiting.
-    pub async fn bind(host: &str, port: u16) -> io::Result<ConnQueue> {
-        // The previous game's listener on this port lives in its accept task until the runtime
-        // drops that aborted task: give it a moment instead of failing the next game.
-        let mut tries = 0;
-        let listener = loop {
-            match TcpListener::bind((host, port)).await {
-                Err(e) if e.kind() == io::ErrorKind::AddrInUse && port != 0 && tries < 20 => {
-                    tries += 1;
-                    tokio::time::sleep(Duration::from_millis(25)).await;
-                }
-                r => break r?,
-            }
-        };
-        let label = format!("seat port {host}:{port}");
-        Ok(ConnQueue::from_acceptor(CappedAcceptor::new(
-            listener,
-            SEAT_CONN_CAP,
-            label,
-        )?))
-    }
-
-    /// A queue on a listener made elsewhere (a seat's own listener), with its own cap.
-    pub fn from_acceptor(acceptor: CappedAcceptor) -> ConnQueue {
-        ConnQueue {
-            addr: acceptor.local_addr(),
-            acceptor: Some(acceptor),
-        }
-    }
-
-    /// The queue of a seat's own listener (a `tcp-cmd:` client's, from inside its network
-    /// namespace): one connection waits at a time; more are closed at once and counted
-    /// ([`ConnQueue::excess`]), so a client flooding its own port holds no descriptor of the
-    /// referee.
-    pub fn single(listener: std::net::TcpListener, label: &str) -> io::Result<ConnQueue> {
-        Ok(ConnQueue::from_acceptor(CappedAcceptor::from_std(
-            listener, 1, label,
-        )?))
-    }
-
-    /// A queue no connection ever comes to (a seat whose client could not be started).
-    pub fn closed(addr: SocketAddr) -> ConnQueue {
-        ConnQueue {
-            acceptor: None,
-            addr,
-        }
-    }
-
-    /// The bound address.
-    pub fn local_addr(&self) -> SocketAddr {
-        self.addr
-    }
-
-    /// Connections closed at once because [`Self::cap`] were already waiting, so far.
-    pub fn excess(&self) -> u64 {
-        self.acceptor.as_ref().map_or(0, CappedAcceptor::excess)
-    }
-
-    /// How many connections may wait.
-    pub fn cap(&self) -> usize {
-        self.acceptor.as_ref().map_or(0, CappedAcceptor::cap)
-    }
-
-    /// The next queued connection that is still open, waiting until `deadline`. A queued
-    /// connection whose client already closed it is dropped without penalty. Cancel-safe: the
-    /// only suspension point is the queue's receive.
-    pub async fn next(&mut self, deadline: Instant) -> Option<(TcpStream, SocketAddr)> {
-        loop {
-            let Some(acceptor) = self.acceptor.as_mut() else {
-                tokio::time::sleep_until(deadline).await;
-                return None;
-            };
-            let (stream, peer) = tokio::time::timeout_at(deadline, acceptor.next())
-                .await
-                .ok()??
-                .release();
-            if !closed_by_peer(&stream).await {
-                return Some((stream, peer));
-            }
-        }
-    }
-}
-
-/// Whether the peer has already closed (EOF pending with no data before it). Data the client
-/// sent early stays in the socket. Never suspends, so [`ConnQueue::next`] stays cancel-safe.
-pub(crate) async fn closed_by_peer(stream: &TcpStream) -> bool {
-    let mut buf = [0u8; 1];
-    let mut rb = ReadBuf::new(&mut buf);
-    let r = std::future::poll_fn(|cx| Poll::Ready(stream.poll_peek(cx, &mut rb))).await;
-    matches!(r, Poll::Ready(Ok(0)) | Poll::Ready(Err(_)))
-}
+/// A port's queue, shared by the games played on it one after another.
+pub type SharedQueue = Arc<Mutex<ConnQueue>>;
 
 /// A table: one queue per seat (seat 0 on the first port, seat 1 on the second). Games run on it
 /// one after another with [`super::play_on_table`]; clients reconnect for each game.
 pub struct Table {
-    pub(crate) queues: [ConnQueue; 2],
+    pub(crate) queues: [SharedQueue; 2],
+    addrs: [SocketAddr; 2],
 }
 
 impl Table {
@@ -126,11 +33,169 @@ impl Table {
     pub async fn bind(host: &str, ports: [u16; 2]) -> io::Result<Table> {
         let q0 = ConnQueue::bind(host, ports[0]).await?;
         let q1 = ConnQueue::bind(host, ports[1]).await?;
-        Ok(Table { queues: [q0, q1] })
+        Ok(Table {
+            addrs: [q0.local_addr(), q1.local_addr()],
+            queues: [Arc::new(Mutex::new(q0)), Arc::new(Mutex::new(q1))],
+        })
     }
 
     /// The bound addresses of seat 0 and seat 1.
     pub fn local_addrs(&self) -> [SocketAddr; 2] {
-        [self.queues[0].local_addr(), self.queues[1].local_addr()]
+        self.addrs
+    }
+}
+
+/// A connection the way Geister reads it: LF-framed lines, cut after 256 bytes and a CR.
+pub fn conn(stream: tokio::net::TcpStream) -> Conn {
+    Conn::start(stream, MAX_LINE + 1).lf_only()
+}
+
+/// One Geister TCP seat. Shared with `serve` when connections are kept between games.
+pub struct GeisterTcp {
+    pub(crate) seat: Arc<Mutex<TcpSeat>>,
+    /// Until the client has connected: where its connection comes from.
+    queue: Option<SharedQueue>,
+    /// Connected before the game: the `connect` request is answered at once.
+    greet: bool,
+    /// Leave a live connection open at the end (spec §3.8: the next game uses it).
+    keep: bool,
+    linger: Duration,
+}
+
+impl GeisterTcp {
+    /// A seat waiting for its client on `queue` (the client launched for it, if any).
+    pub fn waiting(queue: SharedQueue, client: Option<ClientProcess>, linger: Duration) -> Self {
+        GeisterTcp {
+            seat: Arc::new(Mutex::new(TcpSeat {
+                conn: None,
+                client,
+                why_not: "not connected".into(),
+            })),
+            queue: Some(queue),
+            greet: false,
+            keep: false,
+            linger,
+        }
+    }
+
+    /// A seat on a connection made before the game (or kept from the previous one); with
+    /// `keep`, a connection still live at the end is left open.
+    pub fn connected(seat: Arc<Mutex<TcpSeat>>, keep: bool, linger: Duration) -> Self {
+        GeisterTcp {
+            seat,
+            queue: None,
+            greet: true,
+            keep,
+            linger,
+        }
+    }
+}
+
+impl Transport for GeisterTcp {
+    fn write<'a>(
+        &'a mut self,
+        bytes: &'a [u8],
+        deadline: Instant,
+    ) -> BoxFuture<'a, Result<(), Received>> {
+        Box::pin(async move { self.seat.lock().await.write(bytes, deadline).await })
+    }
+
+    fn read(&mut self, deadline: Instant) -> BoxFuture<'_, Received> {
+        Box::pin(async move {
+            if std::mem::take(&mut self.greet) {
+                let seat = self.seat.lock().await;
+                let peer = seat.conn.as_ref().and_then(|c| c.peer);
+                let peer = peer.map(|p| p.to_string()).unwrap_or_default();
+                return Received {
+                    outcome: ExchangeOutcome::Reply,
+                    bytes: peer.into_bytes(),
+                    truncated: false,
+                    at: Instant::now(),
+                    detail: None,
+                };
+            }
+            let Some(queue) = self.queue.take() else {
+                return self.seat.lock().await.read(deadline).await;
+            };
+            // The first request of a seat still waiting: its connection.
+            let mut q = queue.lock().await;
+            let mut seat = self.seat.lock().await;
+            match wait_connection(&mut q, seat.client.as_mut(), deadline).await {
+                Ok((stream, peer)) => {
+                    seat.conn = Some(conn(stream));
+                    Received {
+                        outcome: ExchangeOutcome::Reply,
+                        bytes: peer.to_string().into_bytes(),
+                        truncated: false,
+                        at: Instant::now(),
+                        detail: None,
+                    }
+                }
+                Err(r) => {
+                    seat.why_not = r.detail.clone().unwrap_or_default();
+                    r
+                }
+            }
+        })
+    }
+
+    fn failed(&self) -> Option<Received> {
+        let seat = self.seat.try_lock().ok()?;
+        match &seat.conn {
+            None if self.queue.is_some() => None,
+            _ => seat.failed(),
+        }
+    }
+
+    fn kill(&mut self) {
+        if let Ok(mut s) = self.seat.try_lock() {
+            s.kill();
+        }
+    }
+
+    fn finish(self: Box<Self>, grace: Duration) -> BoxFuture<'static, Ending> {
+        Box::pin(async move {
+            let mut seat = self.seat.lock().await;
+            let live = seat.conn.as_ref().is_some_and(|c| c.dead().is_none());
+            if self.keep && live {
+                return not_launched();
+            }
+            let until = Instant::now() + grace.max(self.linger);
+            if let Some(c) = seat.conn.as_mut() {
+                c.close(self.linger).await;
+            }
+            seat.conn = None;
+            let Some(client) = seat.client.take() else {
+                return not_launched();
+            };
+            // The client has until the linger's end to exit on its own.
+            let oom = client.oom_killed();
+            let wait = until.saturating_duration_since(Instant::now());
+            let mut client = client;
+            let _ = tokio::time::timeout(wait, async {
+                while client.try_exit().is_none() {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            })
+            .await;
+            let (exit, mut stderr, out) =
+                client.finish_with_output(Duration::from_millis(10)).await;
+            if !out.is_empty() {
+                stderr.push_str("\n[stdout]\n");
+                stderr.push_str(&out);
+            }
+            let mut e = Ending::of(exit, stderr);
+            if oom {
+                e.exit.push_str(" (memory limit)");
+            }
+            e
+        })
+    }
+}
+
+fn not_launched() -> Ending {
+    Ending {
+        exit: "a client the referee did not start (no exit code)".into(),
+        ..Ending::default()
     }
 }

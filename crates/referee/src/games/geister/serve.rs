@@ -3,14 +3,46 @@
 //! does; optionally several games on one connection.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::FutureExt;
 use kakehiki_geister::Rules;
+use tokio::sync::Mutex;
 use tokio::time::Instant;
 
-use super::net::{closed_by_peer, Table};
-use super::{add_excess_counts, run_game_keeping, GameSetup, KeptConn, SeatPlan};
+use super::net::{conn, GeisterTcp, Table};
+use super::{add_excess_counts, run_game, GameSetup, Players};
 use crate::driver::MatchRecord;
+use crate::seat::tcp::TcpSeat;
+use crate::seat::Seat;
+
+/// A client's connection between games: accepted and not yet in a game, or kept open after a
+/// game for the next one (spec §3.8's several-games-per-connection extension).
+type Kept = Arc<Mutex<TcpSeat>>;
+
+fn kept(stream: tokio::net::TcpStream) -> Kept {
+    Arc::new(Mutex::new(TcpSeat::connected(conn(stream), None)))
+}
+
+/// Resolves when the client has closed its kept connection (with nothing unread before).
+async fn left(c: &Kept) {
+    let mut s = c.lock().await;
+    if let Some(conn) = s.conn.as_mut() {
+        conn.closed_by_client().await
+    }
+}
+
+fn live(c: &Kept) -> bool {
+    c.try_lock()
+        .is_ok_and(|s| s.conn.as_ref().is_some_and(|c| c.dead().is_none()))
+}
+
+async fn close(c: Kept, linger: Duration) {
+    if let Some(conn) = c.lock().await.conn.as_mut() {
+        conn.close(linger).await;
+    }
+}
 
 /// How a table serves.
 #[derive(Debug, Clone)]
@@ -41,21 +73,23 @@ pub async fn serve(
     cfg: &ServeConfig,
     mut on_game: impl FnMut(u64, &MatchRecord),
 ) -> u64 {
-    let mut kept: [Option<KeptConn>; 2] = [None, None];
+    let mut kept: [Option<Kept>; 2] = [None, None];
     let mut played = 0u64;
+    let linger = Duration::from_millis(cfg.rules.linger_ms);
     while cfg.games.is_none_or(|n| played < n) {
         // A kept connection whose client has left since its end message is dropped.
         if kept.iter().any(Option::is_some) {
             tokio::time::sleep(LEFT_GRACE).await;
         }
         for slot in kept.iter_mut() {
-            if let Some(c) = slot {
-                if closed_by_peer(c.read.as_ref()).await {
-                    *slot = None;
-                }
+            if slot
+                .as_ref()
+                .is_some_and(|c| left(c).now_or_never().is_some())
+            {
+                *slot = None;
             }
         }
-        let mut conns: [Option<KeptConn>; 2] = [kept[0].take(), kept[1].take()];
+        let mut conns: [Option<Kept>; 2] = [kept[0].take(), kept[1].take()];
         if !fill_seats(table, &mut conns, cfg).await {
             return played;
         }
@@ -69,28 +103,38 @@ pub async fn serve(
             specs: ["tcp".into(), "tcp".into()],
             log_dir: cfg.log_dir.clone(),
         };
-        let excess_before = [table.queues[0].excess(), table.queues[1].excess()];
-        let (mut record, left) = run_game_keeping(
-            &setup,
-            [SeatPlan::Connected(c0), SeatPlan::Connected(c1)],
-            cfg.keep_connections,
-        )
-        .await;
+        let excess = || async {
+            let mut e = [(0, 0); 2];
+            for (e, q) in e.iter_mut().zip(&table.queues) {
+                let q = q.lock().await;
+                *e = (q.excess(), q.cap());
+            }
+            e
+        };
+        let before = excess().await;
+        let seat = |c: &Kept| {
+            let t = GeisterTcp::connected(c.clone(), cfg.keep_connections, linger);
+            Seat::Live(Box::new(t))
+        };
+        let players = Players {
+            seats: vec![seat(&c0), seat(&c1)],
+            transports: ["tcp"; 2],
+            bots: [None, None],
+        };
+        let mut record = run_game(&setup, players).await;
         // Connections closed at once on a port while this game ran count against its seat.
-        let counts = [0, 1].map(|s| {
-            let q = &table.queues[s];
-            (q.excess() - excess_before[s], q.cap())
-        });
+        let after = excess().await;
+        let counts = [0, 1].map(|s| (after[s].0 - before[s].0, after[s].1));
         add_excess_counts(&mut record, counts);
         on_game(played, &record);
         // Swap seats: each client plays the other side in the next game.
-        let [l0, l1] = left;
-        kept = [l1, l0];
+        if cfg.keep_connections {
+            kept = [Some(c1).filter(live), Some(c0).filter(live)];
+        }
     }
     // Served the games asked for: close what is still open as after a single game.
-    let linger = Duration::from_millis(cfg.rules.linger_ms);
     for c in kept.into_iter().flatten() {
-        c.close(linger).await;
+        close(c, linger).await;
     }
     played
 }
@@ -102,12 +146,10 @@ pub async fn serve(
 /// bound. With `keep_connections` a held seat's client may be on either port (seats swap from
 /// game to game), so a newcomer on either port takes the free seat; without it, each seat is
 /// taken from its own port's queue (the contest server's way).
-async fn fill_seats(
-    table: &mut Table,
-    conns: &mut [Option<KeptConn>; 2],
-    cfg: &ServeConfig,
-) -> bool {
+async fn fill_seats(table: &mut Table, conns: &mut [Option<Kept>; 2], cfg: &ServeConfig) -> bool {
     let wait_ms = cfg.rules.connect_timeout_ms;
+    let [q0, q1] = &table.queues;
+    let (mut q0, mut q1) = (q0.lock().await, q1.lock().await);
     loop {
         let held = match conns {
             [Some(_), Some(_)] => return true,
@@ -115,15 +157,14 @@ async fn fill_seats(
             [None, Some(_)] => 1,
             [None, None] => {
                 let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
-                let [q0, q1] = &mut table.queues;
                 let (seat, got) = tokio::select! {
                     c = q0.next(far) => (0, c),
                     c = q1.next(far) => (1, c),
                 };
-                let Some((stream, peer)) = got else {
+                let Some((stream, _)) = got else {
                     return false;
                 };
-                conns[seat] = Some(KeptConn::new(stream, peer));
+                conns[seat] = Some(kept(stream));
                 continue;
             }
         };
@@ -135,9 +176,12 @@ async fn fill_seats(
             Left,
             Timeout,
         }
-        let [q0, q1] = &mut table.queues;
-        let (own, other) = if free == 0 { (q0, q1) } else { (q1, q0) };
-        let Some(waiting) = conns[held].as_ref() else {
+        let (own, other) = if free == 0 {
+            (&mut *q0, &mut *q1)
+        } else {
+            (&mut *q1, &mut *q0)
+        };
+        let Some(waiting) = conns[held].clone() else {
             continue;
         };
         let woke = tokio::select! {
@@ -149,20 +193,21 @@ async fn fill_seats(
                     std::future::pending().await
                 }
             } => Woke::Conn(c),
-            _ = waiting.left() => Woke::Left,
+            _ = left(&waiting) => Woke::Left,
             _ = tokio::time::sleep_until(deadline) => Woke::Timeout,
         };
         match woke {
-            Woke::Conn(Some((stream, peer))) => conns[free] = Some(KeptConn::new(stream, peer)),
+            Woke::Conn(Some((stream, _))) => conns[free] = Some(kept(stream)),
             Woke::Conn(None) => return false,
             Woke::Left => conns[held] = None,
             Woke::Timeout => {
                 if let Some(c) = conns[held].take() {
+                    let peer = c.lock().await.conn.as_ref().and_then(|c| c.peer);
+                    let peer = peer.map(|p| p.to_string()).unwrap_or_default();
                     tracing::warn!(
-                        "serve geister: no opponent within {wait_ms} ms (connect_timeout_ms) for {} in seat {held}: its connection is closed; the table waits for two new clients",
-                        c.peer()
+                        "serve geister: no opponent within {wait_ms} ms (connect_timeout_ms) for {peer} in seat {held}: its connection is closed; the table waits for two new clients"
                     );
-                    c.close(Duration::from_millis(200)).await;
+                    close(c, Duration::from_millis(200)).await;
                 }
             }
         }
