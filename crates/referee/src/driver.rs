@@ -247,6 +247,15 @@ pub trait GameDriver: Send + Sync {
     /// Re-run a match from its replay: same seed, every seat's recorded replies and timings
     /// replayed in place of the bots. Returns the re-run's record; the caller compares bytes.
     fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError>;
+
+    /// Convert a replay of the game's older format into the current one, so it verifies.
+    fn upgrade(&self, old: &ParsedReplay) -> Result<ReplayLog, RefereeError> {
+        Err(RefereeError::BadReplay(format!(
+            "{} has no older replay format to upgrade from {:?}",
+            self.game_type().name,
+            old.header.format
+        )))
+    }
 }
 
 /// Re-run `text` and check the re-run reproduces it byte for byte.

@@ -571,13 +571,21 @@ fn reply_times(game: &str, replay: &str, seat: usize) -> (Vec<Sample>, Vec<Strin
                 .as_str()
                 .and_then(|t| t.parse::<f64>().ok())
                 .or(Some(1000.0));
+            // The seat record: every request answered or timed out (not the broadcasts).
             for v in lines {
-                if v["event"] == "reply" && v["agent"].as_u64() == Some(seat as u64 + 1) {
-                    if let (Some(req), Some(us)) = (v["request"].as_str(), v["us"].as_f64()) {
+                if v["event"] == "seat"
+                    && v["seat"].as_u64() == Some(seat as u64)
+                    && matches!(v["outcome"].as_str(), Some("reply" | "timeout"))
+                {
+                    if let (Some(req), Some(us), Some(_)) = (
+                        v["kind"].as_str(),
+                        v["time_us"].as_f64(),
+                        v["limit_ms"].as_f64(),
+                    ) {
                         out.push(Sample {
                             kind: req.to_string(),
                             ms: us / 1000.0,
-                            limit_ms: limit,
+                            limit_ms: v["limit_ms"].as_f64().or(limit),
                         });
                     }
                 }

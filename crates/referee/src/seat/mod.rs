@@ -15,6 +15,7 @@
 //! [`Transport`]; the sandbox's guarantees stay with the processes they wrap.
 
 pub mod pipe;
+pub mod tcp;
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -255,6 +256,8 @@ pub struct Table {
     /// next requests find it so at once.
     down: Vec<Option<String>>,
     errors: Vec<Vec<SeatError>>,
+    /// What each seat wrote outside its window, discarded before its last request.
+    discarded: Vec<Vec<String>>,
     /// The replay being written: the driver pushes its own events here too.
     pub log: ReplayLog,
     /// The turn number recorded in [`SeatError::turn`] (the driver keeps it current).
@@ -276,6 +279,7 @@ impl Table {
             seats,
             down,
             errors: vec![Vec::new(); n],
+            discarded: vec![Vec::new(); n],
             log,
             turn: 0,
         }
@@ -347,6 +351,12 @@ impl Table {
                 detail: detail.into(),
             });
         }
+    }
+
+    /// The output `seat` wrote while no reply was expected, discarded before its last request
+    /// (as that request's exchange records it: a game that counts late replies reads it here).
+    pub fn discarded(&self, seat: usize) -> &[String] {
+        self.discarded.get(seat).map(Vec::as_slice).unwrap_or(&[])
     }
 
     /// The errors recorded so far for `seat`.
@@ -492,6 +502,7 @@ impl Table {
             })
             .collect();
         for ((ask, answer), discarded) in asks.iter().zip(&answers).zip(discarded) {
+            self.discarded[ask.seat].clone_from(&discarded);
             self.note(ask, answer, discarded);
         }
         answers
@@ -615,6 +626,17 @@ impl Table {
             self.down[ask.seat] = Some(detail.clone());
         }
         self.fault(ask.seat, &ask.at, what, detail);
+    }
+
+    /// Put `seat` in place of seat `i` (a client that reconnected between the games of a set):
+    /// it is no longer down. The seat it replaces is returned (dropped by the caller).
+    pub fn reseat(&mut self, i: usize, seat: Seat) -> Option<Seat> {
+        let old = std::mem::replace(self.seats.get_mut(i)?, seat);
+        self.down[i] = match &self.seats[i] {
+            Seat::NotStarted(d) => Some(d.clone()),
+            _ => None,
+        };
+        Some(old)
     }
 
     /// Stop one seat now (a rule forfeits it); it answers nothing more.
