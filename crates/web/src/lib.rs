@@ -31,6 +31,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use kakehiki_contest::stored_definition;
+use kakehiki_core::exchange::SEAT_END_EVENT;
 use kakehiki_store::{Store, StoreError, StoredResult};
 use serde_json::{json, Value};
 
@@ -458,6 +459,8 @@ fn public_match(r: StoredResult) -> Value {
             s["spec"] = json!(r.entrants.get(i).cloned().unwrap_or_default());
             if let Some(o) = s.as_object_mut() {
                 o.remove("peer");
+                // A seat's stderr is its contestant's own (the seat record's `stderr`).
+                o.remove(kakehiki_referee::seat::STDERR_KEY);
             }
         }
     }
@@ -475,6 +478,11 @@ pub fn public_replay(replay: &str, entrants: &[String]) -> String {
             .and_then(|v| v.get("event"))
             .and_then(Value::as_str);
         if kind == Some("stderr") {
+            continue;
+        }
+        if kind == Some(SEAT_END_EVENT) {
+            out.push_str(&without_stderr(line));
+            out.push('\n');
             continue;
         }
         if i == 0 && kind == Some("header") {
@@ -500,22 +508,35 @@ pub fn public_replay(replay: &str, entrants: &[String]) -> String {
     out
 }
 
-/// Remove events only their own seat may see after the game (stderr).
+/// Remove what only its own seat may see after the game: `stderr` lines of older replays, the
+/// `stderr` of every `seat_end` line (emptied, so the replay still verifies: a re-run repeats
+/// the recorded ending).
 pub fn strip_private(replay: &str) -> String {
-    replay
-        .lines()
-        .filter(|line| {
-            serde_json::from_str::<Value>(line).ok().and_then(|v| {
-                v.get("event")
-                    .and_then(Value::as_str)
-                    .map(|e| e == "stderr")
-            }) != Some(true)
-        })
-        .fold(String::with_capacity(replay.len()), |mut out, l| {
-            out.push_str(l);
-            out.push('\n');
-            out
-        })
+    let mut out = String::with_capacity(replay.len());
+    for line in replay.lines() {
+        let kind = serde_json::from_str::<Value>(line)
+            .ok()
+            .and_then(|v| v.get("event").and_then(Value::as_str).map(str::to_string));
+        match kind.as_deref() {
+            Some("stderr") => continue,
+            Some(SEAT_END_EVENT) => out.push_str(&without_stderr(line)),
+            _ => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// A `seat_end` line with its stderr emptied (the other bytes as they were).
+fn without_stderr(line: &str) -> String {
+    match serde_json::from_str::<kakehiki_core::exchange::SeatEnd>(line) {
+        Ok(mut end) => {
+            end.stderr.clear();
+            serde_json::to_string(&end).unwrap_or_default()
+        }
+        // Not a seat ending after all: keep nothing of it rather than leak.
+        Err(_) => String::from("{}"),
+    }
 }
 
 fn one_match(
@@ -773,4 +794,49 @@ pub fn standalone_page(replay: &str, title: &str) -> Result<String, ViewError> {
         },
     )?;
     Ok(html::standalone(title, &model))
+}
+
+#[cfg(test)]
+mod private_tests {
+    use super::*;
+
+    const REPLAY: &str = concat!(
+        r#"{"event":"header","format":"x@2","engine":"0","game":"nac","rules":"nac","seed":1,"seats":["cmd:python3 bot.py"],"params":null}"#,
+        "\n",
+        r#"{"event":"seat","seat":0,"at":"turn 1","kind":"move","limit_ms":1000,"time_us":5,"outcome":"reply","raw":"1"}"#,
+        "\n",
+        r#"{"event":"seat_end","seat":0,"exit":"exit code 3","exit_code":3,"stderr":"SECRET-STDERR"}"#,
+        "\n"
+    );
+
+    #[test]
+    fn public_replays_and_matches_carry_no_seat_stderr() {
+        for text in [
+            public_replay(REPLAY, &["alice".into()]),
+            strip_private(REPLAY),
+        ] {
+            assert!(!text.contains("SECRET-STDERR"), "{text}");
+            // The ending itself stays, so the replay still says how the program ended.
+            assert!(
+                text.contains(r#""exit":"exit code 3","exit_code":3,"stderr":"""#),
+                "{text}"
+            );
+            assert_eq!(text.lines().count(), 3);
+        }
+        let report = serde_json::json!({"seats":[{"spec":"cmd:python3 bot.py","errors":[],
+            "exit":"exit code 3","stderr":"SECRET-STDERR"}]});
+        let m = public_match(StoredResult {
+            index: 0,
+            entrants: vec!["alice".into()],
+            duration_ms: 1,
+            report_json: report.to_string(),
+            worker: String::new(),
+        });
+        let text = m.to_string();
+        assert!(
+            !text.contains("SECRET-STDERR") && !text.contains("python3"),
+            "{text}"
+        );
+        assert_eq!(m["report"]["seats"][0]["exit"], "exit code 3");
+    }
 }

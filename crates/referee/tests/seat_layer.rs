@@ -1,0 +1,216 @@
+//! The one seat layer on its own: every kind of seat answers a request with one typed outcome,
+//! recorded in the same `seat` / `seat_end` lines, and a table of replayed seats reproduces the
+//! recording byte for byte.
+
+use std::time::Duration;
+
+use kakehiki_agent::SandboxConfig;
+use kakehiki_core::exchange::{ExchangeOutcome, SeatRecord};
+use kakehiki_core::replay::ReplayLog;
+use kakehiki_core::{SeatErrorKind, SeatSpec};
+use kakehiki_referee::seat::{pipe, tcp, Ask, Seat, Table};
+use tokio::time::Instant;
+
+fn header() -> ReplayLog {
+    let mut log = ReplayLog::new();
+    log.push(
+        &serde_json::json!({"event":"header","format":"test@1","engine":"0","game":"t",
+        "rules":"t","seed":1,"seats":[],"params":null}),
+    );
+    log
+}
+
+fn cmd(line: &str) -> SeatSpec {
+    format!("cmd:{line}").parse().unwrap()
+}
+
+/// The flow both the live and the replayed table go through.
+async fn flow(table: &mut Table) {
+    let asks = |turn: u32| {
+        (0..4)
+            .map(|s| {
+                Ask::new(
+                    s,
+                    format!("turn {turn}"),
+                    "move",
+                    format!("hello {turn}\n").into_bytes(),
+                    Duration::from_millis(1500),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    table.turn = 1;
+    let a = table
+        .ask(asks(1), |seat, ask| {
+            format!("builtin {seat} {}", ask.at).into_bytes()
+        })
+        .await;
+    table.record(&serde_json::json!({"event":"turn","n":1,"replies":a.iter().map(|x| x.text()).collect::<Vec<_>>()}));
+    table.turn = 2;
+    let b = table
+        .ask(asks(2), |seat, ask| {
+            format!("builtin {seat} {}", ask.at).into_bytes()
+        })
+        .await;
+    table.record(&serde_json::json!({"event":"turn","n":2,"replies":b.iter().map(|x| x.text()).collect::<Vec<_>>()}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_seat_kind_gives_one_typed_outcome_and_replays_byte_for_byte() {
+    let specs = vec![
+        cmd("sh -c 'while read l; do echo \"got $l\"; done'"),
+        cmd("sh -c 'read l; echo \"it broke at $l\" >&2; exit 3'"),
+        "builtin:any".parse().unwrap(),
+        "builtin:silent".parse().unwrap(),
+    ];
+    let seats = pipe::start_seats(&specs, &SandboxConfig::default(), "t").unwrap();
+    let mut table = Table::new(seats, header());
+    flow(&mut table).await;
+    let done = table.finish(Duration::from_millis(500)).await;
+    let text = done.log.to_text();
+    let parsed = ReplayLog::parse(&text).unwrap();
+    let rec = SeatRecord::of(&parsed).unwrap();
+
+    let first: Vec<_> = rec.exchanges.iter().filter(|e| e.at == "turn 1").collect();
+    assert_eq!(first.len(), 4, "{text}");
+    assert_eq!(first[0].outcome, ExchangeOutcome::Reply);
+    assert_eq!(first[0].raw.as_deref(), Some("got hello 1"));
+    assert!(first[0].time_us.is_some() && first[0].limit_ms == Some(1500));
+    assert_eq!(first[1].outcome, ExchangeOutcome::Crash, "{text}");
+    assert!(
+        first[1].detail.as_deref().unwrap().contains("exit code 3"),
+        "{text}"
+    );
+    assert_eq!(first[2].raw.as_deref(), Some("builtin 2 turn 1"));
+    assert_eq!(first[2].time_us, None);
+    assert_eq!(first[3].outcome, ExchangeOutcome::Timeout);
+    let second: Vec<_> = rec.exchanges.iter().filter(|e| e.at == "turn 2").collect();
+    assert_eq!(second[1].outcome, ExchangeOutcome::NotRunning);
+
+    // The crash is one error, at its turn, in the game's label; stderr and exit are kept.
+    let errors = &done.errors[1];
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(
+        (errors[0].kind, errors[0].at.as_str(), errors[0].turn),
+        (SeatErrorKind::Crash, "turn 1", 1)
+    );
+    let end = rec.end_of(1).expect("seat 1 ran a program");
+    assert_eq!(end.exit_code, Some(3));
+    assert!(end.stderr.contains("it broke at hello 1"), "{end:?}");
+    assert_eq!(
+        done.errors[3].iter().map(|e| e.kind).collect::<Vec<_>>(),
+        [SeatErrorKind::Timeout; 2]
+    );
+    assert!(
+        done.errors[3][0].detail.contains("within 1500 ms"),
+        "{:?}",
+        done.errors[3]
+    );
+    assert!(rec.end_of(2).is_none() && rec.end_of(3).is_none());
+
+    // Re-run: the same flow on replayed seats writes the same bytes.
+    let mut again = Table::replayed(&parsed, 4, header()).unwrap();
+    flow(&mut again).await;
+    let rerun = again.finish(Duration::from_millis(10)).await;
+    assert_eq!(rerun.log.to_text(), text);
+    assert_eq!(rerun.errors, done.errors);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tcp_client_that_exits_before_connecting_is_seen_within_a_second_with_its_exit_code() {
+    let argv: Vec<String> = ["sh", "-c", "echo 'cannot find {host}:{port}' >&2; exit 7"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let (mut client, mut queue) = tcp::launch(
+        |addr| tcp::client_argv(&argv, addr),
+        &SandboxConfig::default(),
+        0,
+        "seat 0",
+    )
+    .unwrap();
+    let started = Instant::now();
+    let r = tcp::wait_connection(
+        &mut queue,
+        Some(&mut client),
+        started + Duration::from_secs(10),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(r.outcome, ExchangeOutcome::Crash);
+    assert!(
+        r.detail.as_deref().unwrap().contains("exit code 7"),
+        "{r:?}"
+    );
+    let seat = tcp::TcpSeat {
+        conn: None,
+        client: Some(client),
+        why_not: r.detail.clone().unwrap(),
+    };
+    use kakehiki_referee::seat::Transport;
+    assert_eq!(seat.failed().unwrap().outcome, ExchangeOutcome::Disconnect);
+    let ending = Box::new(seat).finish(Duration::from_millis(100)).await;
+    assert_eq!(ending.exit_code, Some(7));
+    assert!(
+        ending.stderr.contains("cannot find 127.0.0.1:"),
+        "{ending:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tcp_seat_answers_lines_and_reports_a_disconnect_with_the_clients_exit() {
+    let argv: Vec<String> = [
+        "python3",
+        "-c",
+        "import socket,sys\ns=socket.create_connection((sys.argv[1],int(sys.argv[2])))\nf=s.makefile('rwb')\nl=f.readline()\nf.write(b'ok '+l)\nf.flush()\nf.readline()\nsys.stderr.write('bye\\n')\nsys.exit(5)",
+        "{host}",
+        "{port}",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let (mut client, mut queue) = tcp::launch(
+        |addr| tcp::client_argv(&argv, addr),
+        &SandboxConfig::default(),
+        0,
+        "seat 0",
+    )
+    .unwrap();
+    let (stream, _) = tcp::wait_connection(
+        &mut queue,
+        Some(&mut client),
+        Instant::now() + Duration::from_secs(10),
+    )
+    .await
+    .unwrap();
+    let seat = tcp::TcpSeat::connected(tcp::Conn::start(stream, tcp::MAX_LINE), Some(client));
+    let mut table = Table::new(vec![Seat::Live(Box::new(seat))], header());
+    let limit = Duration::from_secs(5);
+    let a = table
+        .ask_one(
+            Ask::new(0, "ply 1", "move", b"MOV?\r\n".to_vec(), limit),
+            |_, _| Vec::new(),
+        )
+        .await;
+    assert_eq!(a.text().as_deref(), Some("ok MOV?"));
+    let b = table
+        .ask_one(
+            Ask::new(0, "ply 2", "move", b"again\n".to_vec(), limit),
+            |_, _| Vec::new(),
+        )
+        .await;
+    assert_eq!(b.outcome, ExchangeOutcome::Crash, "{b:?}");
+    assert!(
+        b.detail.as_deref().unwrap().contains("exit code 5"),
+        "{b:?}"
+    );
+    let done = table.finish(Duration::from_millis(200)).await;
+    assert_eq!(done.ends[0].as_ref().unwrap().exit_code, Some(5));
+    assert!(done.ends[0].as_ref().unwrap().stderr.contains("bye"));
+    assert_eq!(done.errors[0][0].at, "ply 2");
+}
