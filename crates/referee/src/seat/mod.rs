@@ -402,7 +402,10 @@ impl Table {
             }
             match &mut self.seats[ask.seat] {
                 Seat::Live(t) => {
-                    discarded[i] = take_discarded(t.as_mut());
+                    // When the seat speaks first (no message), what already arrived is the reply.
+                    if !ask.msg.is_empty() {
+                        discarded[i] = take_discarded(t.as_mut());
+                    }
                     if let Some(failed) = t.failed() {
                         answers[i] = Some(answer_of(failed, None, ask));
                         continue;

@@ -796,4 +796,101 @@ mod tests {
         assert_eq!(text.matches(r#""seat":2,"#).count(), 1, "{text}");
         verify_replay(&text).unwrap();
     }
+
+    /// A seat answering from a script: each read takes the next line, or times out.
+    struct Script(std::collections::VecDeque<&'static str>);
+
+    impl crate::seat::Transport for Script {
+        fn write<'a>(
+            &'a mut self,
+            _: &'a [u8],
+            _: tokio::time::Instant,
+        ) -> BoxFuture<'a, Result<(), crate::seat::Received>> {
+            Box::pin(async { Ok(()) })
+        }
+
+        fn read(&mut self, deadline: tokio::time::Instant) -> BoxFuture<'_, crate::seat::Received> {
+            let line = self.0.pop_front();
+            Box::pin(async move {
+                let mut r = crate::seat::Received::failure(ExchangeOutcome::Timeout, "");
+                r.at = deadline;
+                if let Some(l) = line.filter(|l| !l.is_empty()) {
+                    (r.outcome, r.bytes, r.at) = (
+                        ExchangeOutcome::Reply,
+                        l.into(),
+                        tokio::time::Instant::now(),
+                    );
+                }
+                r
+            })
+        }
+
+        fn kill(&mut self) {}
+
+        fn finish(self: Box<Self>, _: Duration) -> BoxFuture<'static, crate::seat::Ending> {
+            Box::pin(async { crate::seat::Ending::default() })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_late_reply_in_the_next_game_is_discarded_and_the_real_one_awaited() {
+        // Seat 0 misses its first ROLE (game 0), and its late reply comes first in game 1.
+        let script = Script(["", "late", "none"].into_iter().collect());
+        let mut seats = vec![crate::seat::Seat::Live(Box::new(script))];
+        let specs: Vec<String> = (0..5)
+            .map(|i| {
+                if i == 0 {
+                    "tcp".into()
+                } else {
+                    "builtin:sample".into()
+                }
+            })
+            .collect();
+        let mut names = vec!["script".to_string()];
+        let cfg = Config::from_options(None, 5, &BTreeMap::new(), false).unwrap();
+        for _ in 1..5 {
+            seats.push(crate::seat::Seat::Builtin);
+            names.push("sample".into());
+        }
+        let mut roster = Roster::new(specs, names, &cfg);
+        for i in 1..5 {
+            roster.bots[i] = kakehiki_werewolf::bots::builtin("sample", 1, i + 1);
+        }
+        let mut table = Table::new(
+            seats,
+            game_header("aiwolf-0.6", 1, &roster, &BTreeMap::new()),
+        );
+        run_game(0, 1, &cfg, &mut table, &mut roster).await.unwrap();
+        assert!(roster.ledger.owes(1));
+        table.log = game_header("aiwolf-0.6", 2, &roster, &BTreeMap::new());
+        run_game(1, 2, &cfg, &mut table, &mut roster).await.unwrap();
+        let kinds: Vec<(u32, &str)> = roster
+            .ledger
+            .errors
+            .iter()
+            .map(|e| (e.game, e.kind.as_str()))
+            .collect();
+        assert_eq!(kinds[..2], [(0, "timeout"), (1, "late_line")], "{kinds:?}");
+        let role = roster
+            .ledger
+            .timings
+            .iter()
+            .find(|t| t.game == 1 && t.agent == 1)
+            .unwrap();
+        assert_eq!(
+            (role.request.as_str(), role.outcome.as_str()),
+            ("ROLE", "ok"),
+            "{role:?}"
+        );
+        // Game 1's replay says a reply was owed, and re-runs to the same bytes.
+        let text = table.log.to_text();
+        assert!(
+            text.lines()
+                .next()
+                .unwrap()
+                .contains(r#""owed":[1,0,0,0,0]"#),
+            "{text}"
+        );
+        verify_replay(&text).unwrap();
+    }
 }
