@@ -298,6 +298,35 @@ fn fill_completes_a_diplomacy_table() {
     assert!(seats[1..].iter().all(|s| s["spec"] == "builtin:random"));
 }
 
+/// A Diplomacy bot with a syntax error: `--strict` fails and shows its stderr, and `--json`
+/// carries its exit and stderr in the seat's report.
+#[test]
+fn strict_shows_the_stderr_and_exit_of_a_diplomacy_bot_that_does_not_start() {
+    let bad = "cmd:python3 -c 'syntax error here'";
+    let run = |extra: &[&str]| {
+        kakehiki()
+            .args(["play", "diplomacy", "--seed", "1", "--max-year", "1901"])
+            .args(["--seat", bad, "--fill", "builtin:hold", "--sandbox", "off"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["--strict"]);
+    assert_eq!(out.status.code(), Some(4));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("stderr of seat 0"), "{stderr}");
+    assert!(stderr.contains("SyntaxError"), "{stderr}");
+    let out = run(&["--json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let seat = &v["seats"][0];
+    assert_eq!(seat["exit"], "exit code 1", "{seat}");
+    assert!(
+        seat["stderr"].as_str().unwrap().contains("SyntaxError"),
+        "{seat}"
+    );
+    assert_eq!(seat["errors"][0]["at"], "start", "{seat}");
+}
+
 #[test]
 fn process_bots_get_the_match_seed_in_kakehiki_seed() {
     // The bot prints READY, then fails on purpose with the seed on stderr, which the stderr tail

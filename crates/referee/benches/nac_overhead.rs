@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, Criterion};
 use kakehiki_core::SeatSpec;
 use kakehiki_nac::{State, Variant, NUM_SEATS};
-use kakehiki_referee::games::nac::NAC;
+use kakehiki_referee::games::nac::{Profile, TurnProfile, NAC};
 use kakehiki_referee::MatchSpec;
 
 fn trivial_bot() -> PathBuf {
@@ -187,6 +187,21 @@ fn spec(bot: &Path, seed: u64) -> MatchSpec {
     spec
 }
 
+/// The referee's own time in a match: everything but process start and stop and waiting for
+/// the slowest seat's reply in each turn.
+fn overhead(p: &Profile) -> Duration {
+    let turns: Duration = p.turns.iter().map(|t| t.wall).sum();
+    let waiting: Duration = p.turns.iter().map(|t| t.waited).sum();
+    let outside = p.wall.saturating_sub(p.startup + p.shutdown + turns);
+    outside + turns.saturating_sub(waiting)
+}
+
+/// Per-turn overhead divided by the number of seats, one value per turn.
+fn per_turn_per_seat(p: &Profile) -> Vec<Duration> {
+    let per = |t: &TurnProfile| t.wall.saturating_sub(t.waited) / NUM_SEATS as u32;
+    p.turns.iter().map(per).collect()
+}
+
 fn bench(c: &mut Criterion) {
     let bot = trivial_bot();
     let report = kakehiki_agent::SandboxReport::current(level());
@@ -203,10 +218,8 @@ fn bench(c: &mut Criterion) {
 
     // The figures: 200 profiled matches.
     let mut wall = Duration::ZERO;
-    let mut overhead = Duration::ZERO;
+    let mut overhead_sum = Duration::ZERO;
     let mut per_turn_seat: Vec<Duration> = Vec::new();
-    let (mut before, mut after, mut first_writes) =
-        (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let (mut startup, mut shutdown, mut turns, mut waiting, mut cpu) = (
         Duration::ZERO,
         Duration::ZERO,
@@ -220,8 +233,9 @@ fn bench(c: &mut Criterion) {
     for seed in 0..200 {
         floor += blocking_floor(&bot, seed);
         async_floor_turns += runtime.block_on(async_floor(&bot, seed));
-        let (record, profile) = runtime
-            .block_on(NAC.play_profiled(&spec(&bot, seed)))
+        let mut profile = Profile::default();
+        let record = runtime
+            .block_on(NAC.play_profiled(&spec(&bot, seed), Some(&mut profile)))
             .unwrap();
         assert!(
             record.report.seats.iter().all(|s| s.errors.is_empty()),
@@ -233,22 +247,12 @@ fn bench(c: &mut Criterion) {
         shutdown += profile.shutdown;
         turns += profile.turns.iter().map(|t| t.wall).sum::<Duration>();
         waiting += profile.turns.iter().map(|t| t.waited).sum::<Duration>();
-        before += profile.turns.iter().map(|t| t.before).sum::<Duration>();
-        after += profile.turns.iter().map(|t| t.after).sum::<Duration>();
-        first_writes += profile
-            .turns
-            .iter()
-            .map(|t| t.first_write)
-            .sum::<Duration>();
         cpu += profile.turn_cpu;
         referee_turns += profile.wall - profile.startup - profile.shutdown;
-        overhead += profile.overhead();
-        per_turn_seat.extend(profile.per_turn_per_seat());
+        overhead_sum += overhead(&profile);
+        per_turn_seat.extend(per_turn_per_seat(&profile));
     }
     println!("breakdown: startup {startup:?}, turns {turns:?} (waiting {waiting:?}), shutdown {shutdown:?}");
-    println!(
-        "in the turns, before the first block is written: {before:?} (of which the first write itself: {first_writes:?}); after the last reply: {after:?}"
-    );
     println!(
         "referee CPU time in the turns: {:.2}% of wall time ({cpu:?}); per turn and seat {:?} on average",
         100.0 * cpu.as_secs_f64() / wall.as_secs_f64(),
@@ -264,17 +268,13 @@ fn bench(c: &mut Criterion) {
         share(referee_turns.as_secs_f64() - floor.as_secs_f64()),
         share(referee_turns.as_secs_f64() - async_floor_turns.as_secs_f64())
     );
-    println!(
-        "referee overhead counting the first block's write as exchange with the bot, not referee work: {:.2}% of wall time",
-        share(overhead.as_secs_f64() - first_writes.as_secs_f64())
-    );
     per_turn_seat.sort();
     let median = per_turn_seat[per_turn_seat.len() / 2];
     let p90 = per_turn_seat[per_turn_seat.len() * 9 / 10];
     println!(
         "referee overhead over 200 matches: {:.2}% of wall time ({:?} of {:?}); per turn and seat: median {:?}, p90 {:?}",
-        100.0 * overhead.as_secs_f64() / wall.as_secs_f64(),
-        overhead,
+        100.0 * overhead_sum.as_secs_f64() / wall.as_secs_f64(),
+        overhead_sum,
         wall,
         median,
         p90
@@ -286,8 +286,9 @@ fn bench(c: &mut Criterion) {
     group.bench_function("match_of_4_trivial_process_bots", |b| {
         b.iter(|| {
             seed += 1;
+            let mut profile = Profile::default();
             runtime
-                .block_on(NAC.play_profiled(&spec(&bot, seed)))
+                .block_on(NAC.play_profiled(&spec(&bot, seed), Some(&mut profile)))
                 .unwrap()
         })
     });

@@ -248,7 +248,7 @@ pub trait GameDriver: Send + Sync {
     /// replayed in place of the bots. Returns the re-run's record; the caller compares bytes.
     fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError>;
 
-    /// Convert a replay of the game's older format into the current one, so it verifies.
+    /// Convert a replay of an older format of this game into the current one, so it verifies.
     fn upgrade(&self, old: &ParsedReplay) -> Result<ReplayLog, RefereeError> {
         Err(RefereeError::BadReplay(format!(
             "{} has no older replay format to upgrade from {:?}",

@@ -42,6 +42,13 @@ async fn reply_times(seats: Vec<SeatSpec>, honest: &[usize]) -> (Vec<f64>, Vec<S
     let mut bad = Vec::new();
     for line in record.replay.lines() {
         let v: Value = serde_json::from_str(line).unwrap();
+        // Reply times are in the seat record; the moves' status in the turn events.
+        if v["event"] == "seat" && v["kind"] == "turn" {
+            let seat = v["seat"].as_u64().unwrap() as usize;
+            if let (true, Some(us)) = (honest.contains(&seat), v["time_us"].as_u64()) {
+                times.push(us as f64 / 1000.0);
+            }
+        }
         if v["event"] != "turn" {
             continue;
         }
@@ -52,9 +59,6 @@ async fn reply_times(seats: Vec<SeatSpec>, honest: &[usize]) -> (Vec<f64>, Vec<S
             }
             if m["status"] != "ok" {
                 bad.push(format!("turn {} seat {seat}: {m}", v["turn"]));
-            }
-            if let Some(us) = m["time_us"].as_u64() {
-                times.push(us as f64 / 1000.0);
             }
         }
     }

@@ -173,13 +173,16 @@ fn crashing_silent_illegal_and_garbage_bots_are_handled() {
         .collect();
     assert!(phases.contains(&"F1901M"), "{phases:?}");
     // Austria (crashed) is in civil disorder: it gets no message after its crash.
-    let austria_after: usize = ev
+    let austria: Vec<&Value> = ev
         .iter()
-        .filter(|e| e["event"] == "phase" && e["phase"] != "S1901M")
-        .flat_map(|e| e["exchanges"].as_array().unwrap().iter())
-        .filter(|x| x["power"] == "AUSTRIA")
-        .count();
-    assert_eq!(austria_after, 0);
+        .filter(|e| e["event"] == "seat" && e["seat"] == 0)
+        .collect();
+    assert_eq!(austria.len(), 2, "{austria:?}");
+    assert_eq!(austria[1]["at"], "S1901M");
+    assert_eq!(austria[1]["outcome"], "crash");
+    assert!(!ev
+        .iter()
+        .any(|e| e["event"] == "end_message" && e["power"] == "AUSTRIA"));
     // Its units held in Spring: they are all still there.
     verify_replay(&rec.replay.to_text()).expect("replay with process bots verifies");
 }
@@ -193,12 +196,11 @@ fn press_and_pending_orders_stay_private() {
     let ev = events(&rec);
     let mut press_seen = 0;
     for e in &ev {
-        let Some(xs) = e["exchanges"].as_array() else {
+        let Some(xs) = e["sent"].as_object() else {
             continue;
         };
-        for x in xs {
-            let to = x["power"].as_str().unwrap();
-            let sent = x["sent"].as_str().unwrap();
+        for (to, sent) in xs {
+            let (to, sent) = (to.as_str(), sent.as_str().unwrap());
             let msg: Value = serde_json::from_str(sent).unwrap();
             // Press: only the addressee ever sees a message.
             for m in sent.match_indices("PRESS-") {
@@ -342,11 +344,9 @@ fn tcp_and_tcp_cmd_seats_play_a_full_game_and_get_the_recorded_end_message() {
         .filter_map(|e| e["phase"].as_str())
         .collect();
     assert!(phases.contains(&"F1902M"), "{phases:?}");
-    for e in ev.iter().filter(|e| e["event"] == "phase") {
-        for x in e["exchanges"].as_array().unwrap() {
-            if x["power"] == "AUSTRIA" || x["power"] == "ENGLAND" {
-                assert_eq!(x["status"], "ok", "{x}");
-            }
+    for x in ev.iter().filter(|e| e["event"] == "seat") {
+        if x["seat"] == 0 || x["seat"] == 1 {
+            assert_eq!(x["outcome"], "reply", "{x}");
         }
     }
     // The final end message went to every seat and is in the replay; the TCP clients received
@@ -420,11 +420,8 @@ fn failed_orders_carry_their_reason_to_bots_and_into_the_replay() {
     // France's bot receives the same reasons in its history.
     let mut seen = 0;
     for e in ev.iter().filter(|e| e["event"] == "phase") {
-        for x in e["exchanges"].as_array().unwrap() {
-            if x["power"] != "FRANCE" {
-                continue;
-            }
-            let msg: Value = serde_json::from_str(x["sent"].as_str().unwrap()).unwrap();
+        if let Some(sent) = e["sent"]["FRANCE"].as_str() {
+            let msg: Value = serde_json::from_str(sent).unwrap();
             for h in msg["history"].as_array().unwrap() {
                 let adj = ev
                     .iter()
@@ -439,4 +436,133 @@ fn failed_orders_carry_their_reason_to_bots_and_into_the_replay() {
     }
     assert!(seen > 0);
     verify_replay(&rec.replay.to_text()).expect("replay verifies");
+}
+
+/// The `seat_end` line of a seat.
+fn seat_end(ev: &[Value], seat: usize) -> Value {
+    ev.iter()
+        .find(|e| e["event"] == "seat_end" && e["seat"] == seat)
+        .cloned()
+        .unwrap_or_else(|| panic!("no seat_end line for seat {seat}"))
+}
+
+#[test]
+fn a_bot_with_a_syntax_error_is_reported_with_its_exit_code_and_stderr() {
+    let mut seats: Vec<SeatSpec> = (0..7).map(|_| builtin("hold")).collect();
+    seats[3] = SeatSpec::Cmd(vec![
+        "python3".into(),
+        "-c".into(),
+        "syntax error here".into(),
+    ]);
+    let rec = play(seats, FAST);
+    let s = &rec.report.seats[3];
+    let v = serde_json::to_value(s).unwrap();
+    assert_eq!(v["exit"], "exit code 1", "{v}");
+    assert!(v["stderr"].as_str().unwrap().contains("SyntaxError"), "{v}");
+    assert_eq!(s.errors.len(), 1, "{:?}", s.errors);
+    assert_eq!(s.errors[0].kind, SeatErrorKind::NotReady);
+    assert_eq!(s.errors[0].at, "start");
+    assert!(s.errors[0].detail.contains("exit code 1"), "{:?}", s.errors);
+    let end = seat_end(&events(&rec), 3);
+    assert_eq!(end["exit_code"], 1, "{end}");
+    assert!(
+        end["stderr"].as_str().unwrap().contains("SyntaxError"),
+        "{end}"
+    );
+    verify_replay(&rec.replay.to_text()).expect("replay verifies");
+}
+
+#[test]
+fn a_bot_that_crashes_mid_game_is_reported_with_its_phase_exit_code_and_stderr() {
+    let mut seats: Vec<SeatSpec> = (0..7).map(|_| builtin("hold")).collect();
+    seats[2] = bot("late-crash");
+    let mut opts = FAST.to_vec();
+    opts.retain(|(k, _)| *k != "max_year");
+    opts.push(("max_year", "1902"));
+    let rec = play(seats, &opts);
+    let s = &rec.report.seats[2];
+    let v = serde_json::to_value(s).unwrap();
+    assert_eq!(v["exit"], "exit code 1", "{v}");
+    assert!(
+        v["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("bot.py: giving up at S1902M"),
+        "{v}"
+    );
+    assert_eq!(s.errors.len(), 1, "{:?}", s.errors);
+    assert_eq!(s.errors[0].kind, SeatErrorKind::Crash);
+    assert_eq!(s.errors[0].at, "S1902M");
+    assert!(s.errors[0].detail.contains("exit code 1"), "{:?}", s.errors);
+    let ev = events(&rec);
+    let end = seat_end(&ev, 2);
+    assert_eq!(end["exit_code"], 1, "{end}");
+    assert!(
+        end["stderr"].as_str().unwrap().contains("giving up"),
+        "{end}"
+    );
+    // France is in civil disorder from then on.
+    let last = ev.iter().rev().find(|e| e["event"] == "end").unwrap();
+    assert!(
+        last["state"]["civil_disorder"]
+            .as_array()
+            .unwrap()
+            .contains(&"FRANCE".into()),
+        "{last}"
+    );
+    verify_replay(&rec.replay.to_text()).expect("replay verifies");
+}
+
+#[test]
+fn a_timeout_names_its_phase_and_its_limit() {
+    let mut seats: Vec<SeatSpec> = (0..7).map(|_| builtin("hold")).collect();
+    seats[4] = bot("silent");
+    let rec = play(seats, FAST);
+    let e = &rec.report.seats[4].errors;
+    assert!(!e.is_empty());
+    assert_eq!(e[0].kind, SeatErrorKind::Timeout);
+    assert_eq!(e[0].at, "S1901M");
+    assert_eq!(e[0].detail, "no reply to orders within 1500 ms");
+    let ev = events(&rec);
+    let x = ev
+        .iter()
+        .find(|x| x["event"] == "seat" && x["seat"] == 4 && x["outcome"] == "timeout")
+        .unwrap();
+    assert_eq!(x["at"], "S1901M");
+    assert_eq!(x["kind"], "orders");
+    assert_eq!(x["limit_ms"], 1500);
+    verify_replay(&rec.replay.to_text()).expect("replay verifies");
+}
+
+#[test]
+fn a_v1_replay_upgrades_to_one_that_verifies() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/diplomacy-v1.jsonl");
+    let text = std::fs::read_to_string(path).unwrap();
+    let old = kakehiki_core::replay::ReplayLog::parse(&text).unwrap();
+    let d = find_game("diplomacy").unwrap();
+    // The @1 replay no longer re-runs as it is, and says how to convert it.
+    let err = verify_replay(&text).unwrap_err().to_string();
+    assert!(err.contains("--upgrade"), "{err}");
+    let new = d.upgrade(&old).expect("the @1 replay upgrades").to_text();
+    assert!(new.starts_with(r#"{"event":"header","format":"kakehiki/diplomacy-replay@2""#));
+    let rec = verify_replay(&new).expect("the upgraded replay verifies");
+    // The same match: the crashed seat and the press bot's void orders are still there.
+    let kinds = |i: usize| {
+        rec.report.seats[i]
+            .errors
+            .iter()
+            .map(|e| (e.kind, e.at.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(kinds(1), vec![(SeatErrorKind::Crash, "S1901M".to_string())]);
+    assert_eq!(
+        kinds(0),
+        vec![
+            (SeatErrorKind::IllegalAction, "S1901M".to_string()),
+            (SeatErrorKind::IllegalAction, "F1901M".to_string())
+        ]
+    );
+    // An @2 replay has nothing to upgrade.
+    let again = kakehiki_core::replay::ReplayLog::parse(&new).unwrap();
+    assert!(d.upgrade(&again).is_err());
 }

@@ -94,6 +94,22 @@ fn kinds(record: &MatchRecord, seat: usize) -> Vec<(u32, SeatErrorKind)> {
         .collect()
 }
 
+/// The seat record's exchange of `seat` at `at` (`ready`, `turn 3`).
+fn exchange(record: &MatchRecord, at: &str, seat: usize) -> Value {
+    events(record, "seat")
+        .into_iter()
+        .find(|e| e["at"] == at && e["seat"] == seat)
+        .unwrap_or_else(|| panic!("no exchange of seat {seat} at {at}"))
+}
+
+/// How seat `seat`'s program ended, from the replay.
+fn seat_end(record: &MatchRecord, seat: usize) -> Value {
+    events(record, "seat_end")
+        .into_iter()
+        .find(|e| e["seat"] == seat)
+        .unwrap_or_else(|| panic!("no seat_end of seat {seat}"))
+}
+
 fn move_of(record: &MatchRecord, turn: u64, seat: usize) -> Value {
     let turns = events(record, "turn");
     let t = turns
@@ -181,12 +197,9 @@ async fn worked_example_crosses_the_pipe_byte_for_byte() {
                 "{game} seat {seat}"
             );
             // What the bot itself read, reported on its stderr as hex lines.
-            let stderr = events(&record, "stderr")
-                .into_iter()
-                .find(|e| e["seat"] == seat)
-                .unwrap();
+            let stderr = seat_end(&record, seat);
             let mut received = Vec::new();
-            for line in stderr["text"].as_str().unwrap().lines() {
+            for line in stderr["stderr"].as_str().unwrap().lines() {
                 for i in (0..line.len()).step_by(2) {
                     received.push(u8::from_str_radix(&line[i..i + 2], 16).unwrap());
                 }
@@ -200,7 +213,7 @@ async fn worked_example_crosses_the_pipe_byte_for_byte() {
         }
         // Seat 3's malformed first reply is applied as 5 5 0 0 0 and recorded.
         let m = move_of(&record, 1, 3);
-        assert_eq!(m["raw"], "5 5 9 x");
+        assert_eq!(exchange(&record, "turn 1", 3)["raw"], "5 5 9 x");
         assert_eq!(m["picks"], serde_json::json!([5, 5, 0, 0, 0]));
         let codes: Vec<&str> = m["errors"]
             .as_array()
@@ -338,7 +351,7 @@ async fn malformed_replies_map_to_target_zero() {
         serde_json::json!([0, 0, 0, 0, 0])
     );
     assert!(
-        move_of(&record, 1, 0)["raw_b64"].is_string(),
+        exchange(&record, "turn 1", 0)["raw_b64"].is_string(),
         "invalid UTF-8 is kept as base64"
     );
     assert_eq!(
@@ -392,7 +405,7 @@ async fn awkward_but_valid_output_is_handled() {
         serde_json::json!([2, 2, 2, 2, 2])
     );
     assert_eq!(move_of(&record, 1, 1)["errors"][0]["code"], "no_newline");
-    assert_eq!(move_of(&record, 1, 1)["time_us"], 1_000_000);
+    assert_eq!(exchange(&record, "turn 1", 1)["time_us"], 1_000_000);
     // Chatter outside the window is discarded and recorded, the replies still count.
     assert!(kinds(&record, 2)
         .iter()
@@ -404,8 +417,15 @@ async fn awkward_but_valid_output_is_handled() {
     );
     // READY without a newline is accepted at the deadline.
     assert!(kinds(&record, 3).is_empty(), "{:?}", record.report.seats[3]);
-    let ready = events(&record, "ready");
-    assert_eq!(ready[3]["errors"][0]["code"], "no_newline");
+    let ready = exchange(&record, "ready", 3);
+    assert!(
+        ready["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("no line terminator"),
+        "{ready}"
+    );
+    assert_eq!(ready["outcome"], "reply");
     assert!(live_with_marker(&m).is_empty());
     verify_replay(&record.replay.to_text()).unwrap();
 }
@@ -438,9 +458,10 @@ async fn floods_are_capped() {
         )),
         "{flood:?}"
     );
-    let discarded: usize = events(&record, "turn")
+    let discarded: usize = events(&record, "seat")
         .iter()
-        .map(|t| t["moves"][0]["discarded"].as_array().map_or(0, Vec::len))
+        .filter(|e| e["seat"] == 0)
+        .map(|e| e["discarded"].as_array().map_or(0, Vec::len))
         .sum();
     assert!(
         discarded <= 9 * 11,
@@ -456,11 +477,8 @@ async fn floods_are_capped() {
     );
     assert!(kinds(&record, 2).is_empty() && kinds(&record, 3).is_empty());
     assert!(kinds(&record, 1).is_empty(), "{:?}", record.report.seats[1]);
-    let stderr = events(&record, "stderr")
-        .into_iter()
-        .find(|e| e["seat"] == 1)
-        .unwrap();
-    let text = stderr["text"].as_str().unwrap();
+    let stderr = seat_end(&record, 1);
+    let text = stderr["stderr"].as_str().unwrap();
     assert!(
         text.len() < 70_000,
         "stderr must be capped, got {} bytes",
@@ -513,15 +531,23 @@ async fn process_replays_verify_and_tampering_is_caught() {
     let text = record.replay.to_text();
     verify_replay(&text).unwrap();
 
-    // Change one recorded reply: the re-run's picks, blocks and scores change.
+    // Change one recorded reply: the re-run's picks, blocks and scores change, first in the
+    // turn's own event.
+    let reply_line = text
+        .lines()
+        .position(|l| l.contains(r#""event":"seat","seat":1,"at":"turn 1""#))
+        .unwrap();
     let turn_line = text
         .lines()
         .position(|l| l.contains("\"event\":\"turn\""))
         .unwrap();
+    assert!(reply_line < turn_line);
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
-    let mut turn: Value = serde_json::from_str(&lines[turn_line]).unwrap();
-    turn["moves"][1]["raw"] = Value::String("0 0 0 0 0".into());
-    lines[turn_line] = serde_json::to_string(&turn).unwrap();
+    let reply: Value = serde_json::from_str(&lines[reply_line]).unwrap();
+    let raw = serde_json::to_string(&reply["raw"]).unwrap();
+    assert_ne!(raw, "\"0 0 0 0 0\"");
+    lines[reply_line] =
+        lines[reply_line].replace(&format!("\"raw\":{raw}"), "\"raw\":\"0 0 0 0 0\"");
     let tampered = lines.join("\n") + "\n";
     match verify_replay(&tampered) {
         Err(RefereeError::ReplayMismatch { line, .. }) => assert_eq!(line, turn_line + 1),
@@ -603,4 +629,130 @@ async fn bad_match_specs_are_rejected_with_reasons() {
         find_game("chess"),
         Err(RefereeError::UnknownGame(..))
     ));
+}
+
+/// A process bot that writes to stderr and exits with code 3 in the middle of the game: its
+/// exit code and stderr are in the replay (`seat_end`) and in the report (`seats[i].exit`,
+/// `seats[i].stderr`), and its error names the turn (`at`).
+#[tokio::test]
+async fn a_bot_that_exits_mid_game_has_its_exit_code_and_stderr_recorded() {
+    // READY, answer turn 1 (settings + block: 11 lines), read block 2 (8 lines), then leave.
+    let quitter = SeatSpec::Cmd(vec![
+        "sh".into(),
+        "-c".into(),
+        "echo READY; i=0; while [ $i -lt 11 ]; do read -r l; i=$((i+1)); done; echo 1 2 3 4 5; \
+         i=0; while [ $i -lt 8 ]; do read -r l; i=$((i+1)); done; \
+         echo 'Traceback: giving up at turn 2' >&2; exit 3"
+            .into(),
+    ]);
+    let record = play(
+        "nac",
+        11,
+        vec![
+            quitter,
+            builtin("random"),
+            builtin("strong"),
+            builtin("random"),
+        ],
+    )
+    .await;
+    let end = seat_end(&record, 0);
+    assert_eq!(end["exit_code"], 3, "{end}");
+    assert!(
+        end["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("giving up at turn 2"),
+        "{end}"
+    );
+    let seat = &record.report.seats[0];
+    assert_eq!(seat.extra["exit"], "exit code 3", "{seat:?}");
+    assert!(seat.extra["stderr"]
+        .as_str()
+        .unwrap()
+        .contains("giving up at turn 2"));
+    assert_eq!(kinds(&record, 0), vec![(2, SeatErrorKind::Crash)]);
+    assert_eq!(seat.errors[0].at, "turn 2", "{seat:?}");
+    assert_eq!(exchange(&record, "turn 2", 0)["outcome"], "crash");
+    assert_eq!(move_of(&record, 2, 0)["status"], "crash");
+    assert_eq!(move_of(&record, 3, 0)["status"], "dead");
+    // Built-in seats run no program: no seat_end for them.
+    assert!(events(&record, "seat_end").iter().all(|e| e["seat"] == 0));
+    verify_replay(&record.replay.to_text()).unwrap();
+}
+
+/// Replays of the old format (`nac-replay@1`, own ready/move/stderr events) are refused with
+/// the way out, and `upgrade` turns them into the seat record that verifies, with the same
+/// scores and the same streams.
+#[test]
+fn old_replays_upgrade_to_the_seat_record_and_verify() {
+    for (game, file) in [
+        ("nac", "nac-v1.jsonl"),
+        ("religion-war", "religion-war-v1.jsonl"),
+    ] {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(file);
+        let old = std::fs::read_to_string(path).unwrap();
+        match verify_replay(&old) {
+            Err(RefereeError::BadReplay(why)) => assert!(why.contains("--upgrade"), "{why}"),
+            other => panic!("{game}: an @1 replay must be refused, got {other:?}"),
+        }
+        let parsed = ReplayLog::parse(&old).unwrap();
+        let upgraded = find_game(game).unwrap().upgrade(&parsed).unwrap().to_text();
+        assert!(upgraded.contains("nac-replay@2"), "{upgraded}");
+        let record = verify_replay(&upgraded).expect("the upgraded replay verifies");
+        // The game is the same game: the result line (scores, winner, streams) is unchanged.
+        let result = |text: &str| {
+            text.lines()
+                .find(|l| l.contains(r#""event":"result""#))
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(result(&old), result(&upgraded), "{game}");
+        let seats = events(&record, "seat");
+        assert!(seats
+            .iter()
+            .any(|e| e["at"] == "ready" && e["kind"] == "READY"));
+        assert!(seats.iter().any(|e| e["at"] == "turn 9"));
+        if game == "nac" {
+            // Seat 1 answered turn 1, printed to stderr and exited: turn 2 failed.
+            assert_eq!(exchange(&record, "turn 2", 1)["outcome"], "crash");
+            let end = seat_end(&record, 1);
+            assert_eq!(end["stderr"], "oops: failing on purpose\n");
+            assert_eq!(record.report.seats[1].errors[0].at, "turn 2");
+        }
+        // A replay that is already current has nothing to upgrade from.
+        assert!(find_game(game)
+            .unwrap()
+            .upgrade(&ReplayLog::parse(&upgraded).unwrap())
+            .is_err());
+    }
+}
+
+/// A bot that says READY at once, before the referee has started all four seats and asked
+/// for it, is ready: what it wrote first is its READY, not output outside its window.
+#[tokio::test]
+async fn a_ready_written_before_the_referee_asks_counts() {
+    let fast = SeatSpec::Cmd(vec![
+        "sh".into(),
+        "-c".into(),
+        "echo READY; while read -r l; do :; done".into(),
+    ]);
+    for seed in 0..3 {
+        let mut spec = MatchSpec::new("nac", seed, vec![fast.clone(); 4]);
+        spec.options.insert("turn_ms".into(), "50".into());
+        let record = find_game("nac").unwrap().play(&spec).await.unwrap();
+        for seat in 0..4 {
+            // READY accepted; the seat then never answers and dies at turn 1.
+            assert_eq!(
+                kinds(&record, seat),
+                vec![(1, SeatErrorKind::Timeout)],
+                "seed {seed} seat {seat}: {:?}",
+                record.report.seats[seat]
+            );
+            assert_eq!(exchange(&record, "ready", seat)["outcome"], "reply");
+        }
+        verify_replay(&record.replay.to_text()).unwrap();
+    }
 }

@@ -459,8 +459,9 @@ fn public_match(r: StoredResult) -> Value {
             s["spec"] = json!(r.entrants.get(i).cloned().unwrap_or_default());
             if let Some(o) = s.as_object_mut() {
                 o.remove("peer");
-                // A seat's stderr is its contestant's own (the seat record's `stderr`).
-                o.remove(kakehiki_referee::seat::STDERR_KEY);
+                // A seat's stderr is its contestant's own (the seat record's `stderr`; the
+                // referee's `seat::STDERR_KEY`, not a dependency of this crate).
+                o.remove("stderr");
             }
         }
     }

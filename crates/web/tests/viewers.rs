@@ -114,6 +114,34 @@ fn diplomacy_orders_carry_why_they_failed_or_were_void() {
     );
 }
 
+/// A Diplomacy seat that never answers: its panel lists each timeout at the step of the phase
+/// it happened in, with the limit, from the seat record of the replay; the map still has the
+/// state each phase was played from.
+#[test]
+fn diplomacy_seat_errors_are_linked_to_their_phase() {
+    let mut seats = ["builtin:hold"; 7];
+    seats[2] = r#"cmd:sh -c 'read -r l; echo "{\"ready\":true}"; while read -r l; do :; done'"#;
+    let opts = [("max_year", "1901"), ("movement_ms", "300")];
+    let replay = play("diplomacy", 5, &seats, &opts);
+    let m = model(&replay);
+    let steps = m["steps"].as_array().unwrap();
+    let errors = m["seats"][2]["errors"].as_array().unwrap();
+    assert!(!errors.is_empty(), "{m}");
+    let first = &errors[0];
+    assert_eq!(first["kind"], "timeout", "{first}");
+    assert_eq!(
+        first["detail"], "no reply to orders within 300 ms",
+        "{first}"
+    );
+    let step = first["step"].as_u64().unwrap() as usize;
+    assert_eq!(steps[step]["phase"], "S1901M", "{first}");
+    assert!(
+        steps[step]["state"]["units"]["FRANCE"].is_array(),
+        "{}",
+        steps[step]
+    );
+}
+
 #[test]
 fn seats_of_one_bot_are_told_apart() {
     let replay = play(

@@ -142,6 +142,10 @@ async fn serves_standings_matches_and_public_replays() {
     .await;
     assert_eq!(status, StatusCode::OK, "{one}");
     assert!(!one.contains("python3"), "{one}");
+    assert!(
+        !one.contains("SECRET-STDERR"),
+        "a seat's stderr leaked into the match API: {one}"
+    );
     let one: Value = serde_json::from_str(&one).unwrap();
     assert_eq!(one["index"], index);
     assert_eq!(one["report"]["seats"][0]["spec"], one["entrants"][0]);

@@ -437,45 +437,29 @@ fn reply_times(game: &str, replay: &str, seat: usize) -> (Vec<Sample>, Vec<Strin
     let ms_of = |v: &Value| v.as_f64();
     match game {
         "nac" | "religion-war" => {
-            let ready_ms = ms_of(&params["limits"]["ready_ms"]);
-            let turn_ms = ms_of(&params["limits"]["turn_ms"]);
+            // The seat record: one `seat` line per request (kinds `READY` and `turn`).
             for v in lines {
-                match v["event"].as_str() {
-                    Some("ready") if v["seat"].as_u64() == Some(seat as u64) => {
-                        if let Some(us) = v["time_us"].as_f64() {
-                            out.push(Sample {
-                                kind: "READY".into(),
-                                ms: us / 1000.0,
-                                limit_ms: ready_ms,
-                            });
-                        }
-                        let no_newline = v["errors"]
-                            .as_array()
-                            .into_iter()
-                            .flatten()
-                            .any(|e| e["code"] == "no_newline");
-                        if no_newline {
-                            warnings.push(format!(
-                                "READY without a newline: the referee accepts it only at the deadline, so every game costs you {} s; end the line with \\n and flush",
-                                ready_ms.map(|m| m / 1000.0).unwrap_or(5.0)
-                            ));
-                        }
-                    }
-                    Some("turn") => {
-                        for m in v["moves"].as_array().into_iter().flatten() {
-                            if m["seat"].as_u64() == Some(seat as u64) {
-                                if let Some(us) = m["time_us"].as_f64() {
-                                    out.push(Sample {
-                                        kind: "turn".into(),
-                                        ms: us / 1000.0,
-                                        limit_ms: turn_ms,
-                                    });
-                                }
-                            }
-                        }
-                    }
-                    _ => {}
+                if v["event"] != "seat" || v["seat"].as_u64() != Some(seat as u64) {
+                    continue;
                 }
+                let (Some(kind), Some(us)) = (v["kind"].as_str(), v["time_us"].as_f64()) else {
+                    continue;
+                };
+                let limit_ms = v["limit_ms"].as_f64();
+                let unterminated = v["detail"]
+                    .as_str()
+                    .is_some_and(|d| d.starts_with("no line terminator"));
+                if kind == "READY" && v["outcome"] == "reply" && unterminated {
+                    warnings.push(format!(
+                        "READY without a newline: the referee accepts it only at the deadline, so every game costs you {} s; end the line with \\n and flush",
+                        params["limits"]["ready_ms"].as_f64().or(limit_ms).unwrap_or(5000.0) / 1000.0
+                    ));
+                }
+                out.push(Sample {
+                    kind: kind.to_string(),
+                    ms: us / 1000.0,
+                    limit_ms,
+                });
             }
         }
         "geister" => {
@@ -517,53 +501,24 @@ fn reply_times(game: &str, replay: &str, seat: usize) -> (Vec<Sample>, Vec<Strin
                 }
             }
         }
+        // The seat record (`seat` lines): orders named by the kind of their phase
+        // (`S1901M`: movement), whose limits differ.
         "diplomacy" => {
-            let power = header["seats"]
-                .as_array()
-                .and_then(|_| POWERS.get(seat))
-                .copied()
-                .unwrap_or("");
-            for v in lines {
-                let kind = match (v["event"].as_str(), v["phase"].as_str()) {
-                    (Some("start"), _) => "start".to_string(),
-                    (Some("phase"), Some(p)) => match p.chars().last() {
-                        Some('M') => "movement".into(),
-                        Some('R') => "retreat".into(),
-                        Some('A') => "adjustment".into(),
-                        _ => "phase".into(),
-                    },
-                    _ => continue,
+            for v in lines.filter(|v| v["event"] == "seat" && v["seat"] == seat) {
+                let (Some(kind), Some(us)) = (v["kind"].as_str(), v["time_us"].as_f64()) else {
+                    continue;
                 };
-                for ex in v["exchanges"].as_array().into_iter().flatten() {
-                    if ex["power"].as_str() != Some(power) {
-                        continue;
-                    }
-                    let Some(us) = ex["time_us"].as_f64() else {
-                        continue;
-                    };
-                    let sent = ex["sent"]
-                        .as_str()
-                        .and_then(|t| serde_json::from_str::<Value>(t).ok())
-                        .unwrap_or(Value::Null);
-                    let limit = sent["deadline_ms"]
-                        .as_f64()
-                        .or_else(|| sent["limits"]["start_ms"].as_f64())
-                        .or_else(|| {
-                            sent["limits"]["press_ms"]
-                                .as_f64()
-                                .filter(|_| sent["type"] == "press")
-                        });
-                    let kind = if sent["type"] == "press" {
-                        "press".to_string()
-                    } else {
-                        kind.clone()
-                    };
-                    out.push(Sample {
-                        kind,
-                        ms: us / 1000.0,
-                        limit_ms: limit,
-                    });
-                }
+                let kind = match (kind, v["at"].as_str().and_then(|a| a.chars().last())) {
+                    ("orders", Some('M')) => "movement",
+                    ("orders", Some('R')) => "retreat",
+                    ("orders", Some('A')) => "adjustment",
+                    (k, _) => k,
+                };
+                out.push(Sample {
+                    kind: kind.to_string(),
+                    ms: us / 1000.0,
+                    limit_ms: v["limit_ms"].as_f64(),
+                });
             }
         }
         "werewolf" => {
@@ -595,11 +550,6 @@ fn reply_times(game: &str, replay: &str, seat: usize) -> (Vec<Sample>, Vec<Strin
     }
     (out, warnings)
 }
-
-/// The Diplomacy powers in seat order.
-const POWERS: [&str; 7] = [
-    "AUSTRIA", "ENGLAND", "FRANCE", "GERMANY", "ITALY", "RUSSIA", "TURKEY",
-];
 
 /// Median and slowest per kind, kinds in the order first seen.
 fn kind_times(samples: &[Sample]) -> Vec<KindTimes> {

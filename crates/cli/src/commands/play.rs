@@ -378,20 +378,23 @@ pub fn write_file_atomically(path: &std::path::Path, bytes: &[u8]) -> anyhow::Re
 /// Lines of a failing bot's stderr shown after the result.
 const STDERR_TAIL_LINES: usize = 20;
 
-/// The last `lines` lines of every seat's stderr recorded in a replay (`"event":"stderr"` lines
-/// with `seat` and `text`), by seat.
+/// The last `lines` lines of every seat's stderr recorded in a replay (`"event":"seat_end"`
+/// lines with `seat` and `stderr`, or a game's own `"event":"stderr"` lines with `seat` and
+/// `text`), by seat.
 pub fn stderr_tails(replay: &str, lines: usize) -> BTreeMap<usize, String> {
     let mut out = BTreeMap::new();
     for line in replay.lines() {
         let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
         };
-        if v.get("event").and_then(|e| e.as_str()) != Some("stderr") {
-            continue;
-        }
+        let key = match v.get("event").and_then(|e| e.as_str()) {
+            Some("stderr") => "text",
+            Some("seat_end") => "stderr",
+            _ => continue,
+        };
         let (Some(seat), Some(text)) = (
             v.get("seat").and_then(|s| s.as_u64()),
-            v.get("text").and_then(|t| t.as_str()),
+            v.get(key).and_then(|t| t.as_str()),
         ) else {
             continue;
         };

@@ -15,8 +15,10 @@ pub mod map;
 pub mod movement;
 pub mod order;
 pub mod outcome;
+pub mod replay_v1;
 pub mod service;
 pub mod types;
+pub mod wire;
 
 pub use adjudicate::{adjudicate, civil_disorder};
 pub use board::{Board, Dislodged};

@@ -54,6 +54,15 @@ pub fn make_bot(name: &str, seat: usize, match_seed: u64) -> Option<Box<dyn NacB
     }
 }
 
+/// A built-in bot's picks as the reply line a process would write (without its LF).
+pub fn reply_line(picks: &[u8]) -> String {
+    picks
+        .iter()
+        .map(|p| p.to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Play `state` to its end in process: every turn each seat's bot is given that seat's
 /// [`View`] only, and its picks are applied together. Allocates nothing per turn.
 pub fn play_to_end<B: NacBot>(state: &mut State, bots: &mut [B; NUM_SEATS]) {

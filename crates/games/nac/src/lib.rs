@@ -12,6 +12,7 @@
 
 pub mod bots;
 pub mod mt19937;
+pub mod record;
 pub mod reply;
 mod state;
 

@@ -24,6 +24,22 @@ pub enum IssueCode {
     NoNewline,
 }
 
+impl IssueCode {
+    /// The code's name in the replay (`out_of_range`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IssueCode::LineTooLong => "line_too_long",
+            IssueCode::ExtraFields => "extra_fields",
+            IssueCode::MissingField => "missing_field",
+            IssueCode::EmptyField => "empty_field",
+            IssueCode::NotANumber => "not_a_number",
+            IssueCode::LenientNumber => "lenient_number",
+            IssueCode::OutOfRange => "out_of_range",
+            IssueCode::NoNewline => "no_newline",
+        }
+    }
+}
+
 /// One recorded deviation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Issue {
@@ -50,6 +66,26 @@ impl Issue {
     /// A line-level issue without a field.
     pub fn line(code: IssueCode) -> Self {
         Issue::new(code, None, None, None)
+    }
+
+    /// The deviation in words, for the seat's error record: `turn 3: out_of_range in field 2
+    /// "9", target 0 used`.
+    pub fn describe(&self, turn: u32) -> String {
+        let mut d = format!("turn {turn}: {}", self.code.as_str());
+        if let Some(f) = self.field {
+            d.push_str(&format!(" in field {f}"));
+        }
+        if let Some(t) = &self.text {
+            d.push_str(&format!(" {:?}", t.chars().take(100).collect::<String>()));
+        }
+        match self.code {
+            IssueCode::LenientNumber => {
+                d.push_str(&format!(", read as {}", self.value.unwrap_or(0)))
+            }
+            IssueCode::ExtraFields | IssueCode::NoNewline | IssueCode::LineTooLong => {}
+            _ => d.push_str(", target 0 used"),
+        }
+        d
     }
 }
 
@@ -172,6 +208,49 @@ pub fn parse_reply(raw: &[u8], n: usize, targets: usize) -> ParsedReply {
     ParsedReply { picks, issues }
 }
 
+/// Parse a reply as the referee received it: `truncated` (cut at the line cap) and
+/// `unterminated` (taken without its LF, §3.3) are recorded first, as `line_too_long` and
+/// `no_newline`.
+pub fn parse_received(
+    raw: &[u8],
+    truncated: bool,
+    unterminated: bool,
+    n: usize,
+    targets: usize,
+) -> ParsedReply {
+    let mut parsed = parse_reply(raw, n, targets);
+    let lead = match (truncated, unterminated) {
+        (true, _) => Some(Issue::line(IssueCode::LineTooLong)),
+        (_, true) => Some(Issue::line(IssueCode::NoNewline)),
+        _ => None,
+    };
+    parsed.issues.splice(0..0, lead);
+    parsed
+}
+
+/// Why a line received while waiting for READY is not one (§3.2): `None` if it is a READY,
+/// `Some("")` for a blank line (skipped), else the problem with its code (`bad_ready`,
+/// `timeout` for unterminated text at the deadline, `crash` when the output `closed` after
+/// unterminated text).
+pub fn not_ready(raw: &[u8], unterminated: bool, closed: bool, ready_ms: u64) -> Option<String> {
+    let text: String = String::from_utf8_lossy(raw).chars().take(200).collect();
+    if unterminated && closed {
+        Some(format!(
+            "crash: output closed after {text:?} without a newline"
+        ))
+    } else if is_ready(raw) {
+        None
+    } else if unterminated {
+        Some(format!(
+            "timeout: no READY within {ready_ms} ms (unterminated {text:?})"
+        ))
+    } else if is_blank(raw) {
+        Some(String::new())
+    } else {
+        Some(format!("bad_ready: expected READY, got {text:?}"))
+    }
+}
+
 /// Whether a (trimmed) line is an acceptable READY (§3.2): `ready` ignoring ASCII case.
 pub fn is_ready(raw: &[u8]) -> bool {
     String::from_utf8_lossy(raw)
@@ -243,6 +322,20 @@ mod tests {
 
     #[test]
     fn ready_is_case_insensitive_and_trimmed() {
+        assert_eq!(not_ready(b"READY\r", false, false, 5000), None);
+        assert_eq!(not_ready(b" ", false, false, 5000).as_deref(), Some(""));
+        assert!(not_ready(b"hello", false, false, 5000)
+            .unwrap()
+            .starts_with("bad_ready"));
+        assert!(not_ready(b"REA", true, false, 300)
+            .unwrap()
+            .starts_with("timeout"));
+        assert!(not_ready(b"READY", true, true, 300)
+            .unwrap()
+            .starts_with("crash"));
+        let p = parse_received(b"1 2", true, true, 2, 6);
+        assert_eq!(p.issues, vec![Issue::line(IssueCode::LineTooLong)]);
+        assert_eq!(p.picks, vec![1, 2]);
         assert!(is_ready(b"READY"));
         assert!(is_ready(b" ready\r"));
         assert!(!is_ready(b"hello READY"));

@@ -85,6 +85,15 @@ impl Params {
         t % 2 == 1
     }
 
+    /// The label of turn `t` in its block (`D`/`N`, `W`/`H`).
+    pub fn label(&self, t: u32) -> char {
+        if self.is_day(t) {
+            self.day_label
+        } else {
+            self.night_label
+        }
+    }
+
     /// Picks a seat makes in turn `t`.
     pub fn picks_in(&self, t: u32) -> usize {
         if self.is_day(t) {

@@ -32,6 +32,10 @@ use crate::driver::BoxFuture;
 /// its limit (at once: nothing waits for it). `check` plays it as the timing-out opponent.
 pub const SILENT_BOT: &str = "silent";
 
+/// How the detail of a reply taken without its line terminator begins (at the deadline, or
+/// when the output closed after it).
+pub const NO_TERMINATOR: &str = "no line terminator";
+
 /// What a transport read: one reply unit (a line, a frame), or why there is none.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Received {
@@ -157,6 +161,29 @@ pub struct Ask {
     pub handshake: bool,
     /// Unterminated text at the deadline is the reply (Negotiate and Conquer, §3.3).
     pub unterminated_is_reply: bool,
+    /// Which reply units answer this request; the others (a stale reply to an earlier request,
+    /// Diplomacy §6) are listed in the exchange's `discarded` and the seat is read again until
+    /// its deadline. `None`: the first unit is the reply. Cut units are always the reply.
+    pub accept: Option<ReplyFilter>,
+}
+
+/// A test of a reply unit: `true` when it answers the request ([`Ask::accept`]).
+#[derive(Clone)]
+pub struct ReplyFilter(pub std::sync::Arc<ReplyTest>);
+
+/// The function of a [`ReplyFilter`].
+pub type ReplyTest = dyn Fn(&[u8]) -> bool + Send + Sync;
+
+impl ReplyFilter {
+    pub fn new(f: impl Fn(&[u8]) -> bool + Send + Sync + 'static) -> Self {
+        ReplyFilter(std::sync::Arc::new(f))
+    }
+}
+
+impl std::fmt::Debug for ReplyFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReplyFilter")
+    }
 }
 
 impl Ask {
@@ -175,6 +202,7 @@ impl Ask {
             limit,
             handshake: false,
             unterminated_is_reply: false,
+            accept: None,
         }
     }
 }
@@ -189,6 +217,9 @@ pub struct Answer {
     /// Microseconds from the message written to the reply; `None` for built-in bots.
     pub time_us: Option<u64>,
     pub detail: Option<String>,
+    /// Output the seat wrote outside its window, discarded before this request (as recorded in
+    /// the exchange's `discarded`).
+    pub discarded: Vec<String>,
 }
 
 impl Answer {
@@ -210,6 +241,7 @@ impl Answer {
             truncated: e.truncated,
             time_us: e.time_us,
             detail: e.detail.clone(),
+            discarded: e.discarded.clone(),
         }
     }
 }
@@ -246,6 +278,10 @@ impl Finished {
     }
 }
 
+/// The event of connections closed at once on a seat's port because as many as its cap were
+/// already waiting ([`Table::excess_connections`]).
+pub const EXCESS_EVENT: &str = "excess_connections";
+
 /// Lines kept of the output a seat wrote outside its window, before a count.
 const DISCARDED_KEPT: usize = 10;
 
@@ -256,8 +292,6 @@ pub struct Table {
     /// next requests find it so at once.
     down: Vec<Option<String>>,
     errors: Vec<Vec<SeatError>>,
-    /// What each seat wrote outside its window, discarded before its last request.
-    discarded: Vec<Vec<String>>,
     /// The replay being written: the driver pushes its own events here too.
     pub log: ReplayLog,
     /// The turn number recorded in [`SeatError::turn`] (the driver keeps it current).
@@ -279,7 +313,6 @@ impl Table {
             seats,
             down,
             errors: vec![Vec::new(); n],
-            discarded: vec![Vec::new(); n],
             log,
             turn: 0,
         }
@@ -313,7 +346,40 @@ impl Table {
                 *end = Some(e);
             }
         }
-        Ok(Table::new(seats, log))
+        let mut table = Table::new(seats, log);
+        for (line, v) in replay
+            .events
+            .iter()
+            .filter(|(_, v)| v["event"] == EXCESS_EVENT)
+        {
+            match (v["seat"].as_u64(), v["count"].as_u64(), v["cap"].as_u64()) {
+                (Some(s), Some(count), Some(cap)) if (s as usize) < n => {
+                    table.excess_connections(s as usize, count, cap as usize)
+                }
+                _ => {
+                    return Err(crate::RefereeError::BadReplay(format!(
+                        "line {line}: bad {EXCESS_EVENT} event"
+                    )))
+                }
+            }
+        }
+        Ok(table)
+    }
+
+    /// Count `count` connections closed at once on `seat`'s port (`cap` were already waiting)
+    /// against the seat: one error, and an [`EXCESS_EVENT`] line that [`Table::replayed`]
+    /// counts again. Call it before the first request, where a re-run does. Zero: nothing.
+    pub fn excess_connections(&mut self, seat: usize, count: u64, cap: usize) {
+        if count == 0 {
+            return;
+        }
+        self.log.push(
+            &serde_json::json!({"event": EXCESS_EVENT, "seat": seat, "count": count, "cap": cap}),
+        );
+        let detail = format!(
+            "{count} connections to the seat's port closed at once: {cap} were already waiting (the cap)"
+        );
+        self.fault(seat, "connect", SeatErrorKind::ExcessConnections, detail);
     }
 
     /// The number of seats.
@@ -353,12 +419,6 @@ impl Table {
         }
     }
 
-    /// The output `seat` wrote while no reply was expected, discarded before its last request
-    /// (as that request's exchange records it: a game that counts late replies reads it here).
-    pub fn discarded(&self, seat: usize) -> &[String] {
-        self.discarded.get(seat).map(Vec::as_slice).unwrap_or(&[])
-    }
-
     /// The errors recorded so far for `seat`.
     pub fn errors(&self, seat: usize) -> &[SeatError] {
         self.errors.get(seat).map(Vec::as_slice).unwrap_or(&[])
@@ -386,7 +446,7 @@ impl Table {
         mut builtin: impl FnMut(usize, &Ask) -> Vec<u8>,
     ) -> Vec<Answer> {
         let mut answers: Vec<Option<Answer>> = vec![None; asks.len()];
-        let mut discarded: Vec<Vec<String>> = vec![Vec::new(); asks.len()];
+        let mut discarded: Vec<Discarded> = vec![Discarded::default(); asks.len()];
         // Deadlines of the live seats written to: (ask index, written at, deadline).
         let mut waiting: Vec<(usize, Instant, Instant)> = Vec::new();
         for (i, ask) in asks.iter().enumerate() {
@@ -397,14 +457,16 @@ impl Table {
                     truncated: false,
                     time_us: Some(0),
                     detail: Some(why.to_string()),
+                    discarded: Vec::new(),
                 });
                 continue;
             }
             match &mut self.seats[ask.seat] {
                 Seat::Live(t) => {
-                    // When the seat speaks first (no message), what already arrived is the reply.
+                    // A seat that speaks first (no message): what already arrived is its
+                    // reply, not output outside its window.
                     if !ask.msg.is_empty() {
-                        discarded[i] = take_discarded(t.as_mut());
+                        discarded[i] = Discarded::from(t.take_unsolicited());
                     }
                     if let Some(failed) = t.failed() {
                         answers[i] = Some(answer_of(failed, None, ask));
@@ -426,7 +488,7 @@ impl Table {
                 Seat::Replayed { exchanges, .. } => {
                     let answer = match exchanges.pop_front() {
                         Some(e) => {
-                            discarded[i] = e.discarded.clone();
+                            discarded[i].recorded = Some(e.discarded.clone());
                             Answer::of_record(&e)
                         }
                         None => Answer {
@@ -437,6 +499,7 @@ impl Table {
                             detail: Some(
                                 "the recording has no more exchanges for this seat".into(),
                             ),
+                            discarded: Vec::new(),
                         },
                     };
                     answers[i] = Some(answer);
@@ -448,6 +511,7 @@ impl Table {
                         truncated: false,
                         time_us: Some(ask.limit.as_micros() as u64),
                         detail: Some(format!("{SILENT_BOT} never answers")),
+                        discarded: Vec::new(),
                     })
                 }
                 Seat::Builtin | Seat::NotStarted(_) => {}
@@ -465,6 +529,7 @@ impl Table {
                     truncated: false,
                     time_us: None,
                     detail: None,
+                    discarded: Vec::new(),
                 });
             }
         }
@@ -486,13 +551,36 @@ impl Table {
                     continue;
                 };
                 let (_, t) = live.swap_remove(pos);
-                reads.push(async move { (i, written, t.read(deadline).await) });
+                let accept = asks[i].accept.clone();
+                reads.push(async move {
+                    // Kept up to the number recorded, counted beyond, so a flood holds no memory.
+                    let (mut stale, mut more) = (Vec::new(), 0u64);
+                    loop {
+                        let r = t.read(deadline).await;
+                        match &accept {
+                            Some(f)
+                                if r.outcome == ExchangeOutcome::Reply
+                                    && !r.truncated
+                                    && !(f.0)(&r.bytes) =>
+                            {
+                                if stale.len() < DISCARDED_KEPT {
+                                    stale.push(r.bytes)
+                                } else {
+                                    more += 1
+                                }
+                            }
+                            _ => return (i, written, r, stale, more),
+                        }
+                    }
+                });
             }
         }
-        for (i, written, received) in futures_util::future::join_all(reads).await {
+        for (i, written, received, stale, more) in futures_util::future::join_all(reads).await {
             answers[i] = Some(answer_of(received, Some(written), &asks[i]));
+            discarded[i].units.extend(stale);
+            discarded[i].dropped += more;
         }
-        let answers: Vec<Answer> = answers
+        let mut answers: Vec<Answer> = answers
             .into_iter()
             .map(|a| {
                 a.unwrap_or(Answer {
@@ -501,12 +589,13 @@ impl Table {
                     truncated: false,
                     time_us: Some(0),
                     detail: Some("asked twice in one round".into()),
+                    discarded: Vec::new(),
                 })
             })
             .collect();
-        for ((ask, answer), discarded) in asks.iter().zip(&answers).zip(discarded) {
-            self.discarded[ask.seat].clone_from(&discarded);
-            self.note(ask, answer, discarded);
+        for ((ask, answer), discarded) in asks.iter().zip(&mut answers).zip(discarded) {
+            answer.discarded = discarded.summary();
+            self.note(ask, answer);
         }
         answers
     }
@@ -548,14 +637,14 @@ impl Table {
             }
             _ => None,
         }?;
-        let mut rec = self.exchange_of(&ask, &answer, Vec::new());
+        let mut rec = self.exchange_of(&ask, &answer);
         rec.limit_ms = None;
         self.log.push(&rec);
         self.note_error(&ask, &answer);
         Some(answer)
     }
 
-    fn exchange_of(&self, ask: &Ask, answer: &Answer, discarded: Vec<String>) -> SeatExchange {
+    fn exchange_of(&self, ask: &Ask, answer: &Answer) -> SeatExchange {
         let mut rec = SeatExchange::new(ask.seat, &ask.at, &ask.kind, answer.outcome);
         rec.limit_ms = Some(ask.limit.as_millis() as u64);
         rec.time_us = answer.time_us;
@@ -564,13 +653,13 @@ impl Table {
         }
         rec.truncated = answer.truncated;
         rec.detail = answer.detail.clone();
-        rec.discarded = discarded;
+        rec.discarded = answer.discarded.clone();
         rec
     }
 
     /// Record one answered ask: its exchange line, and its error if the transport failed.
-    fn note(&mut self, ask: &Ask, answer: &Answer, discarded: Vec<String>) {
-        let rec = self.exchange_of(ask, answer, discarded);
+    fn note(&mut self, ask: &Ask, answer: &Answer) {
+        let rec = self.exchange_of(ask, answer);
         self.log.push(&rec);
         self.note_error(ask, answer);
     }
@@ -607,6 +696,10 @@ impl Table {
             return;
         }
         let detail = match answer.outcome {
+            // A failed handshake's kind is `not_ready`: its detail says it was a timeout.
+            ExchangeOutcome::Timeout if ask.handshake => {
+                format!("timeout: no reply to {} within {limit_ms} ms", ask.kind)
+            }
             ExchangeOutcome::Timeout => format!("no reply to {} within {limit_ms} ms", ask.kind),
             _ => format!(
                 "{} ({})",
@@ -705,22 +798,47 @@ impl Table {
     }
 }
 
-fn take_discarded(t: &mut dyn Transport) -> Vec<String> {
-    let (units, dropped) = t.take_unsolicited();
-    let texts: Vec<&Vec<u8>> = units
-        .iter()
-        .filter(|b| !b.iter().all(u8::is_ascii_whitespace))
-        .collect();
-    let more = texts.len().saturating_sub(DISCARDED_KEPT) as u64 + dropped;
-    let mut out: Vec<String> = texts
-        .iter()
-        .take(DISCARDED_KEPT)
-        .map(|b| String::from_utf8_lossy(b).chars().take(200).collect())
-        .collect();
-    if more > 0 {
-        out.push(format!("[{more} more lines discarded]"));
+/// The units one exchange discarded: output before the request and replies not accepted
+/// ([`Ask::accept`]), or what the recording says.
+#[derive(Debug, Clone, Default)]
+struct Discarded {
+    units: Vec<Vec<u8>>,
+    dropped: u64,
+    recorded: Option<Vec<String>>,
+}
+
+impl From<(Vec<Vec<u8>>, u64)> for Discarded {
+    fn from((units, dropped): (Vec<Vec<u8>>, u64)) -> Self {
+        Discarded {
+            units,
+            dropped,
+            recorded: None,
+        }
     }
-    out
+}
+
+impl Discarded {
+    /// As recorded: the first few units, each cut to 200 characters, then a count.
+    fn summary(self) -> Vec<String> {
+        if let Some(r) = self.recorded {
+            return r;
+        }
+        let texts: Vec<&Vec<u8>> = self
+            .units
+            .iter()
+            .filter(|b| !b.iter().all(u8::is_ascii_whitespace))
+            .collect();
+        let more = texts.len().saturating_sub(DISCARDED_KEPT) as u64 + self.dropped;
+        let mut out: Vec<String> = texts
+            .iter()
+            .take(DISCARDED_KEPT)
+            .map(|b| String::from_utf8_lossy(b).chars().take(200).collect())
+            .collect();
+        if more > 0 {
+            out.push(format!("[{more} more lines discarded]"));
+        }
+        out
+    }
 }
 
 fn answer_of(r: Received, written: Option<Instant>, ask: &Ask) -> Answer {
@@ -731,12 +849,13 @@ fn answer_of(r: Received, written: Option<Instant>, ask: &Ask) -> Answer {
         truncated: r.truncated,
         time_us,
         detail: r.detail,
+        discarded: Vec::new(),
     };
     if answer.outcome == ExchangeOutcome::Timeout {
         answer.time_us = Some(ask.limit.as_micros() as u64);
         if ask.unterminated_is_reply && !answer.bytes.is_empty() {
             answer.outcome = ExchangeOutcome::Reply;
-            answer.detail = Some("no line terminator: taken at the deadline".into());
+            answer.detail = Some(format!("{NO_TERMINATOR}: taken at the deadline"));
         }
     }
     answer

@@ -8,7 +8,7 @@ use kakehiki_core::exchange::ExchangeOutcome;
 use kakehiki_core::SeatSpec;
 use tokio::time::Instant;
 
-use super::{Ending, Received, Seat, Transport};
+use super::{Ending, Received, Seat, Transport, NO_TERMINATOR};
 use crate::driver::{BoxFuture, RefereeError};
 
 /// How a failed write begins its detail.
@@ -39,7 +39,7 @@ pub fn start_seats(
     for (i, spec) in specs.iter().enumerate() {
         seats.push(match spec {
             SeatSpec::Builtin(name) => Seat::builtin(name),
-            SeatSpec::Cmd(argv) => match BotProcess::spawn(argv, sandbox) {
+            SeatSpec::Cmd(argv) => match BotProcess::spawn(argv, &sandbox.for_seat(i)) {
                 Ok(p) => Seat::Live(Box::new(Pipe::new(p))),
                 Err(e) => {
                     if let Some(host) = RefereeError::host_fault(i, &e) {
@@ -111,7 +111,7 @@ impl Transport for Pipe {
                     bytes: partial,
                     truncated: false,
                     at: Instant::now(),
-                    detail: Some("no line terminator: the output closed after it".into()),
+                    detail: Some(format!("{NO_TERMINATOR}: the output closed after it")),
                 },
                 ReadOutcome::Closed { exit, .. } => Received::failure(
                     ExchangeOutcome::Crash,

@@ -1,5 +1,6 @@
 """A Diplomacy test bot speaking the JSON-lines protocol. Behaviour by argv[1]:
-hold: every unit holds; crash: exits at its first phase message; silent: never answers phases;
+hold: every unit holds; crash: exits at its first phase message; late-crash: holds, then
+at S1902M says so on stderr and exits 1; silent: never answers phases;
 illegal: sends illegal and malformed orders; press: holds, sends marked press to everyone and a
 marked void order; garbage: answers phases with text that is not JSON; draw: holds and votes
 for a draw. With "tcp HOST PORT" after the mode it connects to the referee and speaks the same
@@ -43,6 +44,9 @@ for line in inp:
     elif t == "phase":
         if mode == "crash":
             sys.exit(3)
+        if mode == "late-crash" and m["phase"] == "S1902M":
+            print("bot.py: giving up at %s" % m["phase"], file=sys.stderr, flush=True)
+            sys.exit(1)
         if mode == "silent":
             continue
         if mode == "garbage":

@@ -150,6 +150,27 @@ pub(super) fn build(
     };
     for (line, kind, v) in events(p) {
         match kind {
+            // The seat record (@2): each request's time, and what went wrong at which step.
+            "seat" => {
+                let seat = v["seat"].as_u64().unwrap_or(u64::MAX) as usize;
+                let pn = panel(panels, seat, line)?;
+                if let Some(us) = v["time_us"].as_u64() {
+                    pn.time(us as f64 / 1000.0);
+                }
+                let outcome = v["outcome"].as_str().unwrap_or("");
+                if !matches!(outcome, "reply" | "sent") {
+                    // As the report words it.
+                    let detail = match (outcome, v["detail"].as_str()) {
+                        ("timeout", _) => format!(
+                            "no reply to {} within {} ms",
+                            v["kind"].as_str().unwrap_or("the request"),
+                            v["limit_ms"].as_u64().unwrap_or(0)
+                        ),
+                        (_, d) => d.unwrap_or("no detail").to_string(),
+                    };
+                    pn.error(steps.len(), outcome, detail);
+                }
+            }
             "start" => {
                 for ex in v["exchanges"].as_array().into_iter().flatten() {
                     exchange(panels, ex, 0, line)?;
@@ -186,12 +207,14 @@ pub(super) fn build(
                 let mut state = Value::Null;
                 for ex in &exchanges {
                     exchange(panels, ex, step, line)?;
-                    if state.is_null() {
-                        if let Ok(sent) =
-                            serde_json::from_str::<Value>(ex["sent"].as_str().unwrap_or(""))
-                        {
-                            state = sent["state"].clone();
-                        }
+                }
+                // The state the powers were sent: in each exchange (@1) or the messages (@2).
+                let sent = exchanges.iter().map(|ex| &ex["sent"]);
+                let sent = sent.chain(v["sent"].as_object().into_iter().flat_map(|m| m.values()));
+                for text in sent.filter_map(Value::as_str) {
+                    if let Ok(msg) = serde_json::from_str::<Value>(text) {
+                        state = msg["state"].clone();
+                        break;
                     }
                 }
                 if state.is_null() {

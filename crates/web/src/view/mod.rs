@@ -117,12 +117,18 @@ pub fn view_model(text: &str, opts: &ViewOptions) -> Result<Value, ViewError> {
     }
     if opts.private {
         for (line, v) in &parsed.events {
-            if v.get("event").and_then(Value::as_str) == Some("stderr") {
+            // A game's own stderr events, or the stderr of the seat record's `seat_end`.
+            let key = match v.get("event").and_then(Value::as_str) {
+                Some("stderr") => "text",
+                Some("seat_end") => "stderr",
+                _ => continue,
+            };
+            {
                 let seat = v["seat"]
                     .as_u64()
                     .ok_or_else(|| shape(*line, "stderr event without a seat"))?
                     as usize;
-                let text = v["text"].as_str().unwrap_or("");
+                let text = v[key].as_str().unwrap_or("");
                 match panels.get_mut(seat) {
                     Some(p) => p.stderr.get_or_insert_with(String::new).push_str(text),
                     None => {

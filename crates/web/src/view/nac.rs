@@ -48,8 +48,29 @@ pub(super) fn build(
         "totals": vec!["0"; NUM_SEATS], "moves": [], "deaths": [],
     })];
     let mut result = Value::Null;
+    // The seat record's latest exchange of each seat (its reply, time and detail), joined to
+    // the seat's move when the turn's event comes.
+    let mut exchanges: [Option<Value>; NUM_SEATS] = Default::default();
     for (line, kind, v) in events(p) {
         match kind {
+            "seat" => {
+                let seat = get_u64(v, "seat", line)? as usize;
+                let pn = panel(panels, seat, line)?;
+                if v["at"] == "ready" {
+                    let detail = v["detail"].as_str().unwrap_or("");
+                    if v["outcome"] != "reply" {
+                        pn.error(
+                            0,
+                            "not_ready",
+                            format!("{}: {detail}", v["outcome"].as_str().unwrap_or("")),
+                        );
+                    } else if detail.starts_with("no line terminator") {
+                        pn.error(0, "no_newline", detail);
+                    }
+                } else if let Some(slot) = exchanges.get_mut(seat) {
+                    *slot = Some(v.clone());
+                }
+            }
             "weights" => {
                 let w: Vec<u8> = serde_json::from_value(v["weights"].clone())
                     .map_err(|e| shape(line, format!("bad weights: {e}")))?;
@@ -80,9 +101,25 @@ pub(super) fn build(
                     ));
                 }
                 let step = steps.len();
-                let moves = v["moves"]
+                let mut moves = v["moves"]
                     .as_array()
-                    .ok_or_else(|| shape(line, "turn without moves"))?;
+                    .ok_or_else(|| shape(line, "turn without moves"))?
+                    .clone();
+                let at = format!("turn {t}");
+                for m in moves.iter_mut() {
+                    let seat = m["seat"].as_u64().unwrap_or(u64::MAX) as usize;
+                    let Some(ex) = exchanges.get_mut(seat).and_then(Option::take) else {
+                        continue;
+                    };
+                    if ex["at"] == at.as_str() {
+                        for key in ["raw", "raw_b64", "time_us", "detail"] {
+                            if !ex[key].is_null() {
+                                m[key] = ex[key].clone();
+                            }
+                        }
+                    }
+                }
+                let moves = &moves;
                 let mut picks: [Vec<u8>; NUM_SEATS] = Default::default();
                 for m in moves {
                     let seat = get_u64(m, "seat", line)? as usize;

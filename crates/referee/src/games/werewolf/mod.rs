@@ -316,7 +316,7 @@ async fn ask(
             render_reply(&r).unwrap_or_default().into_bytes()
         })
         .await;
-    for line in table.discarded(s).to_vec() {
+    for line in std::mem::take(&mut answer.discarded) {
         stray(table, &mut roster.ledger, at, label, &line);
     }
     // A reply that timed out earlier and arrives now is that late reply, not this one:
