@@ -528,19 +528,25 @@ fn werewolf_nlp_game(game: &str, lang: &str) {
             "{what}: the seed gives another role: {mine:?}"
         );
         let names: Vec<&str> = status.iter().map(|f| f[6].as_str()).collect();
+        // The seat record: the starter's answers (its NAME at connection aside).
         let answers: Vec<&Value> = events
             .iter()
-            .filter(|e| e["event"] == "answer" && e["agent"] == seat as u64)
+            .filter(|e| {
+                e["event"] == "seat"
+                    && e["seat"] == seat as u64
+                    && e["outcome"] == "reply"
+                    && e["at"] != "connect"
+            })
             .collect();
         for r in requests {
             assert!(
-                answers.iter().any(|a| a["request"] == *r),
+                answers.iter().any(|a| a["kind"] == *r),
                 "{what}: the starter as {role} never answered {r}: {answers:?}"
             );
         }
         for a in &answers {
-            let text = a["text"].as_str().unwrap_or("");
-            match a["request"].as_str().unwrap_or("") {
+            let text = a["raw"].as_str().unwrap_or("").trim_end_matches('\n');
+            match a["kind"].as_str().unwrap_or("") {
                 "VOTE" | "DIVINE" | "GUARD" | "ATTACK" => assert!(
                     names.contains(&text) && text != mine[6],
                     "{what}: not another player's name: {a}"
@@ -560,7 +566,9 @@ fn werewolf_nlp_game(game: &str, lang: &str) {
                 .unwrap()
                 .lines()
                 .map(|l| serde_json::from_str::<Value>(l).unwrap())
-                .filter(|e| e["event"] == "answer" && e["agent"] == 0)
+                .filter(|e| e["event"] == "seat" && e["seat"] == 0 && e["at"] != "connect")
+                // What was asked and answered (reply times differ from run to run).
+                .map(|e| serde_json::json!([e["at"], e["kind"], e["outcome"], e["raw"]]))
                 .collect()
         })
         .collect();

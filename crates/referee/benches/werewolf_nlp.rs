@@ -15,15 +15,17 @@
 //!
 //! `cargo bench -p kakehiki-referee --bench werewolf_nlp`
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use futures_util::{SinkExt, StreamExt};
+use kakehiki_core::exchange::SeatRecord;
 use kakehiki_core::replay::ReplayLog;
-use kakehiki_referee::games::werewolf_nlp::ws::{handshake, Timeouts};
-use kakehiki_referee::games::werewolf_nlp::{LiveTable, Recorder, RequestClock, Seat};
-use kakehiki_werewolf::nlp::{NlpGame, NlpSettings};
+use kakehiki_referee::games::werewolf_nlp::{run_game, Game, Who};
+use kakehiki_referee::seat::ws::{handshake, RequestClock};
+use kakehiki_referee::seat::{Seat, Table};
+use kakehiki_werewolf::nlp::NlpSettings;
 use tokio::net::TcpListener;
 use tokio::runtime::Runtime;
 use tokio_tungstenite::tungstenite::Message;
@@ -84,7 +86,6 @@ const N: usize = 13;
 struct Bench {
     rt: Runtime,
     settings: Arc<NlpSettings>,
-    seats: Vec<Seat>,
     seed: u64,
 }
 
@@ -103,8 +104,20 @@ impl Bench {
             .enable_all()
             .build()
             .expect("runtime");
-        let settings = Arc::new(NlpSettings::defaults(N).expect("13 players"));
-        let seats: Vec<Seat> = rt.block_on(async {
+        let mut settings = NlpSettings::defaults(N).expect("13 players");
+        settings.timeout_action_ms = 5000;
+        settings.timeout_response_ms = 5000;
+        settings.timeout_acceptable_ms = 0;
+        Bench {
+            rt,
+            settings: Arc::new(settings),
+            seed: 0,
+        }
+    }
+
+    /// 13 agents connected (not measured).
+    fn seats(&self, clock: &Arc<Mutex<RequestClock>>) -> Vec<Seat> {
+        self.rt.block_on(async {
             let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
             let port = listener.local_addr().expect("addr").port();
             for k in 1..=N {
@@ -114,91 +127,73 @@ impl Bench {
             for _ in 0..N {
                 let (s, _) = listener.accept().await.expect("accept");
                 let _ = s.set_nodelay(true);
-                seats.push(Seat::Ws(Some(
-                    handshake(s, Duration::from_secs(5), None)
-                        .await
-                        .expect("name"),
-                )));
+                let ws = handshake(s, Duration::from_secs(5), None).await;
+                assert!(ws.gone().is_none(), "an agent did not connect");
+                seats.push(Seat::Live(Box::new(ws.with_clock(clock.clone()))));
             }
             seats
-        });
-        Bench {
-            rt,
-            settings,
-            seats,
-            seed: 0,
-        }
+        })
     }
 
     fn game(&mut self) -> Played {
         self.seed += 1;
-        let mut table = LiveTable {
-            seats: std::mem::take(&mut self.seats),
-            timeouts: Timeouts {
-                action_ms: 5000,
-                response_ms: 5000,
-                acceptable_ms: 0,
-            },
-            rec: Recorder {
-                log: ReplayLog::new(),
-                errors: vec![Vec::new(); N],
-            },
-            clock: Some(RequestClock::default()),
-            json_log: None,
+        let clock = Arc::new(Mutex::new(RequestClock::default()));
+        let seats = self.seats(&clock);
+        let g = Game {
+            settings: self.settings.clone(),
+            seed: self.seed,
+            who: vec![Who::Remote; N],
+            bots: (0..N).map(|_| None).collect(),
+            game_id: "01M88QRKVF0000000000000007".into(),
+            json_log: false,
         };
-        for s in &mut table.seats {
-            if let Seat::Ws(Some(a)) = s {
-                a.waited = Duration::ZERO;
-            }
-        }
-        let mut game = NlpGame::new(
-            self.settings.clone(),
-            self.seed,
-            (1..=N).map(|k| format!("bench{k}")).collect(),
-        );
-        let (wall, mut table) = self
+        let (wall, log) = self
             .rt
             .block_on(async move {
                 tokio::spawn(async move {
                     let start = Instant::now();
-                    game.run(&mut table).await;
-                    (start.elapsed(), table)
+                    let ran = run_game(Table::new(seats, ReplayLog::new()), g).await;
+                    let wall = start.elapsed();
+                    let log = ran.table.log.clone();
+                    ran.table.finish(Duration::ZERO).await;
+                    (wall, log)
                 })
                 .await
             })
             .expect("the game task");
-        let waited: Duration = table
-            .seats
-            .iter()
-            .map(|s| match s {
-                Seat::Ws(Some(a)) => a.waited,
-                _ => Duration::ZERO,
-            })
-            .sum();
-        let asks = table
-            .rec
-            .log
-            .lines()
-            .iter()
-            .filter(|l| l.contains("\"event\":\"answer\"") || l.contains("\"event\":\"fail\""))
-            .count()
-            .max(1);
+        // The game's wall time ends with the FINISH notifications, as before the seat layer.
+        let text = log.to_text();
+        let parsed = ReplayLog::parse(&format!(
+            "{{\"event\":\"header\",\"format\":\"x\",\"engine\":\"0\",\"game\":\"werewolf-nlp\",\"rules\":\"\",\"seed\":0,\"seats\":[],\"params\":null}}\n{text}"
+        ))
+        .expect("the replay");
+        let record = SeatRecord::of(&parsed).expect("the seat record");
         assert!(
-            table.seats.iter().all(|s| matches!(s, Seat::Ws(Some(_)))),
+            record.exchanges.iter().all(|e| e.outcome.is_reply()),
             "an agent dropped out"
         );
-        let mut gaps = table.clock.take().map(|c| c.gaps).unwrap_or_default();
+        let asks = record
+            .exchanges
+            .iter()
+            .filter(|e| e.kind != "NAME")
+            .count()
+            .max(1);
+        let waited: Duration = record
+            .exchanges
+            .iter()
+            .filter(|e| e.kind != "NAME")
+            .map(|e| Duration::from_micros(e.time_us.unwrap_or(0)))
+            .sum();
+        let mut gaps = std::mem::take(&mut clock.lock().expect("clock").gaps);
         assert!(!gaps.is_empty(), "no request was timed");
         gaps.sort_unstable();
         let median = gaps[gaps.len() / 2];
-        self.seats = std::mem::take(&mut table.seats);
         Played {
             median,
             share: wall.saturating_sub(waited) / asks as u32,
         }
     }
 }
-
 fn bench(c: &mut Criterion) {
     let mut b = Bench::new();
     c.bench_function("werewolf_nlp_ws_server_time_per_request_13", |x| {

@@ -731,8 +731,9 @@ fn old_replays_upgrade_to_the_seat_record_and_verify() {
 }
 
 /// A bot that says READY at once, before the referee has started all four seats and asked
-/// for it, is ready: what it wrote first is its READY, not output outside its window.
-#[tokio::test]
+/// for it, is ready: what it wrote first is its READY, not output outside its window. (On a
+/// multi-threaded runtime, as `check` and `play` run, its reader takes the line in meanwhile.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ready_written_before_the_referee_asks_counts() {
     let fast = SeatSpec::Cmd(vec![
         "sh".into(),

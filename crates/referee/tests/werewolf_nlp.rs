@@ -334,8 +334,8 @@ async fn unknown_names_are_invalid_votes_and_chatty_replies_are_read_as_the_next
     let agent_of = |name: &str| {
         lines
             .iter()
-            .find(|l| l["event"] == "seat" && l["name"] == name)
-            .and_then(|l| l["agent"].as_u64())
+            .find(|l| l["event"] == "seat" && l["kind"] == "NAME" && l["raw"] == name)
+            .and_then(|l| l["seat"].as_u64())
             .unwrap_or_else(|| panic!("no seat named {name}"))
     };
     let (nonsense, chatty) = (agent_of("rusty1"), agent_of("rusty2"));
@@ -347,7 +347,7 @@ async fn unknown_names_are_invalid_votes_and_chatty_replies_are_read_as_the_next
     // The chatty agent's unasked text is taken as its answer to the next request, as upstream.
     assert!(lines
         .iter()
-        .any(|l| l["agent"] == chatty && l["text"] == "unasked"));
+        .any(|l| l["seat"] == chatty && l["kind"] != "NAME" && l["raw"] == "unasked"));
     assert!(end(&rec)["winner"].is_string());
 }
 
@@ -654,7 +654,7 @@ async fn upstream_logs_are_written_beside_the_replay_and_where_the_config_says()
         .replay
         .lines()
         .iter()
-        .filter(|l| l.contains("\"event\":\"answer\""))
+        .filter(|l| l.contains("\"event\":\"seat\"") && l.contains("\"outcome\":\"reply\""))
         .count();
     assert_eq!(
         entries
@@ -772,13 +772,9 @@ async fn one_nlp_agent_gets_exactly_one_seat() {
         .replay
         .lines()
         .iter()
-        .filter(|l| l.contains("\"event\":\"seat\""))
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["name"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string()
-        })
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["event"] == "seat" && l["at"] == "connect")
+        .map(|l| l["raw"].as_str().unwrap_or_default().trim_end().to_string())
         .collect();
     assert_eq!(names.len(), 5, "{names:?}");
     assert!(names[0].starts_with("greedy"), "{names:?}");
@@ -973,4 +969,123 @@ async fn game_ids_carry_the_time_replays_keep_them_and_the_realtime_log_has_avat
             assert!(item["updated_at"].as_str().unwrap().ends_with('Z'));
         }
     }
+}
+
+/// Every answered request of a WebSocket agent is one `seat` line with its reply time and its
+/// limit, labelled with the day (and the talk's number), its kind the request's name: what a
+/// game-generic `check` reads for its timing table.
+#[tokio::test]
+async fn replays_record_reply_times_and_limits_of_every_answered_request() {
+    let (rec, _) = ws_game(&[Mode::Play, Mode::Play], 3, 5, &[]).await;
+    let parsed = kakehiki_core::replay::ReplayLog::parse(&rec.replay.to_text()).unwrap();
+    let record = kakehiki_core::exchange::SeatRecord::of(&parsed).unwrap();
+    let mut kinds = std::collections::BTreeSet::new();
+    for e in record.exchanges.iter().filter(|e| e.seat < 2) {
+        assert_eq!(e.outcome.as_str(), "reply", "{e:?}");
+        let limit = e.limit_ms.unwrap_or_else(|| panic!("no limit: {e:?}"));
+        let us = e.time_us.unwrap_or_else(|| panic!("no time: {e:?}"));
+        assert!(us <= limit * 1000, "{e:?}");
+        kinds.insert(e.kind.clone());
+        match e.kind.as_str() {
+            "NAME" => assert_eq!(e.at, "connect"),
+            "TALK" => assert!(e.at.starts_with("day ") && e.at.contains(" talk "), "{e:?}"),
+            _ => assert!(e.at.starts_with("day ") && !e.at.contains(" talk"), "{e:?}"),
+        }
+    }
+    assert!(
+        kinds.contains("TALK") && kinds.contains("VOTE"),
+        "{kinds:?}"
+    );
+    // Built-in agents' answers are recorded too, without a time.
+    assert!(record
+        .of_seat(2)
+        .all(|e| e.time_us.is_none() && e.outcome.as_str() == "reply"));
+    verify_replay(&rec.replay.to_text()).unwrap();
+}
+
+/// `builtin:silent` is a seat of this game: it never answers, so its requests time out at their
+/// limit (at once), the NAME check after its first timeout fails, and the game goes on by its
+/// rules without it.
+#[tokio::test]
+async fn builtin_silent_is_a_timing_out_seat() {
+    let seats: Vec<&str> = std::iter::once("builtin:silent")
+        .chain(std::iter::repeat_n("builtin:sample", 12))
+        .collect();
+    let started = std::time::Instant::now();
+    let rec = play(&spec(&seats, 3, &[])).await;
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(end(&rec)["winner"].is_string(), "{}", end(&rec));
+    let parsed = kakehiki_core::replay::ReplayLog::parse(&rec.replay.to_text()).unwrap();
+    let record = kakehiki_core::exchange::SeatRecord::of(&parsed).unwrap();
+    let silent: Vec<_> = record.of_seat(0).collect();
+    assert!(!silent.is_empty());
+    for e in &silent {
+        assert_eq!(e.outcome.as_str(), "timeout", "{e:?}");
+        assert_eq!(e.time_us, e.limit_ms.map(|l| l * 1000), "{e:?}");
+    }
+    assert!(rec.report.seats[0]
+        .errors
+        .iter()
+        .any(|e| e.kind.as_str() == "timeout" && e.at.starts_with("day ")));
+    assert_eq!(end(&rec)["errors"][0], true);
+    verify_replay(&rec.replay.to_text()).unwrap();
+}
+
+/// A `ws-cmd:` agent that fails before it connects: seen within a second, not after the
+/// connection timeout, with its exit code and stderr in the replay's `seat_end` and the report.
+#[tokio::test]
+async fn ws_cmd_exit_code_and_stderr_are_collected() {
+    let seats = [
+        "ws-cmd:sh -c 'echo cannot import aiwolf_nlp_common >&2; exit 3' {url}",
+        "builtin:sample",
+        "builtin:sample",
+        "builtin:random",
+        "builtin:sample-en",
+    ];
+    let started = std::time::Instant::now();
+    let rec = play(&spec(&seats, 4, &[])).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    let seat = &rec.report.seats[0];
+    assert_eq!(seat.errors[0].kind.as_str(), "not_ready", "{seat:?}");
+    assert!(seat.errors[0].detail.contains("exit"), "{seat:?}");
+    assert!(
+        seat.extra["exit"].as_str().unwrap().contains("exit code 3"),
+        "{seat:?}"
+    );
+    assert!(
+        seat.extra["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("cannot import"),
+        "{seat:?}"
+    );
+    let parsed = kakehiki_core::replay::ReplayLog::parse(&rec.replay.to_text()).unwrap();
+    let record = kakehiki_core::exchange::SeatRecord::of(&parsed).unwrap();
+    let end0 = record.end_of(0).unwrap();
+    assert_eq!(end0.exit_code, Some(3));
+    assert!(end0.stderr.contains("cannot import"));
+    verify_replay(&rec.replay.to_text()).unwrap();
+}
+
+/// A replay of format @1 (recorded before the seat layer, with a `ws-cmd:` agent) upgrades to
+/// the current format, and the result verifies.
+#[test]
+fn a_v1_replay_upgrades_and_verifies() {
+    let text = include_str!("data/werewolf-nlp-v1.jsonl");
+    let old = kakehiki_core::replay::ReplayLog::parse(text).unwrap();
+    let driver = find_game("werewolf-nlp").unwrap();
+    assert!(driver.rerun(&old).is_err(), "@1 is not re-run as @2");
+    let new = driver.upgrade(&old).unwrap().to_text();
+    assert!(new.starts_with("{\"event\":\"header\",\"format\":\"kakehiki/werewolf-nlp-replay@2\""));
+    let rec = verify_replay(&new).unwrap();
+    let old_end: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    let new_end: Value = serde_json::from_str(new.lines().last().unwrap()).unwrap();
+    assert_eq!(old_end["game_log"], new_end["game_log"]);
+    assert_eq!(rec.report.seats[0].errors.len(), 0);
+    // The agent's NAME and its answers are its seat record.
+    assert!(new.contains(r#"{"event":"seat","seat":0,"at":"connect","kind":"NAME","limit_ms":"#));
 }

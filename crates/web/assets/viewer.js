@@ -111,6 +111,7 @@
     if (!fromLink && history.replaceState) history.replaceState(null, '', hashOf(at));
     root.dataset.step = at;
     render();
+    seatNow();
   }
 
   // ---------------------------------------------------------------- side panels
@@ -127,17 +128,53 @@
       if (s.errors.length) {
         const ul = el('ul', { class: 'errors' });
         for (const e of s.errors.slice(0, 200)) {
+          // The game's own label (`S1901M`, `ply 15`, `round 3`) where the replay gives one.
           ul.append(el('li', { class: 'err' },
-            el('a', { href: '#t=' + e.step, class: 'step-link', text: steps[e.step] ? steps[e.step].title : model.unit + ' ' + e.step }), ': ' + e.kind + ' — ' + e.detail));
+            el('a', { href: '#t=' + e.step, class: 'step-link', text: e.at || (steps[e.step] ? steps[e.step].title : model.unit + ' ' + e.step) }), ': ' + e.kind + ' — ' + e.detail));
         }
         if (s.errors.length > 200) ul.append(el('li', { text: `… ${s.errors.length - 200} more` }));
         box.append(ul);
       } else box.append(el('div', { class: 'muted', text: 'no errors' }));
+      if (s.exit) box.append(el('div', { class: 'muted exit', text: 'exit: ' + s.exit }));
+      // This step's requests to the seat (from the seat record), filled in by seatNow().
+      if (s.exchanges) box.append(el('div', { class: 'seat-now', 'data-seat': i }));
       if (typeof s.stderr === 'string') {
         box.append(el('details', {}, el('summary', { text: 'stderr (' + s.stderr.length + ' bytes)' }), el('pre', { class: 'stderr', text: s.stderr })));
       }
       panels.append(box);
     });
+  }
+  // One request of the seat record as a table row: label, kind, outcome, time / limit, reply.
+  const exchangeRow = (x, withSeat) => el('tr', { class: 'exchange', 'data-outcome': x.outcome },
+    ...(withSeat ? [el('td', { text: seatName(x.seat) })] : []),
+    el('td', { text: x.at }), el('td', { text: x.kind }), el('td', { class: x.outcome === 'reply' || x.outcome === 'sent' ? '' : 'err', text: x.outcome + (x.detail ? ' (' + x.detail + ')' : '') }),
+    el('td', { class: 'num', text: (x.time_ms === undefined ? '-' : x.time_ms.toFixed(1)) + ' / ' + (x.limit_ms === undefined ? '-' : x.limit_ms) }),
+    el('td', {}, el('code', { text: x.raw === undefined ? '' : x.raw })));
+  const exchangeHead = withSeat => [...(withSeat ? ['seat'] : []), 'at', 'kind', 'outcome', 'ms / limit', 'reply'];
+  // Whether a step shows the moment `label` (as step_has in crates/web/src/view/seats.rs): it
+  // names it in `at`, or its title is the label, alone or before a parenthesis.
+  function stepHas(s, label) {
+    if (!s) return false;
+    if (Array.isArray(s.at)) return s.at.includes(label);
+    if (typeof s.at === 'string') return s.at === label;
+    return s.title === label || (typeof s.title === 'string' && s.title.startsWith(label + ' ('));
+  }
+  // Each seat's requests at the current step's label(s).
+  function seatNow() {
+    for (const box of panels.querySelectorAll('.seat-now')) {
+      const xs = model.seats[Number(box.dataset.seat)].exchanges.filter(x => stepHas(steps[at], x.at));
+      box.replaceChildren(...(xs.length ? [table(exchangeHead(false), xs.map(x => exchangeRow(x, false)), { class: 'exchanges' })] : []));
+    }
+  }
+
+  // ---------------------------------------------------------------- generic (no board viewer)
+  // A game without a viewer of its own: the step's requests and the game's own events.
+  function generic(s) {
+    const out = el('div', { class: 'generic' }, el('h3', { text: s.title }));
+    if (s.exchanges.length) out.append(table(exchangeHead(true), s.exchanges.map(x => exchangeRow(x, true)), { id: 'generic-exchanges' }));
+    for (const e of s.events) out.append(el('pre', { class: 'event', text: JSON.stringify(e) }));
+    if (at === steps.length - 1 && model.result) out.append(el('p', { class: 'result', text: 'result: ' + JSON.stringify(model.result) }));
+    return out;
   }
   function seatLabel(i) {
     if (model.game === 'diplomacy') return `${model.extra.powers[i]} — ${seatName(i)}`;
@@ -609,8 +646,9 @@
 
   // ---------------------------------------------------------------- dispatch
   const renderers = { geister, nac, 'religion-war': nac, werewolf, 'werewolf-nlp': werewolf, diplomacy };
+  const viewer = renderers[model.game] || (model.extra && model.extra.generic ? generic : null);
   function render() {
-    const r = renderers[model.game];
+    const r = viewer;
     stage.replaceChildren(steps.length ? r(steps[at]) : el('p', { text: 'this replay has no steps' }));
   }
   // Whose eyes: the referee's (everything) or one seat's (only what it could see).
@@ -632,7 +670,7 @@
     ag.onchange = () => { opts.agent = Number(ag.value); render(); };
     extraCtl.append(sel, ag);
   }
-  if (!renderers[model.game]) throw new Error('no viewer for ' + model.game);
+  if (!viewer) throw new Error('no viewer for ' + model.game);
   drawPanels();
   const t0 = fromHash();
   go(t0 === null ? 0 : t0, true);

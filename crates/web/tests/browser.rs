@@ -481,3 +481,44 @@ fn every_viewer_shows_the_replay_in_a_real_browser() {
         eprintln!("{}: web page and view file checked", g.name);
     }
 }
+
+/// The generic viewer (a game without a board viewer of its own, like the test-only `rps`) and the
+/// per-seat panels from the seat record, in a real browser: the step's requests, each seat's
+/// request at that step, an error linked by the game's label, the exit and the stderr.
+#[test]
+fn the_generic_viewer_and_seat_panels_draw_in_a_real_browser() {
+    let Some(chrome) = chromium() else {
+        eprintln!(
+            "skipped: no chromium on PATH (install Debian's chromium, or set KAKEHIKI_CHROMIUM)"
+        );
+        return;
+    };
+    let replay = r#"{"event":"header","format":"toy@1","engine":"0","game":"toy","rules":"r","seed":1,"seats":["cmd:bot","builtin:x"],"params":null}
+{"event":"seat","seat":0,"at":"move 1","kind":"go","limit_ms":100,"time_us":2500,"outcome":"reply","raw":"alpha"}
+{"event":"seat","seat":1,"at":"move 1","kind":"go","limit_ms":100,"outcome":"reply","raw":"beta"}
+{"event":"moved","n":1}
+{"event":"seat","seat":0,"at":"move 2","kind":"go","limit_ms":100,"time_us":100000,"outcome":"timeout"}
+{"event":"seat","seat":1,"at":"move 2","kind":"go","limit_ms":100,"outcome":"reply","raw":"gamma"}
+{"event":"result","winner":1}
+{"event":"seat_end","seat":0,"exit":"exit code 3","exit_code":3,"stderr":"Traceback: boom"}
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("toy.html");
+    std::fs::write(&page, kakehiki_web::standalone_page(replay, "toy").unwrap()).unwrap();
+    let (dom, _) = dump_dom(&chrome, &format!("file://{}#t=2", page.display()));
+    let stage = after(&dom, "id=\"kv-stage\"", 4000);
+    assert!(
+        stage.contains("move 2") && stage.contains("gamma"),
+        "{stage}"
+    );
+    assert!(stage.contains("timeout"), "{stage}");
+    let panels = after(&dom, "id=\"kv-panels\"", 6000);
+    // The error link says the game's label, and points at its step.
+    assert!(panels.contains("href=\"#t=2\""), "{panels}");
+    assert!(panels.contains(">move 2</a>"), "{panels}");
+    assert!(panels.contains("exit: exit code 3"), "{panels}");
+    assert!(panels.contains("Traceback: boom"), "{panels}");
+    // Seat 1's request at this step, in its panel.
+    assert!(panels.contains("class=\"seat-now\""), "{panels}");
+    assert!(panels.matches("gamma").count() >= 1, "{panels}");
+}

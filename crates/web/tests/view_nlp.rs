@@ -175,11 +175,11 @@ fn failed_requests_are_listed_on_their_day_and_phase() {
     let at = lines.len() - 1;
     lines.insert(
         at,
-        r#"{"event":"fail","agent":2,"request":"VOTE","fatal":false,"day":1}"#.into(),
+        r#"{"event":"seat","seat":2,"at":"day 1","kind":"VOTE","limit_ms":60000,"time_us":60000000,"outcome":"timeout"}"#.into(),
     );
     lines.insert(
         at,
-        r#"{"event":"gone","agent":4,"request":"DAILY_FINISH","day":0}"#.into(),
+        r#"{"event":"seat","seat":4,"at":"day 0","kind":"DAILY_FINISH","outcome":"disconnect","detail":"send failed"}"#.into(),
     );
     let m = view_model(&(lines.join("\n") + "\n"), &ViewOptions::default()).unwrap();
     let steps = m["steps"].as_array().unwrap();
@@ -220,7 +220,7 @@ fn broken_replays_get_specific_errors() {
     let mut with_bad_answer: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
     with_bad_answer.insert(
         2,
-        r#"{"event":"answer","agent":7,"request":"TALK","text":"hi"}"#.into(),
+        r#"{"event":"seat","seat":7,"at":"day 0 talk 0","kind":"TALK","outcome":"reply","raw":"hi"}"#.into(),
     );
     let e = view_model(
         &(with_bad_answer.join("\n") + "\n"),

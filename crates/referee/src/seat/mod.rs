@@ -11,11 +11,12 @@
 //! [`SeatEnd`]. Re-running a replay is the same driver code on a table of replayed seats
 //! ([`Table::replayed`]): each ask is answered by the next recorded exchange of that seat.
 //!
-//! The transports ([`pipe`], [`tcp`], and the WebSocket one in `games::werewolf_nlp`) implement
+//! The transports ([`pipe`], [`tcp`], [`ws`]) implement
 //! [`Transport`]; the sandbox's guarantees stay with the processes they wrap.
 
 pub mod pipe;
 pub mod tcp;
+pub mod ws;
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -203,6 +204,33 @@ impl Ask {
             handshake: false,
             unterminated_is_reply: false,
             accept: None,
+        }
+    }
+}
+
+/// A window in which seats speak freely, for [`Table::listen`].
+#[derive(Debug, Clone)]
+pub struct Listen {
+    /// The game's label of the window; unique within the match.
+    pub at: String,
+    pub kind: String,
+    pub limit: Duration,
+    opened: Instant,
+    deadline: Instant,
+    last_us: u64,
+}
+
+impl Listen {
+    /// A window open from now for `limit`.
+    pub fn new(at: impl Into<String>, kind: &str, limit: Duration) -> Listen {
+        let opened = Instant::now();
+        Listen {
+            at: at.into(),
+            kind: kind.to_string(),
+            limit,
+            opened,
+            deadline: opened + limit,
+            last_us: 0,
         }
     }
 }
@@ -598,6 +626,80 @@ impl Table {
             self.note(ask, answer);
         }
         answers
+    }
+
+    /// The next message any of `seats` sends within the window `w` (a group chat): live seats are
+    /// read until the window's deadline, in arrival order; replayed seats give their recorded
+    /// messages of this window (same `at` and `kind`) in the recorded order. Each message is
+    /// recorded as an exchange whose `time_us` counts from the window's opening, strictly
+    /// increasing within the window (that order is what a re-run follows); failures are recorded
+    /// as for [`Table::ask`]. Built-in, silent and down seats are not listened to. `None` when
+    /// the window is over.
+    pub async fn listen(&mut self, seats: &[usize], w: &mut Listen) -> Option<(usize, Answer)> {
+        let mut first: Option<(usize, u64)> = None;
+        let mut live = Vec::new();
+        for (s, seat) in self.seats.iter_mut().enumerate() {
+            if !seats.contains(&s) || self.down[s].is_some() {
+                continue;
+            }
+            match seat {
+                Seat::Replayed { exchanges, .. } => {
+                    if let Some(e) = exchanges
+                        .front()
+                        .filter(|e| e.at == w.at && e.kind == w.kind)
+                    {
+                        let t = e.time_us.unwrap_or(0);
+                        if first.is_none_or(|(_, b)| t < b) {
+                            first = Some((s, t));
+                        }
+                    }
+                }
+                Seat::Live(t) => live.push((s, t)),
+                _ => {}
+            }
+        }
+        let ask = |s: usize| Ask::new(s, w.at.clone(), &w.kind, Vec::new(), w.limit);
+        if let Some((s, _)) = first {
+            drop(live);
+            let Some(Seat::Replayed { exchanges, .. }) = self.seats.get_mut(s) else {
+                return None;
+            };
+            let e = exchanges.pop_front()?;
+            let answer = Answer::of_record(&e);
+            self.note(&ask(s), &answer);
+            return Some((s, answer));
+        }
+        if live.is_empty() {
+            // Live, the window lasts its time all the same; a re-run does not wait.
+            if !self
+                .seats
+                .iter()
+                .any(|s| matches!(s, Seat::Replayed { .. }))
+            {
+                tokio::time::sleep_until(w.deadline).await;
+            }
+            return None;
+        }
+        let deadline = w.deadline;
+        let reads = live
+            .into_iter()
+            .map(|(s, t)| Box::pin(async move { (s, t.read(deadline).await) }));
+        let ((s, r), _, _) = futures_util::future::select_all(reads).await;
+        if r.outcome == ExchangeOutcome::Timeout {
+            return None;
+        }
+        let us = (r.at.saturating_duration_since(w.opened).as_micros() as u64).max(w.last_us + 1);
+        w.last_us = us;
+        let answer = Answer {
+            outcome: r.outcome,
+            bytes: r.bytes,
+            truncated: r.truncated,
+            time_us: Some(us),
+            detail: r.detail,
+            discarded: Vec::new(),
+        };
+        self.note(&ask(s), &answer);
+        Some((s, answer))
     }
 
     /// Send one seat a message that expects no reply. A failure (the seat gone) is recorded as

@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 mod diplomacy;
 mod geister;
 mod nac;
+mod seats;
 mod werewolf;
 mod werewolf_nlp;
 
@@ -24,7 +25,7 @@ pub enum ViewError {
     Replay(#[from] ReplayError),
     #[error("replay line {line}: {message}")]
     Shape { line: usize, message: String },
-    #[error("no viewer for game {0:?} (known: nac, religion-war, geister, werewolf, werewolf-nlp, diplomacy)")]
+    #[error("no viewer for game {0:?} and no seat record in its replay to show (board viewers: nac, religion-war, geister, werewolf, werewolf-nlp, diplomacy)")]
     UnknownGame(String),
 }
 
@@ -50,6 +51,10 @@ pub struct ViewOptions {
 pub struct PanelError {
     /// The step (index into `steps`) it happened in.
     pub step: usize,
+    /// The game's own label for the moment (`S1901M`, `ply 15`, `turn 3`), which the viewer
+    /// shows as the link to the step; empty where the replay gives none.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub at: String,
     pub kind: String,
     pub detail: String,
 }
@@ -66,6 +71,12 @@ pub struct Panel {
     pub total_ms: f64,
     pub max_ms: f64,
     pub errors: Vec<PanelError>,
+    /// Every request to the seat, from the replay's seat record (empty for replays without one).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exchanges: Vec<seats::PanelExchange>,
+    /// How the seat's program ended (`exit code 1`, `killed by signal 9`), when it ran one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stderr: Option<String>,
 }
@@ -87,6 +98,22 @@ impl Panel {
     ) {
         self.errors.push(PanelError {
             step,
+            at: String::new(),
+            kind: kind.into(),
+            detail: detail.into(),
+        });
+    }
+
+    /// An error at the game's label `at`; its step is found once the steps are known.
+    pub(crate) fn error_at(
+        &mut self,
+        at: &str,
+        kind: impl Into<String>,
+        detail: impl Into<String>,
+    ) {
+        self.errors.push(PanelError {
+            step: 0,
+            at: at.to_string(),
             kind: kind.into(),
             detail: detail.into(),
         });
@@ -142,14 +169,24 @@ pub fn view_model(text: &str, opts: &ViewOptions) -> Result<Value, ViewError> {
         }
     }
     let game = h.game.as_str();
+    // The per-seat panels of every game come from the one seat record; the board viewers below
+    // still count reply times and errors themselves.
+    let board = matches!(
+        game,
+        "nac" | "religion-war" | "geister" | "werewolf" | "werewolf-nlp" | "diplomacy"
+    );
+    let has_seat_record = seats::fill(&parsed, &mut panels, opts.private, !board)?;
     let (unit, steps, result, extra) = match game {
         "nac" | "religion-war" => nac::build(&parsed, &mut panels)?,
         "geister" => geister::build(&parsed, &mut panels)?,
         "werewolf" => werewolf::build(&parsed, &mut panels)?,
         "werewolf-nlp" => werewolf_nlp::build(&parsed, &mut panels)?,
         "diplomacy" => diplomacy::build(&parsed, &mut panels)?,
+        // A game without a board viewer: its seat record, step by step.
+        _ if has_seat_record => seats::generic_steps(&parsed)?,
         other => return Err(ViewError::UnknownGame(other.to_string())),
     };
+    seats::link_errors(&mut panels, &steps);
     Ok(json!({
         "game": game,
         "rules": h.rules,

@@ -1,7 +1,7 @@
 //! Werewolf, natural-language division: one step per phase (talk, vote, night, result), read from the upstream-format game log
 //! the replay's `end` event carries — talk and whispers as said (free text), votes in rounds,
-//! the executed, attacked, divined and guarded agents, the roles and the winner. Answers and
-//! failed requests (`answer`, `fail`, `gone` events) fill the side panels.
+//! the executed, attacked, divined and guarded agents, the roles and the winner. The seat record
+//! (`seat` lines: answers and failed requests) fills the side panels.
 
 use serde_json::{json, Value};
 
@@ -18,30 +18,32 @@ pub(super) fn build(
     let mut errors: Vec<(usize, u64, String, String, String)> = Vec::new();
     for (line, kind, v) in events(p) {
         match kind {
-            "answer" => {
-                let agent = get_u64(v, "agent", line)? as usize;
-                panel(panels, agent, line)?.moves += 1;
-            }
-            "fail" | "gone" => {
-                let agent = get_u64(v, "agent", line)? as usize;
-                panel(panels, agent, line)?;
-                let day = v["day"].as_u64().unwrap_or(0);
-                let request = v["request"].as_str().unwrap_or("");
-                let (kind, detail) = if kind == "gone" {
-                    (
+            // The seat record: one line per request (`at` = `day N ...` or `connect`).
+            "seat" => {
+                let agent = get_u64(v, "seat", line)? as usize;
+                let panel = panel(panels, agent, line)?;
+                let request = v["kind"].as_str().unwrap_or("");
+                let outcome = v["outcome"].as_str().unwrap_or("");
+                if outcome == "reply" {
+                    if request != "NAME" {
+                        panel.moves += 1;
+                    }
+                    continue;
+                }
+                let at = v["at"].as_str().unwrap_or("");
+                let day = at
+                    .strip_prefix("day ")
+                    .and_then(|d| d.split(' ').next())
+                    .and_then(|d| d.parse::<u64>().ok())
+                    .unwrap_or(0);
+                let why = v["detail"].as_str().unwrap_or(outcome);
+                let (kind, detail) = match outcome {
+                    "timeout" => ("timeout", format!("{at}: no answer to {request} in time")),
+                    "malformed" => ("error", format!("{at}: {request}: {why}")),
+                    _ => (
                         "disconnect",
-                        format!("day {day}: could not send {request}; no more requests"),
-                    )
-                } else if v["fatal"] == true {
-                    (
-                        "error",
-                        format!("day {day}: {request} failed; the agent is out (error state)"),
-                    )
-                } else {
-                    (
-                        "timeout",
-                        format!("day {day}: no answer to {request} in time (it answered the NAME check)"),
-                    )
+                        format!("{at}: {request}: {why}; no more requests"),
+                    ),
                 };
                 errors.push((agent, day, request.to_string(), kind.into(), detail));
             }

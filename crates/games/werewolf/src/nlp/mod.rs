@@ -3,10 +3,12 @@
 //! natural-language agents. Pure: no sockets or clocks (group-chat timing is the table's).
 
 pub mod bots;
+pub mod config_file;
 pub mod game;
 pub mod inproc;
 pub mod logs;
 pub mod packet;
+pub mod record;
 pub mod settings;
 pub mod text;
 

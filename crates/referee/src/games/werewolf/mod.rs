@@ -502,6 +502,10 @@ impl GameDriver for WerewolfDriver {
         &WEREWOLF_TYPE
     }
 
+    fn replay_format(&self) -> Option<&'static str> {
+        Some(FORMAT)
+    }
+
     fn play<'a>(&'a self, spec: &'a MatchSpec) -> BoxFuture<'a, Result<MatchRecord, RefereeError>> {
         Box::pin(async move {
             spec.check_option_keys(OPTION_KEYS)?;

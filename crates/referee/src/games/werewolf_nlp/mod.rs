@@ -1,47 +1,50 @@
 //! The Werewolf natural-language division (`werewolf-nlp`): the pure game of
-//! `kakehiki_werewolf::nlp` joined to its seats — built-in template agents in process, and agents
-//! speaking the aiwolf-nlp-server protocol over WebSocket (`ws-cmd:` launches one with `{url}`,
-//! `{host}` and `{port}` in its command line; `ws` waits for one to connect on its own; `tcp-cmd:`
-//! and `tcp` are the same seats under the other games' names).
+//! `kakehiki_werewolf::nlp` joined to its seats through the one seat layer ([`crate::seat`]) —
+//! built-in template agents, `builtin:silent`, and agents speaking the aiwolf-nlp-server protocol
+//! over WebSocket ([`crate::seat::ws`]; `ws-cmd:` launches one with `{url}`, `{host}` and
+//! `{port}` in its command line; `ws` waits for one to connect on its own; `tcp-cmd:` and `tcp`
+//! are the same seats under the other games' names).
 //!
-//! A separate game rather than a rule set of `werewolf`: the seats (5, 9, 13), the transport
-//! (WebSocket, text answers), the built-in agents and the replay format all differ, and the
-//! registry's [`GameType`] declares those per game.
-//!
-//! Every answer, failure and group-chat message is recorded in the replay in the order the game
-//! used it; [`GameDriver::rerun`] feeds them back to the same game code.
+//! Every request is one `seat` line of the replay, labelled `day N` (notifications, votes,
+//! night actions), `day N talk K` / `day N whisper K` (the K-th talk or whisper request of the
+//! day, or the K-th group-chat window), `connect` (the NAME of the handshake); the kind is the
+//! request's name (`TALK`, `VOTE`, `NAME` for the check after a timeout). A re-run is the same
+//! code on the recorded seats.
 
 pub mod server;
-pub mod ws;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio::net::TcpListener;
-use tokio::time::Instant;
 
-use kakehiki_agent::ClientProcess;
+use kakehiki_core::exchange::ExchangeOutcome;
 use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
-use kakehiki_core::{GameType, MatchReport, Outcome, Score, SeatError, SeatErrorKind, SeatSpec};
+use kakehiki_core::{GameType, SeatErrorKind, SeatSpec};
+use kakehiki_werewolf::nlp::config_file::{parse_config, GivenCounts};
 use kakehiki_werewolf::nlp::game::{game_id_now, GameResult};
 use kakehiki_werewolf::nlp::inproc::block_on_ready;
-use kakehiki_werewolf::nlp::logs::{self, LogAgent};
+use kakehiki_werewolf::nlp::logs;
 use kakehiki_werewolf::nlp::packet::{Packet, RequestKind};
 use kakehiki_werewolf::nlp::{
-    nl_builtin, AskError, ChatMessage, NlAgent, NlpConfig, NlpGame, NlpSettings, Table,
-    NLP_BUILTIN_NAMES, WEREWOLF_NLP_TYPE,
+    nl_builtin, AskError, ChatMessage, NlAgent, NlpConfig, NlpGame, NlpSettings, NLP_BUILTIN_NAMES,
+    WEREWOLF_NLP_TYPE,
 };
-use kakehiki_werewolf::Team;
 
 use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
-use ws::{Timeouts, WsAgent, WsFault};
+use crate::seat::ws::{accept_seat, launch_seat, NAME_REQUEST};
+use crate::seat::{Ask, Finished, Listen, Seat, Table, SILENT_BOT};
 
+/// The WebSocket seat's module, under the name it had here.
+pub use crate::seat::ws;
+pub use kakehiki_werewolf::nlp::config_file::{LoadedConfig, NOT_IMPLEMENTED_KEYS};
 /// The configuration file's type, for the CLI.
 pub use kakehiki_werewolf::nlp::NlpConfig as Config;
 
-/// Replay format name.
-pub const FORMAT: &str = "kakehiki/werewolf-nlp-replay@1";
+use kakehiki_werewolf::nlp::record::{end_event, report, v1_exchanges};
+pub use kakehiki_werewolf::nlp::record::{log_agents, win_side, JsonLog, FORMAT, FORMAT_V1};
 
 /// Option keys (`--opt key=value`).
 pub const OPTION_KEYS: &[&str] = &[
@@ -62,164 +65,13 @@ pub struct WerewolfNlpDriver;
 /// `werewolf-nlp`.
 pub static WEREWOLF_NLP: WerewolfNlpDriver = WerewolfNlpDriver;
 
-/// The talk and whisper counts a configuration file leaves out take the upstream default for
-/// the village size (`default_5.yml`, `default_13.yml`): `max_count.per_agent` / `per_day`.
-#[derive(Debug, Clone, Copy, Default)]
-struct GivenCounts {
-    talk_per_agent: bool,
-    talk_per_day: bool,
-    whisper_per_agent: bool,
-    whisper_per_day: bool,
-}
-
-impl GivenCounts {
-    const ALL: GivenCounts = GivenCounts {
-        talk_per_agent: true,
-        talk_per_day: true,
-        whisper_per_agent: true,
-        whisper_per_day: true,
-    };
-
-    fn of(v: &Value) -> GivenCounts {
-        let has = |s: &str, k: &str| !v["game"][s]["max_count"][k].is_null();
-        GivenCounts {
-            talk_per_agent: has("talk", "per_agent"),
-            talk_per_day: has("talk", "per_day"),
-            whisper_per_agent: has("whisper", "per_agent"),
-            whisper_per_day: has("whisper", "per_day"),
-        }
-    }
-
-    /// Fill what was not given from the defaults for `c.game.agent_count` players.
-    fn fill(self, c: &mut NlpConfig) {
-        let d = NlpConfig::for_players(c.game.agent_count).game;
-        let (t, w) = (&mut c.game.talk.max_count, &mut c.game.whisper.max_count);
-        if !self.talk_per_agent {
-            t.per_agent = d.talk.max_count.per_agent;
-        }
-        if !self.talk_per_day {
-            t.per_day = d.talk.max_count.per_day;
-        }
-        if !self.whisper_per_agent {
-            w.per_agent = d.whisper.max_count.per_agent;
-        }
-        if !self.whisper_per_day {
-            w.per_day = d.whisper.max_count.per_day;
-        }
-    }
-}
-
-/// Keys of upstream's configuration files that Kakehiki reads and does not implement: accepted
-/// with a warning naming each (docs/werewolf-nlp.md says what each does upstream).
-pub const NOT_IMPLEMENTED_KEYS: &[&str] = &[
-    "logic.day_phases",
-    "logic.night_phases",
-    "matching.is_optimize",
-    "matching.team_count",
-    "matching.game_count",
-    "matching.output_path",
-    "matching.infinite_loop",
-    "custom_profile.dynamic_profile",
-    "tts_broadcaster",
-];
-
-/// A configuration file as read: the configuration, and one warning per key it gives that
-/// Kakehiki accepts without implementing it.
-#[derive(Debug, Clone)]
-pub struct LoadedConfig {
-    pub config: NlpConfig,
-    pub warnings: Vec<String>,
-}
-
-/// YAML to JSON: mapping keys become text (upstream writes `logic.roles` keyed by numbers).
-fn yaml_to_json(v: serde_yaml_ng::Value) -> Result<Value, String> {
-    use serde_yaml_ng::Value as Y;
-    Ok(match v {
-        Y::Null => Value::Null,
-        Y::Bool(b) => Value::Bool(b),
-        Y::Number(n) => serde_json::to_value(&n).map_err(|e| e.to_string())?,
-        Y::String(s) => Value::String(s),
-        Y::Sequence(items) => Value::Array(
-            items
-                .into_iter()
-                .map(yaml_to_json)
-                .collect::<Result<_, _>>()?,
-        ),
-        Y::Mapping(m) => {
-            let mut out = serde_json::Map::new();
-            for (k, v) in m {
-                let key = match k {
-                    Y::String(s) => s,
-                    Y::Number(n) => n.to_string(),
-                    Y::Bool(b) => b.to_string(),
-                    other => return Err(format!("a mapping key that is not a scalar: {other:?}")),
-                };
-                out.insert(key, yaml_to_json(v)?);
-            }
-            Value::Object(out)
-        }
-        Y::Tagged(t) => yaml_to_json(t.value)?,
-    })
-}
-
-/// The file's tree: YAML (`.yml`, `.yaml`, as upstream's), JSON (`.json`), TOML otherwise.
-fn parse_tree(path: &std::path::Path, text: &str) -> Result<Value, String> {
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    match ext.as_str() {
-        "json" => serde_json::from_str(text).map_err(|e| e.to_string()),
-        "yml" | "yaml" => {
-            let y: serde_yaml_ng::Value =
-                serde_yaml_ng::from_str(text).map_err(|e| e.to_string())?;
-            yaml_to_json(y)
-        }
-        _ => toml::from_str(text).map_err(|e| e.to_string()),
-    }
-}
-
-/// Remove the keys Kakehiki does not implement from `v`, naming each one found.
-fn take_not_implemented(v: &mut Value) -> Vec<String> {
-    let mut found = Vec::new();
-    for key in NOT_IMPLEMENTED_KEYS {
-        let (section, leaf) = match key.split_once('.') {
-            Some((s, l)) => (Some(s), l),
-            None => (None, *key),
-        };
-        let map = match section {
-            Some(s) => v.get_mut(s).and_then(Value::as_object_mut),
-            None => v.as_object_mut(),
-        };
-        if map.and_then(|m| m.remove(leaf)).is_some() {
-            found.push(format!(
-                "{key}: read and not implemented by Kakehiki (ignored; see docs/werewolf-nlp.md)"
-            ));
-        }
-    }
-    found
-}
+/// How long a program is given to exit after the game.
+const GRACE: Duration = Duration::from_secs(2);
 
 fn read_config(path: &std::path::Path) -> Result<(NlpConfig, GivenCounts, Vec<String>), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let err = |e: String| format!("{}: {e}", path.display());
-    let mut tree = parse_tree(path, &text).map_err(err)?;
-    if tree.is_null() {
-        // An empty YAML file: every key takes its default.
-        tree = json!({});
-    }
-    let warnings = take_not_implemented(&mut tree);
-    let given = GivenCounts::of(&tree);
-    let c: NlpConfig = serde_path_to_error::deserialize(&tree).map_err(|e| {
-        let at = e.path().to_string();
-        err(if at == "." {
-            e.inner().to_string()
-        } else {
-            format!("{at}: {}", e.inner())
-        })
-    })?;
-    Ok((c, given, warnings))
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    parse_config(ext, &text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Read a configuration file (YAML for `.yml` / `.yaml`, JSON for `.json`, TOML otherwise).
@@ -319,284 +171,302 @@ fn settings_of(c: &NlpConfig) -> Result<NlpSettings, RefereeError> {
     })
 }
 
-/// One seat.
-#[allow(clippy::large_enum_variant)] // a handful per game; boxing buys nothing
-pub enum Seat {
-    Bot(Box<dyn NlAgent>),
-    /// A WebSocket agent; `None` once it is gone or if it never connected.
-    Ws(Option<WsAgent>),
+/// The upstream timeouts, in milliseconds.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    pub action_ms: u64,
+    pub response_ms: u64,
+    pub acceptable_ms: u64,
 }
 
-/// Replay lines and per-seat errors, written the same way live and in a re-run.
-pub struct Recorder {
-    pub log: ReplayLog,
-    pub errors: Vec<Vec<SeatError>>,
-}
-
-// Replay events, serialised straight from borrowed fields (no `Value` per request). Fields are
-// in alphabetical order: the same bytes `json!` writes, so replays read back unchanged.
-#[derive(serde::Serialize)]
-struct AnswerEvent<'a> {
-    agent: usize,
-    day: u32,
-    event: &'static str,
-    request: &'static str,
-    text: &'a str,
-}
-
-#[derive(serde::Serialize)]
-struct FailEvent {
-    agent: usize,
-    day: u32,
-    event: &'static str,
-    fatal: bool,
-    request: &'static str,
-}
-
-#[derive(serde::Serialize)]
-struct GoneEvent {
-    agent: usize,
-    day: u32,
-    event: &'static str,
-    request: &'static str,
-}
-
-#[derive(serde::Serialize)]
-struct ChatEvent<'a> {
-    agent: usize,
-    event: &'static str,
-    text: &'a str,
-}
-
-impl Recorder {
-    fn answer(&mut self, agent: usize, p: &Packet, r: &Result<String, AskError>) {
-        let request = p.request.name();
-        let day = day_of(p);
-        match r {
-            Ok(text) => self.log.push(&AnswerEvent {
-                agent,
-                day,
-                event: "answer",
-                request,
-                text,
-            }),
-            Err(e) => self.log.push(&FailEvent {
-                agent,
-                day,
-                event: "fail",
-                fatal: *e == AskError::Fatal,
-                request,
-            }),
+impl Timeouts {
+    pub fn of(s: &NlpSettings) -> Timeouts {
+        Timeouts {
+            action_ms: s.timeout_action_ms,
+            response_ms: s.timeout_response_ms,
+            acceptable_ms: s.timeout_acceptable_ms,
         }
     }
-    fn gone(&mut self, agent: usize, p: &Packet) {
-        self.log.push(&GoneEvent {
-            agent,
-            day: day_of(p),
-            event: "gone",
-            request: p.request.name(),
-        });
+    /// A request's time: the action timeout plus the acceptable delay (also a write's limit).
+    fn action(&self) -> Duration {
+        Duration::from_millis(self.action_ms + self.acceptable_ms)
     }
-    fn chat(&mut self, agent: usize, text: &str) {
-        self.log.push(&ChatEvent {
-            agent,
-            event: "chat",
-            text,
-        });
+    /// The NAME's time (the handshake, the check after a timeout).
+    pub fn response(&self) -> Duration {
+        Duration::from_millis(self.response_ms.max(1))
     }
-    fn error(&mut self, agent: usize, day: u32, kind: SeatErrorKind, detail: String) {
-        if let Some(e) = self.errors.get_mut(agent) {
-            e.push(SeatError {
-                at: String::new(),
-                turn: day,
-                kind,
-                detail,
-            });
+}
+
+/// How a seat is played.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Who {
+    /// A built-in agent, named `NAME<seat>` (`sample2`).
+    Bot(String),
+    /// `builtin:silent`: named `silent<seat>`, never answers.
+    Silent(String),
+    /// An agent asked its NAME (`ws`, `ws-cmd:`).
+    Remote,
+}
+
+impl Who {
+    /// The seat `i` of spec label `s` (`builtin:sample`, `ws`, ...).
+    pub fn of(i: usize, s: &str) -> Who {
+        match s.strip_prefix("builtin:") {
+            Some(SILENT_BOT) => Who::Silent(format!("{SILENT_BOT}{}", i + 1)),
+            Some(name) => Who::Bot(format!("{name}{}", i + 1)),
+            None => Who::Remote,
         }
     }
 }
+
+/// One game to run on a table.
+pub struct Game {
+    pub settings: Arc<NlpSettings>,
+    pub seed: u64,
+    pub who: Vec<Who>,
+    /// The built-in agents (live); `None` for the other seats and in a re-run.
+    pub bots: Vec<Option<Box<dyn NlAgent>>>,
+    pub game_id: String,
+    /// Keep upstream's JSON log.
+    pub json_log: bool,
+}
+
+/// A game played to its end.
+pub struct Played {
+    pub finished: Finished,
+    pub result: GameResult,
+    pub game: NlpGame,
+    /// The NAME answers.
+    pub originals: Vec<String>,
+    pub json_log: Option<String>,
+}
+
+/// A game played, its seats not yet ended.
+pub struct Ran {
+    pub table: Table,
+    pub result: GameResult,
+    pub game: NlpGame,
+    pub originals: Vec<String>,
+    json: Option<JsonLog>,
+}
+
+/// Play `g` on `table` (live or replayed: the same code) and end the seats: the replay is
+/// `played.finished.log`, ending with the `end` event.
+pub async fn run(table: Table, g: Game) -> Played {
+    let ran = run_game(table, g).await;
+    let mut finished = ran.table.finish(GRACE).await;
+    finished.log.push(&end_event(&ran.result, &ran.game));
+    let json_log = ran
+        .json
+        .map(|j| j.text(&ran.game, &ran.originals, win_side(&ran.result)));
+    Played {
+        finished,
+        result: ran.result,
+        game: ran.game,
+        originals: ran.originals,
+        json_log,
+    }
+}
+
+/// The game of [`run`]: the NAME of every remote seat, then the game to its end.
+pub async fn run_game(mut table: Table, g: Game) -> Ran {
+    let t = Timeouts::of(&g.settings);
+    let remote: Vec<usize> = (0..g.who.len())
+        .filter(|&i| g.who[i] == Who::Remote)
+        .collect();
+    let hello = remote
+        .iter()
+        .map(|&i| Ask {
+            handshake: true,
+            ..Ask::new(i, "connect", "NAME", Vec::new(), t.response())
+        })
+        .collect();
+    let names = table.ask(hello, |_, _| Vec::new()).await;
+    let mut originals: Vec<String> = g
+        .who
+        .iter()
+        .map(|w| match w {
+            Who::Bot(n) | Who::Silent(n) => n.clone(),
+            Who::Remote => String::new(),
+        })
+        .collect();
+    for (&i, a) in remote.iter().zip(names) {
+        match a.text() {
+            Some(name) => originals[i] = name.trim_end_matches('\n').to_string(),
+            None => table.kill(i, "not connected"),
+        }
+    }
+    let mut game = NlpGame::new(g.settings, g.seed, originals.clone());
+    game.set_game_id(g.game_id);
+    table.record(&json!({"event": "game_id", "game_id": game.game_id()}));
+    let mut seats = Seats {
+        table,
+        bots: g.bots,
+        who: g.who,
+        originals: originals.clone(),
+        t,
+        json: g.json_log.then(JsonLog::default),
+        day: 0,
+        counts: [0, 0],
+        phase: 0,
+    };
+    let result = game.run(&mut seats).await;
+    Ran {
+        table: seats.table,
+        result,
+        game,
+        originals,
+        json: seats.json,
+    }
+}
+
+/// The seats as the game sees them: its requests become the table's asks and tells.
+struct Seats {
+    table: Table,
+    bots: Vec<Option<Box<dyn NlAgent>>>,
+    who: Vec<Who>,
+    originals: Vec<String>,
+    t: Timeouts,
+    json: Option<JsonLog>,
+    /// The day, its talk and whisper requests (and windows) so far, and the kind of the last
+    /// phase started (0 talk, 1 whisper).
+    day: u32,
+    counts: [u32; 2],
+    phase: usize,
+}
+
+const CHAT_ROUNDS: usize = 64;
+const OVER: &str = "Over";
+const TALKS: [&str; 2] = ["talk", "whisper"];
 
 fn day_of(p: &Packet) -> u32 {
     p.info.as_ref().map_or(0, |i| i.day)
 }
 
-/// The server's own time per request, for the benchmark: from the previous answer read (any
-/// agent's) to the next request written to its socket. Only answered WebSocket requests count.
-#[derive(Debug, Default)]
-pub struct RequestClock {
-    last_answer: Option<std::time::Instant>,
-    pub gaps: Vec<Duration>,
-}
-
-impl RequestClock {
-    fn asked(&mut self, a: &WsAgent) {
-        if let (Some(prev), Some(w)) = (self.last_answer, a.written_at) {
-            self.gaps.push(w.saturating_duration_since(prev));
+impl Seats {
+    /// `day N`, or `day N talk K` / `day N whisper K` for the K-th of the day.
+    fn label(&mut self, p: &Packet) -> String {
+        let day = day_of(p);
+        if day != self.day {
+            self.day = day;
+            self.counts = [0, 0];
         }
-        self.last_answer = a.answered_at;
-    }
-}
-
-/// Upstream's JSON log (`json_logger`): every request sent to an agent, with its answer or error
-/// and the wall-clock times (milliseconds since the epoch) it was sent and answered.
-#[derive(Debug, Default)]
-pub struct JsonLog {
-    pub entries: Vec<Value>,
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
-impl JsonLog {
-    fn entry(
-        &mut self,
-        p: &Packet,
-        request: String,
-        sent: u64,
-        response: Option<&str>,
-        error: Option<&str>,
-    ) {
-        let mut e = json!({
-            "agent": p.info.as_ref().map(|i| i.agent.as_str()).unwrap_or(""),
-            "request": request,
-            "request_timestamp": sent,
-            "response_timestamp": now_ms(),
-        });
-        if let Some(r) = response.filter(|r| !r.is_empty()) {
-            e["response"] = json!(r);
+        match p.request {
+            RequestKind::Talk => self.next(0),
+            RequestKind::Whisper => self.next(1),
+            _ => format!("day {day}"),
         }
-        if let Some(x) = error {
-            e["error"] = json!(x);
-        }
-        self.entries.push(e);
     }
 
-    /// The file's text: `game_id`, `win_side`, `agents` (`idx`, `team`, `name` = the NAME
-    /// answer, `role`) and `entries`, as upstream writes it.
-    pub fn text(&self, game: &NlpGame, originals: &[String], win_side: &str) -> String {
-        let agents: Vec<Value> = (0..game.names().len())
-            .map(|i| {
-                let o = originals.get(i).map(String::as_str).unwrap_or("");
-                json!({"idx": i + 1, "team": ws::team_of(o), "name": o,
-                       "role": game.roles()[i].name()})
-            })
-            .collect();
-        json!({"game_id": game.game_id(), "win_side": win_side, "agents": agents,
-               "entries": self.entries})
-        .to_string()
+    fn next(&mut self, kind: usize) -> String {
+        self.counts[kind] += 1;
+        format!("day {} {} {}", self.day, TALKS[kind], self.counts[kind] - 1)
     }
-}
 
-/// The live seats.
-pub struct LiveTable {
-    pub seats: Vec<Seat>,
-    pub timeouts: Timeouts,
-    pub rec: Recorder,
-    /// Set by the benchmark to measure the server's time per request.
-    pub clock: Option<RequestClock>,
-    /// Set when the upstream JSON log is to be written.
-    pub json_log: Option<JsonLog>,
-}
+    /// The packet's JSON, where it is sent or logged.
+    fn json(&self, a: usize, p: &Packet) -> String {
+        if self.bots[a].is_none() || self.json.is_some() {
+            p.to_json()
+        } else {
+            String::new()
+        }
+    }
 
-impl LiveTable {
-    async fn deliver(&mut self, b: usize, p: Packet) {
-        match &mut self.seats[b] {
-            Seat::Bot(bot) => {
-                bot.answer(&p);
-            }
-            Seat::Ws(Some(a)) => {
-                if let Err(e) = a.send(p.to_json()).await {
-                    self.rec.error(b, day_of(&p), SeatErrorKind::Disconnect, e);
-                    self.seats[b] = Seat::Ws(None);
+    /// Deliver a packet that needs no answer; `false` if the seat is gone.
+    async fn deliver(&mut self, a: usize, at: &str, p: &Packet, json: String) -> bool {
+        if let Some(bot) = &mut self.bots[a] {
+            bot.answer(p);
+            return true;
+        }
+        if let Some(why) = self.table.down(a) {
+            let _ = why;
+            return false;
+        }
+        let failed = self
+            .table
+            .tell(a, at, p.request.name(), json.as_bytes(), self.t.action())
+            .await;
+        if let Some(f) = failed {
+            let why = f.detail.unwrap_or_else(|| f.outcome.as_str().to_string());
+            self.table.kill(a, &why);
+            return false;
+        }
+        true
+    }
+
+    /// After a timeout: NAME, and only the agent's own name within the response timeout keeps
+    /// it in the game.
+    async fn name_check(&mut self, a: usize, at: &str) -> Result<String, AskError> {
+        let ask = Ask::new(a, at, "NAME", NAME_REQUEST.into(), self.t.response());
+        let check = self.table.ask_one(ask, |_, _| Vec::new()).await;
+        match check.text() {
+            Some(t) if t.trim_end_matches('\n') == self.originals[a] => Err(AskError::Failed),
+            other => {
+                if let Some(t) = other {
+                    let why = format!("timed out, then answered the NAME check with {t:?}");
+                    self.table.fault(a, at, SeatErrorKind::Disconnect, &why);
                 }
+                self.table.kill(a, "out of the game: failed the NAME check");
+                Err(AskError::Fatal)
             }
-            Seat::Ws(None) => {}
         }
     }
 }
 
-const CHAT_ROUNDS: usize = 64;
-
-impl Table for LiveTable {
+impl kakehiki_werewolf::nlp::Table for Seats {
     async fn notify(&mut self, agent: usize, packet: Packet) -> Result<(), ()> {
-        let json = packet.to_json();
-        // Only when the JSON log is kept: the request's text and the time it was sent.
-        let logged = self.json_log.is_some().then(|| json.clone());
-        let sent = if logged.is_some() { now_ms() } else { 0 };
-        let fail = match &mut self.seats[agent] {
-            Seat::Bot(b) => {
-                b.answer(&packet);
-                None
-            }
-            Seat::Ws(Some(a)) => a.send(json).await.err(),
-            Seat::Ws(None) => Some("not connected".to_string()),
-        };
-        if let (Some(log), Some(req)) = (&mut self.json_log, logged) {
-            log.entry(&packet, req, sent, None, fail.as_deref());
+        match packet.request {
+            RequestKind::TalkPhaseStart => self.phase = 0,
+            RequestKind::WhisperPhaseStart => self.phase = 1,
+            _ => {}
         }
-        match fail {
-            None => Ok(()),
-            Some(e) => {
-                self.rec.gone(agent, &packet);
-                self.rec
-                    .error(agent, day_of(&packet), SeatErrorKind::Disconnect, e);
-                self.seats[agent] = Seat::Ws(None);
-                Err(())
-            }
+        let at = self.label(&packet);
+        let json = self.json(agent, &packet);
+        let logged = self.json.as_ref().map(|_| (json.clone(), now_ms()));
+        let ok = self.deliver(agent, &at, &packet, json).await;
+        if let (Some(log), Some((req, sent))) = (&mut self.json, logged) {
+            let fail = (!ok).then(|| self.table.down(agent).unwrap_or("gone").to_string());
+            log.entry(&packet, req, (sent, now_ms()), None, fail.as_deref());
+        }
+        if ok {
+            Ok(())
+        } else {
+            Err(())
         }
     }
 
     async fn ask(&mut self, agent: usize, packet: Packet) -> Result<String, AskError> {
-        let t = self.timeouts;
-        let json = packet.to_json();
-        // Only when the JSON log is kept: the request's text and the time it was sent.
-        let logged = self.json_log.is_some().then(|| json.clone());
-        let sent = if logged.is_some() { now_ms() } else { 0 };
-        let mut why: Option<String> = None;
-        let r = match &mut self.seats[agent] {
-            Seat::Bot(b) => b.answer(&packet).ok_or(AskError::Failed),
-            Seat::Ws(Some(a)) => match a.ask(json, t).await {
-                Ok(s) => {
-                    if let Some(c) = &mut self.clock {
-                        c.asked(a);
-                    }
-                    Ok(s)
-                }
-                Err((e, fault)) => {
-                    let (kind, detail) = match fault {
-                        WsFault::Timeout => (
-                            SeatErrorKind::Timeout,
-                            format!(
-                                "no answer to {} within {} ms",
-                                packet.request.name(),
-                                t.action_ms + t.acceptable_ms
-                            ),
-                        ),
-                        WsFault::Gone(why) => (SeatErrorKind::Disconnect, why),
-                    };
-                    why = Some(detail.clone());
-                    self.rec.error(agent, day_of(&packet), kind, detail);
-                    Err(e)
-                }
-            },
-            Seat::Ws(None) => Err(AskError::Fatal),
+        let at = self.label(&packet);
+        let json = self.json(agent, &packet);
+        let logged = self.json.as_ref().map(|_| (json.clone(), now_ms()));
+        let msg = if self.bots[agent].is_some() {
+            Vec::new()
+        } else {
+            json.into_bytes()
         };
-        if r == Err(AskError::Fatal) {
-            self.seats[agent] = Seat::Ws(None);
+        let kind = packet.request.name();
+        let bot = &mut self.bots[agent];
+        let ask = Ask::new(agent, at.clone(), kind, msg, self.t.action());
+        let answer = self
+            .table
+            .ask_one(ask, |_, _| {
+                let reply = bot.as_mut().and_then(|b| b.answer(&packet));
+                reply.unwrap_or_default().into_bytes()
+            })
+            .await;
+        let r = match answer.outcome {
+            ExchangeOutcome::Reply => Ok(answer.text().unwrap_or_default().replace('\n', "")),
+            ExchangeOutcome::Timeout | ExchangeOutcome::Malformed => {
+                self.name_check(agent, &at).await
+            }
+            _ => Err(AskError::Fatal),
+        };
+        if let (Some(log), Some((req, sent))) = (&mut self.json, logged) {
+            let error = r
+                .is_err()
+                .then(|| answer.detail.as_deref().unwrap_or("no answer"));
+            log.entry(&packet, req, (sent, now_ms()), r.as_deref().ok(), error);
         }
-        if let (Some(log), Some(req)) = (&mut self.json_log, logged) {
-            let error = match (&r, why.as_deref()) {
-                (Ok(_), _) => None,
-                (Err(_), Some(w)) => Some(w),
-                (Err(_), None) => Some("no answer"),
-            };
-            log.entry(&packet, req, sent, r.as_deref().ok(), error);
-        }
-        self.rec.answer(agent, &packet, &r);
         r
     }
 
@@ -606,11 +476,14 @@ impl Table for LiveTable {
         duration_ms: u64,
         accept: &mut (dyn FnMut(ChatMessage) -> Vec<(usize, Packet)> + Send),
     ) {
+        let at = self.next(self.phase);
+        let kind = ["TALK", "WHISPER"][self.phase];
+        let limit = Duration::from_millis(duration_ms);
         // Built-in agents speak first, in turns, until they say Over.
         let mut bots: Vec<usize> = open
             .iter()
             .copied()
-            .filter(|&a| matches!(self.seats[a], Seat::Bot(_)))
+            .filter(|&a| matches!(self.who[a], Who::Bot(_)))
             .collect();
         for _ in 0..CHAT_ROUNDS {
             if bots.is_empty() {
@@ -618,201 +491,272 @@ impl Table for LiveTable {
             }
             let mut still = Vec::new();
             for &a in &bots {
-                let Seat::Bot(b) = &mut self.seats[a] else {
-                    continue;
-                };
-                let text = b
-                    .answer(&Packet::bare(RequestKind::Talk))
-                    .unwrap_or_else(|| "Over".into());
-                let over = text == "Over";
-                self.rec.chat(a, &text);
-                for (to, p) in accept(ChatMessage { agent: a, text }) {
-                    self.deliver(to, p).await;
-                }
+                let bot = &mut self.bots[a];
+                let ask = Ask::new(a, at.clone(), kind, Vec::new(), limit);
+                let answer = self
+                    .table
+                    .ask_one(ask, |_, _| {
+                        let prompt = Packet::bare(RequestKind::Talk);
+                        let text = bot.as_mut().and_then(|b| b.answer(&prompt));
+                        text.unwrap_or_else(|| OVER.into()).into_bytes()
+                    })
+                    .await;
+                let text = answer.text().unwrap_or_else(|| OVER.into());
+                let over = text == OVER;
+                self.broadcast(accept(ChatMessage { agent: a, text }), &at)
+                    .await;
                 if !over {
                     still.push(a);
                 }
             }
             bots = still;
         }
-        // WebSocket agents talk freely until the time is up.
-        let deadline = Instant::now() + Duration::from_millis(duration_ms);
-        loop {
-            let next: Option<(usize, Result<String, String>)> = {
-                let mut reads = Vec::new();
-                for (i, s) in self.seats.iter_mut().enumerate() {
-                    if let (true, Seat::Ws(Some(a))) = (open.contains(&i), s) {
-                        reads.push(Box::pin(async move { (i, ws::read_text(&mut a.ws).await) }));
-                    }
-                }
-                if reads.is_empty() {
-                    tokio::time::sleep_until(deadline).await;
-                    None
-                } else {
-                    tokio::time::timeout_at(deadline, futures_util::future::select_all(reads))
-                        .await
-                        .ok()
-                        .map(|(first, _, _)| first)
-                }
-            };
-            let Some((i, r)) = next else {
-                break;
-            };
-            match r {
-                Ok(text) => {
-                    self.rec.chat(i, &text);
-                    for (to, p) in accept(ChatMessage { agent: i, text }) {
-                        self.deliver(to, p).await;
-                    }
-                }
-                Err(e) => {
-                    self.rec.error(i, 0, SeatErrorKind::Disconnect, e);
-                    self.seats[i] = Seat::Ws(None);
-                }
+        // The others talk freely until the time is up.
+        let remote: Vec<usize> = open
+            .into_iter()
+            .filter(|&a| self.who[a] == Who::Remote)
+            .collect();
+        let mut window = Listen::new(at.clone(), kind, limit);
+        while let Some((a, answer)) = self.table.listen(&remote, &mut window).await {
+            if let Some(text) = answer.text() {
+                self.broadcast(accept(ChatMessage { agent: a, text }), &at)
+                    .await;
             }
         }
-        self.rec.log.push(&json!({"event": "chat_end"}));
     }
 }
 
-/// Seats replayed from a recording.
-pub struct ReplayTable {
-    events: std::vec::IntoIter<Value>,
-    pub rec: Recorder,
-}
-
-impl ReplayTable {
-    fn peek_is(&self, kind: &str, agent: usize) -> bool {
-        self.events
-            .as_slice()
-            .first()
-            .is_some_and(|e| e["event"] == kind && e["agent"] == agent)
-    }
-}
-
-impl Table for ReplayTable {
-    async fn notify(&mut self, agent: usize, packet: Packet) -> Result<(), ()> {
-        if self.peek_is("gone", agent) {
-            self.events.next();
-            self.rec.gone(agent, &packet);
-            return Err(());
+impl Seats {
+    async fn broadcast(&mut self, to: Vec<(usize, Packet)>, at: &str) {
+        for (b, p) in to {
+            let json = if self.bots[b].is_none() {
+                p.to_json()
+            } else {
+                String::new()
+            };
+            self.deliver(b, at, &p, json).await;
         }
-        Ok(())
-    }
-
-    async fn ask(&mut self, agent: usize, packet: Packet) -> Result<String, AskError> {
-        let e = self.events.next().unwrap_or(Value::Null);
-        let r = if e["agent"] != agent {
-            Err(AskError::Fatal)
-        } else if e["event"] == "answer" {
-            Ok(e["text"].as_str().unwrap_or("").to_string())
-        } else if e["fatal"] == true {
-            Err(AskError::Fatal)
-        } else {
-            Err(AskError::Failed)
-        };
-        self.rec.answer(agent, &packet, &r);
-        r
-    }
-
-    async fn chat(
-        &mut self,
-        _open: Vec<usize>,
-        _duration_ms: u64,
-        accept: &mut (dyn FnMut(ChatMessage) -> Vec<(usize, Packet)> + Send),
-    ) {
-        while let Some(e) = self.events.as_slice().first().cloned() {
-            if e["event"] != "chat" {
-                break;
-            }
-            self.events.next();
-            let agent = e["agent"].as_u64().unwrap_or(0) as usize;
-            let text = e["text"].as_str().unwrap_or("").to_string();
-            self.rec.chat(agent, &text);
-            accept(ChatMessage { agent, text });
-        }
-        if self
-            .events
-            .as_slice()
-            .first()
-            .is_some_and(|e| e["event"] == "chat_end")
-        {
-            self.events.next();
-        }
-        self.rec.log.push(&json!({"event": "chat_end"}));
     }
 }
 
-/// The end of the replay: result, roles and the upstream game log.
-/// The replay line recording the game's id (after the seat lines).
-fn game_id_event(id: &str) -> Value {
-    json!({"event": "game_id", "game_id": id})
+/// The server's secret for player tokens, when the configuration requires them.
+pub fn secret_of(c: &NlpConfig) -> Result<Option<String>, RefereeError> {
+    if !c.server.authentication.enable {
+        return Ok(None);
+    }
+    let s = c.server.authentication.secret_key.clone();
+    s.or_else(|| std::env::var("SECRET_KEY").ok())
+        .map(Some)
+        .ok_or_else(|| {
+            bad(
+                "config",
+                "server.authentication",
+                "a secret_key or SECRET_KEY in the environment",
+            )
+        })
 }
 
-fn end_event(r: &GameResult, game: &NlpGame) -> Value {
-    json!({
-        "event": "end",
-        "winner": r.winner.map(|t| t.name()),
-        "aborted": r.aborted,
-        "last_day": r.last_day,
-        "names": game.names(),
-        "roles": r.roles.iter().map(|x| x.name()).collect::<Vec<_>>(),
-        "alive": r.alive,
-        "errors": r.has_error,
-        "game_log": game.log(),
-    })
-}
-
-fn report(
-    spec_seats: &[String],
-    seed: u64,
-    r: &GameResult,
-    errors: Vec<Vec<SeatError>>,
-) -> MatchReport {
-    let scores = r
-        .roles
-        .iter()
-        .map(|role| Score::from_integer(i64::from(Some(role.team()) == r.winner)))
-        .collect();
-    let outcome = Outcome {
-        scores,
-        winner: None,
+/// The seats of a live match: built-in agents made, `ws-cmd:` agents launched, and every
+/// WebSocket agent waited for (one listener for the `ws` seats; a listener of its own, in its
+/// network namespace where there are namespaces, for each `ws-cmd:` seat).
+async fn start_seats(
+    spec: &MatchSpec,
+    config: &NlpConfig,
+    name_timeout: Duration,
+) -> Result<(Vec<Seat>, Vec<Who>, Vec<Option<Box<dyn NlAgent>>>), RefereeError> {
+    let port_opt: u16 = spec.option("port", 0, "a TCP port")?;
+    let connect =
+        Duration::from_millis(spec.option("connect_timeout_ms", 10_000, "milliseconds")?);
+    let secret = secret_of(config)?;
+    let want = match port_opt {
+        0 => config.server.web_socket.port,
+        p => p,
     };
-    let mut rep = MatchReport::new(
-        "werewolf-nlp",
-        "aiwolf-nlp",
-        seed,
-        &outcome,
-        spec_seats.iter().cloned().zip(errors).collect(),
-    );
-    rep.extra.insert(
-        "winner_team".into(),
-        json!(r.winner.map(|t: Team| t.name())),
-    );
-    // A team game has no single winning seat (`winner` stays null): the seats of the winning
-    // team, in seat order (empty when the game ended without a winner).
-    let winner_seats: Vec<usize> = (0..r.roles.len())
-        .filter(|&i| r.winner.is_some_and(|t| r.roles[i].team() == t))
-        .collect();
-    rep.extra.insert("winner_seats".into(), json!(winner_seats));
-    rep.extra.insert("aborted".into(), json!(r.aborted));
-    rep.extra.insert(
-        "roles".into(),
-        json!(r.roles.iter().map(|x| x.name()).collect::<Vec<_>>()),
-    );
-    rep
+    let listener = if spec.seats.iter().any(|s| matches!(s, SeatSpec::Tcp)) {
+        let l = TcpListener::bind((config.server.web_socket.host.as_str(), want)).await?;
+        for (i, s) in spec.seats.iter().enumerate() {
+            if matches!(s, SeatSpec::Tcp) {
+                spec.on_listen.notify(i, l.local_addr()?);
+            }
+        }
+        Some(l)
+    } else {
+        None
+    };
+    let (mut seats, mut who, mut bots) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, s) in spec.seats.iter().enumerate() {
+        let w = Who::of(i, &seat_label(s));
+        let seat = match s {
+            SeatSpec::Builtin(name) if name == SILENT_BOT => Seat::Silent,
+            SeatSpec::Builtin(name) => {
+                let bot = nl_builtin(name, spec.seed, i).ok_or_else(|| RefereeError::UnknownBot {
+                    game: "werewolf-nlp".into(),
+                    seat: i,
+                    name: name.clone(),
+                    expected: format!("{}, {SILENT_BOT}", NLP_BUILTIN_NAMES.join(", ")),
+                })?;
+                bots.push(Some(bot));
+                seats.push(Seat::Builtin);
+                who.push(w);
+                continue;
+            }
+            SeatSpec::Cmd(_) => return Err(RefereeError::UnsupportedSeat {
+                game: "werewolf-nlp".into(),
+                seat: i,
+                form: "cmd:".into(),
+                reason: "agents connect over WebSocket: use ws-cmd:<command line with {url}, or {host} and {port}> or ws".into(),
+            }),
+            SeatSpec::TcpCmd(argv) => {
+                let argv_for = |addr: std::net::SocketAddr| {
+                    substitute(argv, &addr.ip().to_string(), addr.port())
+                };
+                let sandbox = spec.sandbox.for_seat(i);
+                let times = (connect, name_timeout);
+                launch_seat(i, argv_for, &sandbox, want, times, secret.as_deref()).await?
+            }
+            SeatSpec::Tcp => {
+                let l = listener.as_ref().expect("a listener exists whenever a ws seat does");
+                let ws = accept_seat(l, connect, name_timeout, secret.as_deref(), None).await;
+                Seat::Live(Box::new(ws))
+            }
+        };
+        seats.push(seat);
+        who.push(w);
+        bots.push(None);
+    }
+    Ok((seats, who, bots))
 }
 
+impl GameDriver for WerewolfNlpDriver {
+    fn game_type(&self) -> &'static GameType {
+        &WEREWOLF_NLP_TYPE
+    }
+
+    fn play<'a>(&'a self, spec: &'a MatchSpec) -> BoxFuture<'a, Result<MatchRecord, RefereeError>> {
+        Box::pin(async move {
+            let config = config_from_spec(spec)?;
+            let settings = Arc::new(settings_of(&config)?);
+            let log_dir = spec.options.get("log_dir").map(std::path::PathBuf::from);
+            let (seats, who, bots) =
+                start_seats(spec, &config, Timeouts::of(&settings).response()).await?;
+            let spec_seats: Vec<String> = spec.seats.iter().map(seat_label).collect();
+            let mut log = ReplayLog::new();
+            log.push(&header(&spec_seats, spec.seed, &config));
+            let g = Game {
+                settings,
+                seed: spec.seed,
+                who,
+                bots,
+                // A real time in the id, as upstream's; recorded for the re-run.
+                game_id: game_id_now(spec.seed),
+                json_log: log_dir.is_some() || config.json_logger.enable,
+            };
+            let p = run(Table::new(seats, log), g).await;
+            let json_log = p.json_log.clone();
+            write_logs(log_dir.as_deref(), &config, &p.game, &p.originals, json_log)?;
+            Ok(record(&spec_seats, spec.seed, p))
+        })
+    }
+
+    fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
+        let h = &replay.header;
+        if h.format != FORMAT {
+            return Err(RefereeError::BadReplay(format!(
+                "format {:?}, not {FORMAT:?} (`kakehiki replay --upgrade` converts {FORMAT_V1:?})",
+                h.format
+            )));
+        }
+        let (g, log) = replayed_game(replay, h)?;
+        let table = Table::replayed(replay, g.who.len(), log)?;
+        Ok(record(&h.seats, h.seed, block_on_ready(run(table, g))))
+    }
+
+    fn upgrade(&self, old: &ParsedReplay) -> Result<ReplayLog, RefereeError> {
+        if old.header.format != FORMAT_V1 {
+            return Err(RefereeError::BadReplay(format!(
+                "werewolf-nlp upgrades {FORMAT_V1:?}, not {:?}",
+                old.header.format
+            )));
+        }
+        let mut h = old.header.clone();
+        h.format = FORMAT.into();
+        let (g, log) = replayed_game(old, &h)?;
+        let seats = v1_seats(old, &g.who)?;
+        Ok(block_on_ready(run(Table::new(seats, log), g)).finished.log)
+    }
+}
+
+/// The game of a replay with header `h`, and the re-run's log holding `h`.
+fn replayed_game(
+    replay: &ParsedReplay,
+    h: &ReplayHeader,
+) -> Result<(Game, ReplayLog), RefereeError> {
+    let config: NlpConfig = serde_json::from_value(h.params.clone())
+        .map_err(|e| RefereeError::BadReplay(format!("params: {e}")))?;
+    let settings = Arc::new(settings_of(&config)?);
+    if h.seats.len() != settings.agent_count {
+        return Err(RefereeError::BadReplay(format!(
+            "{} seats for {} players",
+            h.seats.len(),
+            settings.agent_count
+        )));
+    }
+    let game_id = replay
+        .events
+        .iter()
+        .find(|(_, e)| e["event"] == "game_id")
+        .and_then(|(_, e)| e["game_id"].as_str())
+        .ok_or_else(|| RefereeError::BadReplay("no game_id event".into()))?;
+    let who: Vec<Who> = h
+        .seats
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Who::of(i, s))
+        .collect();
+    let mut log = ReplayLog::new();
+    log.push(h);
+    let g = Game {
+        settings,
+        seed: h.seed,
+        bots: who.iter().map(|_| None).collect(),
+        who,
+        game_id: game_id.to_string(),
+        json_log: false,
+    };
+    Ok((g, log))
+}
+
+/// The seats of a `@1` replay (see [`v1_exchanges`]).
+fn v1_seats(old: &ParsedReplay, who: &[Who]) -> Result<Vec<Seat>, RefereeError> {
+    let remote: Vec<bool> = who.iter().map(|w| *w == Who::Remote).collect();
+    let ex = v1_exchanges(old, &remote).map_err(RefereeError::BadReplay)?;
+    let seat = |exchanges| Seat::Replayed {
+        exchanges,
+        end: None,
+    };
+    Ok(ex.into_iter().map(seat).collect())
+}
+
+/// The replay header.
 fn header(spec_seats: &[String], seed: u64, c: &NlpConfig) -> ReplayHeader {
-    ReplayHeader {
-        event: "header".into(),
-        format: FORMAT.into(),
-        engine: env!("CARGO_PKG_VERSION").into(),
-        game: "werewolf-nlp".into(),
-        rules: "aiwolf-nlp".into(),
-        seed,
-        seats: spec_seats.to_vec(),
-        params: serde_json::to_value(c).unwrap_or(Value::Null),
+    let engine = env!("CARGO_PKG_VERSION");
+    kakehiki_werewolf::nlp::record::header(spec_seats, seed, c, engine)
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// The match record of a played game.
+fn record(spec_seats: &[String], seed: u64, p: Played) -> MatchRecord {
+    let mut rep = report(spec_seats, seed, &p.result);
+    p.finished.fill_report(&mut rep);
+    MatchRecord {
+        report: rep,
+        replay: p.finished.log,
     }
 }
 
@@ -836,268 +780,6 @@ pub fn substitute(argv: &[String], host: &str, port: u16) -> Vec<String> {
             a.replace("{url}", &format!("ws://{host}:{port}/ws"))
                 .replace("{host}", host)
                 .replace("{port}", &port.to_string())
-        })
-        .collect()
-}
-
-impl GameDriver for WerewolfNlpDriver {
-    fn game_type(&self) -> &'static GameType {
-        &WEREWOLF_NLP_TYPE
-    }
-
-    fn play<'a>(&'a self, spec: &'a MatchSpec) -> BoxFuture<'a, Result<MatchRecord, RefereeError>> {
-        Box::pin(async move {
-            let config = config_from_spec(spec)?;
-            let settings = std::sync::Arc::new(settings_of(&config)?);
-            let port_opt: u16 = spec.option("port", 0, "a TCP port")?;
-            let connect_ms: u64 = spec.option("connect_timeout_ms", 10_000, "milliseconds")?;
-            let log_dir = spec.options.get("log_dir").map(std::path::PathBuf::from);
-            let timeouts = Timeouts {
-                action_ms: settings.timeout_action_ms,
-                response_ms: settings.timeout_response_ms,
-                acceptable_ms: settings.timeout_acceptable_ms,
-            };
-            let host = config.server.web_socket.host.clone();
-            let secret = if config.server.authentication.enable {
-                Some(
-                    config
-                        .server
-                        .authentication
-                        .secret_key
-                        .clone()
-                        .or_else(|| std::env::var("SECRET_KEY").ok())
-                        .ok_or_else(|| {
-                            bad(
-                                "config",
-                                "server.authentication",
-                                "a secret_key or SECRET_KEY in the environment",
-                            )
-                        })?,
-                )
-            } else {
-                None
-            };
-            // `ws` agents share one listener; each `ws-cmd:` agent gets a network of its own
-            // whose loopback holds only its seat's listener, on the same port.
-            let needs_ws = spec.seats.iter().any(|s| matches!(s, SeatSpec::Tcp));
-            let want = match port_opt {
-                0 => config.server.web_socket.port,
-                p => p,
-            };
-            let listener = if needs_ws {
-                Some(TcpListener::bind((host.as_str(), want)).await?)
-            } else {
-                None
-            };
-            if let Some(l) = &listener {
-                let addr = l.local_addr()?;
-                for (i, s) in spec.seats.iter().enumerate() {
-                    if matches!(s, SeatSpec::Tcp) {
-                        spec.on_listen.notify(i, addr);
-                    }
-                }
-            }
-            let n = spec.seats.len();
-            let mut rec = Recorder {
-                log: ReplayLog::new(),
-                errors: vec![Vec::new(); n],
-            };
-            let spec_seats: Vec<String> = spec.seats.iter().map(seat_label).collect();
-            let mut seats = Vec::new();
-            let mut originals = Vec::new();
-            let mut clients: Vec<ClientProcess> = Vec::new();
-            let connect = Duration::from_millis(connect_ms);
-            let name_timeout = Duration::from_millis(timeouts.response_ms.max(1));
-            for (i, s) in spec.seats.iter().enumerate() {
-                match (s, &listener) {
-                    (SeatSpec::Builtin(name), _) => {
-                        let bot = nl_builtin(name, spec.seed, i).ok_or_else(|| RefereeError::UnknownBot {
-                            game: "werewolf-nlp".into(),
-                            seat: i,
-                            name: name.clone(),
-                            expected: NLP_BUILTIN_NAMES.join(", "),
-                        })?;
-                        seats.push(Seat::Bot(bot));
-                        originals.push(format!("{name}{}", i + 1));
-                    }
-                    (SeatSpec::Cmd(_), _) => {
-                        return Err(RefereeError::UnsupportedSeat {
-                            game: "werewolf-nlp".into(),
-                            seat: i,
-                            form: "cmd:".into(),
-                            reason: "agents connect over WebSocket: use ws-cmd:<command line with {url}, or {host} and {port}> or ws".into(),
-                        })
-                    }
-                    (SeatSpec::TcpCmd(argv), _) => {
-                        let launched = ClientProcess::spawn_seat(
-                            |addr| substitute(argv, &addr.ip().to_string(), addr.port()),
-                            &spec.sandbox.for_seat(i),
-                            want,
-                        );
-                        let got = match launched {
-                            Err(e) => {
-                                if let Some(fault) = RefereeError::host_fault(i, &e) {
-                                    return Err(fault);
-                                }
-                                Err(format!("cannot start the agent: {e}"))
-                            }
-                            Ok((c, seat)) => {
-                                clients.push(c);
-                                // `spawn_seat` hands the listener over non-blocking.
-                                let own = TcpListener::from_std(seat.listener)
-                                    .map_err(|e| RefereeError::HostFault {
-                                        seat: i,
-                                        reason: format!("cannot use the seat's listener: {e}"),
-                                    })?;
-                                // One connection is the seat; the listener closes with `own`.
-                                ws::accept_agent(&own, connect, name_timeout, secret.as_deref()).await
-                            }
-                        };
-                        push_ws(&mut seats, &mut originals, &mut rec, i, got);
-                    }
-                    (SeatSpec::Tcp, Some(l)) => {
-                        let got = ws::accept_agent(l, connect, name_timeout, secret.as_deref()).await;
-                        push_ws(&mut seats, &mut originals, &mut rec, i, got);
-                    }
-                    (SeatSpec::Tcp, None) => unreachable!("a listener exists whenever a ws seat does"),
-                }
-            }
-            let mut hdr_log = ReplayLog::new();
-            hdr_log.push(&header(&spec_seats, spec.seed, &config));
-            for (i, o) in originals.iter().enumerate() {
-                hdr_log.push(&json!({"event": "seat", "agent": i, "name": o}));
-            }
-            let mut game = NlpGame::new(settings, spec.seed, originals.clone());
-            // A real time in the id, as upstream's; recorded for the re-run.
-            game.set_game_id(game_id_now(spec.seed));
-            hdr_log.push(&game_id_event(game.game_id()));
-            let mut table = LiveTable {
-                seats,
-                timeouts,
-                rec,
-                clock: None,
-                json_log: (log_dir.is_some() || config.json_logger.enable).then(JsonLog::default),
-            };
-            let r = game.run(&mut table).await;
-            for s in std::mem::take(&mut table.seats) {
-                if let Seat::Ws(Some(a)) = s {
-                    a.close().await;
-                }
-            }
-            for c in clients {
-                let _ = c.finish(Duration::from_secs(2)).await;
-            }
-            let mut replay = hdr_log;
-            for l in table.rec.log.lines() {
-                replay.push(&serde_json::from_str::<Value>(l).unwrap_or(Value::Null));
-            }
-            replay.push(&end_event(&r, &game));
-            let json_log = table
-                .json_log
-                .as_ref()
-                .map(|j| j.text(&game, &originals, win_side(&r)));
-            write_logs(log_dir.as_deref(), &config, &game, &originals, json_log)?;
-            Ok(MatchRecord {
-                report: report(&spec_seats, spec.seed, &r, table.rec.errors),
-                replay,
-            })
-        })
-    }
-
-    fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
-        let h = &replay.header;
-        let config: NlpConfig = serde_json::from_value(h.params.clone())
-            .map_err(|e| RefereeError::BadReplay(format!("params: {e}")))?;
-        let settings = std::sync::Arc::new(settings_of(&config)?);
-        let events: Vec<Value> = replay.events.iter().map(|(_, v)| v.clone()).collect();
-        let originals: Vec<String> = events
-            .iter()
-            .filter(|e| e["event"] == "seat")
-            .map(|e| e["name"].as_str().unwrap_or("").to_string())
-            .collect();
-        if originals.len() != settings.agent_count {
-            return Err(RefereeError::BadReplay(format!(
-                "{} seat lines for {} players",
-                originals.len(),
-                settings.agent_count
-            )));
-        }
-        let recorded_id = events
-            .iter()
-            .find(|e| e["event"] == "game_id")
-            .and_then(|e| e["game_id"].as_str())
-            .map(str::to_string);
-        let body: Vec<Value> = events
-            .into_iter()
-            .filter(|e| e["event"] != "seat" && e["event"] != "end" && e["event"] != "game_id")
-            .collect();
-        let n = settings.agent_count;
-        let mut table = ReplayTable {
-            events: body.into_iter(),
-            rec: Recorder {
-                log: ReplayLog::new(),
-                errors: vec![Vec::new(); n],
-            },
-        };
-        let mut game = NlpGame::new(settings, h.seed, originals.clone());
-        // The recorded id (replays from before ids carried a time have none: time 0).
-        if let Some(id) = &recorded_id {
-            game.set_game_id(id.clone());
-        }
-        let r = block_on_ready(game.run(&mut table));
-        let mut out = ReplayLog::new();
-        out.push(&h);
-        for (i, o) in originals.iter().enumerate() {
-            out.push(&json!({"event": "seat", "agent": i, "name": o}));
-        }
-        if recorded_id.is_some() {
-            out.push(&game_id_event(game.game_id()));
-        }
-        for l in table.rec.log.lines() {
-            out.push(&serde_json::from_str::<Value>(l).unwrap_or(Value::Null));
-        }
-        out.push(&end_event(&r, &game));
-        Ok(MatchRecord {
-            report: report(&h.seats, h.seed, &r, table.rec.errors),
-            replay: out,
-        })
-    }
-}
-
-fn push_ws(
-    seats: &mut Vec<Seat>,
-    originals: &mut Vec<String>,
-    rec: &mut Recorder,
-    i: usize,
-    got: Result<WsAgent, String>,
-) {
-    match got {
-        Ok(a) => {
-            originals.push(a.original.clone());
-            seats.push(Seat::Ws(Some(a)));
-        }
-        Err(why) => {
-            rec.error(i, 0, SeatErrorKind::NotReady, why);
-            originals.push(String::new());
-            seats.push(Seat::Ws(None));
-        }
-    }
-}
-
-/// Upstream's `win_side`: the winning team, or `NONE`.
-pub fn win_side(r: &GameResult) -> &'static str {
-    r.winner.map_or("NONE", |t| t.name())
-}
-
-/// The agents as the upstream logs name them.
-pub fn log_agents(game: &NlpGame, originals: &[String]) -> Vec<LogAgent> {
-    (0..game.names().len())
-        .map(|i| LogAgent {
-            team: originals.get(i).map(|o| ws::team_of(o)).unwrap_or_default(),
-            name: game.names()[i].clone(),
-            profile: game.profiles().get(i).cloned().flatten(),
-            avatar: game.avatars().get(i).cloned().flatten(),
-            role: game.roles()[i].name(),
         })
         .collect()
 }
@@ -1197,29 +879,6 @@ pub fn options(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn recorded_events_are_the_bytes_json_writes() {
-        let mut p = Packet::bare(RequestKind::Vote);
-        p.info = None;
-        let mut r = Recorder {
-            log: ReplayLog::new(),
-            errors: vec![Vec::new(); 2],
-        };
-        r.answer(1, &p, &Ok("Agent[02] \"q\"".into()));
-        r.answer(0, &p, &Err(AskError::Fatal));
-        r.gone(1, &p);
-        r.chat(0, "hi\tthere");
-        let want = [
-            json!({"event": "answer", "agent": 1, "day": 0, "request": "VOTE", "text": "Agent[02] \"q\""}),
-            json!({"event": "fail", "agent": 0, "day": 0, "request": "VOTE", "fatal": true}),
-            json!({"event": "gone", "agent": 1, "day": 0, "request": "VOTE"}),
-            json!({"event": "chat", "agent": 0, "text": "hi\tthere"}),
-        ];
-        for (got, want) in r.log.lines().iter().zip(want) {
-            assert_eq!(got, &want.to_string());
-        }
-    }
 
     #[test]
     fn websocket_seats_are_named_ws() {

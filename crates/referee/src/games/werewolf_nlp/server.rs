@@ -6,21 +6,21 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde::Serialize;
-use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use kakehiki_core::replay::ReplayLog;
-use kakehiki_werewolf::nlp::{NlpConfig, NlpGame, NlpSettings};
+use kakehiki_werewolf::nlp::game::game_id_now;
+use kakehiki_werewolf::nlp::{NlpConfig, NlpSettings};
 
-use super::ws::{self, Timeouts, WsAgent};
-use super::{end_event, header, win_side, write_logs, JsonLog, LiveTable, Recorder, Seat};
+use super::{header, run, secret_of, write_logs, Game, Timeouts, Who};
 use crate::accept::{Accepted, CappedAcceptor, Slot, SERVE_CONN_CAP};
 use crate::driver::RefereeError;
+use crate::seat::ws::{self, WsSeat};
+use crate::seat::{Seat, Table};
 
 /// One served game.
 #[derive(Debug, Clone, Serialize)]
@@ -61,30 +61,15 @@ pub async fn serve(listener: TcpListener, cfg: ServeConfig) -> Result<Served, Re
         value: "file".into(),
         expected: e.to_string(),
     })?);
-    let secret = if cfg.config.server.authentication.enable {
-        let s = cfg
-            .config
-            .server
-            .authentication
-            .secret_key
-            .clone()
-            .or_else(|| std::env::var("SECRET_KEY").ok());
-        Some(s.ok_or_else(|| RefereeError::BadOption {
-            key: "config".into(),
-            value: "server.authentication.enable".into(),
-            expected: "a secret_key or SECRET_KEY in the environment".into(),
-        })?)
-    } else {
-        None
-    };
+    let secret = secret_of(&cfg.config)?;
     let n = settings.agent_count;
-    let name_timeout = Duration::from_millis(settings.timeout_response_ms.max(1));
+    let name_timeout = Timeouts::of(&settings).response();
     // Connections not in a game yet (in the handshake, NAME, or the waiting room) hold a slot
     // each: at most `conn_cap`, the excess is closed at once and counted.
     let conn_cap = SERVE_CONN_CAP.max(4 * n);
     let mut accepted = CappedAcceptor::new(listener, conn_cap, "serve werewolf (nlp)")?;
     let excess = accepted.excess_counter();
-    let (tx, mut rx) = mpsc::channel::<(WsAgent, Slot)>(64);
+    let (tx, mut rx) = mpsc::channel::<(WsSeat, Slot)>(64);
     let acceptor = tokio::spawn(async move {
         while let Some(a) = accepted.next().await {
             let Accepted { stream, peer, slot } = a;
@@ -92,16 +77,17 @@ pub async fn serve(listener: TcpListener, cfg: ServeConfig) -> Result<Served, Re
             let tx = tx.clone();
             let secret = secret.clone();
             tokio::spawn(async move {
-                match ws::handshake(stream, name_timeout, secret.as_deref()).await {
-                    Ok(a) => {
+                let a = ws::handshake(stream, name_timeout, secret.as_deref()).await;
+                match a.gone() {
+                    None => {
                         let _ = tx.send((a, slot)).await;
                     }
-                    Err(e) => tracing::warn!("connection from {peer} refused: {e}"),
+                    Some(e) => tracing::warn!("connection from {peer} refused: {e}"),
                 }
             });
         }
     });
-    let mut room: BTreeMap<String, Vec<(WsAgent, Slot)>> = BTreeMap::new();
+    let mut room: BTreeMap<String, Vec<(WsSeat, Slot)>> = BTreeMap::new();
     let mut started = 0u32;
     let mut running = JoinSet::new();
     let mut done = Vec::new();
@@ -113,7 +99,7 @@ pub async fn serve(listener: TcpListener, cfg: ServeConfig) -> Result<Served, Re
                 q.push((a, slot));
                 if q.len() >= n {
                     // In a game: the game bounds them from now on.
-                    let agents: Vec<WsAgent> = q.drain(..n).map(|(a, _slot)| a).collect();
+                    let agents: Vec<WsSeat> = q.drain(..n).map(|(a, _slot)| a).collect();
                     let seed = cfg.seed.wrapping_add(u64::from(started));
                     started += 1;
                     running.spawn(play_one(settings.clone(), cfg.config.clone(), seed, agents, cfg.out.clone()));
@@ -146,61 +132,47 @@ async fn play_one(
     settings: Arc<NlpSettings>,
     config: NlpConfig,
     seed: u64,
-    agents: Vec<WsAgent>,
+    agents: Vec<WsSeat>,
     out: Option<PathBuf>,
 ) -> Result<ServedGame, RefereeError> {
-    let originals: Vec<String> = agents.iter().map(|a| a.original.clone()).collect();
-    let n = agents.len();
-    let timeouts = Timeouts {
-        action_ms: settings.timeout_action_ms,
-        response_ms: settings.timeout_response_ms,
-        acceptable_ms: settings.timeout_acceptable_ms,
+    let seats: Vec<String> = agents.iter().map(|_| "ws".to_string()).collect();
+    let mut log = ReplayLog::new();
+    log.push(&header(&seats, seed, &config));
+    let table = Table::new(
+        agents
+            .into_iter()
+            .map(|a| Seat::Live(Box::new(a)))
+            .collect(),
+        log,
+    );
+    let g = Game {
+        settings,
+        seed,
+        who: seats.iter().map(|_| Who::Remote).collect(),
+        bots: seats.iter().map(|_| None).collect(),
+        game_id: game_id_now(seed),
+        json_log: out.is_some() || config.json_logger.enable,
     };
-    let mut game = NlpGame::new(settings, seed, originals.clone());
-    game.set_game_id(kakehiki_werewolf::nlp::game::game_id_now(seed));
-    let mut table = LiveTable {
-        seats: agents.into_iter().map(|a| Seat::Ws(Some(a))).collect(),
-        timeouts,
-        rec: Recorder {
-            log: ReplayLog::new(),
-            errors: vec![Vec::new(); n],
-        },
-        clock: None,
-        json_log: (out.is_some() || config.json_logger.enable).then(JsonLog::default),
-    };
-    let r = game.run(&mut table).await;
-    for s in std::mem::take(&mut table.seats) {
-        if let Seat::Ws(Some(a)) = s {
-            a.close().await;
-        }
-    }
+    let p = run(table, g).await;
+    let (game, r) = (&p.game, &p.result);
     if let Some(dir) = &out {
-        let seats: Vec<String> = (0..n).map(|_| "ws".to_string()).collect();
-        let mut replay = ReplayLog::new();
-        replay.push(&header(&seats, seed, &config));
-        for (i, o) in originals.iter().enumerate() {
-            replay.push(&json!({"event": "seat", "agent": i, "name": o}));
-        }
-        replay.push(&super::game_id_event(game.game_id()));
-        for l in table.rec.log.lines() {
-            replay.push(&serde_json::from_str::<serde_json::Value>(l).unwrap_or_default());
-        }
-        replay.push(&end_event(&r, &game));
         kakehiki_core::private_files::create_dir_all(dir)?;
         kakehiki_core::private_files::write(
             &dir.join(format!("{}.jsonl", game.game_id())),
-            replay.to_text(),
+            p.finished.log.to_text(),
         )?;
     }
-    let json_log = table
-        .json_log
-        .as_ref()
-        .map(|j| j.text(&game, &originals, win_side(&r)));
-    write_logs(out.as_deref(), &config, &game, &originals, json_log)?;
+    write_logs(
+        out.as_deref(),
+        &config,
+        game,
+        &p.originals,
+        p.json_log.clone(),
+    )?;
     Ok(ServedGame {
         game_id: game.game_id().to_string(),
         seed,
-        agents: originals,
+        agents: p.originals.clone(),
         names: game.names().to_vec(),
         roles: r.roles.iter().map(|x| x.name()).collect(),
         winner: r.winner.map(|t| t.name()),

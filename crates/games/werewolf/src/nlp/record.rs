@@ -1,0 +1,229 @@
+//! What the referee writes of a natural-language game, as pure functions: the replay's header
+//! and `end` event, the match report, upstream's JSON log (`json_logger`), and the seat record a
+//! replay of the first format (`@1`) stands for.
+
+use std::collections::VecDeque;
+
+use serde_json::{json, Value};
+
+use kakehiki_core::exchange::{ExchangeOutcome, SeatExchange};
+use kakehiki_core::replay::{ParsedReplay, ReplayHeader};
+use kakehiki_core::{MatchReport, Outcome, Score};
+
+use super::game::GameResult;
+use super::logs::LogAgent;
+use super::packet::Packet;
+use super::{NlpConfig, NlpGame};
+use crate::Team;
+
+/// Replay format name.
+pub const FORMAT: &str = "kakehiki/werewolf-nlp-replay@2";
+/// The format before the seat layer, which the referee upgrades from.
+pub const FORMAT_V1: &str = "kakehiki/werewolf-nlp-replay@1";
+
+/// The `team` of a NAME answer: the name without its trailing digits (`kanolab1` → `kanolab`).
+pub fn team_of(original: &str) -> String {
+    original
+        .trim_end_matches(|c: char| c.is_ascii_digit())
+        .to_string()
+}
+
+/// The replay's last event: result, roles, names and the upstream game log.
+pub fn end_event(r: &GameResult, game: &NlpGame) -> Value {
+    json!({
+        "event": "end",
+        "winner": r.winner.map(|t| t.name()),
+        "aborted": r.aborted,
+        "last_day": r.last_day,
+        "names": game.names(),
+        "roles": r.roles.iter().map(|x| x.name()).collect::<Vec<_>>(),
+        "alive": r.alive,
+        "errors": r.has_error,
+        "game_log": game.log(),
+    })
+}
+
+/// The match report (seat errors are the seat layer's to fill in).
+pub fn report(spec_seats: &[String], seed: u64, r: &GameResult) -> MatchReport {
+    let scores = r
+        .roles
+        .iter()
+        .map(|role| Score::from_integer(i64::from(Some(role.team()) == r.winner)))
+        .collect();
+    let outcome = Outcome {
+        scores,
+        winner: None,
+    };
+    let mut rep = MatchReport::new(
+        "werewolf-nlp",
+        "aiwolf-nlp",
+        seed,
+        &outcome,
+        spec_seats.iter().map(|s| (s.clone(), Vec::new())).collect(),
+    );
+    rep.extra.insert(
+        "winner_team".into(),
+        json!(r.winner.map(|t: Team| t.name())),
+    );
+    // A team game has no single winning seat (`winner` stays null): the seats of the winning
+    // team, in seat order (empty when the game ended without a winner).
+    let winner_seats: Vec<usize> = (0..r.roles.len())
+        .filter(|&i| r.winner.is_some_and(|t| r.roles[i].team() == t))
+        .collect();
+    rep.extra.insert("winner_seats".into(), json!(winner_seats));
+    rep.extra.insert("aborted".into(), json!(r.aborted));
+    rep.extra.insert(
+        "roles".into(),
+        json!(r.roles.iter().map(|x| x.name()).collect::<Vec<_>>()),
+    );
+    rep
+}
+
+/// The replay header; `engine` is the referee's version.
+pub fn header(spec_seats: &[String], seed: u64, c: &NlpConfig, engine: &str) -> ReplayHeader {
+    ReplayHeader {
+        event: "header".into(),
+        format: FORMAT.into(),
+        engine: engine.into(),
+        game: "werewolf-nlp".into(),
+        rules: "aiwolf-nlp".into(),
+        seed,
+        seats: spec_seats.to_vec(),
+        params: serde_json::to_value(c).unwrap_or(Value::Null),
+    }
+}
+
+/// Upstream's `win_side`: the winning team, or `NONE`.
+pub fn win_side(r: &GameResult) -> &'static str {
+    r.winner.map_or("NONE", |t| t.name())
+}
+
+/// The agents as the upstream logs name them.
+pub fn log_agents(game: &NlpGame, originals: &[String]) -> Vec<LogAgent> {
+    (0..game.names().len())
+        .map(|i| LogAgent {
+            team: originals.get(i).map(|o| team_of(o)).unwrap_or_default(),
+            name: game.names()[i].clone(),
+            profile: game.profiles().get(i).cloned().flatten(),
+            avatar: game.avatars().get(i).cloned().flatten(),
+            role: game.roles()[i].name(),
+        })
+        .collect()
+}
+
+/// Upstream's JSON log (`json_logger`): every request sent to an agent, with its answer or error
+/// and the wall-clock times (milliseconds since the epoch) it was sent and answered.
+#[derive(Debug, Default)]
+pub struct JsonLog {
+    pub entries: Vec<Value>,
+}
+
+impl JsonLog {
+    /// One request: its text, when it was sent and answered (ms since the epoch), the answer or
+    /// the error.
+    pub fn entry(
+        &mut self,
+        p: &Packet,
+        request: String,
+        (sent, answered): (u64, u64),
+        response: Option<&str>,
+        error: Option<&str>,
+    ) {
+        let mut e = json!({
+            "agent": p.info.as_ref().map(|i| i.agent.as_str()).unwrap_or(""),
+            "request": request,
+            "request_timestamp": sent,
+            "response_timestamp": answered,
+        });
+        if let Some(r) = response.filter(|r| !r.is_empty()) {
+            e["response"] = json!(r);
+        }
+        if let Some(x) = error {
+            e["error"] = json!(x);
+        }
+        self.entries.push(e);
+    }
+
+    /// The file's text: `game_id`, `win_side`, `agents` (`idx`, `team`, `name` = the NAME
+    /// answer, `role`) and `entries`, as upstream writes it.
+    pub fn text(&self, game: &NlpGame, originals: &[String], win_side: &str) -> String {
+        let agents: Vec<Value> = (0..game.names().len())
+            .map(|i| {
+                let o = originals.get(i).map(String::as_str).unwrap_or("");
+                json!({"idx": i + 1, "team": team_of(o), "name": o,
+                       "role": game.roles()[i].name()})
+            })
+            .collect();
+        json!({"game_id": game.game_id(), "win_side": win_side, "agents": agents,
+               "entries": self.entries})
+        .to_string()
+    }
+}
+
+/// The exchanges of each seat of a `@1` replay, its events read as `@2` records them: an `answer` is a
+/// reply; a `fail` a timeout answered by the NAME check, or (`fatal`) a disconnect; a `gone` a
+/// notification that could not be sent; a `chat` of a built-in agent its reply. The NAME of a
+/// WebSocket agent is its `seat` event's name. Times were not recorded then.
+pub fn v1_exchanges(
+    old: &ParsedReplay,
+    remote: &[bool],
+) -> Result<Vec<VecDeque<SeatExchange>>, String> {
+    let bad = |line: usize, what: &str| format!("line {line}: {what}");
+    let n = remote.len();
+    let mut names = vec![String::new(); n];
+    let mut ex: Vec<VecDeque<SeatExchange>> = vec![VecDeque::new(); n];
+    for (line, e) in &old.events {
+        let agent = e["agent"].as_u64().map(|a| a as usize).filter(|&a| a < n);
+        let request = e["request"].as_str().unwrap_or("");
+        let mut x = |outcome, raw: Option<&str>, detail: Option<&str>| {
+            let a = agent.ok_or_else(|| bad(*line, "an agent out of range"))?;
+            let mut r = SeatExchange::new(a, "", request, outcome);
+            if let Some(t) = raw {
+                r.set_raw(t.as_bytes());
+            }
+            r.detail = detail.map(str::to_string);
+            ex[a].push_back(r);
+            Ok::<usize, String>(a)
+        };
+        match e["event"].as_str() {
+            Some("seat") => {
+                let a = agent.ok_or_else(|| bad(*line, "an agent out of range"))?;
+                names[a] = e["name"].as_str().unwrap_or("").to_string();
+                if remote[a] {
+                    let name = Some(names[a].as_str()).filter(|s| !s.is_empty());
+                    let (outcome, detail) = match name {
+                        Some(_) => (ExchangeOutcome::Reply, None),
+                        None => (ExchangeOutcome::NotRunning, Some("did not connect")),
+                    };
+                    x(outcome, name, detail)?;
+                }
+            }
+            Some("answer") => {
+                x(ExchangeOutcome::Reply, e["text"].as_str(), None)?;
+            }
+            Some("chat") if agent.is_some_and(|a| !remote[a]) => {
+                x(ExchangeOutcome::Reply, e["text"].as_str(), None)?;
+            }
+            Some("chat") => return Err(bad(*line, "group chat of a WebSocket agent: a @1 replay of it cannot be upgraded (its windows were not recorded)")),
+            Some("fail") if e["fatal"] == true => {
+                x(ExchangeOutcome::Disconnect, None, Some("gone (recorded by format @1)"))?;
+            }
+            Some("fail") => {
+                let a = x(ExchangeOutcome::Timeout, None, None)?;
+                let name = names[a].clone();
+                ex[a].push_back({
+                    let mut r = SeatExchange::new(a, "", "NAME", ExchangeOutcome::Reply);
+                    r.set_raw(name.as_bytes());
+                    r
+                });
+            }
+            Some("gone") => {
+                let a = x(ExchangeOutcome::Disconnect, None, Some("send failed (recorded by format @1)"))?;
+                let r = ex[a].back_mut().expect("pushed");
+                r.at = format!("day {}", e["day"].as_u64().unwrap_or(0));
+            }
+            _ => {}
+        }
+    }
+    Ok(ex)
+}

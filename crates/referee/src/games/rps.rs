@@ -1,0 +1,240 @@
+//! The driver of `rps`, the test-only example game of `docs/adding-a-game.md`: rock-paper-scissors
+//! over pipes, written on the seat layer.
+//!
+//! The whole match is [`play_rounds`]: it asks both seats at once through a [`Table`], reads their
+//! replies with the rules crate's codec, records the game's own events (`round`, `result`) and
+//! finishes the table. Playing runs it on live seats ([`start_seats`]); re-running a replay runs
+//! the same function on [`Table::replayed`] seats. Built only with the `example-game` feature.
+
+use std::time::Duration;
+
+use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
+use kakehiki_core::{seeded_rng, GameType, MatchReport, SeatErrorKind, SeatSpec};
+use kakehiki_rps::{
+    builtin_reply, end_message, outcome, parse_reply, request, round_winner, Throw, BOT_NAMES,
+    DEFAULT_ROUNDS, MAX_ROUNDS, RPS_TYPE,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
+use crate::seat::pipe::start_seats;
+use crate::seat::{Ask, Table, SILENT_BOT};
+
+/// The replay format this driver writes.
+pub const FORMAT: &str = "kakehiki/rps-replay@1";
+
+/// The `rps` driver.
+pub struct RpsDriver;
+
+/// `rps`.
+pub static RPS: RpsDriver = RpsDriver;
+
+const OPTION_KEYS: &[&str] = &["rounds", "move_ms"];
+
+/// The match parameters, recorded in the replay header.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+struct Params {
+    rounds: u32,
+    move_ms: u64,
+}
+
+// ANCHOR: events
+/// One round: both throws (`null` for a bad or missing answer) and who won it.
+#[derive(Serialize)]
+struct RoundEvent {
+    event: &'static str,
+    round: u32,
+    throws: [Option<char>; 2],
+    winner: Option<usize>,
+}
+
+/// The end of the match: rounds won per seat.
+#[derive(Serialize)]
+struct ResultEvent {
+    event: &'static str,
+    wins: [u32; 2],
+    winner: Option<usize>,
+}
+// ANCHOR_END: events
+
+fn header(seed: u64, seats: &[String], params: Params) -> ReplayLog {
+    let mut log = ReplayLog::new();
+    log.push(&ReplayHeader {
+        event: "header".into(),
+        format: FORMAT.into(),
+        engine: env!("CARGO_PKG_VERSION").into(),
+        game: RPS_TYPE.name.into(),
+        rules: RPS_TYPE.default_rules().into(),
+        seed,
+        seats: seats.to_vec(),
+        params: serde_json::to_value(params).unwrap_or_default(),
+    });
+    log
+}
+
+// ANCHOR: flow
+/// The match, on whatever seats the table holds (live or replayed).
+async fn play_rounds(mut table: Table, p: Params, seed: u64, specs: &[String]) -> MatchRecord {
+    let limit = Duration::from_millis(p.move_ms);
+    let mut rngs = [seeded_rng(seed, "seat-0"), seeded_rng(seed, "seat-1")];
+    let (mut wins, mut last) = ([0u32; 2], [None::<Throw>; 2]);
+    for round in 1..=p.rounds {
+        table.turn = round;
+        let at = format!("round {round}");
+        let asks = (0..2)
+            .map(|s| {
+                let msg = request(round, p.rounds, last[s], last[1 - s]);
+                Ask::new(s, &at, "throw", msg, limit)
+            })
+            .collect();
+        // A built-in seat answers in the wire format; its reply goes through the same parser.
+        let answers = table
+            .ask(asks, |s, _| {
+                let name = specs[s].strip_prefix("builtin:").unwrap_or("");
+                builtin_reply(name, &mut rngs[s])
+            })
+            .await;
+        let mut throws = [None; 2];
+        for (s, answer) in answers.iter().enumerate() {
+            // Timeouts, crashes and the like are already recorded by the table.
+            let Some(reply) = answer.reply() else {
+                continue;
+            };
+            match parse_reply(reply) {
+                Ok(t) => throws[s] = Some(t),
+                Err(why) => table.fault(s, &at, SeatErrorKind::InvalidReply, why),
+            }
+        }
+        let winner = round_winner(throws);
+        if let Some(w) = winner {
+            wins[w] += 1;
+        }
+        table.record(&RoundEvent {
+            event: "round",
+            round,
+            throws: throws.map(|t| t.map(Throw::letter)),
+            winner,
+        });
+        last = throws;
+    }
+    for s in 0..2 {
+        table
+            .tell(s, "end", "end", &end_message(wins, s), limit)
+            .await;
+    }
+    let result = outcome(wins);
+    table.record(&ResultEvent {
+        event: "result",
+        wins,
+        winner: result.winner,
+    });
+    let finished = table.finish(Duration::from_millis(500)).await;
+    let seats = specs.iter().map(|s| (s.clone(), Vec::new())).collect();
+    let rules = RPS_TYPE.default_rules();
+    let mut report = MatchReport::new(RPS_TYPE.name, rules, seed, &result, seats);
+    finished.fill_report(&mut report);
+    MatchRecord {
+        report,
+        replay: finished.log,
+    }
+}
+// ANCHOR_END: flow
+
+/// The parameters of a spec, after checking its rules, seats and options.
+fn params_of(spec: &MatchSpec) -> Result<Params, RefereeError> {
+    if let Some(r) = spec
+        .rules
+        .as_deref()
+        .filter(|r| *r != RPS_TYPE.default_rules())
+    {
+        return Err(RefereeError::UnknownRules {
+            game: RPS_TYPE.name.into(),
+            rules: r.into(),
+            expected: RPS_TYPE.rule_sets.join(", "),
+        });
+    }
+    if spec.seats.len() != 2 {
+        return Err(RefereeError::SeatCount {
+            game: RPS_TYPE.name.into(),
+            expected: "2".into(),
+            got: spec.seats.len(),
+        });
+    }
+    for (seat, s) in spec.seats.iter().enumerate() {
+        if let SeatSpec::Builtin(name) = s {
+            if !BOT_NAMES.contains(&name.as_str()) && name != SILENT_BOT {
+                return Err(RefereeError::UnknownBot {
+                    game: RPS_TYPE.name.into(),
+                    seat,
+                    name: name.clone(),
+                    expected: format!("{}, {SILENT_BOT}", BOT_NAMES.join(", ")),
+                });
+            }
+        }
+    }
+    spec.check_option_keys(OPTION_KEYS)?;
+    let rounds = spec.option(
+        "rounds",
+        DEFAULT_ROUNDS,
+        "a whole number of rounds, 1-10000",
+    )?;
+    if !(1..=MAX_ROUNDS).contains(&rounds) {
+        return Err(RefereeError::BadOption {
+            key: "rounds".into(),
+            value: rounds.to_string(),
+            expected: format!("a whole number of rounds, 1-{MAX_ROUNDS}"),
+        });
+    }
+    let move_ms = spec.option("move_ms", 1000, "milliseconds per throw")?;
+    Ok(Params { rounds, move_ms })
+}
+
+impl GameDriver for RpsDriver {
+    fn game_type(&self) -> &'static GameType {
+        &RPS_TYPE
+    }
+
+    fn replay_format(&self) -> Option<&'static str> {
+        Some(FORMAT)
+    }
+
+    fn play<'a>(&'a self, spec: &'a MatchSpec) -> BoxFuture<'a, Result<MatchRecord, RefereeError>> {
+        Box::pin(async move {
+            let params = params_of(spec)?;
+            let specs: Vec<String> = spec.seats.iter().map(ToString::to_string).collect();
+            let seats = start_seats(&spec.seats, &spec.sandbox, RPS_TYPE.name)?;
+            let table = Table::new(seats, header(spec.seed, &specs, params));
+            Ok(play_rounds(table, params, spec.seed, &specs).await)
+        })
+    }
+
+    // ANCHOR: rerun
+    fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
+        let h = &replay.header;
+        let bad = |m: String| RefereeError::BadReplay(m);
+        if h.format != FORMAT {
+            return Err(bad(format!("format {:?} is not {FORMAT:?}", h.format)));
+        }
+        let params: Params = serde_json::from_value(h.params.clone())
+            .map_err(|e| bad(format!("header params: {e}")))?;
+        if h.seats.len() != 2 {
+            return Err(bad(format!("expected 2 seats, found {}", h.seats.len())));
+        }
+        let table = Table::replayed(replay, 2, header(h.seed, &h.seats, params))?;
+        block_on(play_rounds(table, params, h.seed, &h.seats))
+    }
+    // ANCHOR_END: rerun
+}
+
+/// Run `f` to completion on a fresh runtime of its own thread, so that a re-run works from
+/// inside an async caller too.
+fn block_on<F: std::future::Future + Send>(f: F) -> Result<F::Output, RefereeError>
+where
+    F::Output: Send,
+{
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()?;
+    std::thread::scope(|scope| scope.spawn(move || runtime.block_on(f)).join())
+        .map_err(|_| RefereeError::BadReplay("the re-run panicked".into()))
+}

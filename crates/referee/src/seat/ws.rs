@@ -1,0 +1,585 @@
+//! A WebSocket seat (`ws`, `ws-cmd:`): an agent of the aiwolf-nlp-server protocol. One message
+//! is one text frame each way: a request written as one text frame, one text frame read as the
+//! reply. A binary frame, or a message over [`MAX_AGENT_MESSAGE`], is `malformed` (the latter
+//! also closes the connection, close code 1009); a close or a read error is a `disconnect`.
+//! Writes have a deadline as reads do (an agent that does not read cannot hold the server).
+//!
+//! The connection's handshake (the WebSocket upgrade, the server's NAME request and, when the
+//! server requires it, the agent's token) happens before the match: its NAME answer (or why there
+//! is none) is the reply to the seat's first request with an empty message, so the table records
+//! it as it records every other reply. A `ws-cmd:` seat's client process is attached: a client
+//! that exits while the referee waits for its connection is seen within [`EXIT_POLL`], and its
+//! exit and stderr are the seat's [`Ending`].
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use base64::Engine;
+use futures_util::{SinkExt, StreamExt};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::time::{timeout, Instant};
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+use tokio_tungstenite::WebSocketStream;
+
+use std::net::SocketAddr;
+
+use kakehiki_agent::{ClientProcess, SandboxConfig};
+use kakehiki_core::exchange::ExchangeOutcome;
+
+use super::{Ending, Received, Seat, Transport};
+use crate::driver::{BoxFuture, RefereeError};
+
+/// How often a launched client's exit is looked for while the referee waits for its connection.
+pub const EXIT_POLL: Duration = Duration::from_millis(50);
+
+/// The server's NAME request, as upstream writes it.
+pub const NAME_REQUEST: &str = r#"{"request":"NAME"}"#;
+
+/// Largest message an agent may send, fragments included (64 KiB). An agent sends its NAME, a
+/// talk or whisper text (upstream caps a talk at a few hundred characters) or a target's name;
+/// a message over this closes the connection (close code 1009, "message too big").
+pub const MAX_AGENT_MESSAGE: usize = 64 << 10;
+
+/// Largest single frame an agent may send (64 KiB): the same as a whole message.
+pub const MAX_AGENT_FRAME: usize = MAX_AGENT_MESSAGE;
+
+/// Bytes the server may hold for one agent that does not read (4 MiB): a request with the day's
+/// talk history is tens of KiB; a send beyond this fails and the agent is gone.
+pub const MAX_WRITE_BUFFER: usize = 4 << 20;
+
+/// The WebSocket limits of an agent connection.
+pub fn agent_ws_config() -> WebSocketConfig {
+    WebSocketConfig {
+        max_message_size: Some(MAX_AGENT_MESSAGE),
+        max_frame_size: Some(MAX_AGENT_FRAME),
+        max_write_buffer_size: MAX_WRITE_BUFFER,
+        ..WebSocketConfig::default()
+    }
+}
+
+/// The `team` of a NAME answer.
+pub use kakehiki_werewolf::nlp::record::team_of;
+
+fn hmac_sha256(key: &[u8], msg: &[u8]) -> [u8; 32] {
+    let mut k = [0u8; 64];
+    if key.len() > 64 {
+        k[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        k[..key.len()].copy_from_slice(key);
+    }
+    let mut inner = Sha256::new();
+    inner.update(k.map(|b| b ^ 0x36));
+    inner.update(msg);
+    let mut outer = Sha256::new();
+    outer.update(k.map(|b| b ^ 0x5c));
+    outer.update(inner.finalize());
+    outer.finalize().into()
+}
+
+/// Whether `token` is an HS256 JWT signed with `secret` for `team` with `role: PLAYER` (and not
+/// expired), as the upstream server checks.
+pub fn valid_player_token(secret: &str, token: &str, team: &str, now_secs: u64) -> bool {
+    let parts: Vec<&str> = token.split('.').collect();
+    let [h, p, s] = parts.as_slice() else {
+        return false;
+    };
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let (Ok(header), Ok(payload), Ok(sig)) = (b64.decode(h), b64.decode(p), b64.decode(s)) else {
+        return false;
+    };
+    let Ok(header) = serde_json::from_slice::<Value>(&header) else {
+        return false;
+    };
+    if header["alg"] != "HS256" {
+        return false;
+    }
+    let mac = hmac_sha256(secret.as_bytes(), format!("{h}.{p}").as_bytes());
+    // Constant-time comparison.
+    if sig.len() != mac.len()
+        || sig
+            .iter()
+            .zip(mac.iter())
+            .fold(0u8, |a, (x, y)| a | (x ^ y))
+            != 0
+    {
+        return false;
+    }
+    let Ok(claims) = serde_json::from_slice::<Value>(&payload) else {
+        return false;
+    };
+    if let Some(exp) = claims.get("exp").and_then(Value::as_u64) {
+        if exp < now_secs {
+            return false;
+        }
+    }
+    claims["team"] == team && claims["role"] == "PLAYER"
+}
+
+/// Sign a player token (for tests and for organisers handing tokens out).
+pub fn sign_player_token(secret: &str, team: &str) -> String {
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let h = b64.encode(br#"{"alg":"HS256","typ":"JWT"}"#);
+    let p = b64.encode(serde_json::json!({"team": team, "role": "PLAYER"}).to_string());
+    let mac = hmac_sha256(secret.as_bytes(), format!("{h}.{p}").as_bytes());
+    format!("{h}.{p}.{}", b64.encode(mac))
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// A WebSocket agent's seat.
+pub struct WsSeat {
+    ws: Option<WebSocketStream<TcpStream>>,
+    /// The handshake's NAME answer (or why there is none) and the time it took: the reply to
+    /// the first request with an empty message.
+    hello: Option<(Received, Duration)>,
+    /// Its NAME answer (`kanolab1`); empty if it gave none.
+    pub original: String,
+    /// The team: the name without its trailing digits (`kanolab`).
+    pub team: String,
+    /// The `ws-cmd:` client process.
+    client: Option<ClientProcess>,
+    /// Why the connection is gone, once it is.
+    gone: Option<String>,
+    written_at: Option<Instant>,
+    clock: Option<Arc<Mutex<RequestClock>>>,
+}
+
+/// The server's own time per request, for the benchmark: from the previous answer read (any
+/// agent's) to the next request written to its socket. Shared by the seats of a game.
+#[derive(Debug, Default)]
+pub struct RequestClock {
+    last_answer: Option<Instant>,
+    pub gaps: Vec<Duration>,
+}
+
+impl WsSeat {
+    /// A seat whose agent never connected (`why`), with its client process if it has one: every
+    /// request finds it not running; its process's exit and stderr are still collected.
+    pub fn not_connected(why: String, client: Option<ClientProcess>) -> WsSeat {
+        WsSeat {
+            ws: None,
+            hello: Some((
+                Received::failure(ExchangeOutcome::NotRunning, why.clone()),
+                Duration::ZERO,
+            )),
+            original: String::new(),
+            team: String::new(),
+            client,
+            gone: Some(why),
+            written_at: None,
+            clock: None,
+        }
+    }
+
+    /// Attach the `ws-cmd:` client process.
+    pub fn with_client(mut self, client: Option<ClientProcess>) -> WsSeat {
+        self.client = client;
+        self
+    }
+
+    /// Measure the server's time per request on `clock` (the benchmark).
+    pub fn with_clock(mut self, clock: Arc<Mutex<RequestClock>>) -> WsSeat {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// Why the agent is not (or no longer) connected, if it is not.
+    pub fn gone(&self) -> Option<&str> {
+        self.gone.as_deref()
+    }
+}
+
+/// Wait up to `wait` for one connection on `listener` and make it a seat (WebSocket handshake,
+/// NAME, and the token check when `secret` is set). While waiting, a launched `client` that exits
+/// is seen within [`EXIT_POLL`]. A seat that does not connect is [`WsSeat::not_connected`].
+pub async fn accept_seat(
+    listener: &TcpListener,
+    wait: Duration,
+    name_timeout: Duration,
+    secret: Option<&str>,
+    mut client: Option<ClientProcess>,
+) -> WsSeat {
+    let deadline = Instant::now() + wait;
+    let accepted = loop {
+        let poll = Instant::now() + EXIT_POLL;
+        match tokio::time::timeout_at(poll.min(deadline), listener.accept()).await {
+            Ok(Ok((stream, _))) => break Ok(stream),
+            Ok(Err(e)) => break Err(format!("accept failed: {e}")),
+            Err(_) => {}
+        }
+        if let Some(exit) = client.as_mut().and_then(ClientProcess::try_exit) {
+            break Err(format!("the agent exited before connecting ({exit})"));
+        }
+        if Instant::now() >= deadline {
+            break Err(format!("no agent connected within {} ms", wait.as_millis()));
+        }
+    };
+    match accepted {
+        Ok(stream) => {
+            let _ = stream.set_nodelay(true);
+            handshake(stream, name_timeout, secret)
+                .await
+                .with_client(client)
+        }
+        Err(why) => WsSeat::not_connected(why, client),
+    }
+}
+
+/// Launch the client of `ws-cmd:` seat `i` under `sandbox` with a listener of its own on `port`
+/// (see `ClientProcess::spawn_seat`; `argv_for` makes its command line from the address) and
+/// wait for its connection ([`accept_seat`], `times` = the wait and the NAME's time). A client
+/// that cannot start is a seat not started, unless the machine is at fault.
+pub async fn launch_seat(
+    i: usize,
+    argv_for: impl FnOnce(SocketAddr) -> Vec<String>,
+    sandbox: &SandboxConfig,
+    port: u16,
+    (wait, name_timeout): (Duration, Duration),
+    secret: Option<&str>,
+) -> Result<Seat, RefereeError> {
+    let (client, port) = match ClientProcess::spawn_seat(argv_for, sandbox, port) {
+        Ok(launched) => launched,
+        Err(e) => {
+            return match RefereeError::host_fault(i, &e) {
+                Some(fault) => Err(fault),
+                None => Ok(Seat::NotStarted(format!("cannot start the agent: {e}"))),
+            }
+        }
+    };
+    // `spawn_seat` hands the listener over non-blocking; one connection is the seat, and the
+    // listener closes with `own`.
+    let own = TcpListener::from_std(port.listener).map_err(|e| RefereeError::HostFault {
+        seat: i,
+        reason: format!("cannot use the seat's listener: {e}"),
+    })?;
+    let ws = accept_seat(&own, wait, name_timeout, secret, Some(client)).await;
+    Ok(Seat::Live(Box::new(ws)))
+}
+
+/// Handshake and NAME on an accepted TCP stream. The seat holds the NAME answer, or why there is
+/// none (then it is not [`WsSeat::connected`]).
+pub async fn handshake(stream: TcpStream, name_timeout: Duration, secret: Option<&str>) -> WsSeat {
+    let mut token: Option<String> = None;
+    #[allow(clippy::result_large_err)] // the signature tungstenite's callback requires
+    let grab = |req: &Request, resp: Response| -> Result<Response, ErrorResponse> {
+        if let Some(q) = req.uri().query() {
+            for kv in q.split('&') {
+                if let Some(t) = kv.strip_prefix("token=") {
+                    token = Some(t.to_string());
+                }
+            }
+        }
+        if token.is_none() {
+            if let Some(v) = req
+                .headers()
+                .get("authorization")
+                .and_then(|v| v.to_str().ok())
+            {
+                token = Some(v.replace("Bearer ", ""));
+            }
+        }
+        Ok(resp)
+    };
+    let upgraded = timeout(
+        name_timeout,
+        tokio_tungstenite::accept_hdr_async_with_config(stream, grab, Some(agent_ws_config())),
+    )
+    .await;
+    let mut ws = match upgraded {
+        Err(_) => return WsSeat::not_connected("the WebSocket handshake timed out".into(), None),
+        Ok(Err(e)) => {
+            return WsSeat::not_connected(format!("WebSocket handshake failed: {e}"), None)
+        }
+        Ok(Ok(ws)) => ws,
+    };
+    let mut seat = WsSeat::not_connected(String::new(), None);
+    seat.gone = None;
+    let sent = Instant::now();
+    if let Err(e) = ws.send(Message::Text(NAME_REQUEST.into())).await {
+        let why = format!("cannot send NAME: {e}");
+        seat.hello = Some((
+            Received::failure(ExchangeOutcome::Disconnect, why.clone()),
+            Duration::ZERO,
+        ));
+        seat.gone = Some(why);
+        return seat;
+    }
+    seat.ws = Some(ws);
+    let got = seat.read_frame(sent + name_timeout).await;
+    let took = got.at.saturating_duration_since(sent);
+    if got.outcome == ExchangeOutcome::Reply {
+        let original = String::from_utf8_lossy(&got.bytes)
+            .trim_end_matches('\n')
+            .to_string();
+        seat.team = team_of(&original);
+        if let Some(secret) = secret {
+            let ok = token
+                .as_deref()
+                .is_some_and(|t| valid_player_token(secret, t, &seat.team, now_secs()));
+            if !ok {
+                if let Some(mut ws) = seat.ws.take() {
+                    let _ = timeout(Duration::from_secs(1), ws.close(None)).await;
+                }
+                let why = format!("{original}: missing or invalid token");
+                let mut refused = Received::failure(ExchangeOutcome::Disconnect, why.clone());
+                refused.bytes = got.bytes;
+                seat.hello = Some((refused, took));
+                seat.gone = Some(why);
+                return seat;
+            }
+        }
+        seat.original = original;
+    } else {
+        let why = format!(
+            "NAME: {}",
+            got.detail.clone().unwrap_or_else(|| "no answer".into())
+        );
+        seat.ws = None;
+        seat.gone = Some(why);
+    }
+    seat.hello = Some((got, took));
+    seat
+}
+
+impl WsSeat {
+    /// The next frame by `deadline`: a text frame is a reply; pings are answered by tungstenite.
+    async fn read_frame(&mut self, deadline: Instant) -> Received {
+        let Some(ws) = self.ws.as_mut() else {
+            return Received::failure(
+                ExchangeOutcome::Disconnect,
+                self.gone.clone().unwrap_or_else(|| "not connected".into()),
+            );
+        };
+        let got = tokio::time::timeout_at(deadline, async {
+            loop {
+                match ws.next().await {
+                    Some(Ok(Message::Text(t))) => return Ok(t.into_bytes()),
+                    Some(Ok(Message::Binary(b))) => {
+                        return Err((
+                            ExchangeOutcome::Malformed,
+                            format!("a binary frame ({} bytes) where text is expected", b.len()),
+                            false,
+                        ))
+                    }
+                    Some(Ok(Message::Close(_))) | None => {
+                        return Err((
+                            ExchangeOutcome::Disconnect,
+                            "connection closed".to_string(),
+                            true,
+                        ))
+                    }
+                    Some(Err(WsError::Capacity(e))) => {
+                        // Say why before closing: bounded, the agent may not be reading.
+                        let reason = format!("message over {MAX_AGENT_MESSAGE} bytes");
+                        let frame = CloseFrame {
+                            code: CloseCode::Size,
+                            reason: reason.clone().into(),
+                        };
+                        let _ = timeout(Duration::from_secs(1), ws.close(Some(frame))).await;
+                        return Err((
+                            ExchangeOutcome::Malformed,
+                            format!("{reason} ({e}): connection closed"),
+                            true,
+                        ));
+                    }
+                    Some(Err(e)) => {
+                        return Err((
+                            ExchangeOutcome::Disconnect,
+                            format!("read error: {e}"),
+                            true,
+                        ))
+                    }
+                    Some(Ok(_)) => continue,
+                }
+            }
+        })
+        .await;
+        match got {
+            Ok(Ok(bytes)) => {
+                let at = Instant::now();
+                if let (Some(clock), Some(w)) = (&self.clock, self.written_at) {
+                    let mut c = clock.lock().unwrap_or_else(|p| p.into_inner());
+                    if let Some(prev) = c.last_answer {
+                        c.gaps.push(w.saturating_duration_since(prev));
+                    }
+                    c.last_answer = Some(at);
+                }
+                Received {
+                    outcome: ExchangeOutcome::Reply,
+                    bytes,
+                    truncated: false,
+                    at,
+                    detail: None,
+                }
+            }
+            Ok(Err((outcome, detail, closed))) => {
+                if closed {
+                    self.ws = None;
+                    self.gone = Some(detail.clone());
+                }
+                Received::failure(outcome, detail)
+            }
+            Err(_) => Received {
+                outcome: ExchangeOutcome::Timeout,
+                bytes: Vec::new(),
+                truncated: false,
+                at: deadline,
+                detail: None,
+            },
+        }
+    }
+}
+
+impl Transport for WsSeat {
+    fn write<'a>(
+        &'a mut self,
+        bytes: &'a [u8],
+        deadline: Instant,
+    ) -> BoxFuture<'a, Result<(), Received>> {
+        Box::pin(async move {
+            let Some(ws) = self.ws.as_mut() else {
+                return Err(Received::failure(
+                    ExchangeOutcome::Disconnect,
+                    self.gone.clone().unwrap_or_else(|| "not connected".into()),
+                ));
+            };
+            let text = String::from_utf8_lossy(bytes).into_owned();
+            let send = ws.send(Message::Text(text));
+            tokio::pin!(send);
+            // A write that completes at once (the usual case) sets no timer.
+            let sent = tokio::select! {
+                biased;
+                r = &mut send => Ok(r),
+                _ = tokio::time::sleep_until(deadline) => Err(()),
+            };
+            match sent {
+                Ok(Ok(())) => {
+                    self.written_at = self.clock.as_ref().map(|_| Instant::now());
+                    Ok(())
+                }
+                Ok(Err(e)) => {
+                    let why = format!("send failed: {e}");
+                    self.ws = None;
+                    self.gone = Some(why.clone());
+                    Err(Received::failure(ExchangeOutcome::Disconnect, why))
+                }
+                Err(_) => Err(Received::failure(
+                    ExchangeOutcome::Timeout,
+                    "the message could not be written in time (the agent does not read)",
+                )),
+            }
+        })
+    }
+
+    fn read(&mut self, deadline: Instant) -> BoxFuture<'_, Received> {
+        Box::pin(async move {
+            if let Some((mut hello, took)) = self.hello.take() {
+                // Read during the handshake: reported with the time it took then.
+                hello.at = Instant::now() + took;
+                return hello;
+            }
+            let mut r = self.read_frame(deadline).await;
+            // A disconnect of a launched client that has exited (or exits within 200 ms) is a
+            // crash with its exit.
+            let until = Instant::now() + Duration::from_millis(200);
+            while let (ExchangeOutcome::Disconnect, Some(c)) = (r.outcome, self.client.as_mut()) {
+                if let Some(e) = c.try_exit() {
+                    r.outcome = ExchangeOutcome::Crash;
+                    let why = r.detail.take().unwrap_or_default();
+                    r.detail = Some(format!("{why}; the agent exited: {e}"));
+                } else if Instant::now() >= until {
+                    break;
+                } else {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            }
+            r
+        })
+    }
+
+    fn failed(&self) -> Option<Received> {
+        if self.hello.is_some() {
+            return None;
+        }
+        self.gone
+            .as_ref()
+            .map(|why| Received::failure(ExchangeOutcome::Disconnect, why.clone()))
+    }
+
+    fn kill(&mut self) {
+        // Dropped: the connection closes without a close frame.
+        self.ws = None;
+        self.gone
+            .get_or_insert_with(|| "stopped by the referee".into());
+        if let Some(c) = &mut self.client {
+            c.kill();
+        }
+    }
+
+    fn finish(self: Box<Self>, grace: Duration) -> BoxFuture<'static, Ending> {
+        Box::pin(async move {
+            let WsSeat { ws, client, .. } = *self;
+            if let Some(mut ws) = ws {
+                let _ = timeout(Duration::from_secs(1), ws.close(None)).await;
+            }
+            match client {
+                Some(c) => {
+                    let oom = c.oom_killed();
+                    let (exit, stderr, _) = c.finish_with_output(grace).await;
+                    let mut ending = Ending::of(exit, stderr);
+                    if oom {
+                        ending.exit.push_str(" (memory limit)");
+                    }
+                    ending
+                }
+                None => Ending {
+                    exit: "not launched by the referee (the agent connected on its own)".into(),
+                    ..Ending::default()
+                },
+            }
+        })
+    }
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn teams_drop_the_trailing_number() {
+        assert_eq!(team_of("kanolab1"), "kanolab");
+        assert_eq!(team_of("kanolab12"), "kanolab");
+        assert_eq!(team_of("team2b3"), "team2b");
+    }
+
+    #[test]
+    fn hmac_matches_rfc_4231_case_2() {
+        let mac = hmac_sha256(b"Jefe", b"what do ya want for nothing?");
+        let hex: String = mac.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(
+            hex,
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+
+    #[test]
+    fn player_tokens_are_checked_for_team_role_and_signature() {
+        let t = sign_player_token("s3cret", "kanolab");
+        assert!(valid_player_token("s3cret", &t, "kanolab", 0));
+        assert!(!valid_player_token("other", &t, "kanolab", 0));
+        assert!(!valid_player_token("s3cret", &t, "otherteam", 0));
+        assert!(!valid_player_token("s3cret", "a.b", "kanolab", 0));
+        let mut bad = t.clone();
+        bad.pop();
+        assert!(!valid_player_token("s3cret", &bad, "kanolab", 0));
+    }
+}
