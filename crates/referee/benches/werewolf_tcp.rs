@@ -10,9 +10,10 @@
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use kakehiki_referee::games::werewolf::conn::Conn;
 use kakehiki_referee::games::werewolf::server::name_connection;
-use kakehiki_referee::games::werewolf::{run_game, Config, Records, Seat, SeatKind};
+use kakehiki_referee::games::werewolf::{game_header, run_game, Config, Roster};
+use kakehiki_referee::seat::tcp::{Conn, TcpSeat, MAX_LINE};
+use kakehiki_referee::seat::{Seat, Table};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -53,25 +54,24 @@ async fn scripted_agent(port: u16, k: usize) {
 
 fn run(c: &mut Criterion, label: &str, rt: tokio::runtime::Runtime) {
     let cfg = Config::from_options(None, 15, &Default::default(), true).expect("config");
-    let mut seats: Vec<Seat> = rt.block_on(async {
+    let (mut table, mut roster) = rt.block_on(async {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let port = listener.local_addr().expect("addr").port();
         for k in 1..=15 {
             tokio::spawn(scripted_agent(port, k));
         }
-        let mut seats = Vec::new();
+        let (mut seats, mut names) = (Vec::new(), Vec::new());
         for id in 1..=15u64 {
             let (stream, _) = listener.accept().await.expect("accept");
-            let conn = name_connection(Conn::start(stream, id), Duration::from_secs(5))
+            let mut conn = Conn::start(stream, MAX_LINE);
+            let name = name_connection(&mut conn, Duration::from_secs(5), id)
                 .await
                 .expect("name");
-            seats.push(Seat::new(
-                "tcp".into(),
-                conn.name.clone(),
-                SeatKind::Remote(Some(conn)),
-            ));
+            seats.push(Seat::Live(Box::new(TcpSeat::connected(conn, None))));
+            names.push(name);
         }
-        seats
+        let roster = Roster::new(vec!["tcp".into(); 15], names, &cfg);
+        (Table::new(seats, Default::default()), roster)
     });
     let mut game = 0u32;
     c.bench_function(label, |b| {
@@ -79,25 +79,34 @@ fn run(c: &mut Criterion, label: &str, rt: tokio::runtime::Runtime) {
             let mut server = Duration::ZERO;
             let mut requests = 0u64;
             while requests < iters.max(1) {
-                let mut records = Records::new(None);
+                roster.ledger.timings.clear();
+                roster.ledger.errors.clear();
                 let start = Instant::now();
+                table.log =
+                    game_header("aiwolf-0.6", u64::from(game), &roster, &Default::default());
                 rt.block_on(run_game(
                     game,
                     u64::from(game),
                     &cfg,
-                    &mut seats,
-                    &mut records,
+                    &mut table,
+                    &mut roster,
                 ))
                 .expect("game");
                 let wall = start.elapsed();
                 game += 1;
-                let waited: u64 = records.timings.iter().filter_map(|t| t.elapsed_us).sum();
-                assert!(records
+                let waited: u64 = roster
+                    .ledger
+                    .timings
+                    .iter()
+                    .filter_map(|t| t.elapsed_us)
+                    .sum();
+                assert!(roster
+                    .ledger
                     .timings
                     .iter()
                     .all(|t| t.outcome != "timeout" && t.outcome != "disconnect"));
                 server += wall.saturating_sub(Duration::from_micros(waited));
-                requests += records.timings.len() as u64;
+                requests += roster.ledger.timings.len() as u64;
             }
             server.mul_f64(iters as f64 / requests as f64)
         })

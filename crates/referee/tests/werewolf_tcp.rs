@@ -220,3 +220,103 @@ async fn a_ten_game_set_completes_with_misbehaving_agents() {
         verify_replay(&text).unwrap_or_else(|e| panic!("game {g}: {e}"));
     }
 }
+
+/// Five seats: `first` at seat 0, built-in sample agents on the rest.
+fn with_samples(first: &str) -> MatchSpec {
+    let mut seats: Vec<SeatSpec> = vec!["builtin:sample".parse().unwrap(); 5];
+    seats[0] = first.parse().unwrap();
+    MatchSpec::new("werewolf", 11, seats)
+}
+
+/// The `seat_end` line of `seat` in a replay.
+fn seat_end(replay: &str, seat: u64) -> serde_json::Value {
+    replay
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["event"] == "seat_end" && v["seat"] == seat)
+        .unwrap_or_else(|| panic!("no seat_end of seat {seat}: {replay}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tcp_cmd_agent_that_exits_at_once_is_seen_within_a_second_with_its_exit_code_and_stderr()
+{
+    let spec = with_samples("tcp-cmd:sh -c 'echo \"agent: no model file\" >&2; exit 3'");
+    let start = std::time::Instant::now();
+    let record = WEREWOLF.play(&spec).await.unwrap();
+    let took = start.elapsed();
+    // The connect limit is 10 s; the exit is seen within 50 ms of it (the game itself and the
+    // process start take the rest).
+    assert!(took < std::time::Duration::from_secs(4), "{took:?}");
+    let s = &record.report.seats[0];
+    assert_eq!(s.errors[0].kind.as_str(), "not_ready", "{:?}", s.errors);
+    assert!(
+        s.errors[0].detail.contains("exited before connecting")
+            && s.errors[0].detail.contains("exit code 3"),
+        "{:?}",
+        s.errors
+    );
+    assert!(
+        s.extra["exit"].as_str().unwrap().contains("exit code 3"),
+        "{s:?}"
+    );
+    assert!(
+        s.extra["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("agent: no model file"),
+        "{s:?}"
+    );
+    let replay = record.replay.to_text();
+    let end = seat_end(&replay, 0);
+    assert_eq!(end["exit_code"], 3, "{end}");
+    assert!(
+        end["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("agent: no model file"),
+        "{end}"
+    );
+    verify_replay(&replay).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_dies_mid_game_leaves_its_exit_and_stderr_in_the_report_and_replay() {
+    // Connects, gives its name, says why on stderr and exits with 5 at its first request.
+    let spec = with_samples(
+        "tcp-cmd:bash -c 'exec 3<>/dev/tcp/{host}/{port}; read -r l <&3; echo dier >&3; \
+         read -r l <&3; echo \"dier: out of ideas\" >&2; exit 5'",
+    );
+    let record = WEREWOLF.play(&spec).await.unwrap();
+    let s = &record.report.seats[0];
+    assert_eq!(s.extra["name"], "dier");
+    assert!(
+        s.errors.iter().any(|e| e.kind.as_str() == "crash"
+            && e.detail.contains("exit code 5")
+            && e.at.starts_with("day 0")),
+        "{:?}",
+        s.errors
+    );
+    assert!(
+        s.extra["exit"].as_str().unwrap().contains("exit code 5"),
+        "{s:?}"
+    );
+    assert!(
+        s.extra["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("dier: out of ideas"),
+        "{s:?}"
+    );
+    let replay = record.replay.to_text();
+    let end = seat_end(&replay, 0);
+    assert_eq!(end["exit_code"], 5, "{end}");
+    assert!(
+        end["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("dier: out of ideas"),
+        "{end}"
+    );
+    assert_eq!(s.extra["counts"]["disconnects"], 1, "{s:?}");
+    verify_replay(&replay).unwrap();
+}

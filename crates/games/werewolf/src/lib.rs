@@ -13,6 +13,7 @@ pub mod bots;
 pub mod contest;
 pub mod engine;
 pub mod info;
+pub mod ledger;
 pub mod nlp;
 pub mod rng;
 pub mod settings;

@@ -260,3 +260,99 @@ impl Settings {
         Ok(())
     }
 }
+
+/// An option value the game refuses (`--opt key=value`): the key, what was given, what is
+/// expected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadOption {
+    pub key: String,
+    pub value: String,
+    pub expected: String,
+}
+
+impl BadOption {
+    pub fn new(key: &str, value: &str, expected: &str) -> Self {
+        BadOption {
+            key: key.into(),
+            value: value.into(),
+            expected: expected.into(),
+        }
+    }
+}
+
+/// Option `key` of `options` read as a `T` (`default` when absent).
+pub fn option<T: std::str::FromStr>(
+    options: &std::collections::BTreeMap<String, String>,
+    key: &str,
+    default: T,
+    expected: &str,
+) -> Result<T, BadOption> {
+    match options.get(key) {
+        None => Ok(default),
+        Some(v) => v
+            .trim()
+            .parse()
+            .map_err(|_| BadOption::new(key, v, expected)),
+    }
+}
+
+impl Settings {
+    /// Apply the game's options (`time_limit_ms`, `role_request`, `max_talk`, `win_count`, ...):
+    /// the contest limit in milliseconds (§6.2). A single game asks ROLE as the reference does;
+    /// a set (`in_set`) deals roles from the seed (§8.1).
+    pub fn apply_options(
+        &mut self,
+        options: &std::collections::BTreeMap<String, String>,
+        in_set: bool,
+    ) -> Result<u64, BadOption> {
+        let get = |key: &str, default: u32, expected: &str| option(options, key, default, expected);
+        let flag = |key: &str, default: bool| option(options, key, default, "true or false");
+        let aiwolf = self.rule_set == RuleSet::Aiwolf06;
+        self.time_limit_ms = option(options, "time_limit_ms", 1000, "milliseconds (1 to 600000)")?;
+        let contest_limit_ms = option(options, "contest_limit_ms", 100, "milliseconds")?;
+        if flag("enforce_contest_limit", false)? {
+            self.time_limit_ms = contest_limit_ms;
+        }
+        if !(1..=600_000).contains(&self.time_limit_ms) {
+            let v = self.time_limit_ms.to_string();
+            return Err(BadOption::new(
+                "time_limit_ms",
+                &v,
+                "1 to 600000 milliseconds",
+            ));
+        }
+        if aiwolf {
+            self.enable_role_request = flag("role_request", !in_set)?;
+            self.talk_on_first_day = flag("talk_on_first_day", false)?;
+            self.whisper_before_revote = flag("whisper_before_revote", false)?;
+            self.max_talk = get("max_talk", self.max_talk, "a count")?;
+            self.max_skip = get("max_skip", self.max_skip, "a count")?;
+        } else {
+            let fixed = [
+                "role_request",
+                "talk_on_first_day",
+                "whisper_before_revote",
+                "max_talk",
+                "max_skip",
+            ];
+            if let Some(key) = fixed.into_iter().find(|k| options.contains_key(*k)) {
+                return Err(BadOption::new(
+                    key,
+                    &options[key],
+                    "no value: seed-2015 fixes it",
+                ));
+            }
+        }
+        self.max_talk_turn = get("max_talk_turn", self.max_talk_turn, "a count (1 to 1000)")?;
+        self.validate_utterance = flag("validate_utterance", true)?;
+        let default_win = if aiwolf { "species" } else { "team" };
+        self.win_count = match options.get("win_count").map_or(default_win, String::as_str) {
+            "species" => WinCount::Species,
+            "team" => WinCount::Team,
+            other => return Err(BadOption::new("win_count", other, "team or species")),
+        };
+        self.validate()
+            .map_err(|e| BadOption::new("settings", &e.to_string(), "playable settings"))?;
+        Ok(contest_limit_ms)
+    }
+}

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::engine::Werewolf;
+use crate::engine::{Reply, Werewolf};
 use crate::info::GameInfo;
 use crate::rng::wire_random_seed;
 use crate::settings::Settings;
@@ -392,6 +392,43 @@ pub fn parse_target(line: &str, players: usize) -> Option<usize> {
     parse_seat(t, players)
 }
 
+/// The replay's label for the moment of a request (§2): `day N`, and within a talk or whisper
+/// session `day N talk K` / `day N whisper K` (K: the engine's turn).
+/// `request` is the request's name ([`Request::name`]).
+pub fn label(day: u32, request: &str, turn: u32) -> String {
+    match request {
+        "TALK" => format!("day {day} talk {turn}"),
+        "WHISPER" => format!("day {day} whisper {turn}"),
+        _ => format!("day {day}"),
+    }
+}
+
+/// The line a built-in agent's reply would be on the wire (none: no answer).
+pub fn render_reply(r: &Reply) -> Option<String> {
+    match r {
+        Reply::Silent => None,
+        Reply::Text(t) => Some(t.clone()),
+        Reply::Target(Some(n)) => Some(format!("{{\"agentIdx\":{n}}}")),
+        Reply::Target(None) => Some(String::new()),
+    }
+}
+
+/// The engine reply for a received line (§4.8): `None` is no answer; a line cut at
+/// [`MAX_REPLY_BYTES`] (`overlong`) is an invalid one.
+pub fn reply_from_line(
+    request: Request,
+    line: Option<&str>,
+    overlong: bool,
+    players: usize,
+) -> Reply {
+    match line {
+        None => Reply::Silent,
+        Some(_) if overlong => Reply::Target(None),
+        Some(l) if request.is_target() => Reply::Target(parse_target(l, players)),
+        Some(l) => Reply::Text(l.to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -433,5 +470,42 @@ mod tests {
     fn decode_strips_terminators_and_replaces_bad_bytes() {
         assert_eq!(decode_line(b"abc\r\n"), "abc");
         assert_eq!(decode_line(b"a\xffb\n"), "a\u{fffd}b");
+    }
+
+    #[test]
+    fn reply_lines_become_engine_replies() {
+        assert_eq!(
+            reply_from_line(Request::Vote, None, false, 15),
+            Reply::Silent
+        );
+        assert_eq!(
+            reply_from_line(Request::Vote, Some("{\"agentIdx\":3}"), false, 15),
+            Reply::Target(Some(3))
+        );
+        assert_eq!(
+            reply_from_line(Request::Vote, Some("{\"agentIdx\": 3}"), false, 15),
+            Reply::Target(Some(3))
+        );
+        assert_eq!(
+            reply_from_line(Request::Divine, Some("garbage"), false, 15),
+            Reply::Target(None)
+        );
+        assert_eq!(
+            reply_from_line(Request::Talk, Some("Over"), false, 15),
+            Reply::Text("Over".into())
+        );
+        assert_eq!(
+            reply_from_line(Request::Talk, Some("VOTE Agent[01]"), true, 15),
+            Reply::Target(None)
+        );
+        for r in [Reply::Text("Skip".into()), Reply::Target(Some(4))] {
+            let line = render_reply(&r);
+            let req = if matches!(r, Reply::Text(_)) {
+                Request::Talk
+            } else {
+                Request::Vote
+            };
+            assert_eq!(reply_from_line(req, line.as_deref(), false, 15), r);
+        }
     }
 }

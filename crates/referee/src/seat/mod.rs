@@ -1001,6 +1001,17 @@ impl Table {
         self.fault(ask.seat, &ask.at, what, detail);
     }
 
+    /// Put `seat` in place of seat `i` (a client that reconnected between the games of a set):
+    /// it is no longer down. The seat it replaces is returned (dropped by the caller).
+    pub fn reseat(&mut self, i: usize, seat: Seat) -> Option<Seat> {
+        let old = std::mem::replace(self.seats.get_mut(i)?, seat);
+        self.down[i] = match &self.seats[i] {
+            Seat::NotStarted(d) => Some(d.clone()),
+            _ => None,
+        };
+        Some(old)
+    }
+
     /// Stop one seat now (a rule forfeits it); it answers nothing more.
     pub fn kill(&mut self, seat: usize, why: &str) {
         if let Some(Seat::Live(t)) = self.seats.get_mut(seat) {

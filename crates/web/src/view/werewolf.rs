@@ -1,7 +1,8 @@
 //! Werewolf: one step per phase (each day's opening whispers, talk, vote and night, and the
 //! result), read from the AIWolf game log the replay carries (`log` events),
 //! with each talk read into plain English, votes in rounds, the night's actions, the roles and
-//! the winning team; reply times and errors from the `reply` events.
+//! the winning team; reply times and errors from the seat record (`seat` events) and the
+//! invalid replies as settled (`invalid` events).
 
 use kakehiki_werewolf::talk::{self, Body, Channel, Utterance, Who};
 use kakehiki_werewolf::{Role, Species};
@@ -363,38 +364,59 @@ pub(super) fn build(
     let mut result = Value::Null;
     // Errors are placed on their phase's step once the steps are known.
     let mut errors: Vec<(usize, u64, String, String, String)> = Vec::new();
+    // The last reply of each seat, for the error of an invalid one.
+    let mut last_raw: std::collections::HashMap<usize, Option<String>> = Default::default();
+    let day_of = |at: &str| -> u64 {
+        at.strip_prefix("day ")
+            .and_then(|r| r.split(' ').next())
+            .and_then(|d| d.parse().ok())
+            .unwrap_or(0)
+    };
     for (line, kind, v) in events(p) {
         match kind {
             "log" => log.read(get_str(v, "line", line)?, line)?,
-            "reply" => {
-                let agent = get_u64(v, "agent", line)? as usize;
-                if agent == 0 {
-                    return Err(shape(line, "reply of agent 0"));
-                }
-                let pn = panel(panels, agent - 1, line)?;
-                if let Some(us) = v["us"].as_u64() {
-                    pn.time(us as f64 / 1000.0);
-                }
+            // The seat record: reply times, and every request that went wrong.
+            "seat" => {
+                let seat = get_u64(v, "seat", line)? as usize;
+                let pn = panel(panels, seat, line)?;
                 let outcome = v["outcome"].as_str().unwrap_or("");
-                if outcome != "ok" && outcome != "silent" {
-                    let request = v["request"].as_str().unwrap_or("");
-                    errors.push((
-                        agent - 1,
-                        v["day"].as_u64().unwrap_or(0),
-                        request.to_string(),
-                        outcome.to_string(),
-                        format!(
-                            "day {} {} request: received {}; used {:?}",
-                            v["day"],
-                            request,
-                            v["line"]
-                                .as_str()
-                                .map(|l| format!("{l:?}"))
-                                .unwrap_or_else(|| "nothing".into()),
-                            v["value"].as_str().unwrap_or("")
-                        ),
-                    ));
+                let at = v["at"].as_str().unwrap_or("");
+                let request = v["kind"].as_str().unwrap_or("");
+                last_raw.insert(seat, v["raw"].as_str().map(str::to_string));
+                if outcome == "reply" || outcome == "sent" {
+                    if let Some(us) = v["time_us"].as_u64() {
+                        pn.time(us as f64 / 1000.0);
+                    }
+                    continue;
                 }
+                let detail = v["detail"].as_str().unwrap_or(outcome);
+                errors.push((
+                    seat,
+                    day_of(at),
+                    request.to_string(),
+                    outcome.to_string(),
+                    format!("{at} {request} request: {}", detail.replace('_', " ")),
+                ));
+            }
+            "invalid" => {
+                let seat = get_u64(v, "seat", line)? as usize;
+                panel(panels, seat, line)?;
+                let at = v["at"].as_str().unwrap_or("");
+                let request = v["kind"].as_str().unwrap_or("");
+                let got = match last_raw.get(&seat).cloned().flatten() {
+                    Some(l) => format!("{l:?}"),
+                    None => "nothing".into(),
+                };
+                errors.push((
+                    seat,
+                    day_of(at),
+                    request.to_string(),
+                    "invalid".into(),
+                    format!(
+                        "{at} {request} request: received {got}; used {:?}",
+                        v["value"].as_str().unwrap_or("")
+                    ),
+                ));
             }
             "end" => {
                 result = json!({"winner": v["winner"], "day": v["day"]});

@@ -1,34 +1,44 @@
-//! The Werewolf (AIWolf) driver: the pure engine of `kakehiki-werewolf` joined to its seats —
-//! built-in agents in-process, and agents over TCP speaking the AIWolf 0.6.x protocol unmodified
-//! (`tcp-cmd:` launches one; `tcp` waits for one to connect on its own).
+//! The Werewolf (AIWolf) driver: the pure engine and wire codec of `kakehiki-werewolf` joined to
+//! the seat layer — built-in agents in-process, and agents over TCP speaking the AIWolf 0.6.x
+//! protocol unmodified (`tcp-cmd:` launches one; `tcp` waits for one to connect on its own).
 //!
 //! Every reply-expecting request is answered by exactly one of: the agent's line, a timeout, a
 //! disconnect, or silence (an agent that failed earlier in the game); the engine settles each as
-//! §2 and §6 of the spec say, so every game completes. Replays record the seed and every reply;
-//! [`GameDriver::rerun`] re-simulates from them byte for byte.
+//! §2 and §6 of the spec say, so every game completes. The replay holds the seat record (every
+//! request as a `seat` line, labelled `day N` or `day N talk K`, and each program's `seat_end`),
+//! the AIWolf game log (`log` lines), invalid replies as settled (`invalid`) and the result
+//! (`end`); [`GameDriver::rerun`] plays the same code on the recorded replies.
 
-pub mod conn;
+pub mod config;
 pub mod server;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use kakehiki_core::exchange::{ExchangeOutcome, SeatExchange};
 use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
-use kakehiki_core::{GameType, MatchReport, Outcome, Score, SeatError, SeatErrorKind, SeatSpec};
-use kakehiki_werewolf::bots::{builtin, Agent, BUILTIN_NAMES};
-use kakehiki_werewolf::wire::{parse_target, Histories};
-use kakehiki_werewolf::{
-    GameInfo, Pending, Reply, Request, RuleSet, Settings, Team, Werewolf, WinCount, WEREWOLF_TYPE,
-};
+use kakehiki_core::{GameType, MatchReport, Outcome, Score, SeatErrorKind};
+use kakehiki_werewolf::bots::{Agent, BUILTIN_NAMES};
+use kakehiki_werewolf::ledger::{At, Heard, Ledger};
+use kakehiki_werewolf::wire::{decode_line, label, render_reply, reply_from_line, Histories};
+use kakehiki_werewolf::{GameInfo, Pending, Request, RuleSet, Team, Werewolf, WEREWOLF_TYPE};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
-use conn::{Answer, Conn};
+use crate::seat::{Ask, Table};
+use config::bad;
+pub use config::{Config, DEFAULT_FILL_TIMEOUT_MS, DEFAULT_NAME_TIMEOUT_MS, OPTION_KEYS};
+pub use kakehiki_werewolf::ledger::{Counts, ErrorRecord, TimingRecord};
 
 /// Replay format name.
-pub const FORMAT: &str = "kakehiki/werewolf-replay@1";
+pub const FORMAT: &str = "kakehiki/werewolf-replay@2";
+/// The format before the seat record (replies as `reply` events); [`GameDriver::upgrade`] reads it.
+pub const FORMAT_V1: &str = "kakehiki/werewolf-replay@1";
+
+/// How long a client gets to read its last packets and exit after the game.
+const GRACE: Duration = Duration::from_secs(2);
 
 /// The driver.
 pub struct WerewolfDriver;
@@ -36,307 +46,31 @@ pub struct WerewolfDriver;
 /// `werewolf`.
 pub static WEREWOLF: WerewolfDriver = WerewolfDriver;
 
-/// Option keys (`--opt key=value`).
-pub const OPTION_KEYS: &[&str] = &[
-    "time_limit_ms",
-    "contest_limit_ms",
-    "enforce_contest_limit",
-    "role_request",
-    "talk_on_first_day",
-    "whisper_before_revote",
-    "win_count",
-    "max_talk",
-    "max_talk_turn",
-    "max_skip",
-    "validate_utterance",
-    "log_dir",
-    "host",
-    "port",
-    "connect_timeout_ms",
-    "name_timeout_ms",
-    "fill_timeout_ms",
-];
-
-/// The NAME exchange's own limit, separate from the per-request `time_limit_ms`: upstream
-/// 0.6.x applies its 1,000 ms request limit to NAME too, which a JVM started beside a dozen
-/// others can miss; Kakehiki allows 5 s (`--opt name_timeout_ms=`).
-pub const DEFAULT_NAME_TIMEOUT_MS: u64 = 5_000;
-
-/// How long `serve werewolf` waits for its set to fill before giving up (10 minutes,
-/// `--opt fill_timeout_ms=`; 0 waits without end, as upstream does).
-pub const DEFAULT_FILL_TIMEOUT_MS: u64 = 600_000;
-
-/// Everything configurable about a game (from rules and options).
-#[derive(Debug, Clone)]
-pub struct Config {
-    pub settings: Settings,
-    /// The contest limit: slower replies are recorded as `slow` (§6.2).
-    pub contest_limit_ms: u64,
-    /// Where game logs, `errors.jsonl` and `timings.jsonl` go (none: not written).
-    pub log_dir: Option<PathBuf>,
-    pub host: String,
-    /// Port to listen on for TCP seats (0: ephemeral if all are `tcp-cmd:`, else 10000).
-    pub port: u16,
-    pub connect_timeout: Duration,
-    /// Limit on the NAME reply of a fresh connection.
-    pub name_timeout: Duration,
-    /// `serve`: limit on waiting for the set to fill (`None`: no limit).
-    pub fill_timeout: Option<Duration>,
+/// The seats of a game or a set as the game sees them (agent number = index + 1).
+pub struct Roster {
+    /// Each seat's spec, as the replay header names it.
+    pub specs: Vec<String>,
+    /// The built-in agents (none for other seats).
+    pub bots: Vec<Option<Box<dyn Agent>>>,
+    /// The agents' names (their NAME replies), counts and §6.3 records.
+    pub ledger: Ledger,
 }
 
-impl Config {
-    /// Build from a rule-set name, a village size and `key=value` options.
-    pub fn from_options(
-        rules: Option<&str>,
-        players: usize,
-        options: &BTreeMap<String, String>,
-        in_set: bool,
-    ) -> Result<Config, RefereeError> {
-        let rules = rules.unwrap_or(WEREWOLF_TYPE.default_rules());
-        if RuleSet::from_name(rules).is_none() {
-            return Err(RefereeError::UnknownRules {
-                game: "werewolf".into(),
-                rules: rules.into(),
-                expected: RuleSet::NAMES.join(", "),
-            });
-        }
-        let mut settings = Settings::for_rules(rules, players).map_err(|e| match e {
-            // One sentence: "werewolf (rule set seed-2015) needs exactly 15 seats, got 7".
-            kakehiki_werewolf::SettingsError::Seed2015Players(_) => RefereeError::SeatCount {
-                game: "werewolf (rule set seed-2015)".into(),
-                expected: "exactly 15".into(),
-                got: players,
-            },
-            _ => RefereeError::SeatCount {
-                game: format!("werewolf (rule set {rules})"),
-                expected: "3 to 18".into(),
-                got: players,
-            },
-        })?;
-        let spec = OptionReader(options);
-        let aiwolf = settings.rule_set == RuleSet::Aiwolf06;
-        settings.time_limit_ms =
-            spec.get("time_limit_ms", 1000u64, "milliseconds (1 to 600000)")?;
-        let contest_limit_ms = spec.get("contest_limit_ms", 100u64, "milliseconds")?;
-        if spec.get("enforce_contest_limit", false, "true or false")? {
-            settings.time_limit_ms = contest_limit_ms;
-        }
-        if !(1..=600_000).contains(&settings.time_limit_ms) {
-            return Err(bad(
-                "time_limit_ms",
-                &settings.time_limit_ms.to_string(),
-                "1 to 600000 milliseconds",
-            ));
-        }
-        if aiwolf {
-            // Sets deal roles from the seed (§8.1); a single game asks, as the reference does.
-            settings.enable_role_request = spec.get("role_request", !in_set, "true or false")?;
-            settings.talk_on_first_day = spec.get("talk_on_first_day", false, "true or false")?;
-            settings.whisper_before_revote =
-                spec.get("whisper_before_revote", false, "true or false")?;
-            settings.max_talk = spec.get("max_talk", settings.max_talk, "a count")?;
-            settings.max_talk_turn = spec.get(
-                "max_talk_turn",
-                settings.max_talk_turn,
-                "a count (1 to 1000)",
-            )?;
-            settings.max_skip = spec.get("max_skip", settings.max_skip, "a count")?;
-        } else {
-            for key in [
-                "role_request",
-                "talk_on_first_day",
-                "whisper_before_revote",
-                "max_talk",
-                "max_skip",
-            ] {
-                if options.contains_key(key) {
-                    return Err(bad(key, &options[key], "no value: seed-2015 fixes it"));
-                }
-            }
-            settings.max_talk_turn = spec.get(
-                "max_talk_turn",
-                settings.max_talk_turn,
-                "a count (1 to 1000)",
-            )?;
-        }
-        settings.validate_utterance = spec.get("validate_utterance", true, "true or false")?;
-        let default_win = if aiwolf { "species" } else { "team" };
-        settings.win_count = match options
-            .get("win_count")
-            .map(String::as_str)
-            .unwrap_or(default_win)
-        {
-            "species" => WinCount::Species,
-            "team" => WinCount::Team,
-            other => return Err(bad("win_count", other, "team or species")),
-        };
-        settings
-            .validate()
-            .map_err(|e| bad("settings", &e.to_string(), "playable settings"))?;
-        Ok(Config {
-            settings,
-            contest_limit_ms,
-            log_dir: options.get("log_dir").map(PathBuf::from),
-            host: options
-                .get("host")
-                .cloned()
-                .unwrap_or_else(|| "127.0.0.1".into()),
-            port: spec.get("port", 0u16, "a TCP port")?,
-            connect_timeout: Duration::from_millis(spec.get(
-                "connect_timeout_ms",
-                10_000u64,
-                "milliseconds",
-            )?),
-            name_timeout: Duration::from_millis(
-                match spec.get(
-                    "name_timeout_ms",
-                    DEFAULT_NAME_TIMEOUT_MS,
-                    "milliseconds (1 to 600000)",
-                )? {
-                    v @ 1..=600_000 => v,
-                    v => {
-                        return Err(bad(
-                            "name_timeout_ms",
-                            &v.to_string(),
-                            "1 to 600000 milliseconds",
-                        ))
-                    }
-                },
-            ),
-            fill_timeout: match spec.get(
-                "fill_timeout_ms",
-                DEFAULT_FILL_TIMEOUT_MS,
-                "milliseconds (0: no limit)",
-            )? {
-                0 => None,
-                v => Some(Duration::from_millis(v)),
-            },
-        })
-    }
-
-    pub fn time_limit(&self) -> Duration {
-        Duration::from_millis(self.settings.time_limit_ms)
-    }
-}
-
-fn bad(key: &str, value: &str, expected: &str) -> RefereeError {
-    RefereeError::BadOption {
-        key: key.into(),
-        value: value.into(),
-        expected: expected.into(),
-    }
-}
-
-struct OptionReader<'a>(&'a BTreeMap<String, String>);
-
-impl OptionReader<'_> {
-    fn get<T: std::str::FromStr>(
-        &self,
-        key: &str,
-        default: T,
-        expected: &str,
-    ) -> Result<T, RefereeError> {
-        match self.0.get(key) {
-            None => Ok(default),
-            Some(v) => v.trim().parse().map_err(|_| bad(key, v, expected)),
+impl Roster {
+    pub fn new(specs: Vec<String>, names: Vec<String>, cfg: &Config) -> Roster {
+        Roster {
+            bots: specs.iter().map(|_| None).collect(),
+            specs,
+            ledger: Ledger::new(names, cfg.contest_limit_ms),
         }
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Seats, records
-// ---------------------------------------------------------------------------------------------
-
-/// How a seat is played.
-#[allow(clippy::large_enum_variant)] // one per seat; the connection is the common case
-pub enum SeatKind {
-    Builtin(Box<dyn Agent>),
-    /// A TCP agent; `None` once disconnected (or never connected).
-    Remote(Option<Conn>),
-}
-
-/// One seat of a game (agent number = index + 1).
-pub struct Seat {
-    pub spec: String,
-    pub name: String,
-    pub kind: SeatKind,
-    /// Silenced for the rest of the current game (timeout, disconnect).
-    pub silent: bool,
-    /// Replies that timed out and have not arrived yet: the next lines are late replies.
-    pub late_expected: u32,
-    pub errors: Vec<SeatError>,
-    pub counts: Counts,
-}
-
-/// Failure counters of one seat (§8.3).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Counts {
-    pub timeouts: u32,
-    pub invalid: u32,
-    pub slow: u32,
-    pub disconnects: u32,
-    /// Games in which the seat was silenced.
-    pub silent_games: u32,
-}
-
-impl Seat {
-    pub fn builtin(name: &str, seed: u64, agent: usize) -> Option<Seat> {
-        Some(Seat::new(
-            format!("builtin:{name}"),
-            name.to_string(),
-            SeatKind::Builtin(builtin(name, seed, agent)?),
-        ))
-    }
-
-    pub fn new(spec: String, name: String, kind: SeatKind) -> Seat {
-        Seat {
-            spec,
-            name,
-            kind,
-            silent: false,
-            late_expected: 0,
-            errors: Vec::new(),
-            counts: Counts::default(),
-        }
-    }
-}
-
-/// One line of `errors.jsonl` (§6.3).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct ErrorRecord {
-    pub game: u32,
-    pub day: u32,
-    pub request: String,
-    pub turn: u32,
-    pub agent: usize,
-    pub name: String,
-    pub kind: String,
-    #[serde(rename = "elapsedUs")]
-    pub elapsed_us: Option<u64>,
-    pub reply: Option<String>,
-    pub substitute: Option<String>,
-}
-
-/// One line of `timings.jsonl` (§6.3).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct TimingRecord {
-    pub game: u32,
-    pub day: u32,
-    pub request: String,
-    pub turn: u32,
-    pub agent: usize,
-    pub name: String,
-    #[serde(rename = "elapsedUs")]
-    pub elapsed_us: Option<u64>,
-    pub outcome: String,
-}
-
-/// Records of a run, flushed to `errors.jsonl` / `timings.jsonl` at every game end.
+/// Where `errors.jsonl` and `timings.jsonl` are written: what is new in the ledger is appended
+/// at every game end.
 #[derive(Debug, Default)]
 pub struct Records {
     pub dir: Option<PathBuf>,
-    pub errors: Vec<ErrorRecord>,
-    pub timings: Vec<TimingRecord>,
     flushed_errors: usize,
     flushed_timings: usize,
 }
@@ -349,51 +83,34 @@ impl Records {
         }
     }
 
-    /// Append what is new to the files (if a directory is set).
-    pub fn flush(&mut self) -> Result<(), RefereeError> {
+    /// Append what is new in `ledger` to the files (if a directory is set).
+    pub fn flush(&mut self, ledger: &Ledger) -> Result<(), RefereeError> {
         let Some(dir) = &self.dir else { return Ok(()) };
         kakehiki_core::private_files::create_dir_all(dir)?;
         append_jsonl(
             &dir.join("errors.jsonl"),
-            &self.errors[self.flushed_errors..],
+            &ledger.errors[self.flushed_errors..],
         )?;
         append_jsonl(
             &dir.join("timings.jsonl"),
-            &self.timings[self.flushed_timings..],
+            &ledger.timings[self.flushed_timings..],
         )?;
-        self.flushed_errors = self.errors.len();
-        self.flushed_timings = self.timings.len();
+        self.flushed_errors = ledger.errors.len();
+        self.flushed_timings = ledger.timings.len();
         Ok(())
     }
 }
 
 fn append_jsonl<T: Serialize>(path: &std::path::Path, items: &[T]) -> Result<(), RefereeError> {
     use std::io::Write;
-    let mut f = kakehiki_core::private_files::open(path, true)?;
     let mut text = String::new();
     for i in items {
         text.push_str(&serde_json::to_string(i).unwrap_or_default());
         text.push('\n');
     }
+    let mut f = kakehiki_core::private_files::open(path, true)?;
     f.write_all(text.as_bytes())?;
-    f.flush()?;
-    Ok(())
-}
-
-fn truncate(s: &str, n: usize) -> String {
-    s.chars().take(n).collect()
-}
-
-fn seat_error_kind(kind: &str) -> Option<SeatErrorKind> {
-    Some(match kind {
-        "timeout" => SeatErrorKind::Timeout,
-        "disconnect" => SeatErrorKind::Disconnect,
-        "io_error" => SeatErrorKind::Crash,
-        "invalid" => SeatErrorKind::InvalidReply,
-        "rule_violation" => SeatErrorKind::IllegalAction,
-        "late_line" | "unsolicited" => SeatErrorKind::UnsolicitedOutput,
-        _ => return None,
-    })
+    Ok(f.flush()?)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -404,76 +121,38 @@ fn seat_error_kind(kind: &str) -> Option<SeatErrorKind> {
 struct HeaderParams {
     options: BTreeMap<String, String>,
     names: Vec<String>,
+    /// Replies owed at the start of the game (a set's game after a timeout), when any.
+    #[serde(default, skip_serializing_if = "owes_none")]
+    owed: Vec<u32>,
 }
 
-/// One settled reply.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReplyEvent {
-    event: String,
-    day: u32,
-    turn: u32,
-    agent: usize,
-    request: String,
-    /// `ok`, `invalid`, `timeout`, `disconnect`, `silent`.
-    outcome: String,
-    /// The line received (none: no answer).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    line: Option<String>,
-    /// The line was longer than 64 KiB (and cut).
-    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
-    overlong: bool,
-    /// Response time of a TCP agent.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    us: Option<u64>,
-    /// The value the engine used.
-    value: String,
+fn owes_none(owed: &[u32]) -> bool {
+    owed.iter().all(|&o| o == 0)
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LogEvent {
-    event: String,
-    line: String,
+/// A line of the AIWolf game log (§7).
+#[derive(Serialize)]
+struct LogLine<'a> {
+    event: &'static str,
+    line: &'a str,
 }
 
+/// A reply the engine could not use as given, and what it used instead.
+#[derive(Serialize)]
+struct Invalid<'a> {
+    event: &'static str,
+    seat: usize,
+    at: &'a str,
+    kind: &'a str,
+    value: &'a str,
+}
+
+/// The replay's last game event.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EndEvent {
     event: String,
     winner: String,
     day: u32,
-}
-
-/// One replay event of a game.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(untagged)]
-pub enum Event {
-    Reply(ReplyEvent),
-    Log(LogEvent),
-    End(EndEvent),
-}
-
-/// The text a built-in agent's reply would have on the wire.
-fn render_reply(r: &Reply) -> Option<String> {
-    match r {
-        Reply::Silent => None,
-        Reply::Text(t) => Some(t.clone()),
-        Reply::Target(Some(n)) => Some(format!("{{\"agentIdx\":{n}}}")),
-        Reply::Target(None) => Some(String::new()),
-    }
-}
-
-/// The engine reply for a received line (§4.8). `None`: no answer.
-pub fn reply_from_line(
-    request: Request,
-    line: Option<&str>,
-    overlong: bool,
-    players: usize,
-) -> Reply {
-    match line {
-        None => Reply::Silent,
-        Some(_) if overlong => Reply::Target(None),
-        Some(l) if request.is_target() => Reply::Target(parse_target(l, players)),
-        Some(l) => Reply::Text(l.to_string()),
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -488,432 +167,196 @@ pub struct GameOutput {
     pub alive: Vec<bool>,
     /// The AIWolf game log (§7), lines without terminators.
     pub log: Vec<String>,
-    /// Replay events of the game.
-    pub events: Vec<Event>,
 }
 
-impl GameOutput {
-    /// What the finished game `g` produced (the village, if the engine names no winner).
-    fn of(g: &Werewolf, log: Vec<String>, events: Vec<Event>) -> GameOutput {
-        GameOutput {
-            winner: g.winner().unwrap_or(Team::Villager),
-            day: g.day(),
-            roles: g.roles().to_vec(),
-            alive: (1..=g.player_num()).map(|a| g.is_alive(a)).collect(),
-            log,
-            events,
-        }
-    }
-
-    /// The replay's last event.
-    fn end_event(&self) -> EndEvent {
-        EndEvent {
-            event: "end".into(),
-            winner: self.winner.name().into(),
-            day: self.day,
-        }
-    }
-}
-
-struct Ctx<'a> {
-    game: u32,
-    contest_limit_us: u64,
-    time_limit: Duration,
-    records: &'a mut Records,
-    events: Vec<Event>,
-    log: Vec<String>,
-}
-
-impl Ctx<'_> {
-    /// An error at the engine's current day and turn (see [`Ctx::error_at`]).
-    #[allow(clippy::too_many_arguments)]
-    fn error(
-        &mut self,
-        g: &Werewolf,
-        seat: &mut Seat,
-        agent: usize,
-        request: Request,
-        kind: &str,
-        elapsed_us: Option<u64>,
-        reply: Option<&str>,
-        substitute: Option<&str>,
-    ) {
-        self.error_at(
-            g.day(),
-            g.turn(),
-            seat,
-            agent,
-            request,
-            kind,
-            elapsed_us,
-            reply,
-            substitute,
-        );
-    }
-
-    fn drain_log(&mut self, g: &mut Werewolf) {
-        for line in g.drain_log() {
-            self.events.push(Event::Log(LogEvent {
-                event: "log".into(),
-                line: line.clone(),
-            }));
-            self.log.push(line);
-        }
-    }
-}
-
-/// Play one game on `seats` (agent `i + 1` = `seats[i]`). Never fails because of an agent.
+/// Play one game on `table` (agent `i + 1` = seat `i`; the replay header already pushed).
+/// Never fails because of an agent.
 pub async fn run_game(
     game: u32,
     seed: u64,
     cfg: &Config,
-    seats: &mut [Seat],
-    records: &mut Records,
+    table: &mut Table,
+    roster: &mut Roster,
 ) -> Result<GameOutput, RefereeError> {
-    let n = seats.len();
-    let names: Vec<String> = seats.iter().map(|s| s.name.clone()).collect();
-    let mut g = Werewolf::new(cfg.settings.clone(), seed, names)
+    let n = roster.specs.len();
+    let mut g = Werewolf::new(cfg.settings.clone(), seed, roster.ledger.names.clone())
         .map_err(|e| bad("settings", &e.to_string(), "playable settings"))?;
+    let engine = |e: kakehiki_werewolf::EngineError| RefereeError::BadReplay(e.to_string());
     let mut h = Histories::new(n);
-    for s in seats.iter_mut() {
-        s.silent = matches!(s.kind, SeatKind::Remote(None));
-        if s.silent {
-            s.counts.silent_games += 1;
-        }
-    }
-    let mut ctx = Ctx {
-        game,
-        contest_limit_us: cfg.contest_limit_ms * 1000,
-        time_limit: cfg.time_limit(),
-        records,
-        events: Vec::new(),
-        log: Vec::new(),
-    };
+    roster.ledger.start(game);
+    let mut log = Vec::new();
     loop {
-        ctx.drain_log(&mut g);
+        for line in g.drain_log() {
+            table.record(&LogLine {
+                event: "log",
+                line: &line,
+            });
+            log.push(line);
+        }
+        table.turn = g.day();
+        let (day, turn) = (g.day(), g.turn());
         match g.pending() {
             Pending::Done => break,
-            Pending::Notify(req) => {
-                let order: Vec<usize> = if req == Request::Initialize {
-                    g.deal_order().to_vec()
-                } else {
-                    (1..=n).collect()
+            Pending::Notify(request) => {
+                let order: Vec<usize> = match request {
+                    Request::Initialize => g.deal_order().to_vec(),
+                    _ => (1..=n).collect(),
                 };
-                for a in order {
-                    if let SeatKind::Remote(Some(conn)) = &mut seats[a - 1].kind {
-                        let packet = h.packet(&g, a, req);
-                        if !conn.send(packet) {
-                            disconnect(&mut ctx, &g, &mut seats[a - 1], a, req, None, false);
-                        }
+                let label = label(day, request.name(), 0);
+                for agent in order {
+                    if table.is_builtin(agent - 1) || table.down(agent - 1).is_some() {
+                        continue;
+                    }
+                    let packet = h.packet(&g, agent, request).into_bytes();
+                    let (s, limit) = (agent - 1, cfg.time_limit());
+                    if let Some(failed) =
+                        table.tell(s, &label, request.name(), &packet, limit).await
+                    {
+                        let at = At {
+                            day,
+                            turn,
+                            agent,
+                            request,
+                        };
+                        roster
+                            .ledger
+                            .gone(at, failed.detail.as_deref().unwrap_or("connection closed"));
                     }
                 }
-                g.ack()
-                    .map_err(|e| RefereeError::BadReplay(e.to_string()))?;
+                g.ack().map_err(engine)?;
             }
             Pending::Ask { agent, request } => {
-                let (line, overlong, outcome, us) = ask_seat(
-                    &mut ctx,
-                    &mut g,
-                    &mut h,
-                    &mut seats[agent - 1],
+                let at = At {
+                    day,
+                    turn,
                     agent,
                     request,
-                )
-                .await;
-                let reply = reply_from_line(request, line.as_deref(), overlong, n);
-                let (day, turn) = (g.day(), g.turn());
-                let settled = g
-                    .reply(reply)
-                    .map_err(|e| RefereeError::BadReplay(e.to_string()))?;
-                let seat = &mut seats[agent - 1];
-                let mut outcome = outcome;
-                if settled.invalid && outcome == "ok" {
-                    outcome = "invalid".into();
-                    seat.counts.invalid += 1;
-                    let kind = if settled.rule_violation {
-                        "rule_violation"
-                    } else {
-                        "invalid"
-                    };
-                    let rec_line = line.clone();
-                    ctx.error_at(
-                        day,
-                        turn,
-                        seat,
-                        agent,
-                        request,
-                        kind,
-                        us,
-                        rec_line.as_deref(),
-                        Some(&settled.value),
-                    );
-                }
-                ctx.records.timings.push(TimingRecord {
-                    game,
-                    day,
-                    request: request.name().into(),
-                    turn,
-                    agent,
-                    name: seat.name.clone(),
-                    elapsed_us: us,
-                    outcome: outcome.clone(),
-                });
-                let ev = ReplyEvent {
-                    event: "reply".into(),
-                    day,
-                    turn,
-                    agent,
-                    request: request.name().into(),
-                    outcome,
-                    line,
-                    overlong,
-                    us: if matches!(seat.kind, SeatKind::Remote(_)) {
-                        us
-                    } else {
-                        None
-                    },
-                    value: settled.value,
                 };
-                ctx.events.push(Event::Reply(ev));
+                let label = label(day, request.name(), turn);
+                let (line, overlong, outcome, us) = match roster.ledger.silent[agent - 1] {
+                    true => (None, false, "silent", None),
+                    false => ask(&g, &mut h, cfg, table, roster, at, &label).await,
+                };
+                let reply = reply_from_line(request, line.as_deref(), overlong, n);
+                let settled = g.reply(reply).map_err(engine)?;
+                let line = line.as_deref();
+                if roster.ledger.settled(at, outcome, us, line, &settled) == "invalid" {
+                    let (kind, value) = (request.name(), settled.value.as_str());
+                    table.record(&Invalid {
+                        event: "invalid",
+                        seat: agent - 1,
+                        at: &label,
+                        kind,
+                        value,
+                    });
+                    let fault = match settled.rule_violation {
+                        true => SeatErrorKind::IllegalAction,
+                        false => SeatErrorKind::InvalidReply,
+                    };
+                    let reply = line.map(|l| l.chars().take(200).collect::<String>());
+                    let detail = format!("{kind} reply {reply:?} is invalid: settled as {value:?}");
+                    table.fault(agent - 1, &label, fault, detail);
+                }
             }
         }
     }
-    let Ctx { events, log, .. } = ctx;
-    let mut out = GameOutput::of(&g, log, events);
-    let end = out.end_event();
-    out.events.push(Event::End(end));
+    let out = GameOutput {
+        winner: g.winner().unwrap_or(Team::Villager),
+        day: g.day(),
+        roles: g.roles().to_vec(),
+        alive: (1..=n).map(|a| g.is_alive(a)).collect(),
+        log,
+    };
+    table.record(&EndEvent {
+        event: "end".into(),
+        winner: out.winner.name().into(),
+        day: out.day,
+    });
     Ok(out)
 }
 
-impl Ctx<'_> {
-    #[allow(clippy::too_many_arguments)]
-    fn error_at(
-        &mut self,
-        day: u32,
-        turn: u32,
-        seat: &mut Seat,
-        agent: usize,
-        request: Request,
-        kind: &str,
-        elapsed_us: Option<u64>,
-        reply: Option<&str>,
-        substitute: Option<&str>,
-    ) {
-        let rec = ErrorRecord {
-            game: self.game,
-            day,
-            request: request.name().into(),
-            turn,
-            agent,
-            name: seat.name.clone(),
-            kind: kind.into(),
-            elapsed_us,
-            reply: reply.map(|r| truncate(r, 200)),
-            substitute: substitute.map(str::to_string),
-        };
-        if let Some(k) = seat_error_kind(kind) {
-            let mut detail = format!(
-                "game {} day {day} {} turn {turn}: {kind}",
-                self.game,
-                request.name()
-            );
-            if let Some(r) = &rec.reply {
-                detail.push_str(&format!(", reply {r:?}"));
-            }
-            if let Some(s) = substitute {
-                detail.push_str(&format!(", settled as {s:?}"));
-            }
-            seat.errors.push(SeatError {
-                at: String::new(),
-                turn: day,
-                kind: k,
-                detail,
-            });
-        }
-        self.records.errors.push(rec);
-    }
-}
-
-fn disconnect(
-    ctx: &mut Ctx<'_>,
-    g: &Werewolf,
-    seat: &mut Seat,
-    agent: usize,
-    request: Request,
-    reason: Option<&str>,
-    io_error: bool,
-) {
-    let reason = reason
-        .map(str::to_string)
-        .or_else(|| match &seat.kind {
-            SeatKind::Remote(Some(c)) => c.dead().map(str::to_string),
-            _ => None,
-        })
-        .unwrap_or_else(|| "connection closed".into());
-    seat.kind = SeatKind::Remote(None);
-    if !seat.silent {
-        seat.counts.silent_games += 1;
-    }
-    seat.silent = true;
-    seat.counts.disconnects += 1;
-    ctx.error(
-        g,
-        seat,
-        agent,
-        request,
-        if io_error { "io_error" } else { "disconnect" },
-        None,
-        Some(&reason),
-        None,
+/// A line the seat sent while no reply was outstanding (a late reply if one is owed): discarded.
+fn stray(table: &mut Table, ledger: &mut Ledger, at: At, label: &str, line: &str) {
+    let why = ledger.stray(at, line);
+    let detail = format!("{why}: {line:?} arrived while no reply was outstanding; discarded");
+    table.fault(
+        at.agent - 1,
+        label,
+        SeatErrorKind::UnsolicitedOutput,
+        detail,
     );
 }
 
-/// Ask one seat; returns (line, overlong, outcome, elapsed µs).
-async fn ask_seat(
-    ctx: &mut Ctx<'_>,
-    g: &mut Werewolf,
+/// Ask one seat; returns (line, cut at 64 KiB, outcome, elapsed µs).
+async fn ask(
+    g: &Werewolf,
     h: &mut Histories,
-    seat: &mut Seat,
-    agent: usize,
-    request: Request,
-) -> (Option<String>, bool, String, Option<u64>) {
-    match &mut seat.kind {
-        SeatKind::Builtin(bot) => {
-            let start = std::time::Instant::now();
-            let reply = {
-                let info = GameInfo::for_agent(g, agent, false);
-                bot.act(request, &info, g.settings())
+    cfg: &Config,
+    table: &mut Table,
+    roster: &mut Roster,
+    at: At,
+    label: &str,
+) -> (Option<String>, bool, &'static str, Option<u64>) {
+    let (s, kind, limit) = (at.agent - 1, at.request.name(), cfg.time_limit());
+    let packet = match table.is_builtin(s) {
+        true => Vec::new(),
+        false => h.packet(g, at.agent, at.request).into_bytes(),
+    };
+    let bots = &mut roster.bots;
+    let mut answer = table
+        .ask_one(Ask::new(s, label, kind, packet, limit), |seat, _| {
+            let Some(bot) = bots.get_mut(seat).and_then(Option::as_mut) else {
+                return Vec::new();
             };
-            let us = start.elapsed().as_micros() as u64;
-            (render_reply(&reply), false, "ok".into(), Some(us))
+            let r = bot.act(
+                at.request,
+                &GameInfo::for_agent(g, seat + 1, false),
+                g.settings(),
+            );
+            render_reply(&r).unwrap_or_default().into_bytes()
+        })
+        .await;
+    for line in std::mem::take(&mut answer.discarded) {
+        stray(table, &mut roster.ledger, at, label, &line);
+    }
+    // A reply that timed out earlier and arrives now is that late reply, not this one:
+    // recorded, and the seat is awaited again within what is left of its limit.
+    let mut waited = 0;
+    while roster.ledger.owes(at.agent) && answer.outcome == ExchangeOutcome::Reply {
+        stray(
+            table,
+            &mut roster.ledger,
+            at,
+            label,
+            &decode_line(&answer.bytes),
+        );
+        waited += answer.time_us.unwrap_or(0);
+        let left = limit.saturating_sub(Duration::from_micros(waited));
+        let again = Ask::new(s, label, kind, Vec::new(), left);
+        answer = table.ask_one(again, |_, _| Vec::new()).await;
+    }
+    let us = answer.time_us.map(|t| t + waited);
+    let ledger = &mut roster.ledger;
+    match answer.outcome {
+        ExchangeOutcome::Reply => {
+            let text = decode_line(&answer.bytes);
+            let outcome = ledger.heard(at, Heard::Line(&text, us));
+            (Some(text), answer.truncated, outcome, us)
         }
-        SeatKind::Remote(conn_slot) => {
-            let Some(conn) = conn_slot.as_mut() else {
-                return (None, false, "silent".into(), None);
-            };
-            for l in conn.drain_unsolicited() {
-                let kind = if seat.late_expected > 0 {
-                    seat.late_expected -= 1;
-                    "late_line"
-                } else {
-                    "unsolicited"
-                };
-                let reply = Some(l);
-                let name = seat.name.clone();
-                ctx.records.errors.push(ErrorRecord {
-                    game: ctx.game,
-                    day: g.day(),
-                    request: request.name().into(),
-                    turn: g.turn(),
-                    agent,
-                    name,
-                    kind: kind.into(),
-                    elapsed_us: None,
-                    reply: reply.map(|r| truncate(&r, 200)),
-                    substitute: None,
-                });
-                if let Some(k) = seat_error_kind(kind) {
-                    seat.errors.push(SeatError { at: String::new(),
-                        turn: g.day(),
-                        kind: k,
-                        detail: format!("game {} day {}: a line arrived while no reply was outstanding; discarded", ctx.game, g.day()),
-                    });
-                }
-            }
-            let usable = matches!(&seat.kind, SeatKind::Remote(Some(c)) if c.dead().is_none());
-            if !usable {
-                disconnect(ctx, g, seat, agent, request, None, false);
-                return (None, false, "silent".into(), None);
-            }
-            if seat.silent {
-                return (None, false, "silent".into(), None);
-            }
-            let packet = h.packet(g, agent, request);
-            let mut late_lines = Vec::new();
-            let mut late_expected = seat.late_expected;
-            let answer = match &mut seat.kind {
-                SeatKind::Remote(Some(conn)) => match conn.request(packet, ctx.time_limit).await {
-                    Ok(written) => {
-                        let mut a = conn.next_line(written, ctx.time_limit).await;
-                        // A reply that timed out earlier and arrives now is that late reply,
-                        // not this one: record it and keep waiting (same deadline).
-                        while late_expected > 0 {
-                            let Answer::Line { text, .. } = &a else { break };
-                            late_lines.push(text.clone());
-                            late_expected -= 1;
-                            a = conn.next_line(written, ctx.time_limit).await;
-                        }
-                        a
-                    }
-                    Err(a) => a,
-                },
-                _ => return (None, false, "silent".into(), None),
-            };
-            seat.late_expected = late_expected;
-            for late in late_lines {
-                ctx.error(
-                    g,
-                    seat,
-                    agent,
-                    request,
-                    "late_line",
-                    None,
-                    Some(&late),
-                    None,
-                );
-            }
-            match answer {
-                Answer::Line {
-                    text,
-                    overlong,
-                    elapsed_us,
-                } => {
-                    if elapsed_us > ctx.contest_limit_us {
-                        seat.counts.slow += 1;
-                        ctx.error(
-                            g,
-                            seat,
-                            agent,
-                            request,
-                            "slow",
-                            Some(elapsed_us),
-                            Some(&text),
-                            None,
-                        );
-                    }
-                    (Some(text), overlong, "ok".into(), Some(elapsed_us))
-                }
-                Answer::Timeout { elapsed_us } => {
-                    seat.silent = true;
-                    seat.late_expected += 1;
-                    seat.counts.timeouts += 1;
-                    seat.counts.silent_games += 1;
-                    ctx.error(
-                        g,
-                        seat,
-                        agent,
-                        request,
-                        "timeout",
-                        Some(elapsed_us),
-                        None,
-                        None,
-                    );
-                    (None, false, "timeout".into(), Some(elapsed_us))
-                }
-                Answer::Disconnect { reason, io_error } => {
-                    disconnect(ctx, g, seat, agent, request, Some(&reason), io_error);
-                    (None, false, "disconnect".into(), None)
-                }
-            }
+        ExchangeOutcome::Timeout => (None, false, ledger.heard(at, Heard::Timeout(us)), us),
+        ExchangeOutcome::NotRunning => (None, false, ledger.heard(at, Heard::NotRunning), None),
+        _ => {
+            let why = answer.detail.as_deref().unwrap_or("connection closed");
+            (None, false, ledger.heard(at, Heard::Gone(why)), None)
         }
     }
 }
 
 // ---------------------------------------------------------------------------------------------
-// Reports
+// Reports, replays
 // ---------------------------------------------------------------------------------------------
 
-fn report_of(spec_rules: &str, seed: u64, seats: &[Seat], out: &GameOutput) -> MatchReport {
+fn report_of(rules: &str, seed: u64, roster: &Roster, out: &GameOutput) -> MatchReport {
     let scores: Vec<Score> = out
         .roles
         .iter()
@@ -923,16 +366,12 @@ fn report_of(spec_rules: &str, seed: u64, seats: &[Seat], out: &GameOutput) -> M
         scores,
         winner: None,
     };
-    let mut report = MatchReport::new(
-        "werewolf",
-        spec_rules,
-        seed,
-        &outcome,
-        seats
-            .iter()
-            .map(|s| (s.spec.clone(), s.errors.clone()))
-            .collect(),
-    );
+    let seats = roster
+        .specs
+        .iter()
+        .map(|s| (s.clone(), Vec::new()))
+        .collect();
+    let mut report = MatchReport::new("werewolf", rules, seed, &outcome, seats);
     report
         .extra
         .insert("winner_team".into(), json!(out.winner.name()));
@@ -947,15 +386,13 @@ fn report_of(spec_rules: &str, seed: u64, seats: &[Seat], out: &GameOutput) -> M
     report.extra.insert("days".into(), json!(out.day));
     for (i, s) in report.seats.iter_mut().enumerate() {
         s.extra.insert("agent".into(), json!(i + 1));
-        s.extra.insert("name".into(), json!(seats[i].name));
+        s.extra.insert("name".into(), json!(roster.ledger.names[i]));
         s.extra.insert("role".into(), json!(out.roles[i].name()));
         s.extra
             .insert("team".into(), json!(out.roles[i].team().name()));
         s.extra.insert("alive".into(), json!(out.alive[i]));
-        s.extra.insert(
-            "counts".into(),
-            serde_json::to_value(seats[i].counts).unwrap_or(Value::Null),
-        );
+        let counts = serde_json::to_value(roster.ledger.counts[i]).unwrap_or(Value::Null);
+        s.extra.insert("counts".into(), counts);
     }
     report
 }
@@ -971,6 +408,91 @@ fn write_game_log(dir: &std::path::Path, name: &str, log: &[String]) -> Result<(
     Ok(())
 }
 
+/// A replay holding the header of one game: seed, seats, names, the game's options and the
+/// replies owed at its start.
+pub fn game_header(
+    rules: &str,
+    seed: u64,
+    roster: &Roster,
+    options: &BTreeMap<String, String>,
+) -> ReplayLog {
+    let mut replay = ReplayLog::new();
+    let options = options
+        .iter()
+        .filter(|(k, _)| {
+            let local = [
+                "log_dir",
+                "host",
+                "port",
+                "connect_timeout_ms",
+                "name_timeout_ms",
+                "fill_timeout_ms",
+            ];
+            !local.contains(&k.as_str())
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let params = HeaderParams {
+        options,
+        names: roster.ledger.names.clone(),
+        owed: roster.ledger.owed.clone(),
+    };
+    replay.push(&ReplayHeader {
+        event: "header".into(),
+        format: FORMAT.into(),
+        engine: env!("CARGO_PKG_VERSION").into(),
+        game: "werewolf".into(),
+        rules: rules.into(),
+        seed,
+        seats: roster.specs.clone(),
+        params: serde_json::to_value(params).unwrap_or(Value::Null),
+    });
+    replay
+}
+
+/// The configuration and seats a replay's header describes.
+fn replayed_setup(h: &ReplayHeader) -> Result<(Config, Roster), RefereeError> {
+    let params: HeaderParams = serde_json::from_value(h.params.clone())
+        .map_err(|e| RefereeError::BadReplay(format!("bad header params: {e}")))?;
+    let n = h.seats.len();
+    if params.names.len() != n || !WEREWOLF_TYPE.accepts_seats(n) || params.owed.len() > n {
+        return Err(RefereeError::BadReplay(format!(
+            "{n} seats, {} names",
+            params.names.len()
+        )));
+    }
+    let cfg = Config::from_options(Some(&h.rules), n, &params.options, false)?;
+    let mut roster = Roster::new(h.seats.clone(), params.names, &cfg);
+    roster.ledger.owed[..params.owed.len()].copy_from_slice(&params.owed);
+    Ok((cfg, roster))
+}
+
+/// Run a future that never waits on the outside world (a re-run: every seat answers from the
+/// recording) to its end on this thread.
+fn run_now<F: std::future::Future>(f: F) -> F::Output {
+    let mut f = std::pin::pin!(f);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let std::task::Poll::Ready(v) = std::future::Future::poll(f.as_mut(), &mut cx) {
+            return v;
+        }
+    }
+}
+
+/// A `reply` event of a werewolf@1 replay.
+#[derive(Deserialize)]
+struct ReplyV1 {
+    day: u32,
+    turn: u32,
+    agent: usize,
+    request: String,
+    outcome: String,
+    line: Option<String>,
+    #[serde(default)]
+    overlong: bool,
+    us: Option<u64>,
+}
+
 // ---------------------------------------------------------------------------------------------
 // The driver
 // ---------------------------------------------------------------------------------------------
@@ -978,6 +500,10 @@ fn write_game_log(dir: &std::path::Path, name: &str, log: &[String]) -> Result<(
 impl GameDriver for WerewolfDriver {
     fn game_type(&self) -> &'static GameType {
         &WEREWOLF_TYPE
+    }
+
+    fn replay_format(&self) -> Option<&'static str> {
+        Some(FORMAT)
     }
 
     fn play<'a>(&'a self, spec: &'a MatchSpec) -> BoxFuture<'a, Result<MatchRecord, RefereeError>> {
@@ -993,153 +519,116 @@ impl GameDriver for WerewolfDriver {
             }
             let cfg = Config::from_options(spec.rules.as_deref(), n, &spec.options, false)?;
             let rules = cfg.settings.rule_set.name();
-            let mut clients = Vec::new();
-            let mut seats = server::seat_match(spec, &cfg, &mut clients).await?;
-            let mut records = Records::new(cfg.log_dir.clone());
-            let out = run_game(0, spec.seed, &cfg, &mut seats, &mut records).await?;
-            server::close_all(&mut seats, clients).await;
+            let (seats, mut roster, unseated) = server::seat_match(spec, &cfg).await?;
+            let header = game_header(rules, spec.seed, &roster, &spec.options);
+            let mut table = Table::new(seats, header);
+            for (s, why) in unseated {
+                table.fault(s, "day 0", SeatErrorKind::NotReady, why.clone());
+                table.kill(s, &why);
+            }
+            let out = run_game(0, spec.seed, &cfg, &mut table, &mut roster).await?;
+            let finished = table.finish(GRACE).await;
             if let Some(dir) = &cfg.log_dir {
                 write_game_log(dir, "000.log", &out.log)?;
             }
-            records.flush()?;
-            let report = report_of(rules, spec.seed, &seats, &out);
-            let replay = game_replay(rules, spec.seed, &seats, &spec.options, &out);
-            Ok(MatchRecord { report, replay })
+            Records::new(cfg.log_dir.clone()).flush(&roster.ledger)?;
+            let mut report = report_of(rules, spec.seed, &roster, &out);
+            finished.fill_report(&mut report);
+            Ok(MatchRecord {
+                report,
+                replay: finished.log,
+            })
         })
     }
 
     fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
         let h = &replay.header;
         if h.format != FORMAT {
+            let hint = match h.format == FORMAT_V1 {
+                true => ": convert it first with `kakehiki replay --upgrade`",
+                false => "",
+            };
             return Err(RefereeError::BadReplay(format!(
-                "format {:?}: expected {FORMAT}",
+                "format {:?}: expected {FORMAT}{hint}",
                 h.format
             )));
         }
-        let params: HeaderParams = serde_json::from_value(h.params.clone())
-            .map_err(|e| RefereeError::BadReplay(format!("bad header params: {e}")))?;
-        let n = h.seats.len();
-        if params.names.len() != n || !WEREWOLF_TYPE.accepts_seats(n) {
+        let (cfg, mut roster) = replayed_setup(h)?;
+        let mut log = ReplayLog::new();
+        log.push(h);
+        let mut table = Table::replayed(replay, h.seats.len(), log)?;
+        run_now(async {
+            let out = run_game(0, h.seed, &cfg, &mut table, &mut roster).await?;
+            let finished = table.finish(Duration::ZERO).await;
+            let mut report = report_of(&h.rules, h.seed, &roster, &out);
+            finished.fill_report(&mut report);
+            Ok::<_, RefereeError>(MatchRecord {
+                report,
+                replay: finished.log,
+            })
+        })
+    }
+
+    /// A werewolf@1 replay (a `reply` event per request) as @2: its replies become the seat
+    /// record, the game is played again on it, and the result must tell the same game (the
+    /// same log lines and end) as the old replay.
+    fn upgrade(&self, old: &ParsedReplay) -> Result<ReplayLog, RefereeError> {
+        let h = &old.header;
+        if h.format != FORMAT_V1 {
             return Err(RefereeError::BadReplay(format!(
-                "{n} seats, {} names",
-                params.names.len()
+                "format {:?}: expected {FORMAT_V1}",
+                h.format
             )));
         }
-        let cfg = Config::from_options(Some(&h.rules), n, &params.options, false)?;
-        let replies: Vec<ReplyEvent> = replay.events_of("reply")?;
-        let mut replies = replies.into_iter();
-        let mut bots: Vec<Option<Box<dyn Agent>>> = Vec::new();
-        for (i, s) in h.seats.iter().enumerate() {
-            let spec: SeatSpec = s
-                .parse()
-                .map_err(|e| RefereeError::BadReplay(format!("seat {i}: {e}")))?;
-            bots.push(match spec {
-                SeatSpec::Builtin(name) => {
-                    Some(builtin(&name, h.seed, i + 1).ok_or_else(|| {
-                        RefereeError::BadReplay(format!(
-                            "seat {i}: unknown built-in agent {name:?}"
-                        ))
-                    })?)
-                }
-                _ => None,
-            });
-        }
-        let mut g = Werewolf::new(cfg.settings.clone(), h.seed, params.names.clone())
-            .map_err(|e| RefereeError::BadReplay(e.to_string()))?;
-        let mut out = ReplayLog::new();
-        out.push(h);
-        let mut seat_errors: Vec<Vec<SeatError>> = vec![Vec::new(); n];
-        loop {
-            for line in g.drain_log() {
-                out.push(&LogEvent {
-                    event: "log".into(),
-                    line,
-                });
+        let (cfg, _) = replayed_setup(h)?;
+        let n = h.seats.len();
+        let mut header = h.clone();
+        header.format = FORMAT.into();
+        let mut log = ReplayLog::new();
+        log.push(&header);
+        // @1 recorded every later request to a silenced seat as `silent`; @2 asks no more.
+        let mut quiet = vec![false; n];
+        for r in old.events_of::<ReplyV1>("reply")? {
+            let s = r.agent.checked_sub(1).filter(|&s| s < n).ok_or_else(|| {
+                RefereeError::BadReplay(format!("a reply of agent {} in a {n}-seat game", r.agent))
+            })?;
+            let outcome = match r.outcome.as_str() {
+                "ok" | "invalid" => ExchangeOutcome::Reply,
+                "timeout" => ExchangeOutcome::Timeout,
+                "disconnect" => ExchangeOutcome::Disconnect,
+                "silent" if quiet[s] => continue,
+                // A seat silent before anything went wrong in this game never got a seat.
+                "silent" => ExchangeOutcome::NotRunning,
+                o => return Err(RefereeError::BadReplay(format!("reply outcome {o:?}"))),
+            };
+            quiet[s] |= outcome != ExchangeOutcome::Reply;
+            let mut ex =
+                SeatExchange::new(s, &label(r.day, &r.request, r.turn), &r.request, outcome);
+            ex.limit_ms = Some(cfg.settings.time_limit_ms);
+            ex.time_us = if outcome == ExchangeOutcome::NotRunning {
+                Some(0)
+            } else {
+                r.us
+            };
+            if let Some(l) = &r.line {
+                ex.set_raw(l.as_bytes());
             }
-            match g.pending() {
-                Pending::Done => break,
-                Pending::Notify(_) => g
-                    .ack()
-                    .map_err(|e| RefereeError::BadReplay(e.to_string()))?,
-                Pending::Ask { agent, request } => {
-                    let rec = replies.next().ok_or_else(|| {
-                        RefereeError::BadReplay(format!(
-                            "the replay ends before {} to agent {agent}",
-                            request.name()
-                        ))
-                    })?;
-                    if rec.agent != agent || rec.request != request.name() {
-                        return Err(RefereeError::BadReplay(format!(
-                            "the re-run asks {} of agent {agent}, the replay has {} of agent {}",
-                            request.name(),
-                            rec.request,
-                            rec.agent
-                        )));
-                    }
-                    let (day, turn) = (g.day(), g.turn());
-                    let (line, outcome, us) = match &mut bots[agent - 1] {
-                        Some(bot) => {
-                            let info = GameInfo::for_agent(&g, agent, false);
-                            let r = bot.act(request, &info, g.settings());
-                            (render_reply(&r), "ok".to_string(), None)
-                        }
-                        None => (rec.line.clone(), rec.outcome.clone(), rec.us),
-                    };
-                    let reply = reply_from_line(request, line.as_deref(), rec.overlong, n);
-                    let settled = g
-                        .reply(reply)
-                        .map_err(|e| RefereeError::BadReplay(e.to_string()))?;
-                    let outcome = if settled.invalid && outcome == "ok" {
-                        "invalid".to_string()
-                    } else {
-                        outcome
-                    };
-                    if outcome != "ok" {
-                        if let Some(kind) = seat_error_kind(match outcome.as_str() {
-                            "invalid" if settled.rule_violation => "rule_violation",
-                            o => o,
-                        }) {
-                            seat_errors[agent - 1].push(SeatError {
-                                at: String::new(),
-                                turn: day,
-                                kind,
-                                detail: format!(
-                                    "day {day} {} turn {turn}: {outcome}",
-                                    request.name()
-                                ),
-                            });
-                        }
-                    }
-                    out.push(&ReplyEvent {
-                        event: "reply".into(),
-                        day,
-                        turn,
-                        agent,
-                        request: request.name().into(),
-                        outcome,
-                        line,
-                        overlong: rec.overlong,
-                        us,
-                        value: settled.value,
-                    });
-                }
+            ex.truncated = r.overlong;
+            if outcome == ExchangeOutcome::NotRunning {
+                ex.detail = Some("not running (werewolf@1 did not record why)".into());
+            }
+            log.push(&ex);
+        }
+        let record = self.rerun(&ReplayLog::parse(&log.to_text())?)?;
+        let new = ReplayLog::parse(&record.replay.to_text())?;
+        for kind in ["log", "end"] {
+            if old.events_of::<Value>(kind)? != new.events_of::<Value>(kind)? {
+                return Err(RefereeError::BadReplay(format!(
+                    "the upgraded replay does not reproduce the recorded {kind:?} events"
+                )));
             }
         }
-        let o = GameOutput::of(&g, Vec::new(), Vec::new());
-        out.push(&o.end_event());
-        let mut seats: Vec<Seat> = h
-            .seats
-            .iter()
-            .zip(&params.names)
-            .map(|(s, name)| Seat::new(s.clone(), name.clone(), SeatKind::Remote(None)))
-            .collect();
-        for (s, e) in seats.iter_mut().zip(seat_errors) {
-            s.errors = e;
-        }
-        Ok(MatchRecord {
-            report: report_of(&h.rules, h.seed, &seats, &o),
-            replay: out,
-        })
+        Ok(record.replay)
     }
 }
 
@@ -1175,54 +664,6 @@ pub fn dealt_role(
     Ok(g.roles().get(seat).map_or("", |r| r.name()))
 }
 
-/// The replay of one game: header (seed, seats, names, the game's options), then its events.
-pub fn game_replay(
-    rules: &str,
-    seed: u64,
-    seats: &[Seat],
-    options: &BTreeMap<String, String>,
-    out: &GameOutput,
-) -> ReplayLog {
-    let mut replay = ReplayLog::new();
-    replay.push(&ReplayHeader {
-        event: "header".into(),
-        format: FORMAT.into(),
-        engine: env!("CARGO_PKG_VERSION").into(),
-        game: "werewolf".into(),
-        rules: rules.into(),
-        seed,
-        seats: seats.iter().map(|s| s.spec.clone()).collect(),
-        params: serde_json::to_value(HeaderParams {
-            options: replay_options(options),
-            names: seats.iter().map(|s| s.name.clone()).collect(),
-        })
-        .unwrap_or(Value::Null),
-    });
-    for e in &out.events {
-        replay.push(e);
-    }
-    replay
-}
-
-/// Options that change the game (recorded in the replay header); run-local ones are dropped.
-fn replay_options(options: &BTreeMap<String, String>) -> BTreeMap<String, String> {
-    options
-        .iter()
-        .filter(|(k, _)| {
-            !matches!(
-                k.as_str(),
-                "log_dir"
-                    | "host"
-                    | "port"
-                    | "connect_timeout_ms"
-                    | "name_timeout_ms"
-                    | "fill_timeout_ms"
-            )
-        })
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
-}
-
 /// Names of the built-in agents, for error messages.
 pub fn builtin_names() -> String {
     BUILTIN_NAMES.join(", ")
@@ -1232,90 +673,7 @@ pub fn builtin_names() -> String {
 mod tests {
     use super::*;
     use crate::driver::verify_replay;
-
-    fn opts(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
-        kv.iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
-
-    #[test]
-    fn options_are_parsed_and_checked() {
-        let c = Config::from_options(None, 15, &opts(&[]), false).unwrap();
-        assert_eq!((c.settings.time_limit_ms, c.contest_limit_ms), (1000, 100));
-        assert!(
-            c.settings.enable_role_request,
-            "a single game asks ROLE like the reference"
-        );
-        let c = Config::from_options(None, 15, &opts(&[]), true).unwrap();
-        assert!(!c.settings.enable_role_request, "sets deal from the seed");
-        let c = Config::from_options(None, 15, &opts(&[("enforce_contest_limit", "true")]), false)
-            .unwrap();
-        assert_eq!(c.settings.time_limit_ms, 100);
-        let c = Config::from_options(Some("seed-2015"), 15, &opts(&[]), false).unwrap();
-        assert_eq!(c.settings.win_count, WinCount::Team);
-        assert!(matches!(
-            Config::from_options(None, 15, &opts(&[("time_limit_ms", "soon")]), false),
-            Err(RefereeError::BadOption { .. })
-        ));
-        assert!(matches!(
-            Config::from_options(None, 15, &opts(&[("win_count", "most")]), false),
-            Err(RefereeError::BadOption { .. })
-        ));
-        assert!(matches!(
-            Config::from_options(Some("2016"), 15, &opts(&[]), false),
-            Err(RefereeError::UnknownRules { .. })
-        ));
-        assert!(matches!(
-            Config::from_options(Some("seed-2015"), 5, &opts(&[]), false),
-            Err(RefereeError::SeatCount { .. })
-        ));
-        assert!(matches!(
-            Config::from_options(Some("seed-2015"), 15, &opts(&[("max_talk", "3")]), false),
-            Err(RefereeError::BadOption { .. })
-        ));
-        assert!(matches!(
-            Config::from_options(None, 2, &opts(&[]), false),
-            Err(RefereeError::SeatCount { .. })
-        ));
-    }
-
-    #[test]
-    fn reply_lines_become_engine_replies() {
-        assert_eq!(
-            reply_from_line(Request::Vote, None, false, 15),
-            Reply::Silent
-        );
-        assert_eq!(
-            reply_from_line(Request::Vote, Some("{\"agentIdx\":3}"), false, 15),
-            Reply::Target(Some(3))
-        );
-        assert_eq!(
-            reply_from_line(Request::Vote, Some("{\"agentIdx\": 3}"), false, 15),
-            Reply::Target(Some(3))
-        );
-        assert_eq!(
-            reply_from_line(Request::Divine, Some("garbage"), false, 15),
-            Reply::Target(None)
-        );
-        assert_eq!(
-            reply_from_line(Request::Talk, Some("Over"), false, 15),
-            Reply::Text("Over".into())
-        );
-        assert_eq!(
-            reply_from_line(Request::Talk, Some("VOTE Agent[01]"), true, 15),
-            Reply::Target(None)
-        );
-        for r in [Reply::Text("Skip".into()), Reply::Target(Some(4))] {
-            let line = render_reply(&r);
-            let req = if matches!(r, Reply::Text(_)) {
-                Request::Talk
-            } else {
-                Request::Vote
-            };
-            assert_eq!(reply_from_line(req, line.as_deref(), false, 15), r);
-        }
-    }
+    use kakehiki_core::SeatSpec;
 
     #[tokio::test]
     async fn a_builtin_match_reports_roles_and_teams_and_its_replay_reruns() {
@@ -1358,7 +716,7 @@ mod tests {
             let text = rec
                 .replay
                 .to_text()
-                .replacen("\"value\":\"Over\"", "\"value\":\"Skip\"", 1);
+                .replacen("\"raw\":\"Over\"", "\"raw\":\"Skip\"", 1);
             assert!(verify_replay(&text).is_err());
         }
     }
@@ -1390,5 +748,153 @@ mod tests {
             WEREWOLF.play(&spec).await,
             Err(RefereeError::UnknownOption { .. })
         ));
+    }
+
+    #[test]
+    fn the_v1_fixture_upgrades_to_a_seat_record_that_verifies() {
+        let v1 = include_str!("../../../tests/data/werewolf-v1.jsonl");
+        let text = kakehiki_core::replay::strip_header_field(v1, crate::driver::SANDBOX_KEY);
+        let old = ReplayLog::parse(&text).unwrap();
+        let err = WEREWOLF.rerun(&old).err().unwrap().to_string();
+        assert!(err.contains("--upgrade"), "{err}");
+        let new = WEREWOLF.upgrade(&old).unwrap().to_text();
+        assert!(
+            new.starts_with(r#"{"event":"header","format":"kakehiki/werewolf-replay@2""#),
+            "{new}"
+        );
+        verify_replay(&new).unwrap();
+        // The timed-out VOTE of the slow client, the garbage client's invalid TALK and ROLE.
+        assert!(new.contains(r#""seat":3,"at":"day 1","kind":"VOTE","limit_ms":1000,"time_us":1002826,"outcome":"timeout""#), "{new}");
+        assert!(
+            new.contains(
+                r#"{"event":"invalid","seat":1,"at":"day 1 talk 0","kind":"TALK","value":"Skip"}"#
+            ),
+            "{new}"
+        );
+        assert!(new.contains(r#""seat":1,"at":"day 0","kind":"ROLE","limit_ms":1000,"time_us":146,"outcome":"reply","raw":"AND (VOTE Agent[01]), (x)""#), "{new}");
+        assert!(!new.contains(r#""event":"reply""#));
+        // A changed recorded reply no longer tells the same game.
+        let changed = v1.replacen(
+            r#""line":"none","us":126"#,
+            r#""line":"WEREWOLF","us":126"#,
+            1,
+        );
+        assert!(changed != v1, "the fixture's first ROLE reply changed");
+        let text = kakehiki_core::replay::strip_header_field(&changed, crate::driver::SANDBOX_KEY);
+        assert!(WEREWOLF.upgrade(&ReplayLog::parse(&text).unwrap()).is_err());
+    }
+
+    #[tokio::test]
+    async fn a_silent_seat_times_out_once_and_sits_out_the_game() {
+        let mut seats: Vec<SeatSpec> = vec!["builtin:sample".parse().unwrap(); 5];
+        seats[2] = "builtin:silent".parse().unwrap();
+        let rec = WEREWOLF
+            .play(&MatchSpec::new("werewolf", 3, seats))
+            .await
+            .unwrap();
+        let s = &rec.report.seats[2];
+        assert_eq!(s.extra["counts"]["timeouts"], 1, "{s:?}");
+        assert_eq!(s.errors.len(), 1, "{s:?}");
+        assert_eq!(s.errors[0].at, "day 0", "{s:?}");
+        let text = rec.replay.to_text();
+        assert_eq!(text.matches(r#""seat":2,"#).count(), 1, "{text}");
+        verify_replay(&text).unwrap();
+    }
+
+    /// A seat answering from a script: each read takes the next line, or times out.
+    struct Script(std::collections::VecDeque<&'static str>);
+
+    impl crate::seat::Transport for Script {
+        fn write<'a>(
+            &'a mut self,
+            _: &'a [u8],
+            _: tokio::time::Instant,
+        ) -> BoxFuture<'a, Result<(), crate::seat::Received>> {
+            Box::pin(async { Ok(()) })
+        }
+
+        fn read(&mut self, deadline: tokio::time::Instant) -> BoxFuture<'_, crate::seat::Received> {
+            let line = self.0.pop_front();
+            Box::pin(async move {
+                let mut r = crate::seat::Received::failure(ExchangeOutcome::Timeout, "");
+                r.at = deadline;
+                if let Some(l) = line.filter(|l| !l.is_empty()) {
+                    (r.outcome, r.bytes, r.at) = (
+                        ExchangeOutcome::Reply,
+                        l.into(),
+                        tokio::time::Instant::now(),
+                    );
+                }
+                r
+            })
+        }
+
+        fn kill(&mut self) {}
+
+        fn finish(self: Box<Self>, _: Duration) -> BoxFuture<'static, crate::seat::Ending> {
+            Box::pin(async { crate::seat::Ending::default() })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_late_reply_in_the_next_game_is_discarded_and_the_real_one_awaited() {
+        // Seat 0 misses its first ROLE (game 0), and its late reply comes first in game 1.
+        let script = Script(["", "late", "none"].into_iter().collect());
+        let mut seats = vec![crate::seat::Seat::Live(Box::new(script))];
+        let specs: Vec<String> = (0..5)
+            .map(|i| {
+                if i == 0 {
+                    "tcp".into()
+                } else {
+                    "builtin:sample".into()
+                }
+            })
+            .collect();
+        let mut names = vec!["script".to_string()];
+        let cfg = Config::from_options(None, 5, &BTreeMap::new(), false).unwrap();
+        for _ in 1..5 {
+            seats.push(crate::seat::Seat::Builtin);
+            names.push("sample".into());
+        }
+        let mut roster = Roster::new(specs, names, &cfg);
+        for i in 1..5 {
+            roster.bots[i] = kakehiki_werewolf::bots::builtin("sample", 1, i + 1);
+        }
+        let mut table = Table::new(
+            seats,
+            game_header("aiwolf-0.6", 1, &roster, &BTreeMap::new()),
+        );
+        run_game(0, 1, &cfg, &mut table, &mut roster).await.unwrap();
+        assert!(roster.ledger.owes(1));
+        table.log = game_header("aiwolf-0.6", 2, &roster, &BTreeMap::new());
+        run_game(1, 2, &cfg, &mut table, &mut roster).await.unwrap();
+        let kinds: Vec<(u32, &str)> = roster
+            .ledger
+            .errors
+            .iter()
+            .map(|e| (e.game, e.kind.as_str()))
+            .collect();
+        assert_eq!(kinds[..2], [(0, "timeout"), (1, "late_line")], "{kinds:?}");
+        let role = roster
+            .ledger
+            .timings
+            .iter()
+            .find(|t| t.game == 1 && t.agent == 1)
+            .unwrap();
+        assert_eq!(
+            (role.request.as_str(), role.outcome.as_str()),
+            ("ROLE", "ok"),
+            "{role:?}"
+        );
+        // Game 1's replay says a reply was owed, and re-runs to the same bytes.
+        let text = table.log.to_text();
+        assert!(
+            text.lines()
+                .next()
+                .unwrap()
+                .contains(r#""owed":[1,0,0,0,0]"#),
+            "{text}"
+        );
+        verify_replay(&text).unwrap();
     }
 }

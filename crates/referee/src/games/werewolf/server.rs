@@ -1,122 +1,159 @@
-//! Seating TCP agents (§4.2) and running game sets (§8.1): `kakehiki serve werewolf`.
+//! Seating TCP agents (§4.2) and running game sets (§8.1): `kakehiki serve werewolf`. Both put
+//! the agents' connections on the seat layer ([`crate::seat::tcp`]) and play on one [`Table`].
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use kakehiki_agent::ClientProcess;
-use kakehiki_core::{SeatError, SeatErrorKind, SeatSpec};
+use kakehiki_core::replay::ReplayLog;
+use kakehiki_core::SeatSpec;
+use kakehiki_werewolf::bots::builtin;
 use kakehiki_werewolf::contest::{GameResult, SeatCounts, Standings};
 use kakehiki_werewolf::rng::{run_table_stream, shuffle, RunSeeds};
-use kakehiki_werewolf::wire::name_packet;
+use kakehiki_werewolf::wire::{decode_line, name_packet};
+use kakehiki_werewolf::RuleSet;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 
-use super::conn::{Answer, Conn};
-use super::{game_replay, run_game, write_game_log, Config, Counts, Records, Seat, SeatKind};
+use super::{game_header, run_game, write_game_log, Config, Counts, Records, Roster};
 use crate::accept::{Accepted, CappedAcceptor, Slot, SERVE_CONN_CAP};
 use crate::driver::{MatchSpec, RefereeError};
-use kakehiki_werewolf::RuleSet;
+use crate::seat::tcp::{self, Conn, ConnQueue, TcpSeat, MAX_LINE};
+use crate::seat::{Seat, Table};
 
-/// Accept one connection and read its NAME (§4.2). `Err` explains why no agent was seated.
-pub async fn accept_named(
-    listener: &TcpListener,
-    wait: Duration,
-    name_limit: Duration,
-    counter: &mut u64,
-) -> Result<Conn, String> {
-    let (stream, _) = match tokio::time::timeout(wait, listener.accept()).await {
-        Ok(Ok(s)) => s,
-        Ok(Err(e)) => return Err(format!("accept failed: {e}")),
-        Err(_) => return Err(format!("no connection within {} ms", wait.as_millis())),
-    };
-    *counter += 1;
-    name_connection(Conn::start(stream, *counter), name_limit).await
-}
-
-/// Send NAME on a fresh connection and store the reply.
-pub async fn name_connection(mut conn: Conn, limit: Duration) -> Result<Conn, String> {
-    match conn.ask(name_packet(), limit).await {
-        Answer::Line { text, .. } => {
-            let name = kakehiki_werewolf::talk::trim_reply(&text).to_string();
-            conn.name = if name.is_empty() {
-                format!("unnamed-{}", conn.id)
+/// Send NAME on a fresh connection and read the agent's name (§4.2); an empty name is
+/// `unnamed-K`, K counting connections. `Err` explains why no agent was seated.
+pub async fn name_connection(conn: &mut Conn, limit: Duration, k: u64) -> Result<String, String> {
+    let deadline = Instant::now() + limit;
+    if let Err(r) = conn.write_by(name_packet().into_bytes(), deadline).await {
+        return Err(format!(
+            "NAME not delivered: {}",
+            r.detail.unwrap_or_default()
+        ));
+    }
+    let r = conn.next_line(Instant::now() + limit).await;
+    match r.outcome {
+        kakehiki_core::exchange::ExchangeOutcome::Reply => {
+            let name = decode_line(&r.bytes);
+            let name = kakehiki_werewolf::talk::trim_reply(&name);
+            Ok(if name.is_empty() {
+                format!("unnamed-{k}")
             } else {
-                name
-            };
-            Ok(conn)
+                name.to_string()
+            })
         }
-        Answer::Timeout { .. } => Err(format!("no NAME reply within {} ms", limit.as_millis())),
-        Answer::Disconnect { reason, .. } => Err(format!("disconnected before NAME: {reason}")),
+        kakehiki_core::exchange::ExchangeOutcome::Timeout => {
+            Err(format!("no NAME reply within {} ms", limit.as_millis()))
+        }
+        _ => Err(format!(
+            "disconnected before NAME: {}",
+            r.detail.unwrap_or_default()
+        )),
     }
 }
 
-fn substitute(argv: &[String], host: &str, port: u16) -> Vec<String> {
-    argv.iter()
-        .map(|a| {
-            a.replace("{host}", host)
-                .replace("{port}", &port.to_string())
-        })
-        .collect()
-}
-
-fn not_ready(spec: String, name: String, detail: String) -> Seat {
-    let mut s = Seat::new(spec, name, SeatKind::Remote(None));
-    s.errors.push(SeatError {
-        at: String::new(),
-        turn: 0,
-        kind: SeatErrorKind::NotReady,
-        detail,
-    });
-    s
+/// Wait for the next connection on `queue` (watching the launched `client`, which is seen
+/// within a second if it exits first) and read its NAME: the seat, or why there is none.
+async fn seat_one(
+    queue: &mut ConnQueue,
+    mut client: Option<kakehiki_agent::ClientProcess>,
+    cfg: &Config,
+    k: u64,
+) -> (Seat, Result<String, String>) {
+    let deadline = Instant::now() + cfg.connect_timeout;
+    let named = match tcp::wait_connection(queue, client.as_mut(), deadline).await {
+        Ok((stream, peer)) => {
+            let mut conn = Conn::start(stream, MAX_LINE);
+            conn.peer = Some(peer);
+            name_connection(&mut conn, cfg.name_timeout, k)
+                .await
+                .map(|name| (conn, name))
+        }
+        Err(r) => Err(r.detail.unwrap_or_default()),
+    };
+    match named {
+        Ok((conn, name)) => (
+            Seat::Live(Box::new(TcpSeat::connected(conn, client))),
+            Ok(name),
+        ),
+        Err(why) => {
+            let seat = TcpSeat {
+                conn: None,
+                client,
+                why_not: why.clone(),
+            };
+            (Seat::Live(Box::new(seat)), Err(why))
+        }
+    }
 }
 
 /// The seats of a single match: built-in agents, `tcp-cmd:` clients (each launched with a
 /// network of its own whose loopback holds only its seat's listener, on the AIWolf port: the
 /// connection arriving there is its seat, and it can open no other), `tcp` agents in order of
-/// connection on the shared listener. A seat whose agent never connects plays silent; the game
-/// still runs.
+/// connection on the shared listener. Also the seats that got no agent, and why: they play
+/// silent; the game still runs.
 pub async fn seat_match(
     spec: &MatchSpec,
     cfg: &Config,
-    clients: &mut Vec<ClientProcess>,
-) -> Result<Vec<Seat>, RefereeError> {
-    let needs_shared = spec.seats.iter().any(|s| matches!(s, SeatSpec::Tcp));
+) -> Result<(Vec<Seat>, Roster, Vec<(usize, String)>), RefereeError> {
     // Agents that connect on their own must know the port: AIWolf's 10000 unless one is given.
     let want = match cfg.port {
         0 => 10000,
         p => p,
     };
-    let listener = if needs_shared {
-        Some(TcpListener::bind((cfg.host.as_str(), want)).await?)
-    } else {
-        None
+    let mut shared = match spec.seats.iter().any(|s| matches!(s, SeatSpec::Tcp)) {
+        true => Some(ConnQueue::bind(&cfg.host, want).await?),
+        false => None,
     };
-    if let Some(l) = &listener {
-        let addr = l.local_addr()?;
-        for (i, _) in spec
-            .seats
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| matches!(s, SeatSpec::Tcp))
-        {
-            spec.on_listen.notify(i, addr);
+    if let Some(q) = &shared {
+        for (i, s) in spec.seats.iter().enumerate() {
+            if matches!(s, SeatSpec::Tcp) {
+                spec.on_listen.notify(i, q.local_addr());
+            }
         }
     }
-    let mut counter = 0u64;
-    let mut seats = Vec::new();
+    let specs = spec.seats.iter().map(ToString::to_string).collect();
+    let mut roster = Roster::new(specs, vec![String::new(); spec.seats.len()], cfg);
+    let (mut seats, mut unseated) = (Vec::new(), Vec::new());
     for (i, s) in spec.seats.iter().enumerate() {
-        let text = s.to_string();
-        let seat = match (s, &listener) {
-            (SeatSpec::Builtin(name), _) => {
-                Seat::builtin(name, spec.seed, i + 1).ok_or_else(|| RefereeError::UnknownBot {
-                    game: "werewolf".into(),
-                    seat: i,
-                    name: name.clone(),
-                    expected: super::builtin_names(),
-                })?
+        let k = i as u64 + 1;
+        let (seat, name) = match s {
+            SeatSpec::Builtin(name) => {
+                if name != crate::seat::SILENT_BOT {
+                    roster.bots[i] = Some(builtin(name, spec.seed, i + 1).ok_or_else(|| {
+                        RefereeError::UnknownBot {
+                            game: "werewolf".into(),
+                            seat: i,
+                            name: name.clone(),
+                            expected: format!("{}, {}", super::builtin_names(), crate::seat::SILENT_BOT),
+                        }
+                    })?);
+                }
+                (Seat::builtin(name), Ok(name.clone()))
             }
-            (SeatSpec::Cmd(_), _) => {
+            SeatSpec::TcpCmd(argv) => {
+                let label = format!("seat {i}'s port");
+                let argv_for = |addr| tcp::client_argv(argv, addr);
+                match tcp::launch(argv_for, &spec.sandbox.for_seat(i), want, &label) {
+                    Err(e) if e.is_host_fault() => {
+                        return Err(RefereeError::HostFault {
+                            seat: i,
+                            reason: e.to_string(),
+                        })
+                    }
+                    Err(e) => {
+                        let why = format!("cannot start the agent: {e}");
+                        (Seat::NotStarted(why.clone()), Err(why))
+                    }
+                    Ok((client, mut queue)) => seat_one(&mut queue, Some(client), cfg, k).await,
+                }
+            }
+            SeatSpec::Tcp => match shared.as_mut() {
+                Some(q) => seat_one(q, None, cfg, k).await,
+                None => unreachable!("a listener exists whenever a tcp seat does"),
+            },
+            SeatSpec::Cmd(_) => {
                 return Err(RefereeError::UnsupportedSeat {
                     game: "werewolf".into(),
                     seat: i,
@@ -125,64 +162,14 @@ pub async fn seat_match(
                         .into(),
                 })
             }
-            (SeatSpec::TcpCmd(argv), _) => {
-                let launched = ClientProcess::spawn_seat(
-                    |addr| substitute(argv, &addr.ip().to_string(), addr.port()),
-                    &spec.sandbox.for_seat(i),
-                    want,
-                );
-                match launched {
-                    Err(e) if e.is_host_fault() => {
-                        return Err(RefereeError::HostFault {
-                            seat: i,
-                            reason: e.to_string(),
-                        })
-                    }
-                    Err(e) => not_ready(text, format!("seat{i}"), format!("cannot start the agent: {e}")),
-                    Ok((client, port)) => {
-                        clients.push(client);
-                        // `spawn_seat` hands the listener over non-blocking.
-                        let own = match TcpListener::from_std(port.listener) {
-                            Ok(l) => l,
-                            Err(e) => {
-                                return Err(RefereeError::HostFault {
-                                    seat: i,
-                                    reason: format!("cannot use the seat's listener: {e}"),
-                                })
-                            }
-                        };
-                        // One connection is the seat; the listener closes with `own` here.
-                        match accept_named(&own, cfg.connect_timeout, cfg.name_timeout, &mut counter).await {
-                            Ok(conn) => Seat::new(text, conn.name.clone(), SeatKind::Remote(Some(conn))),
-                            Err(why) => not_ready(text, format!("seat{i}"), why),
-                        }
-                    }
-                }
-            }
-            (SeatSpec::Tcp, Some(l)) => match accept_named(l, cfg.connect_timeout, cfg.name_timeout, &mut counter).await {
-                Ok(conn) => Seat::new(text, conn.name.clone(), SeatKind::Remote(Some(conn))),
-                Err(why) => not_ready(text, format!("seat{i}"), why),
-            },
-            (SeatSpec::Tcp, None) => unreachable!("a listener exists whenever a tcp seat does"),
         };
+        roster.ledger.names[i] = name.unwrap_or_else(|why| {
+            unseated.push((i, why));
+            format!("seat{i}")
+        });
         seats.push(seat);
     }
-    Ok(seats)
-}
-
-/// Flush and close every connection, then let launched clients exit (killing their groups).
-pub async fn close_all(seats: &mut [Seat], clients: Vec<ClientProcess>) {
-    for s in seats.iter_mut() {
-        if let SeatKind::Remote(Some(c)) = &mut s.kind {
-            c.flush(Duration::from_secs(1)).await;
-        }
-        if let SeatKind::Remote(c) = &mut s.kind {
-            *c = None;
-        }
-    }
-    for c in clients {
-        let _ = c.finish(Duration::from_secs(2)).await;
-    }
+    Ok((seats, roster, unseated))
 }
 
 /// A game set (§8.1).
@@ -230,19 +217,19 @@ pub async fn serve_set(listener: TcpListener, set: &SetConfig) -> Result<SetResu
     // connection that is not seated is logged with the reason.
     let mut accepted = CappedAcceptor::new(listener, SERVE_CONN_CAP, "serve werewolf")?;
     let excess = accepted.excess_counter();
-    let (tx, mut rx) = mpsc::channel::<(Conn, Slot)>(64);
+    let (tx, mut rx) = mpsc::channel::<(Conn, String, Slot)>(64);
     let acceptor = tokio::spawn(async move {
         let mut counter = 0u64;
         while let Some(a) = accepted.next().await {
             counter += 1;
             let Accepted { stream, peer, slot } = a;
-            let conn = Conn::start(stream, counter);
+            let mut conn = Conn::start(stream, MAX_LINE);
+            conn.peer = Some(peer);
             let tx = tx.clone();
             tokio::spawn(async move {
-                match name_connection(conn, limit).await {
-                    Ok(mut c) => {
-                        c.peer = Some(peer);
-                        let _ = tx.send((c, slot)).await;
+                match name_connection(&mut conn, limit, counter).await {
+                    Ok(name) => {
+                        let _ = tx.send((conn, name, slot)).await;
                     }
                     Err(why) => {
                         tracing::warn!("serve werewolf: connection from {peer} dropped: {why}")
@@ -251,7 +238,7 @@ pub async fn serve_set(listener: TcpListener, set: &SetConfig) -> Result<SetResu
             });
         }
     });
-    let mut conns: Vec<Conn> = Vec::new();
+    let mut conns: Vec<(Conn, String)> = Vec::new();
     let deadline = cfg.fill_timeout.map(|d| tokio::time::Instant::now() + d);
     while conns.len() < set.players {
         let next = match deadline {
@@ -259,7 +246,7 @@ pub async fn serve_set(listener: TcpListener, set: &SetConfig) -> Result<SetResu
                 Ok(n) => n,
                 Err(_) => {
                     acceptor.abort();
-                    let names: Vec<&str> = conns.iter().map(|c| c.name.as_str()).collect();
+                    let names: Vec<&str> = conns.iter().map(|(_, n)| n.as_str()).collect();
                     let msg = format!(
                         "serve werewolf: gave up after waiting {:.1} s for the set to fill \
                          (--opt fill_timeout_ms={}; 0 waits without end): {} of {} agents \
@@ -282,14 +269,13 @@ pub async fn serve_set(listener: TcpListener, set: &SetConfig) -> Result<SetResu
         };
         match next {
             // Seated: the seat bounds the connection from now on.
-            Some((c, _slot)) => {
+            Some((c, name, _slot)) => {
                 tracing::info!(
-                    "serve werewolf: {} seated ({} of {})",
-                    c.name,
+                    "serve werewolf: {name} seated ({} of {})",
                     conns.len() + 1,
                     set.players
                 );
-                conns.push(c)
+                conns.push((c, name))
             }
             None => break,
         }
@@ -297,11 +283,11 @@ pub async fn serve_set(listener: TcpListener, set: &SetConfig) -> Result<SetResu
     // Agent numbers: configured by name, else a seeded permutation of the arrival order.
     let mut order: Vec<usize> = (0..conns.len()).collect();
     shuffle(&mut run_table_stream(set.run_seed), &mut order);
-    let mut slots: Vec<Option<Conn>> = (0..set.players).map(|_| None).collect();
+    let mut slots: Vec<Option<(Conn, String)>> = (0..set.players).map(|_| None).collect();
     let mut rest = Vec::new();
-    let mut conns: Vec<Option<Conn>> = conns.into_iter().map(Some).collect();
+    let mut conns: Vec<Option<(Conn, String)>> = conns.into_iter().map(Some).collect();
     for (i, c) in conns.iter_mut().enumerate() {
-        if let Some(&num) = c.as_ref().and_then(|c| set.numbers.get(&c.name)) {
+        if let Some(&num) = c.as_ref().and_then(|(_, name)| set.numbers.get(name)) {
             if (1..=set.players).contains(&num) && slots[num - 1].is_none() {
                 slots[num - 1] = c.take();
                 continue;
@@ -316,18 +302,26 @@ pub async fn serve_set(listener: TcpListener, set: &SetConfig) -> Result<SetResu
             slots[slot] = conns[i].take();
         }
     }
-    let mut seats: Vec<Seat> = slots
-        .into_iter()
-        .enumerate()
-        .map(|(i, c)| match c {
-            Some(c) => Seat::new("tcp".into(), c.name.clone(), SeatKind::Remote(Some(c))),
-            None => Seat::new(
-                "tcp".into(),
-                format!("seat{}", i + 1),
-                SeatKind::Remote(None),
-            ),
-        })
-        .collect();
+    let mut roster = Roster::new(
+        vec!["tcp".into(); set.players],
+        vec![String::new(); set.players],
+        &cfg,
+    );
+    let mut seats = Vec::new();
+    for (i, c) in slots.into_iter().enumerate() {
+        seats.push(match c {
+            Some((c, name)) => {
+                roster.ledger.names[i] = name;
+                Seat::Live(Box::new(TcpSeat::connected(c, None)))
+            }
+            None => {
+                roster.ledger.names[i] = format!("seat{}", i + 1);
+                Seat::NotStarted("no agent took the seat".into())
+            }
+        });
+    }
+    let rules = cfg.settings.rule_set.name();
+    let mut table = Table::new(seats, game_header(rules, 0, &roster, &set.options));
     let mut records = Records::new(set.out_dir.clone());
     let mut standings = Standings::default();
     let mut games = Vec::new();
@@ -341,54 +335,49 @@ pub async fn serve_set(listener: TcpListener, set: &SetConfig) -> Result<SetResu
     }
     for game in 0..set.games {
         // Re-admit agents that reconnected under a seat's name.
-        while let Ok((c, _slot)) = rx.try_recv() {
-            if let Some(s) = seats
-                .iter_mut()
-                .find(|s| matches!(s.kind, SeatKind::Remote(None)) && s.name == c.name)
-            {
-                s.kind = SeatKind::Remote(Some(c));
+        while let Ok((c, name, _slot)) = rx.try_recv() {
+            let seat = (0..set.players)
+                .find(|&i| table.down(i).is_some() && roster.ledger.names[i] == name);
+            if let Some(i) = seat {
+                table.reseat(i, Seat::Live(Box::new(TcpSeat::connected(c, None))));
             } else {
                 tracing::warn!(
                     "serve werewolf: connection from {} named {:?} dropped: the set is full and \
                      no disconnected seat has that name",
                     c.peer.map(|p| p.to_string()).unwrap_or_else(|| "?".into()),
-                    c.name
+                    name
                 );
             }
         }
-        let before: Vec<Counts> = seats.iter().map(|s| s.counts).collect();
+        let before: Vec<Counts> = roster.ledger.counts.clone();
         let seed = seeds.next().unwrap_or(u64::from(game));
-        let out = run_game(game, seed, &cfg, &mut seats, &mut records).await?;
+        table.log = game_header(rules, seed, &roster, &replay_opts);
+        let out = run_game(game, seed, &cfg, &mut table, &mut roster).await?;
         if let Some(dir) = &set.out_dir {
             write_game_log(dir, &format!("{game:03}.log"), &out.log)?;
-            let replay = game_replay(
-                cfg.settings.rule_set.name(),
-                seed,
-                &seats,
-                &replay_opts,
-                &out,
-            );
+            let replay = std::mem::take(&mut table.log);
             kakehiki_core::private_files::write(
                 &dir.join(format!("{game:03}.replay.jsonl")),
                 replay.to_text(),
             )?;
         }
-        records.flush()?;
+        records.flush(&roster.ledger)?;
         let result = GameResult {
-            names: seats.iter().map(|s| s.name.clone()).collect(),
+            names: roster.ledger.names.clone(),
             roles: out.roles.clone(),
             winner: out.winner,
             counts: before
                 .iter()
-                .zip(&seats)
-                .map(|(b, s)| counts_delta(*b, s.counts))
+                .zip(&roster.ledger.counts)
+                .map(|(b, a)| counts_delta(*b, *a))
                 .collect(),
         };
         standings.add(&result);
         games.push(result);
     }
     acceptor.abort();
-    close_all(&mut seats, Vec::new()).await;
+    table.log = ReplayLog::new();
+    table.finish(Duration::from_secs(1)).await;
     let excess_connections = excess.load(std::sync::atomic::Ordering::Relaxed);
     if excess_connections > 0 {
         tracing::warn!(
@@ -418,7 +407,7 @@ pub async fn serve_set(listener: TcpListener, set: &SetConfig) -> Result<SetResu
     Ok(SetResult {
         standings,
         games,
-        errors: records.errors.len(),
+        errors: roster.ledger.errors.len(),
         excess_connections,
     })
 }
