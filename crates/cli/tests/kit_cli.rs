@@ -645,16 +645,18 @@ fn check_geister_passes_a_good_client_and_names_a_bad_move() {
         .collect();
     assert_eq!(cases, want, "{v}");
     assert_eq!(v["matches"][1]["seat"], 1);
-    // Two kinds of request per rule set: the placement, then the moves.
+    // Three kinds per rule set, in the game's words: the client's connection, the placement,
+    // then the moves.
     let gpw: Vec<&Value> = v["timings"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|t| t["rules"] == "gpw")
         .collect();
-    assert_eq!(gpw.len(), 2, "{v}");
-    assert_eq!(kinds(&v).len(), 4, "{v}");
-    let set = gpw[0];
+    let gpw_kinds: Vec<&str> = gpw.iter().map(|t| t["kind"].as_str().unwrap()).collect();
+    assert_eq!(gpw_kinds, ["connect", "SET?", "MOV?"], "{v}");
+    assert_eq!(kinds(&v).len(), 6, "{v}");
+    let set = gpw[1];
     assert_eq!(set["replies"], 3, "one placement per match: {v}");
     assert_eq!(set["limit_ms"], 30000.0);
     assert!(set["slowest_ms"].as_f64().unwrap() >= set["median_ms"].as_f64().unwrap());
