@@ -695,7 +695,9 @@ fn old_replays_upgrade_to_the_seat_record_and_verify() {
             .join(file);
         let old = std::fs::read_to_string(path).unwrap();
         match verify_replay(&old) {
-            Err(RefereeError::BadReplay(why)) => assert!(why.contains("--upgrade"), "{why}"),
+            Err(e @ RefereeError::OldReplayFormat { .. }) => {
+                assert!(e.to_string().contains("--upgrade"), "{e}")
+            }
             other => panic!("{game}: an @1 replay must be refused, got {other:?}"),
         }
         let parsed = ReplayLog::parse(&old).unwrap();
