@@ -141,6 +141,66 @@ impl SeatExchange {
     }
 }
 
+/// A [`SeatExchange`] line written from borrowed parts: the referee records one per request, so
+/// it serialises the same JSON without copying the label, kind, reply and detail first.
+/// [`SeatExchange`] reads it back.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExchangeLine<'a> {
+    pub event: &'static str,
+    pub seat: usize,
+    pub at: &'a str,
+    pub kind: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_us: Option<u64>,
+    pub outcome: ExchangeOutcome,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw_b64: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub discarded: &'a [String],
+}
+
+impl<'a> ExchangeLine<'a> {
+    /// A line with no reply bytes, time or detail yet.
+    pub fn new(seat: usize, at: &'a str, kind: &'a str, outcome: ExchangeOutcome) -> Self {
+        ExchangeLine {
+            event: SEAT_EVENT,
+            seat,
+            at,
+            kind,
+            limit_ms: None,
+            time_us: None,
+            outcome,
+            raw: None,
+            raw_b64: None,
+            truncated: false,
+            detail: None,
+            discarded: &[],
+        }
+    }
+
+    /// Set the reply bytes: as text when valid UTF-8, else as base64 (as [`SeatExchange::set_raw`]).
+    pub fn set_raw(&mut self, bytes: &'a [u8]) {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => {
+                self.raw = Some(s);
+                self.raw_b64 = None;
+            }
+            Err(_) => {
+                self.raw = None;
+                self.raw_b64 = Some(base64::engine::general_purpose::STANDARD.encode(bytes));
+            }
+        }
+    }
+}
+
 /// How a seat's program ended, and what it wrote on stderr (`"event":"seat_end"`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeatEnd {
@@ -191,6 +251,75 @@ impl SeatRecord {
 mod tests {
     use super::*;
     use crate::replay::ReplayLog;
+
+    #[test]
+    fn a_borrowed_line_serialises_as_the_owned_record() {
+        type Case<'a> = (
+            &'a [u8],
+            Option<u64>,
+            Option<u64>,
+            bool,
+            Option<&'a str>,
+            &'a [String],
+        );
+        let discarded = vec!["early".to_string()];
+        let cases: [Case; 5] = [
+            (b"MOV:A,N", Some(10_000), Some(1234), false, None, &[]),
+            (b"", None, None, false, None, &[]),
+            (
+                b"\xff\x00bin",
+                Some(5),
+                Some(5000),
+                true,
+                Some("cut"),
+                &discarded,
+            ),
+            (
+                b"partial",
+                Some(1),
+                Some(1000),
+                false,
+                Some("no line terminator"),
+                &[],
+            ),
+            (
+                b"",
+                Some(3),
+                Some(0),
+                false,
+                Some("exit code 1"),
+                &discarded,
+            ),
+        ];
+        for (i, (raw, limit, time, cut, detail, dis)) in cases.into_iter().enumerate() {
+            let outcome = if i == 4 {
+                ExchangeOutcome::Crash
+            } else {
+                ExchangeOutcome::Reply
+            };
+            let mut owned = SeatExchange::new(2, "ply 15", "MOV?", outcome);
+            let mut line = ExchangeLine::new(2, "ply 15", "MOV?", outcome);
+            if !raw.is_empty() || outcome == ExchangeOutcome::Reply {
+                owned.set_raw(raw);
+                line.set_raw(raw);
+            }
+            owned.limit_ms = limit;
+            line.limit_ms = limit;
+            owned.time_us = time;
+            line.time_us = time;
+            owned.truncated = cut;
+            line.truncated = cut;
+            owned.detail = detail.map(str::to_string);
+            line.detail = detail;
+            owned.discarded = dis.to_vec();
+            line.discarded = dis;
+            let a = serde_json::to_string(&owned).unwrap();
+            let b = serde_json::to_string(&line).unwrap();
+            assert_eq!(a, b, "case {i}");
+            let back: SeatExchange = serde_json::from_str(&b).unwrap();
+            assert_eq!(back, owned, "case {i}");
+        }
+    }
 
     #[test]
     fn records_round_trip_through_a_replay() {

@@ -14,6 +14,7 @@
 //! The transports ([`pipe`], [`tcp`], [`ws`]) implement
 //! [`Transport`]; the sandbox's guarantees stay with the processes they wrap.
 
+pub mod client;
 pub mod pipe;
 pub mod tcp;
 pub mod ws;
@@ -23,7 +24,9 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 
-use kakehiki_core::exchange::{ExchangeOutcome, SeatEnd, SeatExchange, SeatRecord, SEAT_END_EVENT};
+use kakehiki_core::exchange::{
+    ExchangeLine, ExchangeOutcome, SeatEnd, SeatExchange, SeatRecord, SEAT_END_EVENT,
+};
 use kakehiki_core::replay::{ParsedReplay, ReplayLog};
 use kakehiki_core::{MatchReport, SeatError, SeatErrorKind, SeatSpec};
 use serde::Serialize;
@@ -292,6 +295,18 @@ impl Answer {
             .map(|b| String::from_utf8_lossy(b).into_owned())
     }
 
+    /// The answer of a seat that is not running (`why`), asked nothing.
+    pub fn not_running(why: &str) -> Answer {
+        Answer {
+            outcome: ExchangeOutcome::NotRunning,
+            bytes: Vec::new(),
+            truncated: false,
+            time_us: Some(0),
+            detail: Some(why.to_string()),
+            discarded: Vec::new(),
+        }
+    }
+
     fn of_record(e: &SeatExchange) -> Answer {
         Answer {
             outcome: e.outcome,
@@ -517,14 +532,7 @@ impl Table {
         let mut waiting: Vec<(usize, Instant, Instant)> = Vec::new();
         for (i, ask) in asks.iter().enumerate() {
             if let Some(why) = self.down(ask.seat) {
-                answers[i] = Some(Answer {
-                    outcome: ExchangeOutcome::NotRunning,
-                    bytes: Vec::new(),
-                    truncated: false,
-                    time_us: Some(0),
-                    detail: Some(why.to_string()),
-                    discarded: Vec::new(),
-                });
+                answers[i] = Some(Answer::not_running(why));
                 continue;
             }
             match &mut self.seats[ask.seat] {
@@ -557,16 +565,9 @@ impl Table {
                             discarded[i].recorded = Some(e.discarded.clone());
                             Answer::of_record(&e)
                         }
-                        None => Answer {
-                            outcome: ExchangeOutcome::NotRunning,
-                            bytes: Vec::new(),
-                            truncated: false,
-                            time_us: Some(0),
-                            detail: Some(
-                                "the recording has no more exchanges for this seat".into(),
-                            ),
-                            discarded: Vec::new(),
-                        },
+                        None => {
+                            Answer::not_running("the recording has no more exchanges for this seat")
+                        }
                     };
                     answers[i] = Some(answer);
                 }
@@ -648,16 +649,7 @@ impl Table {
         }
         let mut answers: Vec<Answer> = answers
             .into_iter()
-            .map(|a| {
-                a.unwrap_or(Answer {
-                    outcome: ExchangeOutcome::NotRunning,
-                    bytes: Vec::new(),
-                    truncated: false,
-                    time_us: Some(0),
-                    detail: Some("asked twice in one round".into()),
-                    discarded: Vec::new(),
-                })
-            })
+            .map(|a| a.unwrap_or_else(|| Answer::not_running("asked twice in one round")))
             .collect();
         for ((ask, answer), discarded) in asks.iter().zip(&mut answers).zip(discarded) {
             answer.discarded = discarded.summary();
@@ -777,7 +769,7 @@ impl Table {
             }
             _ => None,
         }?;
-        let mut rec = self.exchange_of(&ask, &answer);
+        let mut rec = Self::exchange_of(&ask, &answer);
         rec.limit_ms = None;
         self.log.push(&rec);
         self.note_error(&ask, &answer);
@@ -801,7 +793,7 @@ impl Table {
         let w = &waits[i];
         let mut ask = w.ask();
         ask.handshake = w.timeout_not_ready && answer.outcome == ExchangeOutcome::Timeout;
-        let mut rec = self.exchange_of(&ask, &answer);
+        let mut rec = Self::exchange_of(&ask, &answer);
         if w.limit.is_none() {
             rec.limit_ms = None;
         }
@@ -815,14 +807,7 @@ impl Table {
         waits: &[Wait],
         builtin: &mut impl FnMut(usize, &Wait) -> Vec<u8>,
     ) -> Option<(usize, Answer)> {
-        let not_running = |why: &str| Answer {
-            outcome: ExchangeOutcome::NotRunning,
-            bytes: Vec::new(),
-            truncated: false,
-            time_us: Some(0),
-            detail: Some(why.to_string()),
-            discarded: Vec::new(),
-        };
+        let not_running = Answer::not_running;
         if let Some((i, why)) = waits
             .iter()
             .enumerate()
@@ -921,22 +906,22 @@ impl Table {
         Some((i, answer))
     }
 
-    fn exchange_of(&self, ask: &Ask, answer: &Answer) -> SeatExchange {
-        let mut rec = SeatExchange::new(ask.seat, &ask.at, &ask.kind, answer.outcome);
+    fn exchange_of<'a>(ask: &'a Ask, answer: &'a Answer) -> ExchangeLine<'a> {
+        let mut rec = ExchangeLine::new(ask.seat, &ask.at, &ask.kind, answer.outcome);
         rec.limit_ms = Some(ask.limit.as_millis() as u64);
         rec.time_us = answer.time_us;
         if !answer.bytes.is_empty() || answer.outcome == ExchangeOutcome::Reply {
             rec.set_raw(&answer.bytes);
         }
         rec.truncated = answer.truncated;
-        rec.detail = answer.detail.clone();
-        rec.discarded = answer.discarded.clone();
+        rec.detail = answer.detail.as_deref();
+        rec.discarded = &answer.discarded;
         rec
     }
 
     /// Record one answered ask: its exchange line, and its error if the transport failed.
     fn note(&mut self, ask: &Ask, answer: &Answer) {
-        let rec = self.exchange_of(ask, answer);
+        let rec = Self::exchange_of(ask, answer);
         self.log.push(&rec);
         self.note_error(ask, answer);
     }

@@ -26,6 +26,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use super::client::{ending, exited, poll_step, with_exit};
 use super::{Ending, Received, Transport};
 use crate::accept::{CappedAcceptor, SEAT_CONN_CAP};
 use crate::driver::BoxFuture;
@@ -46,9 +47,6 @@ const PENDING_BYTES_CAP: usize = 1 << 20;
 /// Reads of [`Conn::read_available`] per call (256 × 16 KiB = 4 MiB): a client writing as fast
 /// as the referee reads cannot hold it there.
 const READS_PER_DRAIN: usize = 256;
-
-/// How often a launched client is looked at while the referee waits for its connection.
-const EXIT_POLL: Duration = Duration::from_millis(50);
 
 struct Outgoing {
     bytes: Vec<u8>,
@@ -445,10 +443,8 @@ impl Transport for TcpSeat {
                 return Err(self.no_conn());
             };
             match conn.write_by(bytes.to_vec(), deadline).await {
-                Err(r) if r.outcome == ExchangeOutcome::Disconnect => {
-                    Err(with_exit(r, &mut self.client).await)
-                }
-                other => other,
+                Err(r) => Err(with_exit(r, self.client.as_mut(), "client").await),
+                Ok(()) => Ok(()),
             }
         })
     }
@@ -459,11 +455,7 @@ impl Transport for TcpSeat {
                 return self.no_conn();
             };
             let r = conn.next_line(deadline).await;
-            if r.outcome == ExchangeOutcome::Disconnect {
-                with_exit(r, &mut self.client).await
-            } else {
-                r
-            }
+            with_exit(r, self.client.as_mut(), "client").await
         })
     }
 
@@ -500,44 +492,9 @@ impl Transport for TcpSeat {
                 c.flush(grace).await;
             }
             drop(self.conn.take());
-            match self.client.take() {
-                Some(client) => {
-                    let oom = client.oom_killed();
-                    let (exit, stderr, _) = client.finish_with_output(grace).await;
-                    let mut e = Ending::of(exit, stderr);
-                    if oom {
-                        e.exit.push_str(" (memory limit)");
-                    }
-                    e
-                }
-                None => Ending {
-                    exit: "a client the referee did not start (no exit code)".into(),
-                    ..Ending::default()
-                },
-            }
+            let not_launched = "a client the referee did not start (no exit code)";
+            ending(self.client.take(), grace, not_launched).await
         })
-    }
-}
-
-/// A disconnect of a launched client that has exited (or exits within 200 ms) says how.
-async fn with_exit(mut r: Received, client: &mut Option<ClientProcess>) -> Received {
-    let Some(c) = client.as_mut() else {
-        return r;
-    };
-    let until = Instant::now() + Duration::from_millis(200);
-    loop {
-        if let Some(e) = c.try_exit() {
-            r.outcome = ExchangeOutcome::Crash;
-            r.detail = Some(format!(
-                "{}; the client exited: {e}",
-                r.detail.as_deref().unwrap_or("connection closed")
-            ));
-            return r;
-        }
-        if Instant::now() >= until {
-            return r;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
@@ -566,7 +523,7 @@ pub fn launch(
 }
 
 /// Wait until `deadline` for the next connection on `queue`, watching `client` (the seat's
-/// launched process, if any): a client that exits first is reported within [`EXIT_POLL`] as a
+/// launched process, if any): a client that exits first is reported within [`super::client::EXIT_POLL`] as a
 /// crash with its exit code (its stderr comes with the seat's ending), not when the limit runs
 /// out.
 pub async fn wait_connection(
@@ -576,20 +533,15 @@ pub async fn wait_connection(
 ) -> Result<(TcpStream, SocketAddr), Received> {
     let started = Instant::now();
     loop {
-        let step = match client {
-            Some(_) => (Instant::now() + EXIT_POLL).min(deadline),
-            None => deadline,
-        };
+        let step = poll_step(client.as_deref(), deadline);
         if let Some(conn) = queue.next(step).await {
             return Ok(conn);
         }
-        if let Some(c) = client.as_deref_mut() {
-            if let Some(e) = c.try_exit() {
-                return Err(Received::failure(
-                    ExchangeOutcome::Crash,
-                    format!("the client exited before connecting: {e}"),
-                ));
-            }
+        if let Some(e) = exited(client.as_deref_mut()) {
+            return Err(Received::failure(
+                ExchangeOutcome::Crash,
+                format!("the client exited before connecting: {e}"),
+            ));
         }
         if Instant::now() >= deadline {
             return Err(Received::failure(

@@ -8,7 +8,7 @@
 //! server requires it, the agent's token) happens before the match: its NAME answer (or why there
 //! is none) is the reply to the seat's first request with an empty message, so the table records
 //! it as it records every other reply. A `ws-cmd:` seat's client process is attached: a client
-//! that exits while the referee waits for its connection is seen within [`EXIT_POLL`], and its
+//! that exits while the referee waits for its connection is seen within [`EXIT_POLL`](super::client::EXIT_POLL), and its
 //! exit and stderr are the seat's [`Ending`].
 
 use std::sync::{Arc, Mutex};
@@ -31,11 +31,9 @@ use std::net::SocketAddr;
 use kakehiki_agent::{ClientProcess, SandboxConfig};
 use kakehiki_core::exchange::ExchangeOutcome;
 
+use super::client::{ending, exited, poll_step, with_exit};
 use super::{Ending, Received, Seat, Transport};
 use crate::driver::{BoxFuture, RefereeError};
-
-/// How often a launched client's exit is looked for while the referee waits for its connection.
-pub const EXIT_POLL: Duration = Duration::from_millis(50);
 
 /// The server's NAME request, as upstream writes it.
 pub const NAME_REQUEST: &str = r#"{"request":"NAME"}"#;
@@ -201,7 +199,7 @@ impl WsSeat {
 
 /// Wait up to `wait` for one connection on `listener` and make it a seat (WebSocket handshake,
 /// NAME, and the token check when `secret` is set). While waiting, a launched `client` that exits
-/// is seen within [`EXIT_POLL`]. A seat that does not connect is [`WsSeat::not_connected`].
+/// is seen within [`EXIT_POLL`](super::client::EXIT_POLL). A seat that does not connect is [`WsSeat::not_connected`].
 pub async fn accept_seat(
     listener: &TcpListener,
     wait: Duration,
@@ -211,13 +209,13 @@ pub async fn accept_seat(
 ) -> WsSeat {
     let deadline = Instant::now() + wait;
     let accepted = loop {
-        let poll = Instant::now() + EXIT_POLL;
-        match tokio::time::timeout_at(poll.min(deadline), listener.accept()).await {
+        let step = poll_step(client.as_ref(), deadline);
+        match tokio::time::timeout_at(step, listener.accept()).await {
             Ok(Ok((stream, _))) => break Ok(stream),
             Ok(Err(e)) => break Err(format!("accept failed: {e}")),
             Err(_) => {}
         }
-        if let Some(exit) = client.as_mut().and_then(ClientProcess::try_exit) {
+        if let Some(exit) = exited(client.as_mut()) {
             break Err(format!("the agent exited before connecting ({exit})"));
         }
         if Instant::now() >= deadline {
@@ -453,7 +451,11 @@ impl Transport for WsSeat {
                     self.gone.clone().unwrap_or_else(|| "not connected".into()),
                 ));
             };
-            let text = String::from_utf8_lossy(bytes).into_owned();
+            // The drivers write text; only a non-UTF-8 message pays for the lossy conversion.
+            let text = match std::str::from_utf8(bytes) {
+                Ok(s) => s.to_owned(),
+                Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+            };
             let send = ws.send(Message::Text(text));
             tokio::pin!(send);
             // A write that completes at once (the usual case) sets no timer.
@@ -488,22 +490,8 @@ impl Transport for WsSeat {
                 hello.at = Instant::now() + took;
                 return hello;
             }
-            let mut r = self.read_frame(deadline).await;
-            // A disconnect of a launched client that has exited (or exits within 200 ms) is a
-            // crash with its exit.
-            let until = Instant::now() + Duration::from_millis(200);
-            while let (ExchangeOutcome::Disconnect, Some(c)) = (r.outcome, self.client.as_mut()) {
-                if let Some(e) = c.try_exit() {
-                    r.outcome = ExchangeOutcome::Crash;
-                    let why = r.detail.take().unwrap_or_default();
-                    r.detail = Some(format!("{why}; the agent exited: {e}"));
-                } else if Instant::now() >= until {
-                    break;
-                } else {
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                }
-            }
-            r
+            let r = self.read_frame(deadline).await;
+            with_exit(r, self.client.as_mut(), "agent").await
         })
     }
 
@@ -532,21 +520,8 @@ impl Transport for WsSeat {
             if let Some(mut ws) = ws {
                 let _ = timeout(Duration::from_secs(1), ws.close(None)).await;
             }
-            match client {
-                Some(c) => {
-                    let oom = c.oom_killed();
-                    let (exit, stderr, _) = c.finish_with_output(grace).await;
-                    let mut ending = Ending::of(exit, stderr);
-                    if oom {
-                        ending.exit.push_str(" (memory limit)");
-                    }
-                    ending
-                }
-                None => Ending {
-                    exit: "not launched by the referee (the agent connected on its own)".into(),
-                    ..Ending::default()
-                },
-            }
+            let not_launched = "not launched by the referee (the agent connected on its own)";
+            ending(client, grace, not_launched).await
         })
     }
 }
