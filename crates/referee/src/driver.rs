@@ -275,9 +275,10 @@ pub trait GameDriver: Send + Sync {
     }
 }
 
-/// The name and version of a replay format: `kakehiki/nac-replay@2` is (`kakehiki/nac-replay`, 2).
+/// The name and version of a replay format: `kakehiki/nac-replay@2` is (`kakehiki/nac-replay`, 2);
+/// Geister's `kakehiki-geister/2` (the version after the last `/`) is (`kakehiki-geister`, 2).
 pub fn format_version(format: &str) -> Option<(&str, u32)> {
-    let (name, v) = format.rsplit_once('@')?;
+    let (name, v) = format.rsplit_once(['@', '/'])?;
     Some((name, v.parse().ok()?))
 }
 
@@ -546,6 +547,18 @@ mod format_tests {
             format_version("kakehiki/nac-replay@12"),
             Some(("kakehiki/nac-replay", 12))
         );
+        assert_eq!(
+            format_version("kakehiki-geister/2"),
+            Some(("kakehiki-geister", 2))
+        );
+        assert!(matches!(
+            check_format("kakehiki-geister/1", "kakehiki-geister/2"),
+            Err(RefereeError::OldReplayFormat { .. })
+        ));
+        assert!(check_format("kakehiki-geister/3", "kakehiki-geister/2")
+            .unwrap_err()
+            .to_string()
+            .contains("newer"));
     }
 }
 
