@@ -16,7 +16,7 @@ use kakehiki_diplomacy::{BuiltinBot, DiplomacyGame, PhaseKind, Power};
 use serde_json::json;
 use tokio::time::Instant;
 
-use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
+use crate::driver::{check_format, BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
 use crate::seat::tcp::{self, Conn, ConnQueue, TcpSeat};
 use crate::seat::{pipe::Pipe, Answer, Ask, ReplyFilter, Seat, Table, SILENT_BOT};
 
@@ -449,16 +449,7 @@ impl GameDriver for DiplomacyDriver {
 
     fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
         let h = &replay.header;
-        if h.format != FORMAT {
-            let hint = match h.format == FORMAT_V1 {
-                true => " (convert it with `kakehiki replay --upgrade`)",
-                false => "",
-            };
-            let format = &h.format;
-            return Err(RefereeError::BadReplay(format!(
-                "format {format:?}, expected {FORMAT:?}{hint}"
-            )));
-        }
+        check_format(&h.format, FORMAT)?;
         let params = wire::params_of(h).map_err(RefereeError::BadReplay)?;
         let table = Table::replayed(replay, 7, header(h.seed, &h.seats, &params))?;
         let bots = (0..7).map(|_| None).collect();

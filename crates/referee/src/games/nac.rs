@@ -18,9 +18,9 @@ use kakehiki_nac::{State, Variant, NUM_SEATS};
 use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 
-use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
+use crate::driver::{check_format, BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
 use crate::seat::pipe::{start_seats, WRITE_FAILED};
-use crate::seat::{Answer, Ask, Seat, Table, NO_TERMINATOR, SILENT_BOT};
+use crate::seat::{Ask, Seat, Table, NO_TERMINATOR, SILENT_BOT};
 
 pub use kakehiki_nac::record::Limits;
 
@@ -84,11 +84,6 @@ fn thread_cpu() -> Duration {
     getrusage(UsageWho::RUSAGE_THREAD)
         .map(|u| t(u.user_time()) + t(u.system_time()))
         .unwrap_or_default()
-}
-
-/// Whether the answer's detail begins with `prefix`.
-fn says(a: &Answer, prefix: &str) -> bool {
-    a.detail.as_deref().is_some_and(|d| d.starts_with(prefix))
 }
 
 /// One match being played (or re-run): the engine, the seats, the built-in bots.
@@ -178,7 +173,7 @@ impl<'p> Game<'p> {
                     failed.push((s, None));
                     continue;
                 };
-                let unterminated = says(a, NO_TERMINATOR);
+                let unterminated = a.says(NO_TERMINATOR);
                 let closed = unterminated && a.time_us < Some(had);
                 let why = match not_ready(bytes, unterminated, closed, self.limits.ready_ms) {
                     None => continue,
@@ -231,7 +226,7 @@ impl<'p> Game<'p> {
         for ((seat, block), a) in blocks.into_iter().zip(&answers) {
             waited = waited.max(a.time_us.unwrap_or(0));
             // A block that could not be written is not part of the seat's stream.
-            if !(a.outcome == ExchangeOutcome::Crash && says(a, WRITE_FAILED)) {
+            if !(a.outcome == ExchangeOutcome::Crash && a.says(WRITE_FAILED)) {
                 self.streams[seat].0.update(&block);
                 self.streams[seat].1 += block.len() as u64;
             }
@@ -255,7 +250,7 @@ impl<'p> Game<'p> {
                 continue;
             };
             let targets = self.state.params().targets;
-            let parsed = parse_received(raw, a.truncated, says(a, NO_TERMINATOR), n, targets);
+            let parsed = parse_received(raw, a.truncated, a.says(NO_TERMINATOR), n, targets);
             mv.status = MoveStatus::Ok;
             mv.picks = parsed.picks;
             mv.errors = parsed.issues;
@@ -480,12 +475,7 @@ impl GameDriver for NacDriver {
 
     fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
         let h = &replay.header;
-        if h.format == FORMAT_V1 {
-            let name = self.variant.name();
-            return Err(bad(format!(
-                "format {FORMAT_V1:?} is the old {name} replay: convert it with `kakehiki replay --upgrade`"
-            )));
-        }
+        check_format(&h.format, FORMAT)?;
         let limits = self.header_limits(h, FORMAT)?;
         let table = Table::replayed(replay, NUM_SEATS, ReplayLog::new())?;
         self.replay_on(h, limits, table)

@@ -295,6 +295,13 @@ impl Answer {
             .map(|b| String::from_utf8_lossy(b).into_owned())
     }
 
+    /// Whether the detail begins with `prefix` (e.g. [`NO_TERMINATOR`], `pipe::WRITE_FAILED`).
+    pub fn says(&self, prefix: &str) -> bool {
+        self.detail
+            .as_deref()
+            .is_some_and(|d| d.starts_with(prefix))
+    }
+
     /// The answer of a seat that is not running (`why`), asked nothing.
     pub fn not_running(why: &str) -> Answer {
         Answer {
