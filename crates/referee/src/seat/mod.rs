@@ -608,23 +608,16 @@ impl Table {
             }
         }
         // Await the live seats, each until its own deadline.
-        let mut reads = Vec::new();
+        let mut reads = Vec::with_capacity(waiting.len());
         {
-            let mut live: Vec<(usize, &mut Box<dyn Transport>)> = self
-                .seats
-                .iter_mut()
-                .enumerate()
-                .filter_map(|(s, seat)| match seat {
-                    Seat::Live(t) => Some((s, t)),
-                    _ => None,
-                })
-                .collect();
-            for &(i, written, deadline) in &waiting {
-                let seat = asks[i].seat;
-                let Some(pos) = live.iter().position(|(s, _)| *s == seat) else {
+            // Each live seat is read for the first of its asks (a second one in the same round
+            // is not answered).
+            for (seat, t) in self.seats.iter_mut().enumerate() {
+                let Seat::Live(t) = t else { continue };
+                let Some(&(i, written, deadline)) = waiting.iter().find(|w| asks[w.0].seat == seat)
+                else {
                     continue;
                 };
-                let (_, t) = live.swap_remove(pos);
                 let accept = asks[i].accept.clone();
                 reads.push(async move {
                     // Kept up to the number recorded, counted beyond, so a flood holds no memory.
@@ -649,7 +642,14 @@ impl Table {
                 });
             }
         }
-        for (i, written, received, stale, more) in futures_util::future::join_all(reads).await {
+        // One seat (the usual ask of a turn-based game) is awaited as it is.
+        let read = if reads.len() == 1 {
+            let one = reads.into_iter().next().expect("one read");
+            vec![one.await]
+        } else {
+            futures_util::future::join_all(reads).await
+        };
+        for (i, written, received, stale, more) in read {
             answers[i] = Some(answer_of(received, Some(written), &asks[i]));
             discarded[i].units.extend(stale);
             discarded[i].dropped += more;
@@ -752,30 +752,29 @@ impl Table {
         if self.down(seat).is_some() {
             return None;
         }
-        let ask = Ask::new(seat, at, kind, Vec::new(), limit);
-        let answer = match &mut self.seats[seat] {
+        // A delivered message is not recorded: the ask is made only for a failure.
+        let ask = || Ask::new(seat, at, kind, Vec::new(), limit);
+        let (answer, ask) = match &mut self.seats[seat] {
             Seat::Live(t) => {
-                if let Some(failed) = t.failed() {
-                    Some(answer_of(failed, None, &ask))
-                } else {
-                    let start = Instant::now();
-                    t.write(msg, start + limit)
-                        .await
-                        .err()
-                        .map(|r| answer_of(r, Some(start), &ask))
-                }
+                let (failed, start) = match t.failed() {
+                    Some(failed) => (failed, None),
+                    None => {
+                        let start = Instant::now();
+                        (t.write(msg, start + limit).await.err()?, Some(start))
+                    }
+                };
+                let ask = ask();
+                (answer_of(failed, start, &ask), ask)
             }
             Seat::Replayed { exchanges, .. } => {
                 let head_is_this = exchanges
                     .front()
                     .is_some_and(|e| e.limit_ms.is_none() && e.at == at && e.kind == kind);
-                head_is_this
-                    .then(|| exchanges.pop_front())
-                    .flatten()
-                    .map(|e| Answer::of_record(&e))
+                let e = head_is_this.then(|| exchanges.pop_front()).flatten()?;
+                (Answer::of_record(&e), ask())
             }
-            _ => None,
-        }?;
+            _ => return None,
+        };
         let mut rec = Self::exchange_of(&ask, &answer);
         rec.limit_ms = None;
         self.log.push(&rec);
