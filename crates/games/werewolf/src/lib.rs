@@ -11,6 +11,7 @@
 pub mod adapter;
 pub mod bots;
 pub mod contest;
+pub mod driver;
 pub mod engine;
 pub mod info;
 pub mod ledger;

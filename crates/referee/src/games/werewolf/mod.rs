@@ -7,35 +7,35 @@
 //! §2 and §6 of the spec say, so every game completes. The replay holds the seat record (every
 //! request as a `seat` line, labelled `day N` or `day N talk K`, and each program's `seat_end`),
 //! the AIWolf game log (`log` lines), invalid replies as settled (`invalid`) and the result
-//! (`end`); [`GameDriver::rerun`] plays the same code on the recorded replies.
+//! (`end`); [`GameDriver::rerun`] plays the same code on the recorded replies. The options, the
+//! replay's events and header, the report and the v1 upgrade's conversion are pure, in
+//! [`kakehiki_werewolf::driver`].
 
-pub mod config;
 pub mod server;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use kakehiki_core::exchange::{ExchangeOutcome, SeatExchange};
+use kakehiki_core::exchange::ExchangeOutcome;
 use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
-use kakehiki_core::{GameType, MatchReport, Outcome, Score, SeatErrorKind};
+use kakehiki_core::{GameType, SeatErrorKind};
 use kakehiki_werewolf::bots::{Agent, BUILTIN_NAMES};
+use kakehiki_werewolf::driver::config::ConfigError;
+use kakehiki_werewolf::driver::record::{HeaderParams, Invalid, LogLine, Written};
+use kakehiki_werewolf::driver::v1;
 use kakehiki_werewolf::ledger::{At, Heard, Ledger};
 use kakehiki_werewolf::wire::{decode_line, label, render_reply, reply_from_line, Histories};
-use kakehiki_werewolf::{GameInfo, Pending, Request, RuleSet, Team, Werewolf, WEREWOLF_TYPE};
-use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use kakehiki_werewolf::{GameInfo, Pending, Request, Team, Werewolf, WEREWOLF_TYPE};
 
 use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
 use crate::seat::{Ask, Table};
-use config::bad;
-pub use config::{Config, DEFAULT_FILL_TIMEOUT_MS, DEFAULT_NAME_TIMEOUT_MS, OPTION_KEYS};
+pub use kakehiki_werewolf::driver::config::{
+    dealt_role, without_role_requests, Config, DEFAULT_FILL_TIMEOUT_MS, DEFAULT_NAME_TIMEOUT_MS,
+    OPTION_KEYS,
+};
+pub use kakehiki_werewolf::driver::record::{EndEvent, GameOutput, FORMAT, FORMAT_V1};
 pub use kakehiki_werewolf::ledger::{Counts, ErrorRecord, TimingRecord};
-
-/// Replay format name.
-pub const FORMAT: &str = "kakehiki/werewolf-replay@2";
-/// The format before the seat record (replies as `reply` events); [`GameDriver::upgrade`] reads it.
-pub const FORMAT_V1: &str = "kakehiki/werewolf-replay@1";
 
 /// How long a client gets to read its last packets and exit after the game.
 const GRACE: Duration = Duration::from_secs(2);
@@ -45,6 +45,32 @@ pub struct WerewolfDriver;
 
 /// `werewolf`.
 pub static WEREWOLF: WerewolfDriver = WerewolfDriver;
+
+impl From<ConfigError> for RefereeError {
+    fn from(e: ConfigError) -> RefereeError {
+        match e {
+            ConfigError::UnknownRules(rules) => RefereeError::UnknownRules {
+                game: "werewolf".into(),
+                rules,
+                expected: kakehiki_werewolf::RuleSet::NAMES.join(", "),
+            },
+            ConfigError::SeatCount {
+                game,
+                expected,
+                got,
+            } => RefereeError::SeatCount {
+                game,
+                expected: expected.into(),
+                got,
+            },
+            ConfigError::Bad(b) => RefereeError::BadOption {
+                key: b.key,
+                value: b.value,
+                expected: b.expected,
+            },
+        }
+    }
+}
 
 /// The seats of a game or a set as the game sees them (agent number = index + 1).
 pub struct Roster {
@@ -71,8 +97,7 @@ impl Roster {
 #[derive(Debug, Default)]
 pub struct Records {
     pub dir: Option<PathBuf>,
-    flushed_errors: usize,
-    flushed_timings: usize,
+    written: Written,
 }
 
 impl Records {
@@ -85,89 +110,21 @@ impl Records {
 
     /// Append what is new in `ledger` to the files (if a directory is set).
     pub fn flush(&mut self, ledger: &Ledger) -> Result<(), RefereeError> {
+        use std::io::Write;
         let Some(dir) = &self.dir else { return Ok(()) };
         kakehiki_core::private_files::create_dir_all(dir)?;
-        append_jsonl(
-            &dir.join("errors.jsonl"),
-            &ledger.errors[self.flushed_errors..],
-        )?;
-        append_jsonl(
-            &dir.join("timings.jsonl"),
-            &ledger.timings[self.flushed_timings..],
-        )?;
-        self.flushed_errors = ledger.errors.len();
-        self.flushed_timings = ledger.timings.len();
+        for (name, text) in self.written.take_new(ledger) {
+            let mut f = kakehiki_core::private_files::open(&dir.join(name), true)?;
+            f.write_all(text.as_bytes())?;
+            f.flush()?;
+        }
         Ok(())
     }
-}
-
-fn append_jsonl<T: Serialize>(path: &std::path::Path, items: &[T]) -> Result<(), RefereeError> {
-    use std::io::Write;
-    let mut text = String::new();
-    for i in items {
-        text.push_str(&serde_json::to_string(i).unwrap_or_default());
-        text.push('\n');
-    }
-    let mut f = kakehiki_core::private_files::open(path, true)?;
-    f.write_all(text.as_bytes())?;
-    Ok(f.flush()?)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Replay events
-// ---------------------------------------------------------------------------------------------
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct HeaderParams {
-    options: BTreeMap<String, String>,
-    names: Vec<String>,
-    /// Replies owed at the start of the game (a set's game after a timeout), when any.
-    #[serde(default, skip_serializing_if = "owes_none")]
-    owed: Vec<u32>,
-}
-
-fn owes_none(owed: &[u32]) -> bool {
-    owed.iter().all(|&o| o == 0)
-}
-
-/// A line of the AIWolf game log (§7).
-#[derive(Serialize)]
-struct LogLine<'a> {
-    event: &'static str,
-    line: &'a str,
-}
-
-/// A reply the engine could not use as given, and what it used instead.
-#[derive(Serialize)]
-struct Invalid<'a> {
-    event: &'static str,
-    seat: usize,
-    at: &'a str,
-    kind: &'a str,
-    value: &'a str,
-}
-
-/// The replay's last game event.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EndEvent {
-    event: String,
-    winner: String,
-    day: u32,
 }
 
 // ---------------------------------------------------------------------------------------------
 // One game
 // ---------------------------------------------------------------------------------------------
-
-/// What one game produced.
-pub struct GameOutput {
-    pub winner: Team,
-    pub day: u32,
-    pub roles: Vec<kakehiki_werewolf::Role>,
-    pub alive: Vec<bool>,
-    /// The AIWolf game log (§7), lines without terminators.
-    pub log: Vec<String>,
-}
 
 /// Play one game on `table` (agent `i + 1` = seat `i`; the replay header already pushed).
 /// Never fails because of an agent.
@@ -179,8 +136,7 @@ pub async fn run_game(
     roster: &mut Roster,
 ) -> Result<GameOutput, RefereeError> {
     let n = roster.specs.len();
-    let mut g = Werewolf::new(cfg.settings.clone(), seed, roster.ledger.names.clone())
-        .map_err(|e| bad("settings", &e.to_string(), "playable settings"))?;
+    let mut g = cfg.game(seed, roster.ledger.names.clone())?;
     let engine = |e: kakehiki_werewolf::EngineError| RefereeError::BadReplay(e.to_string());
     let mut h = Histories::new(n);
     roster.ledger.start(game);
@@ -241,20 +197,15 @@ pub async fn run_game(
                 let settled = g.reply(reply).map_err(engine)?;
                 let line = line.as_deref();
                 if roster.ledger.settled(at, outcome, us, line, &settled) == "invalid" {
-                    let (kind, value) = (request.name(), settled.value.as_str());
-                    table.record(&Invalid {
+                    let invalid = Invalid {
                         event: "invalid",
                         seat: agent - 1,
                         at: &label,
-                        kind,
-                        value,
-                    });
-                    let fault = match settled.rule_violation {
-                        true => SeatErrorKind::IllegalAction,
-                        false => SeatErrorKind::InvalidReply,
+                        kind: request.name(),
+                        value: &settled.value,
                     };
-                    let reply = line.map(|l| l.chars().take(200).collect::<String>());
-                    let detail = format!("{kind} reply {reply:?} is invalid: settled as {value:?}");
+                    table.record(&invalid);
+                    let (fault, detail) = invalid.fault(line, &settled);
                     table.fault(agent - 1, &label, fault, detail);
                 }
             }
@@ -267,11 +218,7 @@ pub async fn run_game(
         alive: (1..=n).map(|a| g.is_alive(a)).collect(),
         log,
     };
-    table.record(&EndEvent {
-        event: "end".into(),
-        winner: out.winner.name().into(),
-        day: out.day,
-    });
+    table.record(&out.end_event());
     Ok(out)
 }
 
@@ -353,58 +300,12 @@ async fn ask(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Reports, replays
+// Replays, logs
 // ---------------------------------------------------------------------------------------------
 
-fn report_of(rules: &str, seed: u64, roster: &Roster, out: &GameOutput) -> MatchReport {
-    let scores: Vec<Score> = out
-        .roles
-        .iter()
-        .map(|r| Score::from_integer(i64::from(r.team() == out.winner)))
-        .collect();
-    let outcome = Outcome {
-        scores,
-        winner: None,
-    };
-    let seats = roster
-        .specs
-        .iter()
-        .map(|s| (s.clone(), Vec::new()))
-        .collect();
-    let mut report = MatchReport::new("werewolf", rules, seed, &outcome, seats);
-    report
-        .extra
-        .insert("winner_team".into(), json!(out.winner.name()));
-    // A team game has no single winning seat (`winner` stays null): the seats of the winning
-    // team, in seat order.
-    let winner_seats: Vec<usize> = (0..out.roles.len())
-        .filter(|&i| out.roles[i].team() == out.winner)
-        .collect();
-    report
-        .extra
-        .insert("winner_seats".into(), json!(winner_seats));
-    report.extra.insert("days".into(), json!(out.day));
-    for (i, s) in report.seats.iter_mut().enumerate() {
-        s.extra.insert("agent".into(), json!(i + 1));
-        s.extra.insert("name".into(), json!(roster.ledger.names[i]));
-        s.extra.insert("role".into(), json!(out.roles[i].name()));
-        s.extra
-            .insert("team".into(), json!(out.roles[i].team().name()));
-        s.extra.insert("alive".into(), json!(out.alive[i]));
-        let counts = serde_json::to_value(roster.ledger.counts[i]).unwrap_or(Value::Null);
-        s.extra.insert("counts".into(), counts);
-    }
-    report
-}
-
-fn write_game_log(dir: &std::path::Path, name: &str, log: &[String]) -> Result<(), RefereeError> {
+fn write_game_log(dir: &std::path::Path, name: &str, out: &GameOutput) -> Result<(), RefereeError> {
     kakehiki_core::private_files::create_dir_all(dir)?;
-    let mut text = String::with_capacity(log.iter().map(|l| l.len() + 1).sum());
-    for l in log {
-        text.push_str(l);
-        text.push('\n');
-    }
-    kakehiki_core::private_files::write(&dir.join(name), text)?;
+    kakehiki_core::private_files::write(&dir.join(name), out.log_text())?;
     Ok(())
 }
 
@@ -417,51 +318,21 @@ pub fn game_header(
     options: &BTreeMap<String, String>,
 ) -> ReplayLog {
     let mut replay = ReplayLog::new();
-    let options = options
-        .iter()
-        .filter(|(k, _)| {
-            let local = [
-                "log_dir",
-                "host",
-                "port",
-                "connect_timeout_ms",
-                "name_timeout_ms",
-                "fill_timeout_ms",
-            ];
-            !local.contains(&k.as_str())
-        })
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let params = HeaderParams {
-        options,
-        names: roster.ledger.names.clone(),
-        owed: roster.ledger.owed.clone(),
-    };
-    replay.push(&ReplayHeader {
-        event: "header".into(),
-        format: FORMAT.into(),
-        engine: env!("CARGO_PKG_VERSION").into(),
-        game: "werewolf".into(),
-        rules: rules.into(),
+    let header = kakehiki_werewolf::driver::record::header(
+        rules,
         seed,
-        seats: roster.specs.clone(),
-        params: serde_json::to_value(params).unwrap_or(Value::Null),
-    });
+        &roster.specs,
+        &roster.ledger,
+        options,
+    );
+    replay.push(&header);
     replay
 }
 
 /// The configuration and seats a replay's header describes.
 fn replayed_setup(h: &ReplayHeader) -> Result<(Config, Roster), RefereeError> {
-    let params: HeaderParams = serde_json::from_value(h.params.clone())
-        .map_err(|e| RefereeError::BadReplay(format!("bad header params: {e}")))?;
-    let n = h.seats.len();
-    if params.names.len() != n || !WEREWOLF_TYPE.accepts_seats(n) || params.owed.len() > n {
-        return Err(RefereeError::BadReplay(format!(
-            "{n} seats, {} names",
-            params.names.len()
-        )));
-    }
-    let cfg = Config::from_options(Some(&h.rules), n, &params.options, false)?;
+    let params = HeaderParams::read(h).map_err(RefereeError::BadReplay)?;
+    let cfg = Config::from_options(Some(&h.rules), h.seats.len(), &params.options, false)?;
     let mut roster = Roster::new(h.seats.clone(), params.names, &cfg);
     roster.ledger.owed[..params.owed.len()].copy_from_slice(&params.owed);
     Ok((cfg, roster))
@@ -477,20 +348,6 @@ fn run_now<F: std::future::Future>(f: F) -> F::Output {
             return v;
         }
     }
-}
-
-/// A `reply` event of a werewolf@1 replay.
-#[derive(Deserialize)]
-struct ReplyV1 {
-    day: u32,
-    turn: u32,
-    agent: usize,
-    request: String,
-    outcome: String,
-    line: Option<String>,
-    #[serde(default)]
-    overlong: bool,
-    us: Option<u64>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -529,10 +386,10 @@ impl GameDriver for WerewolfDriver {
             let out = run_game(0, spec.seed, &cfg, &mut table, &mut roster).await?;
             let finished = table.finish(GRACE).await;
             if let Some(dir) = &cfg.log_dir {
-                write_game_log(dir, "000.log", &out.log)?;
+                write_game_log(dir, "000.log", &out)?;
             }
             Records::new(cfg.log_dir.clone()).flush(&roster.ledger)?;
-            let mut report = report_of(rules, spec.seed, &roster, &out);
+            let mut report = out.report(rules, spec.seed, &roster.specs, &roster.ledger);
             finished.fill_report(&mut report);
             Ok(MatchRecord {
                 report,
@@ -560,7 +417,7 @@ impl GameDriver for WerewolfDriver {
         run_now(async {
             let out = run_game(0, h.seed, &cfg, &mut table, &mut roster).await?;
             let finished = table.finish(Duration::ZERO).await;
-            let mut report = report_of(&h.rules, h.seed, &roster, &out);
+            let mut report = out.report(&h.rules, h.seed, &roster.specs, &roster.ledger);
             finished.fill_report(&mut report);
             Ok::<_, RefereeError>(MatchRecord {
                 report,
@@ -581,87 +438,20 @@ impl GameDriver for WerewolfDriver {
             )));
         }
         let (cfg, _) = replayed_setup(h)?;
-        let n = h.seats.len();
-        let mut header = h.clone();
-        header.format = FORMAT.into();
         let mut log = ReplayLog::new();
-        log.push(&header);
-        // @1 recorded every later request to a silenced seat as `silent`; @2 asks no more.
-        let mut quiet = vec![false; n];
-        for r in old.events_of::<ReplyV1>("reply")? {
-            let s = r.agent.checked_sub(1).filter(|&s| s < n).ok_or_else(|| {
-                RefereeError::BadReplay(format!("a reply of agent {} in a {n}-seat game", r.agent))
-            })?;
-            let outcome = match r.outcome.as_str() {
-                "ok" | "invalid" => ExchangeOutcome::Reply,
-                "timeout" => ExchangeOutcome::Timeout,
-                "disconnect" => ExchangeOutcome::Disconnect,
-                "silent" if quiet[s] => continue,
-                // A seat silent before anything went wrong in this game never got a seat.
-                "silent" => ExchangeOutcome::NotRunning,
-                o => return Err(RefereeError::BadReplay(format!("reply outcome {o:?}"))),
-            };
-            quiet[s] |= outcome != ExchangeOutcome::Reply;
-            let mut ex =
-                SeatExchange::new(s, &label(r.day, &r.request, r.turn), &r.request, outcome);
-            ex.limit_ms = Some(cfg.settings.time_limit_ms);
-            ex.time_us = if outcome == ExchangeOutcome::NotRunning {
-                Some(0)
-            } else {
-                r.us
-            };
-            if let Some(l) = &r.line {
-                ex.set_raw(l.as_bytes());
-            }
-            ex.truncated = r.overlong;
-            if outcome == ExchangeOutcome::NotRunning {
-                ex.detail = Some("not running (werewolf@1 did not record why)".into());
-            }
+        log.push(&ReplayHeader {
+            format: FORMAT.into(),
+            ..h.clone()
+        });
+        let limit_ms = cfg.settings.time_limit_ms;
+        for ex in v1::seat_record(old, h.seats.len(), limit_ms).map_err(RefereeError::BadReplay)? {
             log.push(&ex);
         }
         let record = self.rerun(&ReplayLog::parse(&log.to_text())?)?;
         let new = ReplayLog::parse(&record.replay.to_text())?;
-        for kind in ["log", "end"] {
-            if old.events_of::<Value>(kind)? != new.events_of::<Value>(kind)? {
-                return Err(RefereeError::BadReplay(format!(
-                    "the upgraded replay does not reproduce the recorded {kind:?} events"
-                )));
-            }
-        }
+        v1::same_game(old, &new).map_err(RefereeError::BadReplay)?;
         Ok(record.replay)
     }
-}
-
-/// `options` with `role_request=false` where the rule set asks for roles (aiwolf-0.6; seed-2015
-/// never does and refuses the key).
-pub fn without_role_requests(
-    rules: Option<&str>,
-    options: &BTreeMap<String, String>,
-) -> BTreeMap<String, String> {
-    let mut options = options.clone();
-    let rules = rules.unwrap_or(WEREWOLF_TYPE.default_rules());
-    if RuleSet::from_name(rules) == Some(RuleSet::Aiwolf06) {
-        options.insert("role_request".into(), "false".into());
-    }
-    options
-}
-
-/// The role `seat` (from 0) is dealt in a single game of `seed` with `options` when roles are
-/// not requested (`role_request=false`: the deal then follows from the seed alone). `check`
-/// uses it to choose seeds that give the checked bot each role.
-pub fn dealt_role(
-    rules: Option<&str>,
-    players: usize,
-    options: &BTreeMap<String, String>,
-    seed: u64,
-    seat: usize,
-) -> Result<&'static str, RefereeError> {
-    let options = without_role_requests(rules, options);
-    let cfg = Config::from_options(rules, players, &options, false)?;
-    let names = (1..=players).map(|i| format!("seat{i}")).collect();
-    let g = Werewolf::new(cfg.settings, seed, names)
-        .map_err(|e| bad("settings", &e.to_string(), "playable settings"))?;
-    Ok(g.roles().get(seat).map_or("", |r| r.name()))
 }
 
 /// Names of the built-in agents, for error messages.

@@ -354,7 +354,7 @@ pub async fn serve_set(listener: TcpListener, set: &SetConfig) -> Result<SetResu
         table.log = game_header(rules, seed, &roster, &replay_opts);
         let out = run_game(game, seed, &cfg, &mut table, &mut roster).await?;
         if let Some(dir) = &set.out_dir {
-            write_game_log(dir, &format!("{game:03}.log"), &out.log)?;
+            write_game_log(dir, &format!("{game:03}.log"), &out)?;
             let replay = std::mem::take(&mut table.log);
             kakehiki_core::private_files::write(
                 &dir.join(format!("{game:03}.replay.jsonl")),

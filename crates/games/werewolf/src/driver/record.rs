@@ -1,0 +1,216 @@
+//! What a game leaves behind, as data and text: the replay's header and game events, the match
+//! report, the game log's text and the new lines of `errors.jsonl` and `timings.jsonl`.
+
+use std::collections::BTreeMap;
+
+use kakehiki_core::replay::ReplayHeader;
+use kakehiki_core::{MatchReport, Outcome, Score, SeatErrorKind};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::config::LOCAL_KEYS;
+use crate::ledger::Ledger;
+use crate::{Role, Settled, Team, WEREWOLF_TYPE};
+
+/// Replay format name.
+pub const FORMAT: &str = "kakehiki/werewolf-replay@2";
+/// The format before the seat record (replies as `reply` events); the driver upgrades it.
+pub const FORMAT_V1: &str = "kakehiki/werewolf-replay@1";
+
+/// The replay header's `params`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HeaderParams {
+    pub options: BTreeMap<String, String>,
+    pub names: Vec<String>,
+    /// Replies owed at the start of the game (a set's game after a timeout), when any.
+    #[serde(default, skip_serializing_if = "owes_none")]
+    pub owed: Vec<u32>,
+}
+
+fn owes_none(owed: &[u32]) -> bool {
+    owed.iter().all(|&o| o == 0)
+}
+
+impl HeaderParams {
+    /// The params of a replay's header, checked against its seats.
+    pub fn read(h: &ReplayHeader) -> Result<HeaderParams, String> {
+        let params: HeaderParams = serde_json::from_value(h.params.clone())
+            .map_err(|e| format!("bad header params: {e}"))?;
+        let n = h.seats.len();
+        if params.names.len() != n || !WEREWOLF_TYPE.accepts_seats(n) || params.owed.len() > n {
+            return Err(format!("{n} seats, {} names", params.names.len()));
+        }
+        Ok(params)
+    }
+}
+
+/// The header of one game: seed, seats, names, the game's options (not the host's own) and the
+/// replies owed at its start.
+pub fn header(
+    rules: &str,
+    seed: u64,
+    seats: &[String],
+    ledger: &Ledger,
+    options: &BTreeMap<String, String>,
+) -> ReplayHeader {
+    let options = options
+        .iter()
+        .filter(|(k, _)| !LOCAL_KEYS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let params = HeaderParams {
+        options,
+        names: ledger.names.clone(),
+        owed: ledger.owed.clone(),
+    };
+    ReplayHeader {
+        event: "header".into(),
+        format: FORMAT.into(),
+        engine: env!("CARGO_PKG_VERSION").into(),
+        game: "werewolf".into(),
+        rules: rules.into(),
+        seed,
+        seats: seats.to_vec(),
+        params: serde_json::to_value(params).unwrap_or(Value::Null),
+    }
+}
+
+/// A line of the AIWolf game log (§7).
+#[derive(Serialize)]
+pub struct LogLine<'a> {
+    pub event: &'static str,
+    pub line: &'a str,
+}
+
+/// A reply the engine could not use as given, and what it used instead.
+#[derive(Serialize)]
+pub struct Invalid<'a> {
+    pub event: &'static str,
+    pub seat: usize,
+    pub at: &'a str,
+    pub kind: &'a str,
+    pub value: &'a str,
+}
+
+impl Invalid<'_> {
+    /// The seat error it is: a seed-2015 rule violation or an invalid reply, and what was
+    /// replied (`line`, cut at 200 characters) and used instead.
+    pub fn fault(&self, line: Option<&str>, settled: &Settled) -> (SeatErrorKind, String) {
+        let fault = match settled.rule_violation {
+            true => SeatErrorKind::IllegalAction,
+            false => SeatErrorKind::InvalidReply,
+        };
+        let reply = line.map(|l| l.chars().take(200).collect::<String>());
+        let (kind, value) = (self.kind, self.value);
+        let detail = format!("{kind} reply {reply:?} is invalid: settled as {value:?}");
+        (fault, detail)
+    }
+}
+
+/// The replay's last game event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EndEvent {
+    pub event: String,
+    pub winner: String,
+    pub day: u32,
+}
+
+/// What one game produced.
+pub struct GameOutput {
+    pub winner: Team,
+    pub day: u32,
+    pub roles: Vec<Role>,
+    pub alive: Vec<bool>,
+    /// The AIWolf game log (§7), lines without terminators.
+    pub log: Vec<String>,
+}
+
+impl GameOutput {
+    /// The replay's `end` event.
+    pub fn end_event(&self) -> EndEvent {
+        EndEvent {
+            event: "end".into(),
+            winner: self.winner.name().into(),
+            day: self.day,
+        }
+    }
+
+    /// The game log's text: each line with its terminator.
+    pub fn log_text(&self) -> String {
+        let mut text = String::with_capacity(self.log.iter().map(|l| l.len() + 1).sum());
+        for l in &self.log {
+            text.push_str(l);
+            text.push('\n');
+        }
+        text
+    }
+
+    /// The match report of the game: 1 to each seat of the winning team, its role, team, name
+    /// and counts.
+    pub fn report(&self, rules: &str, seed: u64, seats: &[String], ledger: &Ledger) -> MatchReport {
+        let scores: Vec<Score> = self
+            .roles
+            .iter()
+            .map(|r| Score::from_integer(i64::from(r.team() == self.winner)))
+            .collect();
+        let outcome = Outcome {
+            scores,
+            winner: None,
+        };
+        let seats = seats.iter().map(|s| (s.clone(), Vec::new())).collect();
+        let mut report = MatchReport::new("werewolf", rules, seed, &outcome, seats);
+        report
+            .extra
+            .insert("winner_team".into(), json!(self.winner.name()));
+        // A team game has no single winning seat (`winner` stays null): the seats of the winning
+        // team, in seat order.
+        let winner_seats: Vec<usize> = (0..self.roles.len())
+            .filter(|&i| self.roles[i].team() == self.winner)
+            .collect();
+        report
+            .extra
+            .insert("winner_seats".into(), json!(winner_seats));
+        report.extra.insert("days".into(), json!(self.day));
+        for (i, s) in report.seats.iter_mut().enumerate() {
+            s.extra.insert("agent".into(), json!(i + 1));
+            s.extra.insert("name".into(), json!(ledger.names[i]));
+            s.extra.insert("role".into(), json!(self.roles[i].name()));
+            s.extra
+                .insert("team".into(), json!(self.roles[i].team().name()));
+            s.extra.insert("alive".into(), json!(self.alive[i]));
+            let counts = serde_json::to_value(ledger.counts[i]).unwrap_or(Value::Null);
+            s.extra.insert("counts".into(), counts);
+        }
+        report
+    }
+}
+
+/// How much of a ledger's errors and timings has been written out.
+#[derive(Debug, Default)]
+pub struct Written {
+    errors: usize,
+    timings: usize,
+}
+
+impl Written {
+    /// The lines new in `ledger` since the last call, as `(file name, text)`:
+    /// `errors.jsonl` and `timings.jsonl` (§6.3), in that order.
+    pub fn take_new(&mut self, ledger: &Ledger) -> [(&'static str, String); 2] {
+        let new = [
+            ("errors.jsonl", jsonl(&ledger.errors[self.errors..])),
+            ("timings.jsonl", jsonl(&ledger.timings[self.timings..])),
+        ];
+        self.errors = ledger.errors.len();
+        self.timings = ledger.timings.len();
+        new
+    }
+}
+
+fn jsonl<T: Serialize>(items: &[T]) -> String {
+    let mut text = String::new();
+    for i in items {
+        text.push_str(&serde_json::to_string(i).unwrap_or_default());
+        text.push('\n');
+    }
+    text
+}
