@@ -103,6 +103,16 @@ pub trait Transport: Send {
         deadline: Instant,
     ) -> BoxFuture<'a, Result<(), Received>>;
 
+    /// [`Transport::write`] of a message the table owns: a transport that sends the bytes as
+    /// they are (a WebSocket text frame, a queued TCP write) takes them without a copy.
+    fn write_owned(
+        &mut self,
+        bytes: Vec<u8>,
+        deadline: Instant,
+    ) -> BoxFuture<'_, Result<(), Received>> {
+        Box::pin(async move { self.write(&bytes, deadline).await })
+    }
+
     /// The next reply unit, by `deadline`.
     fn read(&mut self, deadline: Instant) -> BoxFuture<'_, Received>;
 
@@ -530,14 +540,14 @@ impl Table {
     /// order; each is recorded.
     pub async fn ask(
         &mut self,
-        asks: Vec<Ask>,
+        mut asks: Vec<Ask>,
         mut builtin: impl FnMut(usize, &Ask) -> Vec<u8>,
     ) -> Vec<Answer> {
         let mut answers: Vec<Option<Answer>> = vec![None; asks.len()];
         let mut discarded: Vec<Discarded> = vec![Discarded::default(); asks.len()];
         // Deadlines of the live seats written to: (ask index, written at, deadline).
         let mut waiting: Vec<(usize, Instant, Instant)> = Vec::new();
-        for (i, ask) in asks.iter().enumerate() {
+        for (i, ask) in asks.iter_mut().enumerate() {
             if let Some(why) = self.down(ask.seat) {
                 answers[i] = Some(Answer::not_running(why));
                 continue;
@@ -558,7 +568,9 @@ impl Table {
                         waiting.push((i, start, start + ask.limit));
                         continue;
                     }
-                    match t.write(&ask.msg, start + ask.limit).await {
+                    // Written, the message is not needed again (no exchange records it).
+                    let msg = std::mem::take(&mut ask.msg);
+                    match t.write_owned(msg, start + ask.limit).await {
                         Ok(()) => {
                             let written = Instant::now();
                             waiting.push((i, written, written + ask.limit));

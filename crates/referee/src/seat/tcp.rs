@@ -438,11 +438,19 @@ impl Transport for TcpSeat {
         bytes: &'a [u8],
         deadline: Instant,
     ) -> BoxFuture<'a, Result<(), Received>> {
+        self.write_owned(bytes.to_vec(), deadline)
+    }
+
+    fn write_owned(
+        &mut self,
+        bytes: Vec<u8>,
+        deadline: Instant,
+    ) -> BoxFuture<'_, Result<(), Received>> {
         Box::pin(async move {
             let Some(conn) = self.conn.as_mut() else {
                 return Err(self.no_conn());
             };
-            match conn.write_by(bytes.to_vec(), deadline).await {
+            match conn.write_by(bytes, deadline).await {
                 Err(r) => Err(with_exit(r, self.client.as_mut(), "client").await),
                 Ok(()) => Ok(()),
             }

@@ -444,6 +444,14 @@ impl Transport for WsSeat {
         bytes: &'a [u8],
         deadline: Instant,
     ) -> BoxFuture<'a, Result<(), Received>> {
+        self.write_owned(bytes.to_vec(), deadline)
+    }
+
+    fn write_owned(
+        &mut self,
+        bytes: Vec<u8>,
+        deadline: Instant,
+    ) -> BoxFuture<'_, Result<(), Received>> {
         Box::pin(async move {
             let Some(ws) = self.ws.as_mut() else {
                 return Err(Received::failure(
@@ -451,11 +459,9 @@ impl Transport for WsSeat {
                     self.gone.clone().unwrap_or_else(|| "not connected".into()),
                 ));
             };
-            // The drivers write text; only a non-UTF-8 message pays for the lossy conversion.
-            let text = match std::str::from_utf8(bytes) {
-                Ok(s) => s.to_owned(),
-                Err(_) => String::from_utf8_lossy(bytes).into_owned(),
-            };
+            // The drivers write text; only a non-UTF-8 message pays for a lossy conversion.
+            let text = String::from_utf8(bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
             let send = ws.send(Message::Text(text));
             tokio::pin!(send);
             // A write that completes at once (the usual case) sets no timer.
