@@ -75,6 +75,21 @@ pub struct LoadedConfig {
     pub warnings: Vec<String>,
 }
 
+impl LoadedConfig {
+    /// A file as [`parse_config`] read it, for `players` agents when given: the counts the file
+    /// leaves out follow the village size.
+    pub fn of(
+        (mut config, given, warnings): (NlpConfig, GivenCounts, Vec<String>),
+        players: Option<usize>,
+    ) -> LoadedConfig {
+        if let Some(p) = players {
+            config.game.agent_count = p;
+        }
+        given.fill(&mut config);
+        LoadedConfig { config, warnings }
+    }
+}
+
 /// YAML to JSON: mapping keys become text (upstream writes `logic.roles` keyed by numbers).
 fn yaml_to_json(v: serde_yaml_ng::Value) -> Result<Value, String> {
     use serde_yaml_ng::Value as Y;

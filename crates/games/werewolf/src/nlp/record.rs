@@ -3,6 +3,7 @@
 //! replay of the first format (`@1`) stands for.
 
 use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
@@ -11,9 +12,9 @@ use kakehiki_core::replay::{ParsedReplay, ReplayHeader};
 use kakehiki_core::{MatchReport, Outcome, Score};
 
 use super::game::GameResult;
-use super::logs::LogAgent;
+use super::logs::{self, LogAgent};
 use super::packet::Packet;
-use super::{NlpConfig, NlpGame};
+use super::{NlpConfig, NlpGame, NlpSettings};
 use crate::Team;
 
 /// Replay format name.
@@ -109,6 +110,78 @@ pub fn log_agents(game: &NlpGame, originals: &[String]) -> Vec<LogAgent> {
             role: game.roles()[i].name(),
         })
         .collect()
+}
+
+/// The upstream-format log files of a finished game, each its path and text: into `dir` (beside
+/// the replay) as `<game_id>.log` (the game log), `<game_id>.realtime.jsonl` (the real-time log)
+/// and, when it was recorded, `<game_id>.json` (the JSON log); and where the configuration
+/// enables `game_logger` / `realtime_broadcaster` / `json_logger`, into their `output_dir` under
+/// their `filename` (`{game_id}`, `{timestamp}` = `now_secs`, `{teams}` replaced), as upstream
+/// does.
+pub fn log_files(
+    dir: Option<&Path>,
+    config: &NlpConfig,
+    game: &NlpGame,
+    originals: &[String],
+    json_log: Option<String>,
+    now_secs: u64,
+) -> Vec<(PathBuf, String)> {
+    let agents = log_agents(game, originals);
+    let game_log = logs::game_log_text(game.log());
+    let realtime = logs::realtime_log(game.game_id(), &agents, game.log()).join("\n");
+    let named = |out: &str, pattern: &str, ext: &str| {
+        let name = logs::log_file_name(pattern, game.game_id(), now_secs, &agents);
+        Path::new(out).join(format!("{name}.{ext}"))
+    };
+    let mut files: Vec<(PathBuf, String)> = Vec::new();
+    if let Some(dir) = dir {
+        files.push((
+            dir.join(format!("{}.log", game.game_id())),
+            game_log.clone(),
+        ));
+        files.push((
+            dir.join(format!("{}.realtime.jsonl", game.game_id())),
+            realtime.clone(),
+        ));
+        if let Some(text) = &json_log {
+            files.push((dir.join(format!("{}.json", game.game_id())), text.clone()));
+        }
+    }
+    if let (true, Some(text)) = (config.json_logger.enable, &json_log) {
+        let j = &config.json_logger;
+        files.push((named(&j.output_dir, &j.filename, "json"), text.clone()));
+    }
+    if config.game_logger.enable {
+        let g = &config.game_logger;
+        files.push((named(&g.output_dir, &g.filename, "log"), game_log));
+    }
+    if config.realtime_broadcaster.enable {
+        let r = &config.realtime_broadcaster;
+        files.push((named(&r.output_dir, &r.filename, "jsonl"), realtime));
+    }
+    files
+}
+
+/// The id of a replay's game (its `game_id` event), once the replay's number of `seats` is
+/// checked against the village of its `settings`.
+pub fn replayed_game_id(
+    replay: &ParsedReplay,
+    seats: usize,
+    settings: &NlpSettings,
+) -> Result<String, String> {
+    if seats != settings.agent_count {
+        return Err(format!(
+            "{seats} seats for {} players",
+            settings.agent_count
+        ));
+    }
+    replay
+        .events
+        .iter()
+        .find(|(_, e)| e["event"] == "game_id")
+        .and_then(|(_, e)| e["game_id"].as_str())
+        .map(str::to_string)
+        .ok_or_else(|| "no game_id event".into())
 }
 
 /// Upstream's JSON log (`json_logger`): every request sent to an agent, with its answer or error
