@@ -9,7 +9,7 @@ use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 use super::bots::{nl_builtin, NlAgent};
 use super::game::{AskError, ChatMessage, GameResult, NlpGame, Table};
 use super::packet::{Packet, RequestKind, OVER};
-use super::seats::ChatTurns;
+use super::seats::{ChatTurns, CHAT_ROUNDS};
 use super::settings::NlpSettings;
 
 fn noop_raw() -> RawWaker {
@@ -86,7 +86,7 @@ impl Table for BotTable {
         _duration_ms: u64,
         accept: &mut (dyn FnMut(ChatMessage) -> Vec<(usize, Packet)> + Send),
     ) {
-        bot_chat(&mut self.bots, open, 64, accept);
+        bot_chat(&mut self.bots, open, CHAT_ROUNDS, accept);
     }
 }
 

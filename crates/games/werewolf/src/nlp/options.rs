@@ -1,7 +1,6 @@
 //! A match's configuration from the referee's options (`--opt key=value`), and the server's
 //! secret for player tokens. Pure: the caller reads the configuration file and the environment.
 
-use super::config_file::GivenCounts;
 use super::NlpConfig;
 
 /// Option keys (`--opt key=value`).
@@ -35,19 +34,14 @@ impl BadOption {
     }
 }
 
-/// The configuration of a match of `players` seats: `file` (the configuration file read, and
-/// the counts it gives) or the defaults, then the options; `get` returns an option's text, if
-/// given.
+/// The configuration of a match of `players` seats: `file` (the configuration file, read for
+/// that village) or the defaults, then the options; `get` returns an option's text, if given.
 pub fn match_config<'a>(
-    file: Option<(NlpConfig, GivenCounts)>,
+    file: Option<NlpConfig>,
     players: usize,
     get: impl Fn(&str) -> Option<&'a str>,
 ) -> Result<NlpConfig, BadOption> {
-    let (mut c, given) =
-        file.unwrap_or_else(|| (NlpConfig::for_players(players), GivenCounts::ALL));
-    // The village is the seats; counts the file leaves out follow its size.
-    c.game.agent_count = players;
-    given.fill(&mut c);
+    let mut c = file.unwrap_or_else(|| NlpConfig::for_players(players));
     let t = &mut c.server.timeout;
     let times = [
         ("action_ms", &mut t.action),

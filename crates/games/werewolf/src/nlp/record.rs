@@ -22,6 +22,27 @@ pub const FORMAT: &str = "kakehiki/werewolf-nlp-replay@2";
 /// The format before the seat layer, which the referee upgrades from.
 pub const FORMAT_V1: &str = "kakehiki/werewolf-nlp-replay@1";
 
+/// Whether a replay of format `format` can be re-run: only the current format (`@1` is upgraded
+/// first).
+pub fn check_rerun_format(format: &str) -> Result<(), String> {
+    if format == FORMAT {
+        return Ok(());
+    }
+    Err(format!(
+        "format {format:?}, not {FORMAT:?} (`kakehiki replay --upgrade` converts {FORMAT_V1:?})"
+    ))
+}
+
+/// Whether a replay of format `format` can be upgraded: only `@1`.
+pub fn check_upgrade_format(format: &str) -> Result<(), String> {
+    if format == FORMAT_V1 {
+        return Ok(());
+    }
+    Err(format!(
+        "werewolf-nlp upgrades {FORMAT_V1:?}, not {format:?}"
+    ))
+}
+
 /// The `team` of a NAME answer: the name without its trailing digits (`kanolab1` → `kanolab`).
 pub fn team_of(original: &str) -> String {
     original
@@ -192,19 +213,18 @@ pub struct JsonLog {
 }
 
 impl JsonLog {
-    /// One request: its text, when it was sent and answered (ms since the epoch), the answer or
-    /// the error.
+    /// One request: the packet (its JSON is the request's text), when it was sent and answered
+    /// (ms since the epoch), the answer or the error.
     pub fn entry(
         &mut self,
         p: &Packet,
-        request: String,
         (sent, answered): (u64, u64),
         response: Option<&str>,
         error: Option<&str>,
     ) {
         let mut e = json!({
             "agent": p.info.as_ref().map(|i| i.agent.as_str()).unwrap_or(""),
-            "request": request,
+            "request": p.to_json(),
             "request_timestamp": sent,
             "response_timestamp": answered,
         });

@@ -151,6 +151,9 @@ impl Labels {
     }
 }
 
+/// The most rounds of built-in agents' turns in one group-chat window.
+pub const CHAT_ROUNDS: usize = 64;
+
 /// The turns of built-in agents in a group chat: each open agent in turn, round after round,
 /// until every one said Over; at most `rounds` rounds.
 #[derive(Debug)]

@@ -5,11 +5,9 @@
 //! `{port}` in its command line; `ws` waits for one to connect on its own; `tcp-cmd:` and `tcp`
 //! are the same seats under the other games' names).
 //!
-//! Every request is one `seat` line of the replay, labelled `day N` (notifications, votes,
-//! night actions), `day N talk K` / `day N whisper K` (the K-th talk or whisper request of the
-//! day, or the K-th group-chat window), `connect` (the NAME of the handshake); the kind is the
-//! request's name (`TALK`, `VOTE`, `NAME` for the check after a timeout). A re-run is the same
-//! code on the recorded seats.
+//! Every request is one `seat` line of the replay, labelled as [`Labels`] says, or `connect`
+//! (the NAME of the handshake); the kind is the request's name (`TALK`, `VOTE`, `NAME` for the
+//! check after a timeout). A re-run is the same code on the recorded seats.
 
 pub mod server;
 
@@ -22,14 +20,13 @@ use tokio::net::TcpListener;
 use kakehiki_core::exchange::ExchangeOutcome;
 use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
 use kakehiki_core::{GameType, SeatErrorKind, SeatSpec};
-use kakehiki_werewolf::nlp::config_file::{parse_config, GivenCounts};
 use kakehiki_werewolf::nlp::game::{game_id_now, GameResult};
 use kakehiki_werewolf::nlp::inproc::block_on_ready;
 use kakehiki_werewolf::nlp::logs;
 use kakehiki_werewolf::nlp::options::{self, match_config, BadOption, OPTION_KEYS};
 use kakehiki_werewolf::nlp::packet::{Packet, RequestKind, OVER};
 use kakehiki_werewolf::nlp::record::{log_files, replayed_game_id};
-use kakehiki_werewolf::nlp::seats::{ChatTurns, Labels};
+use kakehiki_werewolf::nlp::seats::{ChatTurns, Labels, CHAT_ROUNDS};
 use kakehiki_werewolf::nlp::{
     nl_builtin, AskError, ChatMessage, NlAgent, NlpConfig, NlpGame, NlpSettings, NLP_BUILTIN_NAMES,
     WEREWOLF_NLP_TYPE,
@@ -45,6 +42,7 @@ pub use kakehiki_werewolf::nlp::config_file::{LoadedConfig, NOT_IMPLEMENTED_KEYS
 /// The configuration file's type, for the CLI.
 pub use kakehiki_werewolf::nlp::NlpConfig as Config;
 
+use kakehiki_werewolf::nlp::record::{check_rerun_format, check_upgrade_format};
 use kakehiki_werewolf::nlp::record::{end_event, report, v1_exchanges};
 pub use kakehiki_werewolf::nlp::record::{log_agents, win_side, JsonLog, FORMAT, FORMAT_V1};
 pub use kakehiki_werewolf::nlp::seats::{seat_label, substitute, Timeouts, Who};
@@ -57,12 +55,6 @@ pub static WEREWOLF_NLP: WerewolfNlpDriver = WerewolfNlpDriver;
 
 /// How long a program is given to exit after the game.
 const GRACE: Duration = Duration::from_secs(2);
-
-fn read_config(path: &std::path::Path) -> Result<(NlpConfig, GivenCounts, Vec<String>), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-    parse_config(ext, &text).map_err(|e| format!("{}: {e}", path.display()))
-}
 
 /// Read a configuration file (YAML for `.yml` / `.yaml`, JSON for `.json`, TOML otherwise).
 /// Talk and whisper counts it leaves out are upstream's defaults for its `game.agent_count`.
@@ -78,7 +70,8 @@ pub fn load_config_for(
     path: &std::path::Path,
     players: Option<usize>,
 ) -> Result<LoadedConfig, String> {
-    read_config(path).map(|r| LoadedConfig::of(r, players))
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    LoadedConfig::of(path, &text, players)
 }
 
 impl From<BadOption> for RefereeError {
@@ -103,20 +96,21 @@ pub fn config_from_spec(spec: &MatchSpec) -> Result<NlpConfig, RefereeError> {
             });
         }
     }
+    let n = spec.seats.len();
     let file = match spec.options.get("config") {
         Some(p) => {
-            let (c, given, warnings) = read_config(std::path::Path::new(p)).map_err(|e| {
+            let loaded = load_config_for(std::path::Path::new(p), Some(n)).map_err(|e| {
                 BadOption::new("config", p, &format!("a readable configuration file ({e})"))
             })?;
-            for w in warnings {
+            for w in loaded.warnings {
                 tracing::warn!("werewolf-nlp config {p}: {w}");
             }
-            Some((c, given))
+            Some(loaded.config)
         }
         None => None,
     };
     let get = |key: &str| spec.options.get(key).map(String::as_str);
-    Ok(match_config(file, spec.seats.len(), get)?)
+    Ok(match_config(file, n, get)?)
 }
 
 fn settings_of(c: &NlpConfig) -> Result<NlpSettings, RefereeError> {
@@ -230,22 +224,9 @@ struct Seats {
     labels: Labels,
 }
 
-/// The most rounds of built-in agents' turns in one group-chat window.
-const CHAT_ROUNDS: usize = 64;
-
 impl Seats {
-    /// The packet's JSON, where it is sent or logged.
-    fn json(&self, a: usize, p: &Packet) -> String {
-        if self.bots[a].is_none() || self.json.is_some() {
-            p.to_json()
-        } else {
-            String::new()
-        }
-    }
-
-    /// Deliver a packet that needs no answer (`json`: its JSON, when made already); `false` if
-    /// the seat is gone.
-    async fn deliver(&mut self, a: usize, at: &str, p: &Packet, json: Option<String>) -> bool {
+    /// Deliver a packet that needs no answer; `false` if the seat is gone.
+    async fn deliver(&mut self, a: usize, at: &str, p: &Packet) -> bool {
         if let Some(bot) = &mut self.bots[a] {
             bot.answer(p);
             return true;
@@ -253,7 +234,7 @@ impl Seats {
         if self.table.down(a).is_some() {
             return false;
         }
-        let json = json.unwrap_or_else(|| p.to_json());
+        let json = p.to_json();
         let failed = self
             .table
             .tell(a, at, p.request.name(), json.as_bytes(), self.t.action())
@@ -269,7 +250,7 @@ impl Seats {
     /// Deliver the packets a group-chat message makes.
     async fn broadcast(&mut self, to: Vec<(usize, Packet)>, at: &str) {
         for (b, p) in to {
-            self.deliver(b, at, &p, None).await;
+            self.deliver(b, at, &p).await;
         }
     }
 
@@ -295,32 +276,31 @@ impl Seats {
 impl kakehiki_werewolf::nlp::Table for Seats {
     async fn notify(&mut self, agent: usize, packet: Packet) -> Result<(), ()> {
         let at = self.labels.of(&packet);
-        let json = self.json(agent, &packet);
-        let logged = self.json.as_ref().map(|_| (json.clone(), now_ms()));
-        let ok = self.deliver(agent, &at, &packet, Some(json)).await;
-        if let (Some(log), Some((req, sent))) = (&mut self.json, logged) {
+        let sent = self.json.as_ref().map(|_| now_ms());
+        let ok = self.deliver(agent, &at, &packet).await;
+        if let (Some(log), Some(sent)) = (&mut self.json, sent) {
             let fail = (!ok).then(|| self.table.down(agent).unwrap_or("gone").to_string());
-            log.entry(&packet, req, (sent, now_ms()), None, fail.as_deref());
+            log.entry(&packet, (sent, now_ms()), None, fail.as_deref());
         }
-        if ok {
-            Ok(())
-        } else {
-            Err(())
-        }
+        ok.then_some(()).ok_or(())
     }
 
     async fn ask(&mut self, agent: usize, packet: Packet) -> Result<String, AskError> {
         let at = self.labels.of(&packet);
-        let json = self.json(agent, &packet);
-        let logged = self.json.as_ref().map(|_| (json.clone(), now_ms()));
-        let msg = if self.bots[agent].is_some() {
-            Vec::new()
-        } else {
-            json.into_bytes()
-        };
-        let kind = packet.request.name();
+        let sent = self.json.as_ref().map(|_| now_ms());
         let bot = &mut self.bots[agent];
-        let ask = Ask::new(agent, at.clone(), kind, msg, self.t.action());
+        // A built-in agent reads the packet itself.
+        let msg = match bot {
+            Some(_) => Vec::new(),
+            None => packet.to_json().into_bytes(),
+        };
+        let ask = Ask::new(
+            agent,
+            at.clone(),
+            packet.request.name(),
+            msg,
+            self.t.action(),
+        );
         let answer = self
             .table
             .ask_one(ask, |_, _| {
@@ -335,11 +315,11 @@ impl kakehiki_werewolf::nlp::Table for Seats {
             }
             _ => Err(AskError::Fatal),
         };
-        if let (Some(log), Some((req, sent))) = (&mut self.json, logged) {
+        if let (Some(log), Some(sent)) = (&mut self.json, sent) {
             let error = r
                 .is_err()
                 .then(|| answer.detail.as_deref().unwrap_or("no answer"));
-            log.entry(&packet, req, (sent, now_ms()), r.as_deref().ok(), error);
+            log.entry(&packet, (sent, now_ms()), r.as_deref().ok(), error);
         }
         r
     }
@@ -499,24 +479,14 @@ impl GameDriver for WerewolfNlpDriver {
 
     fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
         let h = &replay.header;
-        if h.format != FORMAT {
-            return Err(RefereeError::BadReplay(format!(
-                "format {:?}, not {FORMAT:?} (`kakehiki replay --upgrade` converts {FORMAT_V1:?})",
-                h.format
-            )));
-        }
+        check_rerun_format(&h.format).map_err(RefereeError::BadReplay)?;
         let (g, log) = replayed_game(replay, h)?;
         let table = Table::replayed(replay, g.who.len(), log)?;
         Ok(record(&h.seats, h.seed, block_on_ready(run(table, g))))
     }
 
     fn upgrade(&self, old: &ParsedReplay) -> Result<ReplayLog, RefereeError> {
-        if old.header.format != FORMAT_V1 {
-            return Err(RefereeError::BadReplay(format!(
-                "werewolf-nlp upgrades {FORMAT_V1:?}, not {:?}",
-                old.header.format
-            )));
-        }
+        check_upgrade_format(&old.header.format).map_err(RefereeError::BadReplay)?;
         let mut h = old.header.clone();
         h.format = FORMAT.into();
         let (g, log) = replayed_game(old, &h)?;
