@@ -14,6 +14,7 @@ use kakehiki_core::{MatchReport, Outcome, Score};
 use super::game::GameResult;
 use super::logs::{self, LogAgent};
 use super::packet::Packet;
+use super::seats::Who;
 use super::{NlpConfig, NlpGame, NlpSettings};
 use crate::Team;
 
@@ -256,12 +257,14 @@ impl JsonLog {
 /// The exchanges of each seat of a `@1` replay, its events read as `@2` records them: an `answer` is a
 /// reply; a `fail` a timeout answered by the NAME check, or (`fatal`) a disconnect; a `gone` a
 /// notification that could not be sent; a `chat` of a built-in agent its reply. The NAME of a
-/// WebSocket agent is its `seat` event's name. Times were not recorded then.
+/// WebSocket agent is its `seat` event's name. Times were not recorded then. `who`: how each seat
+/// is played.
 pub fn v1_exchanges(
     old: &ParsedReplay,
-    remote: &[bool],
+    who: &[Who],
 ) -> Result<Vec<VecDeque<SeatExchange>>, String> {
     let bad = |line: usize, what: &str| format!("line {line}: {what}");
+    let remote: Vec<bool> = who.iter().map(|w| *w == Who::Remote).collect();
     let n = remote.len();
     let mut names = vec![String::new(); n];
     let mut ex: Vec<VecDeque<SeatExchange>> = vec![VecDeque::new(); n];

@@ -2,6 +2,7 @@
 //! named, a `ws-cmd:` command line, the time limits of its requests, the labels of its requests,
 //! and the turns of built-in agents in a group chat.
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use kakehiki_core::SeatSpec;
@@ -64,12 +65,13 @@ pub fn seat_label(s: &SeatSpec) -> String {
     }
 }
 
-/// `{url}`, `{host}`, `{port}` in a command line.
-pub fn substitute(argv: &[String], host: &str, port: u16) -> Vec<String> {
+/// `{url}`, `{host}`, `{port}` in a command line, for an agent to connect to `addr`.
+pub fn substitute(argv: &[String], addr: SocketAddr) -> Vec<String> {
+    let (host, port) = (addr.ip().to_string(), addr.port());
     argv.iter()
         .map(|a| {
             a.replace("{url}", &format!("ws://{host}:{port}/ws"))
-                .replace("{host}", host)
+                .replace("{host}", &host)
                 .replace("{port}", &port.to_string())
         })
         .collect()
@@ -194,5 +196,31 @@ impl ChatTurns {
         if text != OVER {
             self.again.push(a);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chat_turns_go_round_until_every_agent_said_over_or_the_rounds_end() {
+        let mut turns = ChatTurns::new(vec![1, 3], 3);
+        let mut seen = Vec::new();
+        while let Some(a) = turns.turn() {
+            seen.push(a);
+            turns.said(a, if a == 1 { OVER } else { "hello" });
+        }
+        assert_eq!(seen, [1, 3, 3, 3]);
+        assert_eq!(ChatTurns::new(Vec::new(), 3).turn(), None);
+    }
+
+    #[test]
+    fn ws_cmd_lines_get_the_url_host_and_port() {
+        let argv: Vec<String> = ["a", "{url}", "{host}:{port}"].map(String::from).into();
+        assert_eq!(
+            substitute(&argv, "127.0.0.1:9".parse().unwrap()),
+            ["a", "ws://127.0.0.1:9/ws", "127.0.0.1:9"]
+        );
     }
 }

@@ -424,9 +424,7 @@ async fn start_seats(
                 reason: "agents connect over WebSocket: use ws-cmd:<command line with {url}, or {host} and {port}> or ws".into(),
             }),
             SeatSpec::TcpCmd(argv) => {
-                let argv_for = |addr: std::net::SocketAddr| {
-                    substitute(argv, &addr.ip().to_string(), addr.port())
-                };
+                let argv_for = |addr| substitute(argv, addr);
                 let sandbox = spec.sandbox.for_seat(i);
                 let times = (connect, name_timeout);
                 launch_seat(i, argv_for, &sandbox, want, times, secret.as_deref()).await?
@@ -490,7 +488,12 @@ impl GameDriver for WerewolfNlpDriver {
         let mut h = old.header.clone();
         h.format = FORMAT.into();
         let (g, log) = replayed_game(old, &h)?;
-        let seats = v1_seats(old, &g.who)?;
+        let ex = v1_exchanges(old, &g.who).map_err(RefereeError::BadReplay)?;
+        let seat = |exchanges| Seat::Replayed {
+            exchanges,
+            end: None,
+        };
+        let seats = ex.into_iter().map(seat).collect();
         Ok(block_on_ready(run(Table::new(seats, log), g)).finished.log)
     }
 }
@@ -517,17 +520,6 @@ fn replayed_game(
         json_log: false,
     };
     Ok((g, log))
-}
-
-/// The seats of a `@1` replay (see [`v1_exchanges`]).
-fn v1_seats(old: &ParsedReplay, who: &[Who]) -> Result<Vec<Seat>, RefereeError> {
-    let remote: Vec<bool> = who.iter().map(|w| *w == Who::Remote).collect();
-    let ex = v1_exchanges(old, &remote).map_err(RefereeError::BadReplay)?;
-    let seat = |exchanges| Seat::Replayed {
-        exchanges,
-        end: None,
-    };
-    Ok(ex.into_iter().map(seat).collect())
 }
 
 /// The replay header.
@@ -604,6 +596,11 @@ fn update_games_list(path: &std::path::Path, game_id: &str) -> Result<(), Refere
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_rules_crate_names_the_silent_seat_as_the_seat_layer_does() {
+        assert_eq!(kakehiki_werewolf::nlp::seats::SILENT, SILENT_BOT);
+    }
 
     #[test]
     fn websocket_seats_are_named_ws() {
