@@ -2,6 +2,8 @@
 //! JSON or TOML: the text to an [`NlpConfig`], with a warning per key Kakehiki reads and does not
 //! implement. Pure: the caller reads the file.
 
+use std::path::Path;
+
 use serde_json::{json, Value};
 
 use super::NlpConfig;
@@ -73,6 +75,22 @@ pub const NOT_IMPLEMENTED_KEYS: &[&str] = &[
 pub struct LoadedConfig {
     pub config: NlpConfig,
     pub warnings: Vec<String>,
+}
+
+impl LoadedConfig {
+    /// The configuration file at `path` (its extension tells the format, see [`parse_config`];
+    /// errors name the path), whose text is `text`, for `players` agents when given: the counts
+    /// the file leaves out follow the village size.
+    pub fn of(path: &Path, text: &str, players: Option<usize>) -> Result<LoadedConfig, String> {
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let (mut config, given, warnings) =
+            parse_config(ext, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        if let Some(p) = players {
+            config.game.agent_count = p;
+        }
+        given.fill(&mut config);
+        Ok(LoadedConfig { config, warnings })
+    }
 }
 
 /// YAML to JSON: mapping keys become text (upstream writes `logic.roles` keyed by numbers).

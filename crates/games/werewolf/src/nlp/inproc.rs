@@ -9,6 +9,7 @@ use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 use super::bots::{nl_builtin, NlAgent};
 use super::game::{AskError, ChatMessage, GameResult, NlpGame, Table};
 use super::packet::{Packet, RequestKind, OVER};
+use super::seats::{ChatTurns, CHAT_ROUNDS};
 use super::settings::NlpSettings;
 
 fn noop_raw() -> RawWaker {
@@ -58,24 +59,14 @@ pub fn bot_chat(
     rounds: usize,
     accept: &mut (dyn FnMut(ChatMessage) -> Vec<(usize, Packet)> + Send),
 ) {
-    let mut open = open;
-    for _ in 0..rounds {
-        if open.is_empty() {
-            break;
+    let mut turns = ChatTurns::new(open, rounds);
+    while let Some(a) = turns.turn() {
+        let prompt = Packet::bare(RequestKind::Talk);
+        let text = bots[a].answer(&prompt).unwrap_or_else(|| OVER.into());
+        turns.said(a, &text);
+        for (b, p) in accept(ChatMessage { agent: a, text }) {
+            bots[b].answer(&p);
         }
-        let mut still = Vec::new();
-        for &a in &open {
-            let prompt = Packet::bare(RequestKind::Talk);
-            let text = bots[a].answer(&prompt).unwrap_or_else(|| OVER.into());
-            let over = text == OVER;
-            for (b, p) in accept(ChatMessage { agent: a, text }) {
-                bots[b].answer(&p);
-            }
-            if !over {
-                still.push(a);
-            }
-        }
-        open = still;
     }
 }
 
@@ -95,7 +86,7 @@ impl Table for BotTable {
         _duration_ms: u64,
         accept: &mut (dyn FnMut(ChatMessage) -> Vec<(usize, Packet)> + Send),
     ) {
-        bot_chat(&mut self.bots, open, 64, accept);
+        bot_chat(&mut self.bots, open, CHAT_ROUNDS, accept);
     }
 }
 

@@ -7,8 +7,10 @@ pub mod config_file;
 pub mod game;
 pub mod inproc;
 pub mod logs;
+pub mod options;
 pub mod packet;
 pub mod record;
+pub mod seats;
 pub mod settings;
 pub mod text;
 

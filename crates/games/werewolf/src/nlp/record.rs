@@ -3,6 +3,7 @@
 //! replay of the first format (`@1`) stands for.
 
 use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
@@ -11,15 +12,37 @@ use kakehiki_core::replay::{ParsedReplay, ReplayHeader};
 use kakehiki_core::{MatchReport, Outcome, Score};
 
 use super::game::GameResult;
-use super::logs::LogAgent;
+use super::logs::{self, LogAgent};
 use super::packet::Packet;
-use super::{NlpConfig, NlpGame};
+use super::seats::Who;
+use super::{NlpConfig, NlpGame, NlpSettings};
 use crate::Team;
 
 /// Replay format name.
 pub const FORMAT: &str = "kakehiki/werewolf-nlp-replay@2";
 /// The format before the seat layer, which the referee upgrades from.
 pub const FORMAT_V1: &str = "kakehiki/werewolf-nlp-replay@1";
+
+/// Whether a replay of format `format` can be re-run: only the current format (`@1` is upgraded
+/// first).
+pub fn check_rerun_format(format: &str) -> Result<(), String> {
+    if format == FORMAT {
+        return Ok(());
+    }
+    Err(format!(
+        "format {format:?}, not {FORMAT:?} (`kakehiki replay --upgrade` converts {FORMAT_V1:?})"
+    ))
+}
+
+/// Whether a replay of format `format` can be upgraded: only `@1`.
+pub fn check_upgrade_format(format: &str) -> Result<(), String> {
+    if format == FORMAT_V1 {
+        return Ok(());
+    }
+    Err(format!(
+        "werewolf-nlp upgrades {FORMAT_V1:?}, not {format:?}"
+    ))
+}
 
 /// The `team` of a NAME answer: the name without its trailing digits (`kanolab1` → `kanolab`).
 pub fn team_of(original: &str) -> String {
@@ -111,6 +134,78 @@ pub fn log_agents(game: &NlpGame, originals: &[String]) -> Vec<LogAgent> {
         .collect()
 }
 
+/// The upstream-format log files of a finished game, each its path and text: into `dir` (beside
+/// the replay) as `<game_id>.log` (the game log), `<game_id>.realtime.jsonl` (the real-time log)
+/// and, when it was recorded, `<game_id>.json` (the JSON log); and where the configuration
+/// enables `game_logger` / `realtime_broadcaster` / `json_logger`, into their `output_dir` under
+/// their `filename` (`{game_id}`, `{timestamp}` = `now_secs`, `{teams}` replaced), as upstream
+/// does.
+pub fn log_files(
+    dir: Option<&Path>,
+    config: &NlpConfig,
+    game: &NlpGame,
+    originals: &[String],
+    json_log: Option<String>,
+    now_secs: u64,
+) -> Vec<(PathBuf, String)> {
+    let agents = log_agents(game, originals);
+    let game_log = logs::game_log_text(game.log());
+    let realtime = logs::realtime_log(game.game_id(), &agents, game.log()).join("\n");
+    let named = |out: &str, pattern: &str, ext: &str| {
+        let name = logs::log_file_name(pattern, game.game_id(), now_secs, &agents);
+        Path::new(out).join(format!("{name}.{ext}"))
+    };
+    let mut files: Vec<(PathBuf, String)> = Vec::new();
+    if let Some(dir) = dir {
+        files.push((
+            dir.join(format!("{}.log", game.game_id())),
+            game_log.clone(),
+        ));
+        files.push((
+            dir.join(format!("{}.realtime.jsonl", game.game_id())),
+            realtime.clone(),
+        ));
+        if let Some(text) = &json_log {
+            files.push((dir.join(format!("{}.json", game.game_id())), text.clone()));
+        }
+    }
+    if let (true, Some(text)) = (config.json_logger.enable, &json_log) {
+        let j = &config.json_logger;
+        files.push((named(&j.output_dir, &j.filename, "json"), text.clone()));
+    }
+    if config.game_logger.enable {
+        let g = &config.game_logger;
+        files.push((named(&g.output_dir, &g.filename, "log"), game_log));
+    }
+    if config.realtime_broadcaster.enable {
+        let r = &config.realtime_broadcaster;
+        files.push((named(&r.output_dir, &r.filename, "jsonl"), realtime));
+    }
+    files
+}
+
+/// The id of a replay's game (its `game_id` event), once the replay's number of `seats` is
+/// checked against the village of its `settings`.
+pub fn replayed_game_id(
+    replay: &ParsedReplay,
+    seats: usize,
+    settings: &NlpSettings,
+) -> Result<String, String> {
+    if seats != settings.agent_count {
+        return Err(format!(
+            "{seats} seats for {} players",
+            settings.agent_count
+        ));
+    }
+    replay
+        .events
+        .iter()
+        .find(|(_, e)| e["event"] == "game_id")
+        .and_then(|(_, e)| e["game_id"].as_str())
+        .map(str::to_string)
+        .ok_or_else(|| "no game_id event".into())
+}
+
 /// Upstream's JSON log (`json_logger`): every request sent to an agent, with its answer or error
 /// and the wall-clock times (milliseconds since the epoch) it was sent and answered.
 #[derive(Debug, Default)]
@@ -119,19 +214,18 @@ pub struct JsonLog {
 }
 
 impl JsonLog {
-    /// One request: its text, when it was sent and answered (ms since the epoch), the answer or
-    /// the error.
+    /// One request: the packet (its JSON is the request's text), when it was sent and answered
+    /// (ms since the epoch), the answer or the error.
     pub fn entry(
         &mut self,
         p: &Packet,
-        request: String,
         (sent, answered): (u64, u64),
         response: Option<&str>,
         error: Option<&str>,
     ) {
         let mut e = json!({
             "agent": p.info.as_ref().map(|i| i.agent.as_str()).unwrap_or(""),
-            "request": request,
+            "request": p.to_json(),
             "request_timestamp": sent,
             "response_timestamp": answered,
         });
@@ -163,12 +257,14 @@ impl JsonLog {
 /// The exchanges of each seat of a `@1` replay, its events read as `@2` records them: an `answer` is a
 /// reply; a `fail` a timeout answered by the NAME check, or (`fatal`) a disconnect; a `gone` a
 /// notification that could not be sent; a `chat` of a built-in agent its reply. The NAME of a
-/// WebSocket agent is its `seat` event's name. Times were not recorded then.
+/// WebSocket agent is its `seat` event's name. Times were not recorded then. `who`: how each seat
+/// is played.
 pub fn v1_exchanges(
     old: &ParsedReplay,
-    remote: &[bool],
+    who: &[Who],
 ) -> Result<Vec<VecDeque<SeatExchange>>, String> {
     let bad = |line: usize, what: &str| format!("line {line}: {what}");
+    let remote: Vec<bool> = who.iter().map(|w| *w == Who::Remote).collect();
     let n = remote.len();
     let mut names = vec![String::new(); n];
     let mut ex: Vec<VecDeque<SeatExchange>> = vec![VecDeque::new(); n];

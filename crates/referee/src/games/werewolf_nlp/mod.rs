@@ -5,15 +5,12 @@
 //! `{port}` in its command line; `ws` waits for one to connect on its own; `tcp-cmd:` and `tcp`
 //! are the same seats under the other games' names).
 //!
-//! Every request is one `seat` line of the replay, labelled `day N` (notifications, votes,
-//! night actions), `day N talk K` / `day N whisper K` (the K-th talk or whisper request of the
-//! day, or the K-th group-chat window), `connect` (the NAME of the handshake); the kind is the
-//! request's name (`TALK`, `VOTE`, `NAME` for the check after a timeout). A re-run is the same
-//! code on the recorded seats.
+//! Every request is one `seat` line of the replay, labelled as [`Labels`] says, or `connect`
+//! (the NAME of the handshake); the kind is the request's name (`TALK`, `VOTE`, `NAME` for the
+//! check after a timeout). A re-run is the same code on the recorded seats.
 
 pub mod server;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,11 +20,13 @@ use tokio::net::TcpListener;
 use kakehiki_core::exchange::ExchangeOutcome;
 use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
 use kakehiki_core::{GameType, SeatErrorKind, SeatSpec};
-use kakehiki_werewolf::nlp::config_file::{parse_config, GivenCounts};
 use kakehiki_werewolf::nlp::game::{game_id_now, GameResult};
 use kakehiki_werewolf::nlp::inproc::block_on_ready;
 use kakehiki_werewolf::nlp::logs;
-use kakehiki_werewolf::nlp::packet::{Packet, RequestKind};
+use kakehiki_werewolf::nlp::options::{self, match_config, BadOption, OPTION_KEYS};
+use kakehiki_werewolf::nlp::packet::{Packet, RequestKind, OVER};
+use kakehiki_werewolf::nlp::record::{log_files, replayed_game_id};
+use kakehiki_werewolf::nlp::seats::{ChatTurns, Labels, CHAT_ROUNDS};
 use kakehiki_werewolf::nlp::{
     nl_builtin, AskError, ChatMessage, NlAgent, NlpConfig, NlpGame, NlpSettings, NLP_BUILTIN_NAMES,
     WEREWOLF_NLP_TYPE,
@@ -43,21 +42,10 @@ pub use kakehiki_werewolf::nlp::config_file::{LoadedConfig, NOT_IMPLEMENTED_KEYS
 /// The configuration file's type, for the CLI.
 pub use kakehiki_werewolf::nlp::NlpConfig as Config;
 
+use kakehiki_werewolf::nlp::record::{check_rerun_format, check_upgrade_format};
 use kakehiki_werewolf::nlp::record::{end_event, report, v1_exchanges};
 pub use kakehiki_werewolf::nlp::record::{log_agents, win_side, JsonLog, FORMAT, FORMAT_V1};
-
-/// Option keys (`--opt key=value`).
-pub const OPTION_KEYS: &[&str] = &[
-    "config",
-    "action_ms",
-    "response_ms",
-    "acceptable_ms",
-    "max_day",
-    "host",
-    "port",
-    "connect_timeout_ms",
-    "log_dir",
-];
+pub use kakehiki_werewolf::nlp::seats::{seat_label, substitute, Timeouts, Who};
 
 /// The driver.
 pub struct WerewolfNlpDriver;
@@ -67,12 +55,6 @@ pub static WEREWOLF_NLP: WerewolfNlpDriver = WerewolfNlpDriver;
 
 /// How long a program is given to exit after the game.
 const GRACE: Duration = Duration::from_secs(2);
-
-fn read_config(path: &std::path::Path) -> Result<(NlpConfig, GivenCounts, Vec<String>), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-    parse_config(ext, &text).map_err(|e| format!("{}: {e}", path.display()))
-}
 
 /// Read a configuration file (YAML for `.yml` / `.yaml`, JSON for `.json`, TOML otherwise).
 /// Talk and whisper counts it leaves out are upstream's defaults for its `game.agent_count`.
@@ -88,22 +70,17 @@ pub fn load_config_for(
     path: &std::path::Path,
     players: Option<usize>,
 ) -> Result<LoadedConfig, String> {
-    let (mut c, given, warnings) = read_config(path)?;
-    if let Some(p) = players {
-        c.game.agent_count = p;
-    }
-    given.fill(&mut c);
-    Ok(LoadedConfig {
-        config: c,
-        warnings,
-    })
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    LoadedConfig::of(path, &text, players)
 }
 
-fn bad(key: &str, value: &str, expected: &str) -> RefereeError {
-    RefereeError::BadOption {
-        key: key.into(),
-        value: value.into(),
-        expected: expected.into(),
+impl From<BadOption> for RefereeError {
+    fn from(e: BadOption) -> RefereeError {
+        RefereeError::BadOption {
+            key: e.key,
+            value: e.value,
+            expected: e.expected,
+        }
     }
 }
 
@@ -120,47 +97,20 @@ pub fn config_from_spec(spec: &MatchSpec) -> Result<NlpConfig, RefereeError> {
         }
     }
     let n = spec.seats.len();
-    let (mut c, given) = match spec.options.get("config") {
+    let file = match spec.options.get("config") {
         Some(p) => {
-            let (c, given, warnings) = read_config(std::path::Path::new(p))
-                .map_err(|e| bad("config", p, &format!("a readable configuration file ({e})")))?;
-            for w in warnings {
+            let loaded = load_config_for(std::path::Path::new(p), Some(n)).map_err(|e| {
+                BadOption::new("config", p, &format!("a readable configuration file ({e})"))
+            })?;
+            for w in loaded.warnings {
                 tracing::warn!("werewolf-nlp config {p}: {w}");
             }
-            (c, given)
+            Some(loaded.config)
         }
-        None => (NlpConfig::for_players(n), GivenCounts::ALL),
+        None => None,
     };
-    // The village is the seats; counts the file leaves out follow its size.
-    c.game.agent_count = n;
-    given.fill(&mut c);
-    let ms = |key: &str| -> Result<Option<String>, RefereeError> {
-        match spec.options.get(key) {
-            None => Ok(None),
-            Some(v) => v
-                .parse::<u64>()
-                .map(|x| Some(format!("{x}ms")))
-                .map_err(|_| bad(key, v, "milliseconds")),
-        }
-    };
-    if let Some(v) = ms("action_ms")? {
-        c.server.timeout.action = v;
-    }
-    if let Some(v) = ms("response_ms")? {
-        c.server.timeout.response = v;
-    }
-    if let Some(v) = ms("acceptable_ms")? {
-        c.server.timeout.acceptable = v;
-    }
-    c.game.max_day = spec.option(
-        "max_day",
-        c.game.max_day,
-        "a day number, or -1 for no limit",
-    )?;
-    if let Some(h) = spec.options.get("host") {
-        c.server.web_socket.host = h.clone();
-    }
-    Ok(c)
+    let get = |key: &str| spec.options.get(key).map(String::as_str);
+    Ok(match_config(file, n, get)?)
 }
 
 fn settings_of(c: &NlpConfig) -> Result<NlpSettings, RefereeError> {
@@ -169,54 +119,6 @@ fn settings_of(c: &NlpConfig) -> Result<NlpSettings, RefereeError> {
         expected: format!("a village the configuration allows ({e})"),
         got: c.game.agent_count,
     })
-}
-
-/// The upstream timeouts, in milliseconds.
-#[derive(Debug, Clone, Copy)]
-pub struct Timeouts {
-    pub action_ms: u64,
-    pub response_ms: u64,
-    pub acceptable_ms: u64,
-}
-
-impl Timeouts {
-    pub fn of(s: &NlpSettings) -> Timeouts {
-        Timeouts {
-            action_ms: s.timeout_action_ms,
-            response_ms: s.timeout_response_ms,
-            acceptable_ms: s.timeout_acceptable_ms,
-        }
-    }
-    /// A request's time: the action timeout plus the acceptable delay (also a write's limit).
-    fn action(&self) -> Duration {
-        Duration::from_millis(self.action_ms + self.acceptable_ms)
-    }
-    /// The NAME's time (the handshake, the check after a timeout).
-    pub fn response(&self) -> Duration {
-        Duration::from_millis(self.response_ms.max(1))
-    }
-}
-
-/// How a seat is played.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Who {
-    /// A built-in agent, named `NAME<seat>` (`sample2`).
-    Bot(String),
-    /// `builtin:silent`: named `silent<seat>`, never answers.
-    Silent(String),
-    /// An agent asked its NAME (`ws`, `ws-cmd:`).
-    Remote,
-}
-
-impl Who {
-    /// The seat `i` of spec label `s` (`builtin:sample`, `ws`, ...).
-    pub fn of(i: usize, s: &str) -> Who {
-        match s.strip_prefix("builtin:") {
-            Some(SILENT_BOT) => Who::Silent(format!("{SILENT_BOT}{}", i + 1)),
-            Some(name) => Who::Bot(format!("{name}{}", i + 1)),
-            None => Who::Remote,
-        }
-    }
 }
 
 /// One game to run on a table.
@@ -282,14 +184,7 @@ pub async fn run_game(mut table: Table, g: Game) -> Ran {
         })
         .collect();
     let names = table.ask(hello, |_, _| Vec::new()).await;
-    let mut originals: Vec<String> = g
-        .who
-        .iter()
-        .map(|w| match w {
-            Who::Bot(n) | Who::Silent(n) => n.clone(),
-            Who::Remote => String::new(),
-        })
-        .collect();
+    let mut originals: Vec<String> = g.who.iter().map(Who::name).collect();
     for (&i, a) in remote.iter().zip(names) {
         match a.text() {
             Some(name) => originals[i] = name.trim_end_matches('\n').to_string(),
@@ -306,9 +201,7 @@ pub async fn run_game(mut table: Table, g: Game) -> Ran {
         originals: originals.clone(),
         t,
         json: g.json_log.then(JsonLog::default),
-        day: 0,
-        counts: [0, 0],
-        phase: 0,
+        labels: Labels::default(),
     };
     let result = game.run(&mut seats).await;
     Ran {
@@ -328,60 +221,20 @@ struct Seats {
     originals: Vec<String>,
     t: Timeouts,
     json: Option<JsonLog>,
-    /// The day, its talk and whisper requests (and windows) so far, and the kind of the last
-    /// phase started (0 talk, 1 whisper).
-    day: u32,
-    counts: [u32; 2],
-    phase: usize,
-}
-
-const CHAT_ROUNDS: usize = 64;
-const OVER: &str = "Over";
-const TALKS: [&str; 2] = ["talk", "whisper"];
-
-fn day_of(p: &Packet) -> u32 {
-    p.info.as_ref().map_or(0, |i| i.day)
+    labels: Labels,
 }
 
 impl Seats {
-    /// `day N`, or `day N talk K` / `day N whisper K` for the K-th of the day.
-    fn label(&mut self, p: &Packet) -> String {
-        let day = day_of(p);
-        if day != self.day {
-            self.day = day;
-            self.counts = [0, 0];
-        }
-        match p.request {
-            RequestKind::Talk => self.next(0),
-            RequestKind::Whisper => self.next(1),
-            _ => format!("day {day}"),
-        }
-    }
-
-    fn next(&mut self, kind: usize) -> String {
-        self.counts[kind] += 1;
-        format!("day {} {} {}", self.day, TALKS[kind], self.counts[kind] - 1)
-    }
-
-    /// The packet's JSON, where it is sent or logged.
-    fn json(&self, a: usize, p: &Packet) -> String {
-        if self.bots[a].is_none() || self.json.is_some() {
-            p.to_json()
-        } else {
-            String::new()
-        }
-    }
-
     /// Deliver a packet that needs no answer; `false` if the seat is gone.
-    async fn deliver(&mut self, a: usize, at: &str, p: &Packet, json: String) -> bool {
+    async fn deliver(&mut self, a: usize, at: &str, p: &Packet) -> bool {
         if let Some(bot) = &mut self.bots[a] {
             bot.answer(p);
             return true;
         }
-        if let Some(why) = self.table.down(a) {
-            let _ = why;
+        if self.table.down(a).is_some() {
             return false;
         }
+        let json = p.to_json();
         let failed = self
             .table
             .tell(a, at, p.request.name(), json.as_bytes(), self.t.action())
@@ -392,6 +245,13 @@ impl Seats {
             return false;
         }
         true
+    }
+
+    /// Deliver the packets a group-chat message makes.
+    async fn broadcast(&mut self, to: Vec<(usize, Packet)>, at: &str) {
+        for (b, p) in to {
+            self.deliver(b, at, &p).await;
+        }
     }
 
     /// After a timeout: NAME, and only the agent's own name within the response timeout keeps
@@ -415,38 +275,32 @@ impl Seats {
 
 impl kakehiki_werewolf::nlp::Table for Seats {
     async fn notify(&mut self, agent: usize, packet: Packet) -> Result<(), ()> {
-        match packet.request {
-            RequestKind::TalkPhaseStart => self.phase = 0,
-            RequestKind::WhisperPhaseStart => self.phase = 1,
-            _ => {}
-        }
-        let at = self.label(&packet);
-        let json = self.json(agent, &packet);
-        let logged = self.json.as_ref().map(|_| (json.clone(), now_ms()));
-        let ok = self.deliver(agent, &at, &packet, json).await;
-        if let (Some(log), Some((req, sent))) = (&mut self.json, logged) {
+        let at = self.labels.of(&packet);
+        let sent = self.json.as_ref().map(|_| now_ms());
+        let ok = self.deliver(agent, &at, &packet).await;
+        if let (Some(log), Some(sent)) = (&mut self.json, sent) {
             let fail = (!ok).then(|| self.table.down(agent).unwrap_or("gone").to_string());
-            log.entry(&packet, req, (sent, now_ms()), None, fail.as_deref());
+            log.entry(&packet, (sent, now_ms()), None, fail.as_deref());
         }
-        if ok {
-            Ok(())
-        } else {
-            Err(())
-        }
+        ok.then_some(()).ok_or(())
     }
 
     async fn ask(&mut self, agent: usize, packet: Packet) -> Result<String, AskError> {
-        let at = self.label(&packet);
-        let json = self.json(agent, &packet);
-        let logged = self.json.as_ref().map(|_| (json.clone(), now_ms()));
-        let msg = if self.bots[agent].is_some() {
-            Vec::new()
-        } else {
-            json.into_bytes()
-        };
-        let kind = packet.request.name();
+        let at = self.labels.of(&packet);
+        let sent = self.json.as_ref().map(|_| now_ms());
         let bot = &mut self.bots[agent];
-        let ask = Ask::new(agent, at.clone(), kind, msg, self.t.action());
+        // A built-in agent reads the packet itself.
+        let msg = match bot {
+            Some(_) => Vec::new(),
+            None => packet.to_json().into_bytes(),
+        };
+        let ask = Ask::new(
+            agent,
+            at.clone(),
+            packet.request.name(),
+            msg,
+            self.t.action(),
+        );
         let answer = self
             .table
             .ask_one(ask, |_, _| {
@@ -461,11 +315,11 @@ impl kakehiki_werewolf::nlp::Table for Seats {
             }
             _ => Err(AskError::Fatal),
         };
-        if let (Some(log), Some((req, sent))) = (&mut self.json, logged) {
+        if let (Some(log), Some(sent)) = (&mut self.json, sent) {
             let error = r
                 .is_err()
                 .then(|| answer.detail.as_deref().unwrap_or("no answer"));
-            log.entry(&packet, req, (sent, now_ms()), r.as_deref().ok(), error);
+            log.entry(&packet, (sent, now_ms()), r.as_deref().ok(), error);
         }
         r
     }
@@ -476,40 +330,30 @@ impl kakehiki_werewolf::nlp::Table for Seats {
         duration_ms: u64,
         accept: &mut (dyn FnMut(ChatMessage) -> Vec<(usize, Packet)> + Send),
     ) {
-        let at = self.next(self.phase);
-        let kind = ["TALK", "WHISPER"][self.phase];
+        let (at, kind) = self.labels.window();
         let limit = Duration::from_millis(duration_ms);
         // Built-in agents speak first, in turns, until they say Over.
-        let mut bots: Vec<usize> = open
+        let bots = open
             .iter()
             .copied()
             .filter(|&a| matches!(self.who[a], Who::Bot(_)))
             .collect();
-        for _ in 0..CHAT_ROUNDS {
-            if bots.is_empty() {
-                break;
-            }
-            let mut still = Vec::new();
-            for &a in &bots {
-                let bot = &mut self.bots[a];
-                let ask = Ask::new(a, at.clone(), kind, Vec::new(), limit);
-                let answer = self
-                    .table
-                    .ask_one(ask, |_, _| {
-                        let prompt = Packet::bare(RequestKind::Talk);
-                        let text = bot.as_mut().and_then(|b| b.answer(&prompt));
-                        text.unwrap_or_else(|| OVER.into()).into_bytes()
-                    })
-                    .await;
-                let text = answer.text().unwrap_or_else(|| OVER.into());
-                let over = text == OVER;
-                self.broadcast(accept(ChatMessage { agent: a, text }), &at)
-                    .await;
-                if !over {
-                    still.push(a);
-                }
-            }
-            bots = still;
+        let mut turns = ChatTurns::new(bots, CHAT_ROUNDS);
+        while let Some(a) = turns.turn() {
+            let bot = &mut self.bots[a];
+            let ask = Ask::new(a, at.clone(), kind, Vec::new(), limit);
+            let answer = self
+                .table
+                .ask_one(ask, |_, _| {
+                    let prompt = Packet::bare(RequestKind::Talk);
+                    let text = bot.as_mut().and_then(|b| b.answer(&prompt));
+                    text.unwrap_or_else(|| OVER.into()).into_bytes()
+                })
+                .await;
+            let text = answer.text().unwrap_or_else(|| OVER.into());
+            turns.said(a, &text);
+            self.broadcast(accept(ChatMessage { agent: a, text }), &at)
+                .await;
         }
         // The others talk freely until the time is up.
         let remote: Vec<usize> = open
@@ -526,44 +370,19 @@ impl kakehiki_werewolf::nlp::Table for Seats {
     }
 }
 
-impl Seats {
-    async fn broadcast(&mut self, to: Vec<(usize, Packet)>, at: &str) {
-        for (b, p) in to {
-            let json = if self.bots[b].is_none() {
-                p.to_json()
-            } else {
-                String::new()
-            };
-            self.deliver(b, at, &p, json).await;
-        }
-    }
-}
-
 /// The server's secret for player tokens, when the configuration requires them.
 pub fn secret_of(c: &NlpConfig) -> Result<Option<String>, RefereeError> {
-    if !c.server.authentication.enable {
-        return Ok(None);
-    }
-    let s = c.server.authentication.secret_key.clone();
-    s.or_else(|| std::env::var("SECRET_KEY").ok())
-        .map(Some)
-        .ok_or_else(|| {
-            bad(
-                "config",
-                "server.authentication",
-                "a secret_key or SECRET_KEY in the environment",
-            )
-        })
+    Ok(options::secret(c, || std::env::var("SECRET_KEY").ok())?)
 }
 
-/// The seats of a live match: built-in agents made, `ws-cmd:` agents launched, and every
-/// WebSocket agent waited for (one listener for the `ws` seats; a listener of its own, in its
-/// network namespace where there are namespaces, for each `ws-cmd:` seat).
+/// The seats of a live match, and the built-in agents: built-in agents made, `ws-cmd:` agents
+/// launched, and every WebSocket agent waited for (one listener for the `ws` seats; a listener
+/// of its own, in its network namespace where there are namespaces, for each `ws-cmd:` seat).
 async fn start_seats(
     spec: &MatchSpec,
     config: &NlpConfig,
     name_timeout: Duration,
-) -> Result<(Vec<Seat>, Vec<Who>, Vec<Option<Box<dyn NlAgent>>>), RefereeError> {
+) -> Result<(Vec<Seat>, Vec<Option<Box<dyn NlAgent>>>), RefereeError> {
     let port_opt: u16 = spec.option("port", 0, "a TCP port")?;
     let connect =
         Duration::from_millis(spec.option("connect_timeout_ms", 10_000, "milliseconds")?);
@@ -583,9 +402,9 @@ async fn start_seats(
     } else {
         None
     };
-    let (mut seats, mut who, mut bots) = (Vec::new(), Vec::new(), Vec::new());
+    let mut seats = Vec::new();
+    let mut bots: Vec<Option<Box<dyn NlAgent>>> = spec.seats.iter().map(|_| None).collect();
     for (i, s) in spec.seats.iter().enumerate() {
-        let w = Who::of(i, &seat_label(s));
         let seat = match s {
             SeatSpec::Builtin(name) if name == SILENT_BOT => Seat::Silent,
             SeatSpec::Builtin(name) => {
@@ -595,10 +414,8 @@ async fn start_seats(
                     name: name.clone(),
                     expected: format!("{}, {SILENT_BOT}", NLP_BUILTIN_NAMES.join(", ")),
                 })?;
-                bots.push(Some(bot));
-                seats.push(Seat::Builtin);
-                who.push(w);
-                continue;
+                bots[i] = Some(bot);
+                Seat::Builtin
             }
             SeatSpec::Cmd(_) => return Err(RefereeError::UnsupportedSeat {
                 game: "werewolf-nlp".into(),
@@ -607,9 +424,7 @@ async fn start_seats(
                 reason: "agents connect over WebSocket: use ws-cmd:<command line with {url}, or {host} and {port}> or ws".into(),
             }),
             SeatSpec::TcpCmd(argv) => {
-                let argv_for = |addr: std::net::SocketAddr| {
-                    substitute(argv, &addr.ip().to_string(), addr.port())
-                };
+                let argv_for = |addr| substitute(argv, addr);
                 let sandbox = spec.sandbox.for_seat(i);
                 let times = (connect, name_timeout);
                 launch_seat(i, argv_for, &sandbox, want, times, secret.as_deref()).await?
@@ -621,10 +436,8 @@ async fn start_seats(
             }
         };
         seats.push(seat);
-        who.push(w);
-        bots.push(None);
     }
-    Ok((seats, who, bots))
+    Ok((seats, bots))
 }
 
 impl GameDriver for WerewolfNlpDriver {
@@ -637,7 +450,7 @@ impl GameDriver for WerewolfNlpDriver {
             let config = config_from_spec(spec)?;
             let settings = Arc::new(settings_of(&config)?);
             let log_dir = spec.options.get("log_dir").map(std::path::PathBuf::from);
-            let (seats, who, bots) =
+            let (seats, bots) =
                 start_seats(spec, &config, Timeouts::of(&settings).response()).await?;
             let spec_seats: Vec<String> = spec.seats.iter().map(seat_label).collect();
             let mut log = ReplayLog::new();
@@ -645,7 +458,7 @@ impl GameDriver for WerewolfNlpDriver {
             let g = Game {
                 settings,
                 seed: spec.seed,
-                who,
+                who: Who::all(&spec_seats),
                 bots,
                 // A real time in the id, as upstream's; recorded for the re-run.
                 game_id: game_id_now(spec.seed),
@@ -664,28 +477,23 @@ impl GameDriver for WerewolfNlpDriver {
 
     fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
         let h = &replay.header;
-        if h.format != FORMAT {
-            return Err(RefereeError::BadReplay(format!(
-                "format {:?}, not {FORMAT:?} (`kakehiki replay --upgrade` converts {FORMAT_V1:?})",
-                h.format
-            )));
-        }
+        check_rerun_format(&h.format).map_err(RefereeError::BadReplay)?;
         let (g, log) = replayed_game(replay, h)?;
         let table = Table::replayed(replay, g.who.len(), log)?;
         Ok(record(&h.seats, h.seed, block_on_ready(run(table, g))))
     }
 
     fn upgrade(&self, old: &ParsedReplay) -> Result<ReplayLog, RefereeError> {
-        if old.header.format != FORMAT_V1 {
-            return Err(RefereeError::BadReplay(format!(
-                "werewolf-nlp upgrades {FORMAT_V1:?}, not {:?}",
-                old.header.format
-            )));
-        }
+        check_upgrade_format(&old.header.format).map_err(RefereeError::BadReplay)?;
         let mut h = old.header.clone();
         h.format = FORMAT.into();
         let (g, log) = replayed_game(old, &h)?;
-        let seats = v1_seats(old, &g.who)?;
+        let ex = v1_exchanges(old, &g.who).map_err(RefereeError::BadReplay)?;
+        let seat = |exchanges| Seat::Replayed {
+            exchanges,
+            end: None,
+        };
+        let seats = ex.into_iter().map(seat).collect();
         Ok(block_on_ready(run(Table::new(seats, log), g)).finished.log)
     }
 }
@@ -698,25 +506,9 @@ fn replayed_game(
     let config: NlpConfig = serde_json::from_value(h.params.clone())
         .map_err(|e| RefereeError::BadReplay(format!("params: {e}")))?;
     let settings = Arc::new(settings_of(&config)?);
-    if h.seats.len() != settings.agent_count {
-        return Err(RefereeError::BadReplay(format!(
-            "{} seats for {} players",
-            h.seats.len(),
-            settings.agent_count
-        )));
-    }
-    let game_id = replay
-        .events
-        .iter()
-        .find(|(_, e)| e["event"] == "game_id")
-        .and_then(|(_, e)| e["game_id"].as_str())
-        .ok_or_else(|| RefereeError::BadReplay("no game_id event".into()))?;
-    let who: Vec<Who> = h
-        .seats
-        .iter()
-        .enumerate()
-        .map(|(i, s)| Who::of(i, s))
-        .collect();
+    let game_id =
+        replayed_game_id(replay, h.seats.len(), &settings).map_err(RefereeError::BadReplay)?;
+    let who = Who::all(&h.seats);
     let mut log = ReplayLog::new();
     log.push(h);
     let g = Game {
@@ -724,21 +516,10 @@ fn replayed_game(
         seed: h.seed,
         bots: who.iter().map(|_| None).collect(),
         who,
-        game_id: game_id.to_string(),
+        game_id,
         json_log: false,
     };
     Ok((g, log))
-}
-
-/// The seats of a `@1` replay (see [`v1_exchanges`]).
-fn v1_seats(old: &ParsedReplay, who: &[Who]) -> Result<Vec<Seat>, RefereeError> {
-    let remote: Vec<bool> = who.iter().map(|w| *w == Who::Remote).collect();
-    let ex = v1_exchanges(old, &remote).map_err(RefereeError::BadReplay)?;
-    let seat = |exchanges| Seat::Replayed {
-        exchanges,
-        end: None,
-    };
-    Ok(ex.into_iter().map(seat).collect())
 }
 
 /// The replay header.
@@ -747,11 +528,15 @@ fn header(spec_seats: &[String], seed: u64, c: &NlpConfig) -> ReplayHeader {
     kakehiki_werewolf::nlp::record::header(spec_seats, seed, c, engine)
 }
 
+/// The wall-clock time since the epoch (zero before it).
+fn since_epoch() -> Duration {
+    let now = std::time::SystemTime::now();
+    now.duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+}
+
 fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+    since_epoch().as_millis() as u64
 }
 
 /// The match record of a played game.
@@ -764,36 +549,8 @@ fn record(spec_seats: &[String], seed: u64, p: Played) -> MatchRecord {
     }
 }
 
-/// A seat as this game names it: WebSocket seats are `ws` and `ws-cmd:<command line>` (they
-/// parse as `tcp` / `tcp-cmd:`, which are accepted as aliases).
-pub fn seat_label(s: &SeatSpec) -> String {
-    match s {
-        SeatSpec::Tcp => "ws".into(),
-        SeatSpec::TcpCmd(_) => {
-            let t = s.to_string();
-            format!("ws-cmd:{}", t.strip_prefix("tcp-cmd:").unwrap_or(&t))
-        }
-        other => other.to_string(),
-    }
-}
-
-/// `{url}`, `{host}`, `{port}` in a command line.
-pub fn substitute(argv: &[String], host: &str, port: u16) -> Vec<String> {
-    argv.iter()
-        .map(|a| {
-            a.replace("{url}", &format!("ws://{host}:{port}/ws"))
-                .replace("{host}", host)
-                .replace("{port}", &port.to_string())
-        })
-        .collect()
-}
-
-/// Write the upstream-format logs of a finished game. Into `dir` (beside the replay) as
-/// `<game_id>.log` (the game log), `<game_id>.realtime.jsonl` (the real-time log) and, when it
-/// was recorded, `<game_id>.json` (the JSON log); and where the configuration enables
-/// `game_logger` / `realtime_broadcaster` / `json_logger`, into their `output_dir` under their
-/// `filename` (`{game_id}`, `{timestamp}`, `{teams}` replaced), as upstream does.
-/// Returns the files written.
+/// Write the upstream-format logs of a finished game (see [`log_files`]: into `dir`, beside the
+/// replay, and where the configuration enables them). Returns the files written.
 pub fn write_logs(
     dir: Option<&std::path::Path>,
     config: &NlpConfig,
@@ -801,42 +558,9 @@ pub fn write_logs(
     originals: &[String],
     json_log: Option<String>,
 ) -> Result<Vec<std::path::PathBuf>, RefereeError> {
-    let agents = log_agents(game, originals);
-    let game_log = logs::game_log_text(game.log());
-    let realtime = logs::realtime_log(game.game_id(), &agents, game.log()).join("\n");
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let named = |out: &str, pattern: &str, ext: &str| {
-        let name = logs::log_file_name(pattern, game.game_id(), now, &agents);
-        std::path::Path::new(out).join(format!("{name}.{ext}"))
-    };
-    let mut files: Vec<(std::path::PathBuf, &str)> = Vec::new();
-    if let Some(dir) = dir {
-        files.push((dir.join(format!("{}.log", game.game_id())), &game_log));
-        files.push((
-            dir.join(format!("{}.realtime.jsonl", game.game_id())),
-            &realtime,
-        ));
-        if let Some(text) = &json_log {
-            files.push((dir.join(format!("{}.json", game.game_id())), text));
-        }
-    }
-    if let (true, Some(text)) = (config.json_logger.enable, &json_log) {
-        let j = &config.json_logger;
-        files.push((named(&j.output_dir, &j.filename, "json"), text));
-    }
-    if config.game_logger.enable {
-        let g = &config.game_logger;
-        files.push((named(&g.output_dir, &g.filename, "log"), &game_log));
-    }
-    if config.realtime_broadcaster.enable {
-        let r = &config.realtime_broadcaster;
-        files.push((named(&r.output_dir, &r.filename, "jsonl"), &realtime));
-    }
+    let now = since_epoch().as_secs();
     let mut written = Vec::new();
-    for (path, text) in files {
+    for (path, text) in log_files(dir, config, game, originals, json_log, now) {
         kakehiki_core::private_files::create_parent(&path)?;
         kakehiki_core::private_files::write(&path, text)?;
         // Beside every real-time log, upstream's `games.json` lists it.
@@ -863,26 +587,20 @@ fn update_games_list(path: &std::path::Path, game_id: &str) -> Result<(), Refere
         .unwrap_or_default();
     let list = dir.join("games.json");
     let existing = std::fs::read_to_string(&list).unwrap_or_default();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let text = logs::games_list_with(&existing, game_id, &filename, &logs::rfc3339_nanos(now));
+    let now = logs::rfc3339_nanos(since_epoch().as_nanos());
+    let text = logs::games_list_with(&existing, game_id, &filename, &now);
     kakehiki_core::private_files::write(&list, text)?;
     Ok(())
-}
-
-/// Options as a map, for callers that build specs.
-pub fn options(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_rules_crate_names_the_silent_seat_as_the_seat_layer_does() {
+        assert_eq!(kakehiki_werewolf::nlp::seats::SILENT, SILENT_BOT);
+    }
 
     #[test]
     fn websocket_seats_are_named_ws() {
