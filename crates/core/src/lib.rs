@@ -16,6 +16,7 @@
 pub mod exchange;
 pub mod game;
 pub mod game_type;
+pub mod option;
 pub mod private_files;
 pub mod replay;
 pub mod report;
@@ -26,6 +27,7 @@ pub mod seat;
 pub use exchange::{ExchangeOutcome, SeatEnd, SeatExchange, SeatRecord};
 pub use game::{Bot, Game};
 pub use game_type::{Chance, Dynamics, GameType, Information, Transport};
+pub use option::BadOption;
 pub use report::{MatchReport, SeatError, SeatErrorKind, SeatReport};
 pub use rng::{derive_seed, seeded_rng, SeedRng};
 pub use score::{

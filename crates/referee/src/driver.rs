@@ -99,6 +99,33 @@ impl MatchSpec {
         }
     }
 
+    /// Fail on a rule set `game` does not have.
+    pub fn check_rules(&self, game: &GameType) -> Result<(), RefereeError> {
+        match &self.rules {
+            Some(r) if !game.rule_sets.contains(&r.as_str()) => Err(RefereeError::UnknownRules {
+                game: game.name.into(),
+                rules: r.clone(),
+                expected: game.rule_sets.join(", "),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Fail on a table of a size `game` does not accept.
+    pub fn check_seats(&self, game: &GameType) -> Result<(), RefereeError> {
+        if game.accepts_seats(self.seats.len()) {
+            return Ok(());
+        }
+        Err(RefereeError::SeatCount {
+            game: game.name.into(),
+            expected: match (game.min_seats, game.max_seats) {
+                (a, b) if a == b => a.to_string(),
+                (a, b) => format!("{a} to {b}"),
+            },
+            got: self.seats.len(),
+        })
+    }
+
     /// Fail on option keys the driver does not know.
     pub fn check_option_keys(&self, known: &[&str]) -> Result<(), RefereeError> {
         for key in self.options.keys() {
@@ -232,6 +259,16 @@ impl RefereeError {
     /// Whether the match failed because of the machine rather than its bots or its spec.
     pub fn is_host_fault(&self) -> bool {
         matches!(self, RefereeError::HostFault { .. })
+    }
+}
+
+impl From<kakehiki_core::BadOption> for RefereeError {
+    fn from(e: kakehiki_core::BadOption) -> Self {
+        RefereeError::BadOption {
+            key: e.key,
+            value: e.value,
+            expected: e.expected,
+        }
     }
 }
 

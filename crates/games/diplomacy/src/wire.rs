@@ -143,12 +143,7 @@ pub const OPTION_KEYS: &[&str] = &[
 ];
 
 /// An option with a value out of its range or of the wrong form.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BadOption {
-    pub key: String,
-    pub value: String,
-    pub expected: &'static str,
-}
+pub use kakehiki_core::BadOption;
 
 /// Milliseconds, as every time limit is given.
 pub const MS: &str = "milliseconds, 1 to 600000";
@@ -177,11 +172,7 @@ impl Params {
         ];
         let mut v = [0u64; 10];
         for (slot, (key, default, range, expected)) in v.iter_mut().zip(keys) {
-            let bad = |value: &str| BadOption {
-                key: key.into(),
-                value: value.into(),
-                expected,
-            };
+            let bad = |value: &str| BadOption::new(key, value, expected);
             *slot = match get(key) {
                 None => default,
                 Some(text) => text.parse().map_err(|_| bad(text))?,
@@ -192,11 +183,9 @@ impl Params {
         }
         let draw_votes = match get("draw_votes") {
             None => false,
-            Some(t) => t.parse().map_err(|_| BadOption {
-                key: "draw_votes".into(),
-                value: t.into(),
-                expected: "true or false",
-            })?,
+            Some(t) => t
+                .parse()
+                .map_err(|_| BadOption::new("draw_votes", t, "true or false"))?,
         };
         Ok(Params {
             rules: RuleParams {

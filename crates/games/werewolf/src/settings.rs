@@ -263,22 +263,7 @@ impl Settings {
 
 /// An option value the game refuses (`--opt key=value`): the key, what was given, what is
 /// expected.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BadOption {
-    pub key: String,
-    pub value: String,
-    pub expected: String,
-}
-
-impl BadOption {
-    pub fn new(key: &str, value: &str, expected: &str) -> Self {
-        BadOption {
-            key: key.into(),
-            value: value.into(),
-            expected: expected.into(),
-        }
-    }
-}
+pub use kakehiki_core::BadOption;
 
 /// Option `key` of `options` read as a `T` (`default` when absent).
 pub fn option<T: std::str::FromStr>(

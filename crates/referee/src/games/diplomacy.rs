@@ -35,13 +35,9 @@ const END_GRACE: Duration = Duration::from_secs(1);
 
 fn params_from(spec: &MatchSpec) -> Result<Params, RefereeError> {
     spec.check_option_keys(wire::OPTION_KEYS)?;
-    Params::from_options(|k| spec.options.get(k).map(String::as_str)).map_err(|e| {
-        RefereeError::BadOption {
-            key: e.key,
-            value: e.value,
-            expected: e.expected.into(),
-        }
-    })
+    Ok(Params::from_options(|k| {
+        spec.options.get(k).map(String::as_str)
+    })?)
 }
 
 /// The messages sent in one round, as text by power.
@@ -281,11 +277,10 @@ async fn run_match(
     }
     run.table.record(&wire::end_event(&run.game));
     let finished = run.table.finish(grace).await;
-    let mut report = wire::report(&run.game, seats, seed);
-    finished.fill_report(&mut report);
-    let mut replay = finished.log;
-    replay.push(&json!({"event": "report", "report": report}));
-    MatchRecord { report, replay }
+    let mut record = finished.record(wire::report(&run.game, seats, seed));
+    let report = json!({"event": "report", "report": record.report});
+    record.replay.push(&report);
+    record
 }
 
 fn header(seed: u64, seats: &[String], params: &Params) -> ReplayLog {
@@ -418,20 +413,8 @@ impl GameDriver for DiplomacyDriver {
 
     fn play<'a>(&'a self, spec: &'a MatchSpec) -> BoxFuture<'a, Result<MatchRecord, RefereeError>> {
         Box::pin(async move {
-            if let Some(r) = spec.rules.as_ref().filter(|r| *r != "standard") {
-                return Err(RefereeError::UnknownRules {
-                    game: "diplomacy".into(),
-                    rules: r.clone(),
-                    expected: "standard".into(),
-                });
-            }
-            if spec.seats.len() != 7 {
-                return Err(RefereeError::SeatCount {
-                    game: "diplomacy".into(),
-                    expected: "7".into(),
-                    got: spec.seats.len(),
-                });
-            }
+            spec.check_rules(&DIPLOMACY_TYPE)?;
+            spec.check_seats(&DIPLOMACY_TYPE)?;
             let params = params_from(spec)?;
             let st = start_seats(spec).await?;
             let names: Vec<String> = spec.seats.iter().map(|s| s.to_string()).collect();

@@ -347,26 +347,13 @@ fn bad(msg: impl Into<String>) -> RefereeError {
 
 impl NacDriver {
     fn check(&self, spec: &MatchSpec) -> Result<Limits, RefereeError> {
-        let name = self.variant.name();
-        if let Some(r) = spec.rules.as_ref().filter(|r| *r != name) {
-            return Err(RefereeError::UnknownRules {
-                game: name.into(),
-                rules: r.clone(),
-                expected: name.into(),
-            });
-        }
-        if spec.seats.len() != NUM_SEATS {
-            return Err(RefereeError::SeatCount {
-                game: name.into(),
-                expected: "4".into(),
-                got: spec.seats.len(),
-            });
-        }
+        spec.check_rules(self.game_type)?;
+        spec.check_seats(self.game_type)?;
         for (seat, s) in spec.seats.iter().enumerate() {
             if let SeatSpec::Builtin(b) = s {
                 if !BOT_NAMES.contains(&b.as_str()) && b != SILENT_BOT {
                     return Err(RefereeError::UnknownBot {
-                        game: name.into(),
+                        game: self.game_type.name.into(),
                         seat,
                         name: b.clone(),
                         expected: format!("{}, {SILENT_BOT}", BOT_NAMES.join(", ")),

@@ -142,24 +142,8 @@ async fn play_rounds(mut table: Table, p: Params, seed: u64, specs: &[String]) -
 
 /// The parameters of a spec, after checking its rules, seats and options.
 fn params_of(spec: &MatchSpec) -> Result<Params, RefereeError> {
-    if let Some(r) = spec
-        .rules
-        .as_deref()
-        .filter(|r| *r != RPS_TYPE.default_rules())
-    {
-        return Err(RefereeError::UnknownRules {
-            game: RPS_TYPE.name.into(),
-            rules: r.into(),
-            expected: RPS_TYPE.rule_sets.join(", "),
-        });
-    }
-    if spec.seats.len() != 2 {
-        return Err(RefereeError::SeatCount {
-            game: RPS_TYPE.name.into(),
-            expected: "2".into(),
-            got: spec.seats.len(),
-        });
-    }
+    spec.check_rules(&RPS_TYPE)?;
+    spec.check_seats(&RPS_TYPE)?;
     for (seat, s) in spec.seats.iter().enumerate() {
         if let SeatSpec::Builtin(name) = s {
             if !BOT_NAMES.contains(&name.as_str()) && name != SILENT_BOT {

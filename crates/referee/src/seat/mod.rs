@@ -349,6 +349,15 @@ pub const STDERR_KEY: &str = "stderr";
 pub const EXIT_KEY: &str = "exit";
 
 impl Finished {
+    /// The match record: `report` filled as [`Finished::fill_report`] says, and the replay.
+    pub fn record(self, mut report: MatchReport) -> crate::driver::MatchRecord {
+        self.fill_report(&mut report);
+        crate::driver::MatchRecord {
+            report,
+            replay: self.log,
+        }
+    }
+
     /// Put each seat's errors, exit and stderr into `report` (built by the driver with empty
     /// error lists).
     pub fn fill_report(&self, report: &mut MatchReport) {

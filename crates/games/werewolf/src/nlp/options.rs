@@ -17,22 +17,7 @@ pub const OPTION_KEYS: &[&str] = &[
 ];
 
 /// An option (or configuration value) that is not what was expected.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BadOption {
-    pub key: String,
-    pub value: String,
-    pub expected: String,
-}
-
-impl BadOption {
-    pub fn new(key: &str, value: &str, expected: &str) -> BadOption {
-        BadOption {
-            key: key.into(),
-            value: value.into(),
-            expected: expected.into(),
-        }
-    }
-}
+pub use kakehiki_core::BadOption;
 
 /// The configuration of a match of `players` seats: `file` (the configuration file, read for
 /// that village) or the defaults, then the options; `get` returns an option's text, if given.

@@ -63,11 +63,7 @@ impl From<ConfigError> for RefereeError {
                 expected: expected.into(),
                 got,
             },
-            ConfigError::Bad(b) => RefereeError::BadOption {
-                key: b.key,
-                value: b.value,
-                expected: b.expected,
-            },
+            ConfigError::Bad(b) => b.into(),
         }
     }
 }

@@ -74,28 +74,10 @@ pub fn load_config_for(
     LoadedConfig::of(path, &text, players)
 }
 
-impl From<BadOption> for RefereeError {
-    fn from(e: BadOption) -> RefereeError {
-        RefereeError::BadOption {
-            key: e.key,
-            value: e.value,
-            expected: e.expected,
-        }
-    }
-}
-
 /// The configuration of a match: the file (if any), then the options, then the seat count.
 pub fn config_from_spec(spec: &MatchSpec) -> Result<NlpConfig, RefereeError> {
     spec.check_option_keys(OPTION_KEYS)?;
-    if let Some(r) = &spec.rules {
-        if r != "aiwolf-nlp" {
-            return Err(RefereeError::UnknownRules {
-                game: "werewolf-nlp".into(),
-                rules: r.clone(),
-                expected: "aiwolf-nlp".into(),
-            });
-        }
-    }
+    spec.check_rules(&WEREWOLF_NLP_TYPE)?;
     let n = spec.seats.len();
     let file = match spec.options.get("config") {
         Some(p) => {
@@ -541,12 +523,7 @@ fn now_ms() -> u64 {
 
 /// The match record of a played game.
 fn record(spec_seats: &[String], seed: u64, p: Played) -> MatchRecord {
-    let mut rep = report(spec_seats, seed, &p.result);
-    p.finished.fill_report(&mut rep);
-    MatchRecord {
-        report: rep,
-        replay: p.finished.log,
-    }
+    p.finished.record(report(spec_seats, seed, &p.result))
 }
 
 /// Write the upstream-format logs of a finished game (see [`log_files`]: into `dir`, beside the
