@@ -154,8 +154,8 @@ impl Bench {
                     let start = Instant::now();
                     let ran = run_game(Table::new(seats, ReplayLog::new()), g).await;
                     let wall = start.elapsed();
-                    let log = ran.table.log.clone();
-                    ran.table.finish(Duration::ZERO).await;
+                    let log = ran.seats.log.clone();
+                    ran.seats.finish(Duration::ZERO).await;
                     (wall, log)
                 })
                 .await

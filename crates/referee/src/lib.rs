@@ -6,6 +6,7 @@
 
 pub mod accept;
 pub mod driver;
+pub mod files;
 pub mod games;
 pub mod registry;
 pub mod seat;

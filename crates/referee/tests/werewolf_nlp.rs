@@ -11,7 +11,7 @@ use tokio_tungstenite::tungstenite::Message;
 use kakehiki_core::SeatSpec;
 use kakehiki_referee::driver::{verify_replay, MatchRecord, MatchSpec};
 use kakehiki_referee::find_game;
-use kakehiki_referee::games::werewolf_nlp::ws::sign_player_token;
+use kakehiki_referee::seat::ws::sign_player_token;
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -675,7 +675,7 @@ async fn upstream_logs_are_written_beside_the_replay_and_where_the_config_says()
 
 #[tokio::test]
 async fn counts_a_config_leaves_out_follow_the_village_size() {
-    use kakehiki_referee::games::werewolf_nlp::load_config;
+    use kakehiki_referee::games::werewolf_nlp::load_config_for;
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("c.toml");
     // Upstream's default_13.yml: talk 4 per agent, 52 a day; whispers 4 and 12.
@@ -684,7 +684,7 @@ async fn counts_a_config_leaves_out_follow_the_village_size() {
         "[game]\nagent_count = 13\n[game.talk]\nduration = \"1s\"\n",
     )
     .unwrap();
-    let c = load_config(&p).unwrap().config;
+    let c = load_config_for(&p, None).unwrap().config;
     assert_eq!(
         (
             c.game.talk.max_count.per_agent,
@@ -706,7 +706,7 @@ async fn counts_a_config_leaves_out_follow_the_village_size() {
         "[game]\nagent_count = 13\n[game.whisper.max_count]\nper_agent = 2\n",
     )
     .unwrap();
-    let c = load_config(&p).unwrap().config;
+    let c = load_config_for(&p, None).unwrap().config;
     assert_eq!(
         (
             c.game.whisper.max_count.per_agent,
@@ -847,11 +847,11 @@ realtime_broadcaster:
 
 #[test]
 fn upstream_yaml_loads_with_a_warning_per_key_not_implemented() {
-    use kakehiki_referee::games::werewolf_nlp::{load_config, NOT_IMPLEMENTED_KEYS};
+    use kakehiki_referee::games::werewolf_nlp::{load_config_for, NOT_IMPLEMENTED_KEYS};
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("default_5.yml");
     std::fs::write(&p, UPSTREAM_LAYOUT_YAML).unwrap();
-    let loaded = load_config(&p).unwrap();
+    let loaded = load_config_for(&p, None).unwrap();
     assert_eq!(loaded.warnings.len(), 9, "{:#?}", loaded.warnings);
     for (w, key) in loaded.warnings.iter().zip(NOT_IMPLEMENTED_KEYS) {
         assert!(w.starts_with(&format!("{key}: ")), "{w}");
@@ -874,14 +874,14 @@ fn upstream_yaml_loads_with_a_warning_per_key_not_implemented() {
         UPSTREAM_LAYOUT_YAML.replace("  max_day: 3\n", "  max_day: 3\n  max_days: 4\n"),
     )
     .unwrap();
-    let e = load_config(&q).unwrap_err();
+    let e = load_config_for(&q, None).unwrap_err();
     assert!(e.contains("game") && e.contains("max_days"), "{e}");
     std::fs::write(&q, "tts_broadcaster:\n  enable: true\nbogus: 1\n").unwrap();
-    let e = load_config(&q).unwrap_err();
+    let e = load_config_for(&q, None).unwrap_err();
     assert!(e.contains("bogus"), "{e}");
     // Empty YAML: the defaults.
     std::fs::write(&q, "").unwrap();
-    let c = load_config(&q).unwrap();
+    let c = load_config_for(&q, None).unwrap();
     assert!(c.warnings.is_empty());
     assert_eq!(c.config.server.web_socket.port, 8080);
 }

@@ -152,6 +152,11 @@ pub enum Seat {
 }
 
 impl Seat {
+    /// A seat answered by recorded exchanges (a re-run, an upgrade), and how it ended.
+    pub fn replayed(exchanges: VecDeque<SeatExchange>, end: Option<SeatEnd>) -> Seat {
+        Seat::Replayed { exchanges, end }
+    }
+
     /// The seat of `builtin:silent`, or a built-in one.
     pub fn builtin(name: &str) -> Seat {
         if name == SILENT_BOT {

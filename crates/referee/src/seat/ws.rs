@@ -33,7 +33,8 @@ use kakehiki_core::exchange::ExchangeOutcome;
 
 use super::client::{ending, exited, poll_step, with_exit};
 use super::{Ending, Received, Seat, Transport};
-use crate::driver::{BoxFuture, RefereeError};
+use crate::driver::{BoxFuture, MatchSpec, RefereeError};
+use kakehiki_core::SeatSpec;
 
 /// The server's NAME request, as upstream writes it.
 pub const NAME_REQUEST: &str = r#"{"request":"NAME"}"#;
@@ -128,10 +129,7 @@ pub fn sign_player_token(secret: &str, team: &str) -> String {
 }
 
 fn now_secs() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
+    crate::files::unix_now().as_secs()
 }
 
 /// A WebSocket agent's seat.
@@ -262,6 +260,59 @@ pub async fn launch_seat(
     })?;
     let ws = accept_seat(&own, wait, name_timeout, secret, Some(client)).await;
     Ok(Seat::Live(Box::new(ws)))
+}
+
+/// Where and how long a game's WebSocket seats are awaited ([`start_seats`]).
+pub struct Wait<'a> {
+    /// The address of the shared listener of the `ws` seats (0: a free port); also the port of
+    /// each `ws-cmd:` agent's own listener.
+    pub host: &'a str,
+    pub port: u16,
+    /// How long an agent has to connect, and to answer NAME.
+    pub connect: Duration,
+    pub name: Duration,
+    /// The token secret, when agents must present a player token.
+    pub secret: Option<&'a str>,
+    /// A `ws-cmd:` agent's command line for its listener's address.
+    pub argv: fn(&[String], SocketAddr) -> Vec<String>,
+}
+
+/// The seats of a WebSocket game: `ws` (`tcp`) seats accepted in seat order on one listener
+/// (its address announced to `spec.on_listen`), `ws-cmd:` (`tcp-cmd:`) agents launched under the
+/// seat's sandbox, each with a listener of its own, and awaited; every other seat made by
+/// `other` (built-in and silent seats, or the game's refusal of a seat form).
+pub async fn start_seats(
+    spec: &MatchSpec,
+    w: &Wait<'_>,
+    mut other: impl FnMut(usize, &SeatSpec) -> Result<Seat, RefereeError>,
+) -> Result<Vec<Seat>, RefereeError> {
+    let is_ws = |s: &SeatSpec| matches!(s, SeatSpec::Tcp);
+    let shared = match spec.seats.iter().any(is_ws) {
+        true => Some(TcpListener::bind((w.host, w.port)).await?),
+        false => None,
+    };
+    if let Some(l) = &shared {
+        for i in (0..spec.seats.len()).filter(|&i| is_ws(&spec.seats[i])) {
+            spec.on_listen.notify(i, l.local_addr()?);
+        }
+    }
+    let mut seats = Vec::with_capacity(spec.seats.len());
+    for (i, s) in spec.seats.iter().enumerate() {
+        seats.push(match (s, &shared) {
+            (SeatSpec::TcpCmd(argv), _) => {
+                let argv_for = |addr| (w.argv)(argv, addr);
+                let times = (w.connect, w.name);
+                let sandbox = spec.sandbox.for_seat(i);
+                launch_seat(i, argv_for, &sandbox, w.port, times, w.secret).await?
+            }
+            (SeatSpec::Tcp, Some(l)) => {
+                let ws = accept_seat(l, w.connect, w.name, w.secret, None).await;
+                Seat::Live(Box::new(ws))
+            }
+            _ => other(i, s)?,
+        });
+    }
+    Ok(seats)
 }
 
 /// Handshake and NAME on an accepted TCP stream. The seat holds the NAME answer, or why there is

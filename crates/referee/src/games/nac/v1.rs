@@ -166,7 +166,7 @@ pub(super) fn seat_record(
     }
     Ok(seats
         .into_iter()
-        .map(|(exchanges, end)| Seat::Replayed { exchanges, end })
+        .map(|(exchanges, end)| Seat::replayed(exchanges, end))
         .collect())
 }
 

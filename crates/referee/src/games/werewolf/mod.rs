@@ -300,8 +300,7 @@ async fn ask(
 // ---------------------------------------------------------------------------------------------
 
 fn write_game_log(dir: &std::path::Path, name: &str, out: &GameOutput) -> Result<(), RefereeError> {
-    kakehiki_core::private_files::create_dir_all(dir)?;
-    kakehiki_core::private_files::write(&dir.join(name), out.log_text())?;
+    crate::files::write_files([(dir.join(name), out.log_text())])?;
     Ok(())
 }
 

@@ -15,7 +15,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use tokio::net::TcpListener;
 
 use kakehiki_core::exchange::ExchangeOutcome;
 use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
@@ -33,11 +32,10 @@ use kakehiki_werewolf::nlp::{
 };
 
 use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
-use crate::seat::ws::{accept_seat, launch_seat, NAME_REQUEST};
+use crate::files::{unix_now, update_file, write_files};
+use crate::seat::ws::{self, NAME_REQUEST};
 use crate::seat::{Ask, Finished, Listen, Seat, Table, SILENT_BOT};
 
-/// The WebSocket seat's module, under the name it had here.
-pub use crate::seat::ws;
 pub use kakehiki_werewolf::nlp::config_file::{LoadedConfig, NOT_IMPLEMENTED_KEYS};
 /// The configuration file's type, for the CLI.
 pub use kakehiki_werewolf::nlp::NlpConfig as Config;
@@ -57,15 +55,9 @@ pub static WEREWOLF_NLP: WerewolfNlpDriver = WerewolfNlpDriver;
 const GRACE: Duration = Duration::from_secs(2);
 
 /// Read a configuration file (YAML for `.yml` / `.yaml`, JSON for `.json`, TOML otherwise).
-/// Talk and whisper counts it leaves out are upstream's defaults for its `game.agent_count`.
-/// Keys Kakehiki does not implement ([`NOT_IMPLEMENTED_KEYS`]) are dropped with a warning each;
-/// any other unknown key is an error.
-pub fn load_config(path: &std::path::Path) -> Result<LoadedConfig, String> {
-    load_config_for(path, None)
-}
-
-/// [`load_config`] for `players` agents when given (`serve --players`): the counts the file
-/// leaves out follow that village size.
+/// Talk and whisper counts it leaves out are upstream's defaults for its `game.agent_count`, or
+/// for `players` agents when given (`serve --players`). Keys Kakehiki does not implement
+/// ([`NOT_IMPLEMENTED_KEYS`]) are dropped with a warning each; any other unknown key is an error.
 pub fn load_config_for(
     path: &std::path::Path,
     players: Option<usize>,
@@ -115,45 +107,42 @@ pub struct Game {
     pub json_log: bool,
 }
 
-/// A game played to its end.
-pub struct Played {
-    pub finished: Finished,
+/// A game played to its end, and its seats: the [`Table`] straight from [`run_game`], or
+/// [`Finished`] (the seats ended) from [`run`].
+pub struct Played<S> {
+    pub seats: S,
     pub result: GameResult,
     pub game: NlpGame,
     /// The NAME answers.
     pub originals: Vec<String>,
-    pub json_log: Option<String>,
-}
-
-/// A game played, its seats not yet ended.
-pub struct Ran {
-    pub table: Table,
-    pub result: GameResult,
-    pub game: NlpGame,
-    pub originals: Vec<String>,
-    json: Option<JsonLog>,
+    /// Upstream's JSON log, when kept.
+    pub json: Option<JsonLog>,
 }
 
 /// Play `g` on `table` (live or replayed: the same code) and end the seats: the replay is
-/// `played.finished.log`, ending with the `end` event.
-pub async fn run(table: Table, g: Game) -> Played {
-    let ran = run_game(table, g).await;
-    let mut finished = ran.table.finish(GRACE).await;
-    finished.log.push(&end_event(&ran.result, &ran.game));
-    let json_log = ran
-        .json
-        .map(|j| j.text(&ran.game, &ran.originals, win_side(&ran.result)));
+/// `played.seats.log`, ending with the `end` event.
+pub async fn run(table: Table, g: Game) -> Played<Finished> {
+    let p = run_game(table, g).await;
+    let mut seats = p.seats.finish(GRACE).await;
+    seats.log.push(&end_event(&p.result, &p.game));
+    let Played {
+        result,
+        game,
+        originals,
+        json,
+        ..
+    } = p;
     Played {
-        finished,
-        result: ran.result,
-        game: ran.game,
-        originals: ran.originals,
-        json_log,
+        seats,
+        result,
+        game,
+        originals,
+        json,
     }
 }
 
 /// The game of [`run`]: the NAME of every remote seat, then the game to its end.
-pub async fn run_game(mut table: Table, g: Game) -> Ran {
+pub async fn run_game(mut table: Table, g: Game) -> Played<Table> {
     let t = Timeouts::of(&g.settings);
     let remote: Vec<usize> = (0..g.who.len())
         .filter(|&i| g.who[i] == Who::Remote)
@@ -186,8 +175,8 @@ pub async fn run_game(mut table: Table, g: Game) -> Ran {
         labels: Labels::default(),
     };
     let result = game.run(&mut seats).await;
-    Ran {
-        table: seats.table,
+    Played {
+        seats: seats.table,
         result,
         game,
         originals,
@@ -363,62 +352,44 @@ pub fn secret_of(c: &NlpConfig) -> Result<Option<String>, RefereeError> {
 async fn start_seats(
     spec: &MatchSpec,
     config: &NlpConfig,
-    name_timeout: Duration,
+    name: Duration,
 ) -> Result<(Vec<Seat>, Vec<Option<Box<dyn NlAgent>>>), RefereeError> {
-    let port_opt: u16 = spec.option("port", 0, "a TCP port")?;
-    let connect =
-        Duration::from_millis(spec.option("connect_timeout_ms", 10_000, "milliseconds")?);
-    let secret = secret_of(config)?;
-    let want = match port_opt {
+    let port = match spec.option("port", 0u16, "a TCP port")? {
         0 => config.server.web_socket.port,
         p => p,
     };
-    let listener = if spec.seats.iter().any(|s| matches!(s, SeatSpec::Tcp)) {
-        let l = TcpListener::bind((config.server.web_socket.host.as_str(), want)).await?;
-        for (i, s) in spec.seats.iter().enumerate() {
-            if matches!(s, SeatSpec::Tcp) {
-                spec.on_listen.notify(i, l.local_addr()?);
-            }
-        }
-        Some(l)
-    } else {
-        None
+    let connect_ms = spec.option("connect_timeout_ms", 10_000, "milliseconds")?;
+    let secret = secret_of(config)?;
+    let wait = ws::Wait {
+        host: &config.server.web_socket.host,
+        port,
+        connect: Duration::from_millis(connect_ms),
+        name,
+        secret: secret.as_deref(),
+        argv: substitute,
     };
-    let mut seats = Vec::new();
     let mut bots: Vec<Option<Box<dyn NlAgent>>> = spec.seats.iter().map(|_| None).collect();
-    for (i, s) in spec.seats.iter().enumerate() {
-        let seat = match s {
-            SeatSpec::Builtin(name) if name == SILENT_BOT => Seat::Silent,
-            SeatSpec::Builtin(name) => {
-                let bot = nl_builtin(name, spec.seed, i).ok_or_else(|| RefereeError::UnknownBot {
+    let seats = ws::start_seats(spec, &wait, |i, s| match s {
+        SeatSpec::Builtin(name) if name == SILENT_BOT => Ok(Seat::Silent),
+        SeatSpec::Builtin(name) => {
+            bots[i] = Some(nl_builtin(name.as_str(), spec.seed, i).ok_or_else(|| {
+                RefereeError::UnknownBot {
                     game: "werewolf-nlp".into(),
                     seat: i,
                     name: name.clone(),
                     expected: format!("{}, {SILENT_BOT}", NLP_BUILTIN_NAMES.join(", ")),
-                })?;
-                bots[i] = Some(bot);
-                Seat::Builtin
-            }
-            SeatSpec::Cmd(_) => return Err(RefereeError::UnsupportedSeat {
-                game: "werewolf-nlp".into(),
-                seat: i,
-                form: "cmd:".into(),
-                reason: "agents connect over WebSocket: use ws-cmd:<command line with {url}, or {host} and {port}> or ws".into(),
-            }),
-            SeatSpec::TcpCmd(argv) => {
-                let argv_for = |addr| substitute(argv, addr);
-                let sandbox = spec.sandbox.for_seat(i);
-                let times = (connect, name_timeout);
-                launch_seat(i, argv_for, &sandbox, want, times, secret.as_deref()).await?
-            }
-            SeatSpec::Tcp => {
-                let l = listener.as_ref().expect("a listener exists whenever a ws seat does");
-                let ws = accept_seat(l, connect, name_timeout, secret.as_deref(), None).await;
-                Seat::Live(Box::new(ws))
-            }
-        };
-        seats.push(seat);
-    }
+                }
+            })?);
+            Ok(Seat::Builtin)
+        }
+        _ => Err(RefereeError::UnsupportedSeat {
+            game: "werewolf-nlp".into(),
+            seat: i,
+            form: "cmd:".into(),
+            reason: "agents connect over WebSocket: use ws-cmd:<command line with {url}, or {host} and {port}> or ws".into(),
+        }),
+    })
+    .await?;
     Ok((seats, bots))
 }
 
@@ -447,8 +418,7 @@ impl GameDriver for WerewolfNlpDriver {
                 json_log: log_dir.is_some() || config.json_logger.enable,
             };
             let p = run(Table::new(seats, log), g).await;
-            let json_log = p.json_log.clone();
-            write_logs(log_dir.as_deref(), &config, &p.game, &p.originals, json_log)?;
+            write_logs(log_dir.as_deref(), &config, &p)?;
             Ok(record(&spec_seats, spec.seed, p))
         })
     }
@@ -471,12 +441,8 @@ impl GameDriver for WerewolfNlpDriver {
         h.format = FORMAT.into();
         let (g, log) = replayed_game(old, &h)?;
         let ex = v1_exchanges(old, &g.who).map_err(RefereeError::BadReplay)?;
-        let seat = |exchanges| Seat::Replayed {
-            exchanges,
-            end: None,
-        };
-        let seats = ex.into_iter().map(seat).collect();
-        Ok(block_on_ready(run(Table::new(seats, log), g)).finished.log)
+        let seats = ex.into_iter().map(|e| Seat::replayed(e, None)).collect();
+        Ok(block_on_ready(run(Table::new(seats, log), g)).seats.log)
     }
 }
 
@@ -510,20 +476,13 @@ fn header(spec_seats: &[String], seed: u64, c: &NlpConfig) -> ReplayHeader {
     kakehiki_werewolf::nlp::record::header(spec_seats, seed, c, engine)
 }
 
-/// The wall-clock time since the epoch (zero before it).
-fn since_epoch() -> Duration {
-    let now = std::time::SystemTime::now();
-    now.duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-}
-
 fn now_ms() -> u64 {
-    since_epoch().as_millis() as u64
+    unix_now().as_millis() as u64
 }
 
 /// The match record of a played game.
-fn record(spec_seats: &[String], seed: u64, p: Played) -> MatchRecord {
-    p.finished.record(report(spec_seats, seed, &p.result))
+fn record(spec_seats: &[String], seed: u64, p: Played<Finished>) -> MatchRecord {
+    p.seats.record(report(spec_seats, seed, &p.result))
 }
 
 /// Write the upstream-format logs of a finished game (see [`log_files`]: into `dir`, beside the
@@ -531,43 +490,29 @@ fn record(spec_seats: &[String], seed: u64, p: Played) -> MatchRecord {
 pub fn write_logs(
     dir: Option<&std::path::Path>,
     config: &NlpConfig,
-    game: &NlpGame,
-    originals: &[String],
-    json_log: Option<String>,
+    p: &Played<Finished>,
 ) -> Result<Vec<std::path::PathBuf>, RefereeError> {
-    let now = since_epoch().as_secs();
-    let mut written = Vec::new();
-    for (path, text) in log_files(dir, config, game, originals, json_log, now) {
-        kakehiki_core::private_files::create_parent(&path)?;
-        kakehiki_core::private_files::write(&path, text)?;
-        // Beside every real-time log, upstream's `games.json` lists it.
-        if path.extension().is_some_and(|e| e == "jsonl") {
-            update_games_list(&path, game.game_id())?;
-        }
-        written.push(path);
+    let (game, now) = (&p.game, unix_now());
+    let json = p.json.as_ref();
+    let json = json.map(|j| j.text(game, &p.originals, win_side(&p.result)));
+    let files = log_files(dir, config, game, &p.originals, json, now.as_secs());
+    let written = write_files(files)?;
+    // Beside every real-time log, upstream's `games.json` (`{"id", "filename", "updated_at"}`,
+    // which its log viewer reads) lists it.
+    for path in written
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+    {
+        let (Some(dir), Some(stem)) = (path.parent(), path.file_stem()) else {
+            continue;
+        };
+        let at = logs::rfc3339_nanos(now.as_nanos());
+        let name = stem.to_string_lossy();
+        update_file(&dir.join("games.json"), |list| {
+            logs::games_list_with(list, game.game_id(), &name, &at)
+        })?;
     }
     Ok(written)
-}
-
-/// Add the real-time log at `path` to `games.json` in its folder (upstream's list of
-/// `{"id", "filename", "updated_at"}`, which the log viewer reads); games run concurrently, so
-/// one writer at a time.
-fn update_games_list(path: &std::path::Path, game_id: &str) -> Result<(), RefereeError> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _held = LOCK.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(dir) = path.parent() else {
-        return Ok(());
-    };
-    let filename = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let list = dir.join("games.json");
-    let existing = std::fs::read_to_string(&list).unwrap_or_default();
-    let now = logs::rfc3339_nanos(since_epoch().as_nanos());
-    let text = logs::games_list_with(&existing, game_id, &filename, &now);
-    kakehiki_core::private_files::write(&list, text)?;
-    Ok(())
 }
 
 #[cfg(test)]

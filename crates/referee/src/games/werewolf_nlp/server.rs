@@ -159,16 +159,10 @@ async fn play_one(
         kakehiki_core::private_files::create_dir_all(dir)?;
         kakehiki_core::private_files::write(
             &dir.join(format!("{}.jsonl", game.game_id())),
-            p.finished.log.to_text(),
+            p.seats.log.to_text(),
         )?;
     }
-    write_logs(
-        out.as_deref(),
-        &config,
-        game,
-        &p.originals,
-        p.json_log.clone(),
-    )?;
+    write_logs(out.as_deref(), &config, &p)?;
     Ok(ServedGame {
         game_id: game.game_id().to_string(),
         seed,

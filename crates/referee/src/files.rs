@@ -1,0 +1,40 @@
+//! The files a match leaves beside its replay (the logs the original contest servers wrote):
+//! written privately (see `kakehiki_core::private_files`), their folders made first.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use kakehiki_core::private_files;
+
+use crate::driver::RefereeError;
+
+/// The wall-clock time since the Unix epoch (zero before it), for the names and times that
+/// logs carry; never part of a replay.
+pub fn unix_now() -> Duration {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+}
+
+/// Write each `(path, text)`, making its folder; the paths written, in order.
+pub fn write_files(
+    files: impl IntoIterator<Item = (PathBuf, String)>,
+) -> Result<Vec<PathBuf>, RefereeError> {
+    let mut written = Vec::new();
+    for (path, text) in files {
+        private_files::create_parent(&path)?;
+        private_files::write(&path, text)?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// Replace the text of `path` (empty if it does not exist yet) with `update(text)`; one update at
+/// a time in this process (for an index file that games played concurrently all add to).
+pub fn update_file(path: &Path, update: impl FnOnce(&str) -> String) -> Result<(), RefereeError> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _held = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let existing = std::fs::read_to_string(path).unwrap_or_default();
+    private_files::write(path, update(&existing))?;
+    Ok(())
+}
