@@ -31,6 +31,15 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
+    /// The fault of a seat whose request ended with `outcome` (neither a reply nor a timeout).
+    pub fn of_outcome(outcome: kakehiki_core::exchange::ExchangeOutcome) -> FaultKind {
+        use kakehiki_core::exchange::ExchangeOutcome as O;
+        match outcome {
+            O::Disconnect | O::Malformed => FaultKind::Disconnect,
+            _ => FaultKind::Exit,
+        }
+    }
+
     fn end_reason(self) -> EndReason {
         match self {
             FaultKind::Disconnect | FaultKind::Exit | FaultKind::WriteFailed => {
@@ -151,6 +160,16 @@ pub fn line_from_record(raw: Option<&str>) -> Line {
     }
 }
 
+/// The compatible log's file name without `.txt` (spec §4.1):
+/// `log-YYYY-MM-DD-HH-mm-ss-SSS` for a UTC time in ms since the epoch.
+pub fn log_file_stem(unix_ms: u64) -> String {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(unix_ms);
+    // `2018-03-05T12:34:56.789Z` → `log-2018-03-05-12-34-56-789`
+    let stamp = humantime::format_rfc3339_millis(t).to_string();
+    let digits = stamp.trim_end_matches('Z').replace(['T', ':', '.'], "-");
+    format!("log-{digits}")
+}
+
 /// One game between two seats, as the referee sees it.
 #[derive(Debug, Clone)]
 pub struct Session {
@@ -211,6 +230,11 @@ impl Session {
         &self.log
     }
 
+    /// The compatible log's text (spec §4.1): LF line ends.
+    pub fn log_text(&self) -> String {
+        self.log.iter().map(|l| format!("{l}\n")).collect()
+    }
+
     /// Time (ms since start) of the first accepted placement: names the compatible log file.
     pub fn first_set_at(&self) -> Option<u64> {
         self.first_set_at
@@ -224,6 +248,20 @@ impl Session {
     /// Whether a seat was assigned and has not been sent its end message (nor failed).
     pub fn is_live(&self, seat: usize) -> bool {
         self.assigned_at[seat].is_some() && !self.closed[seat]
+    }
+
+    /// The game's label of the moment: `set-up` before the first ply, then `ply N`.
+    pub fn label(&self) -> String {
+        if self.game.in_play() || self.game.is_over() {
+            format!("ply {}", self.game.ply() + 1)
+        } else {
+            crate::record::SETUP.to_string()
+        }
+    }
+
+    /// Whether a reply is due from the seat: its placement, or its outstanding move.
+    pub fn expects_reply(&self, seat: usize) -> bool {
+        !self.game.placed(seat) || self.awaiting() == Some(seat)
     }
 
     /// The seat whose `MOV?` is outstanding.

@@ -21,15 +21,14 @@ use futures_util::FutureExt;
 use kakehiki_agent::BotProcess;
 use kakehiki_core::exchange::{ExchangeOutcome, SeatExchange};
 use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
-use kakehiki_core::{seeded_rng, Bot, GameType, MatchReport, SeatError, SeatErrorKind, SeatSpec};
+use kakehiki_core::{seeded_rng, Bot, GameType, SeatSpec};
 use kakehiki_geister::bots::make_bot;
-use kakehiki_geister::engine::{outcome_of, Action, EndReason, Geister};
-use kakehiki_geister::record::{event_error, v1_seat_record, SETUP};
-use kakehiki_geister::rules::RULE_KEYS;
-use kakehiki_geister::session::FaultKind;
-use kakehiki_geister::wire::{frame, Line, ServerMsg};
+use kakehiki_geister::engine::Geister;
+use kakehiki_geister::record::{self, event_error, ConnectionsEvent, HeaderParams, SETUP};
+use kakehiki_geister::rules::{OptionsError, RULE_KEYS};
+use kakehiki_geister::session::{log_file_stem, FaultKind};
+use kakehiki_geister::wire::{frame, Command, Line, ServerMsg};
 use kakehiki_geister::{Out, Rules, Session, BUILTIN_BOTS};
-use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
@@ -40,10 +39,7 @@ pub use crate::seat::tcp::{client_argv, ConnQueue};
 use crate::seat::{Ask, Finished, Seat, Wait, SILENT_BOT};
 pub use net::{GeisterTcp, Table};
 
-/// Replay format name.
-pub const FORMAT: &str = "kakehiki-geister/2";
-/// The format [`GameDriver::upgrade`] converts from.
-pub const FORMAT_V1: &str = "kakehiki-geister/1";
+pub use kakehiki_geister::record::{SeatInfo, FORMAT, FORMAT_V1};
 
 /// Driver options besides the rule parameters ([`RULE_KEYS`]).
 pub const DRIVER_KEYS: &[&str] = &["host", "port0", "port1", "log_dir"];
@@ -54,63 +50,18 @@ pub struct GeisterDriver;
 /// `geister`.
 pub static GEISTER: GeisterDriver = GeisterDriver;
 
-/// Per seat: how it is connected.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SeatInfo {
-    /// `builtin`, `stdio` or `tcp`.
-    pub transport: String,
-    /// The TCP peer address, once connected.
-    pub peer: Option<String>,
-}
-
-/// The header's `params`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct HeaderParams {
-    rules: Rules,
-    seats: Vec<SeatInfo>,
-    /// Wall-clock start (ms since the Unix epoch, UTC).
-    started_unix_ms: u64,
-}
-
-/// Connections to a seat's port closed at once because its queue was full
-/// ([`crate::accept::CappedAcceptor`]): recorded once per seat and game, at the end, and
-/// reported as an `excess_connections` seat error.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct ConnectionsEvent {
-    event: String,
-    seat: usize,
-    excess: u64,
-    cap: usize,
-}
-
 /// Record `(excess, cap)` of each seat's port, where the excess is not 0.
 pub(crate) fn add_excess_counts(record: &mut MatchRecord, counts: [(u64, usize); 2]) {
     for (seat, (excess, cap)) in counts.into_iter().enumerate() {
         if excess > 0 {
-            add_connections_event(
-                record,
-                ConnectionsEvent {
-                    event: "connections".into(),
-                    seat,
-                    excess,
-                    cap,
-                },
-            );
+            add_connections_event(record, ConnectionsEvent::new(seat, excess, cap));
         }
     }
 }
 
 fn add_connections_event(record: &mut MatchRecord, e: ConnectionsEvent) {
     if let Some(s) = record.report.seats.get_mut(e.seat) {
-        s.errors.push(SeatError {
-            at: String::new(),
-            turn: 0,
-            kind: SeatErrorKind::ExcessConnections,
-            detail: format!(
-                "{} connections to the seat's port closed at once: {} were already waiting (the cap)",
-                e.excess, e.cap
-            ),
-        });
+        s.errors.push(e.error());
     }
     record.replay.push(&e);
 }
@@ -150,37 +101,11 @@ struct Flow {
     logged: usize,
 }
 
-fn msg_kind(m: &ServerMsg) -> &'static str {
-    match m {
-        ServerMsg::Set => "SET?",
-        ServerMsg::Mov(_) => "MOV?",
-        ServerMsg::Ok | ServerMsg::OkRed | ServerMsg::OkBlue => "OK",
-        ServerMsg::Ng => "NG",
-        _ => "end",
-    }
-}
-
-fn fault_of(outcome: ExchangeOutcome) -> FaultKind {
-    match outcome {
-        ExchangeOutcome::Disconnect | ExchangeOutcome::Malformed => FaultKind::Disconnect,
-        _ => FaultKind::Exit,
-    }
-}
-
 fn ms(d: u64) -> Duration {
     Duration::from_millis(d)
 }
 
 impl Flow {
-    fn label(&self) -> String {
-        let g = self.session.game();
-        if g.in_play() || g.is_over() {
-            format!("ply {}", g.ply() + 1)
-        } else {
-            SETUP.to_string()
-        }
-    }
-
     async fn run(&mut self, tcp: [bool; 2]) {
         let rules = self.session.rules().clone();
         let mut faults = Vec::new();
@@ -208,7 +133,7 @@ impl Flow {
                         FaultKind::ConnectTimeout,
                         format!("no connection within {} ms", rules.connect_timeout_ms),
                     )),
-                    o => faults.push((s, fault_of(o), detail)),
+                    o => faults.push((s, FaultKind::of_outcome(o), detail)),
                 }
             }
         }
@@ -262,7 +187,8 @@ impl Flow {
                 ExchangeOutcome::Timeout => self.session.tick(now),
                 o => {
                     let detail = answer.detail.clone().unwrap_or_default();
-                    self.session.fault(seat, fault_of(o), &detail, now)
+                    self.session
+                        .fault(seat, FaultKind::of_outcome(o), &detail, now)
                 }
             };
             self.record_events(Some(&[seat]));
@@ -272,13 +198,13 @@ impl Flow {
 
     /// Every live seat not awaited for a reply is listened to (a line out of turn is answered).
     fn listen(&mut self) {
-        let at = self.label();
+        let at = self.session.label();
         for s in 0..2 {
             if !self.session.is_live(s) {
                 self.waits[s] = None;
                 continue;
             }
-            let expecting = !self.session.game().placed(s) || self.session.awaiting() == Some(s);
+            let expecting = self.session.expects_reply(s);
             let keep = self.waits[s]
                 .as_ref()
                 .is_some_and(|(w, _)| w.limit.is_some() == expecting && (expecting || w.at == at));
@@ -307,10 +233,10 @@ impl Flow {
                     tokio::time::sleep_until(last + pace).await;
                 }
             }
-            let at = self.label();
+            let at = self.session.label();
             let limit = ms(self.session.rules().per_move_ms.max(1000));
             let bytes = o.msg.to_bytes();
-            let kind = msg_kind(&o.msg);
+            let kind = o.msg.kind();
             let failed = self.table.tell(seat, &at, kind, &bytes, limit).await;
             self.last_write[seat] = Some(Instant::now());
             self.read_since_write[seat] = false;
@@ -347,7 +273,7 @@ impl Flow {
     /// Write the session's new events to the replay; the errors they show are the seats'
     /// (but the failures of seats in `noted`, which the table recorded).
     fn record_events(&mut self, noted: Option<&[usize]>) {
-        let at = self.label();
+        let at = self.session.label();
         for e in &self.session.events()[self.logged..] {
             self.table.record(e);
             if let Some((seat, at, kind, detail)) = event_error(e, &at, noted.unwrap_or(&[])) {
@@ -368,10 +294,7 @@ fn builtin_reply(
         return Vec::new();
     };
     let view = session.game().view(seat);
-    match bot.act(seat, &view) {
-        Action::Place(r) => format!("SET:{}", r.labels()).into_bytes(),
-        Action::Move(m) => format!("MOV:{}", m.wire()).into_bytes(),
-    }
+    Command::from(bot.act(seat, &view)).text().into_bytes()
 }
 
 /// Play (or re-run, on a replayed table) one game: returns the record and the finished table.
@@ -399,66 +322,10 @@ async fn run_flow(
     flow.record_events(None);
     let Flow { table, session, .. } = flow;
     let finished = table.finish(ms(setup.rules.linger_ms)).await;
-    let record = report(setup, &session, &finished, transports);
-    (record, finished, session)
-}
-
-fn header(setup: &GameSetup, params: &HeaderParams) -> ReplayHeader {
-    ReplayHeader {
-        event: "header".into(),
-        format: FORMAT.into(),
-        engine: env!("CARGO_PKG_VERSION").into(),
-        game: "geister".into(),
-        rules: setup.rules.name.clone(),
-        seed: setup.seed,
-        seats: setup.specs.to_vec(),
-        params: serde_json::to_value(params).unwrap_or_default(),
-    }
-}
-
-fn report(
-    setup: &GameSetup,
-    session: &Session,
-    finished: &Finished,
-    transports: [&str; 2],
-) -> MatchRecord {
-    let end = session
-        .game()
-        .end()
-        .copied()
-        .unwrap_or(kakehiki_geister::End {
-            winner: None,
-            reason: EndReason::DoubleForfeit,
-            scores: None,
-        });
-    let seats = setup
-        .specs
-        .iter()
-        .map(|s| (s.clone(), Vec::new()))
-        .collect();
-    let mut report = MatchReport::new(
-        "geister",
-        &setup.rules.name,
-        setup.seed,
-        &outcome_of(&end),
-        seats,
-    );
+    let mut report = record::report(&session, setup.seed, &setup.specs, transports);
     finished.fill_report(&mut report);
-    report.everyone_lost = end.reason == EndReason::DoubleForfeit;
-    let extra = &mut report.extra;
-    extra.insert("end".into(), serde_json::json!(end.reason.report_name()));
-    extra.insert("reason".into(), serde_json::json!(end.reason.as_str()));
-    extra.insert("plies".into(), serde_json::json!(session.game().ply()));
-    if let Some(s) = end.scores {
-        extra.insert("end_scores".into(), serde_json::json!(s));
-    }
-    for (sr, t) in report.seats.iter_mut().zip(transports) {
-        sr.extra.insert("transport".into(), serde_json::json!(t));
-    }
-    MatchRecord {
-        report,
-        replay: finished.log.clone(),
-    }
+    let replay = finished.log.clone();
+    (MatchRecord { report, replay }, finished, session)
 }
 
 /// Play one game with the given seats. Never fails: seat failures are recorded.
@@ -467,20 +334,9 @@ pub async fn run_game(setup: &GameSetup, players: Players) -> MatchRecord {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
-    let params = HeaderParams {
-        rules: setup.rules.clone(),
-        seats: players
-            .transports
-            .iter()
-            .map(|t| SeatInfo {
-                transport: t.to_string(),
-                peer: None,
-            })
-            .collect(),
-        started_unix_ms,
-    };
+    let params = HeaderParams::new(&setup.rules, players.transports, started_unix_ms);
     let table = crate::seat::Table::new(players.seats, ReplayLog::new());
-    let head = header(setup, &params);
+    let head = record::header(setup.seed, &setup.specs, &params);
     let (record, _, session) =
         run_flow(setup, table, head, players.transports, players.bots, true).await;
     if let Some(dir) = &setup.log_dir {
@@ -489,27 +345,9 @@ pub async fn run_game(setup: &GameSetup, players: Players) -> MatchRecord {
     record
 }
 
-/// The compatible log's text (spec §4.1): LF line ends.
-pub fn compat_log_text(session: &Session) -> String {
-    session
-        .log_lines()
-        .iter()
-        .map(|l| format!("{l}\n"))
-        .collect()
-}
-
-/// `log-YYYY-MM-DD-HH-mm-ss-SSS` for a UTC time in ms since the epoch.
-pub fn log_file_stem(unix_ms: u64) -> String {
-    let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(unix_ms);
-    // `2018-03-05T12:34:56.789Z` → `log-2018-03-05-12-34-56-789`
-    let stamp = humantime::format_rfc3339_millis(t).to_string();
-    let digits = stamp.trim_end_matches('Z').replace(['T', ':', '.'], "-");
-    format!("log-{digits}")
-}
-
 fn write_compat_log(dir: &std::path::Path, session: &Session, started_unix_ms: u64) {
     let stem = log_file_stem(started_unix_ms + session.first_set_at().unwrap_or(0));
-    let text = compat_log_text(session);
+    let text = session.log_text();
     if kakehiki_core::private_files::create_dir_all(dir).is_err() {
         return;
     }
@@ -532,22 +370,18 @@ fn write_compat_log(dir: &std::path::Path, session: &Session, started_unix_ms: u
 
 /// Rules from the spec's rule set and options.
 pub fn rules_from(spec: &MatchSpec) -> Result<Rules, RefereeError> {
-    let name = spec.rules.clone().unwrap_or_else(|| "gpw".into());
-    let mut rules = Rules::named(&name).map_err(|_| RefereeError::UnknownRules {
-        game: "geister".into(),
-        rules: name.clone(),
-        expected: "gpw, seed".into(),
-    })?;
-    for (k, v) in &spec.options {
-        if RULE_KEYS.contains(&k.as_str()) {
-            rules.set(k, v).map_err(|e| RefereeError::BadOption {
-                key: k.clone(),
-                value: v.clone(),
-                expected: e.to_string(),
-            })?;
-        }
-    }
-    Ok(rules)
+    Rules::with_options(spec.rules.as_deref(), &spec.options).map_err(|e| match e {
+        OptionsError::UnknownRuleSet(rules) => RefereeError::UnknownRules {
+            game: "geister".into(),
+            rules,
+            expected: "gpw, seed".into(),
+        },
+        OptionsError::BadValue { key, value, error } => RefereeError::BadOption {
+            key,
+            value,
+            expected: error,
+        },
+    })
 }
 
 impl GeisterDriver {
@@ -705,38 +539,15 @@ fn bad(msg: impl Into<String>) -> RefereeError {
 /// Re-run a replay: the same flow on a table of replayed seats.
 pub fn rerun_replay(replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
     let h = &replay.header;
-    if h.format != FORMAT {
-        return Err(bad(format!("format {:?} is not {FORMAT:?}", h.format)));
-    }
-    if h.game != "geister" {
-        return Err(bad(format!("game {:?} is not \"geister\"", h.game)));
-    }
-    let params: HeaderParams =
-        serde_json::from_value(h.params.clone()).map_err(|e| bad(format!("header params: {e}")))?;
-    if h.seats.len() != 2 || params.seats.len() != 2 {
-        return Err(bad(format!("expected 2 seats, found {}", h.seats.len())));
-    }
-    let mut transports = ["builtin"; 2];
-    for (t, info) in transports.iter_mut().zip(&params.seats) {
-        *t = match info.transport.as_str() {
-            "builtin" => "builtin",
-            "stdio" => "stdio",
-            "tcp" => "tcp",
-            other => return Err(bad(format!("unknown seat transport {other:?}"))),
-        };
-    }
+    let (params, transports) = record::rerun_params(h).map_err(bad)?;
     let setup = GameSetup {
         rules: params.rules.clone(),
         seed: h.seed,
         specs: [h.seats[0].clone(), h.seats[1].clone()],
         log_dir: None,
     };
-    let mut params = params;
-    for s in &mut params.seats {
-        s.peer = None;
-    }
     let table = crate::seat::Table::replayed(replay, 2, ReplayLog::new())?;
-    let head = header(&setup, &params);
+    let head = record::header(setup.seed, &setup.specs, &params);
     let flow = run_flow(&setup, table, head, transports, [None, None], false);
     let (mut record, _, _) = flow
         .now_or_never()
@@ -765,31 +576,14 @@ impl GameDriver for GeisterDriver {
 
     /// `kakehiki-geister/1`: its events imply the seat record; the same flow re-runs on it.
     fn upgrade(&self, old: &ParsedReplay) -> Result<ReplayLog, RefereeError> {
-        if old.header.format != FORMAT_V1 {
-            return Err(bad(format!(
-                "format {:?} is not {FORMAT_V1:?}",
-                old.header.format
-            )));
-        }
-        let params: HeaderParams = serde_json::from_value(old.header.params.clone())
-            .map_err(|e| bad(format!("header params: {e}")))?;
-        let tcp: Vec<bool> = params.seats.iter().map(|s| s.transport == "tcp").collect();
-        let events = v1_seat_record(&old.events, &tcp).map_err(bad)?;
-        let mut header = old.header.clone();
-        header.format = FORMAT.into();
-        header.params = serde_json::to_value(params).unwrap_or_default();
-        let events = events.into_iter().enumerate().map(|(i, v)| (i + 2, v));
-        let new = ParsedReplay {
-            header,
-            events: events.collect(),
-        };
+        let new = record::upgrade_v1(old).map_err(bad)?;
         Ok(rerun_replay(&new)?.replay)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use kakehiki_geister::session::log_file_stem;
 
     #[test]
     fn log_file_names_are_utc() {
