@@ -6,11 +6,12 @@
 //! Everything the game produces (messages, replay events, compatible log lines) is a function of
 //! those inputs, so a replay of the inputs reproduces the game byte for byte.
 
+use kakehiki_core::exchange::ExchangeOutcome;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{Colour, EndReason, Geister, Move, PlayRules, TurnFault, LABELS};
 use crate::rules::Rules;
-use crate::wire::{parse_command, Command, Line, ServerMsg};
+use crate::wire::{frame, parse_command, Command, Line, ServerMsg};
 
 /// A message to write to one seat.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,11 +33,27 @@ pub enum FaultKind {
 
 impl FaultKind {
     /// The fault of a seat whose request ended with `outcome` (neither a reply nor a timeout).
-    pub fn of_outcome(outcome: kakehiki_core::exchange::ExchangeOutcome) -> FaultKind {
-        use kakehiki_core::exchange::ExchangeOutcome as O;
+    pub fn of_outcome(outcome: ExchangeOutcome) -> FaultKind {
         match outcome {
-            O::Disconnect | O::Malformed => FaultKind::Disconnect,
+            ExchangeOutcome::Disconnect | ExchangeOutcome::Malformed => FaultKind::Disconnect,
             _ => FaultKind::Exit,
+        }
+    }
+
+    /// The fault of a seat whose connection did not come (its `connect` request, waited for
+    /// `limit_ms`, ended with `outcome`); `None` when it came.
+    pub fn of_connect(
+        outcome: ExchangeOutcome,
+        detail: Option<&str>,
+        limit_ms: u64,
+    ) -> Option<(FaultKind, String)> {
+        match outcome {
+            ExchangeOutcome::Reply => None,
+            ExchangeOutcome::Timeout => Some((
+                FaultKind::ConnectTimeout,
+                format!("no connection within {limit_ms} ms"),
+            )),
+            o => Some((Self::of_outcome(o), detail.unwrap_or_default().to_string())),
         }
     }
 
@@ -312,6 +329,34 @@ impl Session {
     pub fn clock_started(&mut self, seat: usize, now: u64) {
         if self.awaiting() == Some(seat) && self.clock.is_none() {
             self.clock = Some(now);
+        }
+    }
+
+    /// `msg` was written to `seat` at `now`: a `MOV?` starts its clock. For a request (`SET?`,
+    /// `MOV?`): `Some` of the time (ms) the seat has from now to reply, if it has a deadline.
+    pub fn written(&mut self, seat: usize, msg: &ServerMsg, now: u64) -> Option<Option<u64>> {
+        if matches!(msg, ServerMsg::Mov(_)) {
+            self.clock_started(seat, now);
+        }
+        matches!(msg, ServerMsg::Set | ServerMsg::Mov(_))
+            .then(|| self.deadline(seat).map(|d| d.saturating_sub(now)))
+    }
+
+    /// What a seat's wait came to in the seat layer: its line (`bytes`, `cut` at the length
+    /// cap), time passing (a timeout: the deadlines due), or the seat failing (`detail`).
+    pub fn answer(
+        &mut self,
+        seat: usize,
+        outcome: ExchangeOutcome,
+        (bytes, cut): (&[u8], bool),
+        detail: &str,
+        now: u64,
+    ) -> Vec<Out> {
+        match outcome {
+            ExchangeOutcome::Reply if cut => self.line(seat, &Line::TooLong, now),
+            ExchangeOutcome::Reply => self.line(seat, &frame(bytes), now),
+            ExchangeOutcome::Timeout => self.tick(now),
+            o => self.fault(seat, FaultKind::of_outcome(o), detail, now),
         }
     }
 

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures_util::FutureExt;
-use kakehiki_agent::BotProcess;
+use kakehiki_agent::{BotProcess, ClientProcess};
 use kakehiki_core::exchange::{ExchangeOutcome, SeatExchange};
 use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
 use kakehiki_core::{seeded_rng, Bot, GameType, SeatSpec};
@@ -27,7 +27,7 @@ use kakehiki_geister::engine::Geister;
 use kakehiki_geister::record::{self, event_error, ConnectionsEvent, HeaderParams, SETUP};
 use kakehiki_geister::rules::{OptionsError, RULE_KEYS};
 use kakehiki_geister::session::{log_file_stem, FaultKind};
-use kakehiki_geister::wire::{frame, Command, Line, ServerMsg};
+use kakehiki_geister::wire::Command;
 use kakehiki_geister::{Out, Rules, Session, BUILTIN_BOTS};
 use tokio::sync::Mutex;
 use tokio::time::Instant;
@@ -37,7 +37,7 @@ use crate::seat::pipe::Pipe;
 use crate::seat::tcp::launch;
 pub use crate::seat::tcp::{client_argv, ConnQueue};
 use crate::seat::{Ask, Finished, Seat, Wait, SILENT_BOT};
-pub use net::{GeisterTcp, Table};
+pub use net::{GeisterTcp, SharedQueue, Table};
 
 pub use kakehiki_geister::record::{SeatInfo, FORMAT, FORMAT_V1};
 
@@ -105,6 +105,18 @@ fn ms(d: u64) -> Duration {
     Duration::from_millis(d)
 }
 
+/// Awaiting `seat` from now for `kind` (a `SET?` unanswered is the seat not getting ready).
+fn wait(seat: usize, at: &str, kind: &str, limit: Option<Duration>) -> Wait {
+    Wait {
+        seat,
+        at: at.into(),
+        kind: kind.into(),
+        limit,
+        since: Instant::now(),
+        timeout_not_ready: kind == "SET?",
+    }
+}
+
 impl Flow {
     async fn run(&mut self, tcp: [bool; 2]) {
         let rules = self.session.rules().clone();
@@ -122,18 +134,13 @@ impl Flow {
                 .collect();
             let answers = self.table.ask(asks, |_, _| Vec::new()).await;
             for (&s, a) in connect.iter().zip(&answers) {
-                let detail = a.detail.clone().unwrap_or_default();
-                match a.outcome {
-                    ExchangeOutcome::Reply => {
+                let detail = a.detail.as_deref();
+                match FaultKind::of_connect(a.outcome, detail, rules.connect_timeout_ms) {
+                    Some((kind, detail)) => faults.push((s, kind, detail)),
+                    None => {
                         let peer = a.text().filter(|p| !p.is_empty());
                         self.head.params["seats"][s]["peer"] = serde_json::json!(peer);
                     }
-                    ExchangeOutcome::Timeout => faults.push((
-                        s,
-                        FaultKind::ConnectTimeout,
-                        format!("no connection within {} ms", rules.connect_timeout_ms),
-                    )),
-                    o => faults.push((s, FaultKind::of_outcome(o), detail)),
                 }
             }
         }
@@ -174,23 +181,14 @@ impl Flow {
             let since = self.waits[seat].as_ref().map_or(self.now, |w| w.1);
             let now = since + answer.time_us.unwrap_or(0) / 1000;
             self.now = self.now.max(now);
-            let outs = match answer.outcome {
-                ExchangeOutcome::Reply => {
-                    self.read_since_write[seat] = true;
-                    let line = if answer.truncated {
-                        Line::TooLong
-                    } else {
-                        frame(&answer.bytes)
-                    };
-                    self.session.line(seat, &line, now)
-                }
-                ExchangeOutcome::Timeout => self.session.tick(now),
-                o => {
-                    let detail = answer.detail.clone().unwrap_or_default();
-                    self.session
-                        .fault(seat, FaultKind::of_outcome(o), &detail, now)
-                }
-            };
+            if answer.outcome == ExchangeOutcome::Reply {
+                self.read_since_write[seat] = true;
+            }
+            let reply = (answer.bytes.as_slice(), answer.truncated);
+            let detail = answer.detail.as_deref().unwrap_or_default();
+            let outs = self
+                .session
+                .answer(seat, answer.outcome, reply, detail, now);
             self.record_events(Some(&[seat]));
             self.deliver(outs).await;
         }
@@ -209,15 +207,7 @@ impl Flow {
                 .as_ref()
                 .is_some_and(|(w, _)| w.limit.is_some() == expecting && (expecting || w.at == at));
             if !keep && !expecting {
-                let wait = Wait {
-                    seat: s,
-                    at: at.clone(),
-                    kind: "line".into(),
-                    limit: None,
-                    since: Instant::now(),
-                    timeout_not_ready: false,
-                };
-                self.waits[s] = Some((wait, self.now));
+                self.waits[s] = Some((wait(s, &at, "line", None), self.now));
             }
         }
     }
@@ -249,23 +239,8 @@ impl Flow {
                 queue.extend(more);
                 continue;
             }
-            if matches!(o.msg, ServerMsg::Mov(_)) {
-                self.session.clock_started(seat, self.now);
-            }
-            if matches!(o.msg, ServerMsg::Set | ServerMsg::Mov(_)) {
-                let limit = self
-                    .session
-                    .deadline(seat)
-                    .map(|d| ms(d.saturating_sub(self.now)));
-                let wait = Wait {
-                    seat,
-                    at,
-                    kind: kind.into(),
-                    limit,
-                    since: Instant::now(),
-                    timeout_not_ready: kind == "SET?",
-                };
-                self.waits[seat] = Some((wait, self.now));
+            if let Some(limit) = self.session.written(seat, &o.msg, self.now) {
+                self.waits[seat] = Some((wait(seat, &at, kind, limit.map(ms)), self.now));
             }
         }
     }
@@ -429,60 +404,46 @@ impl GeisterDriver {
             transports: ["builtin"; 2],
             bots: [None, None],
         };
-        let mut queues: [Option<Arc<Mutex<ConnQueue>>>; 2] = [None, None];
+        let mut queues: [Option<SharedQueue>; 2] = [None, None];
         // Listeners first: a port in use means the match cannot be set up.
         for (seat, s) in spec.seats.iter().enumerate() {
             let sandbox = spec.sandbox.for_seat(seat);
-            let host_fault = |e: &kakehiki_agent::SpawnError| RefereeError::host_fault(seat, e);
-            let (transport, made) = match s {
+            let slot = &mut queues[seat];
+            let made = match s {
                 SeatSpec::Builtin(name) => {
                     let rng = seeded_rng(spec.seed, &format!("seat-{seat}"));
                     players.bots[seat] = make_bot(name, rng).ok();
-                    ("builtin", Seat::builtin(name))
+                    Ok(Seat::builtin(name))
                 }
-                SeatSpec::Cmd(argv) => match BotProcess::spawn(argv, &sandbox) {
-                    Ok(p) => ("stdio", Seat::Live(Box::new(Pipe::new(p)))),
-                    Err(e) => match host_fault(&e) {
-                        Some(f) => return Err(f),
-                        None => (
-                            "stdio",
-                            Seat::NotStarted(format!("cannot start the bot: {e}")),
-                        ),
-                    },
-                },
+                SeatSpec::Cmd(argv) => {
+                    BotProcess::spawn(argv, &sandbox).map(|p| Seat::Live(Box::new(Pipe::new(p))))
+                }
                 SeatSpec::Tcp => {
                     let q = ConnQueue::bind(&host, ports[seat]).await?;
                     spec.on_listen.notify(seat, q.local_addr());
-                    let q = Arc::new(Mutex::new(q));
-                    queues[seat] = Some(q.clone());
-                    (
-                        "tcp",
-                        Seat::Live(Box::new(GeisterTcp::waiting(q, None, linger))),
-                    )
+                    Ok(waiting(slot, q, None, linger))
                 }
                 // The client gets a network of its own holding only its seat's listener, on
                 // the contest's port for its seat.
                 SeatSpec::TcpCmd(argv) => {
                     let label = format!("geister seat {seat}");
-                    match launch(|a| client_argv(argv, a), &sandbox, ports[seat], &label) {
-                        Ok((client, q)) => {
-                            let q = Arc::new(Mutex::new(q));
-                            queues[seat] = Some(q.clone());
-                            let t = GeisterTcp::waiting(q, Some(client), linger);
-                            ("tcp", Seat::Live(Box::new(t)))
-                        }
-                        Err(e) => match host_fault(&e) {
-                            Some(f) => return Err(f),
-                            None => (
-                                "tcp",
-                                Seat::NotStarted(format!("cannot start the client: {e}")),
-                            ),
-                        },
-                    }
+                    launch(|a| client_argv(argv, a), &sandbox, ports[seat], &label)
+                        .map(|(client, q)| waiting(slot, q, Some(client), linger))
                 }
             };
+            let (transport, what) = match s {
+                SeatSpec::Builtin(_) => ("builtin", "bot"),
+                SeatSpec::Cmd(_) => ("stdio", "bot"),
+                _ => ("tcp", "client"),
+            };
             players.transports[seat] = transport;
-            players.seats.push(made);
+            players.seats.push(match made {
+                Ok(made) => made,
+                Err(e) => match RefereeError::host_fault(seat, &e) {
+                    Some(f) => return Err(f),
+                    None => Seat::NotStarted(format!("cannot start the {what}: {e}")),
+                },
+            });
         }
         let setup = GameSetup {
             rules,
@@ -507,6 +468,18 @@ impl GeisterDriver {
         }
         Ok(record)
     }
+}
+
+/// A TCP seat waiting for its client's connection on `q` (kept in `slot` to count its excess).
+fn waiting(
+    slot: &mut Option<SharedQueue>,
+    q: ConnQueue,
+    client: Option<ClientProcess>,
+    linger: Duration,
+) -> Seat {
+    let q = Arc::new(Mutex::new(q));
+    *slot = Some(q.clone());
+    Seat::Live(Box::new(GeisterTcp::waiting(q, client, linger)))
 }
 
 /// Play one game on a table whose two seats are TCP clients connecting to its ports (they may
