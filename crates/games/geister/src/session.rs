@@ -187,6 +187,16 @@ pub fn log_file_stem(unix_ms: u64) -> String {
     format!("log-{digits}")
 }
 
+/// The names to try, in order, for the compatible log of a game whose first placement was at
+/// `unix_ms`: `<stem>.txt`, then `<stem>-1.txt` up to `<stem>-999.txt` ([`log_file_stem`]).
+pub fn log_file_names(unix_ms: u64) -> impl Iterator<Item = String> {
+    let stem = log_file_stem(unix_ms);
+    (0..1000).map(move |n| match n {
+        0 => format!("{stem}.txt"),
+        _ => format!("{stem}-{n}.txt"),
+    })
+}
+
 /// One game between two seats, as the referee sees it.
 #[derive(Debug, Clone)]
 pub struct Session {

@@ -26,7 +26,7 @@ use kakehiki_geister::bots::make_bot;
 use kakehiki_geister::engine::Geister;
 use kakehiki_geister::record::{self, event_error, ConnectionsEvent, HeaderParams, SETUP};
 use kakehiki_geister::rules::{OptionsError, RULE_KEYS};
-use kakehiki_geister::session::{log_file_stem, FaultKind};
+use kakehiki_geister::session::{log_file_names, FaultKind};
 use kakehiki_geister::wire::Command;
 use kakehiki_geister::{Out, Rules, Session, BUILTIN_BOTS};
 use tokio::sync::Mutex;
@@ -36,7 +36,7 @@ use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError}
 use crate::seat::pipe::Pipe;
 use crate::seat::tcp::launch;
 pub use crate::seat::tcp::{client_argv, ConnQueue};
-use crate::seat::{Ask, Finished, Seat, Wait, SILENT_BOT};
+use crate::seat::{Ask, Seat, Wait, SILENT_BOT};
 pub use net::{GeisterTcp, SharedQueue, Table};
 
 pub use kakehiki_geister::record::{SeatInfo, FORMAT, FORMAT_V1};
@@ -272,18 +272,18 @@ fn builtin_reply(
     Command::from(bot.act(seat, &view)).text().into_bytes()
 }
 
-/// Play (or re-run, on a replayed table) one game: returns the record and the finished table.
+/// Play (or re-run, on a replayed table) one game: returns the record and the session.
 async fn run_flow(
     setup: &GameSetup,
     table: crate::seat::Table,
-    head: ReplayHeader,
+    params: &HeaderParams,
     transports: [&str; 2],
     bots: [Option<Box<dyn Bot<Geister> + Send>>; 2],
     live: bool,
-) -> (MatchRecord, Finished, Session) {
+) -> (MatchRecord, Session) {
     let mut flow = Flow {
         table,
-        head,
+        head: record::header(setup.seed, &setup.specs, params),
         session: Session::new(setup.rules.clone()),
         bots,
         waits: [None, None],
@@ -299,8 +299,8 @@ async fn run_flow(
     let finished = table.finish(ms(setup.rules.linger_ms)).await;
     let mut report = record::report(&session, setup.seed, &setup.specs, transports);
     finished.fill_report(&mut report);
-    let replay = finished.log.clone();
-    (MatchRecord { report, replay }, finished, session)
+    let replay = finished.log;
+    (MatchRecord { report, replay }, session)
 }
 
 /// Play one game with the given seats. Never fails: seat failures are recorded.
@@ -309,11 +309,10 @@ pub async fn run_game(setup: &GameSetup, players: Players) -> MatchRecord {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
-    let params = HeaderParams::new(&setup.rules, players.transports, started_unix_ms);
+    let (transports, bots) = (players.transports, players.bots);
+    let params = HeaderParams::new(&setup.rules, transports, started_unix_ms);
     let table = crate::seat::Table::new(players.seats, ReplayLog::new());
-    let head = record::header(setup.seed, &setup.specs, &params);
-    let (record, _, session) =
-        run_flow(setup, table, head, players.transports, players.bots, true).await;
+    let (record, session) = run_flow(setup, table, &params, transports, bots, true).await;
     if let Some(dir) = &setup.log_dir {
         write_compat_log(dir, &session, started_unix_ms);
     }
@@ -321,16 +320,12 @@ pub async fn run_game(setup: &GameSetup, players: Players) -> MatchRecord {
 }
 
 fn write_compat_log(dir: &std::path::Path, session: &Session, started_unix_ms: u64) {
-    let stem = log_file_stem(started_unix_ms + session.first_set_at().unwrap_or(0));
+    let names = log_file_names(started_unix_ms + session.first_set_at().unwrap_or(0));
     let text = session.log_text();
     if kakehiki_core::private_files::create_dir_all(dir).is_err() {
         return;
     }
-    for n in 0..1000 {
-        let name = match n {
-            0 => format!("{stem}.txt"),
-            _ => format!("{stem}-{n}.txt"),
-        };
+    for name in names {
         match kakehiki_core::private_files::create_new(&dir.join(name)) {
             Ok(mut f) => {
                 use std::io::Write;
@@ -520,9 +515,8 @@ pub fn rerun_replay(replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> 
         log_dir: None,
     };
     let table = crate::seat::Table::replayed(replay, 2, ReplayLog::new())?;
-    let head = record::header(setup.seed, &setup.specs, &params);
-    let flow = run_flow(&setup, table, head, transports, [None, None], false);
-    let (mut record, _, _) = flow
+    let flow = run_flow(&setup, table, &params, transports, [None, None], false);
+    let (mut record, _) = flow
         .now_or_never()
         .ok_or_else(|| bad("the re-run waited for a seat that is not replayed"))?;
     for e in replay.events_of::<ConnectionsEvent>("connections")? {
