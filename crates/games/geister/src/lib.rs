@@ -5,8 +5,8 @@
 //! * [`wire`]: the contest server's text protocol as pure functions (messages, commands, framing).
 //! * [`session`]: the referee's side of one game as a pure state machine over timed inputs; the
 //!   driver in `kakehiki-referee` only moves bytes and reads the clock.
-//! * [`record`]: the game's side of the referee's seat record (errors of events, the upgrade of
-//!   `kakehiki-geister/1` replays).
+//! * [`record`]: the game's side of the referee's record (the replay header's parameters, the
+//!   report's facts, errors of events, the upgrade of `kakehiki-geister/1` replays).
 //! * [`bots`]: built-in bots `random`, `rush` and `strong`.
 //! * [`ranking`]: the seed league's ranking rules and the GPW/GAT points rules.
 //!

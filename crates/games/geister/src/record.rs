@@ -1,12 +1,161 @@
-//! The game's side of the referee's seat record (pure): which of the session's events are a
-//! seat's errors, and the seat record a `kakehiki-geister/1` replay implies (its events carry
-//! every raw reply and its time), from which the referee upgrades it.
+//! The game's side of the referee's record (pure): the replay header's parameters, the report's
+//! facts, which of the session's events are a seat's errors, and the seat record a
+//! `kakehiki-geister/1` replay implies (its events carry every raw reply and its time), from which
+//! the referee upgrades it.
 
 use kakehiki_core::exchange::{ExchangeOutcome, SeatEnd, SeatExchange, SEAT_END_EVENT};
-use kakehiki_core::SeatErrorKind;
-use serde_json::Value;
+use kakehiki_core::replay::{ParsedReplay, ReplayHeader};
+use kakehiki_core::{MatchReport, SeatError, SeatErrorKind};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
-use crate::session::{Disposition, Event, FaultKind, TurnOutcome};
+use crate::engine::{outcome_of, End, EndReason};
+use crate::rules::Rules;
+use crate::session::{Disposition, Event, FaultKind, Session, TurnOutcome};
+
+/// Replay format name.
+pub const FORMAT: &str = "kakehiki-geister/2";
+/// The older format the referee upgrades ([`upgrade_v1`]).
+pub const FORMAT_V1: &str = "kakehiki-geister/1";
+
+/// Per seat: how it is connected.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatInfo {
+    /// `builtin`, `stdio` or `tcp`.
+    pub transport: String,
+    /// The TCP peer address, once connected.
+    pub peer: Option<String>,
+}
+
+/// The header's `params`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeaderParams {
+    pub rules: Rules,
+    pub seats: Vec<SeatInfo>,
+    /// Wall-clock start (ms since the Unix epoch, UTC).
+    pub started_unix_ms: u64,
+}
+
+impl HeaderParams {
+    /// The parameters of a game about to start: no peer known yet.
+    pub fn new(rules: &Rules, transports: [&str; 2], started_unix_ms: u64) -> Self {
+        let seats = transports.map(|t| SeatInfo {
+            transport: t.to_string(),
+            peer: None,
+        });
+        HeaderParams {
+            rules: rules.clone(),
+            seats: seats.to_vec(),
+            started_unix_ms,
+        }
+    }
+}
+
+/// The replay header of a game.
+pub fn header(seed: u64, specs: &[String; 2], params: &HeaderParams) -> ReplayHeader {
+    ReplayHeader {
+        event: "header".into(),
+        format: FORMAT.into(),
+        engine: env!("CARGO_PKG_VERSION").into(),
+        game: "geister".into(),
+        rules: params.rules.name.clone(),
+        seed,
+        seats: specs.to_vec(),
+        params: serde_json::to_value(params).unwrap_or_default(),
+    }
+}
+
+/// A replay header's parameters, with the peers left out (a re-run records its own), and each
+/// seat's transport; or why the header is not a Geister `@2` one.
+pub fn rerun_params(h: &ReplayHeader) -> Result<(HeaderParams, [&'static str; 2]), String> {
+    if h.format != FORMAT {
+        return Err(format!("format {:?} is not {FORMAT:?}", h.format));
+    }
+    if h.game != "geister" {
+        return Err(format!("game {:?} is not \"geister\"", h.game));
+    }
+    let mut params: HeaderParams =
+        serde_json::from_value(h.params.clone()).map_err(|e| format!("header params: {e}"))?;
+    if h.seats.len() != 2 || params.seats.len() != 2 {
+        return Err(format!("expected 2 seats, found {}", h.seats.len()));
+    }
+    let mut transports = ["builtin"; 2];
+    for (t, info) in transports.iter_mut().zip(&mut params.seats) {
+        *t = match info.transport.as_str() {
+            "builtin" => "builtin",
+            "stdio" => "stdio",
+            "tcp" => "tcp",
+            other => return Err(format!("unknown seat transport {other:?}")),
+        };
+        info.peer = None;
+    }
+    Ok((params, transports))
+}
+
+/// Connections to a seat's port closed at once because its queue was full: recorded once per
+/// seat and game, at the end, and reported as an `excess_connections` seat error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConnectionsEvent {
+    pub event: String,
+    pub seat: usize,
+    pub excess: u64,
+    pub cap: usize,
+}
+
+impl ConnectionsEvent {
+    /// The event of `excess` connections closed at once (`cap` were waiting).
+    pub fn new(seat: usize, excess: u64, cap: usize) -> Self {
+        ConnectionsEvent {
+            event: "connections".into(),
+            seat,
+            excess,
+            cap,
+        }
+    }
+
+    /// The seat's error it reports.
+    pub fn error(&self) -> SeatError {
+        SeatError {
+            at: String::new(),
+            turn: 0,
+            kind: SeatErrorKind::ExcessConnections,
+            detail: format!(
+                "{} connections to the seat's port closed at once: {} were already waiting (the cap)",
+                self.excess, self.cap
+            ),
+        }
+    }
+}
+
+/// The report of a finished (or abandoned) game, without the seats' errors, exits and stderr
+/// (the seat layer adds those).
+pub fn report(
+    session: &Session,
+    seed: u64,
+    specs: &[String; 2],
+    transports: [&str; 2],
+) -> MatchReport {
+    let end = session.game().end().copied().unwrap_or(End {
+        winner: None,
+        reason: EndReason::DoubleForfeit,
+        scores: None,
+    });
+    let seats = specs.iter().map(|s| (s.clone(), Vec::new())).collect();
+    let rules = &session.rules().name;
+    let mut report = MatchReport::new("geister", rules, seed, &outcome_of(&end), seats);
+    report.everyone_lost = end.reason == EndReason::DoubleForfeit;
+    let extra = &mut report.extra;
+    extra.insert("end".into(), json!(end.reason.report_name()));
+    extra.insert("reason".into(), json!(end.reason.as_str()));
+    extra.insert("plies".into(), json!(session.game().ply()));
+    if let Some(s) = end.scores {
+        extra.insert("end_scores".into(), json!(s));
+    }
+    for (sr, t) in report.seats.iter_mut().zip(transports) {
+        sr.extra.insert("transport".into(), json!(t));
+    }
+    report
+}
 
 /// The label of the moments before the first ply (connection, placement).
 pub const SETUP: &str = "set-up";
@@ -183,4 +332,25 @@ pub fn v1_seat_record(events: &[(usize, Value)], tcp: &[bool]) -> Result<Vec<Val
     }
     out.extend(after);
     Ok(out)
+}
+
+/// A `kakehiki-geister/1` replay as the `@2` replay its events imply (the seat record in place
+/// of its events), for the referee to re-run.
+pub fn upgrade_v1(old: &ParsedReplay) -> Result<ParsedReplay, String> {
+    if old.header.format != FORMAT_V1 {
+        let found = &old.header.format;
+        return Err(format!("format {found:?} is not {FORMAT_V1:?}"));
+    }
+    let params: HeaderParams = serde_json::from_value(old.header.params.clone())
+        .map_err(|e| format!("header params: {e}"))?;
+    let tcp: Vec<bool> = params.seats.iter().map(|s| s.transport == "tcp").collect();
+    let events = v1_seat_record(&old.events, &tcp)?;
+    let mut header = old.header.clone();
+    header.format = FORMAT.into();
+    header.params = serde_json::to_value(params).unwrap_or_default();
+    let events = events.into_iter().enumerate().map(|(i, v)| (i + 2, v));
+    Ok(ParsedReplay {
+        header,
+        events: events.collect(),
+    })
 }

@@ -57,6 +57,19 @@ pub enum RulesError {
     },
 }
 
+/// Why [`Rules::with_options`] failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OptionsError {
+    /// The rule set is neither `gpw` nor `seed`.
+    UnknownRuleSet(String),
+    /// A rule parameter's value is bad; `error` says why (a [`RulesError`]'s text).
+    BadValue {
+        key: String,
+        value: String,
+        error: String,
+    },
+}
+
 /// The option keys [`Rules::set`] understands.
 pub const RULE_KEYS: &[&str] = &[
     "max_plies",
@@ -113,6 +126,27 @@ impl Rules {
             "seed" => Ok(Self::seed()),
             other => Err(RulesError::UnknownRuleSet(other.to_string())),
         }
+    }
+
+    /// A rule set (default `gpw`) changed by the rule parameters among `options`
+    /// ([`RULE_KEYS`]; other keys are the caller's), in the options' order.
+    pub fn with_options<'a>(
+        name: Option<&str>,
+        options: impl IntoIterator<Item = (&'a String, &'a String)>,
+    ) -> Result<Self, OptionsError> {
+        let name = name.unwrap_or("gpw");
+        let mut rules =
+            Self::named(name).map_err(|_| OptionsError::UnknownRuleSet(name.to_string()))?;
+        for (k, v) in options {
+            if RULE_KEYS.contains(&k.as_str()) {
+                rules.set(k, v).map_err(|e| OptionsError::BadValue {
+                    key: k.clone(),
+                    value: v.clone(),
+                    error: e.to_string(),
+                })?;
+            }
+        }
+        Ok(rules)
     }
 
     /// Change one parameter by its key (see [`RULE_KEYS`]).

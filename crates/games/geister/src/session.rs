@@ -6,11 +6,12 @@
 //! Everything the game produces (messages, replay events, compatible log lines) is a function of
 //! those inputs, so a replay of the inputs reproduces the game byte for byte.
 
+use kakehiki_core::exchange::ExchangeOutcome;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{Colour, EndReason, Geister, Move, PlayRules, TurnFault, LABELS};
 use crate::rules::Rules;
-use crate::wire::{parse_command, Command, Line, ServerMsg};
+use crate::wire::{frame, parse_command, Command, Line, ServerMsg};
 
 /// A message to write to one seat.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,6 +32,31 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
+    /// The fault of a seat whose request ended with `outcome` (neither a reply nor a timeout).
+    pub fn of_outcome(outcome: ExchangeOutcome) -> FaultKind {
+        match outcome {
+            ExchangeOutcome::Disconnect | ExchangeOutcome::Malformed => FaultKind::Disconnect,
+            _ => FaultKind::Exit,
+        }
+    }
+
+    /// The fault of a seat whose connection did not come (its `connect` request, waited for
+    /// `limit_ms`, ended with `outcome`); `None` when it came.
+    pub fn of_connect(
+        outcome: ExchangeOutcome,
+        detail: Option<&str>,
+        limit_ms: u64,
+    ) -> Option<(FaultKind, String)> {
+        match outcome {
+            ExchangeOutcome::Reply => None,
+            ExchangeOutcome::Timeout => Some((
+                FaultKind::ConnectTimeout,
+                format!("no connection within {limit_ms} ms"),
+            )),
+            o => Some((Self::of_outcome(o), detail.unwrap_or_default().to_string())),
+        }
+    }
+
     fn end_reason(self) -> EndReason {
         match self {
             FaultKind::Disconnect | FaultKind::Exit | FaultKind::WriteFailed => {
@@ -151,6 +177,26 @@ pub fn line_from_record(raw: Option<&str>) -> Line {
     }
 }
 
+/// The compatible log's file name without `.txt` (spec §4.1):
+/// `log-YYYY-MM-DD-HH-mm-ss-SSS` for a UTC time in ms since the epoch.
+pub fn log_file_stem(unix_ms: u64) -> String {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(unix_ms);
+    // `2018-03-05T12:34:56.789Z` → `log-2018-03-05-12-34-56-789`
+    let stamp = humantime::format_rfc3339_millis(t).to_string();
+    let digits = stamp.trim_end_matches('Z').replace(['T', ':', '.'], "-");
+    format!("log-{digits}")
+}
+
+/// The names to try, in order, for the compatible log of a game whose first placement was at
+/// `unix_ms`: `<stem>.txt`, then `<stem>-1.txt` up to `<stem>-999.txt` ([`log_file_stem`]).
+pub fn log_file_names(unix_ms: u64) -> impl Iterator<Item = String> {
+    let stem = log_file_stem(unix_ms);
+    (0..1000).map(move |n| match n {
+        0 => format!("{stem}.txt"),
+        _ => format!("{stem}-{n}.txt"),
+    })
+}
+
 /// One game between two seats, as the referee sees it.
 #[derive(Debug, Clone)]
 pub struct Session {
@@ -211,6 +257,11 @@ impl Session {
         &self.log
     }
 
+    /// The compatible log's text (spec §4.1): LF line ends.
+    pub fn log_text(&self) -> String {
+        self.log.iter().map(|l| format!("{l}\n")).collect()
+    }
+
     /// Time (ms since start) of the first accepted placement: names the compatible log file.
     pub fn first_set_at(&self) -> Option<u64> {
         self.first_set_at
@@ -224,6 +275,20 @@ impl Session {
     /// Whether a seat was assigned and has not been sent its end message (nor failed).
     pub fn is_live(&self, seat: usize) -> bool {
         self.assigned_at[seat].is_some() && !self.closed[seat]
+    }
+
+    /// The game's label of the moment: `set-up` before the first ply, then `ply N`.
+    pub fn label(&self) -> String {
+        if self.game.in_play() || self.game.is_over() {
+            format!("ply {}", self.game.ply() + 1)
+        } else {
+            crate::record::SETUP.to_string()
+        }
+    }
+
+    /// Whether a reply is due from the seat: its placement, or its outstanding move.
+    pub fn expects_reply(&self, seat: usize) -> bool {
+        !self.game.placed(seat) || self.awaiting() == Some(seat)
     }
 
     /// The seat whose `MOV?` is outstanding.
@@ -274,6 +339,34 @@ impl Session {
     pub fn clock_started(&mut self, seat: usize, now: u64) {
         if self.awaiting() == Some(seat) && self.clock.is_none() {
             self.clock = Some(now);
+        }
+    }
+
+    /// `msg` was written to `seat` at `now`: a `MOV?` starts its clock. For a request (`SET?`,
+    /// `MOV?`): `Some` of the time (ms) the seat has from now to reply, if it has a deadline.
+    pub fn written(&mut self, seat: usize, msg: &ServerMsg, now: u64) -> Option<Option<u64>> {
+        if matches!(msg, ServerMsg::Mov(_)) {
+            self.clock_started(seat, now);
+        }
+        matches!(msg, ServerMsg::Set | ServerMsg::Mov(_))
+            .then(|| self.deadline(seat).map(|d| d.saturating_sub(now)))
+    }
+
+    /// What a seat's wait came to in the seat layer: its line (`bytes`, `cut` at the length
+    /// cap), time passing (a timeout: the deadlines due), or the seat failing (`detail`).
+    pub fn answer(
+        &mut self,
+        seat: usize,
+        outcome: ExchangeOutcome,
+        (bytes, cut): (&[u8], bool),
+        detail: &str,
+        now: u64,
+    ) -> Vec<Out> {
+        match outcome {
+            ExchangeOutcome::Reply if cut => self.line(seat, &Line::TooLong, now),
+            ExchangeOutcome::Reply => self.line(seat, &frame(bytes), now),
+            ExchangeOutcome::Timeout => self.tick(now),
+            o => self.fault(seat, FaultKind::of_outcome(o), detail, now),
         }
     }
 

@@ -1,7 +1,7 @@
 //! The contest wire protocol as pure functions (spec §3): server messages byte for byte, client
 //! commands, and the line framing of the client's byte stream.
 
-use crate::engine::{Dir, Move, RedSet};
+use crate::engine::{Action, Dir, Move, RedSet};
 
 /// Longest accepted line, in bytes, without its line end.
 pub const MAX_LINE: usize = 256;
@@ -77,6 +77,17 @@ impl ServerMsg {
         String::from_utf8_lossy(&b[..b.len() - 2]).into_owned()
     }
 
+    /// The kind of request the message is, as the seat record names it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ServerMsg::Set => "SET?",
+            ServerMsg::Mov(_) => "MOV?",
+            ServerMsg::Ok | ServerMsg::OkRed | ServerMsg::OkBlue => "OK",
+            ServerMsg::Ng => "NG",
+            _ => "end",
+        }
+    }
+
     /// Whether this is an end message.
     pub fn is_end(&self) -> bool {
         matches!(
@@ -128,6 +139,16 @@ impl Command {
         match self {
             Command::Set(r) => format!("SET:{}", r.labels()),
             Command::Mov(m) => format!("MOV:{}", m.wire()),
+        }
+    }
+}
+
+/// The command a client sends for an action (a built-in bot's reply).
+impl From<Action> for Command {
+    fn from(a: Action) -> Self {
+        match a {
+            Action::Place(r) => Command::Set(r),
+            Action::Move(m) => Command::Mov(m),
         }
     }
 }

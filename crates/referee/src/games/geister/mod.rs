@@ -18,18 +18,17 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures_util::FutureExt;
-use kakehiki_agent::BotProcess;
+use kakehiki_agent::{BotProcess, ClientProcess};
 use kakehiki_core::exchange::{ExchangeOutcome, SeatExchange};
 use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
-use kakehiki_core::{seeded_rng, Bot, GameType, MatchReport, SeatError, SeatErrorKind, SeatSpec};
+use kakehiki_core::{seeded_rng, Bot, GameType, SeatSpec};
 use kakehiki_geister::bots::make_bot;
-use kakehiki_geister::engine::{outcome_of, Action, EndReason, Geister};
-use kakehiki_geister::record::{event_error, v1_seat_record, SETUP};
-use kakehiki_geister::rules::RULE_KEYS;
-use kakehiki_geister::session::FaultKind;
-use kakehiki_geister::wire::{frame, Line, ServerMsg};
+use kakehiki_geister::engine::Geister;
+use kakehiki_geister::record::{self, event_error, ConnectionsEvent, HeaderParams, SETUP};
+use kakehiki_geister::rules::{OptionsError, RULE_KEYS};
+use kakehiki_geister::session::{log_file_names, FaultKind};
+use kakehiki_geister::wire::Command;
 use kakehiki_geister::{Out, Rules, Session, BUILTIN_BOTS};
-use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
@@ -37,13 +36,10 @@ use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError}
 use crate::seat::pipe::Pipe;
 use crate::seat::tcp::launch;
 pub use crate::seat::tcp::{client_argv, ConnQueue};
-use crate::seat::{Ask, Finished, Seat, Wait, SILENT_BOT};
-pub use net::{GeisterTcp, Table};
+use crate::seat::{Ask, Seat, Wait, SILENT_BOT};
+pub use net::{GeisterTcp, SharedQueue, Table};
 
-/// Replay format name.
-pub const FORMAT: &str = "kakehiki-geister/2";
-/// The format [`GameDriver::upgrade`] converts from.
-pub const FORMAT_V1: &str = "kakehiki-geister/1";
+pub use kakehiki_geister::record::{SeatInfo, FORMAT, FORMAT_V1};
 
 /// Driver options besides the rule parameters ([`RULE_KEYS`]).
 pub const DRIVER_KEYS: &[&str] = &["host", "port0", "port1", "log_dir"];
@@ -54,63 +50,18 @@ pub struct GeisterDriver;
 /// `geister`.
 pub static GEISTER: GeisterDriver = GeisterDriver;
 
-/// Per seat: how it is connected.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SeatInfo {
-    /// `builtin`, `stdio` or `tcp`.
-    pub transport: String,
-    /// The TCP peer address, once connected.
-    pub peer: Option<String>,
-}
-
-/// The header's `params`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct HeaderParams {
-    rules: Rules,
-    seats: Vec<SeatInfo>,
-    /// Wall-clock start (ms since the Unix epoch, UTC).
-    started_unix_ms: u64,
-}
-
-/// Connections to a seat's port closed at once because its queue was full
-/// ([`crate::accept::CappedAcceptor`]): recorded once per seat and game, at the end, and
-/// reported as an `excess_connections` seat error.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct ConnectionsEvent {
-    event: String,
-    seat: usize,
-    excess: u64,
-    cap: usize,
-}
-
 /// Record `(excess, cap)` of each seat's port, where the excess is not 0.
 pub(crate) fn add_excess_counts(record: &mut MatchRecord, counts: [(u64, usize); 2]) {
     for (seat, (excess, cap)) in counts.into_iter().enumerate() {
         if excess > 0 {
-            add_connections_event(
-                record,
-                ConnectionsEvent {
-                    event: "connections".into(),
-                    seat,
-                    excess,
-                    cap,
-                },
-            );
+            add_connections_event(record, ConnectionsEvent::new(seat, excess, cap));
         }
     }
 }
 
 fn add_connections_event(record: &mut MatchRecord, e: ConnectionsEvent) {
     if let Some(s) = record.report.seats.get_mut(e.seat) {
-        s.errors.push(SeatError {
-            at: String::new(),
-            turn: 0,
-            kind: SeatErrorKind::ExcessConnections,
-            detail: format!(
-                "{} connections to the seat's port closed at once: {} were already waiting (the cap)",
-                e.excess, e.cap
-            ),
-        });
+        s.errors.push(e.error());
     }
     record.replay.push(&e);
 }
@@ -150,37 +101,23 @@ struct Flow {
     logged: usize,
 }
 
-fn msg_kind(m: &ServerMsg) -> &'static str {
-    match m {
-        ServerMsg::Set => "SET?",
-        ServerMsg::Mov(_) => "MOV?",
-        ServerMsg::Ok | ServerMsg::OkRed | ServerMsg::OkBlue => "OK",
-        ServerMsg::Ng => "NG",
-        _ => "end",
-    }
-}
-
-fn fault_of(outcome: ExchangeOutcome) -> FaultKind {
-    match outcome {
-        ExchangeOutcome::Disconnect | ExchangeOutcome::Malformed => FaultKind::Disconnect,
-        _ => FaultKind::Exit,
-    }
-}
-
 fn ms(d: u64) -> Duration {
     Duration::from_millis(d)
 }
 
-impl Flow {
-    fn label(&self) -> String {
-        let g = self.session.game();
-        if g.in_play() || g.is_over() {
-            format!("ply {}", g.ply() + 1)
-        } else {
-            SETUP.to_string()
-        }
+/// Awaiting `seat` from now for `kind` (a `SET?` unanswered is the seat not getting ready).
+fn wait(seat: usize, at: &str, kind: &str, limit: Option<Duration>) -> Wait {
+    Wait {
+        seat,
+        at: at.into(),
+        kind: kind.into(),
+        limit,
+        since: Instant::now(),
+        timeout_not_ready: kind == "SET?",
     }
+}
 
+impl Flow {
     async fn run(&mut self, tcp: [bool; 2]) {
         let rules = self.session.rules().clone();
         let mut faults = Vec::new();
@@ -197,18 +134,13 @@ impl Flow {
                 .collect();
             let answers = self.table.ask(asks, |_, _| Vec::new()).await;
             for (&s, a) in connect.iter().zip(&answers) {
-                let detail = a.detail.clone().unwrap_or_default();
-                match a.outcome {
-                    ExchangeOutcome::Reply => {
+                let detail = a.detail.as_deref();
+                match FaultKind::of_connect(a.outcome, detail, rules.connect_timeout_ms) {
+                    Some((kind, detail)) => faults.push((s, kind, detail)),
+                    None => {
                         let peer = a.text().filter(|p| !p.is_empty());
                         self.head.params["seats"][s]["peer"] = serde_json::json!(peer);
                     }
-                    ExchangeOutcome::Timeout => faults.push((
-                        s,
-                        FaultKind::ConnectTimeout,
-                        format!("no connection within {} ms", rules.connect_timeout_ms),
-                    )),
-                    o => faults.push((s, fault_of(o), detail)),
                 }
             }
         }
@@ -249,22 +181,14 @@ impl Flow {
             let since = self.waits[seat].as_ref().map_or(self.now, |w| w.1);
             let now = since + answer.time_us.unwrap_or(0) / 1000;
             self.now = self.now.max(now);
-            let outs = match answer.outcome {
-                ExchangeOutcome::Reply => {
-                    self.read_since_write[seat] = true;
-                    let line = if answer.truncated {
-                        Line::TooLong
-                    } else {
-                        frame(&answer.bytes)
-                    };
-                    self.session.line(seat, &line, now)
-                }
-                ExchangeOutcome::Timeout => self.session.tick(now),
-                o => {
-                    let detail = answer.detail.clone().unwrap_or_default();
-                    self.session.fault(seat, fault_of(o), &detail, now)
-                }
-            };
+            if answer.outcome == ExchangeOutcome::Reply {
+                self.read_since_write[seat] = true;
+            }
+            let reply = (answer.bytes.as_slice(), answer.truncated);
+            let detail = answer.detail.as_deref().unwrap_or_default();
+            let outs = self
+                .session
+                .answer(seat, answer.outcome, reply, detail, now);
             self.record_events(Some(&[seat]));
             self.deliver(outs).await;
         }
@@ -272,26 +196,18 @@ impl Flow {
 
     /// Every live seat not awaited for a reply is listened to (a line out of turn is answered).
     fn listen(&mut self) {
-        let at = self.label();
+        let at = self.session.label();
         for s in 0..2 {
             if !self.session.is_live(s) {
                 self.waits[s] = None;
                 continue;
             }
-            let expecting = !self.session.game().placed(s) || self.session.awaiting() == Some(s);
+            let expecting = self.session.expects_reply(s);
             let keep = self.waits[s]
                 .as_ref()
                 .is_some_and(|(w, _)| w.limit.is_some() == expecting && (expecting || w.at == at));
             if !keep && !expecting {
-                let wait = Wait {
-                    seat: s,
-                    at: at.clone(),
-                    kind: "line".into(),
-                    limit: None,
-                    since: Instant::now(),
-                    timeout_not_ready: false,
-                };
-                self.waits[s] = Some((wait, self.now));
+                self.waits[s] = Some((wait(s, &at, "line", None), self.now));
             }
         }
     }
@@ -307,10 +223,10 @@ impl Flow {
                     tokio::time::sleep_until(last + pace).await;
                 }
             }
-            let at = self.label();
+            let at = self.session.label();
             let limit = ms(self.session.rules().per_move_ms.max(1000));
             let bytes = o.msg.to_bytes();
-            let kind = msg_kind(&o.msg);
+            let kind = o.msg.kind();
             let failed = self.table.tell(seat, &at, kind, &bytes, limit).await;
             self.last_write[seat] = Some(Instant::now());
             self.read_since_write[seat] = false;
@@ -323,23 +239,8 @@ impl Flow {
                 queue.extend(more);
                 continue;
             }
-            if matches!(o.msg, ServerMsg::Mov(_)) {
-                self.session.clock_started(seat, self.now);
-            }
-            if matches!(o.msg, ServerMsg::Set | ServerMsg::Mov(_)) {
-                let limit = self
-                    .session
-                    .deadline(seat)
-                    .map(|d| ms(d.saturating_sub(self.now)));
-                let wait = Wait {
-                    seat,
-                    at,
-                    kind: kind.into(),
-                    limit,
-                    since: Instant::now(),
-                    timeout_not_ready: kind == "SET?",
-                };
-                self.waits[seat] = Some((wait, self.now));
+            if let Some(limit) = self.session.written(seat, &o.msg, self.now) {
+                self.waits[seat] = Some((wait(seat, &at, kind, limit.map(ms)), self.now));
             }
         }
     }
@@ -347,7 +248,7 @@ impl Flow {
     /// Write the session's new events to the replay; the errors they show are the seats'
     /// (but the failures of seats in `noted`, which the table recorded).
     fn record_events(&mut self, noted: Option<&[usize]>) {
-        let at = self.label();
+        let at = self.session.label();
         for e in &self.session.events()[self.logged..] {
             self.table.record(e);
             if let Some((seat, at, kind, detail)) = event_error(e, &at, noted.unwrap_or(&[])) {
@@ -368,24 +269,21 @@ fn builtin_reply(
         return Vec::new();
     };
     let view = session.game().view(seat);
-    match bot.act(seat, &view) {
-        Action::Place(r) => format!("SET:{}", r.labels()).into_bytes(),
-        Action::Move(m) => format!("MOV:{}", m.wire()).into_bytes(),
-    }
+    Command::from(bot.act(seat, &view)).text().into_bytes()
 }
 
-/// Play (or re-run, on a replayed table) one game: returns the record and the finished table.
+/// Play (or re-run, on a replayed table) one game: returns the record and the session.
 async fn run_flow(
     setup: &GameSetup,
     table: crate::seat::Table,
-    head: ReplayHeader,
+    params: &HeaderParams,
     transports: [&str; 2],
     bots: [Option<Box<dyn Bot<Geister> + Send>>; 2],
     live: bool,
-) -> (MatchRecord, Finished, Session) {
+) -> (MatchRecord, Session) {
     let mut flow = Flow {
         table,
-        head,
+        head: record::header(setup.seed, &setup.specs, params),
         session: Session::new(setup.rules.clone()),
         bots,
         waits: [None, None],
@@ -399,66 +297,10 @@ async fn run_flow(
     flow.record_events(None);
     let Flow { table, session, .. } = flow;
     let finished = table.finish(ms(setup.rules.linger_ms)).await;
-    let record = report(setup, &session, &finished, transports);
-    (record, finished, session)
-}
-
-fn header(setup: &GameSetup, params: &HeaderParams) -> ReplayHeader {
-    ReplayHeader {
-        event: "header".into(),
-        format: FORMAT.into(),
-        engine: env!("CARGO_PKG_VERSION").into(),
-        game: "geister".into(),
-        rules: setup.rules.name.clone(),
-        seed: setup.seed,
-        seats: setup.specs.to_vec(),
-        params: serde_json::to_value(params).unwrap_or_default(),
-    }
-}
-
-fn report(
-    setup: &GameSetup,
-    session: &Session,
-    finished: &Finished,
-    transports: [&str; 2],
-) -> MatchRecord {
-    let end = session
-        .game()
-        .end()
-        .copied()
-        .unwrap_or(kakehiki_geister::End {
-            winner: None,
-            reason: EndReason::DoubleForfeit,
-            scores: None,
-        });
-    let seats = setup
-        .specs
-        .iter()
-        .map(|s| (s.clone(), Vec::new()))
-        .collect();
-    let mut report = MatchReport::new(
-        "geister",
-        &setup.rules.name,
-        setup.seed,
-        &outcome_of(&end),
-        seats,
-    );
+    let mut report = record::report(&session, setup.seed, &setup.specs, transports);
     finished.fill_report(&mut report);
-    report.everyone_lost = end.reason == EndReason::DoubleForfeit;
-    let extra = &mut report.extra;
-    extra.insert("end".into(), serde_json::json!(end.reason.report_name()));
-    extra.insert("reason".into(), serde_json::json!(end.reason.as_str()));
-    extra.insert("plies".into(), serde_json::json!(session.game().ply()));
-    if let Some(s) = end.scores {
-        extra.insert("end_scores".into(), serde_json::json!(s));
-    }
-    for (sr, t) in report.seats.iter_mut().zip(transports) {
-        sr.extra.insert("transport".into(), serde_json::json!(t));
-    }
-    MatchRecord {
-        report,
-        replay: finished.log.clone(),
-    }
+    let replay = finished.log;
+    (MatchRecord { report, replay }, session)
 }
 
 /// Play one game with the given seats. Never fails: seat failures are recorded.
@@ -467,57 +309,23 @@ pub async fn run_game(setup: &GameSetup, players: Players) -> MatchRecord {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
-    let params = HeaderParams {
-        rules: setup.rules.clone(),
-        seats: players
-            .transports
-            .iter()
-            .map(|t| SeatInfo {
-                transport: t.to_string(),
-                peer: None,
-            })
-            .collect(),
-        started_unix_ms,
-    };
+    let (transports, bots) = (players.transports, players.bots);
+    let params = HeaderParams::new(&setup.rules, transports, started_unix_ms);
     let table = crate::seat::Table::new(players.seats, ReplayLog::new());
-    let head = header(setup, &params);
-    let (record, _, session) =
-        run_flow(setup, table, head, players.transports, players.bots, true).await;
+    let (record, session) = run_flow(setup, table, &params, transports, bots, true).await;
     if let Some(dir) = &setup.log_dir {
         write_compat_log(dir, &session, started_unix_ms);
     }
     record
 }
 
-/// The compatible log's text (spec §4.1): LF line ends.
-pub fn compat_log_text(session: &Session) -> String {
-    session
-        .log_lines()
-        .iter()
-        .map(|l| format!("{l}\n"))
-        .collect()
-}
-
-/// `log-YYYY-MM-DD-HH-mm-ss-SSS` for a UTC time in ms since the epoch.
-pub fn log_file_stem(unix_ms: u64) -> String {
-    let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(unix_ms);
-    // `2018-03-05T12:34:56.789Z` → `log-2018-03-05-12-34-56-789`
-    let stamp = humantime::format_rfc3339_millis(t).to_string();
-    let digits = stamp.trim_end_matches('Z').replace(['T', ':', '.'], "-");
-    format!("log-{digits}")
-}
-
 fn write_compat_log(dir: &std::path::Path, session: &Session, started_unix_ms: u64) {
-    let stem = log_file_stem(started_unix_ms + session.first_set_at().unwrap_or(0));
-    let text = compat_log_text(session);
+    let names = log_file_names(started_unix_ms + session.first_set_at().unwrap_or(0));
+    let text = session.log_text();
     if kakehiki_core::private_files::create_dir_all(dir).is_err() {
         return;
     }
-    for n in 0..1000 {
-        let name = match n {
-            0 => format!("{stem}.txt"),
-            _ => format!("{stem}-{n}.txt"),
-        };
+    for name in names {
         match kakehiki_core::private_files::create_new(&dir.join(name)) {
             Ok(mut f) => {
                 use std::io::Write;
@@ -532,22 +340,18 @@ fn write_compat_log(dir: &std::path::Path, session: &Session, started_unix_ms: u
 
 /// Rules from the spec's rule set and options.
 pub fn rules_from(spec: &MatchSpec) -> Result<Rules, RefereeError> {
-    let name = spec.rules.clone().unwrap_or_else(|| "gpw".into());
-    let mut rules = Rules::named(&name).map_err(|_| RefereeError::UnknownRules {
-        game: "geister".into(),
-        rules: name.clone(),
-        expected: "gpw, seed".into(),
-    })?;
-    for (k, v) in &spec.options {
-        if RULE_KEYS.contains(&k.as_str()) {
-            rules.set(k, v).map_err(|e| RefereeError::BadOption {
-                key: k.clone(),
-                value: v.clone(),
-                expected: e.to_string(),
-            })?;
-        }
-    }
-    Ok(rules)
+    Rules::with_options(spec.rules.as_deref(), &spec.options).map_err(|e| match e {
+        OptionsError::UnknownRuleSet(rules) => RefereeError::UnknownRules {
+            game: "geister".into(),
+            rules,
+            expected: "gpw, seed".into(),
+        },
+        OptionsError::BadValue { key, value, error } => RefereeError::BadOption {
+            key,
+            value,
+            expected: error,
+        },
+    })
 }
 
 impl GeisterDriver {
@@ -595,60 +399,46 @@ impl GeisterDriver {
             transports: ["builtin"; 2],
             bots: [None, None],
         };
-        let mut queues: [Option<Arc<Mutex<ConnQueue>>>; 2] = [None, None];
+        let mut queues: [Option<SharedQueue>; 2] = [None, None];
         // Listeners first: a port in use means the match cannot be set up.
         for (seat, s) in spec.seats.iter().enumerate() {
             let sandbox = spec.sandbox.for_seat(seat);
-            let host_fault = |e: &kakehiki_agent::SpawnError| RefereeError::host_fault(seat, e);
-            let (transport, made) = match s {
+            let slot = &mut queues[seat];
+            let made = match s {
                 SeatSpec::Builtin(name) => {
                     let rng = seeded_rng(spec.seed, &format!("seat-{seat}"));
                     players.bots[seat] = make_bot(name, rng).ok();
-                    ("builtin", Seat::builtin(name))
+                    Ok(Seat::builtin(name))
                 }
-                SeatSpec::Cmd(argv) => match BotProcess::spawn(argv, &sandbox) {
-                    Ok(p) => ("stdio", Seat::Live(Box::new(Pipe::new(p)))),
-                    Err(e) => match host_fault(&e) {
-                        Some(f) => return Err(f),
-                        None => (
-                            "stdio",
-                            Seat::NotStarted(format!("cannot start the bot: {e}")),
-                        ),
-                    },
-                },
+                SeatSpec::Cmd(argv) => {
+                    BotProcess::spawn(argv, &sandbox).map(|p| Seat::Live(Box::new(Pipe::new(p))))
+                }
                 SeatSpec::Tcp => {
                     let q = ConnQueue::bind(&host, ports[seat]).await?;
                     spec.on_listen.notify(seat, q.local_addr());
-                    let q = Arc::new(Mutex::new(q));
-                    queues[seat] = Some(q.clone());
-                    (
-                        "tcp",
-                        Seat::Live(Box::new(GeisterTcp::waiting(q, None, linger))),
-                    )
+                    Ok(waiting(slot, q, None, linger))
                 }
                 // The client gets a network of its own holding only its seat's listener, on
                 // the contest's port for its seat.
                 SeatSpec::TcpCmd(argv) => {
                     let label = format!("geister seat {seat}");
-                    match launch(|a| client_argv(argv, a), &sandbox, ports[seat], &label) {
-                        Ok((client, q)) => {
-                            let q = Arc::new(Mutex::new(q));
-                            queues[seat] = Some(q.clone());
-                            let t = GeisterTcp::waiting(q, Some(client), linger);
-                            ("tcp", Seat::Live(Box::new(t)))
-                        }
-                        Err(e) => match host_fault(&e) {
-                            Some(f) => return Err(f),
-                            None => (
-                                "tcp",
-                                Seat::NotStarted(format!("cannot start the client: {e}")),
-                            ),
-                        },
-                    }
+                    launch(|a| client_argv(argv, a), &sandbox, ports[seat], &label)
+                        .map(|(client, q)| waiting(slot, q, Some(client), linger))
                 }
             };
+            let (transport, what) = match s {
+                SeatSpec::Builtin(_) => ("builtin", "bot"),
+                SeatSpec::Cmd(_) => ("stdio", "bot"),
+                _ => ("tcp", "client"),
+            };
             players.transports[seat] = transport;
-            players.seats.push(made);
+            players.seats.push(match made {
+                Ok(made) => made,
+                Err(e) => match RefereeError::host_fault(seat, &e) {
+                    Some(f) => return Err(f),
+                    None => Seat::NotStarted(format!("cannot start the {what}: {e}")),
+                },
+            });
         }
         let setup = GameSetup {
             rules,
@@ -673,6 +463,18 @@ impl GeisterDriver {
         }
         Ok(record)
     }
+}
+
+/// A TCP seat waiting for its client's connection on `q` (kept in `slot` to count its excess).
+fn waiting(
+    slot: &mut Option<SharedQueue>,
+    q: ConnQueue,
+    client: Option<ClientProcess>,
+    linger: Duration,
+) -> Seat {
+    let q = Arc::new(Mutex::new(q));
+    *slot = Some(q.clone());
+    Seat::Live(Box::new(GeisterTcp::waiting(q, client, linger)))
 }
 
 /// Play one game on a table whose two seats are TCP clients connecting to its ports (they may
@@ -705,40 +507,16 @@ fn bad(msg: impl Into<String>) -> RefereeError {
 /// Re-run a replay: the same flow on a table of replayed seats.
 pub fn rerun_replay(replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
     let h = &replay.header;
-    if h.format != FORMAT {
-        return Err(bad(format!("format {:?} is not {FORMAT:?}", h.format)));
-    }
-    if h.game != "geister" {
-        return Err(bad(format!("game {:?} is not \"geister\"", h.game)));
-    }
-    let params: HeaderParams =
-        serde_json::from_value(h.params.clone()).map_err(|e| bad(format!("header params: {e}")))?;
-    if h.seats.len() != 2 || params.seats.len() != 2 {
-        return Err(bad(format!("expected 2 seats, found {}", h.seats.len())));
-    }
-    let mut transports = ["builtin"; 2];
-    for (t, info) in transports.iter_mut().zip(&params.seats) {
-        *t = match info.transport.as_str() {
-            "builtin" => "builtin",
-            "stdio" => "stdio",
-            "tcp" => "tcp",
-            other => return Err(bad(format!("unknown seat transport {other:?}"))),
-        };
-    }
+    let (params, transports) = record::rerun_params(h).map_err(bad)?;
     let setup = GameSetup {
         rules: params.rules.clone(),
         seed: h.seed,
         specs: [h.seats[0].clone(), h.seats[1].clone()],
         log_dir: None,
     };
-    let mut params = params;
-    for s in &mut params.seats {
-        s.peer = None;
-    }
     let table = crate::seat::Table::replayed(replay, 2, ReplayLog::new())?;
-    let head = header(&setup, &params);
-    let flow = run_flow(&setup, table, head, transports, [None, None], false);
-    let (mut record, _, _) = flow
+    let flow = run_flow(&setup, table, &params, transports, [None, None], false);
+    let (mut record, _) = flow
         .now_or_never()
         .ok_or_else(|| bad("the re-run waited for a seat that is not replayed"))?;
     for e in replay.events_of::<ConnectionsEvent>("connections")? {
@@ -765,31 +543,14 @@ impl GameDriver for GeisterDriver {
 
     /// `kakehiki-geister/1`: its events imply the seat record; the same flow re-runs on it.
     fn upgrade(&self, old: &ParsedReplay) -> Result<ReplayLog, RefereeError> {
-        if old.header.format != FORMAT_V1 {
-            return Err(bad(format!(
-                "format {:?} is not {FORMAT_V1:?}",
-                old.header.format
-            )));
-        }
-        let params: HeaderParams = serde_json::from_value(old.header.params.clone())
-            .map_err(|e| bad(format!("header params: {e}")))?;
-        let tcp: Vec<bool> = params.seats.iter().map(|s| s.transport == "tcp").collect();
-        let events = v1_seat_record(&old.events, &tcp).map_err(bad)?;
-        let mut header = old.header.clone();
-        header.format = FORMAT.into();
-        header.params = serde_json::to_value(params).unwrap_or_default();
-        let events = events.into_iter().enumerate().map(|(i, v)| (i + 2, v));
-        let new = ParsedReplay {
-            header,
-            events: events.collect(),
-        };
+        let new = record::upgrade_v1(old).map_err(bad)?;
         Ok(rerun_replay(&new)?.replay)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use kakehiki_geister::session::log_file_stem;
 
     #[test]
     fn log_file_names_are_utc() {

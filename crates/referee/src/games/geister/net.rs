@@ -104,15 +104,7 @@ impl Transport for GeisterTcp {
         Box::pin(async move {
             if std::mem::take(&mut self.greet) {
                 let seat = self.seat.lock().await;
-                let peer = seat.conn.as_ref().and_then(|c| c.peer);
-                let peer = peer.map(|p| p.to_string()).unwrap_or_default();
-                return Received {
-                    outcome: ExchangeOutcome::Reply,
-                    bytes: peer.into_bytes(),
-                    truncated: false,
-                    at: Instant::now(),
-                    detail: None,
-                };
+                return connected(seat.conn.as_ref().and_then(|c| c.peer));
             }
             let Some(queue) = self.queue.take() else {
                 return self.seat.lock().await.read(deadline).await;
@@ -123,13 +115,7 @@ impl Transport for GeisterTcp {
             match wait_connection(&mut q, seat.client.as_mut(), deadline).await {
                 Ok((stream, peer)) => {
                     seat.conn = Some(conn(stream));
-                    Received {
-                        outcome: ExchangeOutcome::Reply,
-                        bytes: peer.to_string().into_bytes(),
-                        truncated: false,
-                        at: Instant::now(),
-                        detail: None,
-                    }
+                    connected(Some(peer))
                 }
                 Err(r) => {
                     seat.why_not = r.detail.clone().unwrap_or_default();
@@ -190,6 +176,18 @@ impl Transport for GeisterTcp {
             }
             e
         })
+    }
+}
+
+/// The answer to a seat's `connect` request: the peer it connected from (empty if unknown).
+fn connected(peer: Option<SocketAddr>) -> Received {
+    let peer = peer.map(|p| p.to_string()).unwrap_or_default();
+    Received {
+        outcome: ExchangeOutcome::Reply,
+        bytes: peer.into_bytes(),
+        truncated: false,
+        at: Instant::now(),
+        detail: None,
     }
 }
 
