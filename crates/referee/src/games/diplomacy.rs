@@ -237,7 +237,7 @@ impl Run {
         let text = String::from_utf8_lossy(&msg[..msg.len() - 1]).into_owned();
         self.table
             .record(&json!({"event": "end_message", "power": p.name(), "seq": seq, "sent": text}));
-        self.table.tell(p.index(), END, END, &msg, END_GRACE).await;
+        self.table.tell(p.index(), END, END, msg, END_GRACE).await;
     }
 }
 

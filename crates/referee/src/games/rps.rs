@@ -119,7 +119,7 @@ async fn play_rounds(mut table: Table, p: Params, seed: u64, specs: &[String]) -
     }
     for s in 0..2 {
         table
-            .tell(s, "end", "end", &end_message(wins, s), limit)
+            .tell(s, "end", "end", end_message(wins, s), limit)
             .await;
     }
     let result = outcome(wins);

@@ -772,7 +772,7 @@ impl Table {
         seat: usize,
         at: &str,
         kind: &str,
-        msg: &[u8],
+        msg: Vec<u8>,
         limit: Duration,
     ) -> Option<Answer> {
         if self.down(seat).is_some() {
@@ -786,7 +786,7 @@ impl Table {
                     Some(failed) => (failed, None),
                     None => {
                         let start = Instant::now();
-                        (t.write(msg, start + limit).await.err()?, Some(start))
+                        (t.write_owned(msg, start + limit).await.err()?, Some(start))
                     }
                 };
                 let ask = ask();

@@ -61,25 +61,37 @@ pub fn start_seats(
     Ok(seats)
 }
 
+impl Pipe {
+    async fn send(&mut self, bytes: &[u8], deadline: Instant) -> Result<(), Received> {
+        match tokio::time::timeout_at(deadline, self.proc.send(bytes)).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(Received::failure(
+                ExchangeOutcome::Crash,
+                format!("{WRITE_FAILED}: {e}"),
+            )),
+            Err(_) => Err(Received::failure(
+                ExchangeOutcome::Timeout,
+                "the message could not be written in time (the bot does not read its input)",
+            )),
+        }
+    }
+}
+
 impl Transport for Pipe {
     fn write<'a>(
         &'a mut self,
         bytes: &'a [u8],
         deadline: Instant,
     ) -> BoxFuture<'a, Result<(), Received>> {
-        Box::pin(async move {
-            match tokio::time::timeout_at(deadline, self.proc.send(bytes)).await {
-                Ok(Ok(())) => Ok(()),
-                Ok(Err(e)) => Err(Received::failure(
-                    ExchangeOutcome::Crash,
-                    format!("{WRITE_FAILED}: {e}"),
-                )),
-                Err(_) => Err(Received::failure(
-                    ExchangeOutcome::Timeout,
-                    "the message could not be written in time (the bot does not read its input)",
-                )),
-            }
-        })
+        Box::pin(self.send(bytes, deadline))
+    }
+
+    fn write_owned(
+        &mut self,
+        bytes: Vec<u8>,
+        deadline: Instant,
+    ) -> BoxFuture<'_, Result<(), Received>> {
+        Box::pin(async move { self.send(&bytes, deadline).await })
     }
 
     fn read(&mut self, deadline: Instant) -> BoxFuture<'_, Received> {

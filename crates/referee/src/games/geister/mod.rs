@@ -227,7 +227,7 @@ impl Flow {
             let limit = ms(self.session.rules().per_move_ms.max(1000));
             let bytes = o.msg.to_bytes();
             let kind = o.msg.kind();
-            let failed = self.table.tell(seat, &at, kind, &bytes, limit).await;
+            let failed = self.table.tell(seat, &at, kind, bytes, limit).await;
             self.last_write[seat] = Some(Instant::now());
             self.read_since_write[seat] = false;
             if let Some(a) = failed {

@@ -208,7 +208,7 @@ impl Seats {
         let json = p.to_json();
         let failed = self
             .table
-            .tell(a, at, p.request.name(), json.as_bytes(), self.t.action())
+            .tell(a, at, p.request.name(), json.into_bytes(), self.t.action())
             .await;
         if let Some(f) = failed {
             let why = f.detail.unwrap_or_else(|| f.outcome.as_str().to_string());
