@@ -126,6 +126,25 @@ impl MatchSpec {
         })
     }
 
+    /// Fail on a `builtin:NAME` seat `game` has no bot for (every game has `builtin:silent`).
+    pub fn check_builtins(&self, game: &GameType) -> Result<(), RefereeError> {
+        let silent = crate::seat::SILENT_BOT;
+        for (seat, s) in self.seats.iter().enumerate() {
+            match s {
+                SeatSpec::Builtin(b) if !game.builtin_bots.contains(&b.as_str()) && b != silent => {
+                    return Err(RefereeError::UnknownBot {
+                        game: game.name.into(),
+                        seat,
+                        name: b.clone(),
+                        expected: format!("{}, {silent}", game.builtin_bots.join(", ")),
+                    })
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
     /// Fail on option keys the driver does not know.
     pub fn check_option_keys(&self, known: &[&str]) -> Result<(), RefereeError> {
         for key in self.options.keys() {

@@ -16,6 +16,11 @@ pub fn unix_now() -> Duration {
         .unwrap_or_default()
 }
 
+/// [`unix_now`] in milliseconds.
+pub fn unix_ms() -> u64 {
+    unix_now().as_millis() as u64
+}
+
 /// Write each `(path, text)`, making its folder; the paths written, in order.
 pub fn write_files(
     files: impl IntoIterator<Item = (PathBuf, String)>,

@@ -8,7 +8,7 @@ use std::time::Duration;
 use kakehiki_core::exchange::ExchangeOutcome;
 use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
 use kakehiki_core::{GameType, MatchReport, Outcome, SeatErrorKind, SeatSpec};
-use kakehiki_nac::bots::{make_bot, reply_line, NacBot, BOT_NAMES};
+use kakehiki_nac::bots::{make_bot, reply_line, NacBot};
 use kakehiki_nac::record::{
     DeathEvent, HeaderParams, MoveEvent, MoveStatus, ResultEvent, ScoringEvent, StreamDigest,
     TurnEvent, WeightsEvent,
@@ -20,7 +20,7 @@ use tokio::time::Instant;
 
 use crate::driver::{check_format, BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
 use crate::seat::pipe::{start_seats, WRITE_FAILED};
-use crate::seat::{Ask, Seat, Table, NO_TERMINATOR, SILENT_BOT};
+use crate::seat::{Ask, Seat, Table, NO_TERMINATOR};
 
 pub use kakehiki_nac::record::Limits;
 
@@ -349,18 +349,7 @@ impl NacDriver {
     fn check(&self, spec: &MatchSpec) -> Result<Limits, RefereeError> {
         spec.check_rules(self.game_type)?;
         spec.check_seats(self.game_type)?;
-        for (seat, s) in spec.seats.iter().enumerate() {
-            if let SeatSpec::Builtin(b) = s {
-                if !BOT_NAMES.contains(&b.as_str()) && b != SILENT_BOT {
-                    return Err(RefereeError::UnknownBot {
-                        game: self.game_type.name.into(),
-                        seat,
-                        name: b.clone(),
-                        expected: format!("{}, {SILENT_BOT}", BOT_NAMES.join(", ")),
-                    });
-                }
-            }
-        }
+        spec.check_builtins(self.game_type)?;
         spec.check_option_keys(OPTION_KEYS)?;
         let d = Limits::default();
         let ms = "a whole number of milliseconds";

@@ -144,18 +144,7 @@ async fn play_rounds(mut table: Table, p: Params, seed: u64, specs: &[String]) -
 fn params_of(spec: &MatchSpec) -> Result<Params, RefereeError> {
     spec.check_rules(&RPS_TYPE)?;
     spec.check_seats(&RPS_TYPE)?;
-    for (seat, s) in spec.seats.iter().enumerate() {
-        if let SeatSpec::Builtin(name) = s {
-            if !BOT_NAMES.contains(&name.as_str()) && name != SILENT_BOT {
-                return Err(RefereeError::UnknownBot {
-                    game: RPS_TYPE.name.into(),
-                    seat,
-                    name: name.clone(),
-                    expected: format!("{}, {SILENT_BOT}", BOT_NAMES.join(", ")),
-                });
-            }
-        }
-    }
+    spec.check_builtins(&RPS_TYPE)?;
     spec.check_option_keys(OPTION_KEYS)?;
     let rounds = spec.option(
         "rounds",

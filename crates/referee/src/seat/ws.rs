@@ -515,11 +515,17 @@ impl Transport for WsSeat {
                 .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
             let send = ws.send(Message::Text(text));
             tokio::pin!(send);
-            // A write that completes at once (the usual case) sets no timer.
-            let sent = tokio::select! {
-                biased;
-                r = &mut send => Ok(r),
-                _ = tokio::time::sleep_until(deadline) => Err(()),
+            // A write that completes at once (the usual case) makes no timer.
+            let first = std::future::poll_fn(|cx| {
+                std::task::Poll::Ready(std::future::Future::poll(send.as_mut(), cx))
+            });
+            let sent = match first.await {
+                std::task::Poll::Ready(r) => Ok(r),
+                std::task::Poll::Pending => tokio::select! {
+                    biased;
+                    r = &mut send => Ok(r),
+                    _ = tokio::time::sleep_until(deadline) => Err(()),
+                },
             };
             match sent {
                 Ok(Ok(())) => {

@@ -103,11 +103,12 @@ pub fn report(spec_seats: &[String], seed: u64, r: &GameResult) -> MatchReport {
 }
 
 /// The replay header; `engine` is the referee's version.
-pub fn header(spec_seats: &[String], seed: u64, c: &NlpConfig, engine: &str) -> ReplayHeader {
+pub fn header(spec_seats: &[String], seed: u64, c: &NlpConfig) -> ReplayHeader {
     ReplayHeader {
         event: "header".into(),
         format: FORMAT.into(),
-        engine: engine.into(),
+        // Every crate of the workspace has the platform's version.
+        engine: env!("CARGO_PKG_VERSION").into(),
         game: "werewolf-nlp".into(),
         rules: "aiwolf-nlp".into(),
         seed,

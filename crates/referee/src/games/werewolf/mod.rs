@@ -161,8 +161,7 @@ pub async fn run_game(
                     }
                     let packet = h.packet(&g, agent, request).into_bytes();
                     let (s, limit) = (agent - 1, cfg.time_limit());
-                    if let Some(failed) =
-                        table.tell(s, &label, request.name(), packet, limit).await
+                    if let Some(failed) = table.tell(s, &label, request.name(), packet, limit).await
                     {
                         let at = At {
                             day,

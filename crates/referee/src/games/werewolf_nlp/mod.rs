@@ -27,12 +27,11 @@ use kakehiki_werewolf::nlp::packet::{Packet, RequestKind, OVER};
 use kakehiki_werewolf::nlp::record::{log_files, replayed_game_id};
 use kakehiki_werewolf::nlp::seats::{ChatTurns, Labels, CHAT_ROUNDS};
 use kakehiki_werewolf::nlp::{
-    nl_builtin, AskError, ChatMessage, NlAgent, NlpConfig, NlpGame, NlpSettings, NLP_BUILTIN_NAMES,
-    WEREWOLF_NLP_TYPE,
+    nl_builtin, AskError, ChatMessage, NlAgent, NlpConfig, NlpGame, NlpSettings, WEREWOLF_NLP_TYPE,
 };
 
 use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
-use crate::files::{unix_now, update_file, write_files};
+use crate::files::{unix_ms as now_ms, unix_now, update_file, write_files};
 use crate::seat::ws::{self, NAME_REQUEST};
 use crate::seat::{Ask, Finished, Listen, Seat, Table, SILENT_BOT};
 
@@ -41,7 +40,7 @@ pub use kakehiki_werewolf::nlp::config_file::{LoadedConfig, NOT_IMPLEMENTED_KEYS
 pub use kakehiki_werewolf::nlp::NlpConfig as Config;
 
 use kakehiki_werewolf::nlp::record::{check_rerun_format, check_upgrade_format};
-use kakehiki_werewolf::nlp::record::{end_event, report, v1_exchanges};
+use kakehiki_werewolf::nlp::record::{end_event, header, report, v1_exchanges};
 pub use kakehiki_werewolf::nlp::record::{log_agents, win_side, JsonLog, FORMAT, FORMAT_V1};
 pub use kakehiki_werewolf::nlp::seats::{seat_label, substitute, Timeouts, Who};
 
@@ -70,19 +69,18 @@ pub fn load_config_for(
 pub fn config_from_spec(spec: &MatchSpec) -> Result<NlpConfig, RefereeError> {
     spec.check_option_keys(OPTION_KEYS)?;
     spec.check_rules(&WEREWOLF_NLP_TYPE)?;
+    spec.check_builtins(&WEREWOLF_NLP_TYPE)?;
     let n = spec.seats.len();
-    let file = match spec.options.get("config") {
-        Some(p) => {
-            let loaded = load_config_for(std::path::Path::new(p), Some(n)).map_err(|e| {
-                BadOption::new("config", p, &format!("a readable configuration file ({e})"))
-            })?;
-            for w in loaded.warnings {
-                tracing::warn!("werewolf-nlp config {p}: {w}");
-            }
-            Some(loaded.config)
+    let mut file = None;
+    if let Some(p) = spec.options.get("config") {
+        let loaded = load_config_for(p.as_ref(), Some(n)).map_err(|e| {
+            BadOption::new("config", p, &format!("a readable configuration file ({e})"))
+        })?;
+        for w in loaded.warnings {
+            tracing::warn!("werewolf-nlp config {p}: {w}");
         }
-        None => None,
-    };
+        file = Some(loaded.config);
+    }
     let get = |key: &str| spec.options.get(key).map(String::as_str);
     Ok(match_config(file, n, get)?)
 }
@@ -341,9 +339,9 @@ impl kakehiki_werewolf::nlp::Table for Seats {
     }
 }
 
-/// The server's secret for player tokens, when the configuration requires them.
-pub fn secret_of(c: &NlpConfig) -> Result<Option<String>, RefereeError> {
-    Ok(options::secret(c, || std::env::var("SECRET_KEY").ok())?)
+/// The server's secret for player tokens (`SECRET_KEY`), when the configuration requires them.
+pub fn secret_of(c: &NlpConfig) -> Result<Option<String>, kakehiki_core::BadOption> {
+    options::secret(c, || std::env::var("SECRET_KEY").ok())
 }
 
 /// The seats of a live match, and the built-in agents: built-in agents made, `ws-cmd:` agents
@@ -372,14 +370,7 @@ async fn start_seats(
     let seats = ws::start_seats(spec, &wait, |i, s| match s {
         SeatSpec::Builtin(name) if name == SILENT_BOT => Ok(Seat::Silent),
         SeatSpec::Builtin(name) => {
-            bots[i] = Some(nl_builtin(name.as_str(), spec.seed, i).ok_or_else(|| {
-                RefereeError::UnknownBot {
-                    game: "werewolf-nlp".into(),
-                    seat: i,
-                    name: name.clone(),
-                    expected: format!("{}, {SILENT_BOT}", NLP_BUILTIN_NAMES.join(", ")),
-                }
-            })?);
+            bots[i] = nl_builtin(name.as_str(), spec.seed, i);
             Ok(Seat::Builtin)
         }
         _ => Err(RefereeError::UnsupportedSeat {
@@ -468,16 +459,6 @@ fn replayed_game(
         json_log: false,
     };
     Ok((g, log))
-}
-
-/// The replay header.
-fn header(spec_seats: &[String], seed: u64, c: &NlpConfig) -> ReplayHeader {
-    let engine = env!("CARGO_PKG_VERSION");
-    kakehiki_werewolf::nlp::record::header(spec_seats, seed, c, engine)
-}
-
-fn now_ms() -> u64 {
-    unix_now().as_millis() as u64
 }
 
 /// The match record of a played game.
