@@ -126,6 +126,25 @@ impl MatchSpec {
         })
     }
 
+    /// Fail on a `builtin:NAME` seat whose bot `game` does not have (`game.builtin_bots`, or
+    /// [`SILENT_BOT`](crate::seat::SILENT_BOT), which every game has).
+    pub fn check_builtins(&self, game: &GameType) -> Result<(), RefereeError> {
+        use crate::seat::SILENT_BOT;
+        for (seat, s) in self.seats.iter().enumerate() {
+            if let SeatSpec::Builtin(name) = s {
+                if !game.builtin_bots.contains(&name.as_str()) && name != SILENT_BOT {
+                    return Err(RefereeError::UnknownBot {
+                        game: game.name.into(),
+                        seat,
+                        name: name.clone(),
+                        expected: format!("{}, {SILENT_BOT}", game.builtin_bots.join(", ")),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Fail on option keys the driver does not know.
     pub fn check_option_keys(&self, known: &[&str]) -> Result<(), RefereeError> {
         for key in self.options.keys() {
