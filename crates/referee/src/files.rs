@@ -43,3 +43,27 @@ pub fn update_file(path: &Path, update: impl FnOnce(&str) -> String) -> Result<(
     private_files::write(path, update(&existing))?;
     Ok(())
 }
+
+/// Write `text` privately to the first of `names` in `dir` (made first) that does not exist
+/// yet, never replacing a file; best effort: the path written, or `None` when no name was free
+/// or writing failed.
+pub fn write_first_free(
+    dir: &Path,
+    names: impl IntoIterator<Item = String>,
+    text: &str,
+) -> Option<PathBuf> {
+    private_files::create_dir_all(dir).ok()?;
+    for name in names {
+        let path = dir.join(name);
+        match private_files::create_new(&path) {
+            Ok(mut f) => {
+                use std::io::Write;
+                let _ = f.write_all(text.as_bytes());
+                return Some(path);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(_) => return None,
+        }
+    }
+    None
+}

@@ -1,6 +1,7 @@
 //! Rule-set parameters (spec §2): `gpw` (the contest server's defaults) and `seed` (the seed
 //! contest). Every number is a parameter; [`Rules::set`] changes one by its option key.
 
+use kakehiki_core::BadOption;
 use serde::{Deserialize, Serialize};
 
 /// What happens when the ply counter reaches `max_plies` without a decision (spec §2.3).
@@ -54,19 +55,6 @@ pub enum RulesError {
         key: String,
         value: String,
         expected: &'static str,
-    },
-}
-
-/// Why [`Rules::with_options`] failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OptionsError {
-    /// The rule set is neither `gpw` nor `seed`.
-    UnknownRuleSet(String),
-    /// A rule parameter's value is bad; `error` says why (a [`RulesError`]'s text).
-    BadValue {
-        key: String,
-        value: String,
-        error: String,
     },
 }
 
@@ -129,21 +117,21 @@ impl Rules {
     }
 
     /// A rule set (default `gpw`) changed by the rule parameters among `options`
-    /// ([`RULE_KEYS`]; other keys are the caller's), in the options' order.
+    /// ([`RULE_KEYS`]; other keys are the caller's), in the options' order. A bad value's
+    /// `expected` is its [`RulesError`]'s text; an unknown rule set (which callers check
+    /// first) is a bad `rules`.
     pub fn with_options<'a>(
         name: Option<&str>,
         options: impl IntoIterator<Item = (&'a String, &'a String)>,
-    ) -> Result<Self, OptionsError> {
+    ) -> Result<Self, BadOption> {
         let name = name.unwrap_or("gpw");
         let mut rules =
-            Self::named(name).map_err(|_| OptionsError::UnknownRuleSet(name.to_string()))?;
+            Self::named(name).map_err(|e| BadOption::new("rules", name, &e.to_string()))?;
         for (k, v) in options {
             if RULE_KEYS.contains(&k.as_str()) {
-                rules.set(k, v).map_err(|e| OptionsError::BadValue {
-                    key: k.clone(),
-                    value: v.clone(),
-                    error: e.to_string(),
-                })?;
+                rules
+                    .set(k, v)
+                    .map_err(|e| BadOption::new(k, v, &e.to_string()))?;
             }
         }
         Ok(rules)

@@ -7,7 +7,9 @@
 //! or a lone `\r` end a line; lines capped). [`TcpSeat`] is a [`Conn`] (once the client has
 //! connected) and the client's process, if the referee launched it: its exit code and stderr
 //! are collected like a pipe bot's, and a client that exits before connecting is seen at once
-//! ([`wait_connection`]), not when the connection limit runs out.
+//! ([`wait_connection`]), not when the connection limit runs out. [`SharedTcpSeat`] is a
+//! [`TcpSeat`] on a port that serves game after game, its connection awaited at its first
+//! request or made before the game, and possibly kept for the next game.
 
 use std::collections::VecDeque;
 use std::io::{self, ErrorKind};
@@ -22,7 +24,7 @@ use kakehiki_core::exchange::ExchangeOutcome;
 use tokio::io::{AsyncReadExt, ReadBuf};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, Mutex};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
@@ -500,9 +502,178 @@ impl Transport for TcpSeat {
                 c.flush(grace).await;
             }
             drop(self.conn.take());
-            let not_launched = "a client the referee did not start (no exit code)";
-            ending(self.client.take(), grace, not_launched).await
+            ending(self.client.take(), grace, NOT_LAUNCHED).await
         })
+    }
+}
+
+/// The exit recorded for a TCP seat whose client the referee did not start.
+const NOT_LAUNCHED: &str = "a client the referee did not start (no exit code)";
+
+/// A port's connection queue, shared by the games played on it one after another.
+pub type SharedQueue = Arc<Mutex<ConnQueue>>;
+
+/// How a seat takes over an accepted connection: its line cap and framing (for instance
+/// `Conn::start(stream, cap).lf_only()`).
+pub type Framing = fn(TcpStream) -> Conn;
+
+/// A [`TcpSeat`] on a port that serves game after game (the contest servers' way): its
+/// connection may be awaited from the port's [`SharedQueue`] at the seat's first request, or
+/// made before the game, and may outlive the game. The seat's first request (the game's
+/// `connect`) is answered with the address the client connected from (empty if unknown).
+pub struct SharedTcpSeat {
+    /// The seat, shared with whoever keeps its connection between games.
+    pub seat: Arc<Mutex<TcpSeat>>,
+    /// Until the client has connected: the queue its connection is awaited from, until the
+    /// first request's deadline (watching a launched client's exit, see [`wait_connection`]),
+    /// and how the accepted connection is read (its line cap and framing).
+    queue: Option<(SharedQueue, Framing)>,
+    /// Connected before the game: the first request is answered at once.
+    greet: bool,
+    /// Leave a connection still live at the end open (the next game uses it); otherwise it
+    /// is closed politely ([`Conn::close`]).
+    keep: bool,
+    /// How long a closed connection is drained; a launched client has the longer of this and
+    /// the table's grace to exit, and its stdout is appended to its stderr tail.
+    linger: Duration,
+}
+
+impl SharedTcpSeat {
+    /// A seat waiting for its client on `queue` (the client launched for it, if any);
+    /// `framing` takes over the accepted connection.
+    pub fn waiting(
+        queue: SharedQueue,
+        client: Option<ClientProcess>,
+        framing: Framing,
+        linger: Duration,
+    ) -> Self {
+        SharedTcpSeat {
+            seat: Arc::new(Mutex::new(TcpSeat {
+                conn: None,
+                client,
+                why_not: "not connected".into(),
+            })),
+            queue: Some((queue, framing)),
+            greet: false,
+            keep: false,
+            linger,
+        }
+    }
+
+    /// A seat on a connection made before the game (or kept from the previous one); with
+    /// `keep`, a connection still live at the end is left open.
+    pub fn connected(seat: Arc<Mutex<TcpSeat>>, keep: bool, linger: Duration) -> Self {
+        SharedTcpSeat {
+            seat,
+            queue: None,
+            greet: true,
+            keep,
+            linger,
+        }
+    }
+}
+
+impl Transport for SharedTcpSeat {
+    fn write<'a>(
+        &'a mut self,
+        bytes: &'a [u8],
+        deadline: Instant,
+    ) -> BoxFuture<'a, Result<(), Received>> {
+        Box::pin(async move { self.seat.lock().await.write(bytes, deadline).await })
+    }
+
+    fn read(&mut self, deadline: Instant) -> BoxFuture<'_, Received> {
+        Box::pin(async move {
+            if std::mem::take(&mut self.greet) {
+                let seat = self.seat.lock().await;
+                return connected(seat.conn.as_ref().and_then(|c| c.peer));
+            }
+            let Some((queue, framing)) = self.queue.take() else {
+                return self.seat.lock().await.read(deadline).await;
+            };
+            // The first request of a seat still waiting: its connection.
+            let mut q = queue.lock().await;
+            let mut seat = self.seat.lock().await;
+            match wait_connection(&mut q, seat.client.as_mut(), deadline).await {
+                Ok((stream, peer)) => {
+                    seat.conn = Some(framing(stream));
+                    connected(Some(peer))
+                }
+                Err(r) => {
+                    seat.why_not = r.detail.clone().unwrap_or_default();
+                    r
+                }
+            }
+        })
+    }
+
+    fn failed(&self) -> Option<Received> {
+        let seat = self.seat.try_lock().ok()?;
+        match &seat.conn {
+            None if self.queue.is_some() => None,
+            _ => seat.failed(),
+        }
+    }
+
+    fn kill(&mut self) {
+        if let Ok(mut s) = self.seat.try_lock() {
+            s.kill();
+        }
+    }
+
+    fn finish(self: Box<Self>, grace: Duration) -> BoxFuture<'static, Ending> {
+        Box::pin(async move {
+            let mut seat = self.seat.lock().await;
+            let live = seat.conn.as_ref().is_some_and(|c| c.dead().is_none());
+            let not_launched = || Ending {
+                exit: NOT_LAUNCHED.into(),
+                ..Ending::default()
+            };
+            if self.keep && live {
+                return not_launched();
+            }
+            let until = Instant::now() + grace.max(self.linger);
+            if let Some(c) = seat.conn.as_mut() {
+                c.close(self.linger).await;
+            }
+            seat.conn = None;
+            let Some(mut client) = seat.client.take() else {
+                return not_launched();
+            };
+            // The client has until the linger's end to exit on its own.
+            let oom = client.oom_killed();
+            let wait = until.saturating_duration_since(Instant::now());
+            let _ = tokio::time::timeout(wait, async {
+                while client.try_exit().is_none() {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            })
+            .await;
+            let (exit, mut stderr, out) =
+                client.finish_with_output(Duration::from_millis(10)).await;
+            if !out.is_empty() {
+                stderr.push_str("\n[stdout]\n");
+                stderr.push_str(&out);
+            }
+            let mut e = Ending::of(exit, stderr);
+            if oom {
+                e.exit.push_str(" (memory limit)");
+            }
+            e
+        })
+    }
+}
+
+/// The answer to a [`SharedTcpSeat`]'s first request: the peer it connected from (empty if
+/// unknown).
+fn connected(peer: Option<SocketAddr>) -> Received {
+    let peer = peer.map(|p| p.to_string()).unwrap_or_default();
+    Received {
+        outcome: ExchangeOutcome::Reply,
+        bytes: peer.into_bytes(),
+        truncated: false,
+        at: Instant::now(),
+        detail: None,
     }
 }
 

@@ -9,13 +9,12 @@
 //! virtual: a reply's time is its request's time plus the seat's measured reply time, so a re-run
 //! (the same flow on replayed seats) reproduces the replay byte for byte.
 
-pub mod net;
 pub mod serve;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use futures_util::FutureExt;
 use kakehiki_agent::{BotProcess, ClientProcess};
@@ -25,19 +24,20 @@ use kakehiki_core::{seeded_rng, Bot, GameType, SeatSpec};
 use kakehiki_geister::bots::make_bot;
 use kakehiki_geister::engine::Geister;
 use kakehiki_geister::record::{self, event_error, ConnectionsEvent, HeaderParams, SETUP};
-use kakehiki_geister::rules::{OptionsError, RULE_KEYS};
+use kakehiki_geister::rules::RULE_KEYS;
 use kakehiki_geister::session::{log_file_names, FaultKind};
-use kakehiki_geister::wire::Command;
-use kakehiki_geister::{Out, Rules, Session, BUILTIN_BOTS};
+use kakehiki_geister::wire::{Command, MAX_LINE};
+use kakehiki_geister::{Out, Rules, Session, GAME_TYPE};
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
 use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
+use crate::files::{unix_now, write_first_free};
 use crate::seat::pipe::Pipe;
-use crate::seat::tcp::launch;
 pub use crate::seat::tcp::{client_argv, ConnQueue};
-use crate::seat::{Ask, Seat, Wait, SILENT_BOT};
-pub use net::{GeisterTcp, SharedQueue, Table};
+use crate::seat::tcp::{launch, Conn, SharedQueue, SharedTcpSeat};
+use crate::seat::{Ask, Seat, Wait};
+pub use serve::{play_on_table, Table};
 
 pub use kakehiki_geister::record::{SeatInfo, FORMAT, FORMAT_V1};
 
@@ -64,6 +64,11 @@ fn add_connections_event(record: &mut MatchRecord, e: ConnectionsEvent) {
         s.errors.push(e.error());
     }
     record.replay.push(&e);
+}
+
+/// A connection the way Geister reads it: LF-framed lines, cut after 256 bytes and a CR.
+pub fn conn(stream: tokio::net::TcpStream) -> Conn {
+    Conn::start(stream, MAX_LINE + 1).lf_only()
 }
 
 /// Everything fixed before a game starts.
@@ -297,61 +302,28 @@ async fn run_flow(
     flow.record_events(None);
     let Flow { table, session, .. } = flow;
     let finished = table.finish(ms(setup.rules.linger_ms)).await;
-    let mut report = record::report(&session, setup.seed, &setup.specs, transports);
-    finished.fill_report(&mut report);
-    let replay = finished.log;
-    (MatchRecord { report, replay }, session)
+    let report = record::report(&session, setup.seed, &setup.specs, transports);
+    (finished.record(report), session)
 }
 
 /// Play one game with the given seats. Never fails: seat failures are recorded.
 pub async fn run_game(setup: &GameSetup, players: Players) -> MatchRecord {
-    let started_unix_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
+    let started_unix_ms = unix_now().as_millis() as u64;
     let (transports, bots) = (players.transports, players.bots);
     let params = HeaderParams::new(&setup.rules, transports, started_unix_ms);
     let table = crate::seat::Table::new(players.seats, ReplayLog::new());
     let (record, session) = run_flow(setup, table, &params, transports, bots, true).await;
     if let Some(dir) = &setup.log_dir {
-        write_compat_log(dir, &session, started_unix_ms);
+        let names = log_file_names(started_unix_ms + session.first_set_at().unwrap_or(0));
+        write_first_free(dir, names, &session.log_text());
     }
     record
 }
 
-fn write_compat_log(dir: &std::path::Path, session: &Session, started_unix_ms: u64) {
-    let names = log_file_names(started_unix_ms + session.first_set_at().unwrap_or(0));
-    let text = session.log_text();
-    if kakehiki_core::private_files::create_dir_all(dir).is_err() {
-        return;
-    }
-    for name in names {
-        match kakehiki_core::private_files::create_new(&dir.join(name)) {
-            Ok(mut f) => {
-                use std::io::Write;
-                let _ = f.write_all(text.as_bytes());
-                return;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(_) => return,
-        }
-    }
-}
-
-/// Rules from the spec's rule set and options.
+/// Rules from the spec's rule set (checked first) and options.
 pub fn rules_from(spec: &MatchSpec) -> Result<Rules, RefereeError> {
-    Rules::with_options(spec.rules.as_deref(), &spec.options).map_err(|e| match e {
-        OptionsError::UnknownRuleSet(rules) => RefereeError::UnknownRules {
-            game: "geister".into(),
-            rules,
-            expected: "gpw, seed".into(),
-        },
-        OptionsError::BadValue { key, value, error } => RefereeError::BadOption {
-            key,
-            value,
-            expected: error,
-        },
-    })
+    spec.check_rules(&GAME_TYPE)?;
+    Ok(Rules::with_options(spec.rules.as_deref(), &spec.options)?)
 }
 
 impl GeisterDriver {
@@ -360,25 +332,8 @@ impl GeisterDriver {
         known.extend_from_slice(DRIVER_KEYS);
         spec.check_option_keys(&known)?;
         let rules = rules_from(spec)?;
-        if spec.seats.len() != 2 {
-            return Err(RefereeError::SeatCount {
-                game: "geister".into(),
-                expected: "2".into(),
-                got: spec.seats.len(),
-            });
-        }
-        for (seat, s) in spec.seats.iter().enumerate() {
-            if let SeatSpec::Builtin(b) = s {
-                if !BUILTIN_BOTS.contains(&b.as_str()) && b != SILENT_BOT {
-                    return Err(RefereeError::UnknownBot {
-                        game: "geister".into(),
-                        seat,
-                        name: b.clone(),
-                        expected: format!("{}, {SILENT_BOT}", BUILTIN_BOTS.join(", ")),
-                    });
-                }
-            }
-        }
+        spec.check_seats(&GAME_TYPE)?;
+        spec.check_builtins(&GAME_TYPE)?;
         Ok(rules)
     }
 
@@ -474,30 +429,7 @@ fn waiting(
 ) -> Seat {
     let q = Arc::new(Mutex::new(q));
     *slot = Some(q.clone());
-    Seat::Live(Box::new(GeisterTcp::waiting(q, client, linger)))
-}
-
-/// Play one game on a table whose two seats are TCP clients connecting to its ports (they may
-/// reconnect for every game).
-pub async fn play_on_table(table: &mut Table, rules: Rules, seed: u64) -> MatchRecord {
-    let linger = ms(rules.linger_ms);
-    let seats = table
-        .queues
-        .iter()
-        .map(|q| Seat::Live(Box::new(GeisterTcp::waiting(q.clone(), None, linger)) as _))
-        .collect();
-    let setup = GameSetup {
-        rules,
-        seed,
-        specs: ["tcp".into(), "tcp".into()],
-        log_dir: None,
-    };
-    let players = Players {
-        seats,
-        transports: ["tcp"; 2],
-        bots: [None, None],
-    };
-    run_game(&setup, players).await
+    Seat::Live(Box::new(SharedTcpSeat::waiting(q, client, conn, linger)))
 }
 
 fn bad(msg: impl Into<String>) -> RefereeError {
@@ -530,7 +462,7 @@ pub fn rerun_replay(replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> 
 
 impl GameDriver for GeisterDriver {
     fn game_type(&self) -> &'static GameType {
-        &kakehiki_geister::GAME_TYPE
+        &GAME_TYPE
     }
 
     fn play<'a>(&'a self, spec: &'a MatchSpec) -> BoxFuture<'a, Result<MatchRecord, RefereeError>> {

@@ -2,6 +2,8 @@
 //! port pair and plays game after game with whatever clients connect, as the contest server
 //! does; optionally several games on one connection.
 
+use std::io;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,11 +13,57 @@ use kakehiki_geister::Rules;
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
-use super::net::{conn, GeisterTcp, Table};
-use super::{add_excess_counts, run_game, GameSetup, Players};
+use super::{add_excess_counts, conn, run_game, GameSetup, Players};
 use crate::driver::MatchRecord;
-use crate::seat::tcp::TcpSeat;
+use crate::seat::tcp::{ConnQueue, SharedQueue, SharedTcpSeat, TcpSeat};
 use crate::seat::Seat;
+
+/// A table: one queue per seat (seat 0 on the first port, seat 1 on the second). Games run on it
+/// one after another ([`serve`], [`play_on_table`]); clients reconnect for each game.
+pub struct Table {
+    queues: [SharedQueue; 2],
+    addrs: [SocketAddr; 2],
+}
+
+impl Table {
+    /// Listen on `host:ports[0]` and `host:ports[1]` (0: free ports).
+    pub async fn bind(host: &str, ports: [u16; 2]) -> io::Result<Table> {
+        let q0 = ConnQueue::bind(host, ports[0]).await?;
+        let q1 = ConnQueue::bind(host, ports[1]).await?;
+        Ok(Table {
+            addrs: [q0.local_addr(), q1.local_addr()],
+            queues: [Arc::new(Mutex::new(q0)), Arc::new(Mutex::new(q1))],
+        })
+    }
+
+    /// The bound addresses of seat 0 and seat 1.
+    pub fn local_addrs(&self) -> [SocketAddr; 2] {
+        self.addrs
+    }
+}
+
+/// Play one game on a table whose two seats are TCP clients connecting to its ports (they may
+/// reconnect for every game).
+pub async fn play_on_table(table: &mut Table, rules: Rules, seed: u64) -> MatchRecord {
+    let linger = Duration::from_millis(rules.linger_ms);
+    let seats = table
+        .queues
+        .iter()
+        .map(|q| Seat::Live(Box::new(SharedTcpSeat::waiting(q.clone(), None, conn, linger)) as _))
+        .collect();
+    let setup = GameSetup {
+        rules,
+        seed,
+        specs: ["tcp".into(), "tcp".into()],
+        log_dir: None,
+    };
+    let players = Players {
+        seats,
+        transports: ["tcp"; 2],
+        bots: [None, None],
+    };
+    run_game(&setup, players).await
+}
 
 /// A client's connection between games: accepted and not yet in a game, or kept open after a
 /// game for the next one (spec §3.8's several-games-per-connection extension).
@@ -113,7 +161,7 @@ pub async fn serve(
         };
         let before = excess().await;
         let seat = |c: &Kept| {
-            let t = GeisterTcp::connected(c.clone(), cfg.keep_connections, linger);
+            let t = SharedTcpSeat::connected(c.clone(), cfg.keep_connections, linger);
             Seat::Live(Box::new(t))
         };
         let players = Players {
