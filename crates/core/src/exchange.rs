@@ -16,6 +16,10 @@ pub const SEAT_EVENT: &str = "seat";
 /// The `event` of a [`SeatEnd`] line.
 pub const SEAT_END_EVENT: &str = "seat_end";
 
+/// How the detail of a reply taken without its line terminator begins (at the deadline, or
+/// when the output closed after it).
+pub const NO_TERMINATOR: &str = "no line terminator";
+
 /// How one request to a seat ended. The serialised names are part of the replay format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

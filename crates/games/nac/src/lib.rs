@@ -15,6 +15,7 @@ pub mod mt19937;
 pub mod record;
 pub mod reply;
 mod state;
+pub mod v1;
 
 pub use state::{score24, Params, State, Variant, View, MAX_TARGETS, NUM_SEATS};
 

@@ -7,6 +7,11 @@ use serde::{Deserialize, Serialize};
 use crate::reply::Issue;
 use crate::state::{Params, NUM_SEATS};
 
+/// The handshake's label and the kinds of request, as the seat record names them.
+pub const READY_AT: &str = "ready";
+pub const READY_KIND: &str = "READY";
+pub const TURN_KIND: &str = "turn";
+
 /// Time limits (§3.1) in milliseconds: READY, each turn, and the grace before the end's kill.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Limits {

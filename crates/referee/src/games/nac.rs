@@ -11,7 +11,7 @@ use kakehiki_core::{GameType, MatchReport, Outcome, SeatErrorKind, SeatSpec};
 use kakehiki_nac::bots::{make_bot, reply_line, NacBot};
 use kakehiki_nac::record::{
     DeathEvent, HeaderParams, MoveEvent, MoveStatus, ResultEvent, ScoringEvent, StreamDigest,
-    TurnEvent, WeightsEvent,
+    TurnEvent, WeightsEvent, READY_AT, READY_KIND, TURN_KIND,
 };
 use kakehiki_nac::reply::{not_ready, parse_received};
 use kakehiki_nac::{State, Variant, NUM_SEATS};
@@ -23,8 +23,6 @@ use crate::seat::pipe::{start_seats, WRITE_FAILED};
 use crate::seat::{Ask, Seat, Table, NO_TERMINATOR};
 
 pub use kakehiki_nac::record::Limits;
-
-mod v1;
 
 /// Replay format name.
 pub const FORMAT: &str = "kakehiki/nac-replay@2";
@@ -49,10 +47,6 @@ pub static RELIGION_WAR: NacDriver = NacDriver {
 };
 
 const OPTION_KEYS: &[&str] = &["ready_ms", "turn_ms", "end_grace_ms"];
-/// The handshake's label and the kinds of request, as the seat record names them.
-const READY_AT: &str = "ready";
-const READY_KIND: &str = "READY";
-const TURN_KIND: &str = "turn";
 
 /// Where a match's wall time went, for the referee-overhead benchmark. Not part of the replay.
 #[derive(Debug, Clone, Default)]
@@ -462,7 +456,9 @@ impl GameDriver for NacDriver {
     fn upgrade(&self, old: &ParsedReplay) -> Result<ReplayLog, RefereeError> {
         let h = &old.header;
         let limits = self.header_limits(h, FORMAT_V1)?;
-        let table = Table::new(v1::seat_record(old, h, &limits)?, ReplayLog::new());
+        let record = kakehiki_nac::v1::seat_record(old, h, &limits).map_err(bad)?;
+        let seats = record.into_iter().map(|(e, end)| Seat::replayed(e, end));
+        let table = Table::new(seats.collect(), ReplayLog::new());
         Ok(self.replay_on(h, limits, table)?.replay)
     }
 }

@@ -38,9 +38,7 @@ use crate::driver::BoxFuture;
 /// its limit (at once: nothing waits for it). `check` plays it as the timing-out opponent.
 pub const SILENT_BOT: &str = "silent";
 
-/// How the detail of a reply taken without its line terminator begins (at the deadline, or
-/// when the output closed after it).
-pub const NO_TERMINATOR: &str = "no line terminator";
+pub use kakehiki_core::exchange::NO_TERMINATOR;
 
 /// What a transport read: one reply unit (a line, a frame), or why there is none.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,17 +4,15 @@
 
 use std::collections::VecDeque;
 
-use kakehiki_core::exchange::{ExchangeOutcome, SeatEnd, SeatExchange, SEAT_END_EVENT};
+use kakehiki_core::exchange::{
+    ExchangeOutcome, SeatEnd, SeatExchange, NO_TERMINATOR, SEAT_END_EVENT,
+};
 use kakehiki_core::replay::{ParsedReplay, ReplayHeader};
-use kakehiki_nac::reply::{Issue, IssueCode};
-use kakehiki_nac::NUM_SEATS;
 use serde::Deserialize;
 
-use kakehiki_nac::record::{Limits, MoveStatus};
-
-use super::{bad, READY_AT, READY_KIND, TURN_KIND};
-use crate::driver::RefereeError;
-use crate::seat::{Seat, NO_TERMINATOR};
+use crate::record::{Limits, MoveStatus, READY_AT, READY_KIND, TURN_KIND};
+use crate::reply::{Issue, IssueCode};
+use crate::NUM_SEATS;
 
 #[derive(Deserialize)]
 struct Ready {
@@ -125,34 +123,37 @@ fn move_exchange(t: u32, m: &Move, limits: &Limits, builtin: bool) -> SeatExchan
     ex
 }
 
-/// The seats of an `@1` replay, answering from its recorded events.
-pub(super) fn seat_record(
+/// Each seat's recorded exchanges and end in an `@1` replay, from its events.
+pub type SeatRecords = Vec<(VecDeque<SeatExchange>, Option<SeatEnd>)>;
+
+/// The seat record of an `@1` replay: each seat's exchanges, in order, and its end.
+pub fn seat_record(
     old: &ParsedReplay,
     h: &ReplayHeader,
     limits: &Limits,
-) -> Result<Vec<Seat>, RefereeError> {
+) -> Result<SeatRecords, String> {
     let builtin = |s: usize| h.seats[s].starts_with("builtin:");
-    let mut seats: Vec<(VecDeque<SeatExchange>, Option<SeatEnd>)> =
-        (0..NUM_SEATS).map(|_| (VecDeque::new(), None)).collect();
-    for r in old.events_of::<Ready>("ready")? {
+    let mut seats: SeatRecords = (0..NUM_SEATS).map(|_| (VecDeque::new(), None)).collect();
+    let events = |e: kakehiki_core::replay::ReplayError| e.to_string();
+    for r in old.events_of::<Ready>("ready").map_err(events)? {
         let ex = ready_exchange(&r, limits, builtin(r.seat.min(NUM_SEATS - 1)));
         seats
             .get_mut(r.seat)
-            .ok_or_else(|| bad(format!("ready event of seat {}", r.seat)))?
+            .ok_or_else(|| format!("ready event of seat {}", r.seat))?
             .0
             .push_back(ex);
     }
-    for t in old.events_of::<Turn>("turn")? {
+    for t in old.events_of::<Turn>("turn").map_err(events)? {
         for m in t.moves.iter().filter(|m| m.status != MoveStatus::Dead) {
             let ex = move_exchange(t.turn, m, limits, builtin(m.seat.min(NUM_SEATS - 1)));
             seats
                 .get_mut(m.seat)
-                .ok_or_else(|| bad(format!("move of seat {}", m.seat)))?
+                .ok_or_else(|| format!("move of seat {}", m.seat))?
                 .0
                 .push_back(ex);
         }
     }
-    for e in old.events_of::<Stderr>("stderr")? {
+    for e in old.events_of::<Stderr>("stderr").map_err(events)? {
         if let Some(seat) = seats.get_mut(e.seat) {
             seat.1 = Some(SeatEnd {
                 event: SEAT_END_EVENT.into(),
@@ -164,10 +165,7 @@ pub(super) fn seat_record(
             });
         }
     }
-    Ok(seats
-        .into_iter()
-        .map(|(exchanges, end)| Seat::replayed(exchanges, end))
-        .collect())
+    Ok(seats)
 }
 
 fn b64(text: &str) -> Vec<u8> {
