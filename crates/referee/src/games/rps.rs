@@ -9,16 +9,16 @@
 use std::time::Duration;
 
 use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
-use kakehiki_core::{seeded_rng, GameType, MatchReport, SeatErrorKind, SeatSpec};
+use kakehiki_core::{seeded_rng, GameType, MatchReport, SeatErrorKind};
 use kakehiki_rps::{
-    builtin_reply, end_message, outcome, parse_reply, request, round_winner, Throw, BOT_NAMES,
-    DEFAULT_ROUNDS, MAX_ROUNDS, RPS_TYPE,
+    builtin_reply, end_message, outcome, parse_reply, request, round_winner, Throw, DEFAULT_ROUNDS,
+    MAX_ROUNDS, RPS_TYPE,
 };
 use serde::{Deserialize, Serialize};
 
 use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
 use crate::seat::pipe::start_seats;
-use crate::seat::{Ask, Table, SILENT_BOT};
+use crate::seat::{Ask, Table};
 
 /// The replay format this driver writes.
 pub const FORMAT: &str = "kakehiki/rps-replay@1";
