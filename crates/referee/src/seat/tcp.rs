@@ -579,7 +579,15 @@ impl Transport for SharedTcpSeat {
         bytes: &'a [u8],
         deadline: Instant,
     ) -> BoxFuture<'a, Result<(), Received>> {
-        Box::pin(async move { self.seat.lock().await.write(bytes, deadline).await })
+        self.write_owned(bytes.to_vec(), deadline)
+    }
+
+    fn write_owned(
+        &mut self,
+        bytes: Vec<u8>,
+        deadline: Instant,
+    ) -> BoxFuture<'_, Result<(), Received>> {
+        Box::pin(async move { self.seat.lock().await.write_owned(bytes, deadline).await })
     }
 
     fn read(&mut self, deadline: Instant) -> BoxFuture<'_, Received> {
