@@ -16,7 +16,8 @@ use crate::exit;
 pub struct PlayArgs {
     /// The game: nac, religion-war, ... (see `kakehiki games`).
     pub game: String,
-    /// Who plays each seat, in seat order: builtin:<name>, cmd:<command line>, tcp, tcp-cmd:<command line>.
+    /// Who plays each seat, in seat order: builtin:<name>, cmd:<command line>, tcp, tcp-cmd:<command line>;
+    /// for diplomacy also daide, daide-cmd:<command line> (a DAIDE client).
     /// The command line is split like a shell would split it, but no shell runs it.
     #[arg(long = "seat", value_name = "SPEC", required = true)]
     pub seats: Vec<SeatSpec>,
@@ -329,7 +330,9 @@ fn deny_outputs_and_other_seats(
         .iter()
         .enumerate()
         .filter_map(|(i, s)| match s {
-            SeatSpec::Cmd(argv) | SeatSpec::TcpCmd(argv) => Some((i, argv)),
+            SeatSpec::Cmd(argv) | SeatSpec::TcpCmd(argv) | SeatSpec::Daide(Some(argv)) => {
+                Some((i, argv))
+            }
             _ => None,
         })
         .collect();

@@ -590,6 +590,12 @@ impl Message {
 
     /// Parse a whole message.
     pub fn parse(tokens: &[Token]) -> Result<Message, MessageError> {
+        // `PRN` quotes a message whose brackets do not match: its own cannot be counted.
+        if let [first, BRA, inner @ .., KET] = tokens {
+            if first.name() == Some("PRN") {
+                return Ok(Message::Prn(inner.to_vec()));
+            }
+        }
         let mut depth = 0i32;
         for t in tokens {
             if *t == BRA {
@@ -1175,6 +1181,9 @@ pub(crate) mod tests {
             parse("AUS"),
             Err(MessageError::Syntax { index: 0, .. })
         ));
+        let unbalanced = from_text("SUB ((AUS AMY VIE) HLD").unwrap();
+        let prn = Message::Prn(unbalanced);
+        assert_eq!(Message::parse(&prn.to_tokens()), Ok(prn));
         assert!(matches!(
             parse("SND (1901) (ENG) (PRP (PCE (ENG FRA)))"),
             Ok(Message::Other(_))

@@ -8,6 +8,7 @@ pub mod frame;
 pub mod message;
 pub mod names;
 pub mod orders;
+pub mod server;
 pub mod token;
 
 pub use frame::{Decoder, ErrorCode, Frame, FrameError};
