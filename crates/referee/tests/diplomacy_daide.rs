@@ -617,3 +617,74 @@ fn daide_seats_are_for_diplomacy_only() {
         "{err}"
     );
 }
+
+fn daide_cmd(name: &str) -> SeatSpec {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/diplomacy_bots/daide_bot.py");
+    SeatSpec::Daide(Some(vec![
+        "python3".into(),
+        path.display().to_string(),
+        "{host}".into(),
+        "{port}".into(),
+        name.into(),
+    ]))
+}
+
+#[test]
+fn confined_daide_cmd_clients_play_a_full_game_and_exit_on_off() {
+    let seats = vec![
+        json_bot("hold"),
+        daide_cmd("PyBotE"),
+        builtin("strong"),
+        builtin("random"),
+        builtin("random"),
+        daide_cmd("PyBotR"),
+        builtin("random"),
+    ];
+    let mut spec = MatchSpec::new("diplomacy", 11, seats);
+    for (k, v) in opts(0, 1903) {
+        if k != "port" {
+            spec.options.insert(k.to_string(), v);
+        }
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let rec = rt
+        .block_on(find_game("diplomacy").unwrap().play(&spec))
+        .expect("match runs");
+    let r = &rec.report;
+    for i in [1, 5] {
+        assert!(
+            r.seats[i].errors.is_empty(),
+            "seat {i}: {:?}",
+            r.seats[i].errors
+        );
+        assert_eq!(
+            r.seats[i].extra["exit"], "exit code 0",
+            "seat {i}: {:?}",
+            r.seats[i].extra
+        );
+    }
+    let ev = events(&rec);
+    let lines: Vec<String> = ev
+        .iter()
+        .filter(|e| e["event"] == "daide" && e["seat"] == 1)
+        .flat_map(|e| {
+            e["lines"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| l.as_str().unwrap().to_string())
+        })
+        .collect();
+    // The client asked MIS in winter and waived or removed as it said; it heard the summary.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("< ") && l.ends_with(" MIS")),
+        "{lines:?}"
+    );
+    assert!(lines
+        .iter()
+        .any(|l| l.contains("> ") && l.contains("SMR ( ") && l.contains("'PyBotR'")));
+    assert!(lines.last().unwrap().ends_with(" OFF"));
+    verify_replay(&rec.replay.to_text()).expect("replay verifies");
+}

@@ -381,6 +381,17 @@ mod tests {
         assert_eq!(fleets, 64);
         let tokens = super::super::message::Message::Mdf(Some(Box::new(m))).to_tokens();
         assert!(tokens.len() < 32_000);
+        // As docs/protocols/diplomacy-daide.md shows it.
+        let text = super::super::token::to_text(&tokens);
+        for part in [
+            "MDF ( AUS ENG FRA GER ITA RUS TUR ) ( ( ( AUS BUD VIE TRI )",
+            "( UNO SER BEL ",
+            ") ( BOH BUR ",
+            ") ( ( BOH ( AMY GAL SIL TYR MUN VIE ) )",
+            "( STP ( AMY MOS FIN LVN NWY ) ( ( FLT NCS ) BAR NWY ) ( ( FLT SCS ) GOB FIN LVN ) )",
+        ] {
+            assert!(text.contains(part), "{part}");
+        }
     }
 
     #[test]

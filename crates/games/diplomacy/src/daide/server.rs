@@ -718,8 +718,9 @@ impl Session {
                 .key(map, o)
                 .is_some_and(|k| self.orders.contains_key(&k));
             let given = self.orders.len() + self.waives - usize::from(replaces);
+            let can = (n.max(0) as usize).min(build_sites(board, self.power).len());
             match o {
-                DOrder::Bld(_) | DOrder::Wve(_) if n <= 0 || given >= n as usize => return "NMB",
+                DOrder::Bld(_) | DOrder::Wve(_) if n <= 0 || given >= can => return "NMB",
                 DOrder::Rem(_) if n >= 0 || given >= (-n) as usize => return "NMR",
                 DOrder::Wve(_) => return "MBV",
                 _ => {}
@@ -767,7 +768,196 @@ fn void_note(map: &Map, board: &Board, power: Power, o: &Order, r: &VoidReason) 
     }
 }
 
-/// The DAIDE province numbers of a list of the crate's provinces.
-pub fn dprovs(map: &Map, ps: impl IntoIterator<Item = Prov>) -> Vec<DProv> {
-    ps.into_iter().map(|p| names::dprov(map, p)).collect()
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::daide::token::{from_text, to_text};
+    use crate::types::{Phase, PhaseKind, Season, Unit, UnitKind};
+    use proptest::prelude::*;
+
+    fn dm_of(text: &str) -> Vec<u8> {
+        Frame::Dm(token::to_bytes(&from_text(text).unwrap()))
+            .encode()
+            .unwrap()
+    }
+
+    fn texts(frames: &[Vec<u8>]) -> Vec<String> {
+        frames
+            .iter()
+            .map(|f| match Frame::decode(f).unwrap() {
+                Frame::Dm(b) => to_text(&token::from_bytes(&b).unwrap()),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+
+    /// A session past its handshake, shown `board`.
+    fn shown(power: Power, board: &Board) -> Session {
+        let map = standard();
+        let mut s = Session::new(power, false);
+        s.receive(&Frame::initial().encode().unwrap(), 0);
+        s.receive(&dm_of("NME ('t') ('1')"), 0);
+        s.receive(&dm_of("YES (MAP ('STANDARD'))"), 0);
+        assert!(s.ready());
+        s.begin(&Request {
+            expect: Expect::Orders,
+            limit_ms: 5000,
+            send: vec![
+                Message::Sco(Some(names::sco(map, board))),
+                Message::Now(Some((
+                    names::turn(board.phase),
+                    names::now_units(map, board),
+                ))),
+            ],
+        });
+        s
+    }
+
+    fn say(s: &mut Session, text: &str) -> Vec<String> {
+        texts(&s.receive(&dm_of(text), 10).out)
+    }
+
+    #[test]
+    fn requests_round_trip() {
+        let r = Request {
+            expect: Expect::Orders,
+            limit_ms: 1234,
+            send: vec![Message::Off, Message::Tme(Some(3))],
+        };
+        assert_eq!(Request::decode(&r.encode()), Ok(r));
+        assert!(Request::decode(b"X").is_err());
+    }
+
+    #[test]
+    fn the_handshake_answers_im_nme_and_map() {
+        let mut s = Session::new(Power(0), false);
+        assert_eq!(
+            s.receive(&Frame::initial().encode().unwrap(), 0).out,
+            vec![Frame::Rm(Vec::new()).encode().unwrap()]
+        );
+        assert_eq!(say(&mut s, "MAP"), ["REJ ( MAP )"], "nothing before NME");
+        assert_eq!(
+            say(&mut s, "NME ('a') ('b')"),
+            ["YES ( NME ( 'a' ) ( 'b' ) )", "MAP ( 'STANDARD' )"]
+        );
+        s.begin(&Request {
+            expect: Expect::Handshake,
+            limit_ms: 1000,
+            send: vec![],
+        });
+        assert!(!s.done());
+        assert_eq!(say(&mut s, "YES (MAP ('STANDARD'))"), Vec::<String>::new());
+        assert!(s.done());
+        assert_eq!(s.name(), Some(&("a".to_string(), "b".to_string())));
+    }
+
+    #[test]
+    fn retreat_notes_and_missing_retreats() {
+        let map = standard();
+        let mut b = Board::empty(
+            map,
+            Phase {
+                season: Season::Spring,
+                year: 1901,
+                kind: PhaseKind::Retreat,
+            },
+        );
+        let ser = map.province("SER").unwrap();
+        let bud = map.province("BUD").unwrap();
+        let alb = map.province("ALB").unwrap();
+        let army = |p| Unit {
+            power: Power(0),
+            kind: UnitKind::Army,
+            loc: p,
+        };
+        b.dislodged[ser as usize] = Some(crate::board::Dislodged {
+            unit: army(ser),
+            options: crate::map::bit(alb),
+        });
+        b.units[bud as usize] = Some(army(bud));
+        let mut s = shown(Power(0), &b);
+        assert_eq!(
+            s.missing(),
+            Some(Missing::Units(vec![Placed {
+                unit: names::dunit(map, &army(ser)),
+                retreat: Some(vec![names::dloc(map, alb)]),
+            }]))
+        );
+        let got = say(
+            &mut s,
+            "SUB ((AUS AMY BUD) RTO GAL) ((AUS AMY SER) RTO GRE) ((AUS AMY SER) HLD)",
+        );
+        assert_eq!(got[0], "THX ( ( AUS AMY BUD ) RTO GAL ) ( NRN )");
+        assert_eq!(got[1], "THX ( ( AUS AMY SER ) RTO GRE ) ( NVR )");
+        assert_eq!(got[2], "THX ( ( AUS AMY SER ) HLD ) ( NRS )");
+        assert_eq!(got[3], "MIS ( AUS AMY SER MRT ( ALB ) )");
+        let got = say(&mut s, "SUB ((AUS AMY SER) RTO ALB)");
+        assert_eq!(got, ["THX ( ( AUS AMY SER ) RTO ALB ) ( MBV )"]);
+        assert!(s.done());
+        assert_eq!(s.orders().0, ["A SER R ALB"]);
+    }
+
+    #[test]
+    fn adjustment_notes_and_counts() {
+        let map = standard();
+        let mut b = Board::standard_start();
+        b.phase = Phase {
+            season: Season::Winter,
+            year: 1901,
+            kind: PhaseKind::Adjustment,
+        };
+        // Austria owns Serbia and Greece too, and Vienna is empty: two builds, one site.
+        for p in ["SER", "GRE"] {
+            b.owner[map.province(p).unwrap() as usize] = Some(Power(0));
+        }
+        b.units[map.province("VIE").unwrap() as usize] = None;
+        let mut s = shown(Power(0), &b);
+        assert_eq!(
+            s.missing(),
+            Some(Missing::Count(-1)),
+            "one site: one build possible"
+        );
+        let got = say(&mut s, "SUB ((AUS AMY SER) BLD) ((AUS AMY BUD) BLD) ((AUS AMY MOS) BLD) ((AUS FLT VIE) BLD) ((AUS AMY BUD) REM)");
+        assert_eq!(
+            got,
+            [
+                "THX ( ( AUS AMY SER ) BLD ) ( HSC )",
+                "THX ( ( AUS AMY BUD ) BLD ) ( ESC )",
+                "THX ( ( AUS AMY MOS ) BLD ) ( HSC )",
+                "THX ( ( AUS FLT VIE ) BLD ) ( FAR )",
+                "THX ( ( AUS AMY BUD ) REM ) ( NMR )",
+                "MIS ( -1 )",
+            ]
+        );
+        assert_eq!(
+            say(&mut s, "SUB ((AUS AMY VIE) BLD)"),
+            ["THX ( ( AUS AMY VIE ) BLD ) ( MBV )"]
+        );
+        assert_eq!(say(&mut s, "SUB (AUS WVE)"), ["THX ( AUS WVE ) ( NMB )"]);
+        assert_eq!(say(&mut s, "MIS"), ["MIS"], "nothing missing: MIS alone");
+        assert!(s.done());
+        assert_eq!(s.orders().0, ["A VIE B"]);
+    }
+
+    #[test]
+    fn tme_counts_down_from_the_request() {
+        let mut s = shown(Power(0), &Board::standard_start());
+        assert_eq!(texts(&s.receive(&dm_of("TME"), 1200).out), ["TME ( 4 )"]);
+        assert_eq!(texts(&s.receive(&dm_of("TME"), 4999).out), ["TME ( 1 )"]);
+        assert_eq!(texts(&s.receive(&dm_of("TME"), 9000).out), ["TME ( 0 )"]);
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_frames_never_panic_and_replay_the_same(frames in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..40), 0..12)) {
+            let mut a = shown(Power(2), &Board::standard_start());
+            let mut b = a.clone();
+            for (i, f) in frames.iter().enumerate() {
+                let x = a.receive(f, i as u64);
+                let y = b.receive(f, i as u64);
+                prop_assert_eq!(x, y);
+            }
+            prop_assert_eq!(a.take_lines(), b.take_lines());
+        }
+    }
 }
