@@ -459,6 +459,7 @@ fn a_daide_client_that_misses_deadlines_holds_and_stays_in_the_game() {
     let port = free_port();
     let mut seats: Vec<SeatSpec> = (0..7).map(|_| builtin("random")).collect();
     seats[2] = SeatSpec::Daide(None);
+    seats[4] = json_bot("crash");
     let c = player(port, "Sleepy", false, true);
     let mut o = opts(port, 1901);
     o.retain(|(k, _)| *k != "movement_ms");
@@ -469,6 +470,12 @@ fn a_daide_client_that_misses_deadlines_holds_and_stays_in_the_game() {
         got.last().map(String::as_str),
         Some("OFF"),
         "the client was kept to the end"
+    );
+    // Italy's bot crashed: its power is in civil disorder, and the DAIDE seat is told once.
+    assert_eq!(
+        got.iter().filter(|m| *m == "CCD ( ITA )").count(),
+        1,
+        "{got:?}"
     );
     let e = &rec.report.seats[2].errors;
     assert!(
@@ -686,5 +693,49 @@ fn confined_daide_cmd_clients_play_a_full_game_and_exit_on_off() {
         .iter()
         .any(|l| l.contains("> ") && l.contains("SMR ( ") && l.contains("'PyBotR'")));
     assert!(lines.last().unwrap().ends_with(" OFF"));
+    verify_replay(&rec.replay.to_text()).expect("replay verifies");
+}
+
+#[test]
+fn a_draw_voted_by_daide_and_json_seats_ends_the_game_with_drw() {
+    let port = free_port();
+    let mut seats: Vec<SeatSpec> = (0..7).map(|_| json_bot("draw")).collect();
+    seats[6] = SeatSpec::Daide(None);
+    let t = std::thread::spawn(move || {
+        let mut c = Client::connect(port);
+        c.handshake("Peace");
+        let mut sco = None;
+        while let Some((_, m)) = c.next() {
+            match &m {
+                Message::Sco(Some(_)) => sco = Some(m.clone()),
+                Message::Now(Some(_)) => {
+                    c.send("DRW");
+                    assert_eq!(c.next().unwrap().0, "YES ( DRW )");
+                    c.send("NOT (DRW)");
+                    assert_eq!(c.next().unwrap().0, "YES ( NOT ( DRW ) )");
+                    c.send("DRW");
+                    assert_eq!(c.next().unwrap().0, "YES ( DRW )");
+                    let orders = plain_orders(Power(6), &m, &sco);
+                    c.send(&format!("SUB {}", orders.join(" ")));
+                }
+                Message::Off => break,
+                _ => {}
+            }
+        }
+        c.got
+    });
+    let mut o = opts(port, 1905);
+    o.push(("draw_votes", "true".into()));
+    let rec = play(seats, &o);
+    let got = t.join().unwrap();
+    assert_eq!(rec.report.extra["end"], "draw", "{:?}", rec.report.extra);
+    let n = got.len();
+    assert_eq!(got[n - 1], "OFF");
+    assert_eq!(got[n - 3], "DRW");
+    assert!(got[n - 2].starts_with("SMR ( "), "{}", got[n - 2]);
+    assert!(
+        !got.iter().any(|m| m.starts_with("ORD")),
+        "drawn before any adjudication"
+    );
     verify_replay(&rec.replay.to_text()).expect("replay verifies");
 }

@@ -194,7 +194,13 @@ impl DaideSeats {
         game: &DiplomacyGame,
         seat_names: &[String],
     ) -> Vec<Message> {
+        let told = self.hello[p.index()];
         let mut v = self.update(p, game);
+        if told && self.step.is_empty() {
+            // Nothing was adjudicated since the last NOW (a draw voted before the phase): the
+            // position the client has is the final one.
+            v.retain(|m| !matches!(m, Message::Now(_)));
+        }
         v.push(match game.end_reason() {
             Some(EndReason::Solo(w)) => Message::Slo(w),
             _ => Message::Drw(Vec::new()),

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use base64::Engine as _;
 
 use super::frame::{ErrorCode, Frame, MAGIC, VERSION};
-use super::message::{DOrder, DProv, Message, MessageError, Missing, Placed, Turn};
+use super::message::{DOrder, Message, MessageError, Missing, Placed, Turn};
 use super::names;
 use super::orders::to_order;
 use super::token::{self, Token};
