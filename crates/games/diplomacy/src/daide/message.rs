@@ -690,32 +690,32 @@ impl Cursor<'_> {
             Ok(s)
         })
     }
-    fn int(&mut self) -> R<i16> {
-        match self.peek().and_then(Token::as_int) {
+    /// The next token as `f` reads it, if it does.
+    fn take<T>(&mut self, f: impl Fn(Token) -> Option<T>, what: &'static str) -> R<T> {
+        match self.peek().and_then(f) {
             Some(v) => {
                 self.i += 1;
                 Ok(v)
             }
-            None => self.err("a number"),
+            None => self.err(what),
         }
+    }
+    fn int(&mut self) -> R<i16> {
+        self.take(Token::as_int, "a number")
     }
     fn power(&mut self) -> R<Power> {
-        match self.peek().and_then(power_of) {
-            Some(p) => {
-                self.i += 1;
-                Ok(p)
-            }
-            None => self.err("a power"),
-        }
+        self.take(power_of, "a power")
     }
     fn prov(&mut self) -> R<DProv> {
-        match self.peek().and_then(Token::province_number) {
-            Some(p) => {
-                self.i += 1;
-                Ok(p)
-            }
-            None => self.err("a province"),
+        self.take(Token::province_number, "a province")
+    }
+    /// Provinces up to the closing bracket.
+    fn provs(&mut self) -> R<Vec<DProv>> {
+        let mut v = Vec::new();
+        while self.peek() != Some(KET) {
+            v.push(self.prov()?);
         }
+        Ok(v)
     }
     fn loc(&mut self) -> R<DLoc> {
         if self.eat(BRA) {
@@ -820,13 +820,7 @@ impl Cursor<'_> {
             Some("CTO") => {
                 let p = self.prov()?;
                 self.expect(tok("VIA"), "VIA")?;
-                let seas = self.grouped(|c| {
-                    let mut v = Vec::new();
-                    while c.peek() != Some(KET) {
-                        v.push(c.prov()?);
-                    }
-                    Ok(v)
-                })?;
+                let seas = self.grouped(Self::provs)?;
                 DOrder::CtoVia(u, p, seas)
             }
             Some("RTO") => DOrder::Rto(u, self.loc()?),
@@ -863,11 +857,7 @@ impl Cursor<'_> {
                 } else {
                     Some(c.power()?)
                 };
-                let mut ps = Vec::new();
-                while c.peek() != Some(KET) {
-                    ps.push(c.prov()?);
-                }
-                Ok((owner, ps))
+                Ok((owner, c.provs()?))
             })?);
         }
         Ok(v)
@@ -896,13 +886,7 @@ impl Cursor<'_> {
         let powers = self.powers_in_group()?;
         let (centres, others) = self.grouped(|c| {
             let centres = c.grouped(|c| c.owned())?;
-            let others = c.grouped(|c| {
-                let mut v = Vec::new();
-                while c.peek() != Some(KET) {
-                    v.push(c.prov()?);
-                }
-                Ok(v)
-            })?;
+            let others = c.grouped(Self::provs)?;
             Ok((centres, others))
         })?;
         let adjacencies = self.grouped(|c| {
