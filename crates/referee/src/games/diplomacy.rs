@@ -87,8 +87,11 @@ impl Run {
                         send: self.daide.update(p, &self.game),
                     },
                 };
-                if let Some(s) = self.daide.session(p) {
-                    s.begin(&req);
+                // The driver's copy hears what the seat is sent, unless nothing is (a seat down).
+                if self.table.down(p.index()).is_none() {
+                    if let Some(s) = self.daide.session(p) {
+                        s.begin(&req);
+                    }
                 }
                 sent.insert(p.name().to_string(), "(daide)".to_string());
                 let mut ask = Ask::new(
