@@ -228,8 +228,17 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
     spec.sandbox.env.extend(bot_env);
     deny_outputs_and_other_seats(&mut spec, args.replay.as_deref(), args.view)?;
     // A `tcp` seat waits for a client the contestant starts: say where, as soon as it listens.
-    spec.on_listen = kakehiki_referee::ListenNotice::new(|seat, addr| {
-        eprintln!("seat {seat} (tcp): waiting for a client to connect to {addr}");
+    let kinds: Vec<&'static str> = spec
+        .seats
+        .iter()
+        .map(|s| match s {
+            SeatSpec::Daide(_) => "daide",
+            _ => "tcp",
+        })
+        .collect();
+    spec.on_listen = kakehiki_referee::ListenNotice::new(move |seat, addr| {
+        let kind = kinds.get(seat).copied().unwrap_or("tcp");
+        eprintln!("seat {seat} ({kind}): waiting for a client to connect to {addr}");
     });
     if let Some(y) = args.max_year {
         spec.options.insert("max_year".into(), y.to_string());
