@@ -167,9 +167,20 @@ fn power_name(p: Power) -> &'static str {
 
 /// A client that plays plain orders until `OFF` (`silent`: never orders), checking the level-0
 /// conversation on its first movement phase when `probe`. Returns everything it received.
-fn player(port: u16, name: &'static str, probe: bool, silent: bool) -> JoinHandle<Vec<String>> {
+/// `connected` is told once the connection is made (before the handshake, which waits for
+/// every seat to connect).
+fn player(
+    port: u16,
+    name: &'static str,
+    probe: bool,
+    silent: bool,
+    connected: Option<std::sync::mpsc::Sender<()>>,
+) -> JoinHandle<Vec<String>> {
     std::thread::spawn(move || {
         let mut c = Client::connect(port);
+        if let Some(tx) = connected {
+            let _ = tx.send(());
+        }
         c.handshake(name);
         let hlo = c.until("HLO");
         let me = match Message::parse(&from_text(&hlo).unwrap()).unwrap() {
@@ -351,11 +362,12 @@ fn daide_json_and_builtin_seats_play_one_game_and_it_replays() {
         json_bot("hold"),
         builtin("hold"),
     ];
-    let a = player(port, "ProbeBot", true, false);
-    // The second client connects once the first has its seat (seats are taken in order).
+    // The second client connects once the first has (seats are taken in connection order).
+    let (tx, rx) = std::sync::mpsc::channel();
+    let a = player(port, "ProbeBot", true, false, Some(tx));
     let b = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(300));
-        player(port, "PlainBot", false, false).join().unwrap()
+        rx.recv().unwrap();
+        player(port, "PlainBot", false, false, None).join().unwrap()
     });
     let mut o = opts(port, 1902);
     o.push(("press_rounds", "1".into()));
@@ -460,7 +472,7 @@ fn a_daide_client_that_misses_deadlines_holds_and_stays_in_the_game() {
     let mut seats: Vec<SeatSpec> = (0..7).map(|_| builtin("random")).collect();
     seats[2] = SeatSpec::Daide(None);
     seats[4] = json_bot("crash");
-    let c = player(port, "Sleepy", false, true);
+    let c = player(port, "Sleepy", false, true, None);
     let mut o = opts(port, 1901);
     o.retain(|(k, _)| *k != "movement_ms");
     o.push(("movement_ms", "700".into()));
