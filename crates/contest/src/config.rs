@@ -574,6 +574,13 @@ impl ContestDef {
                         format!("{} has no tcp entrants (a client that connects on its own): use builtin:, cmd: or tcp-cmd:", game_type.name),
                     ))
                 }
+                SeatSpec::Daide(None) => {
+                    return Err(ctx.invalid(
+                        e.seat.span(),
+                        &key,
+                        "a daide entrant that connects on its own has no place in a contest: use daide-cmd:",
+                    ))
+                }
                 SeatSpec::Tcp if e.port.is_none() => {
                     return Err(ctx.invalid(
                         e.seat.span(),
@@ -615,7 +622,10 @@ impl ContestDef {
                 None => None,
                 Some(d) => {
                     let key = format!("entrants[{i}].dir");
-                    if !matches!(seat, SeatSpec::Cmd(_) | SeatSpec::TcpCmd(_)) {
+                    if !matches!(
+                        seat,
+                        SeatSpec::Cmd(_) | SeatSpec::TcpCmd(_) | SeatSpec::Daide(Some(_))
+                    ) {
                         return Err(ctx.invalid(
                             d.span(),
                             &key,

@@ -50,8 +50,8 @@ fn on_path(program: &str) -> Option<PathBuf> {
 /// The command line of a process seat, if it has one.
 pub fn command_line(seat: &SeatSpec) -> Option<&[String]> {
     match seat {
-        SeatSpec::Cmd(argv) | SeatSpec::TcpCmd(argv) => Some(argv),
-        SeatSpec::Builtin(_) | SeatSpec::Tcp => None,
+        SeatSpec::Cmd(argv) | SeatSpec::TcpCmd(argv) | SeatSpec::Daide(Some(argv)) => Some(argv),
+        SeatSpec::Builtin(_) | SeatSpec::Tcp | SeatSpec::Daide(None) => None,
     }
 }
 

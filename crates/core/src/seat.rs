@@ -21,14 +21,18 @@ pub enum SeatSpec {
     /// loopback holds only its seat's listener, on the contest's port. `ws-cmd:` is the same seat
     /// under the WebSocket games' name.
     TcpCmd(Vec<String>),
+    /// `daide` (`None`): a DAIDE client connects on its own; `daide-cmd:<command line>`
+    /// (`Some`): the referee, a DAIDE server for the seat, launches the client with `{host}` and
+    /// `{port}` replaced, confined like a `tcp-cmd:` client (Diplomacy only).
+    Daide(Option<Vec<String>>),
 }
 
 /// Why a seat specification could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SeatSpecError {
-    #[error("empty seat spec: expected builtin:<name>, cmd:<command line>, tcp (ws) or tcp-cmd:<command line> (ws-cmd:)")]
+    #[error("empty seat spec: expected builtin:<name>, cmd:<command line>, tcp (ws), tcp-cmd:<command line> (ws-cmd:), daide or daide-cmd:<command line>")]
     Empty,
-    #[error("unknown seat spec {0:?}: expected builtin:<name>, cmd:<command line>, tcp (ws) or tcp-cmd:<command line> (ws-cmd:)")]
+    #[error("unknown seat spec {0:?}: expected builtin:<name>, cmd:<command line>, tcp (ws), tcp-cmd:<command line> (ws-cmd:), daide or daide-cmd:<command line>")]
     UnknownForm(String),
     #[error("seat spec {0:?} names no built-in bot: expected builtin:<name>")]
     MissingBuiltinName(String),
@@ -60,6 +64,12 @@ impl FromStr for SeatSpec {
         if s == "tcp" || s == "ws" {
             return Ok(SeatSpec::Tcp);
         }
+        if s == "daide" {
+            return Ok(SeatSpec::Daide(None));
+        }
+        if let Some(line) = s.strip_prefix("daide-cmd:") {
+            return Ok(SeatSpec::Daide(Some(split_command(s, line)?)));
+        }
         if let Some(name) = s.strip_prefix("builtin:") {
             let name = name.trim();
             if name.is_empty() {
@@ -87,6 +97,8 @@ impl fmt::Display for SeatSpec {
             SeatSpec::Cmd(argv) => write!(f, "cmd:{}", shell_words::join(argv)),
             SeatSpec::Tcp => write!(f, "tcp"),
             SeatSpec::TcpCmd(argv) => write!(f, "tcp-cmd:{}", shell_words::join(argv)),
+            SeatSpec::Daide(None) => write!(f, "daide"),
+            SeatSpec::Daide(Some(argv)) => write!(f, "daide-cmd:{}", shell_words::join(argv)),
         }
     }
 }
@@ -107,6 +119,22 @@ impl<'de> Deserialize<'de> for SeatSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parses_the_daide_forms() {
+        assert_eq!("daide".parse(), Ok(SeatSpec::Daide(None)));
+        let s: SeatSpec = "daide-cmd:./dumbbot -s {host} -p {port}".parse().unwrap();
+        assert_eq!(
+            s,
+            SeatSpec::Daide(Some(
+                ["./dumbbot", "-s", "{host}", "-p", "{port}"]
+                    .map(String::from)
+                    .to_vec()
+            ))
+        );
+        assert_eq!(s.to_string(), "daide-cmd:./dumbbot -s {host} -p {port}");
+        assert_eq!(s.to_string().parse::<SeatSpec>(), Ok(s));
+    }
 
     #[test]
     fn parses_every_form() {

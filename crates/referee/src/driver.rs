@@ -160,6 +160,16 @@ impl MatchSpec {
     }
 }
 
+/// The error for a `daide`/`daide-cmd:` seat in a game other than Diplomacy.
+pub fn daide_unsupported(game: &str, seat: usize) -> RefereeError {
+    RefereeError::UnsupportedSeat {
+        game: game.into(),
+        seat,
+        form: "daide".into(),
+        reason: "DAIDE seats exist for diplomacy only".into(),
+    }
+}
+
 /// A finished match: its report and its replay.
 #[derive(Debug, Clone)]
 pub struct MatchRecord {
@@ -177,7 +187,9 @@ impl MatchRecord {
         let has_process = spec.seats.iter().any(|s| {
             matches!(
                 s,
-                kakehiki_core::SeatSpec::Cmd(_) | kakehiki_core::SeatSpec::TcpCmd(_)
+                kakehiki_core::SeatSpec::Cmd(_)
+                    | kakehiki_core::SeatSpec::TcpCmd(_)
+                    | kakehiki_core::SeatSpec::Daide(Some(_))
             )
         });
         if !has_process {

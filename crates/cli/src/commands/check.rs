@@ -189,7 +189,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     let n = gt.default_seats;
     // Your bot's sandbox (its folder as seat 0), moved to the seat it plays in each match.
     let sandbox = args.sandbox.config(1)?;
-    if let SeatSpec::Cmd(argv) | SeatSpec::TcpCmd(argv) = &args.seat {
+    if let SeatSpec::Cmd(argv) | SeatSpec::TcpCmd(argv) | SeatSpec::Daide(Some(argv)) = &args.seat {
         // A launch line that cannot work in the sandbox is one error, not one per match.
         kakehiki_agent::check_mounts(argv, &sandbox.for_seat(0))
             .context("your bot cannot be started")?;

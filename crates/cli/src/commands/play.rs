@@ -16,7 +16,8 @@ use crate::exit;
 pub struct PlayArgs {
     /// The game: nac, religion-war, ... (see `kakehiki games`).
     pub game: String,
-    /// Who plays each seat, in seat order: builtin:<name>, cmd:<command line>, tcp, tcp-cmd:<command line>.
+    /// Who plays each seat, in seat order: builtin:<name>, cmd:<command line>, tcp, tcp-cmd:<command line>;
+    /// for diplomacy also daide, daide-cmd:<command line> (a DAIDE client).
     /// The command line is split like a shell would split it, but no shell runs it.
     #[arg(long = "seat", value_name = "SPEC", required = true)]
     pub seats: Vec<SeatSpec>,
@@ -227,8 +228,17 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
     spec.sandbox.env.extend(bot_env);
     deny_outputs_and_other_seats(&mut spec, args.replay.as_deref(), args.view)?;
     // A `tcp` seat waits for a client the contestant starts: say where, as soon as it listens.
-    spec.on_listen = kakehiki_referee::ListenNotice::new(|seat, addr| {
-        eprintln!("seat {seat} (tcp): waiting for a client to connect to {addr}");
+    let kinds: Vec<&'static str> = spec
+        .seats
+        .iter()
+        .map(|s| match s {
+            SeatSpec::Daide(_) => "daide",
+            _ => "tcp",
+        })
+        .collect();
+    spec.on_listen = kakehiki_referee::ListenNotice::new(move |seat, addr| {
+        let kind = kinds.get(seat).copied().unwrap_or("tcp");
+        eprintln!("seat {seat} ({kind}): waiting for a client to connect to {addr}");
     });
     if let Some(y) = args.max_year {
         spec.options.insert("max_year".into(), y.to_string());
@@ -329,7 +339,9 @@ fn deny_outputs_and_other_seats(
         .iter()
         .enumerate()
         .filter_map(|(i, s)| match s {
-            SeatSpec::Cmd(argv) | SeatSpec::TcpCmd(argv) => Some((i, argv)),
+            SeatSpec::Cmd(argv) | SeatSpec::TcpCmd(argv) | SeatSpec::Daide(Some(argv)) => {
+                Some((i, argv))
+            }
             _ => None,
         })
         .collect();

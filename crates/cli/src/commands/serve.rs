@@ -11,8 +11,10 @@ use crate::exit;
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
-    /// The game to serve: `werewolf` (AIWolf agents connect on their own) or `geister` (a
-    /// standing table on a port pair, playing game after game with the clients that connect).
+    /// The game to serve: `werewolf` (AIWolf agents connect on their own), `geister` (a
+    /// standing table on a port pair, playing game after game with the clients that connect) or
+    /// `diplomacy` with `--protocol daide` (game after game with the seven DAIDE clients that
+    /// connect to --port, default 16713; replays in --out, default diplomacy-games).
     pub game: String,
     /// TCP port to listen on (default 10000, AIWolf's; 0 for a free port); geister: seat 0's
     /// port, seat 1 is on the next (10000 and 10001; 0 for two free ports); `--protocol nlp`:
@@ -63,7 +65,8 @@ pub struct ServeArgs {
     /// Wire protocol: `tcp` (AIWolf 0.6.x, default) or `nlp` (the natural-language division's
     /// aiwolf-nlp-server protocol over WebSocket; host, port, players and limits come from
     /// `--config`, upstream's defaults otherwise: 127.0.0.1:8080, 5 players; `--host`,
-    /// `--port`, `--players`, `--games` and `--seed` override the file).
+    /// `--port`, `--players`, `--games` and `--seed` override the file); `daide` for
+    /// `diplomacy` (DAIDE clients, level 0: docs/protocols/diplomacy-daide.md).
     #[arg(long, default_value = "tcp")]
     pub protocol: String,
     /// `--protocol nlp`: the configuration file (upstream's YAML as it is, or TOML or JSON with
@@ -180,9 +183,15 @@ fn run_nlp(args: ServeArgs) -> anyhow::Result<u8> {
 
 pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
     match args.protocol.as_str() {
-        "tcp" => {}
+        "tcp" if args.game != "diplomacy" => {}
         "nlp" if args.game == "werewolf" => return run_nlp(args),
-        p => bail!("unknown --protocol {p:?}: expected tcp or nlp (werewolf only)"),
+        "daide" if args.game == "diplomacy" => return run_diplomacy_daide(args),
+        _ if args.game == "diplomacy" => {
+            bail!("serve diplomacy takes --protocol daide (DAIDE clients connect on their own)")
+        }
+        p => bail!(
+            "unknown --protocol {p:?}: expected tcp, nlp (werewolf only) or daide (diplomacy only)"
+        ),
     }
     if args.game == "geister" {
         refuse_flags(
@@ -288,6 +297,107 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
 
 /// `serve geister`: a standing table on a port pair (spec §3.8); a replay and a compatible log
 /// per game, a summary line per game.
+/// DAIDE's customary port (David Norman's AiServer, Parlance).
+const DAIDE_PORT: u16 = 16713;
+
+/// `serve diplomacy --protocol daide`: game after game, each with the seven DAIDE clients that
+/// connect (in order: AUS, ENG, ..., TUR), each game's replay in `--out`.
+fn run_diplomacy_daide(args: ServeArgs) -> anyhow::Result<u8> {
+    use kakehiki_core::SeatSpec;
+    use kakehiki_referee::{find_game, ListenNotice, MatchSpec};
+    refuse_flags(
+        "serve diplomacy --protocol daide",
+        &[
+            ("--players", args.players.is_some()),
+            ("--number", !args.numbers.is_empty()),
+            ("--config", args.config.is_some()),
+            ("--keep-connections", args.keep_connections),
+            ("--rules", args.rules.is_some()),
+        ],
+    )?;
+    let mut options = super::play::parse_options(&args.options)?;
+    for key in ["host", "port"] {
+        if options.contains_key(key) {
+            bail!("--opt {key}=: give --{key} instead");
+        }
+    }
+    let host = args.host.clone().unwrap_or_else(|| "127.0.0.1".into());
+    let port = args.port.unwrap_or(DAIDE_PORT);
+    options.insert("host".into(), host.clone());
+    options.insert("port".into(), port.to_string());
+    // A standing server waits as long as a game may for its seven players.
+    options
+        .entry("connect_ms".into())
+        .or_insert_with(|| "600000".into());
+    let seed = args.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
+    });
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("diplomacy-games"));
+    kakehiki_core::private_files::create_dir_all(&out)
+        .with_context(|| format!("cannot create the replay directory {}", out.display()))?;
+    let seed_file = out.join("run-seed.txt");
+    super::play::write_file_atomically(&seed_file, format!("{seed}\n").as_bytes())
+        .with_context(|| format!("cannot record the run seed in {}", seed_file.display()))?;
+    let driver = find_game("diplomacy").context("diplomacy is not registered")?;
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let mut k: u64 = 0;
+    loop {
+        k += 1;
+        if args.games.is_some_and(|n| k > u64::from(n)) {
+            break;
+        }
+        let game_seed = seed.wrapping_add(k);
+        let mut spec = MatchSpec::new("diplomacy", game_seed, vec![SeatSpec::Daide(None); 7]);
+        spec.options = options.clone();
+        spec.on_listen = ListenNotice::new(move |seat, addr| {
+            if seat == 0 {
+                eprintln!(
+                    "diplomacy (daide): game {k} (seed {game_seed}): listening on {addr}, run seed {seed}; seats AUS ENG FRA GER ITA RUS TUR in the order clients connect"
+                );
+            }
+        });
+        let mut record = runtime
+            .block_on(driver.play(&spec))
+            .context("cannot run a diplomacy match")?;
+        record.stamp_sandbox(&spec);
+        let path = out.join(format!("game-{k:06}.jsonl"));
+        super::play::write_file_atomically(&path, record.replay.to_text().as_bytes())
+            .with_context(|| format!("cannot write the replay to {}", path.display()))?;
+        let r = &record.report;
+        if args.json {
+            println!(
+                "{}",
+                serde_json::json!({"game": k, "seed": game_seed, "replay": path, "report": r})
+            );
+        } else {
+            let centres: Vec<String> = r
+                .seats
+                .iter()
+                .zip(["AUS", "ENG", "FRA", "GER", "ITA", "RUS", "TUR"])
+                .map(|(s, p)| {
+                    format!(
+                        "{p} {}",
+                        s.extra.get("centers").cloned().unwrap_or_default()
+                    )
+                })
+                .collect();
+            let end = r.extra.get("end").and_then(|v| v.as_str()).unwrap_or("?");
+            println!(
+                "game {k} seed {game_seed}: {end}; centres {}; replay {}",
+                centres.join(", "),
+                path.display()
+            );
+        }
+    }
+    Ok(exit::OK)
+}
+
 fn run_geister(args: ServeArgs) -> anyhow::Result<u8> {
     use kakehiki_referee::games::geister::serve::{serve, serve_rules, ServeConfig};
     use kakehiki_referee::games::geister::Table;

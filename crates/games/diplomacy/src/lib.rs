@@ -9,6 +9,7 @@
 pub mod adjudicate;
 pub mod board;
 pub mod bots;
+pub mod daide;
 pub mod datc;
 pub mod engine;
 pub mod map;

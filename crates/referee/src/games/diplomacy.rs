@@ -10,13 +10,16 @@ use kakehiki_agent::BotProcess;
 use kakehiki_core::exchange::ExchangeOutcome;
 use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
 use kakehiki_core::{GameType, SeatErrorKind, SeatSpec};
+use kakehiki_diplomacy::daide::server::{decode_inbound, Expect, Request};
 use kakehiki_diplomacy::replay_v1::{self, START};
 use kakehiki_diplomacy::wire::{self, Adjudicated, Params, MS};
 use kakehiki_diplomacy::{BuiltinBot, DiplomacyGame, PhaseKind, Power};
 use serde_json::json;
 use tokio::time::Instant;
 
+use super::diplomacy_daide::DaideSeats;
 use crate::driver::{check_format, BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
+use crate::seat::daide::DaideSeat;
 use crate::seat::tcp::{self, Conn, ConnQueue, TcpSeat};
 use crate::seat::{pipe::Pipe, Answer, Ask, ReplyFilter, Seat, Table, SILENT_BOT};
 
@@ -53,6 +56,10 @@ struct Run {
     /// The built-in bot of each built-in seat.
     bots: Vec<Option<BuiltinBot>>,
     post: wire::Post,
+    /// The DAIDE seats (`daide`, `daide-cmd:`).
+    daide: DaideSeats,
+    /// Each seat's spec, as the header has it (the `SMR` names of non-DAIDE seats).
+    seat_names: Vec<String>,
 }
 
 impl Run {
@@ -70,6 +77,34 @@ impl Run {
         let mut sent = BTreeMap::new();
         let mut asks = Vec::new();
         for &p in powers {
+            if self.daide.is_daide(p) {
+                // A DAIDE seat is asked in DAIDE: the handshake, or its phase's messages.
+                let req = match kind {
+                    START => self.daide.handshake(),
+                    _ => Request {
+                        expect: Expect::Orders,
+                        limit_ms,
+                        send: self.daide.update(p, &self.game),
+                    },
+                };
+                // The driver's copy hears what the seat is sent, unless nothing is (a seat down).
+                if self.table.down(p.index()).is_none() {
+                    if let Some(s) = self.daide.session(p) {
+                        s.begin(&req);
+                    }
+                }
+                sent.insert(p.name().to_string(), "(daide)".to_string());
+                let mut ask = Ask::new(
+                    p.index(),
+                    at,
+                    kind,
+                    req.encode(),
+                    Duration::from_millis(limit_ms),
+                );
+                ask.handshake = kind == START;
+                asks.push(ask);
+                continue;
+            }
             let (seq, m) = msg(&mut self.post, &self.game, p);
             sent.insert(
                 p.name().to_string(),
@@ -92,9 +127,65 @@ impl Run {
         let replies = powers
             .iter()
             .zip(answers)
-            .map(|(&p, a)| (p, self.judge(p, a)))
+            .map(|(&p, a)| match self.daide.is_daide(p) {
+                true => (p, self.judge_daide(p, at, kind, a)),
+                false => (p, self.judge(p, a)),
+            })
             .collect();
         (sent, replies)
+    }
+
+    /// The answer of a DAIDE seat: its frames taken by the driver's copy of its conversation
+    /// (recorded as a `daide` event), and its reply as the JSON-lines reply it amounts to (the
+    /// handshake done, or the orders accepted by the deadline with its draw vote).
+    fn judge_daide(&mut self, p: Power, at: &str, kind: &str, a: Answer) -> Option<(String, bool)> {
+        let session = self.daide.session(p)?;
+        for (ms, raw) in decode_inbound(&a.bytes).unwrap_or_default() {
+            session.receive(&raw, ms);
+        }
+        let reply = match kind {
+            START => session.ready().then(|| json!({"ready": true})),
+            _ => {
+                let (orders, draw) = session.orders();
+                Some(json!({"orders": orders, "draw": draw}))
+            }
+        };
+        if let Some(e) = self.daide.event(p, at) {
+            self.table.record(&e);
+        }
+        match a.outcome {
+            ExchangeOutcome::Reply | ExchangeOutcome::Timeout => {
+                reply.map(|r| (r.to_string(), false))
+            }
+            _ => self.judge(p, a),
+        }
+    }
+
+    /// Send a DAIDE seat `messages` without waiting for anything (a phase in which its power
+    /// has nothing to order, the end of the game).
+    async fn tell_daide(
+        &mut self,
+        p: Power,
+        at: &str,
+        messages: Vec<kakehiki_diplomacy::daide::Message>,
+    ) {
+        if self.table.down(p.index()).is_some() {
+            return;
+        }
+        let req = Request {
+            expect: Expect::Nothing,
+            limit_ms: END_GRACE.as_millis() as u64,
+            send: messages,
+        };
+        if let Some(s) = self.daide.session(p) {
+            s.begin(&req);
+        }
+        if let Some(e) = self.daide.event(p, at) {
+            self.table.record(&e);
+        }
+        self.table
+            .tell(p.index(), at, "daide", req.encode(), END_GRACE)
+            .await;
     }
 
     /// The reply of an answer; a power whose bot crashed, exceeded a cap or left is in civil
@@ -147,6 +238,7 @@ impl Run {
         let talking: Vec<Power> = Power::ALL
             .into_iter()
             .filter(|&p| !game.is_eliminated(p) && !game.in_civil_disorder(p))
+            .filter(|&p| !self.daide.is_daide(p))
             .collect();
         let params = self.params;
         let (sent, replies) = self
@@ -189,6 +281,12 @@ impl Run {
             }
         }
         let acting = self.game.acting();
+        for p in self.daide.powers() {
+            if !acting.contains(&p) {
+                let m = self.daide.update(p, &self.game);
+                self.tell_daide(p, &label, m).await;
+            }
+        }
         let limit = self.params.orders_ms(phase.kind);
         let (sent, replies) = self
             .ask(&acting, &label, "orders", limit, |post, game, p| {
@@ -209,10 +307,12 @@ impl Run {
             }
         }
         let draw = wire::unanimous(&self.game, &self.params, &votes);
+        self.daide.before_step(&self.game);
         let records = match draw {
             true => Vec::new(),
             false => self.game.step(&orders),
         };
+        self.daide.after_step(&self.game, &records);
         if draw {
             self.game.declare_draw();
         }
@@ -231,6 +331,15 @@ impl Run {
     /// Send `p` the end message (no reply expected) and record it, unless its bot is gone.
     async fn end_seat(&mut self, p: Power, reason: &str) {
         if self.table.down(p.index()).is_some() {
+            return;
+        }
+        if self.daide.is_daide(p) {
+            // A DAIDE client keeps hearing the game until it ends (DAIDE has no goodbye for an
+            // eliminated power); then it is told the end, the summary and OFF.
+            if reason != "eliminated" {
+                let m = self.daide.ending(p, &self.game, &self.seat_names);
+                self.tell_daide(p, END, m).await;
+            }
             return;
         }
         let (seq, msg) = self.post.end(&self.game, p, reason);
@@ -256,6 +365,8 @@ async fn run_match(
         params,
         bots,
         post: wire::Post::default(),
+        daide: DaideSeats::new(seats, params, seed),
+        seat_names: seats.to_vec(),
     };
     run.start().await;
     let mut told = [false; 7];
@@ -265,7 +376,11 @@ async fn run_match(
             break;
         }
         for p in Power::ALL {
-            if run.game.is_eliminated(p) && !told[p.index()] && run.game.end_reason().is_none() {
+            if run.game.is_eliminated(p)
+                && !told[p.index()]
+                && run.game.end_reason().is_none()
+                && !run.daide.is_daide(p)
+            {
                 told[p.index()] = true;
                 run.end_seat(p, "eliminated").await;
             }
@@ -292,7 +407,7 @@ fn header(seed: u64, seats: &[String], params: &Params) -> ReplayLog {
 /// The seats of a match: built-in bots (with their engines), processes on pipes, TCP clients
 /// (`tcp` seats share one listener and connect in seat order; each `tcp-cmd:` client has a
 /// listener of its own); and the connections closed at once on each seat's port.
-async fn start_seats(spec: &MatchSpec) -> Result<Started, RefereeError> {
+async fn start_seats(spec: &MatchSpec, params: &Params) -> Result<Started, RefereeError> {
     let host: String = spec.option("host", "127.0.0.1".into(), "a host name or address")?;
     let port: u16 = spec.option("port", 10000u16, "a TCP port number")?;
     let connect_ms: u64 = spec.option("connect_ms", 10_000u64, MS)?;
@@ -307,7 +422,8 @@ async fn start_seats(spec: &MatchSpec) -> Result<Started, RefereeError> {
     }
     let mut sandbox = spec.sandbox.clone();
     sandbox.line_cap = sandbox.line_cap.max(wire::MAX_LINE);
-    let is_tcp = |s: &SeatSpec| *s == SeatSpec::Tcp;
+    // `tcp` and `daide` seats share the one listener, taken in seat order.
+    let is_tcp = |s: &SeatSpec| matches!(s, SeatSpec::Tcp | SeatSpec::Daide(None));
     let mut shared = match spec.seats.iter().any(is_tcp) {
         true => Some(ConnQueue::bind(&host, port).await?),
         false => None,
@@ -344,14 +460,14 @@ async fn start_seats(spec: &MatchSpec) -> Result<Started, RefereeError> {
             SeatSpec::Cmd(argv) => {
                 BotProcess::spawn(argv, &cfg).map(|p| Seat::Live(Box::new(Pipe::new(p))))
             }
-            SeatSpec::TcpCmd(argv) => {
+            SeatSpec::TcpCmd(argv) | SeatSpec::Daide(Some(argv)) => {
                 let label = format!("diplomacy seat {i}");
                 tcp::launch(|a| tcp::client_argv(argv, a), &cfg, port, &label).map(|l| {
                     clients.push((i, l));
                     Seat::NotStarted(String::new())
                 })
             }
-            SeatSpec::Tcp => Ok(Seat::NotStarted(cannot(&format!(
+            SeatSpec::Tcp | SeatSpec::Daide(None) => Ok(Seat::NotStarted(cannot(&format!(
                 "no client connected to {host}:{port} within {connect_ms} ms"
             )))),
         };
@@ -380,6 +496,21 @@ async fn start_seats(spec: &MatchSpec) -> Result<Started, RefereeError> {
             _ => continue,
         };
         st.excess.push((i, excess, cap));
+        if matches!(spec.seats[i], SeatSpec::Daide(_)) {
+            let (power, votes) = (Power(i as u8), params.rules.draw_votes);
+            st.seats[i] = match (conn, client) {
+                (Ok((stream, _)), client) => {
+                    Seat::Live(Box::new(DaideSeat::connected(stream, client, power, votes)))
+                }
+                (Err(why), Some(client)) => Seat::Live(Box::new(DaideSeat::unconnected(
+                    Some(client),
+                    power,
+                    cannot(&why.unwrap_or_default()),
+                ))),
+                (Err(_), None) => continue,
+            };
+            continue;
+        }
         st.seats[i] = match (conn, client) {
             (Ok((stream, _)), client) => {
                 let conn = Conn::start(stream, wire::MAX_LINE);
@@ -416,7 +547,7 @@ impl GameDriver for DiplomacyDriver {
             spec.check_rules(&DIPLOMACY_TYPE)?;
             spec.check_seats(&DIPLOMACY_TYPE)?;
             let params = params_from(spec)?;
-            let st = start_seats(spec).await?;
+            let st = start_seats(spec, &params).await?;
             let names: Vec<String> = spec.seats.iter().map(|s| s.to_string()).collect();
             let mut table = Table::new(st.seats, header(spec.seed, &names, &params));
             for (seat, count, cap) in st.excess {

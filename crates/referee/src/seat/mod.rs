@@ -15,6 +15,7 @@
 //! [`Transport`]; the sandbox's guarantees stay with the processes they wrap.
 
 pub mod client;
+pub mod daide;
 pub mod pipe;
 pub mod tcp;
 pub mod ws;

@@ -380,6 +380,9 @@ impl GeisterDriver {
                     launch(|a| client_argv(argv, a), &sandbox, ports[seat], &label)
                         .map(|(client, q)| waiting(slot, q, Some(client), linger))
                 }
+                SeatSpec::Daide(_) => {
+                    return Err(crate::driver::daide_unsupported("geister", seat))
+                }
             };
             let (transport, what) = match s {
                 SeatSpec::Builtin(_) => ("builtin", "bot"),

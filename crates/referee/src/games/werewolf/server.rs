@@ -153,6 +153,7 @@ pub async fn seat_match(
                 Some(q) => seat_one(q, None, cfg, k).await,
                 None => unreachable!("a listener exists whenever a tcp seat does"),
             },
+            SeatSpec::Daide(_) => return Err(crate::driver::daide_unsupported("werewolf", i)),
             SeatSpec::Cmd(_) => {
                 return Err(RefereeError::UnsupportedSeat {
                     game: "werewolf".into(),

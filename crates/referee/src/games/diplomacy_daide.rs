@@ -1,0 +1,259 @@
+//! The DAIDE seats of a Diplomacy match (`daide`, `daide-cmd:`): what each is told when, and
+//! the driver's own copy of each one's conversation.
+//!
+//! Every phase, every DAIDE seat still connected is sent the `ORD` results of every unit of
+//! every power for each phase adjudicated since its last message, `SCO` when a Fall turn has
+//! updated the centres, `CCD` for each power newly in civil disorder, and `NOW` (the first phase
+//! starts with `HLO` and `SCO` instead of results). A seat whose power orders now is asked (its
+//! request waits for orders); the others are only told. At the end: the last results, `SCO`,
+//! `NOW`, `SLO` or `DRW`, `SMR` and `OFF`. Each message and each frame the client sent is
+//! recorded in a `daide` replay event (readable); the seat record keeps the client's frames
+//! with their arrival times, from which a re-run derives the same conversation.
+
+use kakehiki_core::SeatSpec;
+use kakehiki_diplomacy::daide::message::{Hello, SmrEntry, Variant};
+use kakehiki_diplomacy::daide::server::{Request, Session};
+use kakehiki_diplomacy::daide::{names, orders, Message, Token};
+use kakehiki_diplomacy::wire::Params;
+use kakehiki_diplomacy::{
+    order::parse_order, standard, Board, DiplomacyGame, EndReason, PhaseRecord, Power, Season,
+};
+use serde_json::{json, Value};
+
+/// The driver's side of the match's DAIDE seats.
+pub(crate) struct DaideSeats {
+    sessions: Vec<Option<Session>>,
+    /// Each seat has had its `HLO`.
+    hello: [bool; 7],
+    /// `ccd[seat][power]`: the seat was told the power is in civil disorder.
+    ccd: [[bool; 7]; 7],
+    /// The results (and `SCO`) of the last step.
+    step: Vec<Message>,
+    /// The position before the step being played.
+    before: Board,
+    seed: u64,
+    params: Params,
+    /// The year each power was eliminated.
+    out: [Option<i16>; 7],
+}
+
+fn secs(ms: u64) -> Option<i16> {
+    Some(ms.div_ceil(1000).min(8191) as i16)
+}
+
+impl DaideSeats {
+    /// The DAIDE seats among `seats` (spec strings, as the replay header keeps them).
+    pub fn new(seats: &[String], params: Params, seed: u64) -> DaideSeats {
+        let sessions = seats
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                matches!(s.parse::<SeatSpec>(), Ok(SeatSpec::Daide(_)))
+                    .then(|| Session::new(Power(i as u8), params.rules.draw_votes))
+            })
+            .collect();
+        DaideSeats {
+            sessions,
+            hello: [false; 7],
+            ccd: [[false; 7]; 7],
+            step: Vec::new(),
+            before: Board::standard_start(),
+            seed,
+            params,
+            out: [None; 7],
+        }
+    }
+
+    /// Whether `p`'s seat speaks DAIDE.
+    pub fn is_daide(&self, p: Power) -> bool {
+        matches!(self.sessions.get(p.index()), Some(Some(_)))
+    }
+
+    /// The DAIDE powers.
+    pub fn powers(&self) -> Vec<Power> {
+        Power::ALL
+            .into_iter()
+            .filter(|&p| self.is_daide(p))
+            .collect()
+    }
+
+    /// The driver's copy of `p`'s conversation.
+    pub fn session(&mut self, p: Power) -> Option<&mut Session> {
+        self.sessions.get_mut(p.index()).and_then(Option::as_mut)
+    }
+
+    /// The handshake request.
+    pub fn handshake(&self) -> Request {
+        Request {
+            expect: kakehiki_diplomacy::daide::server::Expect::Handshake,
+            limit_ms: self.params.limits.start_ms,
+            send: Vec::new(),
+        }
+    }
+
+    fn passcode(&self, p: Power) -> i16 {
+        let mix = self
+            .seed
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .wrapping_add(u64::from(p.0) * 0x2545_F491);
+        (100 + (mix >> 40) % 8000) as i16
+    }
+
+    /// Before the engine adjudicates: the position the orders are given in.
+    pub fn before_step(&mut self, game: &DiplomacyGame) {
+        if !self.sessions.iter().any(Option::is_some) {
+            return;
+        }
+        self.before = game.board().clone();
+    }
+
+    /// After the engine adjudicated `records`: their `ORD` results, and `SCO` if a Fall turn
+    /// ended; eliminations are dated.
+    pub fn after_step(&mut self, game: &DiplomacyGame, records: &[PhaseRecord]) {
+        if !self.sessions.iter().any(Option::is_some) {
+            return;
+        }
+        let map = standard();
+        self.step.clear();
+        let mut board = self.before.clone();
+        for r in records {
+            let typed: Vec<_> = r
+                .orders
+                .iter()
+                .filter_map(|(p, o)| parse_order(map, o).ok().map(|o| (*p, o)))
+                .collect();
+            let (lines, after) = orders::ord_lines(map, &board, &typed);
+            let turn = names::turn(r.phase);
+            self.step
+                .extend(lines.into_iter().map(|(o, res)| Message::Ord(turn, o, res)));
+            board = after;
+        }
+        let fall_over = records.iter().any(|r| r.phase.season == Season::Fall)
+            && game.board().phase.season != Season::Fall;
+        if fall_over {
+            self.step.push(self.sco(game));
+        }
+        let year = records.last().map_or(0, |r| r.phase.year);
+        for p in Power::ALL {
+            if game.is_eliminated(p) && self.out[p.index()].is_none() {
+                self.out[p.index()] = Some(year.min(8191) as i16);
+            }
+        }
+    }
+
+    fn sco(&self, game: &DiplomacyGame) -> Message {
+        Message::Sco(Some(names::sco(standard(), game.board())))
+    }
+
+    fn now(&self, game: &DiplomacyGame) -> Message {
+        let b = game.board();
+        Message::Now(Some((
+            names::turn(b.phase),
+            names::now_units(standard(), b),
+        )))
+    }
+
+    /// What `p`'s seat is sent as a phase begins.
+    pub fn update(&mut self, p: Power, game: &DiplomacyGame) -> Vec<Message> {
+        let mut v = Vec::new();
+        if !self.hello[p.index()] {
+            self.hello[p.index()] = true;
+            let l = &self.params.limits;
+            let tok = |n: &str| Token::named(n).unwrap_or(Token(0x4903));
+            let variant = |n: &str, value| Variant {
+                param: tok(n),
+                value,
+            };
+            v.push(Message::Hlo(Some(Hello {
+                power: p,
+                passcode: self.passcode(p),
+                variants: vec![
+                    variant("LVL", Some(0)),
+                    variant("MTL", secs(l.movement_ms)),
+                    variant("RTL", secs(l.retreat_ms)),
+                    variant("BTL", secs(l.adjustment_ms)),
+                ],
+            })));
+            v.push(self.sco(game));
+        } else {
+            v.extend(self.step.iter().cloned());
+        }
+        for q in game.civil_disorder_powers() {
+            if q != p && !std::mem::replace(&mut self.ccd[p.index()][q.index()], true) {
+                v.push(Message::Ccd(q));
+            }
+        }
+        v.push(self.now(game));
+        v
+    }
+
+    /// What `p`'s seat is sent when the game is over (`names`: every seat's player name).
+    pub fn ending(
+        &mut self,
+        p: Power,
+        game: &DiplomacyGame,
+        seat_names: &[String],
+    ) -> Vec<Message> {
+        let told = self.hello[p.index()];
+        let mut v = self.update(p, game);
+        if told && self.step.is_empty() {
+            // Nothing was adjudicated since the last NOW (a draw voted before the phase): the
+            // position the client has is the final one.
+            v.retain(|m| !matches!(m, Message::Now(_)));
+        }
+        v.push(match game.end_reason() {
+            Some(EndReason::Solo(w)) => Message::Slo(w),
+            _ => Message::Drw(Vec::new()),
+        });
+        let last = game
+            .history()
+            .last()
+            .map_or(game.board().phase, |r| r.phase);
+        let entries = Power::ALL
+            .into_iter()
+            .map(|q| {
+                let (name, version) = match self.session(q).and_then(|s| s.name().cloned()) {
+                    Some(nv) => nv,
+                    None => (
+                        seat_names.get(q.index()).cloned().unwrap_or_default(),
+                        String::new(),
+                    ),
+                };
+                SmrEntry {
+                    power: q,
+                    name: ascii(&name),
+                    version: ascii(&version),
+                    centres: game.centers(q) as i16,
+                    eliminated: self.out[q.index()],
+                }
+            })
+            .collect();
+        v.push(Message::Smr(Some((names::turn(last), entries))));
+        v.push(Message::Off);
+        v
+    }
+
+    /// The replay event of `p`'s conversation since the last one (`None` when nothing was said).
+    pub fn event(&mut self, p: Power, at: &str) -> Option<Value> {
+        let lines: Vec<String> = self
+            .session(p)?
+            .take_lines()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        (!lines.is_empty()).then(|| {
+            json!({"event": "daide", "seat": p.index(), "power": p.name(), "at": at, "lines": lines})
+        })
+    }
+}
+
+/// Text as DAIDE carries it: printable ASCII, without the quote.
+fn ascii(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            ' '..='~' if c != '\'' => c,
+            _ => '?',
+        })
+        .take(200)
+        .collect()
+}
