@@ -146,28 +146,34 @@ fn check(game: &str, spec: &str) {
     );
 }
 
-/// Every reply line a replay records (`raw`, `line`, `reply`), in order.
-fn replies(replay: &Path) -> Vec<Value> {
-    fn walk(v: &Value, out: &mut Vec<Value>) {
+/// Every reply line a replay records (`raw`, `line`, `reply`), seat by seat (the seat of the
+/// nearest enclosing object that names one), each seat's in order. Two seats that answer at the
+/// same moment (a built-in bot and a process, Geister's placements) may be recorded in either
+/// order: that interleaving is the machine's timing, not the seed's.
+fn replies(replay: &Path) -> Vec<(Option<u64>, Value)> {
+    fn walk(v: &Value, seat: Option<u64>, out: &mut Vec<(Option<u64>, Value)>) {
         match v {
             Value::Object(m) => {
+                let seat = m.get("seat").and_then(Value::as_u64).or(seat);
                 for (k, v) in m {
                     if matches!(k.as_str(), "raw" | "line" | "reply") {
-                        out.push(v.clone());
+                        out.push((seat, v.clone()));
                     } else {
-                        walk(v, out);
+                        walk(v, seat, out);
                     }
                 }
             }
-            Value::Array(a) => a.iter().for_each(|v| walk(v, out)),
+            Value::Array(a) => a.iter().for_each(|v| walk(v, seat, out)),
             _ => {}
         }
     }
     let text = std::fs::read_to_string(replay).unwrap();
     let mut out = Vec::new();
     for line in text.lines() {
-        walk(&serde_json::from_str(line).unwrap(), &mut out);
+        walk(&serde_json::from_str(line).unwrap(), None, &mut out);
     }
+    // Stable: each seat's replies keep their order.
+    out.sort_by_key(|(seat, _)| *seat);
     out
 }
 
