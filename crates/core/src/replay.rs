@@ -42,6 +42,11 @@ pub enum ReplayError {
     Shape { line: usize, message: String },
 }
 
+/// One event serialised as a replay line (compact JSON, no newline), made by
+/// [`ReplayLog::line_of`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventLine(String);
+
 /// An in-memory replay: its lines, in order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReplayLog {
@@ -56,13 +61,24 @@ impl ReplayLog {
     /// Append one event. Events are plain serialisable values; serialisation of our own types
     /// cannot fail, so a failure is a programming error reported as a JSON string line.
     pub fn push<T: Serialize>(&mut self, event: &T) {
-        let line = serde_json::to_string(event).unwrap_or_else(|e| {
+        self.push_line(Self::line_of(event));
+    }
+
+    /// The line [`ReplayLog::push`] would append for `event`, serialised ahead of time (e.g.
+    /// while other seats are still thinking) and appended in order with
+    /// [`ReplayLog::push_line`].
+    pub fn line_of<T: Serialize>(event: &T) -> EventLine {
+        EventLine(serde_json::to_string(event).unwrap_or_else(|e| {
             format!(
                 "{{\"event\":\"unserialisable\",\"error\":{:?}}}",
                 e.to_string()
             )
-        });
-        self.lines.push(line);
+        }))
+    }
+
+    /// Append a line made by [`ReplayLog::line_of`].
+    pub fn push_line(&mut self, line: EventLine) {
+        self.lines.push(line.0);
     }
 
     pub fn lines(&self) -> &[String] {

@@ -230,6 +230,7 @@ fn bench(c: &mut Criterion) {
     // The floors run between the referee's matches, so machine noise hits all three alike.
     let (mut floor, mut async_floor_turns) = (Duration::ZERO, Duration::ZERO);
     let mut referee_turns = Duration::ZERO;
+    let mut profiles = Vec::with_capacity(200);
     for seed in 0..200 {
         floor += blocking_floor(&bot, seed);
         async_floor_turns += runtime.block_on(async_floor(&bot, seed));
@@ -251,6 +252,7 @@ fn bench(c: &mut Criterion) {
         referee_turns += profile.wall - profile.startup - profile.shutdown;
         overhead_sum += overhead(&profile);
         per_turn_seat.extend(per_turn_per_seat(&profile));
+        profiles.push(profile);
     }
     println!("breakdown: startup {startup:?}, turns {turns:?} (waiting {waiting:?}), shutdown {shutdown:?}");
     println!(
@@ -267,6 +269,21 @@ fn bench(c: &mut Criterion) {
         "the referee's time beyond the blocking loop: {:.2}% of its wall time; beyond the tokio loop: {:.2}%",
         share(referee_turns.as_secs_f64() - floor.as_secs_f64()),
         share(referee_turns.as_secs_f64() - async_floor_turns.as_secs_f64())
+    );
+    let mut before: Vec<Duration> = Vec::new();
+    let mut after: Vec<Duration> = Vec::new();
+    for p in &profiles {
+        before.extend(p.turns.iter().map(|t| t.before));
+        after.extend(p.turns.iter().map(|t| t.after));
+    }
+    before.sort();
+    after.sort();
+    println!(
+        "in the turns, before the first block is written: {:?} (median per turn {:?}); after the last reply: {:?} (median {:?})",
+        before.iter().sum::<Duration>(),
+        before[before.len() / 2],
+        after.iter().sum::<Duration>(),
+        after[after.len() / 2]
     );
     per_turn_seat.sort();
     let median = per_turn_seat[per_turn_seat.len() / 2];

@@ -152,9 +152,9 @@ impl Bench {
             .block_on(async move {
                 tokio::spawn(async move {
                     let start = Instant::now();
-                    let ran = run_game(Table::new(seats, ReplayLog::new()), g).await;
+                    let mut ran = run_game(Table::new(seats, ReplayLog::new()), g).await;
                     let wall = start.elapsed();
-                    let log = ran.seats.log.clone();
+                    let log = ran.seats.log().clone();
                     ran.seats.finish(Duration::ZERO).await;
                     (wall, log)
                 })

@@ -82,7 +82,7 @@ fn run(c: &mut Criterion, label: &str, rt: tokio::runtime::Runtime) {
                 roster.ledger.timings.clear();
                 roster.ledger.errors.clear();
                 let start = Instant::now();
-                table.log =
+                *table.log() =
                     game_header("aiwolf-0.6", u64::from(game), &roster, &Default::default());
                 rt.block_on(run_game(
                     game,

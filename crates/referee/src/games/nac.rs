@@ -20,7 +20,7 @@ use tokio::time::Instant;
 
 use crate::driver::{check_format, BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
 use crate::seat::pipe::{start_seats, WRITE_FAILED};
-use crate::seat::{Ask, Seat, Table, NO_TERMINATOR};
+use crate::seat::{Answer, Ask, Seat, Table, NO_TERMINATOR};
 
 pub use kakehiki_nac::record::Limits;
 
@@ -62,11 +62,16 @@ pub struct Profile {
     pub turn_cpu: Duration,
 }
 
-/// One turn's wall time, and the part of it spent waiting for the slowest seat.
+/// One turn's wall time, and the part of it spent waiting for the bots: from its first block
+/// written to its last reply received.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TurnProfile {
     pub wall: Duration,
     pub waited: Duration,
+    /// From the turn's start to its first block written.
+    pub before: Duration,
+    /// From its last reply received to the turn's end.
+    pub after: Duration,
 }
 
 fn thread_cpu() -> Duration {
@@ -193,36 +198,50 @@ impl<'p> Game<'p> {
     }
 
     /// One turn: every live seat's block at once, each reply parsed into picks as it comes.
-    async fn turn(&mut self) {
+    /// When profiled: the last reply's arrival.
+    async fn turn(&mut self, turn_start: Instant) -> Option<Instant> {
         let t = self.state.turn();
         self.table.turn = t;
         let at = format!("turn {t}");
         let limit = Duration::from_millis(self.limits.turn_ms);
         let mut asks = Vec::with_capacity(NUM_SEATS);
+        // The streams as they were, for a seat whose block turns out not to be written.
+        let before = self.streams.clone();
         for seat in (0..NUM_SEATS).filter(|&s| self.alive[s]) {
             let mut block = String::with_capacity(256);
             self.state.write_message(seat, &mut block);
+            self.streams[seat].0.update(&block);
+            self.streams[seat].1 += block.len() as u64;
             let mut ask = Ask::new(seat, at.clone(), TURN_KIND, block.into_bytes(), limit);
             ask.unterminated_is_reply = true;
             asks.push(ask);
         }
-        let blocks: Vec<(usize, Vec<u8>)> = asks.iter().map(|a| (a.seat, a.msg.clone())).collect();
+        let seats: Vec<usize> = asks.iter().map(|a| a.seat).collect();
         let (state, bots) = (&self.state, &mut self.bots);
         let builtin = |seat: usize, _: &Ask| match bots.get_mut(seat) {
             Some(Some(bot)) => reply_line(&bot.pick(&state.view(seat))).into_bytes(),
             _ => Vec::new(),
         };
-        let answers = self.table.ask(asks, builtin).await;
-        let n = self.state.picks_needed();
+        let (n, targets) = (state.picks_needed(), state.params().targets);
+        // Each reply is parsed as it comes, while the other bots still think.
+        let parse = |_: &Ask, a: &Answer| {
+            let raw = a.reply()?;
+            Some(parse_received(
+                raw,
+                a.truncated,
+                a.says(NO_TERMINATOR),
+                n,
+                targets,
+            ))
+        };
+        let answers = self.table.ask_each(asks, builtin, parse).await;
         let mut moves: Vec<MoveEvent> = (0..NUM_SEATS).map(|s| MoveEvent::dead(s, n)).collect();
         let mut deaths = Vec::new();
-        let mut waited = 0;
-        for ((seat, block), a) in blocks.into_iter().zip(&answers) {
-            waited = waited.max(a.time_us.unwrap_or(0));
+        let span = self.table.span();
+        for (seat, (a, parsed)) in seats.into_iter().zip(answers) {
             // A block that could not be written is not part of the seat's stream.
-            if !(a.outcome == ExchangeOutcome::Crash && a.says(WRITE_FAILED)) {
-                self.streams[seat].0.update(&block);
-                self.streams[seat].1 += block.len() as u64;
+            if a.outcome == ExchangeOutcome::Crash && a.says(WRITE_FAILED) {
+                self.streams[seat] = before[seat].clone();
             }
             if let Some(first) = a.discarded.first() {
                 let more = match a.discarded.len() {
@@ -234,7 +253,7 @@ impl<'p> Game<'p> {
                     .fault(seat, &at, SeatErrorKind::UnsolicitedOutput, detail);
             }
             let mv = &mut moves[seat];
-            let Some(raw) = a.reply() else {
+            let Some(parsed) = parsed else {
                 let (status, reason) = match a.outcome {
                     ExchangeOutcome::Timeout => (MoveStatus::Timeout, "timeout"),
                     _ => (MoveStatus::Crash, "crash"),
@@ -243,8 +262,6 @@ impl<'p> Game<'p> {
                 deaths.push((seat, reason));
                 continue;
             };
-            let targets = self.state.params().targets;
-            let parsed = parse_received(raw, a.truncated, a.says(NO_TERMINATOR), n, targets);
             mv.status = MoveStatus::Ok;
             mv.picks = parsed.picks;
             mv.errors = parsed.issues;
@@ -255,7 +272,8 @@ impl<'p> Game<'p> {
         }
         let [m0, m1, m2, m3] = [0, 1, 2, 3].map(|s| &moves[s].picks);
         self.state.apply([m0, m1, m2, m3]);
-        self.table.record(&TurnEvent {
+        // Serialised while the bots think about the next turn.
+        self.table.record_later(TurnEvent {
             event: "turn".into(),
             turn: t,
             label: self.state.params().label(t).to_string(),
@@ -265,7 +283,7 @@ impl<'p> Game<'p> {
             self.death(seat, reason, None);
         }
         if let Some(&(after_turn, score24)) = self.state.scorings().last().filter(|s| s.0 == t) {
-            self.table.record(&ScoringEvent {
+            self.table.record_later(ScoringEvent {
                 event: "scoring".into(),
                 after_turn,
                 score24,
@@ -274,9 +292,16 @@ impl<'p> Game<'p> {
         if let Some(p) = self.profile.as_deref_mut() {
             p.turns.push(TurnProfile {
                 wall: Duration::ZERO,
-                waited: Duration::from_micros(waited),
+                waited: span.map_or(Duration::ZERO, |(first, last)| {
+                    last.saturating_duration_since(first)
+                }),
+                before: span.map_or(Duration::ZERO, |(first, _)| {
+                    first.saturating_duration_since(turn_start)
+                }),
+                after: Duration::ZERO,
             });
         }
+        span.map(|s| s.1)
     }
 
     /// Play the match to its end: READY, the turns, then stop the bots (§2.1) and score.
@@ -288,9 +313,11 @@ impl<'p> Game<'p> {
         let cpu_start = self.profile.as_ref().map(|_| thread_cpu());
         while !self.state.is_over() {
             let turn_start = Instant::now();
-            self.turn().await;
+            let received = self.turn(turn_start).await;
             if let Some(last) = self.profile.as_deref_mut().and_then(|p| p.turns.last_mut()) {
-                last.wall = turn_start.elapsed();
+                let end = Instant::now();
+                last.wall = end - turn_start;
+                last.after = received.map_or(Duration::ZERO, |r| end.saturating_duration_since(r));
             }
         }
         if let (Some(p), Some(c)) = (self.profile.as_deref_mut(), cpu_start) {

@@ -28,7 +28,7 @@ use futures_util::FutureExt;
 use kakehiki_core::exchange::{
     ExchangeLine, ExchangeOutcome, SeatEnd, SeatExchange, SeatRecord, SEAT_END_EVENT,
 };
-use kakehiki_core::replay::{ParsedReplay, ReplayLog};
+use kakehiki_core::replay::{EventLine, ParsedReplay, ReplayLog};
 use kakehiki_core::{MatchReport, SeatError, SeatErrorKind, SeatSpec};
 use serde::Serialize;
 use tokio::time::Instant;
@@ -66,6 +66,16 @@ impl Received {
             detail: Some(detail.into()),
         }
     }
+}
+
+/// `fut`'s output, or `None` if `deadline` passes first. A future that is ready at its first
+/// poll (a write the socket or pipe takes at once: the usual case) makes no timer.
+pub async fn by_deadline<F: std::future::Future>(deadline: Instant, fut: F) -> Option<F::Output> {
+    let mut fut = std::pin::pin!(fut);
+    if let Some(out) = fut.as_mut().now_or_never() {
+        return Some(out);
+    }
+    tokio::time::timeout_at(deadline, fut).await.ok()
 }
 
 /// How a seat's program ended: its exit and the tail of its stderr.
@@ -381,6 +391,37 @@ impl Finished {
     }
 }
 
+/// A line of the replay not yet serialised: it is, when its turn in the log comes (while the
+/// bots think, at the next [`Table::ask`], or before anything else goes to the log).
+// Most entries are exchanges: boxing them would cost an allocation per line.
+#[allow(clippy::large_enum_variant)]
+enum Later {
+    /// A driver's event ([`Table::record_later`]).
+    Event(Box<dyn FnOnce() -> EventLine + Send>),
+    /// A seat's exchange: the request and what came of it; `limit`: whether the seat had a
+    /// time to answer (a message that expects no reply has none).
+    Exchange {
+        ask: Ask,
+        answer: Answer,
+        limit: bool,
+    },
+}
+
+impl Later {
+    fn line(self) -> EventLine {
+        match self {
+            Later::Event(f) => f(),
+            Later::Exchange { ask, answer, limit } => {
+                let mut rec = Table::exchange_of(&ask, &answer);
+                if !limit {
+                    rec.limit_ms = None;
+                }
+                ReplayLog::line_of(&rec)
+            }
+        }
+    }
+}
+
 /// The event of connections closed at once on a seat's port because as many as its cap were
 /// already waiting ([`Table::excess_connections`]).
 pub const EXCESS_EVENT: &str = "excess_connections";
@@ -395,12 +436,18 @@ pub struct Table {
     /// next requests find it so at once.
     down: Vec<Option<String>>,
     errors: Vec<Vec<SeatError>>,
-    /// The replay being written: the driver pushes its own events here too.
-    pub log: ReplayLog,
+    /// The replay being written (the driver's own events go through [`Table::record`] and
+    /// [`Table::record_later`], or [`Table::log`]).
+    log: ReplayLog,
+    /// Lines not yet serialised (the seats' exchanges, the events of [`Table::record_later`]):
+    /// they go to the log before anything else does.
+    later: Vec<Later>,
     /// The turn number recorded in [`SeatError::turn`] (the driver keeps it current).
     pub turn: u32,
     /// Of a replayed table: each seat's exchanges' places in the recording (for [`Table::first`]).
     positions: Vec<Vec<usize>>,
+    /// Of the last [`Table::ask`]: its first message written and its last reply received.
+    span: Option<(Instant, Instant)>,
 }
 
 impl Table {
@@ -421,6 +468,8 @@ impl Table {
             log,
             turn: 0,
             positions: Vec::new(),
+            span: None,
+            later: Vec::new(),
         }
     }
 
@@ -484,7 +533,7 @@ impl Table {
         if count == 0 {
             return;
         }
-        self.log.push(
+        self.log().push(
             &serde_json::json!({"event": EXCESS_EVENT, "seat": seat, "count": count, "cap": cap}),
         );
         let detail = format!(
@@ -515,7 +564,23 @@ impl Table {
 
     /// Push one of the driver's own events to the replay.
     pub fn record<T: Serialize>(&mut self, event: &T) {
-        self.log.push(event);
+        self.log().push(event);
+    }
+
+    /// Record one of the driver's own events at this point of the replay, serialising it later:
+    /// during the next [`Table::ask`]'s wait for its bots (or before anything else goes to the
+    /// log). A turn's bookkeeping then costs the bots no time.
+    pub fn record_later<T: Serialize + Send + 'static>(&mut self, event: T) {
+        self.later
+            .push(Later::Event(Box::new(move || ReplayLog::line_of(&event))));
+    }
+
+    /// The replay as written so far, every event recorded before this call in it.
+    pub fn log(&mut self) -> &mut ReplayLog {
+        for later in self.later.drain(..) {
+            self.log.push_line(later.line());
+        }
+        &mut self.log
     }
 
     /// Record a fault the driver found in a reply (invalid, illegal, out of protocol).
@@ -528,6 +593,13 @@ impl Table {
                 detail: detail.into(),
             });
         }
+    }
+
+    /// Of the last [`Table::ask`]: the end of its first message written and its last reply
+    /// received, the time it waited for its live seats (`None` when no live seat was read). For
+    /// profiling the referee's own time apart from the bots'.
+    pub fn span(&self) -> Option<(Instant, Instant)> {
+        self.span
     }
 
     /// The errors recorded so far for `seat`.
@@ -553,10 +625,29 @@ impl Table {
     /// order; each is recorded.
     pub async fn ask(
         &mut self,
+        asks: Vec<Ask>,
+        builtin: impl FnMut(usize, &Ask) -> Vec<u8>,
+    ) -> Vec<Answer> {
+        self.ask_each(asks, builtin, |_, _| ())
+            .await
+            .into_iter()
+            .map(|(answer, ())| answer)
+            .collect()
+    }
+
+    /// [`Table::ask`], with `each(ask, answer)` run on every answer as soon as it is known: a
+    /// live seat's while the others still think (a driver decodes each reply there, so that
+    /// only the last one's decoding follows the last reply). Each answer comes with its result.
+    pub async fn ask_each<T>(
+        &mut self,
         mut asks: Vec<Ask>,
         mut builtin: impl FnMut(usize, &Ask) -> Vec<u8>,
-    ) -> Vec<Answer> {
+        each: impl Fn(&Ask, &Answer) -> T,
+    ) -> Vec<(Answer, T)> {
+        let each = &each;
         let mut answers: Vec<Option<Answer>> = vec![None; asks.len()];
+        // What `each` made of the live seats' answers, as they came.
+        let mut made: Vec<Option<T>> = (0..asks.len()).map(|_| None).collect();
         let mut discarded: Vec<Discarded> = vec![Discarded::default(); asks.len()];
         // Deadlines of the live seats written to: (ask index, written at, deadline).
         let mut waiting: Vec<(usize, Instant, Instant)> = Vec::new();
@@ -632,9 +723,14 @@ impl Table {
                 });
             }
         }
-        // Await the live seats, each until its own deadline.
+        // The bots think: the events recorded for later are serialised now.
+        self.log();
+        // Await the live seats, each until its own deadline. Each answer's exchange line is
+        // serialised as soon as it comes, while the other seats still think; the lines go to
+        // the log in the order of the asks.
         let mut reads = Vec::with_capacity(waiting.len());
         {
+            let asks = &asks;
             // Each live seat is read for the first of its asks (a second one in the same round
             // is not answered).
             for (seat, t) in self.seats.iter_mut().enumerate() {
@@ -643,30 +739,37 @@ impl Table {
                 else {
                     continue;
                 };
-                let accept = asks[i].accept.clone();
+                let mut discarded = std::mem::take(&mut discarded[i]);
                 reads.push(async move {
+                    let ask = &asks[i];
                     // Kept up to the number recorded, counted beyond, so a flood holds no memory.
-                    let (mut stale, mut more) = (Vec::new(), 0u64);
-                    loop {
+                    let mut stale = 0;
+                    let received = loop {
                         let r = t.read(deadline).await;
-                        match &accept {
+                        match &ask.accept {
                             Some(f)
                                 if r.outcome == ExchangeOutcome::Reply
                                     && !r.truncated
                                     && !(f.0)(&r.bytes) =>
                             {
-                                if stale.len() < DISCARDED_KEPT {
-                                    stale.push(r.bytes)
+                                if stale < DISCARDED_KEPT {
+                                    stale += 1;
+                                    discarded.units.push(r.bytes)
                                 } else {
-                                    more += 1
+                                    discarded.dropped += 1
                                 }
                             }
-                            _ => return (i, written, r, stale, more),
+                            _ => break r,
                         }
-                    }
+                    };
+                    let mut answer = answer_of(received, Some(written), ask);
+                    answer.discarded = discarded.summary();
+                    let result = each(ask, &answer);
+                    (i, answer, result)
                 });
             }
         }
+        let first_written = waiting.iter().map(|w| w.1).min();
         // One seat (the usual ask of a turn-based game) is awaited as it is.
         let read = if reads.len() == 1 {
             let one = reads.into_iter().next().expect("one read");
@@ -674,20 +777,35 @@ impl Table {
         } else {
             futures_util::future::join_all(reads).await
         };
-        for (i, written, received, stale, more) in read {
-            answers[i] = Some(answer_of(received, Some(written), &asks[i]));
-            discarded[i].units.extend(stale);
-            discarded[i].dropped += more;
+        let mut last_received = None;
+        for (i, answer, result) in read {
+            let at = waiting.iter().find(|w| w.0 == i).map(|w| w.1);
+            let came = at
+                .zip(answer.time_us)
+                .map(|(w, us)| w + Duration::from_micros(us));
+            last_received = last_received.max(came);
+            answers[i] = Some(answer);
+            made[i] = Some(result);
         }
-        let mut answers: Vec<Answer> = answers
-            .into_iter()
-            .map(|a| a.unwrap_or_else(|| Answer::not_running("asked twice in one round")))
-            .collect();
-        for ((ask, answer), discarded) in asks.iter().zip(&mut answers).zip(discarded) {
-            answer.discarded = discarded.summary();
-            self.note(ask, answer);
+        self.span = first_written.zip(last_received);
+        let mut out = Vec::with_capacity(asks.len());
+        // Recorded now, serialised while the bots think about the next request.
+        for (((ask, answer), discarded), made) in
+            asks.into_iter().zip(answers).zip(discarded).zip(made)
+        {
+            let mut answer =
+                answer.unwrap_or_else(|| Answer::not_running("asked twice in one round"));
+            let result = match made {
+                Some(result) => result,
+                None => {
+                    answer.discarded = discarded.summary();
+                    each(&ask, &answer)
+                }
+            };
+            self.note(ask, &answer, true);
+            out.push((answer, result));
         }
-        answers
+        out
     }
 
     /// The next message any of `seats` sends within the window `w` (a group chat): live seats are
@@ -728,7 +846,7 @@ impl Table {
             };
             let e = exchanges.pop_front()?;
             let answer = Answer::of_record(&e);
-            self.note(&ask(s), &answer);
+            self.note(ask(s), &answer, true);
             return Some((s, answer));
         }
         if live.is_empty() {
@@ -760,7 +878,7 @@ impl Table {
             detail: r.detail,
             discarded: Vec::new(),
         };
-        self.note(&ask(s), &answer);
+        self.note(ask(s), &answer, true);
         Some((s, answer))
     }
 
@@ -800,10 +918,7 @@ impl Table {
             }
             _ => return None,
         };
-        let mut rec = Self::exchange_of(&ask, &answer);
-        rec.limit_ms = None;
-        self.log.push(&rec);
-        self.note_error(&ask, &answer);
+        self.note(ask, &answer, false);
         Some(answer)
     }
 
@@ -824,12 +939,7 @@ impl Table {
         let w = &waits[i];
         let mut ask = w.ask();
         ask.handshake = w.timeout_not_ready && answer.outcome == ExchangeOutcome::Timeout;
-        let mut rec = Self::exchange_of(&ask, &answer);
-        if w.limit.is_none() {
-            rec.limit_ms = None;
-        }
-        self.log.push(&rec);
-        self.note_error(&ask, &answer);
+        self.note(ask, &answer, w.limit.is_some());
         Some((i, answer))
     }
 
@@ -950,11 +1060,15 @@ impl Table {
         rec
     }
 
-    /// Record one answered ask: its exchange line, and its error if the transport failed.
-    fn note(&mut self, ask: &Ask, answer: &Answer) {
-        let rec = Self::exchange_of(ask, answer);
-        self.log.push(&rec);
-        self.note_error(ask, answer);
+    /// Record one answered ask: its error if the transport failed, and its exchange line (with
+    /// the seat's time to answer when it had one), serialised later ([`Later`]).
+    fn note(&mut self, ask: Ask, answer: &Answer, limit: bool) {
+        self.note_error(&ask, answer);
+        self.later.push(Later::Exchange {
+            ask,
+            answer: answer.clone(),
+            limit,
+        });
     }
 
     fn note_error(&mut self, ask: &Ask, answer: &Answer) {
@@ -1040,7 +1154,8 @@ impl Table {
 
     /// End the match: every program is given `grace` to exit, then stopped; each one's exit and
     /// stderr are recorded as a `seat_end` line.
-    pub async fn finish(self, grace: Duration) -> Finished {
+    pub async fn finish(mut self, grace: Duration) -> Finished {
+        self.log();
         let Table {
             seats,
             errors,

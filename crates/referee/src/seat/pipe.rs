@@ -8,7 +8,7 @@ use kakehiki_core::exchange::ExchangeOutcome;
 use kakehiki_core::SeatSpec;
 use tokio::time::Instant;
 
-use super::{Ending, Received, Seat, Transport, NO_TERMINATOR};
+use super::{by_deadline, Ending, Received, Seat, Transport, NO_TERMINATOR};
 use crate::driver::{BoxFuture, RefereeError};
 
 /// How a failed write begins its detail.
@@ -63,13 +63,13 @@ pub fn start_seats(
 
 impl Pipe {
     async fn send(&mut self, bytes: &[u8], deadline: Instant) -> Result<(), Received> {
-        match tokio::time::timeout_at(deadline, self.proc.send(bytes)).await {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(Received::failure(
+        match by_deadline(deadline, self.proc.send(bytes)).await {
+            Some(Ok(())) => Ok(()),
+            Some(Err(e)) => Err(Received::failure(
                 ExchangeOutcome::Crash,
                 format!("{WRITE_FAILED}: {e}"),
             )),
-            Err(_) => Err(Received::failure(
+            None => Err(Received::failure(
                 ExchangeOutcome::Timeout,
                 "the message could not be written in time (the bot does not read its input)",
             )),

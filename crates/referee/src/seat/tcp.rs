@@ -29,7 +29,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::client::{ending, exited, poll_step, with_exit};
-use super::{Ending, Received, Transport};
+use super::{by_deadline, Ending, Received, Transport};
 use crate::accept::{CappedAcceptor, SEAT_CONN_CAP};
 use crate::driver::BoxFuture;
 
@@ -53,6 +53,24 @@ const READS_PER_DRAIN: usize = 256;
 struct Outgoing {
     bytes: Vec<u8>,
     done: Option<oneshot::Sender<Instant>>,
+}
+
+/// How [`Conn::write`] handed bytes over.
+enum Wrote {
+    /// All taken by the socket at once.
+    Now,
+    /// Queued for the writer task; the receiver (if asked for) fires once they are written.
+    Queued(Option<oneshot::Receiver<Instant>>),
+}
+
+/// When a tracked queued write completes (a receiver is always there when it was asked for).
+async fn tracked(
+    rx: Option<oneshot::Receiver<Instant>>,
+) -> Result<Instant, oneshot::error::RecvError> {
+    match rx {
+        Some(rx) => rx.await,
+        None => Ok(Instant::now()),
+    }
 }
 
 /// A live line connection.
@@ -227,20 +245,16 @@ impl Conn {
         self.dead.as_deref()
     }
 
-    /// Write `bytes`: at once if nothing is queued and the socket takes it all (returns the
-    /// time the last byte was handed over), else through the queue (`None`; `done` fires then).
-    fn write(
-        &mut self,
-        bytes: Vec<u8>,
-        done: Option<oneshot::Sender<Instant>>,
-    ) -> Result<Option<Instant>, String> {
+    /// Write `bytes`: at once if nothing is queued and the socket takes it all, else through the
+    /// queue (with `track`, a receiver that fires when the queue has written them).
+    fn write(&mut self, bytes: Vec<u8>, track: bool) -> Result<Wrote, String> {
         if let Some(d) = self.dead() {
             return Err(d.to_string());
         }
         let mut rest = bytes;
         if self.queued.load(Ordering::SeqCst) == 0 {
             match self.wr.try_write(&rest) {
-                Ok(n) if n == rest.len() => return Ok(Some(Instant::now())),
+                Ok(n) if n == rest.len() => return Ok(Wrote::Now),
                 Ok(n) => {
                     rest.drain(..n);
                 }
@@ -259,11 +273,18 @@ impl Conn {
             return Err(why);
         }
         self.queued.fetch_add(len, Ordering::SeqCst);
+        let (done, written) = match track {
+            true => {
+                let (tx, rx) = oneshot::channel();
+                (Some(tx), Some(rx))
+            }
+            false => (None, None),
+        };
         if self.writer.send(Outgoing { bytes: rest, done }).is_err() {
             self.dead = Some("write error".into());
             return Err("write error".into());
         }
-        Ok(None)
+        Ok(Wrote::Queued(written))
     }
 
     fn take_bytes(&mut self, n: usize, at: Instant) {
@@ -322,11 +343,10 @@ impl Conn {
 
     /// Write `bytes` and wait (until `deadline`) for the last byte to be handed to the socket.
     pub async fn write_by(&mut self, bytes: Vec<u8>, deadline: Instant) -> Result<(), Received> {
-        let (tx, rx) = oneshot::channel();
-        match self.write(bytes, Some(tx)) {
+        match self.write(bytes, true) {
             Err(reason) => Err(Received::failure(ExchangeOutcome::Disconnect, reason)),
-            Ok(Some(_)) => Ok(()),
-            Ok(None) => match tokio::time::timeout_at(deadline, rx).await {
+            Ok(Wrote::Now) => Ok(()),
+            Ok(Wrote::Queued(rx)) => match tokio::time::timeout_at(deadline, tracked(rx)).await {
                 Ok(Ok(_)) => Ok(()),
                 Ok(Err(_)) => {
                     self.dead = Some("write error".into());
@@ -346,7 +366,7 @@ impl Conn {
     /// Queue `bytes` without waiting for them to be written; an error if the connection is
     /// (now) dead.
     pub fn send(&mut self, bytes: Vec<u8>) -> Result<(), String> {
-        self.write(bytes, None).map(|_| ())
+        self.write(bytes, false).map(|_| ())
     }
 
     /// Lines that arrived while no reply was outstanding, taken out of the way.
@@ -376,8 +396,8 @@ impl Conn {
                 self.dead = Some(reason.clone());
                 return Received::failure(ExchangeOutcome::Disconnect, reason);
             }
-            match tokio::time::timeout_at(deadline, self.rd.read(&mut self.buf)).await {
-                Err(_) => {
+            match by_deadline(deadline, self.rd.read(&mut self.buf)).await {
+                None => {
                     return Received {
                         outcome: ExchangeOutcome::Timeout,
                         bytes: self.split.cur.clone(),
@@ -386,9 +406,9 @@ impl Conn {
                         detail: None,
                     }
                 }
-                Ok(Ok(0)) => self.on_eof("connection closed by the client (EOF)".into(), false),
-                Ok(Ok(n)) => self.take_bytes(n, Instant::now()),
-                Ok(Err(e)) => self.on_eof(format!("read error: {e}"), true),
+                Some(Ok(0)) => self.on_eof("connection closed by the client (EOF)".into(), false),
+                Some(Ok(n)) => self.take_bytes(n, Instant::now()),
+                Some(Err(e)) => self.on_eof(format!("read error: {e}"), true),
             }
         }
     }
@@ -398,9 +418,8 @@ impl Conn {
         if self.queued.load(Ordering::SeqCst) == 0 {
             return;
         }
-        let (tx, rx) = oneshot::channel();
-        if let Ok(None) = self.write(Vec::new(), Some(tx)) {
-            let _ = tokio::time::timeout(wait, rx).await;
+        if let Ok(Wrote::Queued(rx)) = self.write(Vec::new(), true) {
+            let _ = tokio::time::timeout(wait, tracked(rx)).await;
         }
     }
 }

@@ -513,32 +513,18 @@ impl Transport for WsSeat {
             // The drivers write text; only a non-UTF-8 message pays for a lossy conversion.
             let text = String::from_utf8(bytes)
                 .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-            let send = ws.send(Message::Text(text));
-            tokio::pin!(send);
-            // A write that completes at once (the usual case) makes no timer.
-            let first = std::future::poll_fn(|cx| {
-                std::task::Poll::Ready(std::future::Future::poll(send.as_mut(), cx))
-            });
-            let sent = match first.await {
-                std::task::Poll::Ready(r) => Ok(r),
-                std::task::Poll::Pending => tokio::select! {
-                    biased;
-                    r = &mut send => Ok(r),
-                    _ = tokio::time::sleep_until(deadline) => Err(()),
-                },
-            };
-            match sent {
-                Ok(Ok(())) => {
+            match super::by_deadline(deadline, ws.send(Message::Text(text))).await {
+                Some(Ok(())) => {
                     self.written_at = self.clock.as_ref().map(|_| Instant::now());
                     Ok(())
                 }
-                Ok(Err(e)) => {
+                Some(Err(e)) => {
                     let why = format!("send failed: {e}");
                     self.ws = None;
                     self.gone = Some(why.clone());
                     Err(Received::failure(ExchangeOutcome::Disconnect, why))
                 }
-                Err(_) => Err(Received::failure(
+                None => Err(Received::failure(
                     ExchangeOutcome::Timeout,
                     "the message could not be written in time (the agent does not read)",
                 )),

@@ -152,12 +152,12 @@ impl Flow {
         // The header first, with the peers the connections came from.
         let mut log = ReplayLog::new();
         log.push(&self.head);
-        for l in std::mem::take(&mut self.table.log).lines() {
+        for l in std::mem::take(self.table.log()).lines() {
             if let Ok(e) = serde_json::from_str::<SeatExchange>(l) {
                 log.push(&e);
             }
         }
-        self.table.log = log;
+        *self.table.log() = log;
         let mut outs = Vec::new();
         for s in (0..2).filter(|s| !faults.iter().any(|f| f.0 == *s)) {
             outs.extend(self.session.assign(s, 0));

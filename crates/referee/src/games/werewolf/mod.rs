@@ -650,7 +650,7 @@ mod tests {
         );
         run_game(0, 1, &cfg, &mut table, &mut roster).await.unwrap();
         assert!(roster.ledger.owes(1));
-        table.log = game_header("aiwolf-0.6", 2, &roster, &BTreeMap::new());
+        *table.log() = game_header("aiwolf-0.6", 2, &roster, &BTreeMap::new());
         run_game(1, 2, &cfg, &mut table, &mut roster).await.unwrap();
         let kinds: Vec<(u32, &str)> = roster
             .ledger
@@ -671,7 +671,7 @@ mod tests {
             "{role:?}"
         );
         // Game 1's replay says a reply was owed, and re-runs to the same bytes.
-        let text = table.log.to_text();
+        let text = table.log().to_text();
         assert!(
             text.lines()
                 .next()

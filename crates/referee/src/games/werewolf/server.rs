@@ -352,11 +352,11 @@ pub async fn serve_set(listener: TcpListener, set: &SetConfig) -> Result<SetResu
         }
         let before: Vec<Counts> = roster.ledger.counts.clone();
         let seed = seeds.next().unwrap_or(u64::from(game));
-        table.log = game_header(rules, seed, &roster, &replay_opts);
+        *table.log() = game_header(rules, seed, &roster, &replay_opts);
         let out = run_game(game, seed, &cfg, &mut table, &mut roster).await?;
         if let Some(dir) = &set.out_dir {
             write_game_log(dir, &format!("{game:03}.log"), &out)?;
-            let replay = std::mem::take(&mut table.log);
+            let replay = std::mem::take(table.log());
             kakehiki_core::private_files::write(
                 &dir.join(format!("{game:03}.replay.jsonl")),
                 replay.to_text(),
@@ -377,7 +377,7 @@ pub async fn serve_set(listener: TcpListener, set: &SetConfig) -> Result<SetResu
         games.push(result);
     }
     acceptor.abort();
-    table.log = ReplayLog::new();
+    *table.log() = ReplayLog::new();
     table.finish(Duration::from_secs(1)).await;
     let excess_connections = excess.load(std::sync::atomic::Ordering::Relaxed);
     if excess_connections > 0 {
