@@ -297,6 +297,28 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
 
 /// `serve geister`: a standing table on a port pair (spec §3.8); a replay and a compatible log
 /// per game, a summary line per game.
+/// The run seed (`--seed`; omitted, a random one, printed by the caller) and the replay
+/// directory (`--out`, else `default_out`), created, with the seed written beside the replays
+/// (`run-seed.txt`) so that `--seed` repeats the run.
+fn run_seed_and_out(args: &ServeArgs, default_out: &str) -> anyhow::Result<(u64, PathBuf)> {
+    let seed = args.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
+    });
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(default_out));
+    kakehiki_core::private_files::create_dir_all(&out)
+        .with_context(|| format!("cannot create the replay directory {}", out.display()))?;
+    let seed_file = out.join("run-seed.txt");
+    super::play::write_file_atomically(&seed_file, format!("{seed}\n").as_bytes())
+        .with_context(|| format!("cannot record the run seed in {}", seed_file.display()))?;
+    Ok((seed, out))
+}
+
 /// DAIDE's customary port (David Norman's AiServer, Parlance).
 const DAIDE_PORT: u16 = 16713;
 
@@ -329,21 +351,7 @@ fn run_diplomacy_daide(args: ServeArgs) -> anyhow::Result<u8> {
     options
         .entry("connect_ms".into())
         .or_insert_with(|| "600000".into());
-    let seed = args.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0)
-    });
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("diplomacy-games"));
-    kakehiki_core::private_files::create_dir_all(&out)
-        .with_context(|| format!("cannot create the replay directory {}", out.display()))?;
-    let seed_file = out.join("run-seed.txt");
-    super::play::write_file_atomically(&seed_file, format!("{seed}\n").as_bytes())
-        .with_context(|| format!("cannot record the run seed in {}", seed_file.display()))?;
+    let (seed, out) = run_seed_and_out(&args, "diplomacy-games")?;
     let driver = find_game("diplomacy").context("diplomacy is not registered")?;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let mut k: u64 = 0;
@@ -405,14 +413,6 @@ fn run_geister(args: ServeArgs) -> anyhow::Result<u8> {
         args.rules.clone(),
         super::play::parse_options(&args.options)?,
     )?;
-    // Omitted: a random run seed, printed and written beside the replays (run-seed.txt), so
-    // `--seed` repeats the run.
-    let seed = args.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0)
-    });
     let host = args.host.clone().unwrap_or_else(|| "127.0.0.1".into());
     crate::fd_budget::check(
         crate::fd_budget::for_matches(1, 2),
@@ -431,15 +431,7 @@ fn run_geister(args: ServeArgs) -> anyhow::Result<u8> {
                 .context("--port: seat 1 listens on the next port, past 65535")?,
         ],
     };
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("geister-games"));
-    kakehiki_core::private_files::create_dir_all(&out)
-        .with_context(|| format!("cannot create the replay directory {}", out.display()))?;
-    let seed_file = out.join("run-seed.txt");
-    super::play::write_file_atomically(&seed_file, format!("{seed}\n").as_bytes())
-        .with_context(|| format!("cannot record the run seed in {}", seed_file.display()))?;
+    let (seed, out) = run_seed_and_out(&args, "geister-games")?;
     let cfg = ServeConfig {
         rules,
         seed,
