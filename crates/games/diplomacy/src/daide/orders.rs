@@ -113,6 +113,9 @@ pub fn to_daide(
         Order::Move { unit, dest, via } => {
             let adjacent = map.army_adj(unit.prov) & crate::map::bit(dest.prov) != 0;
             let army = unit_at(board, unit.prov).is_some_and(|x| x.kind == UnitKind::Army);
+            // A convoyed move names its route; one that no fleet was ordered to convoy has
+            // none, and DAIDE has no `CTO` without a route (`VIA ( )` is no DAIDE, and
+            // DipGame's client fails on it): it is reported as the move it is.
             if army && (*via || !adjacent) {
                 let mut seas: Vec<u8> = convoys
                     .iter()
@@ -126,10 +129,11 @@ pub fn to_daide(
                     })
                     .collect();
                 seas.sort_unstable();
-                DOrder::CtoVia(own(unit), dprov(map, dest.prov), seas)
-            } else {
-                DOrder::Mto(own(unit), d(dest))
+                if !seas.is_empty() {
+                    return DOrder::CtoVia(own(unit), dprov(map, dest.prov), seas);
+                }
             }
+            DOrder::Mto(own(unit), d(dest))
         }
         Order::SupportHold { unit, target } => DOrder::SupHld(own(unit), u(target)),
         Order::SupportMove { unit, target, dest } => {
@@ -300,6 +304,22 @@ mod tests {
         }
         let via = to_order(map, &daide("(ENG AMY LVP) CTO NWY VIA (NWG)")).unwrap();
         assert_eq!(via, parse_order(map, "A LVP - NWY VIA").unwrap());
+        let eng = Power(1);
+        let fleet = (eng, parse_order(map, "F NTH C A LVP - NWY").unwrap());
+        assert_eq!(
+            to_daide(map, &b, eng, &via, std::slice::from_ref(&fleet)),
+            daide("(ENG AMY LVP) CTO NWY VIA (NTH)")
+        );
+        // No fleet convoys it: no route to name, so the move as it is (never `VIA ( )`).
+        assert_eq!(
+            to_daide(map, &b, eng, &via, &[]),
+            daide("(ENG AMY LVP) MTO NWY")
+        );
+        let by_land = parse_order(map, "A BER - PRU VIA").unwrap();
+        assert_eq!(
+            to_daide(map, &b, Power(3), &by_land, &[]),
+            daide("(GER AMY BER) MTO PRU")
+        );
         assert_eq!(
             to_order(map, &daide("(AUS AMY VIE) BLD")).unwrap(),
             parse_order(map, "A VIE B").unwrap()
