@@ -181,7 +181,7 @@ fn replies(replay: &Path) -> Vec<(Option<u64>, Value)> {
 /// same seed record the same replies.
 fn assert_reproducible(game: &str, seed: u64, args: &[String], what: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let runs: Vec<Vec<Value>> = (0..2)
+    let runs: Vec<Vec<(Option<u64>, Value)>> = (0..2)
         .map(|i| {
             let replay = dir.path().join(format!("{i}.jsonl"));
             let mut a = args.to_vec();
