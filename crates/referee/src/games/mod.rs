@@ -1,7 +1,6 @@
 //! One driver per game.
 
 pub mod diplomacy;
-mod diplomacy_daide;
 pub mod geister;
 pub mod nac;
 #[cfg(feature = "example-game")]

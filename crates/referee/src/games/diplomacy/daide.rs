@@ -10,15 +10,27 @@
 //! recorded in a `daide` replay event (readable); the seat record keeps the client's frames
 //! with their arrival times, from which a re-run derives the same conversation.
 
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use kakehiki_agent::ClientProcess;
+use tokio::net::TcpStream;
+
+use kakehiki_core::exchange::ExchangeOutcome;
 use kakehiki_core::SeatSpec;
 use kakehiki_diplomacy::daide::message::{Hello, SmrEntry, Variant};
-use kakehiki_diplomacy::daide::server::{Request, Session};
+use kakehiki_diplomacy::daide::server::{decode_inbound, Expect, Request, Session};
 use kakehiki_diplomacy::daide::{names, orders, Message, Token};
+use kakehiki_diplomacy::replay_v1::START;
 use kakehiki_diplomacy::wire::Params;
 use kakehiki_diplomacy::{
     order::parse_order, standard, Board, DiplomacyGame, EndReason, PhaseRecord, Power, Season,
 };
 use serde_json::{json, Value};
+
+use super::{Run, END_GRACE};
+use crate::seat::daide::DaideSeat;
+use crate::seat::{Answer, Ask, Seat};
 
 /// The driver's side of the match's DAIDE seats.
 pub(crate) struct DaideSeats {
@@ -35,6 +47,107 @@ pub(crate) struct DaideSeats {
     params: Params,
     /// The year each power was eliminated.
     out: [Option<i16>; 7],
+}
+
+/// The driver's side of a DAIDE seat: what it is asked and told, and what its answers amount to.
+impl Run {
+    /// The request of DAIDE seat `p`: the handshake, or its phase's messages (with the
+    /// driver's copy of its conversation hearing them, unless nothing is sent: a seat down).
+    pub(super) fn daide_ask(&mut self, p: Power, at: &str, kind: &str, limit_ms: u64) -> Ask {
+        let req = match kind {
+            START => self.daide.handshake(),
+            _ => Request {
+                expect: Expect::Orders,
+                limit_ms,
+                send: self.daide.update(p, &self.game),
+            },
+        };
+        if self.table.down(p.index()).is_none() {
+            if let Some(s) = self.daide.session(p) {
+                s.begin(&req);
+            }
+        }
+        let limit = Duration::from_millis(limit_ms);
+        let mut ask = Ask::new(p.index(), at, kind, req.encode(), limit);
+        ask.handshake = kind == START;
+        ask
+    }
+
+    /// The answer of a DAIDE seat: its frames taken by the driver's copy of its conversation
+    /// (recorded as a `daide` event), and its reply as the JSON-lines reply it amounts to (the
+    /// handshake done, or the orders accepted by the deadline with its draw vote).
+    pub(super) fn judge_daide(
+        &mut self,
+        p: Power,
+        at: &str,
+        kind: &str,
+        a: Answer,
+    ) -> Option<(String, bool)> {
+        let session = self.daide.session(p)?;
+        for (ms, raw) in decode_inbound(&a.bytes).unwrap_or_default() {
+            session.receive(&raw, ms);
+        }
+        let reply = match kind {
+            START => session.ready().then(|| json!({"ready": true})),
+            _ => {
+                let (orders, draw) = session.orders();
+                Some(json!({"orders": orders, "draw": draw}))
+            }
+        };
+        if let Some(e) = self.daide.event(p, at) {
+            self.table.record(&e);
+        }
+        match a.outcome {
+            ExchangeOutcome::Reply | ExchangeOutcome::Timeout => {
+                reply.map(|r| (r.to_string(), false))
+            }
+            _ => self.judge(p, a),
+        }
+    }
+
+    /// Send a DAIDE seat `messages` without waiting for anything (a phase in which its power
+    /// has nothing to order, the end of the game).
+    pub(super) async fn tell_daide(&mut self, p: Power, at: &str, messages: Vec<Message>) {
+        if self.table.down(p.index()).is_some() {
+            return;
+        }
+        let req = Request {
+            expect: Expect::Nothing,
+            limit_ms: END_GRACE.as_millis() as u64,
+            send: messages,
+        };
+        if let Some(s) = self.daide.session(p) {
+            s.begin(&req);
+        }
+        if let Some(e) = self.daide.event(p, at) {
+            self.table.record(&e);
+        }
+        self.table
+            .tell(p.index(), at, "daide", req.encode(), END_GRACE)
+            .await;
+    }
+}
+
+/// The seat of DAIDE power `power`: its connection, or why it has none (`None`: a `daide` seat
+/// whose client never connected stays as it was started).
+pub(super) fn seat(
+    conn: Result<(TcpStream, SocketAddr), Option<String>>,
+    client: Option<ClientProcess>,
+    power: Power,
+    votes: bool,
+    cannot: impl Fn(&dyn std::fmt::Display) -> String,
+) -> Option<Seat> {
+    Some(match (conn, client) {
+        (Ok((stream, _)), client) => {
+            Seat::Live(Box::new(DaideSeat::connected(stream, client, power, votes)))
+        }
+        (Err(why), Some(client)) => Seat::Live(Box::new(DaideSeat::unconnected(
+            Some(client),
+            power,
+            cannot(&why.unwrap_or_default()),
+        ))),
+        (Err(_), None) => return None,
+    })
 }
 
 fn secs(ms: u64) -> Option<i16> {

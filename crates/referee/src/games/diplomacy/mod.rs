@@ -6,22 +6,20 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures_util::FutureExt as _;
-use kakehiki_agent::BotProcess;
 use kakehiki_core::exchange::ExchangeOutcome;
 use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
-use kakehiki_core::{GameType, SeatErrorKind, SeatSpec};
-use kakehiki_diplomacy::daide::server::{decode_inbound, Expect, Request};
+use kakehiki_core::{GameType, SeatErrorKind};
 use kakehiki_diplomacy::replay_v1::{self, START};
-use kakehiki_diplomacy::wire::{self, Adjudicated, Params, MS};
+use kakehiki_diplomacy::wire::{self, Adjudicated, Params};
 use kakehiki_diplomacy::{BuiltinBot, DiplomacyGame, PhaseKind, Power};
 use serde_json::json;
-use tokio::time::Instant;
 
-use super::diplomacy_daide::DaideSeats;
+mod daide;
+mod seats;
+
 use crate::driver::{check_format, BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
-use crate::seat::daide::DaideSeat;
-use crate::seat::tcp::{self, Conn, ConnQueue, TcpSeat};
-use crate::seat::{pipe::Pipe, Answer, Ask, ReplyFilter, Seat, Table, SILENT_BOT};
+use crate::seat::{Answer, Ask, ReplyFilter, Table};
+use daide::DaideSeats;
 
 pub use kakehiki_diplomacy::wire::{FORMAT, FORMAT_V1, GAME_TYPE as DIPLOMACY_TYPE};
 
@@ -78,31 +76,8 @@ impl Run {
         let mut asks = Vec::new();
         for &p in powers {
             if self.daide.is_daide(p) {
-                // A DAIDE seat is asked in DAIDE: the handshake, or its phase's messages.
-                let req = match kind {
-                    START => self.daide.handshake(),
-                    _ => Request {
-                        expect: Expect::Orders,
-                        limit_ms,
-                        send: self.daide.update(p, &self.game),
-                    },
-                };
-                // The driver's copy hears what the seat is sent, unless nothing is (a seat down).
-                if self.table.down(p.index()).is_none() {
-                    if let Some(s) = self.daide.session(p) {
-                        s.begin(&req);
-                    }
-                }
                 sent.insert(p.name().to_string(), "(daide)".to_string());
-                let mut ask = Ask::new(
-                    p.index(),
-                    at,
-                    kind,
-                    req.encode(),
-                    Duration::from_millis(limit_ms),
-                );
-                ask.handshake = kind == START;
-                asks.push(ask);
+                asks.push(self.daide_ask(p, at, kind, limit_ms));
                 continue;
             }
             let (seq, m) = msg(&mut self.post, &self.game, p);
@@ -133,59 +108,6 @@ impl Run {
             })
             .collect();
         (sent, replies)
-    }
-
-    /// The answer of a DAIDE seat: its frames taken by the driver's copy of its conversation
-    /// (recorded as a `daide` event), and its reply as the JSON-lines reply it amounts to (the
-    /// handshake done, or the orders accepted by the deadline with its draw vote).
-    fn judge_daide(&mut self, p: Power, at: &str, kind: &str, a: Answer) -> Option<(String, bool)> {
-        let session = self.daide.session(p)?;
-        for (ms, raw) in decode_inbound(&a.bytes).unwrap_or_default() {
-            session.receive(&raw, ms);
-        }
-        let reply = match kind {
-            START => session.ready().then(|| json!({"ready": true})),
-            _ => {
-                let (orders, draw) = session.orders();
-                Some(json!({"orders": orders, "draw": draw}))
-            }
-        };
-        if let Some(e) = self.daide.event(p, at) {
-            self.table.record(&e);
-        }
-        match a.outcome {
-            ExchangeOutcome::Reply | ExchangeOutcome::Timeout => {
-                reply.map(|r| (r.to_string(), false))
-            }
-            _ => self.judge(p, a),
-        }
-    }
-
-    /// Send a DAIDE seat `messages` without waiting for anything (a phase in which its power
-    /// has nothing to order, the end of the game).
-    async fn tell_daide(
-        &mut self,
-        p: Power,
-        at: &str,
-        messages: Vec<kakehiki_diplomacy::daide::Message>,
-    ) {
-        if self.table.down(p.index()).is_some() {
-            return;
-        }
-        let req = Request {
-            expect: Expect::Nothing,
-            limit_ms: END_GRACE.as_millis() as u64,
-            send: messages,
-        };
-        if let Some(s) = self.daide.session(p) {
-            s.begin(&req);
-        }
-        if let Some(e) = self.daide.event(p, at) {
-            self.table.record(&e);
-        }
-        self.table
-            .tell(p.index(), at, "daide", req.encode(), END_GRACE)
-            .await;
     }
 
     /// The reply of an answer; a power whose bot crashed, exceeded a cap or left is in civil
@@ -404,139 +326,6 @@ fn header(seed: u64, seats: &[String], params: &Params) -> ReplayLog {
     log
 }
 
-/// The seats of a match: built-in bots (with their engines), processes on pipes, TCP clients
-/// (`tcp` seats share one listener and connect in seat order; each `tcp-cmd:` client has a
-/// listener of its own); and the connections closed at once on each seat's port.
-async fn start_seats(spec: &MatchSpec, params: &Params) -> Result<Started, RefereeError> {
-    let host: String = spec.option("host", "127.0.0.1".into(), "a host name or address")?;
-    let port: u16 = spec.option("port", 10000u16, "a TCP port number")?;
-    let connect_ms: u64 = spec.option("connect_ms", 10_000u64, MS)?;
-    if !(1..=600_000).contains(&connect_ms) {
-        let value = connect_ms.to_string();
-        let (key, expected) = ("connect_ms".into(), MS.into());
-        return Err(RefereeError::BadOption {
-            key,
-            value,
-            expected,
-        });
-    }
-    let mut sandbox = spec.sandbox.clone();
-    sandbox.line_cap = sandbox.line_cap.max(wire::MAX_LINE);
-    // `tcp` and `daide` seats share the one listener, taken in seat order.
-    let is_tcp = |s: &SeatSpec| matches!(s, SeatSpec::Tcp | SeatSpec::Daide(None));
-    let mut shared = match spec.seats.iter().any(is_tcp) {
-        true => Some(ConnQueue::bind(&host, port).await?),
-        false => None,
-    };
-    for (i, q) in spec
-        .seats
-        .iter()
-        .enumerate()
-        .filter_map(|(i, s)| Some((i, shared.as_ref()?)).filter(|_| is_tcp(s)))
-    {
-        spec.on_listen.notify(i, q.local_addr());
-    }
-    let cannot = |e: &dyn std::fmt::Display| format!("cannot start the bot: {e}");
-    let (mut st, mut clients) = (Started::default(), Vec::new());
-    for (i, s) in spec.seats.iter().enumerate() {
-        let cfg = sandbox.for_seat(i);
-        let seat = match s {
-            SeatSpec::Builtin(name) if name == SILENT_BOT => Ok(Seat::Silent),
-            SeatSpec::Builtin(name) => {
-                let bot = BuiltinBot::new(name, spec.seed, i).ok_or_else(|| {
-                    let expected = kakehiki_diplomacy::BUILTIN_BOTS.join(", ");
-                    let (game, name) = ("diplomacy".into(), name.clone());
-                    RefereeError::UnknownBot {
-                        game,
-                        seat: i,
-                        name,
-                        expected,
-                    }
-                })?;
-                st.bots.resize_with(i, || None);
-                st.bots.push(Some(bot));
-                Ok(Seat::Builtin)
-            }
-            SeatSpec::Cmd(argv) => {
-                BotProcess::spawn(argv, &cfg).map(|p| Seat::Live(Box::new(Pipe::new(p))))
-            }
-            SeatSpec::TcpCmd(argv) | SeatSpec::Daide(Some(argv)) => {
-                let label = format!("diplomacy seat {i}");
-                tcp::launch(|a| tcp::client_argv(argv, a), &cfg, port, &label).map(|l| {
-                    clients.push((i, l));
-                    Seat::NotStarted(String::new())
-                })
-            }
-            SeatSpec::Tcp | SeatSpec::Daide(None) => Ok(Seat::NotStarted(cannot(&format!(
-                "no client connected to {host}:{port} within {connect_ms} ms"
-            )))),
-        };
-        st.seats.push(match seat {
-            Ok(seat) => seat,
-            Err(e) => match RefereeError::host_fault(i, &e) {
-                Some(fault) => return Err(fault),
-                None => Seat::NotStarted(cannot(&e)),
-            },
-        });
-    }
-    st.bots.resize_with(spec.seats.len(), || None);
-    let deadline = Instant::now() + Duration::from_millis(connect_ms);
-    let mut clients = clients.into_iter().peekable();
-    for i in 0..spec.seats.len() {
-        let (conn, client, excess, cap) = match (clients.next_if(|(c, _)| *c == i), &mut shared) {
-            (Some((_, (mut client, mut q))), _) => {
-                let got = tcp::wait_connection(&mut q, Some(&mut client), deadline).await;
-                (got.map_err(|r| r.detail), Some(client), q.excess(), q.cap())
-            }
-            (None, Some(q)) if is_tcp(&spec.seats[i]) => {
-                let before = q.excess();
-                let got = q.next(deadline).await.ok_or(None);
-                (got, None, q.excess() - before, q.cap())
-            }
-            _ => continue,
-        };
-        st.excess.push((i, excess, cap));
-        if matches!(spec.seats[i], SeatSpec::Daide(_)) {
-            let (power, votes) = (Power(i as u8), params.rules.draw_votes);
-            st.seats[i] = match (conn, client) {
-                (Ok((stream, _)), client) => {
-                    Seat::Live(Box::new(DaideSeat::connected(stream, client, power, votes)))
-                }
-                (Err(why), Some(client)) => Seat::Live(Box::new(DaideSeat::unconnected(
-                    Some(client),
-                    power,
-                    cannot(&why.unwrap_or_default()),
-                ))),
-                (Err(_), None) => continue,
-            };
-            continue;
-        }
-        st.seats[i] = match (conn, client) {
-            (Ok((stream, _)), client) => {
-                let conn = Conn::start(stream, wire::MAX_LINE);
-                Seat::Live(Box::new(TcpSeat::connected(conn, client)))
-            }
-            (Err(why), Some(client)) => Seat::Live(Box::new(TcpSeat {
-                conn: None,
-                client: Some(client),
-                why_not: cannot(&why.unwrap_or_default()),
-            })),
-            (Err(_), None) => continue,
-        };
-    }
-    Ok(st)
-}
-
-/// The seats of a match about to start.
-#[derive(Default)]
-struct Started {
-    seats: Vec<Seat>,
-    /// The built-in bot of each built-in seat.
-    bots: Vec<Option<BuiltinBot>>,
-    /// `(seat, connections closed at once, the port's cap)`.
-    excess: Vec<(usize, u64, usize)>,
-}
-
 impl GameDriver for DiplomacyDriver {
     fn game_type(&self) -> &'static GameType {
         &DIPLOMACY_TYPE
@@ -547,7 +336,7 @@ impl GameDriver for DiplomacyDriver {
             spec.check_rules(&DIPLOMACY_TYPE)?;
             spec.check_seats(&DIPLOMACY_TYPE)?;
             let params = params_from(spec)?;
-            let st = start_seats(spec, &params).await?;
+            let st = seats::start_seats(spec, &params).await?;
             let names: Vec<String> = spec.seats.iter().map(|s| s.to_string()).collect();
             let mut table = Table::new(st.seats, header(spec.seed, &names, &params));
             for (seat, count, cap) in st.excess {
