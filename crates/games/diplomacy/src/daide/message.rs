@@ -1,6 +1,7 @@
 //! DAIDE messages as typed values: parse from tokens, format to tokens (level 0, plus the
 //! commands a level-0 server must recognise to refuse).
 
+use super::press::Press;
 use super::token::{Token, BRA, KET};
 use crate::types::{Power, UnitKind};
 
@@ -230,8 +231,13 @@ pub enum Message {
     Huh(Vec<Token>),
     /// `PRN (tokens)`.
     Prn(Vec<Token>),
-    /// A command this server does not take part in at level 0 (press `SND`, `FRM`, `ADM`,
-    /// `SVE`, `LOD`), kept whole: its tokens.
+    /// `SND [(turn)] (power ...) (press)`: press a client sends.
+    Snd(Option<Turn>, Vec<Power>, Press),
+    /// `FRM (power) (power ...) (press)`: press a client receives, with its sender and every
+    /// addressee.
+    Frm(Power, Vec<Power>, Press),
+    /// A command this server does not take part in (`ADM`, `SVE`, `LOD`; a malformed `SND`
+    /// refused at level 0), kept whole: its tokens.
     Other(Vec<Token>),
 }
 
@@ -251,7 +257,7 @@ pub enum MessageError {
     },
 }
 
-fn tok(name: &str) -> Token {
+pub(super) fn tok(name: &str) -> Token {
     Token::named(name).unwrap_or(Token(0))
 }
 
@@ -287,36 +293,36 @@ fn is_coast(t: Token) -> bool {
 
 // ---------------------------------------------------------------- formatting
 
-struct Out(Vec<Token>);
+pub(super) struct Out(pub(super) Vec<Token>);
 
 impl Out {
-    fn t(&mut self, t: Token) -> &mut Self {
+    pub(super) fn t(&mut self, t: Token) -> &mut Self {
         self.0.push(t);
         self
     }
-    fn n(&mut self, name: &str) -> &mut Self {
+    pub(super) fn n(&mut self, name: &str) -> &mut Self {
         self.t(tok(name))
     }
-    fn int(&mut self, v: i16) -> &mut Self {
+    pub(super) fn int(&mut self, v: i16) -> &mut Self {
         self.t(Token::int(v.into()).unwrap_or(Token(0)))
     }
-    fn group(&mut self, f: impl FnOnce(&mut Out)) -> &mut Self {
+    pub(super) fn group(&mut self, f: impl FnOnce(&mut Out)) -> &mut Self {
         self.0.push(BRA);
         f(self);
         self.0.push(KET);
         self
     }
-    fn text(&mut self, s: &str) -> &mut Self {
+    pub(super) fn text(&mut self, s: &str) -> &mut Self {
         self.group(|o| {
             for b in s.bytes() {
                 o.t(Token::text(b));
             }
         })
     }
-    fn prov(&mut self, p: DProv) -> &mut Self {
+    pub(super) fn prov(&mut self, p: DProv) -> &mut Self {
         self.t(Token::province(p).unwrap_or(Token(0)))
     }
-    fn loc(&mut self, l: &DLoc) -> &mut Self {
+    pub(super) fn loc(&mut self, l: &DLoc) -> &mut Self {
         match l.coast {
             None => self.prov(l.prov),
             Some(c) => self.group(|o| {
@@ -324,24 +330,24 @@ impl Out {
             }),
         }
     }
-    fn unit_inner(&mut self, u: &DUnit) -> &mut Self {
+    pub(super) fn unit_inner(&mut self, u: &DUnit) -> &mut Self {
         self.t(power_token(u.power)).n(match u.kind {
             UnitKind::Army => "AMY",
             UnitKind::Fleet => "FLT",
         });
         self.loc(&u.loc)
     }
-    fn unit(&mut self, u: &DUnit) -> &mut Self {
+    pub(super) fn unit(&mut self, u: &DUnit) -> &mut Self {
         self.group(|o| {
             o.unit_inner(u);
         })
     }
-    fn turn(&mut self, t: &Turn) -> &mut Self {
+    pub(super) fn turn(&mut self, t: &Turn) -> &mut Self {
         self.group(|o| {
             o.t(season_token(t.season)).int(t.year);
         })
     }
-    fn placed(&mut self, p: &Placed) -> &mut Self {
+    pub(super) fn placed(&mut self, p: &Placed) -> &mut Self {
         self.group(|o| {
             o.unit_inner(&p.unit);
             if let Some(r) = &p.retreat {
@@ -353,7 +359,7 @@ impl Out {
             }
         })
     }
-    fn order_inner(&mut self, ord: &DOrder) -> &mut Self {
+    pub(super) fn order_inner(&mut self, ord: &DOrder) -> &mut Self {
         match ord {
             DOrder::Hld(u) => self.unit(u).n("HLD"),
             DOrder::Mto(u, l) => self.unit(u).n("MTO").loc(l),
@@ -372,12 +378,12 @@ impl Out {
             DOrder::Wve(p) => self.t(power_token(*p)).n("WVE"),
         }
     }
-    fn order(&mut self, ord: &DOrder) -> &mut Self {
+    pub(super) fn order(&mut self, ord: &DOrder) -> &mut Self {
         self.group(|o| {
             o.order_inner(ord);
         })
     }
-    fn owned(&mut self, list: &[(Option<Power>, Vec<DProv>)]) -> &mut Self {
+    pub(super) fn owned(&mut self, list: &[(Option<Power>, Vec<DProv>)]) -> &mut Self {
         for (p, provs) in list {
             self.group(|o| {
                 match p {
@@ -391,7 +397,7 @@ impl Out {
         }
         self
     }
-    fn message(&mut self, m: &Message) -> &mut Self {
+    pub(super) fn message(&mut self, m: &Message) -> &mut Self {
         match m {
             Message::Nme(n, v) => self.n("NME").text(n).text(v),
             Message::Obs(None) => self.n("OBS"),
@@ -562,6 +568,22 @@ impl Out {
             Message::Prn(ts) => self.n("PRN").group(|o| {
                 o.0.extend_from_slice(ts);
             }),
+            Message::Snd(turn, to, p) => {
+                self.n("SND");
+                if let Some(t) = turn {
+                    self.turn(t);
+                }
+                self.powers_group(to).group(|o| {
+                    o.press(p);
+                })
+            }
+            Message::Frm(from, to, p) => self
+                .n("FRM")
+                .powers_group(&[*from])
+                .powers_group(to)
+                .group(|o| {
+                    o.press(p);
+                }),
             Message::Other(ts) => {
                 self.0.extend_from_slice(ts);
                 self
@@ -619,41 +641,41 @@ impl Message {
 
 // ---------------------------------------------------------------- parsing
 
-struct Cursor<'a> {
-    t: &'a [Token],
-    i: usize,
+pub(super) struct Cursor<'a> {
+    pub(super) t: &'a [Token],
+    pub(super) i: usize,
 }
 
-type R<T> = Result<T, MessageError>;
+pub(super) type R<T> = Result<T, MessageError>;
 
 impl Cursor<'_> {
-    fn err<T>(&self, expected: &'static str) -> R<T> {
+    pub(super) fn err<T>(&self, expected: &'static str) -> R<T> {
         Err(MessageError::Syntax {
             index: self.i,
             expected,
         })
     }
-    fn peek(&self) -> Option<Token> {
+    pub(super) fn peek(&self) -> Option<Token> {
         self.t.get(self.i).copied()
     }
-    fn next(&mut self) -> Option<Token> {
+    pub(super) fn next(&mut self) -> Option<Token> {
         let t = self.peek();
         if t.is_some() {
             self.i += 1;
         }
         t
     }
-    fn at_end(&self) -> bool {
+    pub(super) fn at_end(&self) -> bool {
         self.i >= self.t.len()
     }
-    fn end(&self) -> R<()> {
+    pub(super) fn end(&self) -> R<()> {
         if self.at_end() {
             Ok(())
         } else {
             self.err("the end of the message")
         }
     }
-    fn eat(&mut self, t: Token) -> bool {
+    pub(super) fn eat(&mut self, t: Token) -> bool {
         if self.peek() == Some(t) {
             self.i += 1;
             true
@@ -661,26 +683,26 @@ impl Cursor<'_> {
             false
         }
     }
-    fn expect(&mut self, t: Token, what: &'static str) -> R<()> {
+    pub(super) fn expect(&mut self, t: Token, what: &'static str) -> R<()> {
         if self.eat(t) {
             Ok(())
         } else {
             self.err(what)
         }
     }
-    fn open(&mut self) -> R<()> {
+    pub(super) fn open(&mut self) -> R<()> {
         self.expect(BRA, "(")
     }
-    fn close(&mut self) -> R<()> {
+    pub(super) fn close(&mut self) -> R<()> {
         self.expect(KET, ")")
     }
-    fn grouped<T>(&mut self, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
+    pub(super) fn grouped<T>(&mut self, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
         self.open()?;
         let v = f(self)?;
         self.close()?;
         Ok(v)
     }
-    fn text(&mut self) -> R<String> {
+    pub(super) fn text(&mut self) -> R<String> {
         self.grouped(|c| {
             let mut s = String::new();
             while let Some(t) = c.peek().filter(|t| t.is_text()) {
@@ -691,7 +713,7 @@ impl Cursor<'_> {
         })
     }
     /// The next token as `f` reads it, if it does.
-    fn take<T>(&mut self, f: impl Fn(Token) -> Option<T>, what: &'static str) -> R<T> {
+    pub(super) fn take<T>(&mut self, f: impl Fn(Token) -> Option<T>, what: &'static str) -> R<T> {
         match self.peek().and_then(f) {
             Some(v) => {
                 self.i += 1;
@@ -700,24 +722,24 @@ impl Cursor<'_> {
             None => self.err(what),
         }
     }
-    fn int(&mut self) -> R<i16> {
+    pub(super) fn int(&mut self) -> R<i16> {
         self.take(Token::as_int, "a number")
     }
-    fn power(&mut self) -> R<Power> {
+    pub(super) fn power(&mut self) -> R<Power> {
         self.take(power_of, "a power")
     }
-    fn prov(&mut self) -> R<DProv> {
+    pub(super) fn prov(&mut self) -> R<DProv> {
         self.take(Token::province_number, "a province")
     }
     /// Provinces up to the closing bracket.
-    fn provs(&mut self) -> R<Vec<DProv>> {
+    pub(super) fn provs(&mut self) -> R<Vec<DProv>> {
         let mut v = Vec::new();
         while self.peek() != Some(KET) {
             v.push(self.prov()?);
         }
         Ok(v)
     }
-    fn loc(&mut self) -> R<DLoc> {
+    pub(super) fn loc(&mut self) -> R<DLoc> {
         if self.eat(BRA) {
             let prov = self.prov()?;
             let coast = match self.peek() {
@@ -739,7 +761,7 @@ impl Cursor<'_> {
             })
         }
     }
-    fn kind(&mut self) -> R<UnitKind> {
+    pub(super) fn kind(&mut self) -> R<UnitKind> {
         if self.eat(tok("AMY")) {
             Ok(UnitKind::Army)
         } else if self.eat(tok("FLT")) {
@@ -748,16 +770,16 @@ impl Cursor<'_> {
             self.err("AMY or FLT")
         }
     }
-    fn unit_inner(&mut self) -> R<DUnit> {
+    pub(super) fn unit_inner(&mut self) -> R<DUnit> {
         let power = self.power()?;
         let kind = self.kind()?;
         let loc = self.loc()?;
         Ok(DUnit { power, kind, loc })
     }
-    fn unit(&mut self) -> R<DUnit> {
+    pub(super) fn unit(&mut self) -> R<DUnit> {
         self.grouped(Self::unit_inner)
     }
-    fn turn(&mut self) -> R<Turn> {
+    pub(super) fn turn(&mut self) -> R<Turn> {
         self.grouped(|c| {
             let season = match c.peek().map(|t| t.0) {
                 Some(0x4700) => DSeason::Spr,
@@ -774,7 +796,7 @@ impl Cursor<'_> {
             })
         })
     }
-    fn placed(&mut self) -> R<Placed> {
+    pub(super) fn placed(&mut self) -> R<Placed> {
         self.grouped(|c| {
             let unit = c.unit_inner()?;
             let retreat = if c.eat(tok("MRT")) {
@@ -791,7 +813,7 @@ impl Cursor<'_> {
             Ok(Placed { unit, retreat })
         })
     }
-    fn order_inner(&mut self) -> R<DOrder> {
+    pub(super) fn order_inner(&mut self) -> R<DOrder> {
         if let Some(p) = self.peek().and_then(power_of) {
             self.i += 1;
             self.expect(tok("WVE"), "WVE")?;
@@ -833,10 +855,10 @@ impl Cursor<'_> {
             }
         })
     }
-    fn order(&mut self) -> R<DOrder> {
+    pub(super) fn order(&mut self) -> R<DOrder> {
         self.grouped(Self::order_inner)
     }
-    fn powers_in_group(&mut self) -> R<Vec<Power>> {
+    pub(super) fn powers_in_group(&mut self) -> R<Vec<Power>> {
         self.grouped(|c| {
             let mut v = Vec::new();
             while c.peek() != Some(KET) {
@@ -845,10 +867,10 @@ impl Cursor<'_> {
             Ok(v)
         })
     }
-    fn one_power(&mut self) -> R<Power> {
+    pub(super) fn one_power(&mut self) -> R<Power> {
         self.grouped(Self::power)
     }
-    fn owned(&mut self) -> R<Vec<(Option<Power>, Vec<DProv>)>> {
+    pub(super) fn owned(&mut self) -> R<Vec<(Option<Power>, Vec<DProv>)>> {
         let mut v = Vec::new();
         while self.peek() == Some(BRA) {
             v.push(self.grouped(|c| {
@@ -863,7 +885,7 @@ impl Cursor<'_> {
         Ok(v)
     }
     /// The tokens of a group, raw.
-    fn raw_group(&mut self) -> R<Vec<Token>> {
+    pub(super) fn raw_group(&mut self) -> R<Vec<Token>> {
         self.open()?;
         let start = self.i;
         let mut depth = 1;
@@ -879,10 +901,10 @@ impl Cursor<'_> {
         }
         self.err(")")
     }
-    fn inner_message(&mut self) -> R<Message> {
+    pub(super) fn inner_message(&mut self) -> R<Message> {
         self.grouped(|c| c.message())
     }
-    fn mdf(&mut self) -> R<Mdf> {
+    pub(super) fn mdf(&mut self) -> R<Mdf> {
         let powers = self.powers_in_group()?;
         let (centres, others) = self.grouped(|c| {
             let centres = c.grouped(|c| c.owned())?;
@@ -932,7 +954,7 @@ impl Cursor<'_> {
             adjacencies,
         })
     }
-    fn message(&mut self) -> R<Message> {
+    pub(super) fn message(&mut self) -> R<Message> {
         let Some(cmd) = self.next() else {
             return self.err("a command");
         };
@@ -1086,7 +1108,27 @@ impl Cursor<'_> {
             Some("NOT") => Message::Not(Box::new(self.inner_message()?)),
             Some("HUH") => Message::Huh(self.raw_group()?),
             Some("PRN") => Message::Prn(self.raw_group()?),
-            Some("SND" | "FRM" | "ADM" | "SVE" | "LOD") => {
+            Some("SND") => {
+                let has_turn = self.peek() == Some(BRA)
+                    && self.t.get(self.i + 1).is_some_and(|t| t.category() == 0x47);
+                let turn = if has_turn { Some(self.turn()?) } else { None };
+                let to = self.powers_in_group()?;
+                if to.is_empty() {
+                    self.i -= 1;
+                    return self.err("a power");
+                }
+                Message::Snd(turn, to, self.grouped(Self::press)?)
+            }
+            Some("FRM") => {
+                let from = self.one_power()?;
+                let to = self.powers_in_group()?;
+                if to.is_empty() {
+                    self.i -= 1;
+                    return self.err("a power");
+                }
+                Message::Frm(from, to, self.grouped(Self::press)?)
+            }
+            Some("ADM" | "SVE" | "LOD") => {
                 // Kept whole: the rest of this (sub)message.
                 let start = self.i - 1;
                 let mut depth = 0;
@@ -1170,8 +1212,19 @@ pub(crate) mod tests {
         assert_eq!(Message::parse(&prn.to_tokens()), Ok(prn));
         assert!(matches!(
             parse("SND (1901) (ENG) (PRP (PCE (ENG FRA)))"),
-            Ok(Message::Other(_))
+            Err(MessageError::Syntax { index: 2, .. })
         ));
+        let m = parse("SND (SPR 1901) (ENG GER) (PRP (PCE (ENG FRA)))").unwrap();
+        assert!(matches!(&m, Message::Snd(Some(_), to, _) if to.len() == 2));
+        assert_eq!(
+            to_text(&m.to_tokens()),
+            "SND ( SPR 1901 ) ( ENG GER ) ( PRP ( PCE ( ENG FRA ) ) )"
+        );
+        assert!(matches!(
+            parse("FRM (FRA) (ENG) (YES (PRP (PCE (ENG FRA))))"),
+            Ok(Message::Frm(Power(2), _, _))
+        ));
+        assert!(parse("SND () (PRP (PCE (ENG FRA)))").is_err());
     }
 
     fn power() -> impl Strategy<Value = Power> {
@@ -1323,8 +1376,22 @@ pub(crate) mod tests {
         ]
     }
 
+    fn press_message() -> impl Strategy<Value = Message> {
+        use super::super::press::tests::press;
+        prop_oneof![
+            (
+                prop::option::of(turn()),
+                prop::collection::vec(power(), 1..4),
+                press()
+            )
+                .prop_map(|(t, to, p)| Message::Snd(t, to, p)),
+            (power(), prop::collection::vec(power(), 1..4), press())
+                .prop_map(|(f, to, p)| Message::Frm(f, to, p)),
+        ]
+    }
+
     pub(crate) fn message() -> impl Strategy<Value = Message> {
-        simple().prop_recursive(2, 8, 1, |inner| {
+        prop_oneof![4 => simple(), 1 => press_message()].prop_recursive(2, 8, 1, |inner| {
             prop_oneof![
                 inner.clone().prop_map(|m| Message::Yes(Box::new(m))),
                 inner.clone().prop_map(|m| Message::Rej(Box::new(m))),
