@@ -100,7 +100,18 @@ pub struct RuleParams {
 pub struct Params {
     pub rules: RuleParams,
     pub limits: Limits,
+    /// The DAIDE press level of the DAIDE seats (`docs/protocols/diplomacy-daide.md`): 0, no
+    /// press for them; 10, 20 or 30 with press rounds. Absent from a header: 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub daide_level: u8,
 }
+
+fn is_zero(v: &u8) -> bool {
+    *v == 0
+}
+
+/// The DAIDE press levels a match may have.
+pub const DAIDE_LEVELS: [u8; 4] = [0, 10, 20, 30];
 
 impl Params {
     /// The engine's rules.
@@ -137,6 +148,7 @@ pub const OPTION_KEYS: &[&str] = &[
     "press_ms",
     "press_messages",
     "press_chars",
+    "daide_level",
     "host",
     "port",
     "connect_ms",
@@ -181,6 +193,22 @@ impl Params {
                 return Err(bad(&slot.to_string()));
             }
         }
+        // DAIDE seats speak press at level 10 when there are press rounds, unless told
+        // otherwise; a level above 0 without press rounds would be ignored: refused.
+        let daide_level = match get("daide_level") {
+            None if v[2] > 0 => 10,
+            None => 0,
+            Some(t) => match t.parse::<u8>() {
+                Ok(l) if l == 0 || (DAIDE_LEVELS.contains(&l) && v[2] > 0) => l,
+                _ => {
+                    let expected = match v[2] {
+                        0 => "0 (no press rounds: press_rounds is 0)",
+                        _ => "a DAIDE press level: 0, 10, 20 or 30",
+                    };
+                    return Err(BadOption::new("daide_level", t, expected));
+                }
+            },
+        };
         let draw_votes = match get("draw_votes") {
             None => false,
             Some(t) => t
@@ -203,6 +231,7 @@ impl Params {
                 press_messages: v[8] as usize,
                 press_chars: v[9] as usize,
             },
+            daide_level,
         })
     }
 }
@@ -670,6 +699,7 @@ mod tests {
                     draw_votes: false,
                 },
                 limits: Limits::default(),
+                daide_level: 10,
             }
             .engine_rules(),
         );
@@ -684,5 +714,31 @@ mod tests {
         assert_eq!(got.0.len(), 1);
         assert_eq!(got.1[0].0, "press message 1 dropped: message without text");
         assert_eq!(got.1[1].1.reason, "message to oneself");
+    }
+
+    #[test]
+    fn the_daide_level_follows_the_press_rounds_and_is_checked() {
+        let params = |kv: &[(&str, &str)]| {
+            let kv: Vec<(String, String)> = kv
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            Params::from_options(|k| kv.iter().find(|(x, _)| x == k).map(|(_, v)| v.as_str()))
+        };
+        assert_eq!(params(&[]).unwrap().daide_level, 0);
+        assert_eq!(params(&[("press_rounds", "2")]).unwrap().daide_level, 10);
+        let p = params(&[("press_rounds", "1"), ("daide_level", "30")]).unwrap();
+        assert_eq!(p.daide_level, 30);
+        let p = params(&[("press_rounds", "1"), ("daide_level", "0")]).unwrap();
+        assert_eq!(p.daide_level, 0);
+        assert!(params(&[("daide_level", "10")]).is_err(), "no press rounds");
+        assert!(params(&[("press_rounds", "1"), ("daide_level", "15")]).is_err());
+        assert!(params(&[("press_rounds", "1"), ("daide_level", "x")]).is_err());
+        // A header without the level (an older game, or one without press) reads as 0, and a
+        // level of 0 is not written.
+        let mut v = serde_json::to_value(params(&[]).unwrap()).unwrap();
+        assert!(v.get("daide_level").is_none());
+        v["daide_level"] = json!(20);
+        assert_eq!(serde_json::from_value::<Params>(v).unwrap().daide_level, 20);
     }
 }

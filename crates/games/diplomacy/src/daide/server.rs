@@ -17,6 +17,7 @@ use super::frame::{ErrorCode, Frame, MAGIC, VERSION};
 use super::message::{DOrder, Message, MessageError, Missing, Placed, Turn};
 use super::names;
 use super::orders::to_order;
+use super::press::{above_level, Press};
 use super::token::{self, Token};
 use crate::adjudicate::adjudicate;
 use crate::board::Board;
@@ -42,6 +43,23 @@ pub enum Expect {
     Orders,
     /// Nothing: the messages are only delivered.
     Nothing,
+    /// A press round: the client's `SND`s until the deadline (the request is never answered
+    /// before it).
+    Press(PressRound),
+}
+
+/// What a press round allows a client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PressRound {
+    /// The game's press level (10, 20 or 30).
+    pub level: u8,
+    /// The powers it may address, one bit each (`1 << power`): the surviving others.
+    pub to: u8,
+    /// At most this many messages in the round (an `SND` to n powers is n messages).
+    pub messages: u16,
+    /// At most this many characters of press in one `SND` (its text form, as a JSON-lines
+    /// addressee receives it).
+    pub chars: u32,
 }
 
 /// One request of the referee to the conversation.
@@ -68,8 +86,14 @@ impl Request {
             Expect::Handshake => b'H',
             Expect::Orders => b'O',
             Expect::Nothing => b'N',
+            Expect::Press(_) => b'P',
         }];
         out.extend_from_slice(&self.limit_ms.to_be_bytes());
+        if let Expect::Press(r) = self.expect {
+            out.extend([r.level, r.to]);
+            out.extend(r.messages.to_be_bytes());
+            out.extend(r.chars.to_be_bytes());
+        }
         for m in &self.send {
             out.extend(Frame::Dm(m.to_bytes()).encode().unwrap_or_default());
         }
@@ -79,18 +103,37 @@ impl Request {
     /// Decode [`Request::encode`].
     pub fn decode(bytes: &[u8]) -> Result<Request, BadRequest> {
         let bad = |w: &str| BadRequest(w.to_string());
-        let expect = match bytes.first() {
+        let mut expect = match bytes.first() {
             Some(b'H') => Expect::Handshake,
             Some(b'O') => Expect::Orders,
             Some(b'N') => Expect::Nothing,
+            Some(b'P') => Expect::Press(PressRound {
+                level: 0,
+                to: 0,
+                messages: 0,
+                chars: 0,
+            }),
             _ => return Err(bad("kind")),
         };
         let limit: [u8; 8] = bytes
             .get(1..9)
             .and_then(|b| b.try_into().ok())
             .ok_or_else(|| bad("limit"))?;
-        let mut send = Vec::new();
         let mut rest = &bytes[9..];
+        if let Expect::Press(r) = &mut expect {
+            let p: [u8; 8] = rest
+                .get(..8)
+                .and_then(|b| b.try_into().ok())
+                .ok_or_else(|| bad("press round"))?;
+            *r = PressRound {
+                level: p[0],
+                to: p[1],
+                messages: u16::from_be_bytes([p[2], p[3]]),
+                chars: u32::from_be_bytes([p[4], p[5], p[6], p[7]]),
+            };
+            rest = &rest[8..];
+        }
+        let mut send = Vec::new();
         while !rest.is_empty() {
             let header: [u8; 4] = rest
                 .get(..4)
@@ -173,6 +216,10 @@ pub struct Session {
     draw: bool,
     frames: usize,
     lines: Vec<Line>,
+    /// Messages sent in this press round (an `SND` to n powers counts n).
+    pressed: usize,
+    /// The press accepted in this press round: addressees and message.
+    outbox: Vec<(Vec<Power>, Press)>,
 }
 
 fn dm(m: &Message) -> Vec<u8> {
@@ -236,7 +283,20 @@ impl Session {
             draw: false,
             frames: 0,
             lines: Vec::new(),
+            pressed: 0,
+            outbox: Vec::new(),
         }
+    }
+
+    /// What the current request waits for.
+    pub fn expects(&self) -> Expect {
+        self.expect
+    }
+
+    /// The press accepted (`YES (SND ...)`) since the last call: each message with its
+    /// addressees, in the order sent.
+    pub fn take_press(&mut self) -> Vec<(Vec<Power>, Press)> {
+        std::mem::take(&mut self.outbox)
     }
 
     /// The name and version the client gave with `NME`.
@@ -274,6 +334,8 @@ impl Session {
         self.expect = req.expect;
         self.limit_ms = req.limit_ms;
         self.frames = 0;
+        self.pressed = 0;
+        self.outbox.clear();
         let mut out = Vec::new();
         for m in &req.send {
             match m {
@@ -318,6 +380,7 @@ impl Session {
             Expect::Handshake => self.stage == Stage::Ready,
             Expect::Orders => self.go && self.missing().is_none(),
             Expect::Nothing => true,
+            Expect::Press(_) => false,
         }
     }
 
@@ -482,17 +545,75 @@ impl Session {
             Ok(t) => t,
             Err(e) => return fail(self, ErrorCode::InvalidToken, e.to_string(), out),
         };
-        match Message::parse(&tokens) {
-            Ok(m) => self.message(m, ms, &mut out),
-            Err(MessageError::Brackets) => self.say(ms, Message::Prn(tokens), &mut out),
+        let parsed = Message::parse(&tokens);
+        let is_snd = tokens.first().and_then(|t| t.name()) == Some("SND");
+        let round = match self.expect {
+            Expect::Press(r) if self.ready() => Some(r),
+            _ => None,
+        };
+        if is_snd && parsed != Err(MessageError::Brackets) {
+            // Press outside a press round (or at level 0, where there are none) is refused
+            // whole, as it came; in a round, a token above the game's level is not understood.
+            match round {
+                None => self.say(ms, Message::Rej(Box::new(Message::Other(tokens))), &mut out),
+                Some(r) => match above_level(&tokens[1..], r.level) {
+                    Some(i) => {
+                        let mut t = tokens;
+                        t.insert(i + 1, Token::named("ERR").unwrap_or(Token(0x4902)));
+                        self.say(ms, Message::Huh(t), &mut out)
+                    }
+                    None => self.answer(parsed, tokens, ms, &mut out),
+                },
+            }
+            return Step { out, close: None };
+        }
+        self.answer(parsed, tokens, ms, &mut out);
+        Step { out, close: None }
+    }
+
+    fn answer(
+        &mut self,
+        parsed: Result<Message, MessageError>,
+        tokens: Vec<Token>,
+        ms: u64,
+        out: &mut Vec<Vec<u8>>,
+    ) {
+        match parsed {
+            Ok(m) => self.message(m, ms, out),
+            Err(MessageError::Brackets) => self.say(ms, Message::Prn(tokens), out),
             Err(MessageError::Syntax { index, .. }) => {
                 let mut t = tokens;
                 let err = Token::named("ERR").unwrap_or(Token(0x4902));
                 t.insert(index.min(t.len()), err);
-                self.say(ms, Message::Huh(t), &mut out)
+                self.say(ms, Message::Huh(t), out)
             }
         }
-        Step { out, close: None }
+    }
+
+    /// `SND` in a press round: `YES` and kept for delivery, or `REJ` (an addressee that is
+    /// the client itself, eliminated or named twice; another turn; over the round's limits).
+    fn snd(&mut self, r: PressRound, m: Message, ms: u64, out: &mut Vec<Vec<u8>>) {
+        let Message::Snd(turn, to, press) = &m else {
+            return;
+        };
+        let mut seen = 0u8;
+        let addressable = to.iter().all(|p| {
+            let bit = 1u8 << (p.0 & 7);
+            let fresh = seen & bit == 0;
+            seen |= bit;
+            fresh && r.to & bit != 0
+        });
+        let ok = addressable
+            && turn.is_none_or(|t| Some(t) == self.turn)
+            && self.pressed + to.len() <= usize::from(r.messages)
+            && press.to_text().chars().count() <= r.chars as usize;
+        if ok {
+            self.pressed += to.len();
+            self.outbox.push((to.clone(), press.clone()));
+            self.say(ms, Message::Yes(Box::new(m)), out)
+        } else {
+            self.say(ms, Message::Rej(Box::new(m)), out)
+        }
     }
 
     fn message(&mut self, m: Message, ms: u64, out: &mut Vec<Vec<u8>>) {
@@ -602,6 +723,10 @@ impl Session {
                 }
                 other => self.say(ms, rej(Message::Not(Box::new(other))), out),
             },
+            m @ Message::Snd(..) => match self.expect {
+                Expect::Press(r) if self.ready() => self.snd(r, m, ms, out),
+                _ => self.say(ms, rej(m), out),
+            },
             Message::Mis(None) if self.ready() => {
                 let m = Message::Mis(self.missing());
                 self.say(ms, m, out)
@@ -636,6 +761,7 @@ impl Session {
             | Message::Smr(Some(_))
             | Message::Off
             | Message::Huh(_)
+            | Message::Frm(..)
             | Message::Prn(_)) => {
                 let mut t = m.to_tokens();
                 t.insert(0, Token::named("ERR").unwrap_or(Token(0x4902)));
@@ -937,6 +1063,104 @@ mod tests {
         assert_eq!(say(&mut s, "MIS"), ["MIS"], "nothing missing: MIS alone");
         assert!(s.done());
         assert_eq!(s.orders().0, ["A VIE B"]);
+    }
+
+    fn press_round(s: &mut Session, level: u8, to: u8) {
+        s.begin(&Request {
+            expect: Expect::Press(PressRound {
+                level,
+                to,
+                messages: 4,
+                chars: 40,
+            }),
+            limit_ms: 1000,
+            send: vec![],
+        });
+    }
+
+    #[test]
+    fn press_requests_round_trip() {
+        let r = Request {
+            expect: Expect::Press(PressRound {
+                level: 20,
+                to: 0b101_0110,
+                messages: 6,
+                chars: 1000,
+            }),
+            limit_ms: 2000,
+            send: vec![Message::Off],
+        };
+        assert_eq!(Request::decode(&r.encode()), Ok(r));
+        assert!(Request::decode(b"P\0\0\0\0\0\0\0\x01\x0a").is_err());
+    }
+
+    #[test]
+    fn snd_in_a_press_round_is_answered_yes_or_rej_and_kept() {
+        // Austria may address everyone but itself and Turkey (eliminated, say).
+        let mut s = shown(Power(0), &Board::standard_start());
+        press_round(&mut s, 10, 0b011_1110);
+        assert!(!s.done(), "a press round lasts until its deadline");
+        assert_eq!(
+            say(&mut s, "SND (ENG FRA) (PRP (PCE (AUS ENG FRA)))"),
+            ["YES ( SND ( ENG FRA ) ( PRP ( PCE ( AUS ENG FRA ) ) ) )"]
+        );
+        assert_eq!(
+            say(&mut s, "SND (SPR 1901) (GER) (PRP (DRW))"),
+            ["YES ( SND ( SPR 1901 ) ( GER ) ( PRP ( DRW ) ) )"]
+        );
+        for refused in [
+            "SND (TUR) (PRP (DRW))",
+            "SND (AUS) (PRP (DRW))",
+            "SND (ITA ITA) (PRP (DRW))",
+            "SND (FAL 1901) (ITA) (PRP (DRW))",
+            "SND (ITA) (PRP (ALY (AUS ITA) VSS (RUS TUR GER ENG FRA)))",
+        ] {
+            assert_eq!(
+                say(&mut s, refused),
+                [format!("REJ ( {} )", to_text(&from_text(refused).unwrap()))],
+                "{refused}"
+            );
+        }
+        // Four messages a round (the first SND was two): this one is the last.
+        assert!(say(&mut s, "SND (ITA) (FCT (DRW))")[0].starts_with("YES"));
+        assert!(say(&mut s, "SND (RUS) (FCT (DRW))")[0].starts_with("REJ"));
+        // Above the level: HUH with ERR before the token; bad syntax: HUH; FRM is the server's.
+        assert_eq!(
+            say(&mut s, "SND (ENG) (PRP (XDO ((AUS AMY VIE) HLD)))"),
+            ["HUH ( SND ( ENG ) ( PRP ( ERR XDO ( ( AUS AMY VIE ) HLD ) ) ) )"]
+        );
+        assert_eq!(
+            say(&mut s, "SND (ENG) (PRP (PCE (ENG)))"),
+            ["HUH ( SND ( ENG ) ( PRP ( PCE ( ENG ERR ) ) ) )"]
+        );
+        assert_eq!(
+            say(&mut s, "FRM (ENG) (AUS) (PRP (DRW))"),
+            ["HUH ( ERR FRM ( ENG ) ( AUS ) ( PRP ( DRW ) ) )"]
+        );
+        let kept = s.take_press();
+        assert_eq!(kept.len(), 3);
+        assert_eq!(kept[0].0, vec![Power(1), Power(2)]);
+        assert_eq!(kept[2].1.to_text(), "FCT ( DRW )");
+        // At level 20 the order proposal is taken.
+        press_round(&mut s, 20, 0b011_1110);
+        assert!(say(&mut s, "SND (ENG) (PRP (XDO ((AUS AMY VIE) HLD)))")[0].starts_with("YES"));
+        // Outside a press round SND is refused whole, whatever it holds.
+        s.begin(&Request {
+            expect: Expect::Orders,
+            limit_ms: 1000,
+            send: vec![],
+        });
+        assert!(s.take_press().is_empty());
+        assert_eq!(
+            say(&mut s, "SND (ENG) (PRP (DRW))"),
+            ["REJ ( SND ( ENG ) ( PRP ( DRW ) ) )"]
+        );
+        assert_eq!(
+            say(&mut s, "SND (ENG) (ENG)"),
+            ["REJ ( SND ( ENG ) ( ENG ) )"],
+            "malformed too"
+        );
+        assert!(s.take_press().is_empty());
     }
 
     #[test]
