@@ -369,8 +369,10 @@ fn daide_json_and_builtin_seats_play_one_game_and_it_replays() {
         rx.recv().unwrap();
         player(port, "PlainBot", false, false, None).join().unwrap()
     });
+    // Press rounds for the JSON seats, but DAIDE press level 0: the DAIDE seats take no part.
     let mut o = opts(port, 1902);
     o.push(("press_rounds", "1".into()));
+    o.push(("daide_level", "0".into()));
     let rec = play(seats, &o);
     let got_a = a.join().unwrap();
     let got_b = b.join().unwrap();
@@ -750,4 +752,212 @@ fn a_draw_voted_by_daide_and_json_seats_ends_the_game_with_drw() {
         "drawn before any adjudication"
     );
     verify_replay(&rec.replay.to_text()).expect("replay verifies");
+}
+
+/// A client of a press game (level 10) that holds. The proposer (Austria) sends its press as
+/// the first movement phase begins (its first press round) and checks each answer, then waits
+/// for England's acceptance (which comes with the orders request, after the press rounds) and
+/// checks that press outside a round is refused. The acceptor (England) answers every
+/// proposal it receives with `YES`.
+fn press_player(
+    port: u16,
+    proposer: bool,
+    connected: Option<std::sync::mpsc::Sender<()>>,
+) -> JoinHandle<Vec<String>> {
+    std::thread::spawn(move || {
+        let mut c = Client::connect(port);
+        if let Some(tx) = connected {
+            let _ = tx.send(());
+        }
+        c.handshake(if proposer { "Proposer" } else { "Acceptor" });
+        let hlo = c.until("HLO");
+        assert!(hlo.contains("( LVL 10 )"), "{hlo}");
+        let me = if proposer { Power(0) } else { Power(1) };
+        let (mut sco, mut held) = (None, None);
+        loop {
+            let Some((text, m)) = c.next() else {
+                panic!("EOF before OFF: {:?}", c.got);
+            };
+            match &m {
+                Message::Off => return c.got,
+                Message::Sco(Some(_)) => sco = Some(m.clone()),
+                Message::Now(Some(_)) => {
+                    let orders = plain_orders(me, &m, &sco);
+                    let sub = format!("SUB {}", orders.join(" "));
+                    if proposer && text.starts_with("NOW ( SPR 1901 )") {
+                        propose(&mut c);
+                        held = Some(sub);
+                    } else if !orders.is_empty() {
+                        c.send(&sub);
+                    }
+                }
+                Message::Frm(from, _, press) if !proposer => {
+                    if matches!(press, kakehiki_diplomacy::daide::Press::Prp(_)) {
+                        let to = power_name(*from);
+                        c.send(&format!("SND ({to}) (YES ({}))", press.to_text()));
+                    }
+                }
+                Message::Frm(Power(1), _, _) if held.is_some() => {
+                    // The acceptance came with the orders request: the press rounds are over.
+                    c.send("SND (ENG) (PRP (DRW))");
+                    assert_eq!(c.until("REJ"), "REJ ( SND ( ENG ) ( PRP ( DRW ) ) )");
+                    c.send(&held.take().unwrap());
+                }
+                _ => {}
+            }
+        }
+    })
+}
+
+/// Austria's press in its first press round, and the answer to each.
+fn propose(c: &mut Client) {
+    for (snd, answer) in [
+        (
+            "SND (ENG) (PRP (PCE (AUS ENG)))",
+            "YES ( SND ( ENG ) ( PRP ( PCE ( AUS ENG ) ) ) )",
+        ),
+        (
+            "SND (FRA) (PRP (ALY (AUS FRA) VSS (TUR)))",
+            "YES ( SND ( FRA ) ( PRP ( ALY ( AUS FRA ) VSS ( TUR ) ) ) )",
+        ),
+        (
+            "SND (SPR 1901) (GER ENG) (PRP (PCE (AUS ENG GER)))",
+            "YES ( SND ( SPR 1901 ) ( GER ENG ) ( PRP ( PCE ( AUS ENG GER ) ) ) )",
+        ),
+        // To oneself: refused. A level-20 token in a level-10 game: not understood.
+        (
+            "SND (AUS) (PRP (DRW))",
+            "REJ ( SND ( AUS ) ( PRP ( DRW ) ) )",
+        ),
+        (
+            "SND (ENG) (PRP (XDO ((AUS AMY VIE) HLD)))",
+            "HUH ( SND ( ENG ) ( PRP ( ERR XDO ( ( AUS AMY VIE ) HLD ) ) ) )",
+        ),
+    ] {
+        c.send(snd);
+        assert_eq!(c.next().unwrap().0, answer, "{snd}");
+    }
+}
+
+/// The JSON-lines message sent to `power` in press round `round` of `phase`.
+fn press_sent(ev: &[Value], phase: &str, round: u64, power: &str) -> Value {
+    let e = ev
+        .iter()
+        .find(|e| e["event"] == "press" && e["phase"] == phase && e["round"] == round)
+        .unwrap_or_else(|| panic!("no press round {round} of {phase}"));
+    serde_json::from_str(e["sent"][power].as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn daide_and_json_seats_exchange_press_privately_and_it_replays() {
+    let port = free_port();
+    let mut seats: Vec<SeatSpec> = (0..7).map(|_| builtin("hold")).collect();
+    seats[0] = SeatSpec::Daide(None);
+    seats[1] = SeatSpec::Daide(None);
+    seats[2] = json_bot("daide-press");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let a = press_player(port, true, Some(tx));
+    let b = std::thread::spawn(move || {
+        rx.recv().unwrap();
+        press_player(port, false, None).join().unwrap()
+    });
+    let mut o = opts(port, 1901);
+    o.retain(|(k, _)| *k != "press_ms");
+    o.push(("press_ms", "2000".into()));
+    o.push(("press_rounds", "2".into()));
+    let rec = play(seats, &o);
+    let got_a = a.join().unwrap();
+    let got_b = b.join().unwrap();
+    let r = &rec.report;
+    for i in [0, 1] {
+        assert!(
+            r.seats[i].errors.is_empty(),
+            "seat {i}: {:?}",
+            r.seats[i].errors
+        );
+    }
+    // England accepted in its second round; France's DAIDE press arrived in Austria's.
+    for frm in [
+        "FRM ( ENG ) ( AUS ) ( YES ( PRP ( PCE ( AUS ENG ) ) ) )",
+        "FRM ( ENG ) ( AUS ) ( YES ( PRP ( PCE ( AUS ENG GER ) ) ) )",
+        "FRM ( FRA ) ( AUS ) ( PRP ( PCE ( AUS FRA ) ) )",
+    ] {
+        assert!(got_a.iter().any(|m| m == frm), "{frm}: {got_a:?}");
+    }
+    // England hears Austria's press to it, with every addressee, and its answers are taken;
+    // France's plain text is not DAIDE press: dropped, a fault of France.
+    for frm in [
+        "FRM ( AUS ) ( ENG ) ( PRP ( PCE ( AUS ENG ) ) )",
+        "FRM ( AUS ) ( GER ENG ) ( PRP ( PCE ( AUS ENG GER ) ) )",
+        "YES ( SND ( AUS ) ( YES ( PRP ( PCE ( AUS ENG ) ) ) ) )",
+        "YES ( SND ( AUS ) ( YES ( PRP ( PCE ( AUS ENG GER ) ) ) ) )",
+    ] {
+        assert!(got_b.iter().any(|m| m == frm), "{frm}: {got_b:?}");
+    }
+    // Hidden information: each DAIDE client hears only press addressed to it (England never
+    // hears of Austria's alliance offer to France).
+    for (got, me) in [(&got_a, "AUS"), (&got_b, "ENG")] {
+        for m in got.iter().filter(|m| m.starts_with("FRM")) {
+            let to = m.split(" ) ( ").nth(1).unwrap();
+            assert!(to.split(' ').any(|p| p == me), "{me} got {m}");
+        }
+    }
+    assert!(!got_b.iter().any(|m| m.contains("ALY")), "{got_b:?}");
+    let e = &r.seats[2].errors;
+    assert!(
+        e.iter().any(|e| e.kind == SeatErrorKind::InvalidReply
+            && e.detail.contains("press message to ENGLAND dropped")),
+        "{e:?}"
+    );
+    // The JSON-lines bot receives DAIDE press as its text, in its next round.
+    let ev = events(&rec);
+    let inbox = &press_sent(&ev, "S1901M", 2, "FRANCE")["inbox"];
+    assert_eq!(
+        inbox,
+        &serde_json::json!([{"from": "AUSTRIA", "text": "PRP ( ALY ( AUS FRA ) VSS ( TUR ) )"}])
+    );
+    // Every SND and FRM is in the replay: the press events list each message delivered and
+    // dropped, the daide events the conversation.
+    let round1 = ev
+        .iter()
+        .find(|e| e["event"] == "press" && e["phase"] == "S1901M" && e["round"] == 1)
+        .unwrap();
+    let delivered = round1["delivered"].as_array().unwrap();
+    for (to, text) in [
+        ("ENGLAND", "PRP ( PCE ( AUS ENG ) )"),
+        ("FRANCE", "PRP ( ALY ( AUS FRA ) VSS ( TUR ) )"),
+        ("GERMANY", "PRP ( PCE ( AUS ENG GER ) )"),
+        ("ENGLAND", "PRP ( PCE ( AUS ENG GER ) )"),
+    ] {
+        let m = serde_json::json!({"from": "AUSTRIA", "to": to, "text": text});
+        assert!(delivered.contains(&m), "{m}: {delivered:?}");
+    }
+    assert!(round1["dropped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|d| d["from"] == "FRANCE" && d["to"] == "ENGLAND"));
+    let lines = |seat: usize| -> Vec<String> {
+        ev.iter()
+            .filter(|e| e["event"] == "daide" && e["seat"] == seat)
+            .flat_map(|e| e["lines"].as_array().unwrap().iter())
+            .map(|l| l.as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(lines(0)
+        .iter()
+        .any(|l| l.starts_with("< ") && l.ends_with("SND ( ENG ) ( PRP ( PCE ( AUS ENG ) ) )")));
+    for (seat, got) in [(0, &got_a), (1, &got_b)] {
+        let sent: Vec<String> = lines(seat)
+            .iter()
+            .filter_map(|l| l.strip_prefix("> "))
+            .filter_map(|l| l.split_once(' ').map(|(_, t)| t.to_string()))
+            .filter(|t| !t.starts_with("RM "))
+            .collect();
+        assert_eq!(
+            &sent, got,
+            "seat {seat}: the replay has what the client got"
+        );
+    }
+    verify_replay(&rec.replay.to_text()).expect("replay with DAIDE press verifies");
 }

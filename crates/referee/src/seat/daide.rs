@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use kakehiki_agent::ClientProcess;
 use kakehiki_core::exchange::ExchangeOutcome;
-use kakehiki_diplomacy::daide::server::{self, Request, Session};
+use kakehiki_diplomacy::daide::server::{self, Expect, Request, Session};
 use kakehiki_diplomacy::daide::Decoder;
 use kakehiki_diplomacy::Power;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -241,7 +241,12 @@ impl DaideSeat {
             let want = link.decoder.wants().min(link.buf.len());
             match tokio::time::timeout_at(deadline, link.rd.read(&mut link.buf[..want])).await {
                 Err(_) => {
-                    return result(ExchangeOutcome::Timeout, blob, None, deadline);
+                    // A press round ends at its deadline: what came is the reply.
+                    let outcome = match self.session.expects() {
+                        Expect::Press(_) => ExchangeOutcome::Reply,
+                        _ => ExchangeOutcome::Timeout,
+                    };
+                    return result(outcome, blob, None, deadline);
                 }
                 Ok(Ok(0)) => {
                     link.dead = Some("connection closed by the client (EOF)".into());

@@ -2,7 +2,8 @@
 hold: every unit holds; crash: exits at its first phase message; late-crash: holds, then
 at S1902M says so on stderr and exits 1; silent: never answers phases;
 illegal: sends illegal and malformed orders; press: holds, sends marked press to everyone and a
-marked void order; garbage: answers phases with text that is not JSON; draw: holds and votes
+marked void order; daide-press: holds, and in each first press round sends Austria DAIDE press
+and England plain text; garbage: answers phases with text that is not JSON; draw: holds and votes
 for a draw. With "tcp HOST PORT" after the mode it connects to the referee and speaks the same
 lines over the connection; with a file name after that it also writes the end message there."""
 import json
@@ -40,6 +41,10 @@ for line in inp:
             for p in m["state"]["units"]:
                 if p != me:
                     msgs.append({"to": p, "text": "PRESS-%s-%s-%s-%d" % (me, p, m["phase"], m["round"])})
+        if mode == "daide-press" and m["round"] == 1:
+            # DAIDE press to Austria, plain text to England, both DAIDE seats in the test.
+            msgs.append({"to": "AUSTRIA", "text": "PRP ( PCE ( AUS FRA ) )"})
+            msgs.append({"to": "ENGLAND", "text": "hello england"})
         print(json.dumps({"seq": m["seq"], "messages": msgs}), file=out, flush=True)
     elif t == "phase":
         if mode == "crash":

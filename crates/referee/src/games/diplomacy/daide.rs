@@ -17,18 +17,19 @@ use kakehiki_agent::ClientProcess;
 use tokio::net::TcpStream;
 
 use kakehiki_core::exchange::ExchangeOutcome;
+use kakehiki_core::SeatErrorKind;
 use kakehiki_core::SeatSpec;
 use kakehiki_diplomacy::daide::message::{Hello, SmrEntry, Variant};
-use kakehiki_diplomacy::daide::server::{decode_inbound, Expect, Request, Session};
-use kakehiki_diplomacy::daide::{names, orders, Message, Token};
+use kakehiki_diplomacy::daide::server::{decode_inbound, Expect, PressRound, Request, Session};
+use kakehiki_diplomacy::daide::{names, orders, Message, Press, Token};
 use kakehiki_diplomacy::replay_v1::START;
-use kakehiki_diplomacy::wire::Params;
+use kakehiki_diplomacy::wire::{Dropped, Params, PressMsg};
 use kakehiki_diplomacy::{
     order::parse_order, standard, Board, DiplomacyGame, EndReason, PhaseRecord, Power, Season,
 };
 use serde_json::{json, Value};
 
-use super::{Run, END_GRACE};
+use super::{Run, END_GRACE, PRESS};
 use crate::seat::daide::DaideSeat;
 use crate::seat::{Answer, Ask, Seat};
 
@@ -47,6 +48,14 @@ pub(crate) struct DaideSeats {
     params: Params,
     /// The year each power was eliminated.
     out: [Option<i16>; 7],
+    /// Adjudications so far (the step each seat's phase messages are of).
+    serial: u64,
+    /// The step whose messages each seat has been sent.
+    shown: [Option<u64>; 7],
+    /// The `FRM`s waiting for each seat's next request.
+    inbox: [Vec<Message>; 7],
+    /// The press accepted from DAIDE seats in this press round: sender, addressees, message.
+    sent: Vec<(Power, Vec<Power>, Press)>,
 }
 
 /// The driver's side of a DAIDE seat: what it is asked and told, and what its answers amount to.
@@ -57,9 +66,12 @@ impl Run {
         let req = match kind {
             START => self.daide.handshake(),
             _ => Request {
-                expect: Expect::Orders,
+                expect: match kind {
+                    PRESS => Expect::Press(self.daide.press_round(p, &self.game)),
+                    _ => Expect::Orders,
+                },
                 limit_ms,
-                send: self.daide.update(p, &self.game),
+                send: self.daide.phase_update(p, &self.game),
             },
         };
         if self.table.down(p.index()).is_none() {
@@ -89,6 +101,18 @@ impl Run {
         }
         let reply = match kind {
             START => session.ready().then(|| json!({"ready": true})),
+            PRESS => {
+                // The press accepted, one message per addressee, as a JSON-lines bot sends it
+                // (the same limits apply); each SND is kept whole for its FRMs.
+                let mut messages = Vec::new();
+                for (to, press) in session.take_press() {
+                    for q in &to {
+                        messages.push(json!({"to": q.name(), "text": press.to_text()}));
+                    }
+                    self.daide.sent.push((p, to, press));
+                }
+                Some(json!({ "messages": messages }))
+            }
             _ => {
                 let (orders, draw) = session.orders();
                 Some(json!({"orders": orders, "draw": draw}))
@@ -105,10 +129,64 @@ impl Run {
         }
     }
 
+    /// Press delivered in a round, as DAIDE seats get it: each message to a DAIDE power waits
+    /// as an `FRM` for its next request (a DAIDE sender's with every addressee of its `SND`);
+    /// a JSON-lines bot's message whose text is no DAIDE press of the game's level is dropped
+    /// instead, a fault of its sender. At level 0 nothing is forwarded to a DAIDE seat.
+    pub(super) fn daide_deliver(
+        &mut self,
+        delivered: &mut Vec<PressMsg>,
+        dropped: &mut Vec<Dropped>,
+        at: &str,
+    ) {
+        let level = self.params.daide_level;
+        let sent = std::mem::take(&mut self.daide.sent);
+        if level == 0 {
+            return;
+        }
+        let mut kept = Vec::new();
+        for m in std::mem::take(delivered) {
+            let (Some(from), Some(to)) = (Power::from_name(&m.from), Power::from_name(&m.to))
+            else {
+                continue;
+            };
+            if !self.daide.is_daide(to) {
+                kept.push(m);
+                continue;
+            }
+            let snd = sent.iter().find(|(f, list, press)| {
+                *f == from && list.contains(&to) && press.to_text() == m.text
+            });
+            let frm = match snd {
+                Some((_, list, press)) => Ok(Message::Frm(from, list.clone(), press.clone())),
+                None => {
+                    Press::from_text_at(&m.text, level).map(|p| Message::Frm(from, vec![to], p))
+                }
+            };
+            match frm {
+                Ok(frm) => {
+                    self.daide.inbox[to.index()].push(frm);
+                    kept.push(m);
+                }
+                Err(why) => {
+                    let reason = format!("{to} speaks DAIDE: {why}");
+                    let fault = format!("press message to {to} dropped: {reason}");
+                    self.fault(from, at, SeatErrorKind::InvalidReply, fault);
+                    dropped.push(Dropped {
+                        from: m.from,
+                        to: m.to,
+                        reason,
+                    });
+                }
+            }
+        }
+        *delivered = kept;
+    }
+
     /// Send a DAIDE seat `messages` without waiting for anything (a phase in which its power
     /// has nothing to order, the end of the game).
     pub(super) async fn tell_daide(&mut self, p: Power, at: &str, messages: Vec<Message>) {
-        if self.table.down(p.index()).is_some() {
+        if self.table.down(p.index()).is_some() || messages.is_empty() {
             return;
         }
         let req = Request {
@@ -174,6 +252,10 @@ impl DaideSeats {
             seed,
             params,
             out: [None; 7],
+            serial: 0,
+            shown: [None; 7],
+            inbox: Default::default(),
+            sent: Vec::new(),
         }
     }
 
@@ -227,6 +309,7 @@ impl DaideSeats {
             return;
         }
         let map = standard();
+        self.serial += 1;
         self.step.clear();
         let mut board = self.before.clone();
         for r in records {
@@ -266,6 +349,34 @@ impl DaideSeats {
         )))
     }
 
+    /// What `p`'s press round allows: the level, the surviving others, the limits.
+    pub fn press_round(&self, p: Power, game: &DiplomacyGame) -> PressRound {
+        let to = Power::ALL
+            .into_iter()
+            .filter(|&q| q != p && !game.is_eliminated(q))
+            .fold(0u8, |m, q| m | 1 << q.0);
+        let l = &self.params.limits;
+        PressRound {
+            level: self.params.daide_level,
+            to,
+            messages: l.press_messages.min(u16::MAX as usize) as u16,
+            chars: l.press_chars.min(u32::MAX as usize) as u32,
+        }
+    }
+
+    /// What `p`'s seat is sent with its next request in a phase: the phase's messages
+    /// ([`DaideSeats::update`]) unless it has had them (in a press round), then the press
+    /// delivered to it since its last request.
+    pub fn phase_update(&mut self, p: Power, game: &DiplomacyGame) -> Vec<Message> {
+        let mut v = match self.shown[p.index()] == Some(self.serial) {
+            true => Vec::new(),
+            false => self.update(p, game),
+        };
+        self.shown[p.index()] = Some(self.serial);
+        v.append(&mut self.inbox[p.index()]);
+        v
+    }
+
     /// What `p`'s seat is sent as a phase begins.
     pub fn update(&mut self, p: Power, game: &DiplomacyGame) -> Vec<Message> {
         let mut v = Vec::new();
@@ -281,7 +392,7 @@ impl DaideSeats {
                 power: p,
                 passcode: self.passcode(p),
                 variants: vec![
-                    variant("LVL", Some(0)),
+                    variant("LVL", Some(i16::from(self.params.daide_level))),
                     variant("MTL", secs(l.movement_ms)),
                     variant("RTL", secs(l.retreat_ms)),
                     variant("BTL", secs(l.adjustment_ms)),

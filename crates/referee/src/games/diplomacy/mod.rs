@@ -31,6 +31,8 @@ pub static DIPLOMACY: DiplomacyDriver = DiplomacyDriver;
 
 /// The label and kind of the end message.
 const END: &str = "end";
+/// The kind of a press round's request.
+const PRESS: &str = "press";
 /// What a seat is given to take its end message and exit.
 const END_GRACE: Duration = Duration::from_secs(1);
 
@@ -157,17 +159,19 @@ impl Run {
     async fn press_round(&mut self, round: u32) {
         let phase = self.game.board().phase.to_string();
         let game = &self.game;
+        // DAIDE seats take part from level 10 (daide.rs).
+        let daide_press = self.params.daide_level > 0;
         let talking: Vec<Power> = Power::ALL
             .into_iter()
             .filter(|&p| !game.is_eliminated(p) && !game.in_civil_disorder(p))
-            .filter(|&p| !self.daide.is_daide(p))
+            .filter(|&p| daide_press || !self.daide.is_daide(p))
             .collect();
         let params = self.params;
         let (sent, replies) = self
             .ask(
                 &talking,
                 &phase,
-                "press",
+                PRESS,
                 params.limits.press_ms,
                 |post, game, p| post.press(game, p, round, &params),
             )
@@ -186,6 +190,7 @@ impl Run {
                 }
             }
         }
+        self.daide_deliver(&mut delivered, &mut dropped, &phase);
         self.post.deliver(&delivered);
         self.table.record(&json!({
             "event": "press", "phase": phase, "round": round,
@@ -205,7 +210,7 @@ impl Run {
         let acting = self.game.acting();
         for p in self.daide.powers() {
             if !acting.contains(&p) {
-                let m = self.daide.update(p, &self.game);
+                let m = self.daide.phase_update(p, &self.game);
                 self.tell_daide(p, &label, m).await;
             }
         }
