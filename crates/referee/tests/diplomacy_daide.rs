@@ -961,3 +961,19 @@ fn daide_and_json_seats_exchange_press_privately_and_it_replays() {
     }
     verify_replay(&rec.replay.to_text()).expect("replay with DAIDE press verifies");
 }
+
+#[test]
+fn a_daide_level_is_checked_and_never_ignored() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    for (rounds, level) in [("0", "10"), ("1", "40"), ("1", "ten")] {
+        let mut spec = MatchSpec::new("diplomacy", 7, (0..7).map(|_| builtin("hold")).collect());
+        spec.options.insert("press_rounds".into(), rounds.into());
+        spec.options.insert("daide_level".into(), level.into());
+        let got = rt.block_on(find_game("diplomacy").unwrap().play(&spec));
+        let e = got.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            e.contains("daide_level"),
+            "press_rounds={rounds} daide_level={level}: {e}"
+        );
+    }
+}

@@ -140,7 +140,11 @@ impl Run {
         at: &str,
     ) {
         let level = self.params.daide_level;
-        let sent = std::mem::take(&mut self.daide.sent);
+        // Each SND with the addressees it has not been delivered to yet.
+        let mut sent: Vec<_> = std::mem::take(&mut self.daide.sent)
+            .into_iter()
+            .map(|(from, to, press)| (from, to.clone(), to, press))
+            .collect();
         if level == 0 {
             return;
         }
@@ -154,11 +158,14 @@ impl Run {
                 kept.push(m);
                 continue;
             }
-            let snd = sent.iter().find(|(f, list, press)| {
-                *f == from && list.contains(&to) && press.to_text() == m.text
+            let snd = sent.iter_mut().find(|(f, left, _, press)| {
+                *f == from && left.contains(&to) && press.to_text() == m.text
             });
             let frm = match snd {
-                Some((_, list, press)) => Ok(Message::Frm(from, list.clone(), press.clone())),
+                Some((_, left, list, press)) => {
+                    left.retain(|&q| q != to);
+                    Ok(Message::Frm(from, list.clone(), press.clone()))
+                }
                 None => {
                     Press::from_text_at(&m.text, level).map(|p| Message::Frm(from, vec![to], p))
                 }
