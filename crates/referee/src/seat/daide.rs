@@ -5,7 +5,8 @@
 //! transport carries its bytes. The driver writes a seat a
 //! [`Request`](kakehiki_diplomacy::daide::server::Request) (what to send, what to wait for); the
 //! seat sends the messages, then answers each frame the client sends at once (`THX`, `MIS`,
-//! `TME`, `REJ`, ...), until the request is answered or its deadline. Its reply is every frame
+//! `TME`, `REJ`, ...), until the request is answered or its deadline (a press round's deadline
+//! is its end, not a timeout). Its reply is every frame
 //! the client sent meanwhile, with its arrival time ([`server::encode_inbound`]): the seat record
 //! keeps it, and the driver's own copy of the session re-derives the conversation from it, live
 //! and on a re-run alike. Frames are at most 65,539 bytes (the header's 16-bit length), read 16

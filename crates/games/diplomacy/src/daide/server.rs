@@ -1,12 +1,13 @@
 //! The server side of one player's DAIDE conversation, as a pure state machine.
 //!
 //! The referee drives a [`Session`] with [`Request`]s (what to send; whether to wait for the
-//! handshake, for orders, or for nothing) and the frames the client sent, each with its arrival
-//! time in milliseconds from the request. The session answers every frame at once (`RM` to the
-//! `IM`; `YES`, `MAP`, `MDF`, `THX` per order, `MIS` when orders are missing, `TME`, `REJ`,
-//! `HUH`, `PRN`; `EM` and closing on a framing error) and says when the request is answered: a
-//! handshake when the client accepted the map, orders when every unit has one and the go flag
-//! is set. The same requests and frames give the same answers, so the recorded frames of a game
+//! handshake, for orders, for a press round's `SND`s, or for nothing) and the frames the client
+//! sent, each with its arrival time in milliseconds from the request. The session answers every
+//! frame at once (`RM` to the `IM`; `YES`, `MAP`, `MDF`, `THX` per order, `MIS` when orders are
+//! missing, `TME`, `YES` or `REJ` to an `SND`, `REJ`, `HUH`, `PRN`; `EM` and closing on a framing
+//! error) and says when the request is answered: a handshake when the client accepted the map,
+//! orders when every unit has one and the go flag is set, a press round never (its deadline
+//! ends it; [`Session::take_press`] gives the press accepted). The same requests and frames give the same answers, so the recorded frames of a game
 //! re-derive its whole conversation.
 
 use std::collections::BTreeMap;

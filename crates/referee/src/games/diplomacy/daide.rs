@@ -5,7 +5,10 @@
 //! every power for each phase adjudicated since its last message, `SCO` when a Fall turn has
 //! updated the centres, `CCD` for each power newly in civil disorder, and `NOW` (the first phase
 //! starts with `HLO` and `SCO` instead of results). A seat whose power orders now is asked (its
-//! request waits for orders); the others are only told. At the end: the last results, `SCO`,
+//! request waits for orders); the others are only told. With press (level 10 and up), each
+//! press round asks every DAIDE seat of a power that talks for its `SND`s until the round's
+//! deadline, the phase's messages coming with the first round; the press delivered to a seat
+//! comes as `FRM`s with its next request. At the end: the last results, `SCO`,
 //! `NOW`, `SLO` or `DRW`, `SMR` and `OFF`. Each message and each frame the client sent is
 //! recorded in a `daide` replay event (readable); the seat record keeps the client's frames
 //! with their arrival times, from which a re-run derives the same conversation.
