@@ -607,16 +607,38 @@ impl Table {
         self.errors.get(seat).map(Vec::as_slice).unwrap_or(&[])
     }
 
-    /// Ask one seat.
+    /// Ask one seat: [`Table::ask`] with one ask, without the bookkeeping of many (the usual
+    /// request of a turn-based game).
     pub async fn ask_one(
         &mut self,
-        ask: Ask,
-        builtin: impl FnMut(usize, &Ask) -> Vec<u8>,
+        mut ask: Ask,
+        mut builtin: impl FnMut(usize, &Ask) -> Vec<u8>,
     ) -> Answer {
-        self.ask(vec![ask], builtin)
-            .await
-            .pop()
-            .expect("one answer per ask")
+        let mut discarded = Discarded::default();
+        let begun = self.begin(&mut ask, &mut discarded).await;
+        if matches!(begun, Begun::Builtin) {
+            tokio::task::yield_now().await;
+        }
+        self.log();
+        self.span = None;
+        let mut answer = match begun {
+            Begun::Answered(answer) => answer,
+            Begun::Builtin => builtin_answer(builtin(ask.seat, &ask)),
+            Begun::Waiting(written, deadline) => {
+                let Seat::Live(t) = &mut self.seats[ask.seat] else {
+                    return Answer::not_running("the seat changed while it was asked");
+                };
+                let answer = read_reply(t, &ask, written, deadline, discarded).await;
+                self.span = answer
+                    .time_us
+                    .map(|us| (written, written + Duration::from_micros(us)));
+                self.note(ask, &answer, true);
+                return answer;
+            }
+        };
+        answer.discarded = discarded.summary();
+        self.note(ask, &answer, true);
+        answer
     }
 
     /// Ask every seat in `asks` at once: each live seat is written to in order, then the built-in
@@ -635,6 +657,58 @@ impl Table {
             .collect()
     }
 
+    /// Start an ask: a seat down, failed, replayed or silent is answered at once; a live seat
+    /// is written to (unless it speaks first) and waited for until the deadline; a built-in
+    /// seat's reply is computed by the caller. What the seat wrote outside its window is put in
+    /// `discarded`.
+    async fn begin(&mut self, ask: &mut Ask, discarded: &mut Discarded) -> Begun {
+        if let Some(why) = self.down(ask.seat) {
+            return Begun::Answered(Answer::not_running(why));
+        }
+        match &mut self.seats[ask.seat] {
+            Seat::Live(t) => {
+                // A seat that speaks first (no message): what already arrived is its reply,
+                // not output outside its window.
+                if !ask.msg.is_empty() {
+                    *discarded = Discarded::from(t.take_unsolicited());
+                }
+                if let Some(failed) = t.failed() {
+                    return Begun::Answered(answer_of(failed, None, ask));
+                }
+                let start = Instant::now();
+                if ask.msg.is_empty() {
+                    return Begun::Waiting(start, start + ask.limit);
+                }
+                // Written, the message is not needed again (no exchange records it).
+                let msg = std::mem::take(&mut ask.msg);
+                match t.write_owned(msg, start + ask.limit).await {
+                    Ok(()) => {
+                        let written = Instant::now();
+                        Begun::Waiting(written, written + ask.limit)
+                    }
+                    Err(r) => Begun::Answered(answer_of(r, Some(start), ask)),
+                }
+            }
+            Seat::Replayed { exchanges, .. } => Begun::Answered(match exchanges.pop_front() {
+                Some(e) => {
+                    discarded.recorded = Some(e.discarded.clone());
+                    Answer::of_record(&e)
+                }
+                None => Answer::not_running("the recording has no more exchanges for this seat"),
+            }),
+            Seat::Silent => Begun::Answered(Answer {
+                outcome: ExchangeOutcome::Timeout,
+                bytes: Vec::new(),
+                truncated: false,
+                time_us: Some(ask.limit.as_micros() as u64),
+                detail: Some(format!("{SILENT_BOT} never answers")),
+                discarded: Vec::new(),
+            }),
+            Seat::Builtin => Begun::Builtin,
+            Seat::NotStarted(why) => Begun::Answered(Answer::not_running(why)),
+        }
+    }
+
     /// [`Table::ask`], with `each(ask, answer)` run on every answer as soon as it is known: a
     /// live seat's while the others still think (a driver decodes each reply there, so that
     /// only the last one's decoding follows the last reply). Each answer comes with its result.
@@ -651,76 +725,21 @@ impl Table {
         let mut discarded: Vec<Discarded> = vec![Discarded::default(); asks.len()];
         // Deadlines of the live seats written to: (ask index, written at, deadline).
         let mut waiting: Vec<(usize, Instant, Instant)> = Vec::new();
+        let mut builtins = false;
         for (i, ask) in asks.iter_mut().enumerate() {
-            if let Some(why) = self.down(ask.seat) {
-                answers[i] = Some(Answer::not_running(why));
-                continue;
-            }
-            match &mut self.seats[ask.seat] {
-                Seat::Live(t) => {
-                    // A seat that speaks first (no message): what already arrived is its
-                    // reply, not output outside its window.
-                    if !ask.msg.is_empty() {
-                        discarded[i] = Discarded::from(t.take_unsolicited());
-                    }
-                    if let Some(failed) = t.failed() {
-                        answers[i] = Some(answer_of(failed, None, ask));
-                        continue;
-                    }
-                    let start = Instant::now();
-                    if ask.msg.is_empty() {
-                        waiting.push((i, start, start + ask.limit));
-                        continue;
-                    }
-                    // Written, the message is not needed again (no exchange records it).
-                    let msg = std::mem::take(&mut ask.msg);
-                    match t.write_owned(msg, start + ask.limit).await {
-                        Ok(()) => {
-                            let written = Instant::now();
-                            waiting.push((i, written, written + ask.limit));
-                        }
-                        Err(r) => answers[i] = Some(answer_of(r, Some(start), ask)),
-                    }
-                }
-                Seat::Replayed { exchanges, .. } => {
-                    let answer = match exchanges.pop_front() {
-                        Some(e) => {
-                            discarded[i].recorded = Some(e.discarded.clone());
-                            Answer::of_record(&e)
-                        }
-                        None => {
-                            Answer::not_running("the recording has no more exchanges for this seat")
-                        }
-                    };
-                    answers[i] = Some(answer);
-                }
-                Seat::Silent => {
-                    answers[i] = Some(Answer {
-                        outcome: ExchangeOutcome::Timeout,
-                        bytes: Vec::new(),
-                        truncated: false,
-                        time_us: Some(ask.limit.as_micros() as u64),
-                        detail: Some(format!("{SILENT_BOT} never answers")),
-                        discarded: Vec::new(),
-                    })
-                }
-                Seat::Builtin | Seat::NotStarted(_) => {}
+            match self.begin(ask, &mut discarded[i]).await {
+                Begun::Answered(answer) => answers[i] = Some(answer),
+                Begun::Waiting(written, deadline) => waiting.push((i, written, deadline)),
+                Begun::Builtin => builtins = true,
             }
         }
         // Built-in bots think while the processes do.
-        if asks.iter().any(|a| self.is_builtin(a.seat)) {
+        if builtins {
             tokio::task::yield_now().await;
         }
         for (i, ask) in asks.iter().enumerate() {
             if answers[i].is_none() && self.is_builtin(ask.seat) {
-                answers[i] = Some(Answer {
-                    outcome: ExchangeOutcome::Reply,
-                    bytes: builtin(ask.seat, ask),
-                    truncated: false,
-                    time_us: None,
-                    detail: None,
-                    discarded: Vec::new(),
-                });
+                answers[i] = Some(builtin_answer(builtin(ask.seat, ask)));
             }
         }
         // The bots think: the events recorded for later are serialised now.
@@ -739,31 +758,10 @@ impl Table {
                 else {
                     continue;
                 };
-                let mut discarded = std::mem::take(&mut discarded[i]);
+                let discarded = std::mem::take(&mut discarded[i]);
                 reads.push(async move {
                     let ask = &asks[i];
-                    // Kept up to the number recorded, counted beyond, so a flood holds no memory.
-                    let mut stale = 0;
-                    let received = loop {
-                        let r = t.read(deadline).await;
-                        match &ask.accept {
-                            Some(f)
-                                if r.outcome == ExchangeOutcome::Reply
-                                    && !r.truncated
-                                    && !(f.0)(&r.bytes) =>
-                            {
-                                if stale < DISCARDED_KEPT {
-                                    stale += 1;
-                                    discarded.units.push(r.bytes)
-                                } else {
-                                    discarded.dropped += 1
-                                }
-                            }
-                            _ => break r,
-                        }
-                    };
-                    let mut answer = answer_of(received, Some(written), ask);
-                    answer.discarded = discarded.summary();
+                    let answer = read_reply(t, ask, written, deadline, discarded).await;
                     let result = each(ask, &answer);
                     (i, answer, result)
                 });
@@ -1247,6 +1245,58 @@ impl Discarded {
         }
         out
     }
+}
+
+/// How an ask stands once begun.
+enum Begun {
+    /// Answered without waiting (the seat down, failed, replayed or silent).
+    Answered(Answer),
+    /// A live seat, waited for: when its message was written (or the wait began), its deadline.
+    Waiting(Instant, Instant),
+    /// A built-in seat: its reply is computed once the live seats have their messages.
+    Builtin,
+}
+
+/// A built-in bot's reply.
+fn builtin_answer(bytes: Vec<u8>) -> Answer {
+    Answer {
+        outcome: ExchangeOutcome::Reply,
+        bytes,
+        truncated: false,
+        time_us: None,
+        detail: None,
+        discarded: Vec::new(),
+    }
+}
+
+/// Read a live seat's reply to `ask` until `deadline`: a reply unit the ask does not accept (a
+/// stale reply) is discarded and the seat read again; kept up to the number recorded, counted
+/// beyond, so a flood holds no memory.
+async fn read_reply(
+    t: &mut Box<dyn Transport>,
+    ask: &Ask,
+    written: Instant,
+    deadline: Instant,
+    mut discarded: Discarded,
+) -> Answer {
+    let mut stale = 0;
+    let received = loop {
+        let r = t.read(deadline).await;
+        match &ask.accept {
+            Some(f) if r.outcome == ExchangeOutcome::Reply && !r.truncated && !(f.0)(&r.bytes) => {
+                if stale < DISCARDED_KEPT {
+                    stale += 1;
+                    discarded.units.push(r.bytes)
+                } else {
+                    discarded.dropped += 1
+                }
+            }
+            _ => break r,
+        }
+    };
+    let mut answer = answer_of(received, Some(written), ask);
+    answer.discarded = discarded.summary();
+    answer
 }
 
 fn answer_of(r: Received, written: Option<Instant>, ask: &Ask) -> Answer {
