@@ -278,10 +278,7 @@ impl kakehiki_werewolf::nlp::Table for Seats {
             })
             .await;
         let r = match answer.outcome {
-            ExchangeOutcome::Reply => Ok(match answer.text().unwrap_or_default() {
-                t if t.contains('\n') => t.replace('\n', ""),
-                t => t,
-            }),
+            ExchangeOutcome::Reply => Ok(answer.text().unwrap_or_default().replace('\n', "")),
             ExchangeOutcome::Timeout | ExchangeOutcome::Malformed => {
                 self.name_check(agent, &at).await
             }
