@@ -1004,6 +1004,8 @@ impl Table {
                 },
             ));
         }
+        // The seats think: the events recorded for later are serialised now.
+        self.log();
         self.race(waits).await
     }
 

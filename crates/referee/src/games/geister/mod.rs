@@ -255,7 +255,7 @@ impl Flow {
     fn record_events(&mut self, noted: Option<&[usize]>) {
         let at = self.session.label();
         for e in &self.session.events()[self.logged..] {
-            self.table.record(e);
+            self.table.record_later(e.clone());
             if let Some((seat, at, kind, detail)) = event_error(e, &at, noted.unwrap_or(&[])) {
                 self.table.fault(seat, &at, kind, detail);
             }
