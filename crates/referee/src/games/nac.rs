@@ -207,15 +207,23 @@ impl<'p> Game<'p> {
         let mut asks = Vec::with_capacity(NUM_SEATS);
         // The streams as they were, for a seat whose block turns out not to be written.
         let before = self.streams.clone();
+        let mut blocks = Vec::with_capacity(NUM_SEATS);
         for seat in (0..NUM_SEATS).filter(|&s| self.alive[s]) {
             let mut block = String::with_capacity(256);
             self.state.write_message(seat, &mut block);
-            self.streams[seat].0.update(&block);
-            self.streams[seat].1 += block.len() as u64;
-            let mut ask = Ask::new(seat, at.clone(), TURN_KIND, block.into_bytes(), limit);
+            let mut ask = Ask::new(seat, at.clone(), TURN_KIND, block.clone().into(), limit);
             ask.unterminated_is_reply = true;
             asks.push(ask);
+            blocks.push((seat, block));
         }
+        // The streams' digests are taken while the bots think.
+        let streams = &mut self.streams;
+        let digest = move || {
+            for (seat, block) in blocks {
+                streams[seat].1 += block.len() as u64;
+                streams[seat].0.update(block);
+            }
+        };
         let seats: Vec<usize> = asks.iter().map(|a| a.seat).collect();
         let (state, bots) = (&self.state, &mut self.bots);
         let builtin = |seat: usize, _: &Ask| match bots.get_mut(seat) {
@@ -234,7 +242,7 @@ impl<'p> Game<'p> {
                 targets,
             ))
         };
-        let answers = self.table.ask_each(asks, builtin, parse).await;
+        let answers = self.table.ask_each(asks, builtin, parse, digest).await;
         let mut moves: Vec<MoveEvent> = (0..NUM_SEATS).map(|s| MoveEvent::dead(s, n)).collect();
         let mut deaths = Vec::new();
         let span = self.table.span();

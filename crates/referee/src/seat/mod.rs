@@ -650,7 +650,7 @@ impl Table {
         asks: Vec<Ask>,
         builtin: impl FnMut(usize, &Ask) -> Vec<u8>,
     ) -> Vec<Answer> {
-        self.ask_each(asks, builtin, |_, _| ())
+        self.ask_each(asks, builtin, |_, _| (), || ())
             .await
             .into_iter()
             .map(|(answer, ())| answer)
@@ -712,11 +712,14 @@ impl Table {
     /// [`Table::ask`], with `each(ask, answer)` run on every answer as soon as it is known: a
     /// live seat's while the others still think (a driver decodes each reply there, so that
     /// only the last one's decoding follows the last reply). Each answer comes with its result.
+    /// `meanwhile` runs once every message is written, while the seats think (a driver's
+    /// bookkeeping of what it sent).
     pub async fn ask_each<T>(
         &mut self,
         mut asks: Vec<Ask>,
         mut builtin: impl FnMut(usize, &Ask) -> Vec<u8>,
         each: impl Fn(&Ask, &Answer) -> T,
+        meanwhile: impl FnOnce(),
     ) -> Vec<(Answer, T)> {
         let each = &each;
         let mut answers: Vec<Option<Answer>> = vec![None; asks.len()];
@@ -744,6 +747,7 @@ impl Table {
         }
         // The bots think: the events recorded for later are serialised now.
         self.log();
+        meanwhile();
         // Await the live seats, each until its own deadline. Each answer's exchange line is
         // serialised as soon as it comes, while the other seats still think; the lines go to
         // the log in the order of the asks.
