@@ -187,7 +187,9 @@ pub fn ord_lines(
             units.sort_by_key(sort_key);
             for u in units {
                 let p = map.prov_of(u.loc);
-                let dislodged = after.dislodged[p as usize].is_some_and(|d| d.unit == u);
+                // A unit with nowhere to go is destroyed at once: it was dislodged all the same.
+                let dislodged = after.dislodged[p as usize].is_some_and(|d| d.unit == u)
+                    || out.destroyed.contains(&u);
                 let order = order_of(&u);
                 let mut res = match (order, result_of(&u), failure_of(&u)) {
                     (None, _, _) => vec!["SUC"],
@@ -350,5 +352,44 @@ mod tests {
         assert!(text.contains(&"ORD ( SPR 1901 ) ( ( AUS AMY VIE ) MTO GAL ) ( SUC )".to_string()));
         assert!(text.contains(&"ORD ( SPR 1901 ) ( ( TUR FLT ANK ) HLD ) ( SUC )".to_string()));
         assert_eq!(after.phase.season, crate::types::Season::Fall);
+    }
+
+    /// A unit dislodged with nowhere to retreat is destroyed at once: its result is still `RET`
+    /// (an empty result is no DAIDE; DipGame's client dies on it).
+    #[test]
+    fn a_unit_dislodged_with_no_retreat_is_reported_ret() {
+        let map = standard();
+        let mut b = Board::empty(map, crate::types::Phase::START);
+        let army = |p: u8, at: &str| Unit {
+            power: Power(p),
+            kind: crate::types::UnitKind::Army,
+            loc: map.location(at).unwrap(),
+        };
+        for u in [
+            army(4, "TUS"),
+            army(2, "PIE"),
+            army(2, "VEN"),
+            army(2, "ROM"),
+        ] {
+            b.place(map, u);
+        }
+        let orders: Vec<(Power, Order)> = [(2, "A PIE - TUS"), (2, "A VEN S A PIE - TUS")]
+            .iter()
+            .map(|&(p, o)| (Power(p), parse_order(map, o).unwrap()))
+            .collect();
+        let (lines, after) = ord_lines(map, &b, &orders);
+        assert!(
+            after.dislodged.iter().all(Option::is_none),
+            "no retreat: destroyed"
+        );
+        let text: Vec<String> = lines
+            .iter()
+            .map(|(o, r)| Message::Ord(super::names::turn(b.phase), o.clone(), r.clone()).to_text())
+            .collect();
+        assert!(
+            text.contains(&"ORD ( SPR 1901 ) ( ( ITA AMY TUS ) HLD ) ( RET )".to_string()),
+            "{text:?}"
+        );
+        assert!(lines.iter().all(|(_, r)| !r.is_empty()), "{text:?}");
     }
 }
