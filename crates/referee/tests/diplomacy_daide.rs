@@ -977,3 +977,48 @@ fn a_daide_level_is_checked_and_never_ignored() {
         );
     }
 }
+
+/// A DAIDE client that connects before the others is answered `RM` at once (a tenth of a second
+/// after its `IM`), not when the game starts: DipGame's clients give up after a second without
+/// it (`FM`, then a second connection).
+#[test]
+fn an_early_client_gets_its_rm_before_the_game_starts() {
+    let port = free_port();
+    let mut seats: Vec<SeatSpec> = (0..7).map(|_| builtin("hold")).collect();
+    seats[0] = SeatSpec::Daide(None);
+    seats[1] = SeatSpec::Daide(None);
+    let early = std::thread::spawn(move || {
+        let mut c = Client::connect(port);
+        let sent = Instant::now();
+        c.raw(&Frame::initial().encode().unwrap());
+        assert_eq!(c.frame(), Some(Frame::Rm(Vec::new())));
+        let waited = sent.elapsed();
+        c.send("NME ('early') ('1.0')");
+        c.until("MAP");
+        c.send("YES (MAP ('STANDARD'))");
+        while c.next().is_some() {}
+        waited
+    });
+    let late = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(2500));
+        let mut c = Client::connect(port);
+        c.handshake("late");
+        while c.next().is_some() {}
+    });
+    let mut o = opts(port, 1901);
+    o.retain(|(k, _)| !["movement_ms", "retreat_ms"].contains(k));
+    o.extend([("movement_ms", "500".into()), ("retreat_ms", "500".into())]);
+    let rec = play(seats, &o);
+    let waited = early.join().unwrap();
+    late.join().unwrap();
+    assert!(
+        waited >= Duration::from_millis(100) && waited < Duration::from_millis(1500),
+        "RM after {waited:?}, while the second client had not connected"
+    );
+    let errors = &rec.report.seats[0].errors;
+    assert!(
+        errors.iter().all(|e| e.kind != SeatErrorKind::NotReady),
+        "{errors:?}"
+    );
+    verify_replay(&rec.replay.to_text()).expect("replay verifies");
+}

@@ -44,9 +44,54 @@ enum Out {
     Shutdown,
 }
 
+/// The empty `RM` (the standard map), the answer to a valid `IM`.
+const RM_EMPTY: [u8; 4] = [1, 0, 0, 0];
+
+/// How long after the `IM` the `RM` goes out. DipGame's client (dip 1.3, `Conn.connect`) sets
+/// its state to "waiting for RM" only after writing the `IM`, overwriting an "RM received" set
+/// meanwhile by its reader thread: an `RM` that comes at once is lost in about one connection
+/// in four on a loaded machine, and the client gives up a second later (`FM`).
+const RM_DELAY: Duration = Duration::from_millis(100);
+
+/// What the greeter hands back: the read half and the bytes it read; whether it sent the `RM`.
+type Greeted = (OwnedReadHalf, Vec<u8>, bool);
+
+/// Until the seat's first request, reads the client's first 8 bytes and, when they are a valid
+/// `IM`, answers it with the `RM` at once (DAIDE clients wait about a second for it: DipGame's
+/// drop the connection then). The bytes stay for the session, which derives the same `RM`.
+async fn greet(
+    mut rd: OwnedReadHalf,
+    writer: mpsc::UnboundedSender<Out>,
+    queued: Arc<AtomicUsize>,
+    mut stop: oneshot::Receiver<()>,
+) -> Greeted {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 8];
+    while got.len() < 8 {
+        tokio::select! {
+            _ = &mut stop => return (rd, got, false),
+            r = rd.read(&mut buf[..8 - got.len()]) => match r {
+                Ok(n) if n > 0 => got.extend_from_slice(&buf[..n]),
+                _ => return (rd, got, false),
+            },
+        }
+    }
+    let im = got[0] == 0 && got[2..] == [0, 4, 0, 1, 0xDA, 0x10];
+    if im {
+        tokio::time::sleep(RM_DELAY).await;
+        queued.fetch_add(RM_EMPTY.len(), Ordering::SeqCst);
+        let _ = writer.send(Out::Bytes(RM_EMPTY.to_vec()));
+    }
+    (rd, got, im)
+}
+
 /// A DAIDE client's connection.
 struct Link {
-    rd: OwnedReadHalf,
+    /// `None` while the greeter has it.
+    rd: Option<OwnedReadHalf>,
+    greeter: Option<(oneshot::Sender<()>, JoinHandle<Greeted>)>,
+    /// The `RM` went out already: the session's is not sent again.
+    rm_sent: bool,
     decoder: Decoder,
     buf: Vec<u8>,
     writer: mpsc::UnboundedSender<Out>,
@@ -60,6 +105,9 @@ struct Link {
 impl Drop for Link {
     fn drop(&mut self) {
         self.task.abort();
+        if let Some((_, g)) = &self.greeter {
+            g.abort();
+        }
     }
 }
 
@@ -70,6 +118,8 @@ impl Link {
         let (writer, mut rx) = mpsc::unbounded_channel::<Out>();
         let queued = Arc::new(AtomicUsize::new(0));
         let failed = Arc::new(AtomicBool::new(false));
+        let (stop, stopped) = oneshot::channel();
+        let greeter = tokio::spawn(greet(rd, writer.clone(), queued.clone(), stopped));
         let (q, f) = (queued.clone(), failed.clone());
         let task = tokio::spawn(async move {
             while let Some(o) = rx.recv().await {
@@ -90,7 +140,9 @@ impl Link {
             let _ = wr.shutdown().await;
         });
         Link {
-            rd,
+            rd: None,
+            greeter: Some((stop, greeter)),
+            rm_sent: false,
             decoder: Decoder::default(),
             buf: vec![0; 16 * 1024],
             writer,
@@ -98,6 +150,22 @@ impl Link {
             failed,
             task,
             dead: None,
+        }
+    }
+
+    /// Take the read half back from the greeter (once), with what it read.
+    async fn reclaim(&mut self) {
+        let Some((stop, g)) = self.greeter.take() else {
+            return;
+        };
+        let _ = stop.send(());
+        match g.await {
+            Ok((rd, got, im)) => {
+                self.rd = Some(rd);
+                self.decoder.feed(&got);
+                self.rm_sent = im;
+            }
+            Err(_) => self.dead = Some("internal: the greeter failed".into()),
         }
     }
 
@@ -128,11 +196,12 @@ impl Link {
     /// turn into a reset that loses the `EM`.
     async fn close(&mut self, why: String) {
         let linger = Instant::now() + Duration::from_millis(300);
+        self.reclaim().await;
         self.flush(linger).await;
         let _ = self.writer.send(Out::Shutdown);
         let mut left = 4usize << 20;
-        while left > 0 {
-            match tokio::time::timeout_at(linger, self.rd.read(&mut self.buf)).await {
+        while let (true, Some(rd)) = (left > 0, self.rd.as_mut()) {
+            match tokio::time::timeout_at(linger, rd.read(&mut self.buf)).await {
                 Ok(Ok(n)) if n > 0 => left = left.saturating_sub(n),
                 _ => break,
             }
@@ -203,6 +272,7 @@ impl DaideSeat {
         let Some(link) = self.link.as_mut() else {
             return self.no_link();
         };
+        link.reclaim().await;
         let result = |outcome, blob: String, detail: Option<String>, at| Received {
             outcome,
             bytes: blob.into_bytes(),
@@ -219,6 +289,12 @@ impl DaideSeat {
                 blob.push_str(&server::encode_inbound(ms, &raw));
                 let step = self.session.receive(&raw, ms);
                 for f in step.out {
+                    if f == RM_EMPTY {
+                        if std::mem::take(&mut link.rm_sent) {
+                            continue;
+                        }
+                        tokio::time::sleep(RM_DELAY).await;
+                    }
                     if let Err(why) = link.send(f) {
                         let r =
                             result(ExchangeOutcome::Disconnect, blob, Some(why), Instant::now());
@@ -240,7 +316,11 @@ impl DaideSeat {
                 return with_exit(r, self.client.as_mut(), "client").await;
             }
             let want = link.decoder.wants().min(link.buf.len());
-            match tokio::time::timeout_at(deadline, link.rd.read(&mut link.buf[..want])).await {
+            let Some(rd) = link.rd.as_mut() else {
+                link.dead = Some("internal: no read half".into());
+                continue;
+            };
+            match tokio::time::timeout_at(deadline, rd.read(&mut link.buf[..want])).await {
                 Err(_) => {
                     // A press round ends at its deadline: what came is the reply.
                     let outcome = match self.session.expects() {
