@@ -448,6 +448,8 @@ pub fn to_text(tokens: &[Token]) -> String {
                 let b = tokens[i].0 as u8;
                 match b {
                     b'\'' => out.push_str("''"),
+                    // A backslash would start an escape: it is one itself.
+                    b'\\' => out.push_str("\\x5C"),
                     0x20..=0x7E => out.push(char::from(b)),
                     _ => out.push_str(&format!("\\x{b:02X}")),
                 }
