@@ -995,18 +995,7 @@ impl Table {
             if let Some(Some(got)) = self.race(waits).now_or_never() {
                 return Some(got);
             }
-            let bytes = builtin(w.seat, w);
-            return Some((
-                i,
-                Answer {
-                    outcome: ExchangeOutcome::Reply,
-                    bytes,
-                    truncated: false,
-                    time_us: None,
-                    detail: None,
-                    discarded: Vec::new(),
-                },
-            ));
+            return Some((i, builtin_answer(builtin(w.seat, w))));
         }
         // The seats think: the events recorded for later are serialised now.
         self.log();
