@@ -145,34 +145,24 @@ impl Out {
     }
 
     pub(super) fn press(&mut self, p: &Press) -> &mut Self {
-        let (word, inner) = match p {
-            Press::Prp(a) | Press::Fct(a) => {
-                let w = if matches!(p, Press::Prp(_)) {
-                    "PRP"
-                } else {
-                    "FCT"
-                };
-                return self.n(w).group(|o| {
-                    o.arrangement(a);
-                });
-            }
-            Press::Try(ts) | Press::Huh(ts) => {
-                let w = if matches!(p, Press::Try(_)) {
-                    "TRY"
-                } else {
-                    "HUH"
-                };
-                return self.n(w).group(|o| {
-                    o.0.extend_from_slice(ts);
-                });
-            }
-            Press::Ccl(x) => ("CCL", x),
-            Press::Yes(x) => ("YES", x),
-            Press::Rej(x) => ("REJ", x),
-            Press::Bwx(x) => ("BWX", x),
+        let word = match p {
+            Press::Prp(_) => "PRP",
+            Press::Fct(_) => "FCT",
+            Press::Try(_) => "TRY",
+            Press::Huh(_) => "HUH",
+            Press::Ccl(_) => "CCL",
+            Press::Yes(_) => "YES",
+            Press::Rej(_) => "REJ",
+            Press::Bwx(_) => "BWX",
         };
-        self.n(word).group(|o| {
-            o.press(inner);
+        self.n(word).group(|o| match p {
+            Press::Prp(a) | Press::Fct(a) => {
+                o.arrangement(a);
+            }
+            Press::Try(ts) | Press::Huh(ts) => o.0.extend_from_slice(ts),
+            Press::Ccl(x) | Press::Yes(x) | Press::Rej(x) | Press::Bwx(x) => {
+                o.press(x);
+            }
         })
     }
 }
