@@ -8,7 +8,7 @@ use kakehiki_agent::SandboxConfig;
 use kakehiki_core::exchange::{ExchangeOutcome, SeatRecord};
 use kakehiki_core::replay::ReplayLog;
 use kakehiki_core::{SeatErrorKind, SeatSpec};
-use kakehiki_referee::seat::{pipe, tcp, Ask, Seat, Table};
+use kakehiki_referee::seat::{pipe, tcp, Ask, Seat, Table, Wait};
 use tokio::time::Instant;
 
 fn header() -> ReplayLog {
@@ -213,4 +213,64 @@ async fn a_tcp_seat_answers_lines_and_reports_a_disconnect_with_the_clients_exit
     assert_eq!(done.ends[0].as_ref().unwrap().exit_code, Some(5));
     assert!(done.ends[0].as_ref().unwrap().stderr.contains("bye"));
     assert_eq!(done.errors[0][0].at, "ply 2");
+}
+
+fn wait(seat: usize, limit: Option<Duration>) -> Wait {
+    Wait {
+        seat,
+        at: "ply 1".into(),
+        kind: "MOV?".into(),
+        limit,
+        since: Instant::now(),
+        timeout_not_ready: false,
+    }
+}
+
+/// A silent seat's timeout is known in advance: when no live seat owes a reply, `first` gives it
+/// at once, dated at its deadline; output a live seat has already sent comes before it, and a
+/// live seat that owes a reply is still awaited first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_seats_timeout_comes_at_once_when_no_live_seat_owes_a_reply() {
+    let long = Duration::from_secs(30);
+    let specs = vec![
+        cmd("sh -c 'sleep 20'"),
+        "builtin:silent".parse().unwrap(),
+        cmd("sh -c 'echo early; sleep 20'"),
+        cmd("sh -c 'read l; sleep 0.2; echo \"late $l\"; sleep 20'"),
+    ];
+    let seats = pipe::start_seats(&specs, &SandboxConfig::default(), "t").unwrap();
+    let mut table = Table::new(seats, header());
+    let none = |_: usize, _: &Wait| Vec::new();
+
+    // Seat 0 is only listened to: the silent seat's 30 s timeout comes now.
+    let started = std::time::Instant::now();
+    let (i, a) = table
+        .first(&[wait(0, None), wait(1, Some(long))], none)
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!((i, a.outcome), (1, ExchangeOutcome::Timeout));
+    assert_eq!(a.time_us, Some(30_000_000));
+
+    // What a listened-to seat already sent comes first.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (i, a) = table
+        .first(&[wait(2, None), wait(1, Some(long))], none)
+        .await
+        .unwrap();
+    assert_eq!((i, a.text().as_deref()), (0, Some("early")));
+
+    // A live seat that owes a reply is awaited: its reply, 0.2 s later, beats the silent seat.
+    let sent = table.tell(3, "ply 2", "MOV?", b"go\n".to_vec(), long).await;
+    assert!(sent.is_none(), "{sent:?}");
+    let (i, a) = table
+        .first(&[wait(3, Some(long)), wait(1, Some(long))], none)
+        .await
+        .unwrap();
+    assert_eq!((i, a.text().as_deref()), (0, Some("late go")));
+    table.finish(Duration::from_millis(10)).await;
 }

@@ -1003,8 +1003,27 @@ impl Table {
     }
 
     /// Read the live (and silent) seats of `waits` together; the first answer.
+    ///
+    /// A silent seat's timeout is known in advance: when no live seat owes a reply (the live
+    /// seats are only listened to), the earliest one comes at once, dated at its deadline,
+    /// after whatever a live seat has already sent. Waiting for it would change nothing but the
+    /// wall time (`check`'s "opponent that times out" would take a whole limit per request).
     async fn race(&mut self, waits: &[Wait]) -> Option<(usize, Answer)> {
         let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
+        let silent_first = {
+            let is = |w: &Wait, live: bool| match self.seats.get(w.seat) {
+                Some(Seat::Live(_)) => live,
+                Some(Seat::Silent) => !live,
+                _ => false,
+            };
+            let live_due = waits.iter().any(|w| w.limit.is_some() && is(w, true));
+            waits
+                .iter()
+                .enumerate()
+                .filter_map(|(i, w)| Some((i, w.since + w.limit?)).filter(|_| is(w, false)))
+                .min_by_key(|&(_, deadline)| deadline)
+                .filter(|_| !live_due)
+        };
         let mut reads: Vec<BoxFuture<'_, (usize, Received)>> = Vec::new();
         let mut seats: Vec<Option<&mut Seat>> = self.seats.iter_mut().map(Some).collect();
         for (i, w) in waits.iter().enumerate() {
@@ -1018,12 +1037,7 @@ impl Table {
                 }
                 Some(Seat::Silent) if w.limit.is_some() => reads.push(Box::pin(async move {
                     tokio::time::sleep_until(deadline).await;
-                    let mut r = Received::failure(
-                        ExchangeOutcome::Timeout,
-                        format!("{SILENT_BOT} never answers"),
-                    );
-                    r.at = deadline;
-                    (i, r)
+                    (i, silent_timeout(deadline))
                 })),
                 _ => {}
             }
@@ -1031,7 +1045,14 @@ impl Table {
         if reads.is_empty() {
             return None;
         }
-        let ((i, received), _, _) = futures_util::future::select_all(reads).await;
+        let raced = futures_util::future::select_all(reads);
+        let (i, received) = match silent_first {
+            Some((i, deadline)) => match raced.now_or_never() {
+                Some(((j, received), _, _)) => (j, received),
+                None => (i, silent_timeout(deadline)),
+            },
+            None => raced.await.0,
+        };
         let w = &waits[i];
         let mut answer = answer_of(received, Some(w.since), &w.ask());
         if w.limit.is_none() {
@@ -1253,6 +1274,16 @@ enum Begun {
 }
 
 /// A built-in bot's reply.
+/// What a silent seat gives at its deadline.
+fn silent_timeout(deadline: Instant) -> Received {
+    let mut r = Received::failure(
+        ExchangeOutcome::Timeout,
+        format!("{SILENT_BOT} never answers"),
+    );
+    r.at = deadline;
+    r
+}
+
 fn builtin_answer(bytes: Vec<u8>) -> Answer {
     Answer {
         outcome: ExchangeOutcome::Reply,
