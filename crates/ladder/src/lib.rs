@@ -1,0 +1,6 @@
+//! The hosted ladder's logic, without web code: the ladder file ([`LadderConfig`]), upload
+//! intake ([`intake`]) and bot builds in the sandbox ([`build`]). See `docs/ladder.md`.
+
+pub mod config;
+
+pub use config::{default_recipe, LadderConfig, LadderConfigError, Limits, Recipe, DEFAULT_LANGUAGES};
