@@ -444,7 +444,10 @@ build_seconds = 10
         )
         .unwrap();
         assert_eq!(c.rules, "seed-2015");
-        assert_eq!(c.recipe("go").unwrap().ro_paths, [PathBuf::from("/usr/local/go")]);
+        assert_eq!(
+            c.recipe("go").unwrap().ro_paths,
+            [PathBuf::from("/usr/local/go")]
+        );
         assert_eq!(c.limits.upload_bytes, 5000);
         assert_eq!(c.limits.build_seconds, 10);
         assert_eq!(c.limits.archive_entries, Limits::default().archive_entries);

@@ -2,5 +2,8 @@
 //! intake ([`intake`]) and bot builds in the sandbox ([`build`]). See `docs/ladder.md`.
 
 pub mod config;
+pub mod intake;
 
-pub use config::{default_recipe, LadderConfig, LadderConfigError, Limits, Recipe, DEFAULT_LANGUAGES};
+pub use config::{
+    default_recipe, LadderConfig, LadderConfigError, Limits, Recipe, DEFAULT_LANGUAGES,
+};
