@@ -78,6 +78,8 @@ enum Command {
     /// Show a replay file in the browser: one self-contained HTML page (no network), with the
     /// bots' stderr; or serve it on a local port with --serve.
     View(commands::view::ViewArgs),
+    /// The hosted ladder (docs/ladder.md): `build` takes an upload in as the ladder would.
+    Ladder(commands::ladder::LadderArgs),
 }
 
 fn main() -> ExitCode {
@@ -104,6 +106,7 @@ fn main() -> ExitCode {
         Command::Web(args) => commands::web::run(args),
         Command::Sandbox(args) => commands::sandbox::run(args),
         Command::View(args) => commands::view::run(args),
+        Command::Ladder(args) => commands::ladder::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

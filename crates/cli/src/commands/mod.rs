@@ -5,6 +5,7 @@ pub mod contest;
 pub mod demo;
 pub mod diplomacy;
 pub mod games;
+pub mod ladder;
 pub mod play;
 pub mod replay;
 pub mod sandbox;

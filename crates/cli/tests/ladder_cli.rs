@@ -1,0 +1,147 @@
+//! `kakehiki ladder build`: an upload taken in as the ladder would, unpacked, built in the
+//! sandbox with the language's recipe and checked; exit 0 when the bot would be active, 4 when
+//! it was refused or its build or check failed.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+const MINIMAL: &str =
+    "name = \"g\"\ngame = \"geister\"\nbuiltins = [\"random\", \"strong\"]\nlanguages = [\"python\", \"cpp\"]\n";
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn have(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// `kakehiki ladder build --json` of `upload` in `language` on the minimal ladder: its exit
+/// code and report.
+fn ladder_build(dir: &Path, language: &str, upload: &Path) -> (Option<i32>, Value) {
+    let config = dir.join("ladder.toml");
+    std::fs::write(&config, MINIMAL).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+        .args([
+            "ladder",
+            "build",
+            "--json",
+            "--language",
+            language,
+            "--config",
+        ])
+        .arg(&config)
+        .arg(upload)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let v: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{e}: {stdout}{}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code(), v)
+}
+
+#[test]
+fn the_python_starter_builds_passes_check_and_is_active() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, v) = ladder_build(
+        dir.path(),
+        "python",
+        &repo().join("starters/geister/python/bot.py"),
+    );
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["status"], "active", "{v}");
+    let log = v["log"].as_str().unwrap();
+    assert!(log.contains("built"), "{log}");
+    assert!(log.contains("passed"), "{log}");
+}
+
+#[test]
+fn the_cpp_starter_builds_passes_check_and_is_active() {
+    if !have("g++") {
+        assert!(
+            std::env::var_os("KAKEHIKI_CI").is_none(),
+            "g++ missing in CI"
+        );
+        eprintln!("skipped: no g++");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (code, v) = ladder_build(
+        dir.path(),
+        "cpp",
+        &repo().join("starters/geister/cpp/bot.cpp"),
+    );
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["status"], "active", "{v}");
+}
+
+#[test]
+fn a_compile_error_is_build_failed_with_the_compilers_message() {
+    if !have("g++") {
+        assert!(
+            std::env::var_os("KAKEHIKI_CI").is_none(),
+            "g++ missing in CI"
+        );
+        eprintln!("skipped: no g++");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("bot.cpp");
+    std::fs::write(&src, "int main() { return not_declared_anywhere; }\n").unwrap();
+    let (code, v) = ladder_build(dir.path(), "cpp", &src);
+    assert_eq!(code, Some(4), "{v}");
+    assert_eq!(v["status"], "build_failed", "{v}");
+    let log = v["log"].as_str().unwrap();
+    assert!(log.contains("not_declared_anywhere"), "{log}");
+    assert!(log.contains("exit code 1"), "{log}");
+}
+
+#[test]
+fn a_bot_that_crashes_is_check_failed_with_the_diagnosis_and_its_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("bot.py");
+    std::fs::write(
+        &src,
+        "import sys\nprint('my bot gave up', file=sys.stderr)\nsys.exit(3)\n",
+    )
+    .unwrap();
+    let (code, v) = ladder_build(dir.path(), "python", &src);
+    assert_eq!(code, Some(4), "{v}");
+    assert_eq!(v["status"], "check_failed", "{v}");
+    let log = v["log"].as_str().unwrap();
+    assert!(log.contains("built"), "{log}");
+    assert!(log.contains("FAIL"), "{log}");
+    assert!(log.contains("exit code 3"), "{log}");
+    assert!(log.contains("my bot gave up"), "its stderr: {log}");
+}
+
+#[test]
+fn a_hostile_archive_is_refused_and_an_unknown_language_too() {
+    let dir = tempfile::tempdir().unwrap();
+    // A tar.gz with `../evil`, written by hand (tar tools refuse to make one).
+    let mut header = tar::Header::new_gnu();
+    header.as_old_mut().name[..7].copy_from_slice(b"../evil");
+    header.set_size(1);
+    header.set_mode(0o644);
+    header.set_cksum();
+    let mut b = tar::Builder::new(Vec::new());
+    b.append(&header, &b"x"[..]).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, &b.into_inner().unwrap()).unwrap();
+    let archive = dir.path().join("bot.tar.gz");
+    std::fs::write(&archive, gz.finish().unwrap()).unwrap();
+    let (code, v) = ladder_build(dir.path(), "python", &archive);
+    assert_eq!(code, Some(4), "{v}");
+    assert_eq!(v["status"], "refused", "{v}");
+    assert!(v["log"].as_str().unwrap().contains("../evil"), "{v}");
+    assert!(!dir.path().parent().unwrap().join("evil").exists());
+    let (code, v) = ladder_build(dir.path(), "java", &archive);
+    assert_eq!(code, Some(4), "{v}");
+    assert_eq!(v["status"], "refused", "{v}");
+    assert!(v["log"].as_str().unwrap().contains("python, cpp"), "{v}");
+}
