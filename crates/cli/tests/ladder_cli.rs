@@ -145,3 +145,82 @@ fn a_hostile_archive_is_refused_and_an_unknown_language_too() {
     assert_eq!(v["status"], "refused", "{v}");
     assert!(v["log"].as_str().unwrap().contains("python, cpp"), "{v}");
 }
+
+fn invite(db: &Path, name: &str, extra: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+        .args(["ladder", "invite", name, "--json", "--db"])
+        .arg(db)
+        .args(extra)
+        .env_remove("KAKEHIKI_DATABASE_URL")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn invite_prints_a_sign_up_link_and_a_token_and_stores_only_their_hashes() {
+    use kakehiki_ladder::accounts::sha256_hex;
+    use kakehiki_store::{LadderRole, SqliteStore, Store};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ladder.sqlite");
+    let out = invite(&db, "alice", &["--url", "http://127.0.0.1:9000/"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["name"], "alice");
+    assert_eq!(v["role"], "contestant");
+    let token = v["token"].as_str().unwrap();
+    let url = v["signup_url"].as_str().unwrap();
+    let code = url
+        .strip_prefix("http://127.0.0.1:9000/signup?code=")
+        .unwrap_or_else(|| panic!("{url}"));
+    assert_eq!(code.len(), 64);
+    assert!(token.starts_with("kkl_"), "{token}");
+
+    let mut store = SqliteStore::open(&db).unwrap();
+    let user = store
+        .ladder_user_by_token(&sha256_hex(token))
+        .unwrap()
+        .expect("found by the token's hash");
+    assert_eq!(user.name, "alice");
+    assert_eq!(user.role, LadderRole::Contestant);
+    assert!(user.signup_pending);
+    // The code signs up once.
+    assert_eq!(
+        store
+            .ladder_sign_up(&sha256_hex(code), "$argon2id$v")
+            .unwrap(),
+        Some("alice".to_string())
+    );
+    assert_eq!(
+        store
+            .ladder_sign_up(&sha256_hex(code), "$argon2id$w")
+            .unwrap(),
+        None
+    );
+    drop(store);
+    // Neither secret is in the database in clear.
+    let mut bytes = std::fs::read(&db).unwrap();
+    if let Ok(wal) = std::fs::read(dir.path().join("ladder.sqlite-wal")) {
+        bytes.extend(wal);
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(!text.contains(token));
+    assert!(!text.contains(code));
+
+    // The name is taken now; an organiser gets the organiser role.
+    let again = invite(&db, "alice", &[]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("already exists"),
+        "{again:?}"
+    );
+    let out = invite(&db, "olga", &["--organiser"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["role"], "organiser");
+    let bad = invite(&db, "a b", &[]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("name"),
+        "{bad:?}"
+    );
+}

@@ -1,6 +1,8 @@
 //! The hosted ladder's logic, without web code: the ladder file ([`LadderConfig`]), upload
-//! intake ([`intake`]) and bot builds in the sandbox ([`build`]). See `docs/ladder.md`.
+//! intake ([`intake`]), bot builds in the sandbox ([`build`]) and accounts ([`accounts`]:
+//! invitations, token and password hashing). See `docs/ladder.md`.
 
+pub mod accounts;
 pub mod build;
 pub mod config;
 pub mod intake;

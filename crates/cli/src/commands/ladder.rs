@@ -28,6 +28,35 @@ pub enum LadderCommand {
     /// sandbox, and `check` the built bot. Exit 0 when the bot would be active, 4 when it was
     /// refused or its build or check failed (with the log).
     Build(BuildArgs),
+    /// Create a contestant's account (or an organiser's with --organiser) and print a one-time
+    /// sign-up link and the account's API token. Only their SHA-256 hashes are stored: this is
+    /// the one time they are shown.
+    Invite(InviteArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct InviteArgs {
+    /// The account's name (1 to 64 letters, digits, `-`, `_` or `.`).
+    pub name: String,
+    /// SQLite store (created if missing).
+    #[arg(
+        long,
+        default_value = "kakehiki.sqlite",
+        conflicts_with = "database_url"
+    )]
+    pub db: PathBuf,
+    /// PostgreSQL store.
+    #[arg(long, env = "KAKEHIKI_DATABASE_URL")]
+    pub database_url: Option<String>,
+    /// The ladder server's address, for the sign-up link.
+    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:8080")]
+    pub url: String,
+    /// An organiser's account (sees everything) rather than a contestant's.
+    #[arg(long)]
+    pub organiser: bool,
+    /// Print one JSON object: `name`, `role`, `signup_url`, `token`.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -52,6 +81,7 @@ pub struct BuildArgs {
 pub fn run(args: LadderArgs) -> anyhow::Result<u8> {
     match args.command {
         LadderCommand::Build(a) => build(a),
+        LadderCommand::Invite(a) => invite(a),
     }
 }
 
@@ -193,4 +223,41 @@ fn build(args: BuildArgs) -> anyhow::Result<u8> {
         println!("status: {}", verdict.status.as_str());
     }
     Ok(verdict.status.exit_code())
+}
+
+#[derive(Serialize)]
+struct Invited<'a> {
+    name: &'a str,
+    role: &'static str,
+    signup_url: String,
+    token: &'a str,
+}
+
+fn invite(args: InviteArgs) -> anyhow::Result<u8> {
+    let role = if args.organiser {
+        kakehiki_store::LadderRole::Organiser
+    } else {
+        kakehiki_store::LadderRole::Contestant
+    };
+    let invitation = kakehiki_ladder::accounts::invite(&args.name, role)?;
+    let mut store = kakehiki_store::open_store(&args.db, args.database_url.as_deref())?;
+    store.create_ladder_user(&invitation.user)?;
+    let out = Invited {
+        name: &args.name,
+        role: role.as_str(),
+        signup_url: format!(
+            "{}/signup?code={}",
+            args.url.trim_end_matches('/'),
+            invitation.signup_code
+        ),
+        token: &invitation.token,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string(&out)?);
+    } else {
+        println!("invited {} ({})", out.name, out.role);
+        println!("sign-up link (works once): {}", out.signup_url);
+        println!("API token (shown only now): {}", out.token);
+    }
+    Ok(exit::OK)
 }
