@@ -224,3 +224,135 @@ fn invite_prints_a_sign_up_link_and_a_token_and_stores_only_their_hashes() {
         "{bad:?}"
     );
 }
+
+/// Kills the server when the test ends, however it ends.
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn submit(server: &str, token: &str, language: &str, path: &Path) -> (Option<i32>, Value, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+        .args([
+            "submit", "--server", server, "--token", token, "--ladder", "g",
+        ])
+        .args(["--language", language, "--wait", "--json"])
+        .arg(path)
+        .env_remove("KAKEHIKI_TOKEN")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out.status.code(), v, stderr)
+}
+
+fn get(url: &str, token: Option<&str>) -> (u16, Value) {
+    let mut req = ureq::get(url);
+    if let Some(t) = token {
+        req = req.set("Authorization", &format!("Bearer {t}"));
+    }
+    let r = match req.call() {
+        Ok(r) => r,
+        Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => panic!("{url}: {e}"),
+    };
+    let code = r.status();
+    (
+        code,
+        serde_json::from_str(&r.into_string().unwrap()).unwrap(),
+    )
+}
+
+#[test]
+fn submit_to_a_served_ladder_builds_checks_and_lists_the_bot() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ladder.sqlite");
+    let config = dir.path().join("ladder.toml");
+    std::fs::write(&config, MINIMAL).unwrap();
+    let token_of = |name: &str| {
+        let out = invite(&db, name, &[]);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["token"].as_str().unwrap().to_string()
+    };
+    let alice = token_of("alice");
+    let bob = token_of("bob");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let server = format!("http://127.0.0.1:{port}");
+    let _server = Server(
+        Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+            .args(["ladder", "serve", "--config"])
+            .arg(&config)
+            .arg("--db")
+            .arg(&db)
+            .arg("--data")
+            .arg(dir.path().join("data"))
+            .args(["--bind", &format!("127.0.0.1:{port}")])
+            .env_remove("KAKEHIKI_DATABASE_URL")
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let leaderboard = format!("{server}/api/ladders/g/leaderboard");
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(started.elapsed().as_secs() < 20, "the server did not start");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(get(&leaderboard, None).1["rows"], serde_json::json!([]));
+
+    // A compile error: build_failed, exit 4, the compiler's message in the log.
+    let bad = dir.path().join("bad.cpp");
+    std::fs::write(&bad, "int main() { return nope_not_here; }\n").unwrap();
+    if have("g++") {
+        let (code, v, err) = submit(&server, &alice, "cpp", &bad);
+        assert_eq!(code, Some(4), "{v} {err}");
+        assert_eq!(v["status"], "build_failed", "{v}");
+        assert_eq!(v["version"], 1, "{v}");
+        assert!(v["log"].as_str().unwrap().contains("nope_not_here"), "{v}");
+    }
+    // The starter: active, exit 0, on the leaderboard.
+    let starter = repo().join("starters/geister/python/bot.py");
+    let (code, v, err) = submit(&server, &alice, "python", &starter);
+    assert_eq!(code, Some(0), "{v} {err}");
+    assert_eq!(v["status"], "active", "{v}");
+    let version = v["version"].as_u64().unwrap();
+    let (status, board) = get(&leaderboard, None);
+    assert_eq!(status, 200);
+    let rows = board["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{board}");
+    assert_eq!(rows[0]["bot"], "alice");
+    assert_eq!(rows[0]["owner"], "alice");
+    assert_eq!(rows[0]["version"], version);
+    assert_eq!(rows[0]["games"], 0);
+    assert_eq!(rows[0]["rank"], 1);
+    // A version's log is its owner's: not bob's, not anonymous.
+    let url = format!("{server}/api/ladders/g/bots/alice/versions/{version}");
+    let (status, v) = get(&url, Some(&alice));
+    assert_eq!(status, 200, "{v}");
+    assert!(v["log"].as_str().unwrap().contains("passed"), "{v}");
+    assert_eq!(get(&url, Some(&bob)).0, 404);
+    assert_eq!(get(&url, None).0, 404);
+    // A refused upload; a bad token; an unknown ladder.
+    let (code, v, _) = submit(&server, &bob, "cobol", &starter);
+    assert_eq!(code, Some(4), "{v}");
+    assert_eq!(v["status"], "refused", "{v}");
+    let (code, _, err) = submit(&server, "kkl_wrong", "python", &starter);
+    assert_eq!(code, Some(1));
+    assert!(
+        err.contains("401") && err.contains("unknown API token"),
+        "{err}"
+    );
+    assert_eq!(
+        get(&format!("{server}/api/ladders/nope/leaderboard"), None).0,
+        404
+    );
+}

@@ -39,6 +39,11 @@ pub fn sha256_hex(text: &str) -> String {
     hex(&Sha256::digest(text.as_bytes()))
 }
 
+/// SHA-256 of `bytes`, lowercase hex (an upload's fingerprint).
+pub fn sha256_bytes_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
 /// An invitation: the secrets to hand to the contestant once, and the account to store.
 #[derive(Debug, Clone)]
 pub struct Invitation {

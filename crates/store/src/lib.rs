@@ -581,6 +581,9 @@ pub trait Store: Send {
 
     /// Every version of a bot, oldest first.
     fn bot_versions(&mut self, ladder: &str, bot: &str) -> Result<Vec<BotVersion>, StoreError>;
+
+    /// The newest active version of each bot of `ladder`, by bot name.
+    fn active_bot_versions(&mut self, ladder: &str) -> Result<Vec<BotVersion>, StoreError>;
 }
 
 /// Open a store: PostgreSQL when `database_url` is given, otherwise the SQLite file `db_path`.

@@ -40,6 +40,46 @@ fn col<'a, T: postgres::types::FromSql<'a>>(
 }
 
 impl PgStore {
+    /// Bot versions of `ladder` (`$1`) matching `condition` (with `$2` bound to `bot`).
+    fn versions_where(
+        &mut self,
+        condition: &str,
+        ladder: &str,
+        bot: &str,
+    ) -> Result<Vec<BotVersion>, StoreError> {
+        const CONTEXT: &str = "reading bot versions";
+        let rows = self
+            .client
+            .query(
+                &format!(
+                    "SELECT v.ladder, v.bot, b.owner, v.version, v.language, v.source_sha256,
+                            v.status, v.log, v.created_at
+                     FROM kk_ladder_versions v
+                     JOIN kk_ladder_bots b ON b.ladder = v.ladder AND b.name = v.bot
+                     WHERE v.ladder = $1 AND {condition}"
+                ),
+                &[&ladder, &bot],
+            )
+            .map_err(err(CONTEXT))?;
+        rows.iter()
+            .map(|r| {
+                let status: String = col(r, 6, CONTEXT)?;
+                Ok(BotVersion {
+                    ladder: col(r, 0, CONTEXT)?,
+                    bot: col(r, 1, CONTEXT)?,
+                    owner: col(r, 2, CONTEXT)?,
+                    version: col::<i64>(r, 3, CONTEXT)? as u64,
+                    language: col(r, 4, CONTEXT)?,
+                    source_sha256: col(r, 5, CONTEXT)?,
+                    status: VersionStatus::parse(&status)
+                        .ok_or_else(|| StoreError::Corrupt(format!("unknown status {status:?}")))?,
+                    log: col(r, 7, CONTEXT)?,
+                    created_at: col(r, 8, CONTEXT)?,
+                })
+            })
+            .collect()
+    }
+
     /// The ladder account matching `condition` (one `$1` parameter).
     fn ladder_user_where(
         &mut self,
@@ -698,34 +738,17 @@ impl Store for PgStore {
     }
 
     fn bot_versions(&mut self, ladder: &str, bot: &str) -> Result<Vec<BotVersion>, StoreError> {
-        const CONTEXT: &str = "reading bot versions";
-        let rows = self
-            .client
-            .query(
-                "SELECT v.ladder, v.bot, b.owner, v.version, v.language, v.source_sha256,
-                        v.status, v.log, v.created_at
-                 FROM kk_ladder_versions v
-                 JOIN kk_ladder_bots b ON b.ladder = v.ladder AND b.name = v.bot
-                 WHERE v.ladder = $1 AND v.bot = $2 ORDER BY v.version",
-                &[&ladder, &bot],
-            )
-            .map_err(err(CONTEXT))?;
-        rows.iter()
-            .map(|r| {
-                let status: String = col(r, 6, CONTEXT)?;
-                Ok(BotVersion {
-                    ladder: col(r, 0, CONTEXT)?,
-                    bot: col(r, 1, CONTEXT)?,
-                    owner: col(r, 2, CONTEXT)?,
-                    version: col::<i64>(r, 3, CONTEXT)? as u64,
-                    language: col(r, 4, CONTEXT)?,
-                    source_sha256: col(r, 5, CONTEXT)?,
-                    status: VersionStatus::parse(&status)
-                        .ok_or_else(|| StoreError::Corrupt(format!("unknown status {status:?}")))?,
-                    log: col(r, 7, CONTEXT)?,
-                    created_at: col(r, 8, CONTEXT)?,
-                })
-            })
-            .collect()
+        self.versions_where("v.bot = $2 ORDER BY v.version", ladder, bot)
+    }
+
+    fn active_bot_versions(&mut self, ladder: &str) -> Result<Vec<BotVersion>, StoreError> {
+        self.versions_where(
+            "v.status = 'active' AND $2 = $2 AND v.version = (SELECT MAX(w.version)
+                 FROM kk_ladder_versions w
+                 WHERE w.ladder = v.ladder AND w.bot = v.bot AND w.status = 'active')
+             ORDER BY v.bot",
+            ladder,
+            "",
+        )
     }
 }

@@ -79,6 +79,59 @@ fn err(context: &'static str) -> impl FnOnce(rusqlite::Error) -> StoreError {
 }
 
 impl SqliteStore {
+    /// Bot versions of `ladder` (`?1`) matching `condition` (with `?2` bound to `bot`).
+    fn versions_where(
+        &mut self,
+        condition: &str,
+        ladder: &str,
+        bot: &str,
+    ) -> Result<Vec<BotVersion>, StoreError> {
+        const CONTEXT: &str = "reading bot versions";
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT v.ladder, v.bot, b.owner, v.version, v.language, v.source_sha256,
+                        v.status, v.log, v.created_at
+                 FROM kk_ladder_versions v
+                 JOIN kk_ladder_bots b ON b.ladder = v.ladder AND b.name = v.bot
+                 WHERE v.ladder = ?1 AND {condition}"
+            ))
+            .map_err(err(CONTEXT))?;
+        let rows = stmt
+            .query_map(params![ladder, bot], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
+                    r.get::<_, String>(6)?,
+                    r.get::<_, String>(7)?,
+                    r.get::<_, i64>(8)?,
+                ))
+            })
+            .map_err(err(CONTEXT))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (ladder, bot, owner, version, language, source_sha256, status, log, created_at) =
+                row.map_err(err(CONTEXT))?;
+            out.push(BotVersion {
+                ladder,
+                bot,
+                owner,
+                version: version as u64,
+                language,
+                source_sha256,
+                status: VersionStatus::parse(&status)
+                    .ok_or_else(|| StoreError::Corrupt(format!("unknown status {status:?}")))?,
+                log,
+                created_at,
+            });
+        }
+        Ok(out)
+    }
+
     /// The ladder account matching `condition` (one `?1` parameter).
     fn ladder_user_where(
         &mut self,
@@ -953,49 +1006,17 @@ impl Store for SqliteStore {
     }
 
     fn bot_versions(&mut self, ladder: &str, bot: &str) -> Result<Vec<BotVersion>, StoreError> {
-        const CONTEXT: &str = "reading bot versions";
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT v.ladder, v.bot, b.owner, v.version, v.language, v.source_sha256,
-                        v.status, v.log, v.created_at
-                 FROM kk_ladder_versions v
-                 JOIN kk_ladder_bots b ON b.ladder = v.ladder AND b.name = v.bot
-                 WHERE v.ladder = ?1 AND v.bot = ?2 ORDER BY v.version",
-            )
-            .map_err(err(CONTEXT))?;
-        let rows = stmt
-            .query_map(params![ladder, bot], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, i64>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, String>(5)?,
-                    r.get::<_, String>(6)?,
-                    r.get::<_, String>(7)?,
-                    r.get::<_, i64>(8)?,
-                ))
-            })
-            .map_err(err(CONTEXT))?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (ladder, bot, owner, version, language, source_sha256, status, log, created_at) =
-                row.map_err(err(CONTEXT))?;
-            out.push(BotVersion {
-                ladder,
-                bot,
-                owner,
-                version: version as u64,
-                language,
-                source_sha256,
-                status: VersionStatus::parse(&status)
-                    .ok_or_else(|| StoreError::Corrupt(format!("unknown status {status:?}")))?,
-                log,
-                created_at,
-            });
-        }
-        Ok(out)
+        self.versions_where("v.bot = ?2 ORDER BY v.version", ladder, bot)
+    }
+
+    fn active_bot_versions(&mut self, ladder: &str) -> Result<Vec<BotVersion>, StoreError> {
+        self.versions_where(
+            "v.status = 'active' AND ?2 = ?2 AND v.version = (SELECT MAX(w.version)
+                 FROM kk_ladder_versions w
+                 WHERE w.ladder = v.ladder AND w.bot = v.bot AND w.status = 'active')
+             ORDER BY v.bot",
+            ladder,
+            "",
+        )
     }
 }

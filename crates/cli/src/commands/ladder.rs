@@ -32,6 +32,9 @@ pub enum LadderCommand {
     /// sign-up link and the account's API token. Only their SHA-256 hashes are stored: this is
     /// the one time they are shown.
     Invite(InviteArgs),
+    /// Serve the ladder's JSON API (minimal: uploads with a Bearer token, built and checked in
+    /// the background, their status, and the leaderboard). No matches are played yet.
+    Serve(super::ladder_serve::ServeArgs),
 }
 
 #[derive(Args, Debug)]
@@ -82,6 +85,7 @@ pub fn run(args: LadderArgs) -> anyhow::Result<u8> {
     match args.command {
         LadderCommand::Build(a) => build(a),
         LadderCommand::Invite(a) => invite(a),
+        LadderCommand::Serve(a) => super::ladder_serve::run(a),
     }
 }
 

@@ -391,4 +391,22 @@ pub fn ladder_accounts_and_bot_versions(store: &mut dyn Store) {
     let o = store.bot_versions("g", "ob").unwrap();
     assert_eq!(o[0].status, VersionStatus::Building);
     assert!(store.bot_versions("other", "ab").unwrap().is_empty());
+    // The newest active version of each bot: ab's 2 (ob has none active); a third version of
+    // ab that fails leaves 2 the active one.
+    assert_eq!(store.add_bot_version(&upload("alice", "ab")).unwrap(), 3);
+    store
+        .set_bot_version_status("g", "ab", 3, VersionStatus::CheckFailed, "FAIL")
+        .unwrap();
+    let active: Vec<(String, u64)> = store
+        .active_bot_versions("g")
+        .unwrap()
+        .into_iter()
+        .map(|v| (v.bot, v.version))
+        .collect();
+    assert_eq!(active, vec![("ab".to_string(), 2)]);
+    store
+        .set_bot_version_status("g", "ob", 1, VersionStatus::Active, "")
+        .unwrap();
+    assert_eq!(store.active_bot_versions("g").unwrap().len(), 2);
+    assert!(store.active_bot_versions("other").unwrap().is_empty());
 }
