@@ -156,13 +156,22 @@ fn error(status: StatusCode, message: &str) -> Response {
     (status, Json(json!({ "error": message }))).into_response()
 }
 
+/// A refused request: its status and message (small, unlike a built [`Response`]).
+struct ApiError(StatusCode, &'static str);
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        error(self.0, self.1)
+    }
+}
+
 fn store_error(e: StoreError) -> Response {
     tracing::error!("store: {e}");
     error(StatusCode::INTERNAL_SERVER_ERROR, "the store failed")
 }
 
 /// The account of the request's `Authorization: Bearer TOKEN`, if any.
-fn caller(app: &App, headers: &HeaderMap) -> Result<Option<LadderUser>, Response> {
+fn caller(app: &App, headers: &HeaderMap) -> Result<Option<LadderUser>, ApiError> {
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         return Ok(None);
     };
@@ -170,25 +179,29 @@ fn caller(app: &App, headers: &HeaderMap) -> Result<Option<LadderUser>, Response
         .to_str()
         .ok()
         .and_then(|v| v.strip_prefix("Bearer "))
-        .ok_or_else(|| {
-            error(
-                StatusCode::UNAUTHORIZED,
-                "expected Authorization: Bearer TOKEN",
-            )
-        })?;
+        .ok_or(ApiError(
+            StatusCode::UNAUTHORIZED,
+            "expected Authorization: Bearer TOKEN",
+        ))?;
     let mut store = app.store.lock().unwrap_or_else(|p| p.into_inner());
     match store.ladder_user_by_token(&sha256_hex(token.trim())) {
         Ok(Some(user)) => Ok(Some(user)),
-        Ok(None) => Err(error(StatusCode::UNAUTHORIZED, "unknown API token")),
-        Err(e) => Err(store_error(e)),
+        Ok(None) => Err(ApiError(StatusCode::UNAUTHORIZED, "unknown API token")),
+        Err(e) => {
+            tracing::error!("store: {e}");
+            Err(ApiError(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the store failed",
+            ))
+        }
     }
 }
 
-fn check_ladder(app: &App, ladder: &str) -> Result<(), Response> {
+fn check_ladder(app: &App, ladder: &str) -> Result<(), ApiError> {
     if ladder == app.config.name {
         Ok(())
     } else {
-        Err(error(StatusCode::NOT_FOUND, "no such ladder"))
+        Err(ApiError(StatusCode::NOT_FOUND, "no such ladder"))
     }
 }
 
@@ -205,12 +218,12 @@ async fn submit(
     body: Bytes,
 ) -> Response {
     if let Err(r) = check_ladder(&app, &ladder) {
-        return r;
+        return r.into_response();
     }
     let user = match caller(&app, &headers) {
         Ok(Some(u)) => u,
         Ok(None) => return error(StatusCode::UNAUTHORIZED, "an API token is needed"),
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let new = NewBotVersion {
         ladder: ladder.clone(),
@@ -252,11 +265,11 @@ async fn version(
     headers: HeaderMap,
 ) -> Response {
     if let Err(r) = check_ladder(&app, &ladder) {
-        return r;
+        return r.into_response();
     }
     let user = match caller(&app, &headers) {
         Ok(u) => u,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let versions = {
         let mut store = app.store.lock().unwrap_or_else(|p| p.into_inner());
@@ -288,7 +301,7 @@ async fn version(
 
 async fn leaderboard(State(app): State<App>, Path(ladder): Path<String>) -> Response {
     if let Err(r) = check_ladder(&app, &ladder) {
-        return r;
+        return r.into_response();
     }
     let active = {
         let mut store = app.store.lock().unwrap_or_else(|p| p.into_inner());
