@@ -404,6 +404,13 @@ impl Walk<'_> {
                 let mut output = std::fs::File::create(&to)?;
                 let n = io::copy(&mut io::Read::take(&mut input, *left), &mut output)?;
                 *left -= n;
+                // A program the bot built stays runnable (the ladder's builds are kept this way).
+                if meta.mode() & 0o111 != 0 {
+                    use std::os::unix::fs::PermissionsExt;
+                    let mut perms = output.metadata()?.permissions();
+                    perms.set_mode(perms.mode() | 0o111);
+                    output.set_permissions(perms)?;
+                }
             } else {
                 skipped.push(to.display().to_string());
             }
@@ -1038,6 +1045,21 @@ impl ClientProcess {
     pub fn spawn(argv: &[String], cfg: &SandboxConfig) -> Result<ClientProcess, SpawnError> {
         let sandboxed = spawn_sandboxed(argv, cfg, Stdio::null(), jail::SeatNet::Host)?;
         Ok(ClientProcess::drained(sandboxed, cfg))
+    }
+
+    /// Start `argv` as [`ClientProcess::spawn`] does, but with no network at all, as a pipe
+    /// bot: an empty network namespace where the sandbox has namespaces (no interface, its
+    /// loopback down), and otherwise Landlock's and seccomp's rules with no TCP port allowed.
+    /// For work that must not reach anything, such as a ladder's build of a contestant's
+    /// sources.
+    pub fn spawn_offline(
+        argv: &[String],
+        cfg: &SandboxConfig,
+    ) -> Result<ClientProcess, SpawnError> {
+        let mut cfg = cfg.clone();
+        cfg.jail.tcp_connect.clear();
+        let sandboxed = spawn_sandboxed(argv, &cfg, Stdio::null(), jail::SeatNet::Pipe)?;
+        Ok(ClientProcess::drained(sandboxed, &cfg))
     }
 
     /// Start the client of a TCP seat with the seat's listener. Where the sandbox has

@@ -66,7 +66,7 @@ pub struct SandboxConfig {
     pub keep_seat_files: Option<PathBuf>,
     /// Where this process's working folder (its private `/tmp`) is copied when it ends, however
     /// it ends (exit, crash, timeout, kill), at most `jail.disk_bytes` of it. Symbolic links and
-    /// special files are not copied.
+    /// special files are not copied; a file with an execute bit stays executable.
     pub keep_files: Option<PathBuf>,
 }
 

@@ -78,6 +78,11 @@ enum Command {
     /// Show a replay file in the browser: one self-contained HTML page (no network), with the
     /// bots' stderr; or serve it on a local port with --serve.
     View(commands::view::ViewArgs),
+    /// The hosted ladder (docs/ladder.md): `build` takes an upload in as the ladder would.
+    Ladder(commands::ladder::LadderArgs),
+    /// Upload your bot to a ladder server; with --wait, wait for its build and check. Exit 0
+    /// when it is active, 4 when its build or check failed or the upload was refused.
+    Submit(commands::submit::SubmitArgs),
 }
 
 fn main() -> ExitCode {
@@ -104,6 +109,8 @@ fn main() -> ExitCode {
         Command::Web(args) => commands::web::run(args),
         Command::Sandbox(args) => commands::sandbox::run(args),
         Command::View(args) => commands::view::run(args),
+        Command::Ladder(args) => commands::ladder::run(args),
+        Command::Submit(args) => commands::submit::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -95,6 +95,16 @@ pub enum StoreError {
          (--database-url) and workers to play matches in parallel"
     )]
     RunInProgress { path: String, holder: String },
+    #[error("a ladder account named {0:?} already exists")]
+    UserExists(String),
+    #[error("the bot {bot:?} of ladder {ladder:?} belongs to another contestant")]
+    BotOwnedByOther { ladder: String, bot: String },
+    #[error("no bot {bot:?} with a version {version} on ladder {ladder:?}")]
+    NoSuchVersion {
+        ladder: String,
+        bot: String,
+        version: u64,
+    },
     #[error("cannot lock the sqlite database {path} for a run: {source}")]
     RunLock {
         path: String,
@@ -122,6 +132,127 @@ impl StoreError {
             _ => false,
         }
     }
+}
+
+/// What a ladder account may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LadderRole {
+    /// Uploads bots and sees their own sources, build logs and stderr.
+    Contestant,
+    /// Sees everything.
+    Organiser,
+}
+
+impl LadderRole {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LadderRole::Contestant => "contestant",
+            LadderRole::Organiser => "organiser",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Result<LadderRole, StoreError> {
+        match s {
+            "contestant" => Ok(LadderRole::Contestant),
+            "organiser" => Ok(LadderRole::Organiser),
+            other => Err(StoreError::Corrupt(format!(
+                "unknown ladder role {other:?}"
+            ))),
+        }
+    }
+}
+
+/// A ladder account to create: secrets already hashed by the caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewLadderUser {
+    pub name: String,
+    pub role: LadderRole,
+    /// SHA-256 of the API token, lowercase hex.
+    pub token_sha256: String,
+    /// SHA-256 of the one-time sign-up code, lowercase hex.
+    pub signup_code_sha256: String,
+}
+
+/// A stored ladder account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LadderUser {
+    pub name: String,
+    pub role: LadderRole,
+    /// The argon2 hash of the password (PHC string), once the contestant has signed up.
+    pub password_hash: Option<String>,
+    /// Whether the sign-up code is still unused.
+    pub signup_pending: bool,
+    /// Seconds since the Unix epoch.
+    pub created_at: i64,
+}
+
+/// Where a bot version stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VersionStatus {
+    Building,
+    Active,
+    BuildFailed,
+    CheckFailed,
+    Refused,
+}
+
+impl VersionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VersionStatus::Building => "building",
+            VersionStatus::Active => "active",
+            VersionStatus::BuildFailed => "build_failed",
+            VersionStatus::CheckFailed => "check_failed",
+            VersionStatus::Refused => "refused",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<VersionStatus> {
+        Some(match s {
+            "building" => VersionStatus::Building,
+            "active" => VersionStatus::Active,
+            "build_failed" => VersionStatus::BuildFailed,
+            "check_failed" => VersionStatus::CheckFailed,
+            "refused" => VersionStatus::Refused,
+            _ => return None,
+        })
+    }
+}
+
+/// A new upload of a bot: its version is the bot's next number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewBotVersion {
+    pub ladder: String,
+    pub bot: String,
+    /// The uploading account; a bot belongs to the account that first uploaded it.
+    pub owner: String,
+    pub language: String,
+    /// SHA-256 of the upload, lowercase hex.
+    pub source_sha256: String,
+}
+
+/// A stored bot version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BotVersion {
+    pub ladder: String,
+    pub bot: String,
+    pub owner: String,
+    pub version: u64,
+    pub language: String,
+    pub source_sha256: String,
+    pub status: VersionStatus,
+    /// Refusal, build output and `check` diagnosis.
+    pub log: String,
+    /// Seconds since the Unix epoch.
+    pub created_at: i64,
+}
+
+/// Seconds since the Unix epoch.
+fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
 }
 
 /// A program file of a contest entrant and the SHA-256 of its content when it was recorded.
@@ -411,6 +542,48 @@ pub trait Store: Send {
     /// message. PostgreSQL
     /// needs no lock: its queue hands each match to one runner.
     fn lock_run(&mut self, holder: &str) -> Result<(), StoreError>;
+
+    /// Create a ladder account ([`StoreError::UserExists`] if the name is taken).
+    fn create_ladder_user(&mut self, user: &NewLadderUser) -> Result<(), StoreError>;
+
+    /// The ladder account named `name`.
+    fn ladder_user(&mut self, name: &str) -> Result<Option<LadderUser>, StoreError>;
+
+    /// The ladder account whose API token hashes to `token_sha256`.
+    fn ladder_user_by_token(
+        &mut self,
+        token_sha256: &str,
+    ) -> Result<Option<LadderUser>, StoreError>;
+
+    /// Use a one-time sign-up code: the account whose unused code hashes to `code_sha256` gets
+    /// `password_hash` and the code is spent. Returns the account's name, or `None` for an
+    /// unknown or already used code.
+    fn ladder_sign_up(
+        &mut self,
+        code_sha256: &str,
+        password_hash: &str,
+    ) -> Result<Option<String>, StoreError>;
+
+    /// Store a new version of a bot (the bot is created on its first upload, owned by the
+    /// uploader; [`StoreError::BotOwnedByOther`] when another account owns it), with status
+    /// `building` and an empty log. Returns its version number (1, 2, ...).
+    fn add_bot_version(&mut self, v: &NewBotVersion) -> Result<u64, StoreError>;
+
+    /// Set a version's status and log ([`StoreError::NoSuchVersion`] if there is none).
+    fn set_bot_version_status(
+        &mut self,
+        ladder: &str,
+        bot: &str,
+        version: u64,
+        status: VersionStatus,
+        log: &str,
+    ) -> Result<(), StoreError>;
+
+    /// Every version of a bot, oldest first.
+    fn bot_versions(&mut self, ladder: &str, bot: &str) -> Result<Vec<BotVersion>, StoreError>;
+
+    /// The newest active version of each bot of `ladder`, by bot name.
+    fn active_bot_versions(&mut self, ladder: &str) -> Result<Vec<BotVersion>, StoreError>;
 }
 
 /// Open a store: PostgreSQL when `database_url` is given, otherwise the SQLite file `db_path`.

@@ -7,9 +7,10 @@ use postgres::{Client, Config, NoTls};
 
 use crate::schema;
 use crate::{
-    compress, decompress, entrants_to_json, from_db, lease_ms, redact_url, to_db, Claim,
-    ContestRow, FailedMatch, NewResult, Pick, ProgramFile, QueueCounts, QueuedMatch, Store,
-    StoreError, StoredResult,
+    compress, decompress, entrants_to_json, from_db, lease_ms, now_secs, redact_url, to_db,
+    BotVersion, Claim, ContestRow, FailedMatch, LadderRole, LadderUser, NewBotVersion,
+    NewLadderUser, NewResult, Pick, ProgramFile, QueueCounts, QueuedMatch, Store, StoreError,
+    StoredResult, VersionStatus,
 };
 
 /// Current time in milliseconds since the epoch, by the database's clock (one clock for all
@@ -39,6 +40,76 @@ fn col<'a, T: postgres::types::FromSql<'a>>(
 }
 
 impl PgStore {
+    /// Bot versions of `ladder` (`$1`) matching `condition` (with `$2` bound to `bot`).
+    fn versions_where(
+        &mut self,
+        condition: &str,
+        ladder: &str,
+        bot: &str,
+    ) -> Result<Vec<BotVersion>, StoreError> {
+        const CONTEXT: &str = "reading bot versions";
+        let rows = self
+            .client
+            .query(
+                &format!(
+                    "SELECT v.ladder, v.bot, b.owner, v.version, v.language, v.source_sha256,
+                            v.status, v.log, v.created_at
+                     FROM kk_ladder_versions v
+                     JOIN kk_ladder_bots b ON b.ladder = v.ladder AND b.name = v.bot
+                     WHERE v.ladder = $1 AND {condition}"
+                ),
+                &[&ladder, &bot],
+            )
+            .map_err(err(CONTEXT))?;
+        rows.iter()
+            .map(|r| {
+                let status: String = col(r, 6, CONTEXT)?;
+                Ok(BotVersion {
+                    ladder: col(r, 0, CONTEXT)?,
+                    bot: col(r, 1, CONTEXT)?,
+                    owner: col(r, 2, CONTEXT)?,
+                    version: col::<i64>(r, 3, CONTEXT)? as u64,
+                    language: col(r, 4, CONTEXT)?,
+                    source_sha256: col(r, 5, CONTEXT)?,
+                    status: VersionStatus::parse(&status)
+                        .ok_or_else(|| StoreError::Corrupt(format!("unknown status {status:?}")))?,
+                    log: col(r, 7, CONTEXT)?,
+                    created_at: col(r, 8, CONTEXT)?,
+                })
+            })
+            .collect()
+    }
+
+    /// The ladder account matching `condition` (one `$1` parameter).
+    fn ladder_user_where(
+        &mut self,
+        condition: &str,
+        value: &str,
+    ) -> Result<Option<LadderUser>, StoreError> {
+        const CONTEXT: &str = "reading a ladder account";
+        let row = self
+            .client
+            .query_opt(
+                &format!(
+                    "SELECT name, role, password_hash, signup_code_sha256 IS NOT NULL, created_at
+                     FROM kk_ladder_users WHERE {condition}"
+                ),
+                &[&value],
+            )
+            .map_err(err(CONTEXT))?;
+        row.map(|r| {
+            let role: String = col(&r, 1, CONTEXT)?;
+            Ok(LadderUser {
+                name: col(&r, 0, CONTEXT)?,
+                role: LadderRole::parse(&role)?,
+                password_hash: col(&r, 2, CONTEXT)?,
+                signup_pending: col(&r, 3, CONTEXT)?,
+                created_at: col(&r, 4, CONTEXT)?,
+            })
+        })
+        .transpose()
+    }
+
     /// Connect to `url` (`postgres://user:password@host:port/database` or the key=value form)
     /// and bring the schema up to date. Without a `connect_timeout` in the URL, connecting gives
     /// up after 10 seconds.
@@ -537,5 +608,147 @@ impl Store for PgStore {
     fn lock_run(&mut self, _holder: &str) -> Result<(), StoreError> {
         // The queue hands each match to one runner; any number of coordinators may share it.
         Ok(())
+    }
+
+    fn create_ladder_user(&mut self, user: &NewLadderUser) -> Result<(), StoreError> {
+        const CONTEXT: &str = "creating a ladder account";
+        let n = self
+            .client
+            .execute(
+                "INSERT INTO kk_ladder_users
+                     (name, role, password_hash, token_sha256, signup_code_sha256, created_at)
+                 VALUES ($1, $2, NULL, $3, $4, $5) ON CONFLICT (name) DO NOTHING",
+                &[
+                    &user.name,
+                    &user.role.as_str(),
+                    &user.token_sha256,
+                    &user.signup_code_sha256,
+                    &now_secs(),
+                ],
+            )
+            .map_err(err(CONTEXT))?;
+        if n == 0 {
+            return Err(StoreError::UserExists(user.name.clone()));
+        }
+        Ok(())
+    }
+
+    fn ladder_user(&mut self, name: &str) -> Result<Option<LadderUser>, StoreError> {
+        self.ladder_user_where("name = $1", name)
+    }
+
+    fn ladder_user_by_token(
+        &mut self,
+        token_sha256: &str,
+    ) -> Result<Option<LadderUser>, StoreError> {
+        self.ladder_user_where("token_sha256 = $1", token_sha256)
+    }
+
+    fn ladder_sign_up(
+        &mut self,
+        code_sha256: &str,
+        password_hash: &str,
+    ) -> Result<Option<String>, StoreError> {
+        const CONTEXT: &str = "signing up";
+        let row = self
+            .client
+            .query_opt(
+                "UPDATE kk_ladder_users SET password_hash = $2, signup_code_sha256 = NULL
+                 WHERE signup_code_sha256 = $1 RETURNING name",
+                &[&code_sha256, &password_hash],
+            )
+            .map_err(err(CONTEXT))?;
+        row.map(|r| col(&r, 0, CONTEXT)).transpose()
+    }
+
+    fn add_bot_version(&mut self, v: &NewBotVersion) -> Result<u64, StoreError> {
+        const CONTEXT: &str = "storing a bot version";
+        let now = now_secs();
+        let mut tx = self.client.transaction().map_err(err(CONTEXT))?;
+        tx.execute(
+            "INSERT INTO kk_ladder_bots (ladder, name, owner, created_at) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (ladder, name) DO NOTHING",
+            &[&v.ladder, &v.bot, &v.owner, &now],
+        )
+        .map_err(err(CONTEXT))?;
+        // The bot's row, locked: uploads of one bot get their numbers one at a time.
+        let row = tx
+            .query_one(
+                "SELECT owner FROM kk_ladder_bots WHERE ladder = $1 AND name = $2 FOR UPDATE",
+                &[&v.ladder, &v.bot],
+            )
+            .map_err(err(CONTEXT))?;
+        let owner: String = col(&row, 0, CONTEXT)?;
+        if owner != v.owner {
+            return Err(StoreError::BotOwnedByOther {
+                ladder: v.ladder.clone(),
+                bot: v.bot.clone(),
+            });
+        }
+        let row = tx
+            .query_one(
+                "SELECT COALESCE(MAX(version), 0) + 1 FROM kk_ladder_versions
+                 WHERE ladder = $1 AND bot = $2",
+                &[&v.ladder, &v.bot],
+            )
+            .map_err(err(CONTEXT))?;
+        let version: i64 = col(&row, 0, CONTEXT)?;
+        tx.execute(
+            "INSERT INTO kk_ladder_versions
+                 (ladder, bot, version, language, source_sha256, status, log, created_at)
+             VALUES ($1, $2, $3, $4, $5, 'building', '', $6)",
+            &[
+                &v.ladder,
+                &v.bot,
+                &version,
+                &v.language,
+                &v.source_sha256,
+                &now,
+            ],
+        )
+        .map_err(err(CONTEXT))?;
+        tx.commit().map_err(err(CONTEXT))?;
+        Ok(version as u64)
+    }
+
+    fn set_bot_version_status(
+        &mut self,
+        ladder: &str,
+        bot: &str,
+        version: u64,
+        status: VersionStatus,
+        log: &str,
+    ) -> Result<(), StoreError> {
+        let n = self
+            .client
+            .execute(
+                "UPDATE kk_ladder_versions SET status = $4, log = $5
+                 WHERE ladder = $1 AND bot = $2 AND version = $3",
+                &[&ladder, &bot, &(version as i64), &status.as_str(), &log],
+            )
+            .map_err(err("setting a bot version's status"))?;
+        if n == 0 {
+            return Err(StoreError::NoSuchVersion {
+                ladder: ladder.to_string(),
+                bot: bot.to_string(),
+                version,
+            });
+        }
+        Ok(())
+    }
+
+    fn bot_versions(&mut self, ladder: &str, bot: &str) -> Result<Vec<BotVersion>, StoreError> {
+        self.versions_where("v.bot = $2 ORDER BY v.version", ladder, bot)
+    }
+
+    fn active_bot_versions(&mut self, ladder: &str) -> Result<Vec<BotVersion>, StoreError> {
+        self.versions_where(
+            "v.status = 'active' AND $2 = $2 AND v.version = (SELECT MAX(w.version)
+                 FROM kk_ladder_versions w
+                 WHERE w.ladder = v.ladder AND w.bot = v.bot AND w.status = 'active')
+             ORDER BY v.bot",
+            ladder,
+            "",
+        )
     }
 }

@@ -66,6 +66,37 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     INSERT INTO kk_result_counts (contest, results)
         SELECT contest, COUNT(*) FROM kk_results GROUP BY contest;
     CREATE INDEX kk_results_by_seq ON kk_results (contest, seq);",
+    // 4: the hosted ladder's accounts, bots and bot versions. Secrets are stored hashed: the
+    // API token and the one-time sign-up code as SHA-256 (hex; they are long random strings),
+    // the password as argon2 (PHC string, NULL until the contestant signs up).
+    "CREATE TABLE kk_ladder_users (
+        name TEXT PRIMARY KEY,
+        role TEXT NOT NULL CHECK (role IN ('contestant', 'organiser')),
+        password_hash TEXT,
+        token_sha256 TEXT NOT NULL UNIQUE,
+        signup_code_sha256 TEXT UNIQUE,
+        created_at BIGINT NOT NULL
+    );
+    CREATE TABLE kk_ladder_bots (
+        ladder TEXT NOT NULL,
+        name TEXT NOT NULL,
+        owner TEXT NOT NULL REFERENCES kk_ladder_users(name),
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (ladder, name)
+    );
+    CREATE TABLE kk_ladder_versions (
+        ladder TEXT NOT NULL,
+        bot TEXT NOT NULL,
+        version BIGINT NOT NULL,
+        language TEXT NOT NULL,
+        source_sha256 TEXT NOT NULL,
+        status TEXT NOT NULL
+            CHECK (status IN ('building', 'active', 'build_failed', 'check_failed', 'refused')),
+        log TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (ladder, bot, version),
+        FOREIGN KEY (ladder, bot) REFERENCES kk_ladder_bots(ladder, name)
+    );",
 ];
 
 /// The newest schema version this program knows.

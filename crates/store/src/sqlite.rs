@@ -11,9 +11,9 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBeha
 
 use crate::schema;
 use crate::{
-    compress, decompress, entrants_to_json, from_db, lease_ms, to_db, Claim, ContestRow,
-    FailedMatch, NewResult, Pick, ProgramFile, QueueCounts, QueuedMatch, Store, StoreError,
-    StoredResult,
+    compress, decompress, entrants_to_json, from_db, lease_ms, now_secs, to_db, BotVersion, Claim,
+    ContestRow, FailedMatch, LadderRole, LadderUser, NewBotVersion, NewLadderUser, NewResult, Pick,
+    ProgramFile, QueueCounts, QueuedMatch, Store, StoreError, StoredResult, VersionStatus,
 };
 
 /// Current time in milliseconds since the epoch, computed by the database.
@@ -79,6 +79,90 @@ fn err(context: &'static str) -> impl FnOnce(rusqlite::Error) -> StoreError {
 }
 
 impl SqliteStore {
+    /// Bot versions of `ladder` (`?1`) matching `condition` (with `?2` bound to `bot`).
+    fn versions_where(
+        &mut self,
+        condition: &str,
+        ladder: &str,
+        bot: &str,
+    ) -> Result<Vec<BotVersion>, StoreError> {
+        const CONTEXT: &str = "reading bot versions";
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT v.ladder, v.bot, b.owner, v.version, v.language, v.source_sha256,
+                        v.status, v.log, v.created_at
+                 FROM kk_ladder_versions v
+                 JOIN kk_ladder_bots b ON b.ladder = v.ladder AND b.name = v.bot
+                 WHERE v.ladder = ?1 AND {condition}"
+            ))
+            .map_err(err(CONTEXT))?;
+        let rows = stmt
+            .query_map(params![ladder, bot], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
+                    r.get::<_, String>(6)?,
+                    r.get::<_, String>(7)?,
+                    r.get::<_, i64>(8)?,
+                ))
+            })
+            .map_err(err(CONTEXT))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (ladder, bot, owner, version, language, source_sha256, status, log, created_at) =
+                row.map_err(err(CONTEXT))?;
+            out.push(BotVersion {
+                ladder,
+                bot,
+                owner,
+                version: version as u64,
+                language,
+                source_sha256,
+                status: VersionStatus::parse(&status)
+                    .ok_or_else(|| StoreError::Corrupt(format!("unknown status {status:?}")))?,
+                log,
+                created_at,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The ladder account matching `condition` (one `?1` parameter).
+    fn ladder_user_where(
+        &mut self,
+        condition: &str,
+        value: &str,
+    ) -> Result<Option<LadderUser>, StoreError> {
+        const CONTEXT: &str = "reading a ladder account";
+        let row: Option<(String, String, Option<String>, bool, i64)> = self
+            .conn
+            .query_row(
+                &format!(
+                    "SELECT name, role, password_hash, signup_code_sha256 IS NOT NULL, created_at
+                     FROM kk_ladder_users WHERE {condition}"
+                ),
+                params![value],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            )
+            .optional()
+            .map_err(err(CONTEXT))?;
+        row.map(|(name, role, password_hash, signup_pending, created_at)| {
+            Ok(LadderUser {
+                name,
+                role: LadderRole::parse(&role)?,
+                password_hash,
+                signup_pending,
+                created_at,
+            })
+        })
+        .transpose()
+    }
+
     /// Open (creating if needed) the database at `path`, switch it to WAL mode and bring its
     /// schema up to date.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
@@ -781,5 +865,158 @@ impl Store for SqliteStore {
             }
             Err(TryLockError::Error(e)) => Err(lock_err(e)),
         }
+    }
+
+    fn create_ladder_user(&mut self, user: &NewLadderUser) -> Result<(), StoreError> {
+        const CONTEXT: &str = "creating a ladder account";
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err(CONTEXT))?;
+        let taken: Option<i64> = tx
+            .query_row(
+                "SELECT 1 FROM kk_ladder_users WHERE name = ?1",
+                params![user.name],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(err(CONTEXT))?;
+        if taken.is_some() {
+            return Err(StoreError::UserExists(user.name.clone()));
+        }
+        tx.execute(
+            "INSERT INTO kk_ladder_users
+                 (name, role, password_hash, token_sha256, signup_code_sha256, created_at)
+             VALUES (?1, ?2, NULL, ?3, ?4, ?5)",
+            params![
+                user.name,
+                user.role.as_str(),
+                user.token_sha256,
+                user.signup_code_sha256,
+                now_secs()
+            ],
+        )
+        .map_err(err(CONTEXT))?;
+        tx.commit().map_err(err(CONTEXT))
+    }
+
+    fn ladder_user(&mut self, name: &str) -> Result<Option<LadderUser>, StoreError> {
+        self.ladder_user_where("name = ?1", name)
+    }
+
+    fn ladder_user_by_token(
+        &mut self,
+        token_sha256: &str,
+    ) -> Result<Option<LadderUser>, StoreError> {
+        self.ladder_user_where("token_sha256 = ?1", token_sha256)
+    }
+
+    fn ladder_sign_up(
+        &mut self,
+        code_sha256: &str,
+        password_hash: &str,
+    ) -> Result<Option<String>, StoreError> {
+        const CONTEXT: &str = "signing up";
+        self.conn
+            .query_row(
+                "UPDATE kk_ladder_users SET password_hash = ?2, signup_code_sha256 = NULL
+                 WHERE signup_code_sha256 = ?1 RETURNING name",
+                params![code_sha256, password_hash],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(err(CONTEXT))
+    }
+
+    fn add_bot_version(&mut self, v: &NewBotVersion) -> Result<u64, StoreError> {
+        const CONTEXT: &str = "storing a bot version";
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err(CONTEXT))?;
+        let now = now_secs();
+        let owner: Option<String> = tx
+            .query_row(
+                "SELECT owner FROM kk_ladder_bots WHERE ladder = ?1 AND name = ?2",
+                params![v.ladder, v.bot],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(err(CONTEXT))?;
+        match owner {
+            Some(o) if o != v.owner => {
+                return Err(StoreError::BotOwnedByOther {
+                    ladder: v.ladder.clone(),
+                    bot: v.bot.clone(),
+                })
+            }
+            Some(_) => {}
+            None => {
+                tx.execute(
+                    "INSERT INTO kk_ladder_bots (ladder, name, owner, created_at)
+                     VALUES (?1, ?2, ?3, ?4)",
+                    params![v.ladder, v.bot, v.owner, now],
+                )
+                .map_err(err(CONTEXT))?;
+            }
+        }
+        let version: i64 = tx
+            .query_row(
+                "SELECT COALESCE(MAX(version), 0) + 1 FROM kk_ladder_versions
+                 WHERE ladder = ?1 AND bot = ?2",
+                params![v.ladder, v.bot],
+                |r| r.get(0),
+            )
+            .map_err(err(CONTEXT))?;
+        tx.execute(
+            "INSERT INTO kk_ladder_versions
+                 (ladder, bot, version, language, source_sha256, status, log, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, 'building', '', ?6)",
+            params![v.ladder, v.bot, version, v.language, v.source_sha256, now],
+        )
+        .map_err(err(CONTEXT))?;
+        tx.commit().map_err(err(CONTEXT))?;
+        Ok(version as u64)
+    }
+
+    fn set_bot_version_status(
+        &mut self,
+        ladder: &str,
+        bot: &str,
+        version: u64,
+        status: VersionStatus,
+        log: &str,
+    ) -> Result<(), StoreError> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE kk_ladder_versions SET status = ?4, log = ?5
+                 WHERE ladder = ?1 AND bot = ?2 AND version = ?3",
+                params![ladder, bot, version as i64, status.as_str(), log],
+            )
+            .map_err(err("setting a bot version's status"))?;
+        if n == 0 {
+            return Err(StoreError::NoSuchVersion {
+                ladder: ladder.to_string(),
+                bot: bot.to_string(),
+                version,
+            });
+        }
+        Ok(())
+    }
+
+    fn bot_versions(&mut self, ladder: &str, bot: &str) -> Result<Vec<BotVersion>, StoreError> {
+        self.versions_where("v.bot = ?2 ORDER BY v.version", ladder, bot)
+    }
+
+    fn active_bot_versions(&mut self, ladder: &str) -> Result<Vec<BotVersion>, StoreError> {
+        self.versions_where(
+            "v.status = 'active' AND ?2 = ?2 AND v.version = (SELECT MAX(w.version)
+                 FROM kk_ladder_versions w
+                 WHERE w.ladder = v.ladder AND w.bot = v.bot AND w.status = 'active')
+             ORDER BY v.bot",
+            ladder,
+            "",
+        )
     }
 }

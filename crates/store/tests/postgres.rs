@@ -186,3 +186,9 @@ fn program_files_keep_their_first_hash() {
     };
     common::program_files_keep_their_first_hash(&mut s);
 }
+
+#[test]
+fn ladder_accounts_and_bot_versions() {
+    let Some(mut s) = fresh("ladder") else { return };
+    common::ladder_accounts_and_bot_versions(&mut s);
+}

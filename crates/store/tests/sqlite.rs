@@ -64,7 +64,9 @@ fn a_schema_2_file_is_numbered_in_index_order_when_upgraded() {
         .unwrap()
         .execute_batch(
             "DROP INDEX kk_results_by_seq; ALTER TABLE kk_results DROP COLUMN seq;
-             DROP TABLE kk_result_counts; DELETE FROM kk_schema WHERE version = 3;",
+             DROP TABLE kk_result_counts; DROP TABLE kk_ladder_versions;
+             DROP TABLE kk_ladder_bots; DROP TABLE kk_ladder_users;
+             DELETE FROM kk_schema WHERE version >= 3;",
         )
         .unwrap();
     // Read-only, the old file is read as it is: counted, and read whole once.
@@ -262,4 +264,10 @@ fn read_only_opening_works_in_a_directory_nobody_may_write() {
         created.iter().all(|f| f.to_string_lossy().ends_with("-shm") || f.to_string_lossy().ends_with("-wal")),
         "only SQLite's own WAL files may appear, and only where the directory is writable: {created:?}"
     );
+}
+
+#[test]
+fn ladder_accounts_and_bot_versions() {
+    let (_d, mut s) = fresh();
+    common::ladder_accounts_and_bot_versions(&mut s);
 }

@@ -147,6 +147,62 @@ struct Played {
 }
 
 pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
+    let report = evaluate(&args)?;
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print!("{}", diagnosis(&report));
+    }
+    Ok(if report.passed {
+        exit::OK
+    } else {
+        exit::SEAT_ERRORS
+    })
+}
+
+/// What `check` says of a bot: whether it passed, and the diagnosis it prints.
+#[derive(Debug, Clone)]
+pub struct CheckVerdict {
+    pub passed: bool,
+    pub diagnosis: String,
+}
+
+/// `check` for a program that is not on the command line (the ladder's built bots): the bot
+/// `run` (a command line, run in `program_dir`, which is its seat folder) checked under rule set
+/// `rules` of `game`, with the default sandbox.
+pub fn check_program(
+    game: &str,
+    rules: &str,
+    run: &str,
+    program_dir: &std::path::Path,
+) -> anyhow::Result<CheckVerdict> {
+    #[derive(clap::Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: CheckArgs,
+    }
+    let seat = format!("cmd:{run}");
+    let seat_dir = format!("0={}", program_dir.display());
+    let args = <Wrapper as clap::Parser>::try_parse_from([
+        "check",
+        game,
+        "--rules",
+        rules,
+        "--seat",
+        &seat,
+        "--seat-dir",
+        &seat_dir,
+    ])
+    .context("cannot check the bot")?
+    .args;
+    let report = evaluate(&args)?;
+    Ok(CheckVerdict {
+        passed: report.passed,
+        diagnosis: diagnosis(&report),
+    })
+}
+
+fn evaluate(args: &CheckArgs) -> anyhow::Result<CheckReport> {
     let driver = find_game(&args.game)?;
     let gt = driver.game_type();
     if matches!(args.seat, SeatSpec::Builtin(_) | SeatSpec::Tcp) {
@@ -201,7 +257,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     }
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let ctx = Ctx {
-        args: &args,
+        args,
         driver,
         runtime: &runtime,
         against: &against,
@@ -286,7 +342,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         }
     }
     warnings.extend(slow_warnings(&samples, several));
-    let report = CheckReport {
+    Ok(CheckReport {
         game: args.game.clone(),
         bot: args.seat.to_string(),
         rules: rule_sets,
@@ -295,16 +351,6 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         timings,
         coverage,
         warnings,
-    };
-    if args.json {
-        println!("{}", serde_json::to_string(&report)?);
-    } else {
-        print!("{}", diagnosis(&report));
-    }
-    Ok(if report.passed {
-        exit::OK
-    } else {
-        exit::SEAT_ERRORS
     })
 }
 

@@ -291,3 +291,122 @@ pub fn results_range_reads_only_its_indices(store: &mut dyn Store) {
     assert_eq!(r.entrants, names);
     assert_eq!(r.report_json, "{\"game\":\"x\"}");
 }
+
+/// Ladder accounts: created once, found by token hash, signed up once with the one-time code;
+/// bot versions numbered per bot, owned by their first uploader, with status and log.
+pub fn ladder_accounts_and_bot_versions(store: &mut dyn Store) {
+    use kakehiki_store::{LadderRole, NewBotVersion, NewLadderUser, VersionStatus};
+    let alice = NewLadderUser {
+        name: "alice".into(),
+        role: LadderRole::Contestant,
+        token_sha256: "a".repeat(64),
+        signup_code_sha256: "c".repeat(64),
+    };
+    store.create_ladder_user(&alice).unwrap();
+    match store.create_ladder_user(&NewLadderUser {
+        token_sha256: "b".repeat(64),
+        signup_code_sha256: "d".repeat(64),
+        ..alice.clone()
+    }) {
+        Err(StoreError::UserExists(name)) => assert_eq!(name, "alice"),
+        other => panic!("{other:?}"),
+    }
+    store
+        .create_ladder_user(&NewLadderUser {
+            name: "olga".into(),
+            role: LadderRole::Organiser,
+            token_sha256: "e".repeat(64),
+            signup_code_sha256: "f".repeat(64),
+        })
+        .unwrap();
+    let a = store
+        .ladder_user_by_token(&"a".repeat(64))
+        .unwrap()
+        .unwrap();
+    assert_eq!(a.name, "alice");
+    assert_eq!(a.role, LadderRole::Contestant);
+    assert!(a.signup_pending);
+    assert_eq!(a.password_hash, None);
+    assert!(store
+        .ladder_user_by_token(&"b".repeat(64))
+        .unwrap()
+        .is_none());
+    let o = store.ladder_user("olga").unwrap().unwrap();
+    assert_eq!(o.role, LadderRole::Organiser);
+    assert!(store.ladder_user("nobody").unwrap().is_none());
+    // The one-time code works once.
+    assert_eq!(
+        store
+            .ladder_sign_up(&"c".repeat(64), "$argon2id$x")
+            .unwrap(),
+        Some("alice".to_string())
+    );
+    assert_eq!(
+        store
+            .ladder_sign_up(&"c".repeat(64), "$argon2id$y")
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .ladder_sign_up(&"9".repeat(64), "$argon2id$y")
+            .unwrap(),
+        None
+    );
+    let a = store.ladder_user("alice").unwrap().unwrap();
+    assert!(!a.signup_pending);
+    assert_eq!(a.password_hash.as_deref(), Some("$argon2id$x"));
+
+    let upload = |owner: &str, bot: &str| NewBotVersion {
+        ladder: "g".into(),
+        bot: bot.into(),
+        owner: owner.into(),
+        language: "python".into(),
+        source_sha256: "5".repeat(64),
+    };
+    assert_eq!(store.add_bot_version(&upload("alice", "ab")).unwrap(), 1);
+    assert_eq!(store.add_bot_version(&upload("alice", "ab")).unwrap(), 2);
+    assert_eq!(store.add_bot_version(&upload("olga", "ob")).unwrap(), 1);
+    match store.add_bot_version(&upload("olga", "ab")) {
+        Err(StoreError::BotOwnedByOther { bot, .. }) => assert_eq!(bot, "ab"),
+        other => panic!("{other:?}"),
+    }
+    store
+        .set_bot_version_status("g", "ab", 1, VersionStatus::BuildFailed, "error: x")
+        .unwrap();
+    store
+        .set_bot_version_status("g", "ab", 2, VersionStatus::Active, "built")
+        .unwrap();
+    assert!(matches!(
+        store.set_bot_version_status("g", "ab", 3, VersionStatus::Active, ""),
+        Err(StoreError::NoSuchVersion { version: 3, .. })
+    ));
+    let v = store.bot_versions("g", "ab").unwrap();
+    assert_eq!(v.len(), 2);
+    assert_eq!((v[0].version, v[0].status), (1, VersionStatus::BuildFailed));
+    assert_eq!(v[0].log, "error: x");
+    assert_eq!((v[1].version, v[1].status), (2, VersionStatus::Active));
+    assert_eq!(v[1].owner, "alice");
+    assert_eq!(v[1].language, "python");
+    let o = store.bot_versions("g", "ob").unwrap();
+    assert_eq!(o[0].status, VersionStatus::Building);
+    assert!(store.bot_versions("other", "ab").unwrap().is_empty());
+    // The newest active version of each bot: ab's 2 (ob has none active); a third version of
+    // ab that fails leaves 2 the active one.
+    assert_eq!(store.add_bot_version(&upload("alice", "ab")).unwrap(), 3);
+    store
+        .set_bot_version_status("g", "ab", 3, VersionStatus::CheckFailed, "FAIL")
+        .unwrap();
+    let active: Vec<(String, u64)> = store
+        .active_bot_versions("g")
+        .unwrap()
+        .into_iter()
+        .map(|v| (v.bot, v.version))
+        .collect();
+    assert_eq!(active, vec![("ab".to_string(), 2)]);
+    store
+        .set_bot_version_status("g", "ob", 1, VersionStatus::Active, "")
+        .unwrap();
+    assert_eq!(store.active_bot_versions("g").unwrap().len(), 2);
+    assert!(store.active_bot_versions("other").unwrap().is_empty());
+}

@@ -1,0 +1,267 @@
+//! `kakehiki ladder`: the hosted ladder's commands (`docs/ladder.md`). `build` takes an upload in
+//! as the ladder would (intake, build in the sandbox, `check`) and says whether the bot would be
+//! active.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use kakehiki_contest::arena::Arena;
+use kakehiki_contest::RefereeArena;
+use kakehiki_ladder::build::BuildOutcome;
+use kakehiki_ladder::intake::IntakeError;
+use kakehiki_ladder::LadderConfig;
+use serde::Serialize;
+
+use crate::exit;
+
+#[derive(Args, Debug)]
+pub struct LadderArgs {
+    #[command(subcommand)]
+    pub command: LadderCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum LadderCommand {
+    /// Take in an upload as the ladder would: unpack it (a source file, or a zip or tar.gz
+    /// archive, refused whole when hostile), build it with the language's recipe in the
+    /// sandbox, and `check` the built bot. Exit 0 when the bot would be active, 4 when it was
+    /// refused or its build or check failed (with the log).
+    Build(BuildArgs),
+    /// Create a contestant's account (or an organiser's with --organiser) and print a one-time
+    /// sign-up link and the account's API token. Only their SHA-256 hashes are stored: this is
+    /// the one time they are shown.
+    Invite(InviteArgs),
+    /// Serve the ladder's JSON API (minimal: uploads with a Bearer token, built and checked in
+    /// the background, their status, and the leaderboard). No matches are played yet.
+    Serve(super::ladder_serve::ServeArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct InviteArgs {
+    /// The account's name (1 to 64 letters, digits, `-`, `_` or `.`).
+    pub name: String,
+    /// SQLite store (created if missing).
+    #[arg(
+        long,
+        default_value = "kakehiki.sqlite",
+        conflicts_with = "database_url"
+    )]
+    pub db: PathBuf,
+    /// PostgreSQL store.
+    #[arg(long, env = "KAKEHIKI_DATABASE_URL")]
+    pub database_url: Option<String>,
+    /// The ladder server's address, for the sign-up link.
+    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:8080")]
+    pub url: String,
+    /// An organiser's account (sees everything) rather than a contestant's.
+    #[arg(long)]
+    pub organiser: bool,
+    /// Print one JSON object: `name`, `role`, `signup_url`, `token`.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct BuildArgs {
+    /// The ladder file.
+    #[arg(long, value_name = "LADDER.toml")]
+    pub config: PathBuf,
+    /// One of the ladder's languages.
+    #[arg(long)]
+    pub language: String,
+    /// The upload: one source file, or a zip or tar.gz archive.
+    pub path: PathBuf,
+    /// Keep the built program folder here (it must not exist); by default it is removed.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print one JSON object: `status` (`active`, `build_failed`, `check_failed` or `refused`)
+    /// and `log`.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: LadderArgs) -> anyhow::Result<u8> {
+    match args.command {
+        LadderCommand::Build(a) => build(a),
+        LadderCommand::Invite(a) => invite(a),
+        LadderCommand::Serve(a) => super::ladder_serve::run(a),
+    }
+}
+
+/// Where an upload stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Active,
+    BuildFailed,
+    CheckFailed,
+    Refused,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Active => "active",
+            Status::BuildFailed => "build_failed",
+            Status::CheckFailed => "check_failed",
+            Status::Refused => "refused",
+        }
+    }
+
+    /// The exit status of a command that reports it: 0 active, 4 otherwise.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Status::Active => exit::OK,
+            _ => exit::SEAT_ERRORS,
+        }
+    }
+}
+
+/// What the ladder made of an upload.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verdict {
+    pub status: Status,
+    /// Why it was refused, the build's output, and `check`'s diagnosis.
+    pub log: String,
+}
+
+/// Read and validate a ladder file against the referee's games.
+pub fn load_config(path: &Path) -> anyhow::Result<LadderConfig> {
+    Ok(LadderConfig::load(path, &|g| RefereeArena.game_type(g))?)
+}
+
+/// Take in `upload` for `language` of the ladder `config`: unpack it (under `tmp_parent`), build
+/// it into `program_dir` (which must not exist) and check the built bot. Errors are the host's
+/// (a folder that cannot be written, a sandbox that cannot start); everything the upload causes
+/// is in the verdict.
+pub fn process_upload(
+    config: &LadderConfig,
+    language: &str,
+    upload: &[u8],
+    program_dir: &Path,
+    tmp_parent: &Path,
+) -> anyhow::Result<Verdict> {
+    let Some(recipe) = config.recipe(language) else {
+        let offered: Vec<&str> = config.languages.iter().map(|(l, _)| l.as_str()).collect();
+        return Ok(Verdict {
+            status: Status::Refused,
+            log: format!(
+                "the ladder {} offers no language {language:?}: expected one of {}\n",
+                config.name,
+                offered.join(", ")
+            ),
+        });
+    };
+    let sources =
+        match kakehiki_ladder::intake::unpack(upload, &recipe.main, &config.limits, tmp_parent) {
+            Ok(s) => s,
+            Err(e @ IntakeError::Io(_)) => return Err(e).context("cannot take in the upload"),
+            Err(e) => {
+                return Ok(Verdict {
+                    status: Status::Refused,
+                    log: format!("upload refused: {e}\n"),
+                })
+            }
+        };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let outcome = runtime
+        .block_on(kakehiki_ladder::build::build(
+            recipe,
+            sources.root(),
+            program_dir,
+            &config.limits,
+            &kakehiki_agent::SandboxConfig::default(),
+        ))
+        .context("cannot run the build")?;
+    drop(runtime);
+    let mut log = format!("{language} build ({}):\n{}", recipe.build, outcome.log());
+    if !log.ends_with('\n') {
+        log.push('\n');
+    }
+    log.push_str(&outcome.summary());
+    log.push('\n');
+    if !matches!(outcome, BuildOutcome::Built { .. }) {
+        return Ok(Verdict {
+            status: Status::BuildFailed,
+            log,
+        });
+    }
+    let verdict =
+        super::check::check_program(&config.game, &config.rules, &recipe.run, program_dir)
+            .context("cannot check the built bot")?;
+    log.push_str(&format!(
+        "check ({} {}, cmd:{}):\n{}",
+        config.game, config.rules, recipe.run, verdict.diagnosis
+    ));
+    Ok(Verdict {
+        status: if verdict.passed {
+            Status::Active
+        } else {
+            Status::CheckFailed
+        },
+        log,
+    })
+}
+
+fn build(args: BuildArgs) -> anyhow::Result<u8> {
+    let config = load_config(&args.config)?;
+    let upload = std::fs::read(&args.path)
+        .with_context(|| format!("cannot read {}", args.path.display()))?;
+    let work = tempfile::Builder::new()
+        .prefix("kakehiki-ladder-build-")
+        .tempdir()
+        .context("cannot make a temporary folder")?;
+    let program_dir = match &args.out {
+        Some(d) => d.clone(),
+        None => work.path().join("program"),
+    };
+    let verdict = process_upload(&config, &args.language, &upload, &program_dir, work.path())?;
+    if args.json {
+        println!("{}", serde_json::to_string(&verdict)?);
+    } else {
+        print!("{}", verdict.log);
+        println!("status: {}", verdict.status.as_str());
+    }
+    Ok(verdict.status.exit_code())
+}
+
+#[derive(Serialize)]
+struct Invited<'a> {
+    name: &'a str,
+    role: &'static str,
+    signup_url: String,
+    token: &'a str,
+}
+
+fn invite(args: InviteArgs) -> anyhow::Result<u8> {
+    let role = if args.organiser {
+        kakehiki_store::LadderRole::Organiser
+    } else {
+        kakehiki_store::LadderRole::Contestant
+    };
+    let invitation = kakehiki_ladder::accounts::invite(&args.name, role)?;
+    let mut store = kakehiki_store::open_store(&args.db, args.database_url.as_deref())?;
+    store.create_ladder_user(&invitation.user)?;
+    let out = Invited {
+        name: &args.name,
+        role: role.as_str(),
+        signup_url: format!(
+            "{}/signup?code={}",
+            args.url.trim_end_matches('/'),
+            invitation.signup_code
+        ),
+        token: &invitation.token,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string(&out)?);
+    } else {
+        println!("invited {} ({})", out.name, out.role);
+        println!("sign-up link (works once): {}", out.signup_url);
+        println!("API token (shown only now): {}", out.token);
+    }
+    Ok(exit::OK)
+}

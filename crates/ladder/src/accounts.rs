@@ -1,0 +1,157 @@
+//! Ladder accounts: invitations with a one-time sign-up code and an API token, both random and
+//! stored only as SHA-256, and passwords hashed with argon2id.
+
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::Argon2;
+use kakehiki_store::{LadderRole, NewLadderUser};
+use rand::RngCore;
+use sha2::{Digest, Sha256};
+
+/// Why an account operation was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum AccountError {
+    #[error(
+        "a contestant's name is 1 to 64 letters, digits, `-`, `_` or `.`, not starting with `.`; found {0:?}"
+    )]
+    BadName(String),
+    #[error("a password has 8 to 1024 bytes")]
+    BadPassword,
+    #[error("cannot hash the password: {0}")]
+    Hash(String),
+}
+
+/// Prefix of API tokens (so a leaked one is recognisable).
+pub const TOKEN_PREFIX: &str = "kkl_";
+
+/// 32 random bytes from the operating system, as 64 hex digits.
+fn random_hex() -> String {
+    let mut bytes = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    hex(&bytes)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// SHA-256 of `text`, lowercase hex: how tokens and sign-up codes are stored and looked up.
+pub fn sha256_hex(text: &str) -> String {
+    hex(&Sha256::digest(text.as_bytes()))
+}
+
+/// SHA-256 of `bytes`, lowercase hex (an upload's fingerprint).
+pub fn sha256_bytes_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// An invitation: the secrets to hand to the contestant once, and the account to store.
+#[derive(Debug, Clone)]
+pub struct Invitation {
+    /// The API token (`Authorization: Bearer TOKEN`).
+    pub token: String,
+    /// The one-time sign-up code (in the sign-up link).
+    pub signup_code: String,
+    /// What the store keeps: the hashes only.
+    pub user: NewLadderUser,
+}
+
+/// Check a contestant's name.
+pub fn check_name(name: &str) -> Result<(), AccountError> {
+    let ok = (1..=64).contains(&name.len())
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(AccountError::BadName(name.to_string()))
+    }
+}
+
+/// A new invitation for `name` with fresh random secrets.
+pub fn invite(name: &str, role: LadderRole) -> Result<Invitation, AccountError> {
+    check_name(name)?;
+    let token = format!("{TOKEN_PREFIX}{}", random_hex());
+    let signup_code = random_hex();
+    let user = NewLadderUser {
+        name: name.to_string(),
+        role,
+        token_sha256: sha256_hex(&token),
+        signup_code_sha256: sha256_hex(&signup_code),
+    };
+    Ok(Invitation {
+        token,
+        signup_code,
+        user,
+    })
+}
+
+/// The argon2id hash of `password` with a random salt, as a PHC string.
+pub fn hash_password(password: &str) -> Result<String, AccountError> {
+    if !(8..=1024).contains(&password.len()) {
+        return Err(AccountError::BadPassword);
+    }
+    let mut salt = [0u8; 16];
+    rand::rngs::OsRng.fill_bytes(&mut salt);
+    let salt = SaltString::encode_b64(&salt).map_err(|e| AccountError::Hash(e.to_string()))?;
+    Argon2::default()
+        .hash_password(password.as_bytes(), &salt)
+        .map(|h| h.to_string())
+        .map_err(|e| AccountError::Hash(e.to_string()))
+}
+
+/// Whether `password` matches the PHC string `hash` (a malformed hash matches nothing).
+pub fn verify_password(password: &str, hash: &str) -> bool {
+    PasswordHash::new(hash).is_ok_and(|h| {
+        Argon2::default()
+            .verify_password(password.as_bytes(), &h)
+            .is_ok()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invitations_hold_fresh_secrets_and_store_only_their_hashes() {
+        let a = invite("alice", LadderRole::Contestant).unwrap();
+        let b = invite("alice", LadderRole::Contestant).unwrap();
+        assert_ne!(a.token, b.token);
+        assert_ne!(a.signup_code, b.signup_code);
+        assert!(a.token.starts_with(TOKEN_PREFIX));
+        assert_eq!(a.token.len(), TOKEN_PREFIX.len() + 64);
+        assert_eq!(a.user.token_sha256, sha256_hex(&a.token));
+        assert_eq!(a.user.signup_code_sha256, sha256_hex(&a.signup_code));
+        assert_ne!(a.user.token_sha256, a.token);
+        assert_eq!(
+            sha256_hex("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn names_are_checked() {
+        for good in ["alice", "a.b-c_9", "X"] {
+            assert!(check_name(good).is_ok(), "{good}");
+        }
+        for bad in ["", ".hidden", "a b", "a/b", "é", &"x".repeat(65)] {
+            assert!(invite(bad, LadderRole::Contestant).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn passwords_are_hashed_with_argon2id_and_verified() {
+        let h = hash_password("correct horse").unwrap();
+        assert!(h.starts_with("$argon2id$"), "{h}");
+        assert!(verify_password("correct horse", &h));
+        assert!(!verify_password("correct hors", &h));
+        assert!(!verify_password("correct horse", "not a hash"));
+        assert_ne!(h, hash_password("correct horse").unwrap(), "salted");
+        assert!(matches!(
+            hash_password("short"),
+            Err(AccountError::BadPassword)
+        ));
+    }
+}

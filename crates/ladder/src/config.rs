@@ -1,0 +1,511 @@
+//! The ladder file (`LADDER.toml`): which game and rule set, the languages offered and how each
+//! is built and launched, the limits on uploads and builds, the match rate and the built-in bots
+//! that take part. Every key but `name` and `game` has a default; an unknown key is an error that
+//! names it. See `docs/ladder.md`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use kakehiki_contest::config::GameLookup;
+use serde::Deserialize;
+
+/// Why a ladder file was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum LadderConfigError {
+    #[error("cannot read ladder file {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    /// Not TOML, a key of the wrong type, or an unknown key (the message names it).
+    #[error("{source_name}: {message}")]
+    Toml {
+        source_name: String,
+        message: String,
+    },
+    /// A key whose value is not allowed.
+    #[error("{source_name}: key `{key}`: {message}")]
+    Invalid {
+        source_name: String,
+        key: String,
+        message: String,
+    },
+}
+
+/// How one language's sources become a bot, and how the bot is launched.
+///
+/// The build runs in the sandbox with the uploaded sources mounted read-only at `$SRC` and its
+/// working folder (initially empty, writable, `build_disk_mib` large) as the current directory;
+/// what the build leaves in its working folder becomes the bot's program folder. `$MAIN` is the
+/// entry file's name. The build has no network.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Recipe {
+    /// The name a single uploaded source file is stored under, and the entry file an archive must
+    /// hold at its top.
+    pub main: String,
+    /// The build's command line (split like a shell would, run without one: use `sh -c '...'`
+    /// for several steps).
+    pub build: String,
+    /// The built bot's command line, run in its program folder: a seat's `cmd:`.
+    pub run: String,
+    /// Folders the build may read besides the system's (`/usr`, `/bin`, `/lib`, `/etc`): a
+    /// toolchain installed elsewhere.
+    #[serde(default)]
+    pub ro_paths: Vec<PathBuf>,
+}
+
+impl Recipe {
+    fn new(main: &str, build: &str, run: &str) -> Recipe {
+        Recipe {
+            main: main.to_string(),
+            build: build.to_string(),
+            run: run.to_string(),
+            ro_paths: Vec::new(),
+        }
+    }
+
+    /// The build command line, split into words.
+    pub fn build_argv(&self) -> Result<Vec<String>, String> {
+        split(&self.build, "build")
+    }
+
+    /// The run command line, split into words.
+    pub fn run_argv(&self) -> Result<Vec<String>, String> {
+        split(&self.run, "run")
+    }
+}
+
+fn split(line: &str, what: &str) -> Result<Vec<String>, String> {
+    let words = shell_words::split(line)
+        .map_err(|e| format!("the {what} command line {line:?} cannot be split: {e}"))?;
+    if words.is_empty() {
+        return Err(format!("the {what} command line is empty"));
+    }
+    Ok(words)
+}
+
+/// The languages with a recipe built in.
+pub const DEFAULT_LANGUAGES: &[&str] = &["python", "cpp", "java", "rust", "javascript"];
+
+/// The built-in recipe of a language: Python 3, C++ (g++), Java (javac), Rust (rustc, standard
+/// library only), JavaScript (node).
+pub fn default_recipe(language: &str) -> Option<Recipe> {
+    Some(match language {
+        "python" => Recipe::new(
+            "bot.py",
+            r#"sh -c 'cp -R "$SRC"/. . && python3 -m py_compile "$MAIN"'"#,
+            "python3 bot.py",
+        ),
+        "cpp" => Recipe::new(
+            "bot.cpp",
+            r#"sh -c 'g++ -std=c++17 -O2 -pipe -I "$SRC" -o bot $(find "$SRC" -name "*.cpp")'"#,
+            "./bot",
+        ),
+        "java" => Recipe::new(
+            "Main.java",
+            r#"sh -c 'javac -encoding UTF-8 -d . $(find "$SRC" -name "*.java")'"#,
+            "java -cp . Main",
+        ),
+        "rust" => Recipe::new(
+            "main.rs",
+            r#"sh -c 'rustc --edition 2021 -O -o bot "$SRC/$MAIN"'"#,
+            "./bot",
+        ),
+        "javascript" => Recipe::new(
+            "bot.js",
+            r#"sh -c 'cp -R "$SRC"/. . && node --check "$MAIN"'"#,
+            "node bot.js",
+        ),
+        _ => return None,
+    })
+}
+
+/// Limits on uploads and builds.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Largest upload (a source file or an archive), in bytes.
+    pub upload_bytes: u64,
+    /// Most entries (files and folders) an archive may hold.
+    pub archive_entries: u64,
+    /// Most bytes an archive may unpack to (counted while unpacking, whatever its headers say).
+    pub unpacked_bytes: u64,
+    /// Longest a build may run, in seconds (wall clock).
+    pub build_seconds: u64,
+    /// Memory of a build over all its processes, in MiB.
+    pub build_memory_mib: u64,
+    /// The build's disk (its working folder, which becomes the program folder), in MiB.
+    pub build_disk_mib: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            upload_bytes: 1 << 20,
+            archive_entries: 1000,
+            unpacked_bytes: 16 << 20,
+            build_seconds: 120,
+            build_memory_mib: 2048,
+            build_disk_mib: 256,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLadder {
+    name: String,
+    game: String,
+    rules: Option<String>,
+    #[serde(default)]
+    builtins: Vec<String>,
+    languages: Option<Vec<String>>,
+    #[serde(default)]
+    recipes: BTreeMap<String, Recipe>,
+    #[serde(default)]
+    limits: Limits,
+    matches_per_hour: Option<u64>,
+}
+
+/// A validated ladder file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LadderConfig {
+    /// The ladder's name (in URLs: letters, digits, `-` and `_`).
+    pub name: String,
+    /// A registered game.
+    pub game: String,
+    /// The rule set (the game's default when not given).
+    pub rules: String,
+    /// Built-in bots that take part (each one the game has).
+    pub builtins: Vec<String>,
+    /// The languages offered, each with its recipe (the built-in one unless `[recipes.NAME]`
+    /// replaces it), in the file's order.
+    pub languages: Vec<(String, Recipe)>,
+    pub limits: Limits,
+    /// Matches started per hour over the whole ladder.
+    pub matches_per_hour: u64,
+}
+
+/// The default match rate.
+pub const DEFAULT_MATCHES_PER_HOUR: u64 = 600;
+
+impl LadderConfig {
+    /// Read and validate a ladder file.
+    pub fn load(path: &Path, lookup: &GameLookup<'_>) -> Result<LadderConfig, LadderConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| LadderConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        LadderConfig::parse(&text, &path.display().to_string(), lookup)
+    }
+
+    /// Parse and validate ladder TOML; `source_name` names the text in errors. `lookup` finds a
+    /// game's declaration, as for contest files (the referee's registry in the binary).
+    pub fn parse(
+        text: &str,
+        source_name: &str,
+        lookup: &GameLookup<'_>,
+    ) -> Result<LadderConfig, LadderConfigError> {
+        let invalid = |key: &str, message: String| LadderConfigError::Invalid {
+            source_name: source_name.to_string(),
+            key: key.to_string(),
+            message,
+        };
+        let raw: RawLadder = toml::from_str(text).map_err(|e| LadderConfigError::Toml {
+            source_name: source_name.to_string(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        let name = raw.name.trim().to_string();
+        if name.is_empty()
+            || name.len() > 64
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(invalid(
+                "name",
+                format!(
+                    "expected 1 to 64 letters, digits, `-` or `_` (it is part of URLs), found {:?}",
+                    raw.name
+                ),
+            ));
+        }
+        let game_type = lookup(&raw.game).map_err(|m| invalid("game", m))?;
+        let rules = match raw.rules {
+            None => game_type.default_rules().to_string(),
+            Some(r) if game_type.rule_sets.contains(&r.as_str()) => r,
+            Some(r) => {
+                return Err(invalid(
+                    "rules",
+                    format!(
+                        "{} has no rule set {r:?}: expected one of {}",
+                        game_type.name,
+                        game_type.rule_sets.join(", ")
+                    ),
+                ))
+            }
+        };
+        let mut builtins = Vec::new();
+        for b in raw.builtins {
+            if !game_type.builtin_bots.contains(&b.as_str()) {
+                return Err(invalid(
+                    "builtins",
+                    format!(
+                        "{} has no built-in bot {b:?}: expected some of {}",
+                        game_type.name,
+                        game_type.builtin_bots.join(", ")
+                    ),
+                ));
+            }
+            if builtins.contains(&b) {
+                return Err(invalid("builtins", format!("{b:?} is named twice")));
+            }
+            builtins.push(b);
+        }
+        let names: Vec<String> = match raw.languages {
+            Some(l) => l,
+            None => DEFAULT_LANGUAGES.iter().map(|s| s.to_string()).collect(),
+        };
+        if names.is_empty() {
+            return Err(invalid(
+                "languages",
+                "a ladder offers at least one language".into(),
+            ));
+        }
+        for key in raw.recipes.keys() {
+            if !names.contains(key) {
+                return Err(invalid(
+                    &format!("recipes.{key}"),
+                    format!("{key:?} is not among `languages` ({})", names.join(", ")),
+                ));
+            }
+        }
+        let mut languages: Vec<(String, Recipe)> = Vec::new();
+        for lang in names {
+            if languages.iter().any(|(l, _)| *l == lang) {
+                return Err(invalid("languages", format!("{lang:?} is named twice")));
+            }
+            let recipe = match raw.recipes.get(&lang) {
+                Some(r) => r.clone(),
+                None => default_recipe(&lang).ok_or_else(|| {
+                    invalid(
+                        "languages",
+                        format!(
+                            "no built-in recipe for {lang:?} (built in: {}): add a [recipes.{lang}] table with `main`, `build` and `run`",
+                            DEFAULT_LANGUAGES.join(", ")
+                        ),
+                    )
+                })?,
+            };
+            let key = format!("recipes.{lang}");
+            recipe.build_argv().map_err(|m| invalid(&key, m))?;
+            recipe.run_argv().map_err(|m| invalid(&key, m))?;
+            if !valid_file_name(&recipe.main) {
+                return Err(invalid(
+                    &key,
+                    format!("`main` must be a plain file name, found {:?}", recipe.main),
+                ));
+            }
+            if let Some(p) = recipe.ro_paths.iter().find(|p| !p.is_absolute()) {
+                return Err(invalid(
+                    &key,
+                    format!("`ro_paths` must be absolute, found {}", p.display()),
+                ));
+            }
+            languages.push((lang, recipe));
+        }
+        let l = &raw.limits;
+        for (key, value, min, max) in [
+            ("limits.upload_bytes", l.upload_bytes, 1, 1 << 30),
+            ("limits.archive_entries", l.archive_entries, 1, 1_000_000),
+            ("limits.unpacked_bytes", l.unpacked_bytes, 1, 16 << 30),
+            ("limits.build_seconds", l.build_seconds, 1, 24 * 3600),
+            ("limits.build_memory_mib", l.build_memory_mib, 16, 1 << 20),
+            ("limits.build_disk_mib", l.build_disk_mib, 1, 1 << 20),
+        ] {
+            if !(min..=max).contains(&value) {
+                return Err(invalid(
+                    key,
+                    format!("expected an integer from {min} to {max}, found {value}"),
+                ));
+            }
+        }
+        let matches_per_hour = raw.matches_per_hour.unwrap_or(DEFAULT_MATCHES_PER_HOUR);
+        if !(1..=1_000_000).contains(&matches_per_hour) {
+            return Err(invalid(
+                "matches_per_hour",
+                format!("expected an integer from 1 to 1000000, found {matches_per_hour}"),
+            ));
+        }
+        Ok(LadderConfig {
+            name,
+            game: game_type.name.to_string(),
+            rules,
+            builtins,
+            languages,
+            limits: raw.limits,
+            matches_per_hour,
+        })
+    }
+
+    /// The recipe of a language the ladder offers.
+    pub fn recipe(&self, language: &str) -> Option<&Recipe> {
+        self.languages
+            .iter()
+            .find(|(l, _)| l == language)
+            .map(|(_, r)| r)
+    }
+}
+
+/// A file name with no folder part, not `.` or `..`, no NUL.
+fn valid_file_name(name: &str) -> bool {
+    !name.is_empty()
+        && name != "."
+        && name != ".."
+        && !name.contains('/')
+        && !name.contains('\0')
+        && name.len() <= 255
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kakehiki_core::GameType;
+
+    fn lookup(name: &str) -> Result<&'static GameType, String> {
+        kakehiki_referee::find_game(name)
+            .map(|d| d.game_type())
+            .map_err(|e| e.to_string())
+    }
+
+    fn parse(text: &str) -> Result<LadderConfig, LadderConfigError> {
+        LadderConfig::parse(text, "ladder.toml", &lookup)
+    }
+
+    fn err(text: &str) -> String {
+        match parse(text) {
+            Ok(c) => panic!("accepted: {c:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    const MINIMAL: &str =
+        "name = \"g\"\ngame = \"geister\"\nbuiltins = [\"random\", \"strong\"]\nlanguages = [\"python\", \"cpp\"]\n";
+
+    #[test]
+    fn the_minimal_file_parses_with_every_other_key_defaulted() {
+        let c = parse(MINIMAL).unwrap();
+        assert_eq!(c.name, "g");
+        assert_eq!(c.game, "geister");
+        assert_eq!(c.rules, "gpw", "geister's default rule set");
+        assert_eq!(c.builtins, ["random", "strong"]);
+        let langs: Vec<&str> = c.languages.iter().map(|(l, _)| l.as_str()).collect();
+        assert_eq!(langs, ["python", "cpp"]);
+        assert_eq!(c.recipe("python"), default_recipe("python").as_ref());
+        assert_eq!(c.recipe("cpp").unwrap().run, "./bot");
+        assert!(c.recipe("java").is_none(), "not offered");
+        assert_eq!(c.limits, Limits::default());
+        assert_eq!(c.limits.upload_bytes, 1 << 20);
+        assert_eq!(c.limits.build_seconds, 120);
+        assert_eq!(c.matches_per_hour, DEFAULT_MATCHES_PER_HOUR);
+    }
+
+    #[test]
+    fn without_languages_every_built_in_recipe_is_offered() {
+        let c = parse("name = \"n\"\ngame = \"nac\"\n").unwrap();
+        let langs: Vec<&str> = c.languages.iter().map(|(l, _)| l.as_str()).collect();
+        assert_eq!(langs, DEFAULT_LANGUAGES);
+        assert!(c.builtins.is_empty());
+        for (lang, r) in &c.languages {
+            assert!(r.build_argv().is_ok(), "{lang}");
+            assert!(r.run_argv().is_ok(), "{lang}");
+        }
+    }
+
+    #[test]
+    fn recipes_and_limits_can_be_set() {
+        let c = parse(
+            r#"
+name = "w"
+game = "werewolf"
+rules = "seed-2015"
+languages = ["python", "go"]
+matches_per_hour = 30
+[recipes.go]
+main = "main.go"
+build = "go build -o bot ."
+run = "./bot"
+ro_paths = ["/usr/local/go"]
+[limits]
+upload_bytes = 5000
+build_seconds = 10
+"#,
+        )
+        .unwrap();
+        assert_eq!(c.rules, "seed-2015");
+        assert_eq!(
+            c.recipe("go").unwrap().ro_paths,
+            [PathBuf::from("/usr/local/go")]
+        );
+        assert_eq!(c.limits.upload_bytes, 5000);
+        assert_eq!(c.limits.build_seconds, 10);
+        assert_eq!(c.limits.archive_entries, Limits::default().archive_entries);
+        assert_eq!(c.matches_per_hour, 30);
+    }
+
+    #[test]
+    fn a_misspelled_key_is_named() {
+        let e = err("name = \"g\"\ngame = \"geister\"\nbuiltin = [\"random\"]\n");
+        assert!(e.contains("unknown field `builtin`"), "{e}");
+        let e = err("name = \"g\"\ngame = \"geister\"\n[limits]\nupload_byte = 3\n");
+        assert!(e.contains("unknown field `upload_byte`"), "{e}");
+        let e = err(
+            "name = \"g\"\ngame = \"geister\"\nlanguages = [\"cpp\"]\n[recipes.cpp]\nmain = \"a.cpp\"\nbuild = \"g++ a.cpp\"\nrun = \"./a\"\nflags = 1\n",
+        );
+        assert!(e.contains("unknown field `flags`"), "{e}");
+    }
+
+    #[test]
+    fn missing_name_or_game_is_an_error() {
+        assert!(err("game = \"geister\"\n").contains("missing field `name`"));
+        assert!(err("name = \"g\"\n").contains("missing field `game`"));
+    }
+
+    #[test]
+    fn bad_values_name_their_key() {
+        let e = err("name = \"g\"\ngame = \"chess\"\n");
+        assert!(e.contains("key `game`") && e.contains("geister"), "{e}");
+        let e = err("name = \"g\"\ngame = \"geister\"\nrules = \"x\"\n");
+        assert!(e.contains("key `rules`") && e.contains("gpw"), "{e}");
+        let e = err("name = \"g\"\ngame = \"geister\"\nbuiltins = [\"sample\"]\n");
+        assert!(e.contains("key `builtins`") && e.contains("rush"), "{e}");
+        let e = err("name = \"g\"\ngame = \"geister\"\nlanguages = [\"cobol\"]\n");
+        assert!(
+            e.contains("key `languages`") && e.contains("[recipes.cobol]"),
+            "{e}"
+        );
+        let e = err("name = \"g\"\ngame = \"geister\"\nlanguages = []\n");
+        assert!(e.contains("at least one language"), "{e}");
+        let e = err("name = \"a b\"\ngame = \"geister\"\n");
+        assert!(e.contains("key `name`"), "{e}");
+        let e = err("name = \"g\"\ngame = \"geister\"\n[limits]\nbuild_seconds = 0\n");
+        assert!(e.contains("key `limits.build_seconds`"), "{e}");
+        let e = err("name = \"g\"\ngame = \"geister\"\n[limits]\nupload_bytes = -1\n");
+        assert!(e.contains("upload_bytes"), "{e}");
+        let e = err(
+            "name = \"g\"\ngame = \"geister\"\nlanguages = [\"cpp\"]\n[recipes.python]\nmain = \"a.py\"\nbuild = \"true\"\nrun = \"python3 a.py\"\n",
+        );
+        assert!(e.contains("key `recipes.python`"), "{e}");
+        let e = err(
+            "name = \"g\"\ngame = \"geister\"\nlanguages = [\"cpp\"]\n[recipes.cpp]\nmain = \"../a.cpp\"\nbuild = \"true\"\nrun = \"./a\"\n",
+        );
+        assert!(e.contains("plain file name"), "{e}");
+        let e = err(
+            "name = \"g\"\ngame = \"geister\"\nlanguages = [\"cpp\"]\n[recipes.cpp]\nmain = \"a.cpp\"\nbuild = \"g++ 'a.cpp\"\nrun = \"./a\"\n",
+        );
+        assert!(e.contains("cannot be split"), "{e}");
+        let e = err("name = \"g\"\ngame = \"geister\"\nmatches_per_hour = 0\n");
+        assert!(e.contains("key `matches_per_hour`"), "{e}");
+    }
+}

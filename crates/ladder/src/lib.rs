@@ -1,0 +1,12 @@
+//! The hosted ladder's logic, without web code: the ladder file ([`LadderConfig`]), upload
+//! intake ([`intake`]), bot builds in the sandbox ([`build`]) and accounts ([`accounts`]:
+//! invitations, token and password hashing). See `docs/ladder.md`.
+
+pub mod accounts;
+pub mod build;
+pub mod config;
+pub mod intake;
+
+pub use config::{
+    default_recipe, LadderConfig, LadderConfigError, Limits, Recipe, DEFAULT_LANGUAGES,
+};
