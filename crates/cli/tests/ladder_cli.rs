@@ -228,6 +228,35 @@ fn invite_prints_a_sign_up_link_and_a_token_and_stores_only_their_hashes() {
 /// Kills the server when the test ends, however it ends.
 struct Server(std::process::Child);
 
+/// `kakehiki ladder serve` on a free loopback port, once it accepts connections; its URL.
+fn serve(dir: &Path, config: &Path, db: &Path) -> (Server, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let server = Server(
+        Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+            .args(["ladder", "serve", "--config"])
+            .arg(config)
+            .arg("--db")
+            .arg(db)
+            .arg("--data")
+            .arg(dir.join("data"))
+            .args(["--bind", &format!("127.0.0.1:{port}")])
+            .env_remove("KAKEHIKI_DATABASE_URL")
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(started.elapsed().as_secs() < 20, "the server did not start");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    (server, format!("http://127.0.0.1:{port}"))
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -281,32 +310,8 @@ fn submit_to_a_served_ladder_builds_checks_and_lists_the_bot() {
     };
     let alice = token_of("alice");
     let bob = token_of("bob");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let server = format!("http://127.0.0.1:{port}");
-    let _server = Server(
-        Command::new(env!("CARGO_BIN_EXE_kakehiki"))
-            .args(["ladder", "serve", "--config"])
-            .arg(&config)
-            .arg("--db")
-            .arg(&db)
-            .arg("--data")
-            .arg(dir.path().join("data"))
-            .args(["--bind", &format!("127.0.0.1:{port}")])
-            .env_remove("KAKEHIKI_DATABASE_URL")
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+    let (_server, server) = serve(dir.path(), &config, &db);
     let leaderboard = format!("{server}/api/ladders/g/leaderboard");
-    let started = std::time::Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(started.elapsed().as_secs() < 20, "the server did not start");
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
     assert_eq!(get(&leaderboard, None).1["rows"], serde_json::json!([]));
 
     // A compile error: build_failed, exit 4, the compiler's message in the log.
@@ -355,4 +360,47 @@ fn submit_to_a_served_ladder_builds_checks_and_lists_the_bot() {
         get(&format!("{server}/api/ladders/nope/leaderboard"), None).0,
         404
     );
+}
+
+/// A server killed while a version builds loses nothing: restarted, it builds the saved upload
+/// again and the version becomes active.
+#[test]
+fn a_server_killed_mid_build_builds_the_version_when_it_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ladder.sqlite");
+    let config = dir.path().join("ladder.toml");
+    std::fs::write(&config, MINIMAL).unwrap();
+    let out = invite(&db, "carol", &[]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let token = serde_json::from_slice::<Value>(&out.stdout).unwrap()["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let starter = repo().join("starters/geister/python/bot.py");
+    let (first, server) = serve(dir.path(), &config, &db);
+    let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+        .args(["submit", "--server", &server, "--token", &token])
+        .args(["--ladder", "g", "--language", "python", "--json"])
+        .arg(&starter)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(v["status"], "building", "{out:?}");
+    let version = v["version"].as_u64().unwrap();
+    // Killed while it builds (the build and check of a Python bot take seconds).
+    drop(first);
+    let url = |server: &str| format!("{server}/api/ladders/g/bots/carol/versions/{version}");
+    let (_second, server) = serve(dir.path(), &config, &db);
+    let started = std::time::Instant::now();
+    let v = loop {
+        let (code, v) = get(&url(&server), Some(&token));
+        assert_eq!(code, 200, "{v}");
+        if v["status"] != "building" {
+            break v;
+        }
+        assert!(started.elapsed().as_secs() < 180, "still building: {v}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    assert_eq!(v["status"], "active", "{v}");
+    assert!(v["log"].as_str().unwrap().contains("passed"), "{v}");
 }

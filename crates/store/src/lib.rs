@@ -584,6 +584,14 @@ pub trait Store: Send {
 
     /// The newest active version of each bot of `ladder`, by bot name.
     fn active_bot_versions(&mut self, ladder: &str) -> Result<Vec<BotVersion>, StoreError>;
+
+    /// Every version of `ladder` in `status`, by bot and version (a restarted server finds the
+    /// versions still `building`).
+    fn bot_versions_in(
+        &mut self,
+        ladder: &str,
+        status: VersionStatus,
+    ) -> Result<Vec<BotVersion>, StoreError>;
 }
 
 /// Open a store: PostgreSQL when `database_url` is given, otherwise the SQLite file `db_path`.

@@ -45,7 +45,8 @@ impl PgStore {
         &mut self,
         condition: &str,
         ladder: &str,
-        bot: &str,
+        // The condition's second parameter.
+        param: &str,
     ) -> Result<Vec<BotVersion>, StoreError> {
         const CONTEXT: &str = "reading bot versions";
         let rows = self
@@ -58,7 +59,7 @@ impl PgStore {
                      JOIN kk_ladder_bots b ON b.ladder = v.ladder AND b.name = v.bot
                      WHERE v.ladder = $1 AND {condition}"
                 ),
-                &[&ladder, &bot],
+                &[&ladder, &param],
             )
             .map_err(err(CONTEXT))?;
         rows.iter()
@@ -743,12 +744,24 @@ impl Store for PgStore {
 
     fn active_bot_versions(&mut self, ladder: &str) -> Result<Vec<BotVersion>, StoreError> {
         self.versions_where(
-            "v.status = 'active' AND $2 = $2 AND v.version = (SELECT MAX(w.version)
+            "v.status = $2 AND v.version = (SELECT MAX(w.version)
                  FROM kk_ladder_versions w
-                 WHERE w.ladder = v.ladder AND w.bot = v.bot AND w.status = 'active')
+                 WHERE w.ladder = v.ladder AND w.bot = v.bot AND w.status = $2)
              ORDER BY v.bot",
             ladder,
-            "",
+            VersionStatus::Active.as_str(),
+        )
+    }
+
+    fn bot_versions_in(
+        &mut self,
+        ladder: &str,
+        status: VersionStatus,
+    ) -> Result<Vec<BotVersion>, StoreError> {
+        self.versions_where(
+            "v.status = $2 ORDER BY v.bot, v.version",
+            ladder,
+            status.as_str(),
         )
     }
 }

@@ -84,7 +84,8 @@ impl SqliteStore {
         &mut self,
         condition: &str,
         ladder: &str,
-        bot: &str,
+        // The condition's second parameter.
+        param: &str,
     ) -> Result<Vec<BotVersion>, StoreError> {
         const CONTEXT: &str = "reading bot versions";
         let mut stmt = self
@@ -98,7 +99,7 @@ impl SqliteStore {
             ))
             .map_err(err(CONTEXT))?;
         let rows = stmt
-            .query_map(params![ladder, bot], |r| {
+            .query_map(params![ladder, param], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, String>(1)?,
@@ -1011,12 +1012,24 @@ impl Store for SqliteStore {
 
     fn active_bot_versions(&mut self, ladder: &str) -> Result<Vec<BotVersion>, StoreError> {
         self.versions_where(
-            "v.status = 'active' AND ?2 = ?2 AND v.version = (SELECT MAX(w.version)
+            "v.status = ?2 AND v.version = (SELECT MAX(w.version)
                  FROM kk_ladder_versions w
-                 WHERE w.ladder = v.ladder AND w.bot = v.bot AND w.status = 'active')
+                 WHERE w.ladder = v.ladder AND w.bot = v.bot AND w.status = ?2)
              ORDER BY v.bot",
             ladder,
-            "",
+            VersionStatus::Active.as_str(),
+        )
+    }
+
+    fn bot_versions_in(
+        &mut self,
+        ladder: &str,
+        status: VersionStatus,
+    ) -> Result<Vec<BotVersion>, StoreError> {
+        self.versions_where(
+            "v.status = ?2 ORDER BY v.bot, v.version",
+            ladder,
+            status.as_str(),
         )
     }
 }

@@ -58,6 +58,62 @@ struct App {
     config: Arc<LadderConfig>,
     store: Arc<Mutex<Box<dyn Store>>>,
     builds: mpsc::Sender<Job>,
+    /// Uploads and program folders: `DATA/LADDER/BOT/vN.upload` and `DATA/LADDER/BOT/vN`.
+    data: PathBuf,
+}
+
+/// Where a version's upload is kept until it is built (and after).
+fn upload_path(data: &std::path::Path, ladder: &str, bot: &str, version: u64) -> PathBuf {
+    data.join(ladder)
+        .join(bot)
+        .join(format!("v{version}.upload"))
+}
+
+/// Queue again every version still `building` (the server stopped before its outcome was
+/// stored). A version whose upload was never saved is failed with a log that says so.
+fn requeue(
+    config: &LadderConfig,
+    store: &mut dyn Store,
+    data: &std::path::Path,
+    builds: &mpsc::Sender<Job>,
+) -> anyhow::Result<()> {
+    let pending = store
+        .bot_versions_in(&config.name, VersionStatus::Building)
+        .context("cannot read the versions left building")?;
+    for v in pending {
+        let path = upload_path(data, &config.name, &v.bot, v.version);
+        match std::fs::read(&path) {
+            Ok(upload) => {
+                eprintln!(
+                    "ladder: building {} v{} again (the server had stopped)",
+                    v.bot, v.version
+                );
+                let job = Job {
+                    bot: v.bot,
+                    version: v.version,
+                    language: v.language,
+                    upload: Bytes::from(upload),
+                };
+                builds.send(job).context("the builder has stopped")?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let log = "the server stopped before this upload was saved: submit it again\n";
+                store
+                    .set_bot_version_status(
+                        &config.name,
+                        &v.bot,
+                        v.version,
+                        VersionStatus::BuildFailed,
+                        log,
+                    )
+                    .context("cannot store a lost upload's outcome")?;
+            }
+            Err(e) => {
+                return Err(e).with_context(|| format!("cannot read {}", path.display()));
+            }
+        }
+    }
+    Ok(())
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
@@ -71,8 +127,13 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
     kakehiki_core::private_files::create_dir_all(&data)
         .with_context(|| format!("cannot create {}", data.display()))?;
     let (tx, rx) = mpsc::channel::<Job>();
+    // Versions a stopped server left building: built again from their saved uploads.
+    let mut store = store;
+    requeue(&config, &mut *store, &data, &tx)?;
     let builder_config = config.clone();
+    let builder_data = data.clone();
     std::thread::spawn(move || {
+        let data = builder_data;
         for job in rx {
             let log = match build_job(&builder_config, &data, &job) {
                 Ok((status, log)) => (status, log),
@@ -100,6 +161,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
         config: config.clone(),
         store: Arc::new(Mutex::new(store)),
         builds: tx,
+        data,
     };
     let upload_limit = (config.limits.upload_bytes as usize).saturating_add(1 << 20);
     let router = Router::new()
@@ -243,6 +305,19 @@ async fn submit(
             Err(e) => return store_error(e),
         }
     };
+    // Saved before it is queued: a server stopped mid-build builds it again when it restarts.
+    let path = upload_path(&app.data, &ladder, &user.name, version);
+    let saved = path
+        .parent()
+        .map_or(Ok(()), kakehiki_core::private_files::create_dir_all)
+        .and_then(|()| std::fs::write(&path, &body));
+    if let Err(e) = saved {
+        tracing::error!("cannot save {}: {e}", path.display());
+        return error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the upload could not be saved",
+        );
+    }
     let job = Job {
         bot: user.name.clone(),
         version,

@@ -404,6 +404,22 @@ pub fn ladder_accounts_and_bot_versions(store: &mut dyn Store) {
         .map(|v| (v.bot, v.version))
         .collect();
     assert_eq!(active, vec![("ab".to_string(), 2)]);
+    // What a restarted server builds again: the versions still building (ob's 1 only).
+    let building: Vec<(String, u64)> = store
+        .bot_versions_in("g", VersionStatus::Building)
+        .unwrap()
+        .into_iter()
+        .map(|v| (v.bot, v.version))
+        .collect();
+    assert_eq!(building, vec![("ob".to_string(), 1)]);
+    let failed = store
+        .bot_versions_in("g", VersionStatus::CheckFailed)
+        .unwrap();
+    assert_eq!((failed.len(), failed[0].log.as_str()), (1, "FAIL"));
+    assert!(store
+        .bot_versions_in("other", VersionStatus::Building)
+        .unwrap()
+        .is_empty());
     store
         .set_bot_version_status("g", "ob", 1, VersionStatus::Active, "")
         .unwrap();
