@@ -11,16 +11,7 @@ fn bin() -> &'static str {
 }
 
 fn database_url() -> Option<String> {
-    match std::env::var("KAKEHIKI_TEST_DATABASE_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            eprintln!(
-                "SKIPPED: this PostgreSQL test needs KAKEHIKI_TEST_DATABASE_URL \
-                 (run `eval \"$(.ci/postgres.sh)\"` to start a local server)"
-            );
-            None
-        }
-    }
+    kakehiki_store::test_database_url()
 }
 
 /// A URL whose connections use a new, empty schema.

@@ -327,13 +327,7 @@ fn a_changed_bot_program_is_noticed() {
 }
 
 fn pg_url() -> Option<String> {
-    match std::env::var("KAKEHIKI_TEST_DATABASE_URL") {
-        Ok(u) if !u.is_empty() => Some(u),
-        _ => {
-            eprintln!("SKIPPED: this PostgreSQL test needs KAKEHIKI_TEST_DATABASE_URL (eval \"$(.ci/postgres.sh)\")");
-            None
-        }
-    }
+    kakehiki_store::test_database_url()
 }
 
 /// A loopback TCP proxy in front of the PostgreSQL server. `restart` does to its clients what a

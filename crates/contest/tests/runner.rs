@@ -228,13 +228,7 @@ fn werewolf_standings_per_role_and_team_and_gpw_points() {
 }
 
 fn pg_url() -> Option<String> {
-    match std::env::var("KAKEHIKI_TEST_DATABASE_URL") {
-        Ok(u) if !u.is_empty() => Some(u),
-        _ => {
-            eprintln!("SKIPPED: this PostgreSQL test needs KAKEHIKI_TEST_DATABASE_URL (eval \"$(.ci/postgres.sh)\")");
-            None
-        }
-    }
+    kakehiki_store::test_database_url()
 }
 
 fn fresh_schema(url: &str, tag: &str) -> String {

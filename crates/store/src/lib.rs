@@ -649,6 +649,26 @@ pub(crate) fn from_db(n: i64) -> u64 {
     n as u64
 }
 
+/// For tests: the PostgreSQL server of `KAKEHIKI_TEST_DATABASE_URL` (`.ci/postgres.sh` starts
+/// one and prints it). Without it a test skips, saying so, except under `KAKEHIKI_CI`, where a
+/// skipped PostgreSQL test would pass without testing anything: there it fails.
+pub fn test_database_url() -> Option<String> {
+    match std::env::var("KAKEHIKI_TEST_DATABASE_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var_os("KAKEHIKI_CI").is_some() => panic!(
+            "KAKEHIKI_CI is set but KAKEHIKI_TEST_DATABASE_URL is not: CI must run the PostgreSQL \
+             tests (.ci/run starts a server with .ci/postgres.sh)"
+        ),
+        _ => {
+            eprintln!(
+                "SKIPPED: this PostgreSQL test needs KAKEHIKI_TEST_DATABASE_URL \
+                 (run `eval \"$(.ci/postgres.sh)\"` to start a local server)"
+            );
+            None
+        }
+    }
+}
+
 /// A database URL with its password replaced by `***`, for messages.
 pub fn redact_url(url: &str) -> String {
     // postgres://user:password@host/db  ->  postgres://user:***@host/db

@@ -7,16 +7,7 @@ use kakehiki_store::{PgStore, Store, StoreError};
 
 /// The test database URL, or a clear skip message.
 fn database_url() -> Option<String> {
-    match std::env::var("KAKEHIKI_TEST_DATABASE_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            eprintln!(
-                "SKIPPED: this PostgreSQL test needs KAKEHIKI_TEST_DATABASE_URL \
-                 (run `eval \"$(.ci/postgres.sh)\"` to start a local server)"
-            );
-            None
-        }
-    }
+    kakehiki_store::test_database_url()
 }
 
 /// A URL whose connections work in a new, empty schema.

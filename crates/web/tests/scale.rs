@@ -355,12 +355,8 @@ fn two_hundred_entrants_on_sqlite() {
 
 #[test]
 fn two_hundred_entrants_on_postgres() {
-    let url = match std::env::var("KAKEHIKI_TEST_DATABASE_URL") {
-        Ok(url) if !url.is_empty() => url,
-        _ => {
-            eprintln!("SKIPPED: needs KAKEHIKI_TEST_DATABASE_URL (source .ci/postgres.sh)");
-            return;
-        }
+    let Some(url) = kakehiki_store::test_database_url() else {
+        return;
     };
     let schema = format!("t_webscale_{}", std::process::id());
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
