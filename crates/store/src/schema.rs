@@ -97,6 +97,57 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (ladder, bot, version),
         FOREIGN KEY (ladder, bot) REFERENCES kk_ladder_bots(ladder, name)
     );",
+    // 5: the ladder's play, kept incrementally so no page recomputes anything: per ladder the
+    // next match index to queue and how many of its stored results (by `seq` of its contest
+    // row `ladder/NAME`) are applied to the ratings; one Weng-Lin rating per entrant (a bot
+    // version `BOT@vN` or a built-in `builtin:NAME`), `active` while it is matched; one row per
+    // seat of each rated match (a bot's matches, its rating over time); and web sessions
+    // (the cookie's SHA-256, never the cookie).
+    "CREATE TABLE kk_ladder_state (
+        ladder TEXT PRIMARY KEY,
+        next_match BIGINT NOT NULL,
+        rated_seq BIGINT NOT NULL,
+        frozen BIGINT NOT NULL DEFAULT 0
+    );
+    CREATE TABLE kk_ladder_ratings (
+        ladder TEXT NOT NULL,
+        entrant TEXT NOT NULL,
+        bot TEXT NOT NULL,
+        version BIGINT NOT NULL,
+        owner TEXT NOT NULL,
+        active BIGINT NOT NULL,
+        mu DOUBLE PRECISION NOT NULL,
+        sigma DOUBLE PRECISION NOT NULL,
+        games BIGINT NOT NULL,
+        wins BIGINT NOT NULL,
+        errors BIGINT NOT NULL,
+        last_played BIGINT,
+        PRIMARY KEY (ladder, entrant)
+    );
+    CREATE INDEX kk_ladder_ratings_active ON kk_ladder_ratings (ladder, active);
+    CREATE TABLE kk_ladder_match_seats (
+        ladder TEXT NOT NULL,
+        idx BIGINT NOT NULL,
+        seat BIGINT NOT NULL,
+        entrant TEXT NOT NULL,
+        bot TEXT NOT NULL,
+        version BIGINT NOT NULL,
+        score DOUBLE PRECISION NOT NULL,
+        place BIGINT NOT NULL,
+        errors BIGINT NOT NULL,
+        mu_after DOUBLE PRECISION NOT NULL,
+        sigma_after DOUBLE PRECISION NOT NULL,
+        played_at BIGINT NOT NULL,
+        PRIMARY KEY (ladder, idx, seat)
+    );
+    CREATE INDEX kk_ladder_match_seats_by_bot ON kk_ladder_match_seats (ladder, bot, idx);
+    CREATE TABLE kk_ladder_sessions (
+        id_sha256 TEXT PRIMARY KEY,
+        username TEXT NOT NULL REFERENCES kk_ladder_users(name),
+        csrf_token TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL
+    );",
 ];
 
 /// The newest schema version this program knows.

@@ -64,7 +64,9 @@ fn a_schema_2_file_is_numbered_in_index_order_when_upgraded() {
         .unwrap()
         .execute_batch(
             "DROP INDEX kk_results_by_seq; ALTER TABLE kk_results DROP COLUMN seq;
-             DROP TABLE kk_result_counts; DROP TABLE kk_ladder_versions;
+             DROP TABLE kk_result_counts; DROP TABLE kk_ladder_sessions;
+             DROP TABLE kk_ladder_match_seats; DROP TABLE kk_ladder_ratings;
+             DROP TABLE kk_ladder_state; DROP TABLE kk_ladder_versions;
              DROP TABLE kk_ladder_bots; DROP TABLE kk_ladder_users;
              DELETE FROM kk_schema WHERE version >= 3;",
         )
