@@ -12,6 +12,7 @@
 //!
 //! Replays are kept in the store, compressed with zstd.
 
+mod ladder_play;
 mod pg;
 mod schema;
 mod sqlite;
@@ -19,6 +20,10 @@ mod sqlite;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+pub use ladder_play::{
+    ladder_contest, version_entrant, LadderEntrant, LadderPlay, LadderRating, LadderSeat,
+    LadderState, INITIAL_MU, INITIAL_SIGMA, LADDER_FINGERPRINT,
+};
 pub use pg::PgStore;
 pub use sqlite::{run_lock_path, SqliteStore};
 
@@ -418,7 +423,7 @@ pub struct FailedMatch {
 }
 
 /// The results store. Both backends implement every method with the same meaning.
-pub trait Store: Send {
+pub trait Store: LadderPlay + Send {
     /// `sqlite` or `postgresql`.
     fn backend(&self) -> &'static str;
 
@@ -429,7 +434,8 @@ pub trait Store: Send {
     /// A stored contest by name.
     fn contest(&mut self, name: &str) -> Result<Option<ContestRow>, StoreError>;
 
-    /// Names of all stored contests.
+    /// Names of all stored contests (not the contest rows of ladders, whose matches their
+    /// matchmaker queues).
     fn contest_names(&mut self) -> Result<Vec<String>, StoreError>;
 
     /// Indices of the matches of `contest` whose result is stored.

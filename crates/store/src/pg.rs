@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use postgres::{Client, Config, NoTls};
 
+mod ladder;
+
 use crate::schema;
 use crate::{
     compress, decompress, entrants_to_json, from_db, lease_ms, now_secs, redact_url, to_db,
@@ -251,7 +253,10 @@ impl Store for PgStore {
     fn contest_names(&mut self) -> Result<Vec<String>, StoreError> {
         let rows = self
             .client
-            .query("SELECT name FROM kk_contests ORDER BY name", &[])
+            .query(
+                "SELECT name FROM kk_contests WHERE fingerprint <> $1 ORDER BY name",
+                &[&crate::LADDER_FINGERPRINT],
+            )
             .map_err(err("listing contests"))?;
         rows.iter().map(|r| col(r, 0, "listing contests")).collect()
     }

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 
+mod ladder;
+
 use crate::schema;
 use crate::{
     compress, decompress, entrants_to_json, from_db, lease_ms, now_secs, to_db, BotVersion, Claim,
@@ -411,10 +413,10 @@ impl Store for SqliteStore {
     fn contest_names(&mut self) -> Result<Vec<String>, StoreError> {
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT name FROM kk_contests ORDER BY name")
+            .prepare_cached("SELECT name FROM kk_contests WHERE fingerprint <> ?1 ORDER BY name")
             .map_err(err("listing contests"))?;
         let rows = stmt
-            .query_map([], |r| r.get(0))
+            .query_map(params![crate::LADDER_FINGERPRINT], |r| r.get(0))
             .map_err(err("listing contests"))?;
         rows.collect::<Result<Vec<String>, _>>()
             .map_err(err("listing contests"))

@@ -183,3 +183,11 @@ fn ladder_accounts_and_bot_versions() {
     let Some(mut s) = fresh("ladder") else { return };
     common::ladder_accounts_and_bot_versions(&mut s);
 }
+
+#[test]
+fn ladder_play_queues_rates_and_lists() {
+    let Some(mut s) = fresh("ladder_play") else {
+        return;
+    };
+    common::ladder_play_queues_rates_and_lists(&mut s);
+}

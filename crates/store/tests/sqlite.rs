@@ -273,3 +273,9 @@ fn ladder_accounts_and_bot_versions() {
     let (_d, mut s) = fresh();
     common::ladder_accounts_and_bot_versions(&mut s);
 }
+
+#[test]
+fn ladder_play_queues_rates_and_lists() {
+    let (_d, mut s) = fresh();
+    common::ladder_play_queues_rates_and_lists(&mut s);
+}

@@ -2,7 +2,10 @@
 
 use std::time::Duration;
 
-use kakehiki_store::{ContestRow, NewResult, QueuedMatch, Store, StoreError};
+use kakehiki_store::{
+    ladder_contest, version_entrant, ContestRow, LadderEntrant, LadderSeat, LadderState, NewResult,
+    QueuedMatch, Store, StoreError, INITIAL_MU, INITIAL_SIGMA, LADDER_FINGERPRINT,
+};
 
 pub fn contest(name: &str, fingerprint: &str) -> ContestRow {
     ContestRow {
@@ -425,4 +428,135 @@ pub fn ladder_accounts_and_bot_versions(store: &mut dyn Store) {
         .unwrap();
     assert_eq!(store.active_bot_versions("g").unwrap().len(), 2);
     assert!(store.active_bot_versions("other").unwrap().is_empty());
+}
+
+fn seat(index: u64, seat: usize, entrant: &str, bot: &str, place: u64, mu: f64) -> LadderSeat {
+    LadderSeat {
+        index,
+        seat,
+        entrant: entrant.into(),
+        bot: bot.into(),
+        version: 1,
+        score: if place == 1 { 1.0 } else { 0.0 },
+        place,
+        errors: u64::from(place != 1),
+        mu_after: mu,
+        sigma_after: 7.0,
+        played_at: 1_700_000_000 + index as i64,
+    }
+}
+
+pub fn ladder_play_queues_rates_and_lists(store: &mut dyn Store) {
+    // The contest row the ladder's matches live under.
+    store
+        .register_contest(&ContestRow {
+            name: ladder_contest("g"),
+            fingerprint: LADDER_FINGERPRINT.into(),
+            definition: "{\"ladder\":\"g\"}".into(),
+        })
+        .unwrap();
+    assert_eq!(store.ladder_state("g").unwrap(), LadderState::default());
+    // A ladder's row is not a contest.
+    assert!(!store
+        .contest_names()
+        .unwrap()
+        .contains(&ladder_contest("g")));
+    let entrant = |bot: &str, version: u64| LadderEntrant {
+        entrant: if version == 0 {
+            bot.to_string()
+        } else {
+            version_entrant(bot, version)
+        },
+        bot: bot.into(),
+        version,
+        owner: if version == 0 { "builtin" } else { bot }.into(),
+    };
+    store.ladder_enter("g", &entrant("alice", 1)).unwrap();
+    store
+        .ladder_enter("g", &entrant("builtin:random", 0))
+        .unwrap();
+    let r = store.ladder_ratings("g", true).unwrap();
+    assert_eq!(r.len(), 2);
+    assert!(r
+        .iter()
+        .all(|r| r.mu == INITIAL_MU && r.sigma == INITIAL_SIGMA && r.games == 0 && r.active));
+    // Ties in rating: by entrant name.
+    assert_eq!(r[0].entrant, "alice@v1");
+
+    // Queueing moves the next index; a stale index queues nothing.
+    assert!(store.ladder_queue("g", 0, "{\"m\":0}").unwrap());
+    assert!(!store.ladder_queue("g", 0, "{\"m\":0}").unwrap());
+    assert!(store.ladder_queue("g", 1, "{\"m\":1}").unwrap());
+    assert_eq!(store.ladder_state("g").unwrap().next_match, 2);
+    assert_eq!(store.queue_counts(&ladder_contest("g")).unwrap().queued, 2);
+
+    // Rating: only the next sequence number is applied, once.
+    let seats = vec![
+        seat(0, 0, "builtin:random", "builtin:random", 2, 20.0),
+        seat(0, 1, "alice@v1", "alice", 1, 30.0),
+    ];
+    assert!(!store.ladder_rate("g", 2, &seats).unwrap());
+    assert!(store.ladder_rate("g", 1, &seats).unwrap());
+    assert!(!store.ladder_rate("g", 1, &seats).unwrap());
+    assert_eq!(store.ladder_state("g").unwrap().rated_seq, 1);
+    let r = store.ladder_ratings("g", true).unwrap();
+    assert_eq!(r[0].entrant, "alice@v1");
+    assert_eq!(
+        (r[0].mu, r[0].games, r[0].wins, r[0].errors),
+        (30.0, 1, 1, 0)
+    );
+    assert_eq!(
+        (r[1].mu, r[1].games, r[1].wins, r[1].errors),
+        (20.0, 1, 0, 1)
+    );
+    assert_eq!(r[0].last_played, Some(1_700_000_000));
+    assert!(store.ladder_skip_rating("g", 2).unwrap());
+    assert!(!store.ladder_skip_rating("g", 2).unwrap());
+
+    // A new version replaces the old one on the leaderboard; the old one's history stays.
+    store.ladder_enter("g", &entrant("alice", 2)).unwrap();
+    let active = store.ladder_ratings("g", true).unwrap();
+    assert_eq!(
+        active
+            .iter()
+            .map(|r| r.entrant.as_str())
+            .collect::<Vec<_>>(),
+        ["alice@v2", "builtin:random"]
+    );
+    let all = store.ladder_ratings("g", false).unwrap();
+    assert_eq!(all.len(), 3);
+    assert!(!all.iter().find(|r| r.entrant == "alice@v1").unwrap().active);
+    let seats3 = vec![
+        seat(1, 0, "alice@v2", "alice", 2, 24.0),
+        seat(1, 1, "builtin:random", "builtin:random", 1, 21.0),
+    ];
+    assert!(store.ladder_rate("g", 3, &seats3).unwrap());
+    store.ladder_retire("g", "builtin:random").unwrap();
+    assert_eq!(store.ladder_ratings("g", true).unwrap().len(), 1);
+
+    // A bot's seats over its versions, newest first, paged by index.
+    let mine = store.ladder_bot_seats("g", "alice", None, 10).unwrap();
+    assert_eq!(
+        mine.iter()
+            .map(|s| (s.index, s.version))
+            .collect::<Vec<_>>(),
+        [(1, 1), (0, 1)]
+    );
+    assert_eq!(mine[1].mu_after, 30.0);
+    let older = store.ladder_bot_seats("g", "alice", Some(1), 10).unwrap();
+    assert_eq!(older.len(), 1);
+    assert_eq!(older[0].index, 0);
+    assert_eq!(
+        store.ladder_bot_seats("g", "alice", None, 1).unwrap().len(),
+        1
+    );
+    assert!(store
+        .ladder_bot_seats("g", "bob", None, 10)
+        .unwrap()
+        .is_empty());
+    let m = store.ladder_match_seats("g", 0).unwrap();
+    assert_eq!(m, seats);
+    assert!(store.ladder_match_seats("g", 9).unwrap().is_empty());
+    // Another ladder's state is its own.
+    assert_eq!(store.ladder_state("h").unwrap(), LadderState::default());
 }

@@ -1,0 +1,275 @@
+//! [`LadderPlay`] on PostgreSQL.
+
+use super::{col, err, PgStore};
+use crate::ladder_play::{
+    ladder_contest, rating_updates, LadderEntrant, LadderPlay, LadderRating, LadderSeat,
+    LadderState, INITIAL_MU, INITIAL_SIGMA,
+};
+use crate::{from_db, now_secs, to_db, StoreError};
+
+const SEAT_COLUMNS: &str = "idx, seat, entrant, bot, version, score, place, errors, mu_after, \
+                            sigma_after, played_at";
+
+fn seat_row(r: &postgres::Row, context: &'static str) -> Result<LadderSeat, StoreError> {
+    Ok(LadderSeat {
+        index: from_db(col(r, 0, context)?),
+        seat: from_db(col(r, 1, context)?) as usize,
+        entrant: col(r, 2, context)?,
+        bot: col(r, 3, context)?,
+        version: from_db(col(r, 4, context)?),
+        score: col(r, 5, context)?,
+        place: from_db(col(r, 6, context)?),
+        errors: from_db(col(r, 7, context)?),
+        mu_after: col(r, 8, context)?,
+        sigma_after: col(r, 9, context)?,
+        played_at: col(r, 10, context)?,
+    })
+}
+
+/// Move the rated count from `seq - 1` to `seq` inside `tx`; `false` if it was elsewhere.
+fn bump_rated(
+    tx: &mut postgres::Transaction<'_>,
+    ladder: &str,
+    seq: u64,
+) -> Result<bool, StoreError> {
+    let n = tx
+        .execute(
+            "UPDATE kk_ladder_state SET rated_seq = $2 WHERE ladder = $1 AND rated_seq = $3",
+            &[&ladder, &to_db(seq), &to_db(seq.saturating_sub(1))],
+        )
+        .map_err(err("rating a ladder match"))?;
+    Ok(n == 1 && seq > 0)
+}
+
+impl LadderPlay for PgStore {
+    fn ladder_state(&mut self, ladder: &str) -> Result<LadderState, StoreError> {
+        const CONTEXT: &str = "reading the ladder's state";
+        self.client
+            .execute(
+                "INSERT INTO kk_ladder_state (ladder, next_match, rated_seq, frozen)
+                 VALUES ($1, 0, 0, 0) ON CONFLICT (ladder) DO NOTHING",
+                &[&ladder],
+            )
+            .map_err(err(CONTEXT))?;
+        let row = self
+            .client
+            .query_one(
+                "SELECT next_match, rated_seq, frozen FROM kk_ladder_state WHERE ladder = $1",
+                &[&ladder],
+            )
+            .map_err(err(CONTEXT))?;
+        Ok(LadderState {
+            next_match: from_db(col(&row, 0, CONTEXT)?),
+            rated_seq: from_db(col(&row, 1, CONTEXT)?),
+            frozen: col::<i64>(&row, 2, CONTEXT)? != 0,
+        })
+    }
+
+    fn ladder_enter(&mut self, ladder: &str, e: &LadderEntrant) -> Result<(), StoreError> {
+        const CONTEXT: &str = "entering a bot in the ladder";
+        let mut tx = self.client.transaction().map_err(err(CONTEXT))?;
+        tx.execute(
+            "UPDATE kk_ladder_ratings SET active = 0
+             WHERE ladder = $1 AND bot = $2 AND entrant <> $3",
+            &[&ladder, &e.bot, &e.entrant],
+        )
+        .map_err(err(CONTEXT))?;
+        tx.execute(
+            "INSERT INTO kk_ladder_ratings
+                 (ladder, entrant, bot, version, owner, active, mu, sigma, games, wins, errors, last_played)
+             VALUES ($1, $2, $3, $4, $5, 1, $6, $7, 0, 0, 0, NULL)
+             ON CONFLICT (ladder, entrant) DO UPDATE SET active = 1",
+            &[
+                &ladder,
+                &e.entrant,
+                &e.bot,
+                &to_db(e.version),
+                &e.owner,
+                &INITIAL_MU,
+                &INITIAL_SIGMA,
+            ],
+        )
+        .map_err(err(CONTEXT))?;
+        tx.commit().map_err(err(CONTEXT))
+    }
+
+    fn ladder_retire(&mut self, ladder: &str, entrant: &str) -> Result<(), StoreError> {
+        self.client
+            .execute(
+                "UPDATE kk_ladder_ratings SET active = 0 WHERE ladder = $1 AND entrant = $2",
+                &[&ladder, &entrant],
+            )
+            .map_err(err("retiring a ladder entrant"))?;
+        Ok(())
+    }
+
+    fn ladder_ratings(
+        &mut self,
+        ladder: &str,
+        active_only: bool,
+    ) -> Result<Vec<LadderRating>, StoreError> {
+        const CONTEXT: &str = "reading the ladder's ratings";
+        let rows = self
+            .client
+            .query(
+                "SELECT entrant, bot, version, owner, active, mu, sigma, games, wins, errors, last_played
+                 FROM kk_ladder_ratings WHERE ladder = $1 AND (active = 1 OR NOT $2)
+                 ORDER BY mu - 3.0 * sigma DESC, entrant",
+                &[&ladder, &active_only],
+            )
+            .map_err(err(CONTEXT))?;
+        rows.iter()
+            .map(|r| {
+                Ok(LadderRating {
+                    entrant: col(r, 0, CONTEXT)?,
+                    bot: col(r, 1, CONTEXT)?,
+                    version: from_db(col(r, 2, CONTEXT)?),
+                    owner: col(r, 3, CONTEXT)?,
+                    active: col::<i64>(r, 4, CONTEXT)? != 0,
+                    mu: col(r, 5, CONTEXT)?,
+                    sigma: col(r, 6, CONTEXT)?,
+                    games: from_db(col(r, 7, CONTEXT)?),
+                    wins: from_db(col(r, 8, CONTEXT)?),
+                    errors: from_db(col(r, 9, CONTEXT)?),
+                    last_played: col(r, 10, CONTEXT)?,
+                })
+            })
+            .collect()
+    }
+
+    fn ladder_queue(
+        &mut self,
+        ladder: &str,
+        index: u64,
+        spec_json: &str,
+    ) -> Result<bool, StoreError> {
+        const CONTEXT: &str = "queueing a ladder match";
+        let mut tx = self.client.transaction().map_err(err(CONTEXT))?;
+        let moved = tx
+            .execute(
+                "UPDATE kk_ladder_state SET next_match = $2 + 1 WHERE ladder = $1 AND next_match = $2",
+                &[&ladder, &to_db(index)],
+            )
+            .map_err(err(CONTEXT))?;
+        if moved != 1 {
+            return Ok(false);
+        }
+        tx.execute(
+            "INSERT INTO kk_matches (contest, idx, spec, state) VALUES ($1, $2, $3, 'queued')",
+            &[&ladder_contest(ladder), &to_db(index), &spec_json],
+        )
+        .map_err(err(CONTEXT))?;
+        tx.commit().map_err(err(CONTEXT))?;
+        Ok(true)
+    }
+
+    fn ladder_rate(
+        &mut self,
+        ladder: &str,
+        seq: u64,
+        seats: &[LadderSeat],
+    ) -> Result<bool, StoreError> {
+        const CONTEXT: &str = "rating a ladder match";
+        let mut tx = self.client.transaction().map_err(err(CONTEXT))?;
+        if !bump_rated(&mut tx, ladder, seq)? {
+            return Ok(false);
+        }
+        let now = seats.first().map(|s| s.played_at).unwrap_or_else(now_secs);
+        for (entrant, mu, sigma, won, errors) in rating_updates(seats) {
+            tx.execute(
+                "UPDATE kk_ladder_ratings SET mu = $3, sigma = $4, games = games + 1,
+                     wins = wins + $5, errors = errors + $6, last_played = $7
+                 WHERE ladder = $1 AND entrant = $2",
+                &[
+                    &ladder,
+                    &entrant,
+                    &mu,
+                    &sigma,
+                    &(won as i64),
+                    &to_db(errors),
+                    &now,
+                ],
+            )
+            .map_err(err(CONTEXT))?;
+        }
+        for s in seats {
+            tx.execute(
+                &format!(
+                    "INSERT INTO kk_ladder_match_seats (ladder, {SEAT_COLUMNS})
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                     ON CONFLICT (ladder, idx, seat) DO NOTHING"
+                ),
+                &[
+                    &ladder,
+                    &to_db(s.index),
+                    &(s.seat as i64),
+                    &s.entrant,
+                    &s.bot,
+                    &to_db(s.version),
+                    &s.score,
+                    &to_db(s.place),
+                    &to_db(s.errors),
+                    &s.mu_after,
+                    &s.sigma_after,
+                    &s.played_at,
+                ],
+            )
+            .map_err(err(CONTEXT))?;
+        }
+        tx.commit().map_err(err(CONTEXT))?;
+        Ok(true)
+    }
+
+    fn ladder_skip_rating(&mut self, ladder: &str, seq: u64) -> Result<bool, StoreError> {
+        let mut tx = self
+            .client
+            .transaction()
+            .map_err(err("skipping a ladder result"))?;
+        let moved = bump_rated(&mut tx, ladder, seq)?;
+        tx.commit().map_err(err("skipping a ladder result"))?;
+        Ok(moved)
+    }
+
+    fn ladder_bot_seats(
+        &mut self,
+        ladder: &str,
+        bot: &str,
+        before: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<LadderSeat>, StoreError> {
+        const CONTEXT: &str = "reading a bot's ladder matches";
+        let before = before.map(to_db).unwrap_or(i64::MAX);
+        let limit = limit.min(i64::MAX as usize) as i64;
+        let rows = self
+            .client
+            .query(
+                &format!(
+                    "SELECT {SEAT_COLUMNS} FROM kk_ladder_match_seats
+                     WHERE ladder = $1 AND bot = $2 AND idx < $3
+                     ORDER BY idx DESC, seat LIMIT $4"
+                ),
+                &[&ladder, &bot, &before, &limit],
+            )
+            .map_err(err(CONTEXT))?;
+        rows.iter().map(|r| seat_row(r, CONTEXT)).collect()
+    }
+
+    fn ladder_match_seats(
+        &mut self,
+        ladder: &str,
+        index: u64,
+    ) -> Result<Vec<LadderSeat>, StoreError> {
+        const CONTEXT: &str = "reading a ladder match's seats";
+        let rows = self
+            .client
+            .query(
+                &format!(
+                    "SELECT {SEAT_COLUMNS} FROM kk_ladder_match_seats
+                     WHERE ladder = $1 AND idx = $2 ORDER BY seat"
+                ),
+                &[&ladder, &to_db(index)],
+            )
+            .map_err(err(CONTEXT))?;
+        rows.iter().map(|r| seat_row(r, CONTEXT)).collect()
+    }
+}
