@@ -230,6 +230,13 @@ struct Server(std::process::Child);
 
 /// `kakehiki ladder serve` on a free loopback port, once it accepts connections; its URL.
 fn serve(dir: &Path, config: &Path, db: &Path) -> (Server, String) {
+    let store = ["--db".to_string(), db.display().to_string()];
+    serve_with(dir, config, &store, &["--workers", "0"])
+}
+
+/// `ladder serve` on the store of `store` (`--db PATH` or `--database-url URL`) with `extra`
+/// arguments (`serve` plays no match: `--workers 0`).
+fn serve_with(dir: &Path, config: &Path, store: &[String], extra: &[&str]) -> (Server, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -239,11 +246,11 @@ fn serve(dir: &Path, config: &Path, db: &Path) -> (Server, String) {
         Command::new(env!("CARGO_BIN_EXE_kakehiki"))
             .args(["ladder", "serve", "--config"])
             .arg(config)
-            .arg("--db")
-            .arg(db)
+            .args(store)
             .arg("--data")
             .arg(dir.join("data"))
             .args(["--bind", &format!("127.0.0.1:{port}")])
+            .args(extra)
             .env_remove("KAKEHIKI_DATABASE_URL")
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -312,7 +319,15 @@ fn submit_to_a_served_ladder_builds_checks_and_lists_the_bot() {
     let bob = token_of("bob");
     let (_server, server) = serve(dir.path(), &config, &db);
     let leaderboard = format!("{server}/api/ladders/g/leaderboard");
-    assert_eq!(get(&leaderboard, None).1["rows"], serde_json::json!([]));
+    let bots = |board: &Value| -> Vec<String> {
+        board["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["bot"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(!bots(&get(&leaderboard, None).1).contains(&"alice".to_string()));
 
     // A compile error: build_failed, exit 4, the compiler's message in the log.
     let bad = dir.path().join("bad.cpp");
@@ -330,15 +345,32 @@ fn submit_to_a_served_ladder_builds_checks_and_lists_the_bot() {
     assert_eq!(code, Some(0), "{v} {err}");
     assert_eq!(v["status"], "active", "{v}");
     let version = v["version"].as_u64().unwrap();
-    let (status, board) = get(&leaderboard, None);
-    assert_eq!(status, 200);
+    // Alice and the ladder's two built-ins, none of whom has played (no workers).
+    let started = std::time::Instant::now();
+    let board = loop {
+        let (status, board) = get(&leaderboard, None);
+        assert_eq!(status, 200);
+        if board["rows"].as_array().unwrap().len() == 3 {
+            break board;
+        }
+        assert!(started.elapsed().as_secs() < 20, "{board}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let mut names = bots(&board);
+    names.sort();
+    assert_eq!(
+        names,
+        ["alice", "builtin:random", "builtin:strong"],
+        "{board}"
+    );
     let rows = board["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 1, "{board}");
-    assert_eq!(rows[0]["bot"], "alice");
-    assert_eq!(rows[0]["owner"], "alice");
-    assert_eq!(rows[0]["version"], version);
-    assert_eq!(rows[0]["games"], 0);
-    assert_eq!(rows[0]["rank"], 1);
+    let row = rows.iter().find(|r| r["bot"] == "alice").unwrap();
+    assert_eq!(row["owner"], "alice");
+    assert_eq!(row["version"], version);
+    assert_eq!(row["games"], 0);
+    assert_eq!(row["mu"], 25.0);
+    let ranks: Vec<u64> = rows.iter().map(|r| r["rank"].as_u64().unwrap()).collect();
+    assert_eq!(ranks, [1, 2, 3]);
     // A version's log is its owner's: not bob's, not anonymous.
     let url = format!("{server}/api/ladders/g/bots/alice/versions/{version}");
     let (status, v) = get(&url, Some(&alice));
@@ -403,4 +435,211 @@ fn a_server_killed_mid_build_builds_the_version_when_it_restarts() {
     };
     assert_eq!(v["status"], "active", "{v}");
     assert!(v["log"].as_str().unwrap().contains("passed"), "{v}");
+}
+
+/// The ladder's leaderboard rows by bot name.
+fn board_rows(server: &str) -> Vec<Value> {
+    let (status, board) = get(&format!("{server}/api/ladders/g/leaderboard"), None);
+    assert_eq!(status, 200, "{board}");
+    board["rows"].as_array().unwrap().clone()
+}
+
+fn games_of(rows: &[Value], bot: &str) -> u64 {
+    rows.iter()
+        .find(|r| r["bot"] == bot)
+        .map_or(0, |r| r["games"].as_u64().unwrap())
+}
+
+/// Wait until every row has played at least `n` games.
+fn wait_for_games(server: &str, bots: &[&str], n: u64) -> Vec<Value> {
+    let started = std::time::Instant::now();
+    loop {
+        let rows = board_rows(server);
+        if bots.iter().all(|b| games_of(&rows, b) >= n) {
+            return rows;
+        }
+        assert!(
+            started.elapsed().as_secs() < 240,
+            "not {n} games each yet: {rows:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+}
+
+/// Matches are queued by rating, played by the server's workers, rated once each and listed:
+/// the leaderboard ranks by μ − 3σ, a bot's matches list every seat, a match's replay shows a
+/// seat's stderr only to its owner, and a restarted server keeps every rating and goes on.
+#[test]
+fn a_served_ladder_plays_rates_and_lists_matches_and_a_restart_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ladder.sqlite");
+    let store = ["--db".to_string(), db.display().to_string()];
+    plays_rates_and_lists(dir.path(), &store, None);
+}
+
+/// The same on PostgreSQL, played by `kakehiki worker` processes: the first is killed with
+/// SIGKILL while it plays, and its match is played again by the second.
+#[test]
+fn a_ladder_on_postgresql_is_played_by_workers_and_a_killed_worker_loses_nothing() {
+    let Some(url) = kakehiki_store::test_database_url() else {
+        eprintln!("skipped: KAKEHIKI_TEST_DATABASE_URL is not set");
+        return;
+    };
+    let url = fresh_schema_url(&url, "ladder");
+    let dir = tempfile::tempdir().unwrap();
+    let store = ["--database-url".to_string(), url.clone()];
+    plays_rates_and_lists(dir.path(), &store, Some(&url));
+}
+
+/// A URL whose connections use a new, empty schema.
+fn fresh_schema_url(url: &str, tag: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let schema = format!("t_{tag}_{}_{}", std::process::id(), nanos % 1_000_000_000);
+    let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    c.batch_execute(&format!("CREATE SCHEMA {schema}")).unwrap();
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}options=-c%20search_path%3D{schema}")
+}
+
+/// A `kakehiki worker` on `url` with a short lease.
+fn worker(url: &str) -> Server {
+    Server(
+        Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+            .args(["worker", "--database-url", url, "--lease-secs", "3"])
+            .args(["--poll-ms", "100"])
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+fn plays_rates_and_lists(dir: &Path, store: &[String], external: Option<&str>) {
+    let config = dir.join("ladder.toml");
+    std::fs::write(&config, MINIMAL).unwrap();
+    let token_of = |name: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+            .args(["ladder", "invite", name, "--json"])
+            .args(store)
+            .env_remove("KAKEHIKI_DATABASE_URL")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["token"].as_str().unwrap().to_string()
+    };
+    let alice = token_of("alice");
+    let bob = token_of("bob");
+    let workers: &[&str] = if external.is_some() {
+        &["--workers", "0", "--seed", "7"]
+    } else {
+        &["--workers", "2", "--seed", "7"]
+    };
+    let mut outside = external.map(|url| vec![worker(url), worker(url)]);
+    let (first, server) = serve_with(dir, &config, store, workers);
+    let starter = repo().join("starters/geister/python/bot.py");
+    let (code, v, err) = submit(&server, &alice, "python", &starter);
+    assert_eq!(code, Some(0), "{v} {err}");
+    let everyone = ["alice", "builtin:random", "builtin:strong"];
+    let rows = wait_for_games(&server, &everyone, 3);
+
+    // Ranked by the conservative rating, ranks 1..n.
+    let key = |r: &Value| r["mu"].as_f64().unwrap() - 3.0 * r["sigma"].as_f64().unwrap();
+    for (i, pair) in rows.windows(2).enumerate() {
+        assert!(key(&pair[0]) >= key(&pair[1]), "{rows:?}");
+        assert_eq!(pair[0]["rank"], i as u64 + 1);
+    }
+    assert!(rows
+        .iter()
+        .all(|r| r["sigma"].as_f64().unwrap() < 25.0 / 3.0));
+
+    // Alice's matches: each with both seats, one of them hers, newest first.
+    let (status, m) = get(&format!("{server}/api/ladders/g/bots/alice/matches"), None);
+    assert_eq!(status, 200, "{m}");
+    let matches = m["matches"].as_array().unwrap();
+    assert!(matches.len() >= 3, "{m}");
+    for w in matches.windows(2) {
+        assert!(w[0]["index"].as_u64() > w[1]["index"].as_u64(), "{m}");
+    }
+    for x in matches {
+        let seats = x["seats"].as_array().unwrap();
+        assert_eq!(seats.len(), 2, "{x}");
+        assert_eq!(
+            seats.iter().filter(|s| s["bot"] == "alice").count(),
+            1,
+            "{x}"
+        );
+        assert!(seats.iter().any(|s| s["place"] == 1), "{x}");
+    }
+    // Paging: before the newest.
+    let newest = matches[0]["index"].as_u64().unwrap();
+    let (_, older) = get(
+        &format!("{server}/api/ladders/g/bots/alice/matches?before={newest}&limit=1"),
+        None,
+    );
+    let older = older["matches"].as_array().unwrap();
+    assert_eq!(older.len(), 1);
+    assert!(older[0]["index"].as_u64().unwrap() < newest);
+
+    // One match: its replay, with alice's stderr for alice (and only for her).
+    let index = matches[0]["index"].as_u64().unwrap();
+    let alice_seat = matches[0]["seat"].as_u64().unwrap();
+    let url = format!("{server}/api/ladders/g/matches/{index}");
+    let hidden = |token: Option<&str>| -> bool {
+        let (status, v) = get(&url, token);
+        assert_eq!(status, 200, "{v}");
+        assert_eq!(v["index"], index);
+        let replay = v["replay"].as_str().unwrap();
+        let end = replay
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|l| l["event"] == "seat_end" && l["seat"] == alice_seat)
+            .unwrap_or_else(|| panic!("no seat_end of seat {alice_seat}: {replay}"));
+        end["stderr_hidden"] == true
+    };
+    assert!(hidden(None));
+    assert!(hidden(Some(&bob)));
+    assert!(!hidden(Some(&alice)));
+    assert_eq!(
+        get(&format!("{server}/api/ladders/g/matches/999999"), None).0,
+        404
+    );
+
+    // Killed and restarted: every rated game is still counted, and play goes on. On
+    // PostgreSQL a worker is killed too (SIGKILL, mid-match as it always has one), and another
+    // takes its place.
+    let at_kill = board_rows(&server);
+    drop(first);
+    if let (Some(w), Some(url)) = (outside.as_mut(), external) {
+        w.remove(0);
+        w.push(worker(url));
+    }
+    let (_second, server) = serve_with(dir, &config, store, workers);
+    let after = board_rows(&server);
+    for b in everyone {
+        assert!(
+            games_of(&after, b) >= games_of(&at_kill, b),
+            "{at_kill:?} {after:?}"
+        );
+    }
+    let most = everyone.iter().map(|b| games_of(&after, b)).max().unwrap();
+    let rows = wait_for_games(&server, &everyone, most + 1);
+
+    // Each rated match counted once: the games over all entrants are two per rated match.
+    let mut indices = std::collections::BTreeMap::new();
+    for b in everyone {
+        let (_, m) = get(
+            &format!("{server}/api/ladders/g/bots/{b}/matches?limit=500"),
+            None,
+        );
+        for x in m["matches"].as_array().unwrap() {
+            *indices.entry(x["index"].as_u64().unwrap()).or_insert(0) += 1;
+        }
+    }
+    // Read after the matches: a match rated in between only adds games.
+    let games: u64 = everyone.iter().map(|b| games_of(&rows, b)).sum();
+    assert!(indices.values().all(|&n| n == 2), "{indices:?}");
+    assert!(games <= 2 * indices.len() as u64, "{games} {indices:?}");
 }

@@ -25,6 +25,32 @@ fn ranks(scores: &[f64]) -> Vec<usize> {
         .collect()
 }
 
+/// The 1-based place of each seat by score, best first (equal scores share a place).
+pub fn places(scores: &[f64]) -> Vec<usize> {
+    ranks(scores)
+}
+
+/// The Weng-Lin ratings of the seats of one game after it, in seat order, from their ratings
+/// before it and their scores (higher is better; equal scores tie). Fewer than two seats, or
+/// a score that is not a number, leave the ratings as they were.
+pub fn weng_lin_game(seats: &[WengLinRating], scores: &[f64]) -> Vec<WengLinRating> {
+    if seats.len() < 2 || seats.len() != scores.len() || scores.iter().any(|s| s.is_nan()) {
+        return seats.to_vec();
+    }
+    let r = ranks(scores);
+    let teams: Vec<[WengLinRating; 1]> = seats.iter().map(|s| [*s]).collect();
+    let input: Vec<(&[WengLinRating], MultiTeamOutcome)> = teams
+        .iter()
+        .zip(&r)
+        .map(|(t, &rank)| (&t[..], MultiTeamOutcome::new(rank)))
+        .collect();
+    weng_lin_multi_team(&input, &WengLinConfig::new())
+        .into_iter()
+        .zip(seats)
+        .map(|(team, old)| team.first().copied().unwrap_or(*old))
+        .collect()
+}
+
 /// Weng-Lin ratings of `n` entrants after the games, applied in the given order (the caller
 /// passes them by match index, so a resumed contest gives the same ratings).
 pub fn weng_lin(n: usize, games: &[RatedGame]) -> Vec<WengLinRating> {
@@ -202,6 +228,20 @@ pub fn bradley_terry(n: usize, games: &[RatedGame], resamples: u32, seed: u64) -
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn one_game_moves_the_winner_up_and_the_loser_down_and_ties_share_places() {
+        let r = WengLinRating::new();
+        let after = weng_lin_game(&[r, r, r], &[1.0, 0.0, 0.0]);
+        assert!(after[0].rating > r.rating);
+        assert!(after[1].rating < r.rating);
+        assert_eq!(after[1], after[2]);
+        assert!(after.iter().all(|a| a.uncertainty < r.uncertainty));
+        assert_eq!(places(&[1.0, 3.0, 3.0, 0.5]), vec![3, 1, 1, 4]);
+        // Nothing to rate: unchanged.
+        assert_eq!(weng_lin_game(&[r], &[1.0]), vec![r]);
+        assert_eq!(weng_lin_game(&[r, r], &[f64::NAN, 1.0]), vec![r, r]);
+    }
+
     use super::*;
 
     fn duel(a: usize, b: usize, a_wins: bool) -> RatedGame {

@@ -6,6 +6,8 @@ pub mod accounts;
 pub mod build;
 pub mod config;
 pub mod intake;
+pub mod matchmaking;
+pub mod play;
 
 pub use config::{
     default_recipe, LadderConfig, LadderConfigError, Limits, Recipe, DEFAULT_LANGUAGES,

@@ -15,6 +15,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use clap::Args;
 use kakehiki_ladder::accounts::sha256_hex;
+use kakehiki_ladder::play::{program_dir, Matchmaker};
 use kakehiki_ladder::LadderConfig;
 use kakehiki_store::{LadderRole, LadderUser, NewBotVersion, Store, StoreError, VersionStatus};
 use serde::Deserialize;
@@ -43,6 +44,16 @@ pub struct ServeArgs {
     /// Where uploads and built program folders are kept.
     #[arg(long, value_name = "DIR", default_value = "ladder-data")]
     pub data: PathBuf,
+    /// Matches played at once inside the server (0: only `kakehiki worker` processes on a
+    /// shared PostgreSQL store play them).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(0..=1024))]
+    pub workers: u16,
+    /// Matches kept queued or running (default: twice the workers, at least 4).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub open_matches: Option<u64>,
+    /// Seed of the matchmaker's random choices (default: from the clock).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
 }
 
 /// One upload to build and check.
@@ -64,9 +75,7 @@ struct App {
 
 /// Where a version's upload is kept until it is built (and after).
 fn upload_path(data: &std::path::Path, ladder: &str, bot: &str, version: u64) -> PathBuf {
-    data.join(ladder)
-        .join(bot)
-        .join(format!("v{version}.upload"))
+    program_dir(data, ladder, bot, version).with_extension("upload")
 }
 
 /// Queue again every version still `building` (the server stopped before its outcome was
@@ -157,6 +166,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
             }
         }
     });
+    start_matchmaker(&args, &config, &data)?;
+    start_workers(&args)?;
     let app = App {
         config: config.clone(),
         store: Arc::new(Mutex::new(store)),
@@ -174,6 +185,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
             "/api/ladders/:ladder/bots/:bot/versions/:version",
             get(version),
         )
+        .route("/api/ladders/:ladder/bots/:bot/matches", get(bot_matches))
+        .route("/api/ladders/:ladder/matches/:index", get(one_match))
         .with_state(app);
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime
@@ -197,9 +210,9 @@ fn build_job(
     data: &std::path::Path,
     job: &Job,
 ) -> anyhow::Result<(VersionStatus, String)> {
-    let dir = data.join(&config.name).join(&job.bot);
+    let program = program_dir(data, &config.name, &job.bot, job.version);
+    let dir = program.parent().unwrap_or(data).to_path_buf();
     std::fs::create_dir_all(&dir)?;
-    let program = dir.join(format!("v{}", job.version));
     if program.exists() {
         // A version left half-built by a server that was killed.
         std::fs::remove_dir_all(&program)?;
@@ -212,6 +225,14 @@ fn build_job(
         Status::Refused => VersionStatus::Refused,
     };
     Ok((status, verdict.log))
+}
+
+/// Run a handler's work on a thread that may block: the store is synchronous (PostgreSQL's
+/// client drives its own runtime, which may not run inside the server's).
+async fn blocking(work: impl FnOnce() -> Response + Send + 'static) -> Response {
+    tokio::task::spawn_blocking(work)
+        .await
+        .unwrap_or_else(|_| error(StatusCode::INTERNAL_SERVER_ERROR, "the request failed"))
 }
 
 fn error(status: StatusCode, message: &str) -> Response {
@@ -279,59 +300,62 @@ async fn submit(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if let Err(r) = check_ladder(&app, &ladder) {
-        return r.into_response();
-    }
-    let user = match caller(&app, &headers) {
-        Ok(Some(u)) => u,
-        Ok(None) => return error(StatusCode::UNAUTHORIZED, "an API token is needed"),
-        Err(r) => return r.into_response(),
-    };
-    let new = NewBotVersion {
-        ladder: ladder.clone(),
-        // One bot per contestant and ladder, named after them.
-        bot: user.name.clone(),
-        owner: user.name.clone(),
-        language: q.language.clone(),
-        source_sha256: kakehiki_ladder::accounts::sha256_bytes_hex(&body),
-    };
-    let version = {
-        let mut store = app.store.lock().unwrap_or_else(|p| p.into_inner());
-        match store.add_bot_version(&new) {
-            Ok(v) => v,
-            Err(e @ StoreError::BotOwnedByOther { .. }) => {
-                return error(StatusCode::FORBIDDEN, &e.to_string())
-            }
-            Err(e) => return store_error(e),
+    blocking(move || {
+        if let Err(r) = check_ladder(&app, &ladder) {
+            return r.into_response();
         }
-    };
-    // Saved before it is queued: a server stopped mid-build builds it again when it restarts.
-    let path = upload_path(&app.data, &ladder, &user.name, version);
-    let saved = path
-        .parent()
-        .map_or(Ok(()), kakehiki_core::private_files::create_dir_all)
-        .and_then(|()| std::fs::write(&path, &body));
-    if let Err(e) = saved {
-        tracing::error!("cannot save {}: {e}", path.display());
-        return error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "the upload could not be saved",
-        );
-    }
-    let job = Job {
-        bot: user.name.clone(),
-        version,
-        language: q.language,
-        upload: body,
-    };
-    if app.builds.send(job).is_err() {
-        return error(StatusCode::SERVICE_UNAVAILABLE, "the builder has stopped");
-    }
-    (
-        StatusCode::ACCEPTED,
-        Json(json!({ "bot": user.name, "version": version, "status": "building", "log": "" })),
-    )
-        .into_response()
+        let user = match caller(&app, &headers) {
+            Ok(Some(u)) => u,
+            Ok(None) => return error(StatusCode::UNAUTHORIZED, "an API token is needed"),
+            Err(r) => return r.into_response(),
+        };
+        let new = NewBotVersion {
+            ladder: ladder.clone(),
+            // One bot per contestant and ladder, named after them.
+            bot: user.name.clone(),
+            owner: user.name.clone(),
+            language: q.language.clone(),
+            source_sha256: kakehiki_ladder::accounts::sha256_bytes_hex(&body),
+        };
+        let version = {
+            let mut store = app.store.lock().unwrap_or_else(|p| p.into_inner());
+            match store.add_bot_version(&new) {
+                Ok(v) => v,
+                Err(e @ StoreError::BotOwnedByOther { .. }) => {
+                    return error(StatusCode::FORBIDDEN, &e.to_string())
+                }
+                Err(e) => return store_error(e),
+            }
+        };
+        // Saved before it is queued: a server stopped mid-build builds it again when it restarts.
+        let path = upload_path(&app.data, &ladder, &user.name, version);
+        let saved = path
+            .parent()
+            .map_or(Ok(()), kakehiki_core::private_files::create_dir_all)
+            .and_then(|()| std::fs::write(&path, &body));
+        if let Err(e) = saved {
+            tracing::error!("cannot save {}: {e}", path.display());
+            return error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the upload could not be saved",
+            );
+        }
+        let job = Job {
+            bot: user.name.clone(),
+            version,
+            language: q.language,
+            upload: body,
+        };
+        if app.builds.send(job).is_err() {
+            return error(StatusCode::SERVICE_UNAVAILABLE, "the builder has stopped");
+        }
+        (
+            StatusCode::ACCEPTED,
+            Json(json!({ "bot": user.name, "version": version, "status": "building", "log": "" })),
+        )
+            .into_response()
+    })
+    .await
 }
 
 async fn version(
@@ -339,68 +363,297 @@ async fn version(
     Path((ladder, bot, version)): Path<(String, String, u64)>,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(r) = check_ladder(&app, &ladder) {
-        return r.into_response();
-    }
-    let user = match caller(&app, &headers) {
-        Ok(u) => u,
-        Err(r) => return r.into_response(),
-    };
-    let versions = {
-        let mut store = app.store.lock().unwrap_or_else(|p| p.into_inner());
-        match store.bot_versions(&ladder, &bot) {
-            Ok(v) => v,
-            Err(e) => return store_error(e),
+    blocking(move || {
+        if let Err(r) = check_ladder(&app, &ladder) {
+            return r.into_response();
         }
-    };
-    let Some(v) = versions.into_iter().find(|v| v.version == version) else {
-        return error(StatusCode::NOT_FOUND, "no such version");
-    };
-    // A version's log is its owner's and the organiser's: anyone else is told it is not there.
-    let allowed = user
-        .as_ref()
-        .is_some_and(|u| u.name == v.owner || u.role == LadderRole::Organiser);
-    if !allowed {
-        return error(StatusCode::NOT_FOUND, "no such version");
-    }
-    Json(json!({
-        "bot": v.bot,
-        "owner": v.owner,
-        "version": v.version,
-        "language": v.language,
-        "status": v.status.as_str(),
-        "log": v.log,
-    }))
-    .into_response()
+        let user = match caller(&app, &headers) {
+            Ok(u) => u,
+            Err(r) => return r.into_response(),
+        };
+        let versions = {
+            let mut store = app.store.lock().unwrap_or_else(|p| p.into_inner());
+            match store.bot_versions(&ladder, &bot) {
+                Ok(v) => v,
+                Err(e) => return store_error(e),
+            }
+        };
+        let Some(v) = versions.into_iter().find(|v| v.version == version) else {
+            return error(StatusCode::NOT_FOUND, "no such version");
+        };
+        // A version's log is its owner's and the organiser's: anyone else is told it is not there.
+        let allowed = user
+            .as_ref()
+            .is_some_and(|u| u.name == v.owner || u.role == LadderRole::Organiser);
+        if !allowed {
+            return error(StatusCode::NOT_FOUND, "no such version");
+        }
+        Json(json!({
+            "bot": v.bot,
+            "owner": v.owner,
+            "version": v.version,
+            "language": v.language,
+            "status": v.status.as_str(),
+            "log": v.log,
+        }))
+        .into_response()
+    })
+    .await
 }
 
 async fn leaderboard(State(app): State<App>, Path(ladder): Path<String>) -> Response {
-    if let Err(r) = check_ladder(&app, &ladder) {
-        return r.into_response();
-    }
-    let active = {
+    blocking(move || {
+        if let Err(r) = check_ladder(&app, &ladder) {
+            return r.into_response();
+        }
+        let ratings = {
+            let mut store = app.store.lock().unwrap_or_else(|p| p.into_inner());
+            match store.ladder_ratings(&ladder, true) {
+                Ok(v) => v,
+                Err(e) => return store_error(e),
+            }
+        };
+        let rows: Vec<serde_json::Value> = ratings
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                json!({
+                    "rank": i + 1,
+                    "bot": r.bot,
+                    "owner": r.owner,
+                    "version": r.version,
+                    "mu": r.mu,
+                    "sigma": r.sigma,
+                    "games": r.games,
+                    "wins": r.wins,
+                    "win_rate": if r.games == 0 { 0.0 } else { r.wins as f64 / r.games as f64 },
+                    "errors": r.errors,
+                    "last_played": r.last_played,
+                })
+            })
+            .collect();
+        Json(json!({ "ladder": ladder, "rows": rows })).into_response()
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct MatchesQuery {
+    before: Option<u64>,
+    limit: Option<usize>,
+}
+
+/// The rated matches of a bot (any of its versions), newest first: public results.
+async fn bot_matches(
+    State(app): State<App>,
+    Path((ladder, bot)): Path<(String, String)>,
+    Query(q): Query<MatchesQuery>,
+) -> Response {
+    blocking(move || {
+        if let Err(r) = check_ladder(&app, &ladder) {
+            return r.into_response();
+        }
+        let limit = q.limit.unwrap_or(50).clamp(1, 500);
         let mut store = app.store.lock().unwrap_or_else(|p| p.into_inner());
-        match store.active_bot_versions(&ladder) {
+        let mine = match store.ladder_bot_seats(&ladder, &bot, q.before, limit) {
             Ok(v) => v,
             Err(e) => return store_error(e),
+        };
+        let mut rows = Vec::new();
+        for s in &mine {
+            let table = match store.ladder_match_seats(&ladder, s.index) {
+                Ok(v) => v,
+                Err(e) => return store_error(e),
+            };
+            rows.push(json!({
+                "index": s.index,
+                "version": s.version,
+                "seat": s.seat,
+                "score": s.score,
+                "place": s.place,
+                "errors": s.errors,
+                "mu_after": s.mu_after,
+                "sigma_after": s.sigma_after,
+                "played_at": s.played_at,
+                "seats": table.iter().map(|t| json!({
+                    "seat": t.seat, "bot": t.bot, "version": t.version,
+                    "score": t.score, "place": t.place, "errors": t.errors,
+                })).collect::<Vec<_>>(),
+            }));
         }
-    };
-    // No matches are played yet: every bot has the initial Weng-Lin rating and no games, so
-    // all share rank 1.
-    let initial = kakehiki_contest::ratings::weng_lin(1, &[])[0];
-    let rows: Vec<serde_json::Value> = active
-        .iter()
-        .map(|v| {
-            json!({
-                "rank": 1,
-                "bot": v.bot,
-                "owner": v.owner,
-                "version": v.version,
-                "mu": initial.rating,
-                "sigma": initial.uncertainty,
-                "games": 0,
-            })
+        Json(json!({ "ladder": ladder, "bot": bot, "matches": rows })).into_response()
+    })
+    .await
+}
+
+/// One played match: its report and replay. Each seat's stderr is shown only to the seat's
+/// owner and to organisers; everyone else gets the match without it.
+async fn one_match(
+    State(app): State<App>,
+    Path((ladder, index)): Path<(String, u64)>,
+    headers: HeaderMap,
+) -> Response {
+    blocking(move || {
+        if let Err(r) = check_ladder(&app, &ladder) {
+            return r.into_response();
+        }
+        let user = match caller(&app, &headers) {
+            Ok(u) => u,
+            Err(r) => return r.into_response(),
+        };
+        let contest = kakehiki_store::ladder_contest(&ladder);
+        let mut store = app.store.lock().unwrap_or_else(|p| p.into_inner());
+        let (result, replay) = match (store.result(&contest, index), store.replay(&contest, index))
+        {
+            (Ok(Some(r)), Ok(Some(p))) => (r, p),
+            (Ok(_), Ok(_)) => return error(StatusCode::NOT_FOUND, "no such match"),
+            (Err(e), _) | (_, Err(e)) => return store_error(e),
+        };
+        // Which seats' stderr the caller may read.
+        let mut visible = vec![false; result.entrants.len()];
+        if let Some(u) = &user {
+            let seats = match store.ladder_match_seats(&ladder, index) {
+                Ok(v) => v,
+                Err(e) => return store_error(e),
+            };
+            for (seat, name) in result.entrants.iter().enumerate() {
+                let owner = seats
+                    .iter()
+                    .find(|s| s.seat == seat)
+                    .map(|s| s.bot.clone())
+                    .or_else(|| name.rsplit_once("@v").map(|(b, _)| b.to_string()));
+                let owned = match owner {
+                    Some(bot) if !bot.starts_with("builtin:") => store
+                        .bot_versions(&ladder, &bot)
+                        .ok()
+                        .and_then(|v| v.first().map(|v| v.owner.clone()))
+                        .is_some_and(|o| o == u.name),
+                    _ => false,
+                };
+                visible[seat] = owned || u.role == LadderRole::Organiser;
+            }
+        }
+        drop(store);
+        let mut report: serde_json::Value =
+            serde_json::from_str(&result.report_json).unwrap_or(serde_json::Value::Null);
+        if let Some(seats) = report["seats"].as_array_mut() {
+            for (i, s) in seats.iter_mut().enumerate() {
+                if !visible.get(i).copied().unwrap_or(false) {
+                    if let Some(o) = s.as_object_mut() {
+                        o.remove("stderr");
+                    }
+                }
+            }
+        }
+        Json(json!({
+            "ladder": ladder,
+            "index": index,
+            "entrants": result.entrants,
+            "duration_ms": result.duration_ms,
+            "report": report,
+            "replay": hide_stderr(&replay, &visible),
+        }))
+        .into_response()
+    })
+    .await
+}
+
+/// The replay with the `stderr` of every `seat_end` line of a seat not in `visible` emptied
+/// (and marked `stderr_hidden`).
+fn hide_stderr(replay: &str, visible: &[bool]) -> String {
+    let mut out = String::with_capacity(replay.len());
+    for line in replay.lines() {
+        let hidden = serde_json::from_str::<serde_json::Value>(line)
+            .ok()
+            .filter(|v| v["event"] == kakehiki_core::exchange::SEAT_END_EVENT)
+            .and_then(|mut v| {
+                let seat = v["seat"].as_u64()? as usize;
+                if visible.get(seat).copied().unwrap_or(false) {
+                    return None;
+                }
+                let o = v.as_object_mut()?;
+                o.insert("stderr".into(), json!(""));
+                o.insert("stderr_hidden".into(), json!(true));
+                Some(v.to_string())
+            });
+        out.push_str(hidden.as_deref().unwrap_or(line));
+        out.push('\n');
+    }
+    out
+}
+
+/// Start the matchmaker: a thread with its own store that rates new results and keeps the
+/// ladder's queue filled (crates/ladder/src/play.rs).
+fn start_matchmaker(
+    args: &ServeArgs,
+    config: &LadderConfig,
+    data: &std::path::Path,
+) -> anyhow::Result<()> {
+    use kakehiki_contest::arena::Arena;
+    let game = kakehiki_contest::RefereeArena
+        .game_type(&config.game)
+        .map_err(anyhow::Error::msg)?;
+    let seats = game.default_seats;
+    let open = args
+        .open_matches
+        .unwrap_or_else(|| (2 * u64::from(args.workers)).max(4));
+    let seed = args.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
+    });
+    let mut store = kakehiki_store::open_store(&args.db, args.database_url.as_deref())
+        .context("cannot open the store")?;
+    let mut mm = Matchmaker::new(config.clone(), seats, data.to_path_buf(), seed);
+    // Matches per hour as a token bucket: one token every 3600 / rate seconds, at most `open`.
+    let per_token = std::time::Duration::from_secs_f64(3600.0 / config.matches_per_hour as f64);
+    std::thread::Builder::new()
+        .name("ladder-matchmaker".into())
+        .spawn(move || {
+            let mut tokens = open as f64;
+            let mut last = std::time::Instant::now();
+            loop {
+                let now = std::time::Instant::now();
+                tokens = (tokens
+                    + now.duration_since(last).as_secs_f64() / per_token.as_secs_f64())
+                .min(open as f64);
+                last = now;
+                match mm.step(store.as_mut(), open, tokens.floor() as u64) {
+                    Ok(step) => tokens -= step.queued as f64,
+                    Err(e) => tracing::error!("ladder matchmaker: {e}"),
+                }
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
         })
-        .collect();
-    Json(json!({ "ladder": ladder, "rows": rows })).into_response()
+        .context("cannot start the matchmaker")?;
+    Ok(())
+}
+
+/// Start `--workers` match players inside the server, claiming from the store's queue as
+/// `kakehiki worker` does.
+fn start_workers(args: &ServeArgs) -> anyhow::Result<()> {
+    if args.workers == 0 {
+        return Ok(());
+    }
+    let db = args.db.clone();
+    let url = args.database_url.clone();
+    let opts = kakehiki_contest::WorkerOptions {
+        jobs: usize::from(args.workers),
+        poll: std::time::Duration::from_millis(100),
+        ..kakehiki_contest::WorkerOptions::default()
+    };
+    std::thread::Builder::new()
+        .name("ladder-workers".into())
+        .spawn(move || {
+            let connect = move || kakehiki_store::open_store(&db, url.as_deref());
+            let stop = std::sync::atomic::AtomicBool::new(false);
+            let arena = Arc::new(kakehiki_contest::RefereeArena);
+            if let Err(e) = kakehiki_contest::run_worker(&connect, arena, &opts, &stop) {
+                tracing::error!("ladder workers stopped: {e}");
+                eprintln!("ladder: the workers stopped: {e}");
+            }
+        })
+        .context("cannot start the workers")?;
+    Ok(())
 }

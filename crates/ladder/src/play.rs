@@ -1,0 +1,405 @@
+//! Playing a ladder around the clock: the matchmaker's loop body, over the store.
+//!
+//! [`Matchmaker::step`] does, each time it is called:
+//!
+//! 1. **Sync** the entrants: the ladder's built-in bots and the newest active version of each
+//!    contestant's bot take part (a new version retires the previous one); a built-in the
+//!    ladder file no longer names is retired.
+//! 2. **Rate** the results stored since the last step, one at a time in storing order, each in
+//!    its own transaction with the ladder's rated count ([`LadderPlay::ladder_rate`]): a
+//!    matchmaker killed at any moment neither loses nor double-counts a result.
+//! 3. **Queue** matches ([`crate::matchmaking::choose`]) until the ladder has `open` matches
+//!    queued or running, at most `budget` new ones. Each match is queued with its index in one
+//!    transaction ([`LadderPlay::ladder_queue`]), and workers play it from the store's queue like
+//!    any contest match.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use kakehiki_contest::ratings::{places, weng_lin_game, WengLinRating};
+use kakehiki_contest::MatchJob;
+use kakehiki_core::{MatchReport, SeatSpec};
+use kakehiki_store::{
+    ladder_contest, version_entrant, ContestRow, LadderEntrant, LadderRating, LadderSeat, Store,
+    StoreError, LADDER_FINGERPRINT,
+};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use crate::matchmaking::{choose, Candidate};
+use crate::LadderConfig;
+
+/// Wall-clock limit of one ladder match, in seconds (seat limits end a match long before).
+pub const MATCH_TIMEOUT_S: u64 = 3600;
+
+/// Why a step of the matchmaker failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PlayError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the run line {run:?} of language {language:?} cannot be split: {reason}")]
+    BadRunLine {
+        language: String,
+        run: String,
+        reason: String,
+    },
+}
+
+/// What one step did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Step {
+    /// Results applied to ratings.
+    pub rated: u64,
+    /// Results that could not be rated (unknown entrants, unreadable report), skipped.
+    pub skipped: u64,
+    /// Matches queued.
+    pub queued: u64,
+    /// Matches queued or running after the step.
+    pub open: u64,
+}
+
+/// A bot version's program folder: `DATA/LADDER/BOT/vN`.
+pub fn program_dir(data: &Path, ladder: &str, bot: &str, version: u64) -> PathBuf {
+    data.join(ladder).join(bot).join(format!("v{version}"))
+}
+
+/// How a built-in's entrant is named.
+pub fn builtin_entrant(name: &str) -> String {
+    format!("builtin:{name}")
+}
+
+/// The matchmaker of one ladder.
+pub struct Matchmaker {
+    config: LadderConfig,
+    seats: usize,
+    data: PathBuf,
+    rng: StdRng,
+    /// Matches queued by this matchmaker and not yet rated, per entrant.
+    pending: HashMap<String, u32>,
+    /// The language of each active bot version's entrant.
+    languages: HashMap<String, String>,
+    registered: bool,
+}
+
+impl Matchmaker {
+    /// A matchmaker for `config`'s ladder with tables of `seats` seats, bots' program folders
+    /// under `data` (absolute), and its random choices drawn from `seed`.
+    pub fn new(config: LadderConfig, seats: usize, data: PathBuf, seed: u64) -> Matchmaker {
+        Matchmaker {
+            config,
+            seats,
+            data,
+            rng: StdRng::seed_from_u64(seed),
+            pending: HashMap::new(),
+            languages: HashMap::new(),
+            registered: false,
+        }
+    }
+
+    fn contest(&self) -> String {
+        ladder_contest(&self.config.name)
+    }
+
+    /// Sync, rate and queue (see the module's documentation).
+    pub fn step(
+        &mut self,
+        store: &mut dyn Store,
+        open: u64,
+        budget: u64,
+    ) -> Result<Step, PlayError> {
+        let mut step = Step::default();
+        self.sync(store)?;
+        let (rated, skipped) = self.rate(store)?;
+        step.rated = rated;
+        step.skipped = skipped;
+        let counts = store.queue_counts(&self.contest())?;
+        let mut now_open = counts.queued + counts.running;
+        if now_open == 0 {
+            // Everything queued was played or failed: nothing is pending any more.
+            self.pending.clear();
+        }
+        let frozen = store.ladder_state(&self.config.name)?.frozen;
+        if !frozen {
+            let ratings = store.ladder_ratings(&self.config.name, true)?;
+            while now_open < open && step.queued < budget {
+                if !self.queue_one(store, &ratings)? {
+                    break;
+                }
+                step.queued += 1;
+                now_open += 1;
+            }
+        }
+        step.open = now_open;
+        Ok(step)
+    }
+
+    /// Make the built-ins of the ladder file and the newest active version of each bot take
+    /// part, and retire the built-ins it no longer names.
+    pub fn sync(&mut self, store: &mut dyn Store) -> Result<(), PlayError> {
+        let ladder = self.config.name.clone();
+        if !self.registered {
+            store.register_contest(&ContestRow {
+                name: self.contest(),
+                fingerprint: LADDER_FINGERPRINT.into(),
+                definition: serde_json_definition(&self.config),
+            })?;
+            store.ladder_state(&ladder)?;
+            self.registered = true;
+        }
+        let ratings = store.ladder_ratings(&ladder, true)?;
+        let active: std::collections::HashSet<&str> =
+            ratings.iter().map(|r| r.entrant.as_str()).collect();
+        let mut enter = Vec::new();
+        for b in &self.config.builtins {
+            let entrant = builtin_entrant(b);
+            if !active.contains(entrant.as_str()) {
+                enter.push(LadderEntrant {
+                    entrant: entrant.clone(),
+                    bot: entrant,
+                    version: 0,
+                    owner: "builtin".into(),
+                });
+            }
+        }
+        let mut retire = Vec::new();
+        for r in &ratings {
+            if r.version == 0
+                && r.entrant.starts_with("builtin:")
+                && !self
+                    .config
+                    .builtins
+                    .iter()
+                    .any(|b| builtin_entrant(b) == r.entrant)
+            {
+                retire.push(r.entrant.clone());
+            }
+        }
+        self.languages.clear();
+        for v in store.active_bot_versions(&ladder)? {
+            let entrant = version_entrant(&v.bot, v.version);
+            if !active.contains(entrant.as_str()) {
+                enter.push(LadderEntrant {
+                    entrant: entrant.clone(),
+                    bot: v.bot.clone(),
+                    version: v.version,
+                    owner: v.owner.clone(),
+                });
+            }
+            self.languages.insert(entrant, v.language);
+        }
+        for e in &enter {
+            store.ladder_enter(&ladder, e)?;
+        }
+        for e in &retire {
+            store.ladder_retire(&ladder, e)?;
+        }
+        Ok(())
+    }
+
+    /// Apply every stored result not yet rated, in storing order. Returns (rated, skipped).
+    pub fn rate(&mut self, store: &mut dyn Store) -> Result<(u64, u64), PlayError> {
+        let ladder = self.config.name.clone();
+        let state = store.ladder_state(&ladder)?;
+        let new = store.results_since(&self.contest(), state.rated_seq)?;
+        if new.is_empty() {
+            return Ok((0, 0));
+        }
+        let mut ratings: BTreeMap<String, LadderRating> = store
+            .ladder_ratings(&ladder, false)?
+            .into_iter()
+            .map(|r| (r.entrant.clone(), r))
+            .collect();
+        let (mut rated, mut skipped) = (0, 0);
+        for (seq, result) in new {
+            let seats = match rated_seats(
+                &ratings,
+                &result.entrants,
+                &result.report_json,
+                result.index,
+            ) {
+                Ok(s) => s,
+                Err(why) => {
+                    tracing::warn!(
+                        "ladder {ladder}: match {} cannot be rated: {why}",
+                        result.index
+                    );
+                    if store.ladder_skip_rating(&ladder, seq)? {
+                        skipped += 1;
+                    }
+                    continue;
+                }
+            };
+            if store.ladder_rate(&ladder, seq, &seats)? {
+                rated += 1;
+                let mut seen = std::collections::HashSet::new();
+                for s in &seats {
+                    if seen.insert(s.entrant.clone()) {
+                        if let Some(r) = ratings.get_mut(&s.entrant) {
+                            r.mu = s.mu_after;
+                            r.sigma = s.sigma_after;
+                            r.games += 1;
+                        }
+                        if let Some(p) = self.pending.get_mut(&s.entrant) {
+                            *p = p.saturating_sub(1);
+                        }
+                    }
+                }
+            }
+        }
+        Ok((rated, skipped))
+    }
+
+    /// Queue one match among the active entrants; `false` when no table can be filled.
+    fn queue_one(
+        &mut self,
+        store: &mut dyn Store,
+        ratings: &[LadderRating],
+    ) -> Result<bool, PlayError> {
+        // Versions whose program is not known (retired between two reads) are left out.
+        let entrants: Vec<&LadderRating> = ratings
+            .iter()
+            .filter(|r| r.version == 0 || self.languages.contains_key(&r.entrant))
+            .collect();
+        let cands: Vec<Candidate> = entrants
+            .iter()
+            .map(|r| Candidate {
+                entrant: r.entrant.clone(),
+                mu: r.mu,
+                sigma: r.sigma,
+                games: r.games,
+                builtin: r.version == 0,
+                pending: self.pending.get(&r.entrant).copied().unwrap_or(0),
+            })
+            .collect();
+        let Some(chosen) = choose(&cands, self.seats, &mut self.rng) else {
+            return Ok(false);
+        };
+        let index = store.ladder_state(&self.config.name)?.next_match;
+        let seed: u64 = self.rng.gen();
+        let mut seats = Vec::new();
+        let mut names = Vec::new();
+        let mut dirs = Vec::new();
+        for &i in &chosen {
+            let r = entrants[i];
+            names.push(r.entrant.clone());
+            if r.version == 0 {
+                let name = r.entrant.strip_prefix("builtin:").unwrap_or(&r.entrant);
+                seats.push(SeatSpec::Builtin(name.to_string()));
+                dirs.push(None);
+            } else {
+                let language = &self.languages[&r.entrant];
+                let run = self
+                    .config
+                    .recipe(language)
+                    .map(|rc| rc.run.clone())
+                    .unwrap_or_default();
+                let argv = shell_words::split(&run).map_err(|e| PlayError::BadRunLine {
+                    language: language.clone(),
+                    run: run.clone(),
+                    reason: e.to_string(),
+                })?;
+                if argv.is_empty() {
+                    return Err(PlayError::BadRunLine {
+                        language: language.clone(),
+                        run,
+                        reason: "empty".into(),
+                    });
+                }
+                seats.push(SeatSpec::Cmd(argv));
+                let dir = program_dir(&self.data, &self.config.name, &r.bot, r.version);
+                dirs.push(Some(dir.to_string_lossy().into_owned()));
+            }
+        }
+        let job = MatchJob {
+            contest: self.contest(),
+            index,
+            game: self.config.game.clone(),
+            rules: Some(self.config.rules.clone()),
+            seed,
+            seats,
+            entrants: names.clone(),
+            options: BTreeMap::new(),
+            timeout_s: MATCH_TIMEOUT_S,
+            seat_dirs: if dirs.iter().any(Option::is_some) {
+                dirs
+            } else {
+                Vec::new()
+            },
+            seat_env: Vec::new(),
+            sandbox: None,
+            cpu_millis: None,
+        };
+        if store.ladder_queue(&self.config.name, index, &job.to_json())? {
+            let mut seen = std::collections::HashSet::new();
+            for n in names {
+                if seen.insert(n.clone()) {
+                    *self.pending.entry(n).or_insert(0) += 1;
+                }
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// The contest row's definition of a ladder: its name and game (for people reading the store).
+fn serde_json_definition(config: &LadderConfig) -> String {
+    serde_json::json!({"ladder": config.name, "game": config.game, "rules": config.rules})
+        .to_string()
+}
+
+/// The rated seats of a stored result: each seat's place by score, its errors and its
+/// entrant's Weng-Lin rating after the match.
+pub fn rated_seats(
+    ratings: &BTreeMap<String, LadderRating>,
+    entrants: &[String],
+    report_json: &str,
+    index: u64,
+) -> Result<Vec<LadderSeat>, String> {
+    let report: MatchReport =
+        serde_json::from_str(report_json).map_err(|e| format!("report is not valid JSON: {e}"))?;
+    if report.scores.len() != entrants.len() {
+        return Err(format!(
+            "{} entrants but {} scores",
+            entrants.len(),
+            report.scores.len()
+        ));
+    }
+    let before: Vec<WengLinRating> = entrants
+        .iter()
+        .map(|e| {
+            ratings
+                .get(e)
+                .map(|r| WengLinRating {
+                    rating: r.mu,
+                    uncertainty: r.sigma,
+                })
+                .ok_or_else(|| format!("unknown entrant {e:?}"))
+        })
+        .collect::<Result<_, _>>()?;
+    let after = weng_lin_game(&before, &report.scores);
+    let place = places(&report.scores);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    Ok(entrants
+        .iter()
+        .enumerate()
+        .map(|(seat, e)| {
+            let r = &ratings[e];
+            LadderSeat {
+                index,
+                seat,
+                entrant: e.clone(),
+                bot: r.bot.clone(),
+                version: r.version,
+                score: report.scores[seat],
+                place: place[seat] as u64,
+                errors: report.seats.get(seat).map_or(0, |s| s.errors.len() as u64),
+                mu_after: after[seat].rating,
+                sigma_after: after[seat].uncertainty,
+                played_at: now,
+            }
+        })
+        .collect())
+}
