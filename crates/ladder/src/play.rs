@@ -58,6 +58,40 @@ pub struct Step {
     pub open: u64,
 }
 
+/// The ladder's match rate (`matches_per_hour`) as a token bucket: a token every
+/// 3600 / rate seconds, at most `burst` kept, full at the start.
+#[derive(Debug, Clone)]
+pub struct MatchRate {
+    per_token_s: f64,
+    burst: f64,
+    tokens: f64,
+    last: std::time::Instant,
+}
+
+impl MatchRate {
+    pub fn new(matches_per_hour: u64, burst: u64, now: std::time::Instant) -> MatchRate {
+        MatchRate {
+            per_token_s: 3600.0 / matches_per_hour.max(1) as f64,
+            burst: burst.max(1) as f64,
+            tokens: burst.max(1) as f64,
+            last: now,
+        }
+    }
+
+    /// How many matches may be queued now.
+    pub fn available(&mut self, now: std::time::Instant) -> u64 {
+        let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
+        self.tokens = (self.tokens + elapsed / self.per_token_s).min(self.burst);
+        self.last = now;
+        self.tokens.floor() as u64
+    }
+
+    /// `n` matches were queued.
+    pub fn spend(&mut self, n: u64) {
+        self.tokens = (self.tokens - n as f64).max(0.0);
+    }
+}
+
 /// A bot version's program folder: `DATA/LADDER/BOT/vN`.
 pub fn program_dir(data: &Path, ladder: &str, bot: &str, version: u64) -> PathBuf {
     data.join(ladder).join(bot).join(format!("v{version}"))
@@ -402,4 +436,26 @@ pub fn rated_seats(
             }
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn the_match_rate_allows_a_burst_then_one_match_per_interval() {
+        let t0 = Instant::now();
+        // 60 per hour: one a minute, four at once.
+        let mut r = MatchRate::new(60, 4, t0);
+        assert_eq!(r.available(t0), 4);
+        r.spend(4);
+        assert_eq!(r.available(t0 + Duration::from_secs(59)), 0);
+        assert_eq!(r.available(t0 + Duration::from_secs(61)), 1);
+        r.spend(1);
+        // Never more than the burst, however long it waited.
+        assert_eq!(r.available(t0 + Duration::from_secs(100_000)), 4);
+        // A clock that goes back adds nothing.
+        assert_eq!(r.available(t0), 4);
+    }
 }

@@ -15,7 +15,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use clap::Args;
 use kakehiki_ladder::accounts::sha256_hex;
-use kakehiki_ladder::play::{program_dir, Matchmaker};
+use kakehiki_ladder::play::{program_dir, MatchRate, Matchmaker};
 use kakehiki_ladder::LadderConfig;
 use kakehiki_store::{LadderRole, LadderUser, NewBotVersion, Store, StoreError, VersionStatus};
 use serde::Deserialize;
@@ -606,25 +606,16 @@ fn start_matchmaker(
     let mut store = kakehiki_store::open_store(&args.db, args.database_url.as_deref())
         .context("cannot open the store")?;
     let mut mm = Matchmaker::new(config.clone(), seats, data.to_path_buf(), seed);
-    // Matches per hour as a token bucket: one token every 3600 / rate seconds, at most `open`.
-    let per_token = std::time::Duration::from_secs_f64(3600.0 / config.matches_per_hour as f64);
+    let mut rate = MatchRate::new(config.matches_per_hour, open, std::time::Instant::now());
     std::thread::Builder::new()
         .name("ladder-matchmaker".into())
-        .spawn(move || {
-            let mut tokens = open as f64;
-            let mut last = std::time::Instant::now();
-            loop {
-                let now = std::time::Instant::now();
-                tokens = (tokens
-                    + now.duration_since(last).as_secs_f64() / per_token.as_secs_f64())
-                .min(open as f64);
-                last = now;
-                match mm.step(store.as_mut(), open, tokens.floor() as u64) {
-                    Ok(step) => tokens -= step.queued as f64,
-                    Err(e) => tracing::error!("ladder matchmaker: {e}"),
-                }
-                std::thread::sleep(std::time::Duration::from_millis(200));
+        .spawn(move || loop {
+            let budget = rate.available(std::time::Instant::now());
+            match mm.step(store.as_mut(), open, budget) {
+                Ok(step) => rate.spend(step.queued),
+                Err(e) => tracing::error!("ladder matchmaker: {e}"),
             }
+            std::thread::sleep(std::time::Duration::from_millis(200));
         })
         .context("cannot start the matchmaker")?;
     Ok(())

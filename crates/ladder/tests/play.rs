@@ -1,0 +1,177 @@
+//! The matchmaker over a real store and the referee: built-ins rated by play, versions entered
+//! and retired, and what a queued match holds.
+
+use std::path::Path;
+use std::time::Duration;
+
+use kakehiki_contest::arena::Arena;
+use kakehiki_contest::{MatchJob, RefereeArena};
+use kakehiki_core::SeatSpec;
+use kakehiki_ladder::play::Matchmaker;
+use kakehiki_ladder::LadderConfig;
+use kakehiki_store::{
+    ladder_contest, LadderPlay, LadderRole, NewBotVersion, NewLadderUser, NewResult, SqliteStore,
+    Store, VersionStatus,
+};
+
+fn config(text: &str) -> LadderConfig {
+    LadderConfig::parse(text, "ladder.toml", &|g| RefereeArena.game_type(g)).unwrap()
+}
+
+/// Claim and play every queued match of the store, storing each result.
+fn play_queued(store: &mut dyn Store) -> u64 {
+    let mut played = 0;
+    while let Some(claim) = store.claim("test", Duration::from_secs(60), 3).unwrap() {
+        let job: MatchJob = serde_json::from_str(&claim.spec_json).unwrap();
+        let p = RefereeArena.play(&job).unwrap();
+        let report = serde_json::to_string(&p.report).unwrap();
+        assert!(store
+            .put_result(&NewResult {
+                contest: &claim.contest,
+                index: claim.index,
+                entrants: &job.entrants,
+                report_json: &report,
+                replay: &p.replay,
+                duration_ms: 1,
+                worker: "test",
+            })
+            .unwrap());
+        played += 1;
+    }
+    played
+}
+
+/// The bar: `strong` ranks above `random` after at most 200 of its games (Geister).
+/// Played until `strong` has ranked first in 20 consecutive ratings.
+#[test]
+fn strong_ranks_above_random_within_200_games() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::open(&dir.path().join("l.sqlite")).unwrap();
+    let c = config("name = \"g\"\ngame = \"geister\"\nbuiltins = [\"random\", \"strong\"]\n");
+    let mut mm = Matchmaker::new(c, 2, dir.path().to_path_buf(), 1);
+    let mut first_ahead = None;
+    let ratings = loop {
+        let step = mm.step(&mut store, 1, 1).unwrap();
+        assert!(step.skipped == 0, "{step:?}");
+        let ratings = store.ladder_ratings("g", true).unwrap();
+        let games = ratings[0].games;
+        if ratings[0].entrant == "builtin:strong" {
+            first_ahead.get_or_insert(games);
+        } else {
+            first_ahead = None;
+        }
+        if first_ahead.is_some_and(|f| games >= f + 20) {
+            break ratings;
+        }
+        assert!(
+            games <= 220,
+            "strong not ahead for 20 games by game 200: {ratings:?}"
+        );
+        play_queued(&mut store);
+    };
+    let ahead_since = first_ahead.unwrap();
+    eprintln!(
+        "strong ahead of random since its game {ahead_since}: {:?}",
+        ratings
+            .iter()
+            .map(|r| (&r.entrant, r.mu, r.sigma, r.games, r.wins))
+            .collect::<Vec<_>>()
+    );
+    assert!(ahead_since <= 200);
+    // Every game rated once: both played every match.
+    assert_eq!(ratings[0].games, ratings[1].games);
+}
+
+fn add_active(store: &mut dyn Store, bot: &str) -> u64 {
+    let v = store
+        .add_bot_version(&NewBotVersion {
+            ladder: "n".into(),
+            bot: bot.into(),
+            owner: bot.into(),
+            language: "python".into(),
+            source_sha256: "0".repeat(64),
+        })
+        .unwrap();
+    store
+        .set_bot_version_status("n", bot, v, VersionStatus::Active, "")
+        .unwrap();
+    v
+}
+
+/// A new version replaces the previous one in every match queued after it; NAC's four seats are
+/// filled with the ladder's built-in; a queued match runs the version's program in its folder.
+#[test]
+fn a_new_version_replaces_the_old_in_new_matches_and_tables_are_filled() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::open(&dir.path().join("l.sqlite")).unwrap();
+    for name in ["alice", "bob"] {
+        store
+            .create_ladder_user(&NewLadderUser {
+                name: name.into(),
+                role: LadderRole::Contestant,
+                token_sha256: format!("{name:0>64}"),
+                signup_code_sha256: format!("{name:1>64}"),
+            })
+            .unwrap();
+    }
+    let c =
+        config("name = \"n\"\ngame = \"nac\"\nbuiltins = [\"random\"]\nlanguages = [\"python\"]\n");
+    let data = dir.path().join("data");
+    let mut mm = Matchmaker::new(c, 4, data.clone(), 2);
+    add_active(&mut store, "alice");
+    add_active(&mut store, "bob");
+    let step = mm.step(&mut store, 3, 10).unwrap();
+    assert_eq!((step.queued, step.open), (3, 3));
+    // Claimed, as a worker would: the specs of the matches queued since the last claim.
+    let jobs = |store: &mut SqliteStore| -> Vec<MatchJob> {
+        let mut out = Vec::new();
+        while let Some(c) = store.claim("test", Duration::from_secs(600), 3).unwrap() {
+            assert_eq!(c.contest, ladder_contest("n"));
+            out.push(serde_json::from_str(&c.spec_json).unwrap());
+        }
+        out
+    };
+    let first = jobs(&mut store);
+    assert_eq!(first.len(), 3);
+    for job in first {
+        assert_eq!(job.entrants.len(), 4);
+        let mut names = job.entrants.clone();
+        names.sort();
+        assert_eq!(
+            names,
+            ["alice@v1", "bob@v1", "builtin:random", "builtin:random"]
+        );
+        for (seat, name) in job.entrants.iter().enumerate() {
+            if name.starts_with("builtin:") {
+                assert_eq!(job.seats[seat], SeatSpec::Builtin("random".into()));
+                assert_eq!(job.seat_dirs[seat], None);
+            } else {
+                let bot = name.split('@').next().unwrap();
+                assert_eq!(job.seats[seat], "cmd:python3 bot.py".parse().unwrap());
+                assert_eq!(
+                    job.seat_dirs[seat].as_deref().map(Path::new),
+                    Some(data.join("n").join(bot).join("v1").as_path())
+                );
+            }
+        }
+    }
+    // Alice uploads again: matches queued from now on have her v2, never v1.
+    assert_eq!(add_active(&mut store, "alice"), 2);
+    let step = mm.step(&mut store, 6, 10).unwrap();
+    assert_eq!(step.queued, 3);
+    let second = jobs(&mut store);
+    assert_eq!(second.len(), 3);
+    for job in second {
+        assert!(
+            job.entrants.contains(&"alice@v2".to_string()),
+            "{:?}",
+            job.entrants
+        );
+        assert!(!job.entrants.contains(&"alice@v1".to_string()));
+    }
+    let all = store.ladder_ratings("n", false).unwrap();
+    let v1 = all.iter().find(|r| r.entrant == "alice@v1").unwrap();
+    assert!(!v1.active);
+    // Frozen? Not yet: the ladder still queues.
+    assert!(!store.ladder_state("n").unwrap().frozen);
+}
