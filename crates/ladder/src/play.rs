@@ -113,7 +113,15 @@ pub struct Matchmaker {
     /// The language of each active bot version's entrant.
     languages: HashMap<String, String>,
     registered: bool,
+    /// Every entrant's rating as the store has it (active or not), kept up to date by
+    /// [`Matchmaker::rate`] and read again by each sync.
+    ratings: BTreeMap<String, LadderRating>,
+    /// When the entrants were last synced.
+    synced: Option<std::time::Instant>,
 }
+
+/// How often the entrants are read again from the store (a new version takes part within it).
+pub const SYNC_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl Matchmaker {
     /// A matchmaker for `config`'s ladder with tables of `seats` seats, bots' program folders
@@ -127,6 +135,8 @@ impl Matchmaker {
             pending: HashMap::new(),
             languages: HashMap::new(),
             registered: false,
+            ratings: BTreeMap::new(),
+            synced: None,
         }
     }
 
@@ -142,21 +152,27 @@ impl Matchmaker {
         budget: u64,
     ) -> Result<Step, PlayError> {
         let mut step = Step::default();
-        self.sync(store)?;
+        if self.synced.is_none_or(|t| t.elapsed() >= SYNC_EVERY) {
+            self.sync(store)?;
+        }
         let (rated, skipped) = self.rate(store)?;
         step.rated = rated;
         step.skipped = skipped;
-        let counts = store.queue_counts(&self.contest())?;
-        let mut now_open = counts.queued + counts.running;
+        let state = store.ladder_state(&self.config.name)?;
+        let mut now_open = store.ladder_open_matches(&self.config.name)?;
         if now_open == 0 {
             // Everything queued was played or failed: nothing is pending any more.
             self.pending.clear();
         }
-        let frozen = store.ladder_state(&self.config.name)?.frozen;
-        if !frozen {
-            let ratings = store.ladder_ratings(&self.config.name, true)?;
+        if !state.frozen {
+            let active: Vec<LadderRating> = self
+                .ratings
+                .values()
+                .filter(|r| r.active)
+                .cloned()
+                .collect();
             while now_open < open && step.queued < budget {
-                if !self.queue_one(store, &ratings)? {
+                if !self.queue_one(store, &active)? {
                     break;
                 }
                 step.queued += 1;
@@ -227,6 +243,18 @@ impl Matchmaker {
         for e in &retire {
             store.ladder_retire(&ladder, e)?;
         }
+        self.reload(store)?;
+        self.synced = Some(std::time::Instant::now());
+        Ok(())
+    }
+
+    /// Read every entrant's rating again.
+    fn reload(&mut self, store: &mut dyn Store) -> Result<(), PlayError> {
+        self.ratings = store
+            .ladder_ratings(&self.config.name, false)?
+            .into_iter()
+            .map(|r| (r.entrant.clone(), r))
+            .collect();
         Ok(())
     }
 
@@ -238,31 +266,30 @@ impl Matchmaker {
         if new.is_empty() {
             return Ok((0, 0));
         }
-        let mut ratings: BTreeMap<String, LadderRating> = store
-            .ladder_ratings(&ladder, false)?
-            .into_iter()
-            .map(|r| (r.entrant.clone(), r))
-            .collect();
-        let (mut rated, mut skipped) = (0, 0);
+        if new
+            .iter()
+            .any(|(_, r)| r.entrants.iter().any(|e| !self.ratings.contains_key(e)))
+        {
+            // An entrant entered since the last read (by another matchmaker, or just now).
+            self.reload(store)?;
+        }
+        let ratings = &mut self.ratings;
+        let (mut rated, mut skipped, mut stale) = (0, 0, false);
         for (seq, result) in new {
-            let seats = match rated_seats(
-                &ratings,
-                &result.entrants,
-                &result.report_json,
-                result.index,
-            ) {
-                Ok(s) => s,
-                Err(why) => {
-                    tracing::warn!(
-                        "ladder {ladder}: match {} cannot be rated: {why}",
-                        result.index
-                    );
-                    if store.ladder_skip_rating(&ladder, seq)? {
-                        skipped += 1;
+            let seats =
+                match rated_seats(ratings, &result.entrants, &result.report_json, result.index) {
+                    Ok(s) => s,
+                    Err(why) => {
+                        tracing::warn!(
+                            "ladder {ladder}: match {} cannot be rated: {why}",
+                            result.index
+                        );
+                        if store.ladder_skip_rating(&ladder, seq)? {
+                            skipped += 1;
+                        }
+                        continue;
                     }
-                    continue;
-                }
-            };
+                };
             if store.ladder_rate(&ladder, seq, &seats)? {
                 rated += 1;
                 let mut seen = std::collections::HashSet::new();
@@ -272,13 +299,20 @@ impl Matchmaker {
                             r.mu = s.mu_after;
                             r.sigma = s.sigma_after;
                             r.games += 1;
+                            r.last_played = Some(s.played_at);
                         }
                         if let Some(p) = self.pending.get_mut(&s.entrant) {
                             *p = p.saturating_sub(1);
                         }
                     }
                 }
+            } else {
+                // Rated by someone else: the cached ratings are behind the store's.
+                stale = true;
             }
+        }
+        if stale {
+            self.reload(store)?;
         }
         Ok((rated, skipped))
     }

@@ -157,6 +157,8 @@ fn a_new_version_replaces_the_old_in_new_matches_and_tables_are_filled() {
     }
     // Alice uploads again: matches queued from now on have her v2, never v1.
     assert_eq!(add_active(&mut store, "alice"), 2);
+    // Steps read the entrants again once a second (`SYNC_EVERY`); a sync reads them now.
+    mm.sync(&mut store).unwrap();
     let step = mm.step(&mut store, 6, 10).unwrap();
     assert_eq!(step.queued, 3);
     let second = jobs(&mut store);

@@ -126,6 +126,9 @@ pub trait LadderPlay {
         spec_json: &str,
     ) -> Result<bool, StoreError>;
 
+    /// How many of the ladder's matches are queued or running.
+    fn ladder_open_matches(&mut self, ladder: &str) -> Result<u64, StoreError>;
+
     /// Apply the result stored with sequence number `seq` (the next one to rate) to the ratings:
     /// each seat's rating row gets its new μ and σ, one more game, its win and its errors, and
     /// the seats are recorded, in one transaction. An entrant sitting in several seats (a

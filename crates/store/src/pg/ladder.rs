@@ -44,20 +44,28 @@ fn bump_rated(
 impl LadderPlay for PgStore {
     fn ladder_state(&mut self, ladder: &str) -> Result<LadderState, StoreError> {
         const CONTEXT: &str = "reading the ladder's state";
-        self.client
-            .execute(
-                "INSERT INTO kk_ladder_state (ladder, next_match, rated_seq, frozen)
-                 VALUES ($1, 0, 0, 0) ON CONFLICT (ladder) DO NOTHING",
-                &[&ladder],
-            )
-            .map_err(err(CONTEXT))?;
-        let row = self
+        const READ: &str =
+            "SELECT next_match, rated_seq, frozen FROM kk_ladder_state WHERE ladder = $1";
+        let mut row = self
             .client
-            .query_one(
-                "SELECT next_match, rated_seq, frozen FROM kk_ladder_state WHERE ladder = $1",
-                &[&ladder],
-            )
+            .query_opt(READ, &[&ladder])
             .map_err(err(CONTEXT))?;
+        if row.is_none() {
+            self.client
+                .execute(
+                    "INSERT INTO kk_ladder_state (ladder, next_match, rated_seq, frozen)
+                     VALUES ($1, 0, 0, 0) ON CONFLICT (ladder) DO NOTHING",
+                    &[&ladder],
+                )
+                .map_err(err(CONTEXT))?;
+            row = self
+                .client
+                .query_opt(READ, &[&ladder])
+                .map_err(err(CONTEXT))?;
+        }
+        let Some(row) = row else {
+            return Ok(LadderState::default());
+        };
         Ok(LadderState {
             next_match: from_db(col(&row, 0, CONTEXT)?),
             rated_seq: from_db(col(&row, 1, CONTEXT)?),
@@ -161,6 +169,19 @@ impl LadderPlay for PgStore {
         .map_err(err(CONTEXT))?;
         tx.commit().map_err(err(CONTEXT))?;
         Ok(true)
+    }
+
+    fn ladder_open_matches(&mut self, ladder: &str) -> Result<u64, StoreError> {
+        const CONTEXT: &str = "counting a ladder's open matches";
+        let row = self
+            .client
+            .query_one(
+                "SELECT COUNT(*) FROM kk_matches
+                 WHERE state IN ('queued', 'running') AND contest = $1",
+                &[&ladder_contest(ladder)],
+            )
+            .map_err(err(CONTEXT))?;
+        Ok(from_db(col(&row, 0, CONTEXT)?))
     }
 
     fn ladder_rate(

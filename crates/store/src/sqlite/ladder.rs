@@ -1,6 +1,6 @@
 //! [`LadderPlay`] on SQLite.
 
-use rusqlite::{params, TransactionBehavior};
+use rusqlite::{params, OptionalExtension, TransactionBehavior};
 
 use super::{err, SqliteStore};
 use crate::ladder_play::{
@@ -47,15 +47,8 @@ impl SqliteStore {
 impl LadderPlay for SqliteStore {
     fn ladder_state(&mut self, ladder: &str) -> Result<LadderState, StoreError> {
         const CONTEXT: &str = "reading the ladder's state";
-        self.conn
-            .execute(
-                "INSERT INTO kk_ladder_state (ladder, next_match, rated_seq, frozen)
-                 VALUES (?1, 0, 0, 0) ON CONFLICT (ladder) DO NOTHING",
-                params![ladder],
-            )
-            .map_err(err(CONTEXT))?;
-        self.conn
-            .query_row(
+        let read = |conn: &rusqlite::Connection| {
+            conn.query_row(
                 "SELECT next_match, rated_seq, frozen FROM kk_ladder_state WHERE ladder = ?1",
                 params![ladder],
                 |r| {
@@ -66,7 +59,20 @@ impl LadderPlay for SqliteStore {
                     })
                 },
             )
+            .optional()
             .map_err(err(CONTEXT))
+        };
+        if let Some(state) = read(&self.conn)? {
+            return Ok(state);
+        }
+        self.conn
+            .execute(
+                "INSERT INTO kk_ladder_state (ladder, next_match, rated_seq, frozen)
+                 VALUES (?1, 0, 0, 0) ON CONFLICT (ladder) DO NOTHING",
+                params![ladder],
+            )
+            .map_err(err(CONTEXT))?;
+        Ok(read(&self.conn)?.unwrap_or_default())
     }
 
     fn ladder_enter(&mut self, ladder: &str, e: &LadderEntrant) -> Result<(), StoreError> {
@@ -174,6 +180,18 @@ impl LadderPlay for SqliteStore {
         .map_err(err(CONTEXT))?;
         tx.commit().map_err(err(CONTEXT))?;
         Ok(true)
+    }
+
+    fn ladder_open_matches(&mut self, ladder: &str) -> Result<u64, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FROM kk_matches
+                 WHERE state IN ('queued', 'running') AND contest = ?1",
+                params![crate::ladder_play::ladder_contest(ladder)],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(from_db)
+            .map_err(err("counting a ladder's open matches"))
     }
 
     fn ladder_rate(

@@ -489,6 +489,8 @@ pub fn ladder_play_queues_rates_and_lists(store: &mut dyn Store) {
     assert!(store.ladder_queue("g", 1, "{\"m\":1}").unwrap());
     assert_eq!(store.ladder_state("g").unwrap().next_match, 2);
     assert_eq!(store.queue_counts(&ladder_contest("g")).unwrap().queued, 2);
+    assert_eq!(store.ladder_open_matches("g").unwrap(), 2);
+    assert_eq!(store.ladder_open_matches("h").unwrap(), 0);
 
     // Rating: only the next sequence number is applied, once.
     let seats = vec![
