@@ -607,6 +607,36 @@ fn plays_rates_and_lists(dir: &Path, store: &[String], external: Option<&str>) {
         404
     );
 
+    // The pages: the leaderboard, alice's page with her matches and rating chart, a match with
+    // the viewer.
+    let html = |path: &str| -> (u16, String) {
+        match ureq::get(&format!("{server}{path}")).call() {
+            Ok(r) => (r.status(), r.into_string().unwrap()),
+            Err(ureq::Error::Status(code, r)) => (code, r.into_string().unwrap()),
+            Err(e) => panic!("{path}: {e}"),
+        }
+    };
+    let (status, board) = html("/leaderboard");
+    assert_eq!(status, 200);
+    assert!(board.contains("id=\"leaderboard\""), "{board}");
+    for b in everyone {
+        assert!(board.contains(&format!(">{b}</a>")), "{b}: {board}");
+    }
+    let (status, page) = html("/bots/alice");
+    assert_eq!(status, 200);
+    assert!(page.contains("id=\"bot-matches\""), "{page}");
+    assert!(page.contains("id=\"rating-chart\""), "{page}");
+    assert!(
+        page.contains(&format!("href=\"/matches/{index}\"")),
+        "{page}"
+    );
+    let (status, page) = html(&format!("/matches/{index}"));
+    assert_eq!(status, 200);
+    assert!(page.contains("id=\"match-result\""), "{page}");
+    assert!(!page.contains("id=\"view-error\""), "{page}");
+    assert_eq!(html("/bots/nobody").0, 404);
+    assert_eq!(html("/matches/999999").0, 404);
+
     // Killed and restarted: every rated game is still counted, and play goes on. On
     // PostgreSQL a worker is killed too (SIGKILL, mid-match as it always has one), and another
     // takes its place.

@@ -110,6 +110,18 @@ fn env() -> &'static Environment<'static> {
             ("match.html", include_str!("../templates/match.html")),
             ("viewer.html", include_str!("../templates/viewer.html")),
             (
+                "ladder_board.html",
+                include_str!("../templates/ladder_board.html"),
+            ),
+            (
+                "ladder_bot.html",
+                include_str!("../templates/ladder_bot.html"),
+            ),
+            (
+                "ladder_match.html",
+                include_str!("../templates/ladder_match.html"),
+            ),
+            (
                 "standalone.html",
                 include_str!("../templates/standalone.html"),
             ),
@@ -125,7 +137,7 @@ fn env() -> &'static Environment<'static> {
     })
 }
 
-fn render(name: &str, mut ctx: Value) -> String {
+pub(crate) fn render(name: &str, mut ctx: Value) -> String {
     ctx["style"] = json!(STYLE);
     ctx["error_hook"] = json!(ERROR_HOOK);
     match env()
@@ -151,7 +163,7 @@ pub fn escape(text: &str) -> String {
         .replace('\'', "&#39;")
 }
 
-fn viewer_ctx(ctx: &mut Value, model: &Value) {
+pub(crate) fn viewer_ctx(ctx: &mut Value, model: &Value) {
     ctx["model_json"] = json!(model.to_string().replace('<', "\\u003c"));
     ctx["viewer_js"] = json!(VIEWER_JS);
     ctx["viewer_css"] = json!(VIEWER_CSS);
@@ -324,7 +336,7 @@ pub fn entrant(c: &ContestData, e: usize, page: Page) -> String {
 }
 
 /// Per-seat report fields a match page shows, by game.
-const SEAT_FIELDS: [&str; 4] = ["power", "role", "team", "alive"];
+pub(crate) const SEAT_FIELDS: [&str; 4] = ["power", "role", "team", "alive"];
 
 pub fn match_page(contest: &str, index: u64, m: &Value, model: Result<Value, ViewError>) -> String {
     let report = &m["report"];

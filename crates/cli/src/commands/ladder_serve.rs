@@ -187,6 +187,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
         )
         .route("/api/ladders/:ladder/bots/:bot/matches", get(bot_matches))
         .route("/api/ladders/:ladder/matches/:index", get(one_match))
+        .route("/leaderboard", get(leaderboard_html))
+        .route("/bots/:bot", get(bot_html))
+        .route("/matches/:index", get(match_html))
         .with_state(app);
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime
@@ -488,6 +491,85 @@ async fn bot_matches(
 
 /// One played match: its report and replay. Each seat's stderr is shown only to the seat's
 /// owner and to organisers; everyone else gets the match without it.
+/// A played match as `user` may see it: the stderr of seats that are not theirs removed from
+/// the report and the replay (organisers see every seat's).
+struct SeenMatch {
+    result: kakehiki_store::StoredResult,
+    /// The report without the stderr of the seats not visible.
+    report: serde_json::Value,
+    /// The replay without the stderr of the seats not visible.
+    replay: String,
+    /// Each seat's bot (`builtin:NAME` for a built-in).
+    bots: Vec<String>,
+    /// Seats whose stderr `user` sees.
+    visible: Vec<usize>,
+}
+
+/// Read match `index` of `ladder` for `user`; `Err` is the response to send (404, 500).
+fn seen_match(
+    app: &App,
+    ladder: &str,
+    index: u64,
+    user: Option<&LadderUser>,
+) -> Result<SeenMatch, Response> {
+    let contest = kakehiki_store::ladder_contest(ladder);
+    let mut store = app.store.lock().unwrap_or_else(|p| p.into_inner());
+    let (result, replay) = match (store.result(&contest, index), store.replay(&contest, index)) {
+        (Ok(Some(r)), Ok(Some(p))) => (r, p),
+        (Ok(_), Ok(_)) => return Err(error(StatusCode::NOT_FOUND, "no such match")),
+        (Err(e), _) | (_, Err(e)) => return Err(store_error(e)),
+    };
+    let seats = store
+        .ladder_match_seats(ladder, index)
+        .map_err(store_error)?;
+    let bots: Vec<String> = result
+        .entrants
+        .iter()
+        .enumerate()
+        .map(|(seat, name)| {
+            seats
+                .iter()
+                .find(|s| s.seat == seat)
+                .map(|s| s.bot.clone())
+                .or_else(|| name.rsplit_once("@v").map(|(b, _)| b.to_string()))
+                .unwrap_or_else(|| name.clone())
+        })
+        .collect();
+    // Which seats' stderr the user may read: their own bot's, or all for an organiser.
+    let mut visible = vec![false; result.entrants.len()];
+    if let Some(u) = user {
+        for (seat, bot) in bots.iter().enumerate() {
+            let owned = !bot.starts_with("builtin:")
+                && store
+                    .bot_versions(ladder, bot)
+                    .ok()
+                    .and_then(|v| v.first().map(|v| v.owner.clone()))
+                    .is_some_and(|o| o == u.name);
+            visible[seat] = owned || u.role == LadderRole::Organiser;
+        }
+    }
+    drop(store);
+    let mut report: serde_json::Value =
+        serde_json::from_str(&result.report_json).unwrap_or(serde_json::Value::Null);
+    if let Some(seats) = report["seats"].as_array_mut() {
+        for (i, s) in seats.iter_mut().enumerate() {
+            if !visible.get(i).copied().unwrap_or(false) {
+                if let Some(o) = s.as_object_mut() {
+                    o.remove("stderr");
+                }
+            }
+        }
+    }
+    let replay = hide_stderr(&replay, &visible);
+    Ok(SeenMatch {
+        result,
+        report,
+        replay,
+        bots,
+        visible: (0..visible.len()).filter(|&i| visible[i]).collect(),
+    })
+}
+
 async fn one_match(
     State(app): State<App>,
     Path((ladder, index)): Path<(String, u64)>,
@@ -501,70 +583,186 @@ async fn one_match(
             Ok(u) => u,
             Err(r) => return r.into_response(),
         };
-        let contest = kakehiki_store::ladder_contest(&ladder);
-        let mut store = app.store.lock().unwrap_or_else(|p| p.into_inner());
-        let (result, replay) = match (store.result(&contest, index), store.replay(&contest, index))
-        {
-            (Ok(Some(r)), Ok(Some(p))) => (r, p),
-            (Ok(_), Ok(_)) => return error(StatusCode::NOT_FOUND, "no such match"),
-            (Err(e), _) | (_, Err(e)) => return store_error(e),
+        let m = match seen_match(&app, &ladder, index, user.as_ref()) {
+            Ok(m) => m,
+            Err(r) => return r,
         };
-        // Which seats' stderr the caller may read.
-        let mut visible = vec![false; result.entrants.len()];
-        if let Some(u) = &user {
-            let seats = match store.ladder_match_seats(&ladder, index) {
-                Ok(v) => v,
-                Err(e) => return store_error(e),
-            };
-            for (seat, name) in result.entrants.iter().enumerate() {
-                let owner = seats
-                    .iter()
-                    .find(|s| s.seat == seat)
-                    .map(|s| s.bot.clone())
-                    .or_else(|| name.rsplit_once("@v").map(|(b, _)| b.to_string()));
-                let owned = match owner {
-                    Some(bot) if !bot.starts_with("builtin:") => store
-                        .bot_versions(&ladder, &bot)
-                        .ok()
-                        .and_then(|v| v.first().map(|v| v.owner.clone()))
-                        .is_some_and(|o| o == u.name),
-                    _ => false,
-                };
-                visible[seat] = owned || u.role == LadderRole::Organiser;
-            }
-        }
-        drop(store);
-        let mut report: serde_json::Value =
-            serde_json::from_str(&result.report_json).unwrap_or(serde_json::Value::Null);
-        if let Some(seats) = report["seats"].as_array_mut() {
-            for (i, s) in seats.iter_mut().enumerate() {
-                if !visible.get(i).copied().unwrap_or(false) {
-                    if let Some(o) = s.as_object_mut() {
-                        o.remove("stderr");
-                    }
-                }
-            }
-        }
         Json(json!({
             "ladder": ladder,
             "index": index,
-            "entrants": result.entrants,
-            "duration_ms": result.duration_ms,
-            "report": report,
-            "replay": hide_stderr(&replay, &visible),
+            "entrants": m.result.entrants,
+            "duration_ms": m.result.duration_ms,
+            "report": m.report,
+            "replay": m.replay,
         }))
         .into_response()
     })
     .await
 }
 
+/// An HTML page, or the error page with `status`.
+fn page(status: StatusCode, html: String) -> Response {
+    (status, axum::response::Html(html)).into_response()
+}
+
+fn not_found(message: &str) -> Response {
+    page(
+        StatusCode::NOT_FOUND,
+        kakehiki_web::ladder::not_found_page(message),
+    )
+}
+
+fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// `GET /leaderboard`: the leaderboard page.
+async fn leaderboard_html(State(app): State<App>) -> Response {
+    blocking(move || {
+        let ratings = {
+            let mut store = app.store.lock().unwrap_or_else(|p| p.into_inner());
+            match store.ladder_ratings(&app.config.name, true) {
+                Ok(v) => v,
+                Err(e) => return store_error(e),
+            }
+        };
+        page(
+            StatusCode::OK,
+            kakehiki_web::ladder::leaderboard_page(
+                &app.config.name,
+                &app.config.game,
+                &app.config.rules,
+                &ratings,
+                now_secs(),
+            ),
+        )
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct BotPageQuery {
+    before: Option<u64>,
+}
+
+/// Matches a bot's page lists at once.
+const BOT_PAGE_MATCHES: usize = 50;
+
+/// `GET /bots/BOT`: a bot's rating, rating over time and recent matches.
+async fn bot_html(
+    State(app): State<App>,
+    Path(bot): Path<String>,
+    Query(q): Query<BotPageQuery>,
+    headers: HeaderMap,
+) -> Response {
+    blocking(move || {
+        let user = caller(&app, &headers).ok().flatten();
+        let ladder = app.config.name.clone();
+        let mut store = app.store.lock().unwrap_or_else(|p| p.into_inner());
+        let ratings = match store.ladder_ratings(&ladder, true) {
+            Ok(v) => v,
+            Err(e) => return store_error(e),
+        };
+        let row = ratings
+            .iter()
+            .enumerate()
+            .find(|(_, r)| r.bot == bot)
+            .map(|(i, r)| (i + 1, r));
+        let seats = match store.ladder_bot_seats(&ladder, &bot, q.before, BOT_PAGE_MATCHES) {
+            Ok(v) => v,
+            Err(e) => return store_error(e),
+        };
+        let mut matches = Vec::new();
+        for mine in seats {
+            let table = match store.ladder_match_seats(&ladder, mine.index) {
+                Ok(v) => v,
+                Err(e) => return store_error(e),
+            };
+            matches.push(kakehiki_web::ladder::BotMatch { mine, table });
+        }
+        let versions = if bot.starts_with("builtin:") {
+            Vec::new()
+        } else {
+            match store.bot_versions(&ladder, &bot) {
+                Ok(v) => v,
+                Err(e) => return store_error(e),
+            }
+        };
+        drop(store);
+        if row.is_none() && matches.is_empty() && versions.is_empty() {
+            return not_found("no such bot on this ladder");
+        }
+        let owner_versions: Vec<u64> = match &user {
+            Some(u)
+                if u.role == LadderRole::Organiser
+                    || versions.first().is_some_and(|v| v.owner == u.name) =>
+            {
+                versions.iter().map(|v| v.version).collect()
+            }
+            _ => Vec::new(),
+        };
+        let older = (matches.len() == BOT_PAGE_MATCHES)
+            .then(|| matches.last().map(|m| m.mine.index))
+            .flatten();
+        page(
+            StatusCode::OK,
+            kakehiki_web::ladder::bot_page(&ladder, &bot, row, &matches, &owner_versions, older),
+        )
+    })
+    .await
+}
+
+/// `GET /matches/N`: a match with the game's viewer.
+async fn match_html(
+    State(app): State<App>,
+    Path(index): Path<u64>,
+    headers: HeaderMap,
+) -> Response {
+    blocking(move || {
+        let user = caller(&app, &headers).ok().flatten();
+        let ladder = app.config.name.clone();
+        let m = match seen_match(&app, &ladder, index, user.as_ref()) {
+            Ok(m) => m,
+            Err(r) if r.status() == StatusCode::NOT_FOUND => {
+                return not_found("no such match (not played yet, or never)")
+            }
+            Err(r) => return r,
+        };
+        page(
+            StatusCode::OK,
+            kakehiki_web::ladder::match_page(
+                &ladder,
+                index,
+                &m.result.entrants,
+                &m.bots,
+                &m.report.to_string(),
+                &m.replay,
+                &m.visible,
+            ),
+        )
+    })
+    .await
+}
+
 /// The replay with the `stderr` of every `seat_end` line of a seat not in `visible` emptied
-/// (and marked `stderr_hidden`).
+/// (and marked `stderr_hidden`), and the `stderr` lines of older replays of such seats left out.
 fn hide_stderr(replay: &str, visible: &[bool]) -> String {
     let mut out = String::with_capacity(replay.len());
     for line in replay.lines() {
-        let hidden = serde_json::from_str::<serde_json::Value>(line)
-            .ok()
+        let parsed = serde_json::from_str::<serde_json::Value>(line).ok();
+        // Older replays carry stderr as lines of their own.
+        if parsed.as_ref().is_some_and(|v| {
+            v["event"] == "stderr"
+                && !v["seat"]
+                    .as_u64()
+                    .is_some_and(|s| visible.get(s as usize).copied().unwrap_or(false))
+        }) {
+            continue;
+        }
+        let hidden = parsed
             .filter(|v| v["event"] == kakehiki_core::exchange::SEAT_END_EVENT)
             .and_then(|mut v| {
                 let seat = v["seat"].as_u64()? as usize;
