@@ -673,3 +673,78 @@ fn plays_rates_and_lists(dir: &Path, store: &[String], external: Option<&str>) {
     assert!(indices.values().all(|&n| n == 2), "{indices:?}");
     assert!(games <= 2 * indices.len() as u64, "{games} {indices:?}");
 }
+
+/// `ladder final` freezes the ladder and plays its active versions with a contest format into
+/// the same store; with fewer than two entrants it says so and plays nothing.
+#[test]
+fn the_final_freezes_the_ladder_and_plays_the_active_versions() {
+    use kakehiki_store::{LadderPlay, SqliteStore};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ladder.sqlite");
+    let config = dir.path().join("ladder.toml");
+    std::fs::write(&config, MINIMAL).unwrap();
+    let token_of = |name: &str| {
+        let out = invite(&db, name, &[]);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["token"].as_str().unwrap().to_string()
+    };
+    let tokens = [token_of("alice"), token_of("bob")];
+    let final_ = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+            .args(["ladder", "final", "--config"])
+            .arg(&config)
+            .arg("--db")
+            .arg(&db)
+            .arg("--data")
+            .arg(dir.path().join("data"))
+            .args(["--games", "2", "--quiet"])
+            .args(extra)
+            .env_remove("KAKEHIKI_DATABASE_URL")
+            .output()
+            .unwrap()
+    };
+    let starter = repo().join("starters/geister/python/bot.py");
+    {
+        let (_server, server) = serve(dir.path(), &config, &db);
+        let (code, v, err) = submit(&server, &tokens[0], "python", &starter);
+        assert_eq!(code, Some(0), "{v} {err}");
+        // One version only: no final.
+        let out = final_(&[]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("needs at least two entrants"), "{err}");
+        assert!(err.contains("--builtins"), "{err}");
+        let (code, v, err) = submit(&server, &tokens[1], "python", &starter);
+        assert_eq!(code, Some(0), "{v} {err}");
+    }
+    let out = final_(&[]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("kakehiki contest standings g-final"), "{err}");
+    // Published: the final's standings hold both versions; the ladder is frozen.
+    let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+        .args([
+            "contest",
+            "standings",
+            "g-final",
+            "--format",
+            "json",
+            "--db",
+        ])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let standings = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        standings.contains("alice@v1") && standings.contains("bob@v1"),
+        "{standings}"
+    );
+    let mut store = SqliteStore::open(&db).unwrap();
+    assert!(store.ladder_state("g").unwrap().frozen);
+    // The final's file is the contest file it ran.
+    let file = std::fs::read_to_string(dir.path().join("data/g-final.toml")).unwrap();
+    assert!(file.contains("format = \"round-robin\""), "{file}");
+    assert!(file.contains("seat = \"cmd:python3 bot.py\""), "{file}");
+}

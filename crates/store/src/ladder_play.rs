@@ -100,6 +100,10 @@ pub trait LadderPlay {
     /// The ladder's state, created (nothing queued, nothing rated) on first use.
     fn ladder_state(&mut self, ladder: &str) -> Result<LadderState, StoreError>;
 
+    /// Freeze the ladder (its matchmaker queues no more matches; queued ones are still played
+    /// and rated) or thaw it.
+    fn ladder_set_frozen(&mut self, ladder: &str, frozen: bool) -> Result<(), StoreError>;
+
     /// Make `entrant` take part: its rating row is created (initial rating) if it has none and
     /// marked active; every other entrant of the same bot stops being active (an upload replaces
     /// its previous version; its history stays).

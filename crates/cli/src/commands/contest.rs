@@ -139,7 +139,7 @@ pub fn load_definition(file: &Path) -> anyhow::Result<ContestDef> {
     Ok(def)
 }
 
-fn run_contest(args: RunArgs) -> anyhow::Result<u8> {
+pub(crate) fn run_contest(args: RunArgs) -> anyhow::Result<u8> {
     // Validate everything before touching the store: a bad file stores nothing.
     let def = load_definition(&args.file)?;
     if def.cpu_millis.is_some() {

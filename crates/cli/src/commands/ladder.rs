@@ -32,9 +32,14 @@ pub enum LadderCommand {
     /// sign-up link and the account's API token. Only their SHA-256 hashes are stored: this is
     /// the one time they are shown.
     Invite(InviteArgs),
-    /// Serve the ladder's JSON API (minimal: uploads with a Bearer token, built and checked in
-    /// the background, their status, and the leaderboard). No matches are played yet.
+    /// Serve the ladder: uploads built and checked in the background, matchmaking, matches
+    /// played by workers and rated, the JSON API and the pages.
     Serve(super::ladder_serve::ServeArgs),
+    /// Freeze the ladder (no more matches are queued), or thaw it with --thaw.
+    Freeze(super::ladder_final::FreezeArgs),
+    /// Freeze the ladder and run its final over the frozen versions with a contest format, into
+    /// the same store (published by `kakehiki contest standings` and `kakehiki web`).
+    Final(super::ladder_final::FinalArgs),
 }
 
 #[derive(Args, Debug)]
@@ -86,6 +91,8 @@ pub fn run(args: LadderArgs) -> anyhow::Result<u8> {
         LadderCommand::Build(a) => build(a),
         LadderCommand::Invite(a) => invite(a),
         LadderCommand::Serve(a) => super::ladder_serve::run(a),
+        LadderCommand::Freeze(a) => super::ladder_final::freeze(a),
+        LadderCommand::Final(a) => super::ladder_final::final_(a),
     }
 }
 

@@ -1,6 +1,6 @@
-//! `kakehiki ladder serve`: the ladder's JSON API, minimal (docs/ladder.md): uploads with a
-//! Bearer token, each built and checked in the background, their status, and the leaderboard of
-//! active bots. No matches are played yet.
+//! `kakehiki ladder serve` (docs/ladder.md): uploads with a Bearer token, each built and checked
+//! in the background; the matchmaker and workers that play and rate the ladder's matches; the
+//! JSON API and the public pages (leaderboard, a bot, a match).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -249,6 +249,12 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         error(self.0, self.1)
     }
+}
+
+/// A failed store call as a small error (logged).
+fn store_failed(e: StoreError) -> ApiError {
+    tracing::error!("store: {e}");
+    ApiError(StatusCode::INTERNAL_SERVER_ERROR, "the store failed")
 }
 
 fn store_error(e: StoreError) -> Response {
@@ -511,17 +517,17 @@ fn seen_match(
     ladder: &str,
     index: u64,
     user: Option<&LadderUser>,
-) -> Result<SeenMatch, Response> {
+) -> Result<SeenMatch, ApiError> {
     let contest = kakehiki_store::ladder_contest(ladder);
     let mut store = app.store.lock().unwrap_or_else(|p| p.into_inner());
     let (result, replay) = match (store.result(&contest, index), store.replay(&contest, index)) {
         (Ok(Some(r)), Ok(Some(p))) => (r, p),
-        (Ok(_), Ok(_)) => return Err(error(StatusCode::NOT_FOUND, "no such match")),
-        (Err(e), _) | (_, Err(e)) => return Err(store_error(e)),
+        (Ok(_), Ok(_)) => return Err(ApiError(StatusCode::NOT_FOUND, "no such match")),
+        (Err(e), _) | (_, Err(e)) => return Err(store_failed(e)),
     };
     let seats = store
         .ladder_match_seats(ladder, index)
-        .map_err(store_error)?;
+        .map_err(store_failed)?;
     let bots: Vec<String> = result
         .entrants
         .iter()
@@ -585,7 +591,7 @@ async fn one_match(
         };
         let m = match seen_match(&app, &ladder, index, user.as_ref()) {
             Ok(m) => m,
-            Err(r) => return r,
+            Err(r) => return r.into_response(),
         };
         Json(json!({
             "ladder": ladder,
@@ -726,10 +732,10 @@ async fn match_html(
         let ladder = app.config.name.clone();
         let m = match seen_match(&app, &ladder, index, user.as_ref()) {
             Ok(m) => m,
-            Err(r) if r.status() == StatusCode::NOT_FOUND => {
+            Err(ApiError(StatusCode::NOT_FOUND, _)) => {
                 return not_found("no such match (not played yet, or never)")
             }
-            Err(r) => return r,
+            Err(r) => return r.into_response(),
         };
         page(
             StatusCode::OK,

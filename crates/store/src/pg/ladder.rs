@@ -73,6 +73,17 @@ impl LadderPlay for PgStore {
         })
     }
 
+    fn ladder_set_frozen(&mut self, ladder: &str, frozen: bool) -> Result<(), StoreError> {
+        self.ladder_state(ladder)?;
+        self.client
+            .execute(
+                "UPDATE kk_ladder_state SET frozen = $2 WHERE ladder = $1",
+                &[&ladder, &i64::from(frozen)],
+            )
+            .map_err(err("freezing the ladder"))?;
+        Ok(())
+    }
+
     fn ladder_enter(&mut self, ladder: &str, e: &LadderEntrant) -> Result<(), StoreError> {
         const CONTEXT: &str = "entering a bot in the ladder";
         let mut tx = self.client.transaction().map_err(err(CONTEXT))?;

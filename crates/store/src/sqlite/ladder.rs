@@ -75,6 +75,17 @@ impl LadderPlay for SqliteStore {
         Ok(read(&self.conn)?.unwrap_or_default())
     }
 
+    fn ladder_set_frozen(&mut self, ladder: &str, frozen: bool) -> Result<(), StoreError> {
+        self.ladder_state(ladder)?;
+        self.conn
+            .execute(
+                "UPDATE kk_ladder_state SET frozen = ?2 WHERE ladder = ?1",
+                params![ladder, frozen as i64],
+            )
+            .map_err(err("freezing the ladder"))?;
+        Ok(())
+    }
+
     fn ladder_enter(&mut self, ladder: &str, e: &LadderEntrant) -> Result<(), StoreError> {
         const CONTEXT: &str = "entering a bot in the ladder";
         let tx = self

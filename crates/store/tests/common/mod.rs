@@ -559,6 +559,10 @@ pub fn ladder_play_queues_rates_and_lists(store: &mut dyn Store) {
     let m = store.ladder_match_seats("g", 0).unwrap();
     assert_eq!(m, seats);
     assert!(store.ladder_match_seats("g", 9).unwrap().is_empty());
+    store.ladder_set_frozen("g", true).unwrap();
+    assert!(store.ladder_state("g").unwrap().frozen);
+    store.ladder_set_frozen("g", false).unwrap();
+    assert!(!store.ladder_state("g").unwrap().frozen);
     // Another ladder's state is its own.
     assert_eq!(store.ladder_state("h").unwrap(), LadderState::default());
 }

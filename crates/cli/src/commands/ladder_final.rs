@@ -1,0 +1,186 @@
+//! `kakehiki ladder freeze` and `kakehiki ladder final`: stop the ladder's matchmaking, and run
+//! the final over the frozen versions with an existing contest format (docs/ladder.md).
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+use kakehiki_ladder::play::program_dir;
+use kakehiki_store::version_entrant;
+
+use super::contest::{run_contest, RunArgs, StoreArgs};
+use super::ladder::load_config;
+
+#[derive(Args, Debug)]
+pub struct FreezeArgs {
+    /// The ladder file.
+    #[arg(long, value_name = "LADDER.toml")]
+    pub config: PathBuf,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Thaw a frozen ladder: matchmaking goes on.
+    #[arg(long)]
+    pub thaw: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct FinalArgs {
+    /// The ladder file.
+    #[arg(long, value_name = "LADDER.toml")]
+    pub config: PathBuf,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The ladder server's data folder (the built program folders).
+    #[arg(long, value_name = "DIR", default_value = "ladder-data")]
+    pub data: PathBuf,
+    /// The final's contest format (`kakehiki contest --help` lists them).
+    #[arg(long, default_value = "round-robin")]
+    pub format: String,
+    /// Games per table (round robin), per pairing or per set, as the format reads it.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub games: u64,
+    /// The final's contest name (default: the ladder's name and `-final`).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Base seed of the final's matches.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+    /// The ladder's built-in bots play in the final too.
+    #[arg(long)]
+    pub builtins: bool,
+    /// Matches played at once.
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub jobs: Option<u16>,
+    /// Where the final's contest file is written (default: DATA/NAME.toml).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+pub fn freeze(args: FreezeArgs) -> anyhow::Result<u8> {
+    let config = load_config(&args.config)?;
+    let mut store = args.store.open()?;
+    store
+        .ladder_set_frozen(&config.name, !args.thaw)
+        .context("cannot freeze the ladder")?;
+    eprintln!(
+        "ladder {} {}",
+        config.name,
+        if args.thaw {
+            "thawed: matchmaking goes on"
+        } else {
+            "frozen: no more matches are queued (those queued are still played and rated)"
+        }
+    );
+    Ok(crate::exit::OK)
+}
+
+/// Freeze the ladder, write the final's contest file over its active versions, and run it into
+/// the same store, where `kakehiki contest standings` and `kakehiki web` publish it.
+pub fn final_(args: FinalArgs) -> anyhow::Result<u8> {
+    let config = load_config(&args.config)?;
+    let name = args
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("{}-final", config.name));
+    let data = std::path::absolute(&args.data)
+        .with_context(|| format!("bad data folder {}", args.data.display()))?;
+    let mut entrants = Vec::new();
+    {
+        let mut store = args.store.open()?;
+        store
+            .ladder_set_frozen(&config.name, true)
+            .context("cannot freeze the ladder")?;
+        let versions = store
+            .active_bot_versions(&config.name)
+            .context("cannot read the ladder's versions")?;
+        for v in &versions {
+            let recipe = config.recipe(&v.language).with_context(|| {
+                format!(
+                    "{} v{} is in {:?}, which the ladder file no longer offers",
+                    v.bot, v.version, v.language
+                )
+            })?;
+            let dir = program_dir(&data, &config.name, &v.bot, v.version);
+            if !dir.is_dir() {
+                anyhow::bail!(
+                    "the program folder of {} v{} is missing: {} (give the server's --data)",
+                    v.bot,
+                    v.version,
+                    dir.display()
+                );
+            }
+            entrants.push(toml::toml! {
+                name = (version_entrant(&v.bot, v.version))
+                seat = (format!("cmd:{}", recipe.run))
+                dir = (dir.display().to_string())
+            });
+        }
+        if args.builtins {
+            for b in &config.builtins {
+                entrants.push(toml::toml! {
+                    name = (format!("builtin:{b}"))
+                    seat = (format!("builtin:{b}"))
+                });
+            }
+        }
+    }
+    if entrants.len() < 2 {
+        anyhow::bail!(
+            "the final of ladder {} needs at least two entrants, and it has {} active version{}{}",
+            config.name,
+            entrants.len(),
+            if entrants.len() == 1 { "" } else { "s" },
+            if args.builtins {
+                " and built-ins"
+            } else {
+                " (--builtins adds the ladder's built-ins)"
+            }
+        );
+    }
+    let mut file = toml::Table::new();
+    file.insert("name".into(), name.clone().into());
+    file.insert("game".into(), config.game.clone().into());
+    file.insert("rules".into(), config.rules.clone().into());
+    file.insert("format".into(), args.format.clone().into());
+    file.insert("seed".into(), toml::Value::Integer(args.seed as i64));
+    file.insert("games".into(), toml::Value::Integer(args.games as i64));
+    file.insert(
+        "entrants".into(),
+        toml::Value::Array(entrants.into_iter().map(toml::Value::Table).collect()),
+    );
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| data.join(format!("{name}.toml")));
+    let text = format!(
+        "# The final of ladder {:?} over its frozen versions, written by `kakehiki ladder final`.\n{}",
+        config.name,
+        toml::to_string(&file).context("cannot write the final's contest file")?
+    );
+    kakehiki_core::private_files::write(&out, text.as_bytes())
+        .with_context(|| format!("cannot write {}", out.display()))?;
+    eprintln!(
+        "ladder {} frozen; the final {name:?} ({} format) is {}",
+        config.name,
+        args.format,
+        out.display()
+    );
+    let code = run_contest(RunArgs {
+        file: out,
+        store: args.store.clone(),
+        jobs: args.jobs,
+        quiet: args.quiet,
+        no_standings: false,
+    })?;
+    let store_arg = match &args.store.database_url {
+        Some(_) => "--database-url URL".to_string(),
+        None => format!("--db {}", args.store.db.display()),
+    };
+    eprintln!(
+        "published in the store: `kakehiki contest standings {name} {store_arg}`, and its pages with `kakehiki web {store_arg}`"
+    );
+    Ok(code)
+}
