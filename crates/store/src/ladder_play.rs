@@ -120,6 +120,14 @@ pub trait LadderPlay {
         active_only: bool,
     ) -> Result<Vec<LadderRating>, StoreError>;
 
+    /// The active entrant of `bot` (its newest active version, or the built-in) with its rank on
+    /// the leaderboard (1 is best; the order of [`LadderPlay::ladder_ratings`]).
+    fn ladder_bot_rating(
+        &mut self,
+        ladder: &str,
+        bot: &str,
+    ) -> Result<Option<(u64, LadderRating)>, StoreError>;
+
     /// Queue match `index` of the ladder with `spec_json`, and move the ladder's next match past
     /// it, in one transaction. Returns `false` (queueing nothing) when `index` is not the ladder's
     /// next match (another matchmaker got there first).
@@ -152,6 +160,17 @@ pub trait LadderPlay {
     /// The seats `bot` (any of its versions) played in rated matches, newest first, with match
     /// index below `before` (all with `None`), at most `limit`.
     fn ladder_bot_seats(
+        &mut self,
+        ladder: &str,
+        bot: &str,
+        before: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<LadderSeat>, StoreError>;
+
+    /// Every seat of the rated matches [`LadderPlay::ladder_bot_seats`] lists for the same
+    /// arguments, newest match first, each match's seats in seat order: one query for a bot's
+    /// page.
+    fn ladder_bot_tables(
         &mut self,
         ladder: &str,
         bot: &str,

@@ -4,7 +4,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc};
 
 use anyhow::Context;
 use axum::body::Bytes;
@@ -22,6 +22,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::ladder::{load_config, process_upload, Status};
+use super::store_pool::StorePool;
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
@@ -67,7 +68,8 @@ struct Job {
 #[derive(Clone)]
 struct App {
     config: Arc<LadderConfig>,
-    store: Arc<Mutex<Box<dyn Store>>>,
+    /// Connections for the request handlers.
+    store: Arc<StorePool>,
     builds: mpsc::Sender<Job>,
     /// Uploads and program folders: `DATA/LADDER/BOT/vN.upload` and `DATA/LADDER/BOT/vN`.
     data: PathBuf,
@@ -125,6 +127,9 @@ fn requeue(
     Ok(())
 }
 
+/// Store connections of the request handlers.
+const HANDLER_CONNECTIONS: usize = 4;
+
 pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
     let config = Arc::new(load_config(&args.config)?);
     let open = || kakehiki_store::open_store(&args.db, args.database_url.as_deref());
@@ -170,7 +175,13 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
     start_workers(&args)?;
     let app = App {
         config: config.clone(),
-        store: Arc::new(Mutex::new(store)),
+        store: Arc::new(StorePool::new({
+            let mut pool = vec![store];
+            for _ in 1..HANDLER_CONNECTIONS {
+                pool.push(open().context("cannot open the store")?);
+            }
+            pool
+        })),
         builds: tx,
         data,
     };
@@ -275,7 +286,7 @@ fn caller(app: &App, headers: &HeaderMap) -> Result<Option<LadderUser>, ApiError
             StatusCode::UNAUTHORIZED,
             "expected Authorization: Bearer TOKEN",
         ))?;
-    let mut store = app.store.lock().unwrap_or_else(|p| p.into_inner());
+    let mut store = app.store.get();
     match store.ladder_user_by_token(&sha256_hex(token.trim())) {
         Ok(Some(user)) => Ok(Some(user)),
         Ok(None) => Err(ApiError(StatusCode::UNAUTHORIZED, "unknown API token")),
@@ -327,7 +338,7 @@ async fn submit(
             source_sha256: kakehiki_ladder::accounts::sha256_bytes_hex(&body),
         };
         let version = {
-            let mut store = app.store.lock().unwrap_or_else(|p| p.into_inner());
+            let mut store = app.store.get();
             match store.add_bot_version(&new) {
                 Ok(v) => v,
                 Err(e @ StoreError::BotOwnedByOther { .. }) => {
@@ -381,7 +392,7 @@ async fn version(
             Err(r) => return r.into_response(),
         };
         let versions = {
-            let mut store = app.store.lock().unwrap_or_else(|p| p.into_inner());
+            let mut store = app.store.get();
             match store.bot_versions(&ladder, &bot) {
                 Ok(v) => v,
                 Err(e) => return store_error(e),
@@ -416,7 +427,7 @@ async fn leaderboard(State(app): State<App>, Path(ladder): Path<String>) -> Resp
             return r.into_response();
         }
         let ratings = {
-            let mut store = app.store.lock().unwrap_or_else(|p| p.into_inner());
+            let mut store = app.store.get();
             match store.ladder_ratings(&ladder, true) {
                 Ok(v) => v,
                 Err(e) => return store_error(e),
@@ -463,33 +474,33 @@ async fn bot_matches(
             return r.into_response();
         }
         let limit = q.limit.unwrap_or(50).clamp(1, 500);
-        let mut store = app.store.lock().unwrap_or_else(|p| p.into_inner());
-        let mine = match store.ladder_bot_seats(&ladder, &bot, q.before, limit) {
+        let mut store = app.store.get();
+        let tables = match store.ladder_bot_tables(&ladder, &bot, q.before, limit) {
             Ok(v) => v,
             Err(e) => return store_error(e),
         };
-        let mut rows = Vec::new();
-        for s in &mine {
-            let table = match store.ladder_match_seats(&ladder, s.index) {
-                Ok(v) => v,
-                Err(e) => return store_error(e),
-            };
-            rows.push(json!({
-                "index": s.index,
-                "version": s.version,
-                "seat": s.seat,
-                "score": s.score,
-                "place": s.place,
-                "errors": s.errors,
-                "mu_after": s.mu_after,
-                "sigma_after": s.sigma_after,
-                "played_at": s.played_at,
-                "seats": table.iter().map(|t| json!({
-                    "seat": t.seat, "bot": t.bot, "version": t.version,
-                    "score": t.score, "place": t.place, "errors": t.errors,
-                })).collect::<Vec<_>>(),
-            }));
-        }
+        drop(store);
+        let rows: Vec<serde_json::Value> = group_tables(&bot, tables)
+            .into_iter()
+            .map(|m| {
+                let s = &m.mine;
+                json!({
+                    "index": s.index,
+                    "version": s.version,
+                    "seat": s.seat,
+                    "score": s.score,
+                    "place": s.place,
+                    "errors": s.errors,
+                    "mu_after": s.mu_after,
+                    "sigma_after": s.sigma_after,
+                    "played_at": s.played_at,
+                    "seats": m.table.iter().map(|t| json!({
+                        "seat": t.seat, "bot": t.bot, "version": t.version,
+                        "score": t.score, "place": t.place, "errors": t.errors,
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
         Json(json!({ "ladder": ladder, "bot": bot, "matches": rows })).into_response()
     })
     .await
@@ -519,7 +530,7 @@ fn seen_match(
     user: Option<&LadderUser>,
 ) -> Result<SeenMatch, ApiError> {
     let contest = kakehiki_store::ladder_contest(ladder);
-    let mut store = app.store.lock().unwrap_or_else(|p| p.into_inner());
+    let mut store = app.store.get();
     let (result, replay) = match (store.result(&contest, index), store.replay(&contest, index)) {
         (Ok(Some(r)), Ok(Some(p))) => (r, p),
         (Ok(_), Ok(_)) => return Err(ApiError(StatusCode::NOT_FOUND, "no such match")),
@@ -629,7 +640,7 @@ fn now_secs() -> i64 {
 async fn leaderboard_html(State(app): State<App>) -> Response {
     blocking(move || {
         let ratings = {
-            let mut store = app.store.lock().unwrap_or_else(|p| p.into_inner());
+            let mut store = app.store.get();
             match store.ladder_ratings(&app.config.name, true) {
                 Ok(v) => v,
                 Err(e) => return store_error(e),
@@ -654,6 +665,33 @@ struct BotPageQuery {
     before: Option<u64>,
 }
 
+/// The seats of a bot's matches (newest first, seat order) as one entry per match.
+fn group_tables(
+    bot: &str,
+    tables: Vec<kakehiki_store::LadderSeat>,
+) -> Vec<kakehiki_web::ladder::BotMatch> {
+    let mut out: Vec<kakehiki_web::ladder::BotMatch> = Vec::new();
+    let mut table: Vec<kakehiki_store::LadderSeat> = Vec::new();
+    let flush = |table: &mut Vec<kakehiki_store::LadderSeat>,
+                 out: &mut Vec<kakehiki_web::ladder::BotMatch>| {
+        if let Some(mine) = table.iter().find(|s| s.bot == bot).cloned() {
+            out.push(kakehiki_web::ladder::BotMatch {
+                mine,
+                table: std::mem::take(table),
+            });
+        }
+        table.clear();
+    };
+    for s in tables {
+        if table.first().is_some_and(|t| t.index != s.index) {
+            flush(&mut table, &mut out);
+        }
+        table.push(s);
+    }
+    flush(&mut table, &mut out);
+    out
+}
+
 /// Matches a bot's page lists at once.
 const BOT_PAGE_MATCHES: usize = 50;
 
@@ -667,28 +705,16 @@ async fn bot_html(
     blocking(move || {
         let user = caller(&app, &headers).ok().flatten();
         let ladder = app.config.name.clone();
-        let mut store = app.store.lock().unwrap_or_else(|p| p.into_inner());
-        let ratings = match store.ladder_ratings(&ladder, true) {
+        let mut store = app.store.get();
+        let row = match store.ladder_bot_rating(&ladder, &bot) {
             Ok(v) => v,
             Err(e) => return store_error(e),
         };
-        let row = ratings
-            .iter()
-            .enumerate()
-            .find(|(_, r)| r.bot == bot)
-            .map(|(i, r)| (i + 1, r));
-        let seats = match store.ladder_bot_seats(&ladder, &bot, q.before, BOT_PAGE_MATCHES) {
+        let tables = match store.ladder_bot_tables(&ladder, &bot, q.before, BOT_PAGE_MATCHES) {
             Ok(v) => v,
             Err(e) => return store_error(e),
         };
-        let mut matches = Vec::new();
-        for mine in seats {
-            let table = match store.ladder_match_seats(&ladder, mine.index) {
-                Ok(v) => v,
-                Err(e) => return store_error(e),
-            };
-            matches.push(kakehiki_web::ladder::BotMatch { mine, table });
-        }
+        let matches = group_tables(&bot, tables);
         let versions = if bot.starts_with("builtin:") {
             Vec::new()
         } else {
@@ -715,7 +741,14 @@ async fn bot_html(
             .flatten();
         page(
             StatusCode::OK,
-            kakehiki_web::ladder::bot_page(&ladder, &bot, row, &matches, &owner_versions, older),
+            kakehiki_web::ladder::bot_page(
+                &ladder,
+                &bot,
+                row.as_ref().map(|(rank, r)| (*rank as usize, r)),
+                &matches,
+                &owner_versions,
+                older,
+            ),
         )
     })
     .await

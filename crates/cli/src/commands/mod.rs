@@ -12,6 +12,7 @@ pub mod play;
 pub mod replay;
 pub mod sandbox;
 pub mod serve;
+pub mod store_pool;
 pub mod submit;
 pub mod view;
 pub mod web;

@@ -26,6 +26,22 @@ fn seat_row(r: &postgres::Row, context: &'static str) -> Result<LadderSeat, Stor
     })
 }
 
+fn rating_row(r: &postgres::Row, context: &'static str) -> Result<LadderRating, StoreError> {
+    Ok(LadderRating {
+        entrant: col(r, 0, context)?,
+        bot: col(r, 1, context)?,
+        version: from_db(col(r, 2, context)?),
+        owner: col(r, 3, context)?,
+        active: col::<i64>(r, 4, context)? != 0,
+        mu: col(r, 5, context)?,
+        sigma: col(r, 6, context)?,
+        games: from_db(col(r, 7, context)?),
+        wins: from_db(col(r, 8, context)?),
+        errors: from_db(col(r, 9, context)?),
+        last_played: col(r, 10, context)?,
+    })
+}
+
 /// Move the rated count from `seq - 1` to `seq` inside `tx`; `false` if it was elsewhere.
 fn bump_rated(
     tx: &mut postgres::Transaction<'_>,
@@ -137,23 +153,31 @@ impl LadderPlay for PgStore {
                 &[&ladder, &active_only],
             )
             .map_err(err(CONTEXT))?;
-        rows.iter()
-            .map(|r| {
-                Ok(LadderRating {
-                    entrant: col(r, 0, CONTEXT)?,
-                    bot: col(r, 1, CONTEXT)?,
-                    version: from_db(col(r, 2, CONTEXT)?),
-                    owner: col(r, 3, CONTEXT)?,
-                    active: col::<i64>(r, 4, CONTEXT)? != 0,
-                    mu: col(r, 5, CONTEXT)?,
-                    sigma: col(r, 6, CONTEXT)?,
-                    games: from_db(col(r, 7, CONTEXT)?),
-                    wins: from_db(col(r, 8, CONTEXT)?),
-                    errors: from_db(col(r, 9, CONTEXT)?),
-                    last_played: col(r, 10, CONTEXT)?,
-                })
-            })
-            .collect()
+        rows.iter().map(|r| rating_row(r, CONTEXT)).collect()
+    }
+
+    fn ladder_bot_rating(
+        &mut self,
+        ladder: &str,
+        bot: &str,
+    ) -> Result<Option<(u64, LadderRating)>, StoreError> {
+        const CONTEXT: &str = "reading a bot's rating";
+        let row = self
+            .client
+            .query_opt(
+                "SELECT r.entrant, r.bot, r.version, r.owner, r.active, r.mu, r.sigma, r.games,
+                        r.wins, r.errors, r.last_played,
+                        1 + (SELECT COUNT(*) FROM kk_ladder_ratings o
+                             WHERE o.ladder = r.ladder AND o.active = 1
+                               AND (o.mu - 3.0 * o.sigma > r.mu - 3.0 * r.sigma
+                                    OR (o.mu - 3.0 * o.sigma = r.mu - 3.0 * r.sigma
+                                        AND o.entrant < r.entrant)))
+                 FROM kk_ladder_ratings r WHERE r.ladder = $1 AND r.bot = $2 AND r.active = 1",
+                &[&ladder, &bot],
+            )
+            .map_err(err(CONTEXT))?;
+        row.map(|r| Ok((from_db(col(&r, 11, CONTEXT)?), rating_row(&r, CONTEXT)?)))
+            .transpose()
     }
 
     fn ladder_queue(
@@ -279,6 +303,33 @@ impl LadderPlay for PgStore {
                     "SELECT {SEAT_COLUMNS} FROM kk_ladder_match_seats
                      WHERE ladder = $1 AND bot = $2 AND idx < $3
                      ORDER BY idx DESC, seat LIMIT $4"
+                ),
+                &[&ladder, &bot, &before, &limit],
+            )
+            .map_err(err(CONTEXT))?;
+        rows.iter().map(|r| seat_row(r, CONTEXT)).collect()
+    }
+
+    fn ladder_bot_tables(
+        &mut self,
+        ladder: &str,
+        bot: &str,
+        before: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<LadderSeat>, StoreError> {
+        const CONTEXT: &str = "reading a bot's ladder matches";
+        let before = before.map(to_db).unwrap_or(i64::MAX);
+        let limit = limit.min(i64::MAX as usize) as i64;
+        let rows = self
+            .client
+            .query(
+                &format!(
+                    "SELECT {SEAT_COLUMNS} FROM kk_ladder_match_seats
+                     WHERE ladder = $1 AND idx IN (
+                         SELECT idx FROM kk_ladder_match_seats
+                         WHERE ladder = $1 AND bot = $2 AND idx < $3
+                         ORDER BY idx DESC LIMIT $4)
+                     ORDER BY idx DESC, seat"
                 ),
                 &[&ladder, &bot, &before, &limit],
             )

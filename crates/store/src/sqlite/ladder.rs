@@ -27,6 +27,22 @@ fn seat_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LadderSeat> {
     })
 }
 
+fn rating_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LadderRating> {
+    Ok(LadderRating {
+        entrant: r.get(0)?,
+        bot: r.get(1)?,
+        version: from_db(r.get(2)?),
+        owner: r.get(3)?,
+        active: r.get::<_, i64>(4)? != 0,
+        mu: r.get(5)?,
+        sigma: r.get(6)?,
+        games: from_db(r.get(7)?),
+        wins: from_db(r.get(8)?),
+        errors: from_db(r.get(9)?),
+        last_played: r.get(10)?,
+    })
+}
+
 impl SqliteStore {
     /// Move the rated count from `seq - 1` to `seq` inside `tx`; `false` if it was elsewhere.
     fn bump_rated(
@@ -141,23 +157,35 @@ impl LadderPlay for SqliteStore {
             )
             .map_err(err(CONTEXT))?;
         let rows = stmt
-            .query_map(params![ladder, active_only as i64], |r| {
-                Ok(LadderRating {
-                    entrant: r.get(0)?,
-                    bot: r.get(1)?,
-                    version: from_db(r.get(2)?),
-                    owner: r.get(3)?,
-                    active: r.get::<_, i64>(4)? != 0,
-                    mu: r.get(5)?,
-                    sigma: r.get(6)?,
-                    games: from_db(r.get(7)?),
-                    wins: from_db(r.get(8)?),
-                    errors: from_db(r.get(9)?),
-                    last_played: r.get(10)?,
-                })
-            })
+            .query_map(params![ladder, active_only as i64], rating_row)
             .map_err(err(CONTEXT))?;
         rows.collect::<Result<Vec<_>, _>>().map_err(err(CONTEXT))
+    }
+
+    fn ladder_bot_rating(
+        &mut self,
+        ladder: &str,
+        bot: &str,
+    ) -> Result<Option<(u64, LadderRating)>, StoreError> {
+        const CONTEXT: &str = "reading a bot's rating";
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT r.entrant, r.bot, r.version, r.owner, r.active, r.mu, r.sigma, r.games,
+                        r.wins, r.errors, r.last_played,
+                        1 + (SELECT COUNT(*) FROM kk_ladder_ratings o
+                             WHERE o.ladder = r.ladder AND o.active = 1
+                               AND (o.mu - 3.0 * o.sigma > r.mu - 3.0 * r.sigma
+                                    OR (o.mu - 3.0 * o.sigma = r.mu - 3.0 * r.sigma
+                                        AND o.entrant < r.entrant)))
+                 FROM kk_ladder_ratings r WHERE r.ladder = ?1 AND r.bot = ?2 AND r.active = 1",
+            )
+            .map_err(err(CONTEXT))?;
+        stmt.query_row(params![ladder, bot], |r| {
+            Ok((from_db(r.get(11)?), rating_row(r)?))
+        })
+        .optional()
+        .map_err(err(CONTEXT))
     }
 
     fn ladder_queue(
@@ -281,6 +309,35 @@ impl LadderPlay for SqliteStore {
                 "SELECT {SEAT_COLUMNS} FROM kk_ladder_match_seats
                  WHERE ladder = ?1 AND bot = ?2 AND idx < ?3
                  ORDER BY idx DESC, seat LIMIT ?4"
+            ))
+            .map_err(err(CONTEXT))?;
+        let before = before.map(to_db).unwrap_or(i64::MAX);
+        let rows = stmt
+            .query_map(
+                params![ladder, bot, before, limit.min(i64::MAX as usize) as i64],
+                seat_row,
+            )
+            .map_err(err(CONTEXT))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(err(CONTEXT))
+    }
+
+    fn ladder_bot_tables(
+        &mut self,
+        ladder: &str,
+        bot: &str,
+        before: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<LadderSeat>, StoreError> {
+        const CONTEXT: &str = "reading a bot's ladder matches";
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {SEAT_COLUMNS} FROM kk_ladder_match_seats
+                 WHERE ladder = ?1 AND idx IN (
+                     SELECT idx FROM kk_ladder_match_seats
+                     WHERE ladder = ?1 AND bot = ?2 AND idx < ?3
+                     ORDER BY idx DESC LIMIT ?4)
+                 ORDER BY idx DESC, seat"
             ))
             .map_err(err(CONTEXT))?;
         let before = before.map(to_db).unwrap_or(i64::MAX);

@@ -556,6 +556,33 @@ pub fn ladder_play_queues_rates_and_lists(store: &mut dyn Store) {
         .ladder_bot_seats("g", "bob", None, 10)
         .unwrap()
         .is_empty());
+    // A bot's tables: every seat of its matches, newest first.
+    let tables = store.ladder_bot_tables("g", "alice", None, 10).unwrap();
+    assert_eq!(
+        tables.iter().map(|s| (s.index, s.seat)).collect::<Vec<_>>(),
+        [(1, 0), (1, 1), (0, 0), (0, 1)]
+    );
+    assert_eq!(
+        store
+            .ladder_bot_tables("g", "alice", Some(1), 10)
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(
+        store
+            .ladder_bot_tables("g", "alice", None, 1)
+            .unwrap()
+            .len(),
+        2
+    );
+    // Its rating and rank (random is retired above: alice is alone and first).
+    let (rank, r) = store.ladder_bot_rating("g", "alice").unwrap().unwrap();
+    assert_eq!((rank, r.entrant.as_str()), (1, "alice@v2"));
+    assert!(store
+        .ladder_bot_rating("g", "builtin:random")
+        .unwrap()
+        .is_none());
     let m = store.ladder_match_seats("g", 0).unwrap();
     assert_eq!(m, seats);
     assert!(store.ladder_match_seats("g", 9).unwrap().is_empty());
