@@ -183,3 +183,11 @@ fn ladder_accounts_and_bot_versions() {
     let Some(mut s) = fresh("ladder") else { return };
     common::ladder_accounts_and_bot_versions(&mut s);
 }
+
+#[test]
+fn ladder_sessions_and_the_account_list() {
+    let Some(mut s) = fresh("sessions") else {
+        return;
+    };
+    common::ladder_sessions_and_the_account_list(&mut s);
+}

@@ -273,3 +273,9 @@ fn ladder_accounts_and_bot_versions() {
     let (_d, mut s) = fresh();
     common::ladder_accounts_and_bot_versions(&mut s);
 }
+
+#[test]
+fn ladder_sessions_and_the_account_list() {
+    let (_d, mut s) = fresh();
+    common::ladder_sessions_and_the_account_list(&mut s);
+}
