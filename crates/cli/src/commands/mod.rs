@@ -6,6 +6,7 @@ pub mod demo;
 pub mod diplomacy;
 pub mod games;
 pub mod ladder;
+pub mod ladder_pages;
 pub mod ladder_serve;
 pub mod play;
 pub mod replay;
