@@ -302,6 +302,14 @@ fn sign_up_log_in_upload_through_the_form_and_only_the_owner_sees_the_version() 
             && !session.contains("Secure"),
         "{session}"
     );
+    // The store holds the session cookie's hash, never the cookie.
+    let mut bytes = std::fs::read(&db).unwrap();
+    if let Ok(wal) = std::fs::read(db.with_extension("sqlite-wal")) {
+        bytes.extend(wal);
+    }
+    let cookie = &alice.cookies["kk_session"];
+    assert_eq!(cookie.len(), 64);
+    assert!(!String::from_utf8_lossy(&bytes).contains(cookie.as_str()));
     // The code is spent: a second sign-up with it is refused.
     let mut thief = Visitor::new(&url);
     let again = thief.sign_up(&alice_code, "another password here");
@@ -474,36 +482,47 @@ fn forms_without_their_csrf_token_are_refused_and_login_is_rate_limited() {
     assert_eq!(r.status, 403, "{}", r.body);
     assert_eq!(v.get("/me").status, 200, "still logged in");
 
-    // Login attempts: 10 a minute from one address (the sign-up above was one of them).
-    let mut statuses = Vec::new();
-    for _ in 0..10 {
-        let r = v.post(
+    // Login attempts: 10 a minute per account name, even with the right password at the end.
+    let attempt = |v: &mut Visitor, name: &str, password: &str| {
+        v.post(
             "/login",
-            &[
-                ("csrf", &csrf),
-                ("name", "alice"),
-                ("password", "wrong password"),
-            ],
-        );
-        statuses.push(r.status);
-        if r.status == 429 {
-            let secs: u64 = r
-                .retry_after
-                .as_deref()
-                .expect("Retry-After")
-                .parse()
-                .unwrap();
-            assert!((1..=60).contains(&secs), "{secs}");
-            assert!(r.body.contains("try again in"), "{}", r.body);
-        }
+            &[("csrf", &csrf), ("name", name), ("password", password)],
+        )
+    };
+    for _ in 0..10 {
+        let r = attempt(&mut v, "alice", "wrong password");
+        assert_eq!(r.status, 401, "{}", r.body);
     }
-    assert_eq!(statuses, [401, 401, 401, 401, 401, 401, 401, 401, 401, 429]);
-    // Even the right password now waits.
-    let r = v.post(
-        "/login",
-        &[("csrf", &csrf), ("name", "alice"), ("password", PASSWORD)],
+    let r = attempt(&mut v, "alice", PASSWORD);
+    assert_eq!(r.status, 429, "{}", r.body);
+    let secs: u64 = r
+        .retry_after
+        .as_deref()
+        .expect("Retry-After")
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&secs), "{secs}");
+    assert!(
+        r.body
+            .contains("too many login attempts for this account: try again in"),
+        "{}",
+        r.body
     );
+    // 60 a minute per client address (the sign-up above counted too): other names from this
+    // address are refused from the 61st on.
+    let mut statuses = Vec::new();
+    for i in 0..50 {
+        statuses.push(attempt(&mut v, &format!("guess{i}"), "wrong password").status);
+    }
+    assert_eq!(statuses[..48], [401; 48]);
+    assert_eq!(statuses[48..], [429, 429]);
+    let r = attempt(&mut v, "bob", "wrong password");
     assert_eq!(r.status, 429);
+    assert!(
+        r.body.contains("too many login attempts from your address"),
+        "{}",
+        r.body
+    );
 }
 
 #[test]

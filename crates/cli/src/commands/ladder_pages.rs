@@ -33,9 +33,11 @@ pub const SESSION_COOKIE: &str = "kk_session";
 pub const PRE_SESSION_COOKIE: &str = "kk_csrf";
 /// How long a session lasts.
 pub const SESSION_SECONDS: i64 = 7 * 24 * 3600;
-/// Login attempts (and sign-ups) allowed per client address, and login attempts per account
-/// name, in [`LOGIN_WINDOW`].
-pub const LOGIN_ATTEMPTS: usize = 10;
+/// Login attempts allowed per account name in [`LOGIN_WINDOW`].
+pub const LOGIN_PER_NAME: usize = 10;
+/// Login attempts and sign-ups allowed per client address in [`LOGIN_WINDOW`] (more than per
+/// name: a classroom behind one address logs in at once).
+pub const LOGIN_PER_ADDRESS: usize = 60;
 pub const LOGIN_WINDOW: Duration = Duration::from_secs(60);
 
 /// A limit of `limit` events per key in any `window`: a sliding window of the times of the
@@ -100,8 +102,8 @@ impl Web {
         let uploads = usize::try_from(config.limits.uploads_per_hour).unwrap_or(usize::MAX);
         Web {
             cookie_secure,
-            login_by_ip: RateLimiter::new(LOGIN_ATTEMPTS, LOGIN_WINDOW),
-            login_by_name: RateLimiter::new(LOGIN_ATTEMPTS, LOGIN_WINDOW),
+            login_by_ip: RateLimiter::new(LOGIN_PER_ADDRESS, LOGIN_WINDOW),
+            login_by_name: RateLimiter::new(LOGIN_PER_NAME, LOGIN_WINDOW),
             uploads: RateLimiter::new(uploads, Duration::from_secs(3600)),
             env,
         }
