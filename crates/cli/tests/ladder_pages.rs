@@ -383,6 +383,35 @@ fn sign_up_log_in_upload_through_the_form_and_only_the_owner_sees_the_version() 
     };
     assert_eq!(status_of(&page.body), "active", "{}", page.body);
     assert!(page.body.contains("passed"), "{}", page.body);
+    // A tar.gz of a folder holding the bot, through the same form: version 2.
+    let mut tar = tar::Builder::new(Vec::new());
+    let mut header = tar::Header::new_gnu();
+    header.set_size(bot.len() as u64);
+    header.set_mode(0o644);
+    tar.append_data(&mut header, "mybot/bot.py", &bot[..])
+        .unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, &tar.into_inner().unwrap()).unwrap();
+    let archive = gz.finish().unwrap();
+    let up = alice.post_multipart(
+        "/upload",
+        &[("csrf", &csrf), ("language", "python")],
+        &archive,
+    );
+    assert_eq!(up.status, 303, "{}", up.body);
+    assert_eq!(up.location.as_deref(), Some("/bots/alice/versions/2"));
+    let page = loop {
+        let page = alice.get("/bots/alice/versions/2");
+        if status_of(&page.body) != "building" {
+            break page;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "still building"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    assert_eq!(status_of(&page.body), "active", "{}", page.body);
     // (minijinja escapes `/` in attributes as `&#x2f;`.)
     let me = alice.get("/me").body.replace("&#x2f;", "/");
     assert!(
