@@ -691,6 +691,12 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
             .await
             .unwrap();
         assert_eq!(who, "alice");
+        // The session and CSRF cookies are HttpOnly: the page's scripts cannot read them.
+        let visible = c
+            .execute("return document.cookie", Vec::new())
+            .await
+            .unwrap();
+        assert_eq!(visible, Value::String(String::new()));
 
         // Log out and in again.
         c.find(Locator::Id("logout"))
