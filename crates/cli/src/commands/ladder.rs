@@ -32,8 +32,9 @@ pub enum LadderCommand {
     /// sign-up link and the account's API token. Only their SHA-256 hashes are stored: this is
     /// the one time they are shown.
     Invite(InviteArgs),
-    /// Serve the ladder's JSON API (minimal: uploads with a Bearer token, built and checked in
-    /// the background, their status, and the leaderboard). No matches are played yet.
+    /// Serve the ladder's JSON API (uploads with a Bearer token, built and checked in the
+    /// background, their status, and the leaderboard) and its web pages (sign-up, login, the
+    /// upload form, a version's log, the organiser's page). No matches are played yet.
     Serve(super::ladder_serve::ServeArgs),
 }
 
