@@ -14,17 +14,23 @@ pub enum AccountError {
         "a contestant's name is 1 to 64 letters, digits, `-`, `_` or `.`, not starting with `.`; found {0:?}"
     )]
     BadName(String),
-    #[error("a password has 8 to 1024 bytes")]
+    #[error("a password has {MIN_PASSWORD} to {MAX_PASSWORD} bytes")]
     BadPassword,
     #[error("cannot hash the password: {0}")]
     Hash(String),
 }
 
+/// The shortest password accepted, in bytes.
+pub const MIN_PASSWORD: usize = 10;
+/// The longest password accepted, in bytes.
+pub const MAX_PASSWORD: usize = 1024;
+
 /// Prefix of API tokens (so a leaked one is recognisable).
 pub const TOKEN_PREFIX: &str = "kkl_";
 
-/// 32 random bytes from the operating system, as 64 hex digits.
-fn random_hex() -> String {
+/// 32 random bytes from the operating system, as 64 hex digits (secrets: tokens, codes,
+/// session cookies).
+pub fn random_hex() -> String {
     let mut bytes = [0u8; 32];
     rand::rngs::OsRng.fill_bytes(&mut bytes);
     hex(&bytes)
@@ -89,7 +95,7 @@ pub fn invite(name: &str, role: LadderRole) -> Result<Invitation, AccountError> 
 
 /// The argon2id hash of `password` with a random salt, as a PHC string.
 pub fn hash_password(password: &str) -> Result<String, AccountError> {
-    if !(8..=1024).contains(&password.len()) {
+    if !(MIN_PASSWORD..=MAX_PASSWORD).contains(&password.len()) {
         return Err(AccountError::BadPassword);
     }
     let mut salt = [0u8; 16];
@@ -149,9 +155,12 @@ mod tests {
         assert!(!verify_password("correct hors", &h));
         assert!(!verify_password("correct horse", "not a hash"));
         assert_ne!(h, hash_password("correct horse").unwrap(), "salted");
-        assert!(matches!(
-            hash_password("short"),
-            Err(AccountError::BadPassword)
-        ));
+        for bad in ["short", "nine byte", &"x".repeat(1025)] {
+            assert!(
+                matches!(hash_password(bad), Err(AccountError::BadPassword)),
+                "{bad:?}"
+            );
+        }
+        assert!(hash_password("ten bytes!").is_ok());
     }
 }

@@ -137,6 +137,8 @@ pub struct Limits {
     pub build_memory_mib: u64,
     /// The build's disk (its working folder, which becomes the program folder), in MiB.
     pub build_disk_mib: u64,
+    /// Most uploads one account may make in an hour (web form and API together).
+    pub uploads_per_hour: u64,
 }
 
 impl Default for Limits {
@@ -148,6 +150,7 @@ impl Default for Limits {
             build_seconds: 120,
             build_memory_mib: 2048,
             build_disk_mib: 256,
+            uploads_per_hour: 60,
         }
     }
 }
@@ -323,6 +326,7 @@ impl LadderConfig {
             ("limits.build_seconds", l.build_seconds, 1, 24 * 3600),
             ("limits.build_memory_mib", l.build_memory_mib, 16, 1 << 20),
             ("limits.build_disk_mib", l.build_disk_mib, 1, 1 << 20),
+            ("limits.uploads_per_hour", l.uploads_per_hour, 1, 1_000_000),
         ] {
             if !(min..=max).contains(&value) {
                 return Err(invalid(
@@ -408,6 +412,7 @@ mod tests {
         assert_eq!(c.limits, Limits::default());
         assert_eq!(c.limits.upload_bytes, 1 << 20);
         assert_eq!(c.limits.build_seconds, 120);
+        assert_eq!(c.limits.uploads_per_hour, 60);
         assert_eq!(c.matches_per_hour, DEFAULT_MATCHES_PER_HOUR);
     }
 
@@ -440,6 +445,7 @@ ro_paths = ["/usr/local/go"]
 [limits]
 upload_bytes = 5000
 build_seconds = 10
+uploads_per_hour = 5
 "#,
         )
         .unwrap();
@@ -450,6 +456,7 @@ build_seconds = 10
         );
         assert_eq!(c.limits.upload_bytes, 5000);
         assert_eq!(c.limits.build_seconds, 10);
+        assert_eq!(c.limits.uploads_per_hour, 5);
         assert_eq!(c.limits.archive_entries, Limits::default().archive_entries);
         assert_eq!(c.matches_per_hour, 30);
     }
@@ -491,6 +498,11 @@ build_seconds = 10
         assert!(e.contains("key `name`"), "{e}");
         let e = err("name = \"g\"\ngame = \"geister\"\n[limits]\nbuild_seconds = 0\n");
         assert!(e.contains("key `limits.build_seconds`"), "{e}");
+        let e = err("name = \"g\"\ngame = \"geister\"\n[limits]\nuploads_per_hour = 0\n");
+        assert!(
+            e.contains("key `limits.uploads_per_hour`") && e.contains("from 1 to 1000000"),
+            "{e}"
+        );
         let e = err("name = \"g\"\ngame = \"geister\"\n[limits]\nupload_bytes = -1\n");
         assert!(e.contains("upload_bytes"), "{e}");
         let e = err(

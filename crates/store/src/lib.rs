@@ -102,6 +102,8 @@ pub enum StoreError {
     RunInProgress { path: String, holder: String },
     #[error("a ladder account named {0:?} already exists")]
     UserExists(String),
+    #[error("no ladder account named {0:?}")]
+    NoSuchUser(String),
     #[error("the bot {bot:?} of ladder {ladder:?} belongs to another contestant")]
     BotOwnedByOther { ladder: String, bot: String },
     #[error("no bot {bot:?} with a version {version} on ladder {ladder:?}")]
@@ -189,6 +191,17 @@ pub struct LadderUser {
     pub signup_pending: bool,
     /// Seconds since the Unix epoch.
     pub created_at: i64,
+}
+
+/// A web session of a ladder account, found by the SHA-256 of its cookie.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LadderSession {
+    /// The account signed in.
+    pub user: LadderUser,
+    /// The session's CSRF token: every form posted in this session must carry it.
+    pub csrf_token: String,
+    /// Seconds since the Unix epoch after which the session is over.
+    pub expires_at: i64,
 }
 
 /// Where a bot version stands.
@@ -569,6 +582,32 @@ pub trait Store: LadderPlay + Send {
         code_sha256: &str,
         password_hash: &str,
     ) -> Result<Option<String>, StoreError>;
+
+    /// Every ladder account, by name.
+    fn ladder_users(&mut self) -> Result<Vec<LadderUser>, StoreError>;
+
+    /// Start a web session of account `username`: the store keeps `id_sha256` (the SHA-256 of
+    /// the session cookie, never the cookie), the session's CSRF token and when it expires
+    /// (seconds since the Unix epoch). Sessions already expired are deleted on the way.
+    fn create_ladder_session(
+        &mut self,
+        id_sha256: &str,
+        username: &str,
+        csrf_token: &str,
+        expires_at: i64,
+    ) -> Result<(), StoreError>;
+
+    /// The session whose cookie hashes to `id_sha256`, with its account; `None` when there is
+    /// none or it expired at or before `now` (seconds since the Unix epoch).
+    fn ladder_session(
+        &mut self,
+        id_sha256: &str,
+        now: i64,
+    ) -> Result<Option<LadderSession>, StoreError>;
+
+    /// End the session whose cookie hashes to `id_sha256` (logging out); no error if there is
+    /// none.
+    fn delete_ladder_session(&mut self, id_sha256: &str) -> Result<(), StoreError>;
 
     /// Store a new version of a bot (the bot is created on its first upload, owned by the
     /// uploader; [`StoreError::BotOwnedByOther`] when another account owns it), with status

@@ -10,9 +10,9 @@ mod ladder;
 use crate::schema;
 use crate::{
     compress, decompress, entrants_to_json, from_db, lease_ms, now_secs, redact_url, to_db,
-    BotVersion, Claim, ContestRow, FailedMatch, LadderRole, LadderUser, NewBotVersion,
-    NewLadderUser, NewResult, Pick, ProgramFile, QueueCounts, QueuedMatch, Store, StoreError,
-    StoredResult, VersionStatus,
+    BotVersion, Claim, ContestRow, FailedMatch, LadderRole, LadderSession, LadderUser,
+    NewBotVersion, NewLadderUser, NewResult, Pick, ProgramFile, QueueCounts, QueuedMatch, Store,
+    StoreError, StoredResult, VersionStatus,
 };
 
 /// Current time in milliseconds since the epoch, by the database's clock (one clock for all
@@ -39,6 +39,21 @@ fn col<'a, T: postgres::types::FromSql<'a>>(
     context: &'static str,
 ) -> Result<T, StoreError> {
     row.try_get(i).map_err(err(context))
+}
+
+/// The columns of a ladder account as [`ladder_user_from`] reads them (the first five).
+const USER_COLUMNS: &str =
+    "u.name, u.role, u.password_hash, u.signup_code_sha256 IS NOT NULL, u.created_at";
+
+fn ladder_user_from(r: &postgres::Row, context: &'static str) -> Result<LadderUser, StoreError> {
+    let role: String = col(r, 1, context)?;
+    Ok(LadderUser {
+        name: col(r, 0, context)?,
+        role: LadderRole::parse(&role)?,
+        password_hash: col(r, 2, context)?,
+        signup_pending: col(r, 3, context)?,
+        created_at: col(r, 4, context)?,
+    })
 }
 
 impl PgStore {
@@ -93,24 +108,11 @@ impl PgStore {
         let row = self
             .client
             .query_opt(
-                &format!(
-                    "SELECT name, role, password_hash, signup_code_sha256 IS NOT NULL, created_at
-                     FROM kk_ladder_users WHERE {condition}"
-                ),
+                &format!("SELECT {USER_COLUMNS} FROM kk_ladder_users u WHERE {condition}"),
                 &[&value],
             )
             .map_err(err(CONTEXT))?;
-        row.map(|r| {
-            let role: String = col(&r, 1, CONTEXT)?;
-            Ok(LadderUser {
-                name: col(&r, 0, CONTEXT)?,
-                role: LadderRole::parse(&role)?,
-                password_hash: col(&r, 2, CONTEXT)?,
-                signup_pending: col(&r, 3, CONTEXT)?,
-                created_at: col(&r, 4, CONTEXT)?,
-            })
-        })
-        .transpose()
+        row.map(|r| ladder_user_from(&r, CONTEXT)).transpose()
     }
 
     /// Connect to `url` (`postgres://user:password@host:port/database` or the key=value form)
@@ -640,14 +642,14 @@ impl Store for PgStore {
     }
 
     fn ladder_user(&mut self, name: &str) -> Result<Option<LadderUser>, StoreError> {
-        self.ladder_user_where("name = $1", name)
+        self.ladder_user_where("u.name = $1", name)
     }
 
     fn ladder_user_by_token(
         &mut self,
         token_sha256: &str,
     ) -> Result<Option<LadderUser>, StoreError> {
-        self.ladder_user_where("token_sha256 = $1", token_sha256)
+        self.ladder_user_where("u.token_sha256 = $1", token_sha256)
     }
 
     fn ladder_sign_up(
@@ -665,6 +667,84 @@ impl Store for PgStore {
             )
             .map_err(err(CONTEXT))?;
         row.map(|r| col(&r, 0, CONTEXT)).transpose()
+    }
+
+    fn ladder_users(&mut self) -> Result<Vec<LadderUser>, StoreError> {
+        const CONTEXT: &str = "listing the ladder accounts";
+        let rows = self
+            .client
+            .query(
+                &format!("SELECT {USER_COLUMNS} FROM kk_ladder_users u ORDER BY u.name"),
+                &[],
+            )
+            .map_err(err(CONTEXT))?;
+        rows.iter().map(|r| ladder_user_from(r, CONTEXT)).collect()
+    }
+
+    fn create_ladder_session(
+        &mut self,
+        id_sha256: &str,
+        username: &str,
+        csrf_token: &str,
+        expires_at: i64,
+    ) -> Result<(), StoreError> {
+        const CONTEXT: &str = "starting a web session";
+        let now = now_secs();
+        let mut tx = self.client.transaction().map_err(err(CONTEXT))?;
+        tx.execute(
+            "DELETE FROM kk_ladder_sessions WHERE expires_at <= $1",
+            &[&now],
+        )
+        .map_err(err(CONTEXT))?;
+        let n = tx
+            .execute(
+                "INSERT INTO kk_ladder_sessions
+                     (id_sha256, username, csrf_token, created_at, expires_at)
+                 SELECT $1, name, $3, $4, $5 FROM kk_ladder_users WHERE name = $2",
+                &[&id_sha256, &username, &csrf_token, &now, &expires_at],
+            )
+            .map_err(err(CONTEXT))?;
+        if n == 0 {
+            return Err(StoreError::NoSuchUser(username.to_string()));
+        }
+        tx.commit().map_err(err(CONTEXT))
+    }
+
+    fn ladder_session(
+        &mut self,
+        id_sha256: &str,
+        now: i64,
+    ) -> Result<Option<LadderSession>, StoreError> {
+        const CONTEXT: &str = "reading a web session";
+        let row = self
+            .client
+            .query_opt(
+                &format!(
+                    "SELECT {USER_COLUMNS}, s.csrf_token, s.expires_at
+                     FROM kk_ladder_sessions s JOIN kk_ladder_users u ON u.name = s.username
+                     WHERE s.id_sha256 = $1 AND s.expires_at > $2"
+                ),
+                &[&id_sha256, &now],
+            )
+            .map_err(err(CONTEXT))?;
+        row.map(|r| {
+            Ok(LadderSession {
+                user: ladder_user_from(&r, CONTEXT)?,
+                csrf_token: col(&r, 5, CONTEXT)?,
+                expires_at: col(&r, 6, CONTEXT)?,
+            })
+        })
+        .transpose()
+    }
+
+    fn delete_ladder_session(&mut self, id_sha256: &str) -> Result<(), StoreError> {
+        self.client
+            .execute(
+                "DELETE FROM kk_ladder_sessions WHERE id_sha256 = $1",
+                &[&id_sha256],
+            )
+            .map_err(err("ending a web session"))?;
+        Ok(())
     }
 
     fn add_bot_version(&mut self, v: &NewBotVersion) -> Result<u64, StoreError> {

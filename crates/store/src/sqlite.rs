@@ -14,9 +14,32 @@ mod ladder;
 use crate::schema;
 use crate::{
     compress, decompress, entrants_to_json, from_db, lease_ms, now_secs, to_db, BotVersion, Claim,
-    ContestRow, FailedMatch, LadderRole, LadderUser, NewBotVersion, NewLadderUser, NewResult, Pick,
-    ProgramFile, QueueCounts, QueuedMatch, Store, StoreError, StoredResult, VersionStatus,
+    ContestRow, FailedMatch, LadderRole, LadderSession, LadderUser, NewBotVersion, NewLadderUser,
+    NewResult, Pick, ProgramFile, QueueCounts, QueuedMatch, Store, StoreError, StoredResult,
+    VersionStatus,
 };
+
+/// The columns of a ladder account as [`ladder_user_from`] reads them.
+const USER_COLUMNS: &str =
+    "u.name, u.role, u.password_hash, u.signup_code_sha256 IS NOT NULL, u.created_at";
+
+type UserRow = (String, String, Option<String>, bool, i64);
+
+fn user_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<UserRow> {
+    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+}
+
+fn ladder_user_from(
+    (name, role, password_hash, signup_pending, created_at): UserRow,
+) -> Result<LadderUser, StoreError> {
+    Ok(LadderUser {
+        name,
+        role: LadderRole::parse(&role)?,
+        password_hash,
+        signup_pending,
+        created_at,
+    })
+}
 
 /// Current time in milliseconds since the epoch, computed by the database.
 const NOW_MS: &str = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)";
@@ -145,25 +168,13 @@ impl SqliteStore {
         let row: Option<(String, String, Option<String>, bool, i64)> = self
             .conn
             .query_row(
-                &format!(
-                    "SELECT name, role, password_hash, signup_code_sha256 IS NOT NULL, created_at
-                     FROM kk_ladder_users WHERE {condition}"
-                ),
+                &format!("SELECT {USER_COLUMNS} FROM kk_ladder_users u WHERE {condition}"),
                 params![value],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+                user_row,
             )
             .optional()
             .map_err(err(CONTEXT))?;
-        row.map(|(name, role, password_hash, signup_pending, created_at)| {
-            Ok(LadderUser {
-                name,
-                role: LadderRole::parse(&role)?,
-                password_hash,
-                signup_pending,
-                created_at,
-            })
-        })
-        .transpose()
+        row.map(ladder_user_from).transpose()
     }
 
     /// Open (creating if needed) the database at `path`, switch it to WAL mode and bring its
@@ -904,14 +915,14 @@ impl Store for SqliteStore {
     }
 
     fn ladder_user(&mut self, name: &str) -> Result<Option<LadderUser>, StoreError> {
-        self.ladder_user_where("name = ?1", name)
+        self.ladder_user_where("u.name = ?1", name)
     }
 
     fn ladder_user_by_token(
         &mut self,
         token_sha256: &str,
     ) -> Result<Option<LadderUser>, StoreError> {
-        self.ladder_user_where("token_sha256 = ?1", token_sha256)
+        self.ladder_user_where("u.token_sha256 = ?1", token_sha256)
     }
 
     fn ladder_sign_up(
@@ -929,6 +940,93 @@ impl Store for SqliteStore {
             )
             .optional()
             .map_err(err(CONTEXT))
+    }
+
+    fn ladder_users(&mut self) -> Result<Vec<LadderUser>, StoreError> {
+        const CONTEXT: &str = "listing the ladder accounts";
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "SELECT {USER_COLUMNS} FROM kk_ladder_users u ORDER BY u.name"
+            ))
+            .map_err(err(CONTEXT))?;
+        let rows = stmt
+            .query_map([], user_row)
+            .map_err(err(CONTEXT))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(err(CONTEXT))?;
+        rows.into_iter().map(ladder_user_from).collect()
+    }
+
+    fn create_ladder_session(
+        &mut self,
+        id_sha256: &str,
+        username: &str,
+        csrf_token: &str,
+        expires_at: i64,
+    ) -> Result<(), StoreError> {
+        const CONTEXT: &str = "starting a web session";
+        let now = now_secs();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err(CONTEXT))?;
+        tx.execute(
+            "DELETE FROM kk_ladder_sessions WHERE expires_at <= ?1",
+            params![now],
+        )
+        .map_err(err(CONTEXT))?;
+        let n = tx
+            .execute(
+                "INSERT INTO kk_ladder_sessions
+                     (id_sha256, username, csrf_token, created_at, expires_at)
+                 SELECT ?1, name, ?3, ?4, ?5 FROM kk_ladder_users WHERE name = ?2",
+                params![id_sha256, username, csrf_token, now, expires_at],
+            )
+            .map_err(err(CONTEXT))?;
+        if n == 0 {
+            return Err(StoreError::NoSuchUser(username.to_string()));
+        }
+        tx.commit().map_err(err(CONTEXT))
+    }
+
+    fn ladder_session(
+        &mut self,
+        id_sha256: &str,
+        now: i64,
+    ) -> Result<Option<LadderSession>, StoreError> {
+        const CONTEXT: &str = "reading a web session";
+        let row: Option<(UserRow, String, i64)> = self
+            .conn
+            .query_row(
+                &format!(
+                    "SELECT {USER_COLUMNS}, s.csrf_token, s.expires_at
+                     FROM kk_ladder_sessions s JOIN kk_ladder_users u ON u.name = s.username
+                     WHERE s.id_sha256 = ?1 AND s.expires_at > ?2"
+                ),
+                params![id_sha256, now],
+                |r| Ok((user_row(r)?, r.get(5)?, r.get(6)?)),
+            )
+            .optional()
+            .map_err(err(CONTEXT))?;
+        row.map(|(user, csrf_token, expires_at)| {
+            Ok(LadderSession {
+                user: ladder_user_from(user)?,
+                csrf_token,
+                expires_at,
+            })
+        })
+        .transpose()
+    }
+
+    fn delete_ladder_session(&mut self, id_sha256: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "DELETE FROM kk_ladder_sessions WHERE id_sha256 = ?1",
+                params![id_sha256],
+            )
+            .map_err(err("ending a web session"))?;
+        Ok(())
     }
 
     fn add_bot_version(&mut self, v: &NewBotVersion) -> Result<u64, StoreError> {

@@ -191,3 +191,11 @@ fn ladder_play_queues_rates_and_lists() {
     };
     common::ladder_play_queues_rates_and_lists(&mut s);
 }
+
+#[test]
+fn ladder_sessions_and_the_account_list() {
+    let Some(mut s) = fresh("sessions") else {
+        return;
+    };
+    common::ladder_sessions_and_the_account_list(&mut s);
+}

@@ -279,3 +279,9 @@ fn ladder_play_queues_rates_and_lists() {
     let (_d, mut s) = fresh();
     common::ladder_play_queues_rates_and_lists(&mut s);
 }
+
+#[test]
+fn ladder_sessions_and_the_account_list() {
+    let (_d, mut s) = fresh();
+    common::ladder_sessions_and_the_account_list(&mut s);
+}

@@ -33,7 +33,9 @@ pub enum LadderCommand {
     /// the one time they are shown.
     Invite(InviteArgs),
     /// Serve the ladder: uploads built and checked in the background, matchmaking, matches
-    /// played by workers and rated, the JSON API and the pages.
+    /// played by workers and rated, the JSON API, the public pages (leaderboard, bots, matches)
+    /// and the contestants' pages (sign-up, login, the upload form, a version's log, the
+    /// organiser's page).
     Serve(super::ladder_serve::ServeArgs),
     /// Freeze the ladder (no more matches are queued), or thaw it with --thaw.
     Freeze(super::ladder_final::FreezeArgs),

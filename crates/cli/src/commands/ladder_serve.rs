@@ -17,11 +17,12 @@ use clap::Args;
 use kakehiki_ladder::accounts::sha256_hex;
 use kakehiki_ladder::play::{program_dir, MatchRate, Matchmaker};
 use kakehiki_ladder::LadderConfig;
-use kakehiki_store::{LadderRole, LadderUser, NewBotVersion, Store, StoreError, VersionStatus};
+use kakehiki_store::{LadderRole, LadderUser, Store, StoreError, VersionStatus};
 use serde::Deserialize;
 use serde_json::json;
 
 use super::ladder::{load_config, process_upload, Status};
+use super::ladder_pages;
 use super::store_pool::StorePool;
 
 #[derive(Args, Debug)]
@@ -55,28 +56,39 @@ pub struct ServeArgs {
     /// Seed of the matchmaker's random choices (default: from the clock).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// Mark the web pages' cookies `Secure` (browsers send them over HTTPS only): for a server
+    /// behind an HTTPS proxy.
+    #[arg(long)]
+    pub cookie_secure: bool,
 }
 
 /// One upload to build and check.
-struct Job {
-    bot: String,
-    version: u64,
-    language: String,
-    upload: Bytes,
+pub(super) struct Job {
+    pub(super) bot: String,
+    pub(super) version: u64,
+    pub(super) language: String,
+    pub(super) upload: Bytes,
 }
 
 #[derive(Clone)]
-struct App {
-    config: Arc<LadderConfig>,
+pub(super) struct App {
+    pub(super) config: Arc<LadderConfig>,
     /// Connections for the request handlers.
-    store: Arc<StorePool>,
-    builds: mpsc::Sender<Job>,
+    pub(super) store: Arc<StorePool>,
+    pub(super) builds: mpsc::Sender<Job>,
     /// Uploads and program folders: `DATA/LADDER/BOT/vN.upload` and `DATA/LADDER/BOT/vN`.
-    data: PathBuf,
+    pub(super) data: PathBuf,
+    /// The web pages' templates, cookie settings and rate limits.
+    pub(super) web: Arc<ladder_pages::Web>,
 }
 
 /// Where a version's upload is kept until it is built (and after).
-fn upload_path(data: &std::path::Path, ladder: &str, bot: &str, version: u64) -> PathBuf {
+pub(super) fn upload_path(
+    data: &std::path::Path,
+    ladder: &str,
+    bot: &str,
+    version: u64,
+) -> PathBuf {
     program_dir(data, ladder, bot, version).with_extension("upload")
 }
 
@@ -184,6 +196,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
         })),
         builds: tx,
         data,
+        web: Arc::new(ladder_pages::Web::new(&config, args.cookie_secure)),
     };
     let upload_limit = (config.limits.upload_bytes as usize).saturating_add(1 << 20);
     let router = Router::new()
@@ -201,6 +214,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
         .route("/leaderboard", get(leaderboard_html))
         .route("/bots/:bot", get(bot_html))
         .route("/matches/:index", get(match_html))
+        .merge(ladder_pages::routes(upload_limit))
         .with_state(app);
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime
@@ -212,7 +226,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
                 config.game,
                 listener.local_addr()?
             );
-            axum::serve(listener, router).await
+            // Client addresses for the login rate limit.
+            let service = router.into_make_service_with_connect_info::<SocketAddr>();
+            axum::serve(listener, service).await
         })
         .with_context(|| format!("cannot serve on {}", args.bind))?;
     Ok(crate::exit::OK)
@@ -300,6 +316,16 @@ fn caller(app: &App, headers: &HeaderMap) -> Result<Option<LadderUser>, ApiError
     }
 }
 
+/// Who views a page: the account of the request's API token, else of its session cookie.
+fn visitor(app: &App, headers: &HeaderMap) -> Option<LadderUser> {
+    caller(app, headers).ok().flatten().or_else(|| {
+        ladder_pages::session(app, headers)
+            .ok()
+            .flatten()
+            .map(|(_, s)| s.user)
+    })
+}
+
 fn check_ladder(app: &App, ladder: &str) -> Result<(), ApiError> {
     if ladder == app.config.name {
         Ok(())
@@ -329,46 +355,10 @@ async fn submit(
             Ok(None) => return error(StatusCode::UNAUTHORIZED, "an API token is needed"),
             Err(r) => return r.into_response(),
         };
-        let new = NewBotVersion {
-            ladder: ladder.clone(),
-            // One bot per contestant and ladder, named after them.
-            bot: user.name.clone(),
-            owner: user.name.clone(),
-            language: q.language.clone(),
-            source_sha256: kakehiki_ladder::accounts::sha256_bytes_hex(&body),
+        let version = match ladder_pages::accept_upload(&app, &user, &q.language, body) {
+            Ok(v) => v,
+            Err(e) => return e.json_response(),
         };
-        let version = {
-            let mut store = app.store.get();
-            match store.add_bot_version(&new) {
-                Ok(v) => v,
-                Err(e @ StoreError::BotOwnedByOther { .. }) => {
-                    return error(StatusCode::FORBIDDEN, &e.to_string())
-                }
-                Err(e) => return store_error(e),
-            }
-        };
-        // Saved before it is queued: a server stopped mid-build builds it again when it restarts.
-        let path = upload_path(&app.data, &ladder, &user.name, version);
-        let saved = path
-            .parent()
-            .map_or(Ok(()), kakehiki_core::private_files::create_dir_all)
-            .and_then(|()| std::fs::write(&path, &body));
-        if let Err(e) = saved {
-            tracing::error!("cannot save {}: {e}", path.display());
-            return error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "the upload could not be saved",
-            );
-        }
-        let job = Job {
-            bot: user.name.clone(),
-            version,
-            language: q.language,
-            upload: body,
-        };
-        if app.builds.send(job).is_err() {
-            return error(StatusCode::SERVICE_UNAVAILABLE, "the builder has stopped");
-        }
         (
             StatusCode::ACCEPTED,
             Json(json!({ "bot": user.name, "version": version, "status": "building", "log": "" })),
@@ -703,7 +693,7 @@ async fn bot_html(
     headers: HeaderMap,
 ) -> Response {
     blocking(move || {
-        let user = caller(&app, &headers).ok().flatten();
+        let user = visitor(&app, &headers);
         let ladder = app.config.name.clone();
         let mut store = app.store.get();
         let row = match store.ladder_bot_rating(&ladder, &bot) {
@@ -761,7 +751,7 @@ async fn match_html(
     headers: HeaderMap,
 ) -> Response {
     blocking(move || {
-        let user = caller(&app, &headers).ok().flatten();
+        let user = visitor(&app, &headers);
         let ladder = app.config.name.clone();
         let m = match seen_match(&app, &ladder, index, user.as_ref()) {
             Ok(m) => m,

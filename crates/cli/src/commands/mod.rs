@@ -7,6 +7,7 @@ pub mod diplomacy;
 pub mod games;
 pub mod ladder;
 pub mod ladder_final;
+pub mod ladder_pages;
 pub mod ladder_serve;
 pub mod play;
 pub mod replay;

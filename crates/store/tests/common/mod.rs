@@ -593,3 +593,87 @@ pub fn ladder_play_queues_rates_and_lists(store: &mut dyn Store) {
     // Another ladder's state is its own.
     assert_eq!(store.ladder_state("h").unwrap(), LadderState::default());
 }
+
+/// Web sessions: found by the cookie's hash with their account and CSRF token until they expire,
+/// gone once deleted; an unknown account has none; the accounts listed by name.
+pub fn ladder_sessions_and_the_account_list(store: &mut dyn Store) {
+    use kakehiki_store::{LadderRole, NewLadderUser};
+    assert!(store.ladder_users().unwrap().is_empty());
+    for (name, role, t) in [
+        ("zoe", LadderRole::Contestant, "1"),
+        ("olga", LadderRole::Organiser, "2"),
+        ("alice", LadderRole::Contestant, "3"),
+    ] {
+        store
+            .create_ladder_user(&NewLadderUser {
+                name: name.into(),
+                role,
+                token_sha256: t.repeat(64),
+                signup_code_sha256: t.repeat(32),
+            })
+            .unwrap();
+    }
+    store
+        .ladder_sign_up(&"2".repeat(32), "$argon2id$o")
+        .unwrap();
+    let users = store.ladder_users().unwrap();
+    let names: Vec<&str> = users.iter().map(|u| u.name.as_str()).collect();
+    assert_eq!(names, ["alice", "olga", "zoe"]);
+    assert_eq!(users[1].role, LadderRole::Organiser);
+    assert!(!users[1].signup_pending);
+    assert!(users[0].signup_pending);
+
+    let now = 1_000_000_000_000;
+    store
+        .create_ladder_session(&"s".repeat(64), "alice", "csrf-a", now + 100)
+        .unwrap();
+    store
+        .create_ladder_session(&"t".repeat(64), "olga", "csrf-o", now + 100)
+        .unwrap();
+    let s = store
+        .ladder_session(&"s".repeat(64), now)
+        .unwrap()
+        .expect("a live session");
+    assert_eq!(s.user.name, "alice");
+    assert_eq!(s.user.role, LadderRole::Contestant);
+    assert_eq!(s.csrf_token, "csrf-a");
+    assert_eq!(s.expires_at, now + 100);
+    let o = store.ladder_session(&"t".repeat(64), now).unwrap().unwrap();
+    assert_eq!(
+        (o.user.name.as_str(), o.user.role),
+        ("olga", LadderRole::Organiser)
+    );
+    // Expired at its expiry time; unknown hashes find nothing.
+    assert!(store
+        .ladder_session(&"s".repeat(64), now + 100)
+        .unwrap()
+        .is_none());
+    assert!(store
+        .ladder_session(&"u".repeat(64), now)
+        .unwrap()
+        .is_none());
+    // Logging out ends one session only; deleting it again is no error.
+    store.delete_ladder_session(&"s".repeat(64)).unwrap();
+    store.delete_ladder_session(&"s".repeat(64)).unwrap();
+    assert!(store
+        .ladder_session(&"s".repeat(64), now)
+        .unwrap()
+        .is_none());
+    assert!(store
+        .ladder_session(&"t".repeat(64), now)
+        .unwrap()
+        .is_some());
+    match store.create_ladder_session(&"v".repeat(64), "nobody", "c", now + 100) {
+        Err(StoreError::NoSuchUser(name)) => assert_eq!(name, "nobody"),
+        other => panic!("{other:?}"),
+    }
+    // Starting a session deletes the ones already expired (by the clock: these expired in 1970).
+    store
+        .create_ladder_session(&"w".repeat(64), "zoe", "c", 5)
+        .unwrap();
+    store
+        .create_ladder_session(&"x".repeat(64), "zoe", "c", now + 100)
+        .unwrap();
+    assert!(store.ladder_session(&"w".repeat(64), 0).unwrap().is_none());
+    assert!(store.ladder_session(&"x".repeat(64), 0).unwrap().is_some());
+}

@@ -1,0 +1,1167 @@
+//! `kakehiki ladder serve`'s web pages (docs/ladder.md, "Web pages"): sign-up with the one-time
+//! link, login and logout with a session cookie, a CSRF token on every form, rate limits on
+//! login and uploads, the contestant's page with the upload form, a version's page (its owner's
+//! and the organisers' only) and the organiser's page. Every value shown is escaped by the
+//! templates (minijinja's auto-escaping).
+
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Multipart, Path, Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Form, Json, Router};
+use kakehiki_ladder::accounts::{self, random_hex, sha256_hex, AccountError};
+use kakehiki_ladder::LadderConfig;
+use kakehiki_store::{
+    BotVersion, LadderRole, LadderSession, LadderUser, NewBotVersion, StoreError, VersionStatus,
+};
+use minijinja::{context, Environment};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::ladder_serve::{upload_path, App, Job};
+
+/// The session cookie: 64 random hex digits; the store keeps only their SHA-256.
+pub const SESSION_COOKIE: &str = "kk_session";
+/// The pre-session CSRF cookie of the sign-up and login forms (double submit: the form's hidden
+/// field must equal it).
+pub const PRE_SESSION_COOKIE: &str = "kk_csrf";
+/// How long a session lasts.
+pub const SESSION_SECONDS: i64 = 7 * 24 * 3600;
+/// Login attempts allowed per account name in [`LOGIN_WINDOW`].
+pub const LOGIN_PER_NAME: usize = 10;
+/// Login attempts and sign-ups allowed per client address in [`LOGIN_WINDOW`] (more than per
+/// name: a classroom behind one address logs in at once).
+pub const LOGIN_PER_ADDRESS: usize = 60;
+pub const LOGIN_WINDOW: Duration = Duration::from_secs(60);
+
+/// A limit of `limit` events per key in any `window`: a sliding window of the times of the
+/// events allowed (refused ones are not counted, so waiting always helps).
+pub struct RateLimiter {
+    limit: usize,
+    window: Duration,
+    hits: Mutex<HashMap<String, VecDeque<Instant>>>,
+}
+
+impl RateLimiter {
+    pub fn new(limit: usize, window: Duration) -> RateLimiter {
+        RateLimiter {
+            limit,
+            window,
+            hits: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Count an event of `key` at `now`, or refuse it with how long to wait before the next one
+    /// is allowed.
+    pub fn hit(&self, key: &str, now: Instant) -> Result<(), Duration> {
+        let mut hits = self.hits.lock().unwrap_or_else(|p| p.into_inner());
+        let window = self.window;
+        let expired = |t: &Instant| now.saturating_duration_since(*t) >= window;
+        if hits.len() > 10_000 {
+            // Keys met once long ago would otherwise stay for ever.
+            hits.retain(|_, times| times.back().is_some_and(|t| !expired(t)));
+        }
+        let times = hits.entry(key.to_string()).or_default();
+        while times.front().is_some_and(expired) {
+            times.pop_front();
+        }
+        if times.len() >= self.limit {
+            let oldest = times.front().copied().unwrap_or(now);
+            return Err(window.saturating_sub(now.saturating_duration_since(oldest)));
+        }
+        times.push_back(now);
+        Ok(())
+    }
+}
+
+/// What the pages add to the server: templates, cookie settings and the rate limits.
+pub struct Web {
+    cookie_secure: bool,
+    login_by_ip: RateLimiter,
+    login_by_name: RateLimiter,
+    uploads: RateLimiter,
+    env: Environment<'static>,
+}
+
+impl Web {
+    /// `cookie_secure` marks the cookies `Secure` (sent over HTTPS only).
+    pub fn new(config: &LadderConfig, cookie_secure: bool) -> Web {
+        let mut env = Environment::new();
+        for (name, source) in TEMPLATES {
+            if let Err(e) = env.add_template(name, source) {
+                // The templates are constants of this file; a test renders each one.
+                unreachable!("template {name}: {e}");
+            }
+        }
+        let uploads = usize::try_from(config.limits.uploads_per_hour).unwrap_or(usize::MAX);
+        Web {
+            cookie_secure,
+            login_by_ip: RateLimiter::new(LOGIN_PER_ADDRESS, LOGIN_WINDOW),
+            login_by_name: RateLimiter::new(LOGIN_PER_NAME, LOGIN_WINDOW),
+            uploads: RateLimiter::new(uploads, Duration::from_secs(3600)),
+            env,
+        }
+    }
+}
+
+/// The pages' routes, for `ladder serve`'s router; `upload_limit` bounds the upload form's body.
+pub(super) fn routes(upload_limit: usize) -> Router<App> {
+    Router::new()
+        .route("/", get(home))
+        .route("/signup", get(signup_form).post(signup))
+        .route("/login", get(login_form).post(login))
+        .route("/logout", post(logout))
+        .route("/me", get(me))
+        .route(
+            "/upload",
+            // The form's fields and multipart framing come on top of the file.
+            post(upload).layer(DefaultBodyLimit::max(upload_limit.saturating_add(64 << 10))),
+        )
+        .route("/bots/:bot/versions/:version", get(version_page))
+        .route("/organiser", get(organiser))
+}
+
+// ------------------------------------------------------------------------------------ uploads
+
+/// Why an upload (through the API or the form) was not accepted.
+#[derive(Debug, thiserror::Error)]
+pub enum UploadError {
+    #[error("too many uploads: at most {limit} an hour; try again in {} s", retry_seconds(*.retry_after))]
+    TooMany { limit: u64, retry_after: Duration },
+    #[error("{0}")]
+    OwnedByOther(StoreError),
+    #[error("the store failed")]
+    Store(StoreError),
+    #[error("the upload could not be saved")]
+    NotSaved,
+    #[error("the builder has stopped")]
+    BuilderStopped,
+}
+
+impl UploadError {
+    pub fn status(&self) -> StatusCode {
+        match self {
+            UploadError::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
+            UploadError::OwnedByOther(_) => StatusCode::FORBIDDEN,
+            UploadError::Store(_) | UploadError::NotSaved => StatusCode::INTERNAL_SERVER_ERROR,
+            UploadError::BuilderStopped => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    /// The API's answer: `{"error": ...}` (with `Retry-After` when rate-limited).
+    pub fn json_response(&self) -> Response {
+        let mut r = (self.status(), Json(json!({ "error": self.to_string() }))).into_response();
+        if let UploadError::TooMany { retry_after, .. } = self {
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, retry_seconds(*retry_after).into());
+        }
+        r
+    }
+}
+
+/// Whole seconds to wait, at least 1.
+fn retry_seconds(d: Duration) -> u64 {
+    (d.as_secs() + u64::from(d.subsec_nanos() > 0)).max(1)
+}
+
+/// Take an upload of `user`'s bot (the API's and the form's): counted against
+/// `limits.uploads_per_hour`, stored as a new version `building`, saved, and queued for its
+/// build and check. Returns the version number.
+pub(super) fn accept_upload(
+    app: &App,
+    user: &LadderUser,
+    language: &str,
+    body: Bytes,
+) -> Result<u64, UploadError> {
+    app.web
+        .uploads
+        .hit(&user.name, Instant::now())
+        .map_err(|retry_after| UploadError::TooMany {
+            limit: app.config.limits.uploads_per_hour,
+            retry_after,
+        })?;
+    let ladder = &app.config.name;
+    let new = NewBotVersion {
+        ladder: ladder.clone(),
+        // One bot per contestant and ladder, named after them.
+        bot: user.name.clone(),
+        owner: user.name.clone(),
+        language: language.to_string(),
+        source_sha256: accounts::sha256_bytes_hex(&body),
+    };
+    let version = {
+        let mut store = app.store.get();
+        store.add_bot_version(&new).map_err(|e| match e {
+            e @ StoreError::BotOwnedByOther { .. } => UploadError::OwnedByOther(e),
+            e => {
+                tracing::error!("store: {e}");
+                UploadError::Store(e)
+            }
+        })?
+    };
+    // Saved before it is queued: a server stopped mid-build builds it again when it restarts.
+    let path = upload_path(&app.data, ladder, &user.name, version);
+    let saved = path
+        .parent()
+        .map_or(Ok(()), kakehiki_core::private_files::create_dir_all)
+        .and_then(|()| std::fs::write(&path, &body));
+    if let Err(e) = saved {
+        tracing::error!("cannot save {}: {e}", path.display());
+        return Err(UploadError::NotSaved);
+    }
+    let job = Job {
+        bot: user.name.clone(),
+        version,
+        language: language.to_string(),
+        upload: body,
+    };
+    app.builds
+        .send(job)
+        .map_err(|_| UploadError::BuilderStopped)?;
+    Ok(version)
+}
+
+// ------------------------------------------------------------------------ cookies and sessions
+
+fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// The value of cookie `name` in the request's `Cookie` headers.
+pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.trim())
+}
+
+/// A cookie of 64 hex digits (anything else is ignored: never stored, never echoed).
+fn secret_cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    cookie(headers, name).filter(|v| v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// A `Set-Cookie` value: always `HttpOnly` and `Path=/`; `Secure` when `secure`.
+fn set_cookie(
+    name: &str,
+    value: &str,
+    same_site: &str,
+    max_age: Option<i64>,
+    secure: bool,
+) -> HeaderValue {
+    let mut c = format!("{name}={value}; HttpOnly; SameSite={same_site}; Path=/");
+    if let Some(age) = max_age {
+        c.push_str(&format!("; Max-Age={age}"));
+    }
+    if secure {
+        c.push_str("; Secure");
+    }
+    HeaderValue::from_str(&c).unwrap_or_else(|_| HeaderValue::from_static(""))
+}
+
+/// Equal without telling, through its time, how much of a secret was guessed right.
+fn same_secret(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && !a.is_empty()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
+/// The request's session, if its cookie names a live one; with the cookie's hash.
+pub(super) fn session(
+    app: &App,
+    headers: &HeaderMap,
+) -> Result<Option<(String, LadderSession)>, StoreError> {
+    let Some(id) = secret_cookie(headers, SESSION_COOKIE) else {
+        return Ok(None);
+    };
+    let hash = sha256_hex(id);
+    let mut store = app.store.get();
+    Ok(store.ladder_session(&hash, now_secs())?.map(|s| (hash, s)))
+}
+
+/// Start a session of `name`: its `Set-Cookie`.
+fn start_session(app: &App, name: &str) -> Result<HeaderValue, StoreError> {
+    let id = random_hex();
+    let csrf = random_hex();
+    let mut store = app.store.get();
+    store.create_ladder_session(&sha256_hex(&id), name, &csrf, now_secs() + SESSION_SECONDS)?;
+    Ok(set_cookie(
+        SESSION_COOKIE,
+        &id,
+        "Lax",
+        Some(SESSION_SECONDS),
+        app.web.cookie_secure,
+    ))
+}
+
+/// The pre-session CSRF token of the sign-up and login forms: the browser's `kk_csrf` cookie,
+/// or a new one with the `Set-Cookie` that gives it.
+fn pre_session_token(app: &App, headers: &HeaderMap) -> (String, Option<HeaderValue>) {
+    match secret_cookie(headers, PRE_SESSION_COOKIE) {
+        Some(t) => (t.to_string(), None),
+        None => {
+            let t = random_hex();
+            let c = set_cookie(
+                PRE_SESSION_COOKIE,
+                &t,
+                "Strict",
+                None,
+                app.web.cookie_secure,
+            );
+            (t, Some(c))
+        }
+    }
+}
+
+/// Whether the form's token is the pre-session cookie's (sign-up and login).
+fn pre_session_ok(headers: &HeaderMap, given: &str) -> bool {
+    secret_cookie(headers, PRE_SESSION_COOKIE).is_some_and(|t| same_secret(t, given))
+}
+
+fn csrf_refused(app: &App) -> Response {
+    message(
+        app,
+        None,
+        StatusCode::FORBIDDEN,
+        "Refused",
+        "this form's CSRF token is missing or wrong: reload the page and submit the form again",
+    )
+}
+
+// ----------------------------------------------------------------------------------- rendering
+
+/// A rendered page with the headers every page has.
+fn html(status: StatusCode, body: String) -> Response {
+    let mut r = (status, body).into_response();
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    // Pages hold private data (logs, tokens of forms): never cached, never framed.
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; \
+             frame-ancestors 'none'; base-uri 'none'",
+        ),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    r
+}
+
+/// Render template `name` with the base context (ladder, the signed-in account) and `ctx`.
+fn render(
+    app: &App,
+    viewer: Option<&LadderSession>,
+    status: StatusCode,
+    name: &str,
+    ctx: minijinja::Value,
+) -> Response {
+    let base = context! {
+        ladder => &app.config.name,
+        game => &app.config.game,
+        style => STYLE,
+        user => viewer.map(|s| &s.user.name),
+        organiser => viewer.is_some_and(|s| s.user.role == LadderRole::Organiser),
+        csrf => viewer.map(|s| &s.csrf_token),
+    };
+    let rendered = app
+        .web
+        .env
+        .get_template(name)
+        .and_then(|t| t.render(context! { ..ctx, ..base }));
+    match rendered {
+        Ok(body) => html(status, body),
+        Err(e) => {
+            tracing::error!("template {name}: {e:#}");
+            html(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the page could not be rendered".into(),
+            )
+        }
+    }
+}
+
+/// A page with a title and one message.
+fn message(
+    app: &App,
+    viewer: Option<&LadderSession>,
+    status: StatusCode,
+    title: &str,
+    text: &str,
+) -> Response {
+    render(
+        app,
+        viewer,
+        status,
+        "message.html",
+        context! { title, text },
+    )
+}
+
+fn store_failed(app: &App, e: StoreError) -> Response {
+    tracing::error!("store: {e}");
+    message(
+        app,
+        None,
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "Error",
+        "the store failed",
+    )
+}
+
+/// The answer for a version (or bot) that does not exist or that the viewer may not see: the
+/// same page either way.
+fn not_found(app: &App, viewer: Option<&LadderSession>) -> Response {
+    message(
+        app,
+        viewer,
+        StatusCode::NOT_FOUND,
+        "Not found",
+        "there is no such page",
+    )
+}
+
+fn see_other(to: &str, cookies: impl IntoIterator<Item = HeaderValue>) -> Response {
+    let mut r = StatusCode::SEE_OTHER.into_response();
+    let h = r.headers_mut();
+    h.insert(
+        header::LOCATION,
+        HeaderValue::from_str(to).unwrap_or_else(|_| HeaderValue::from_static("/")),
+    );
+    for c in cookies {
+        h.append(header::SET_COOKIE, c);
+    }
+    r
+}
+
+fn with_cookie(mut r: Response, cookie: Option<HeaderValue>) -> Response {
+    if let Some(c) = cookie {
+        r.headers_mut().append(header::SET_COOKIE, c);
+    }
+    r
+}
+
+fn too_many(app: &App, viewer: Option<&LadderSession>, what: &str, wait: Duration) -> Response {
+    let secs = retry_seconds(wait);
+    let mut r = message(
+        app,
+        viewer,
+        StatusCode::TOO_MANY_REQUESTS,
+        "Too many attempts",
+        &format!("{what}: try again in {secs} s"),
+    );
+    r.headers_mut().insert(header::RETRY_AFTER, secs.into());
+    r
+}
+
+/// Run `f` (argon2: tens of milliseconds of CPU) off the async workers.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    tokio::task::spawn_blocking(f).await.ok()
+}
+
+// --------------------------------------------------------------------------------------- pages
+
+/// The signed-in viewer or the response to give (a store failure).
+macro_rules! viewer {
+    ($app:expr, $headers:expr) => {
+        match session(&$app, &$headers) {
+            Ok(s) => s,
+            Err(e) => return store_failed(&$app, e),
+        }
+    };
+}
+
+async fn home(State(app): State<App>, headers: HeaderMap) -> Response {
+    let viewer = viewer!(app, headers);
+    render(
+        &app,
+        viewer.as_ref().map(|v| &v.1),
+        StatusCode::OK,
+        "home.html",
+        context! {
+            title => format!("Ladder {}", app.config.name),
+            languages => app.config.languages.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>(),
+            leaderboard => "/leaderboard",
+        },
+    )
+}
+
+#[derive(Deserialize)]
+struct SignupQuery {
+    #[serde(default)]
+    code: String,
+}
+
+async fn signup_form(
+    State(app): State<App>,
+    Query(q): Query<SignupQuery>,
+    headers: HeaderMap,
+) -> Response {
+    let (csrf, set) = pre_session_token(&app, &headers);
+    let r = render(
+        &app,
+        None,
+        StatusCode::OK,
+        "signup.html",
+        context! { title => "Sign up", code => q.code, form_csrf => csrf, error => () },
+    );
+    with_cookie(r, set)
+}
+
+#[derive(Deserialize)]
+struct SignupForm {
+    #[serde(default)]
+    code: String,
+    #[serde(default)]
+    password: String,
+    #[serde(default)]
+    password2: String,
+    #[serde(default)]
+    csrf: String,
+}
+
+async fn signup(
+    State(app): State<App>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    Form(f): Form<SignupForm>,
+) -> Response {
+    if !pre_session_ok(&headers, &f.csrf) {
+        return csrf_refused(&app);
+    }
+    let again = |status: StatusCode, error: &str| {
+        render(
+            &app,
+            None,
+            status,
+            "signup.html",
+            context! { title => "Sign up", code => &f.code, form_csrf => &f.csrf, error },
+        )
+    };
+    if f.password != f.password2 {
+        return again(StatusCode::BAD_REQUEST, "the two passwords differ");
+    }
+    if !(accounts::MIN_PASSWORD..=accounts::MAX_PASSWORD).contains(&f.password.len()) {
+        return again(
+            StatusCode::BAD_REQUEST,
+            &AccountError::BadPassword.to_string(),
+        );
+    }
+    // Each sign-up hashes a password: counted with the address's login attempts.
+    if let Err(wait) = app
+        .web
+        .login_by_ip
+        .hit(&peer.ip().to_string(), Instant::now())
+    {
+        return too_many(&app, None, "too many attempts from your address", wait);
+    }
+    let password = f.password.clone();
+    let hash = match blocking(move || accounts::hash_password(&password)).await {
+        Some(Ok(h)) => h,
+        Some(Err(e @ AccountError::BadPassword)) => {
+            return again(StatusCode::BAD_REQUEST, &e.to_string())
+        }
+        Some(Err(e)) => {
+            tracing::error!("sign-up: {e}");
+            return again(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the password could not be hashed",
+            );
+        }
+        None => {
+            return again(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the server is shutting down",
+            )
+        }
+    };
+    let signed_up = {
+        let mut store = app.store.get();
+        store.ladder_sign_up(&sha256_hex(f.code.trim()), &hash)
+    };
+    let name = match signed_up {
+        Ok(Some(name)) => name,
+        Ok(None) => {
+            return message(
+                &app,
+                None,
+                StatusCode::NOT_FOUND,
+                "Sign-up refused",
+                "this sign-up link is unknown or was already used: ask the organiser for a new invitation, or log in",
+            )
+        }
+        Err(e) => return store_failed(&app, e),
+    };
+    match start_session(&app, &name) {
+        Ok(c) => see_other("/me", [c]),
+        Err(e) => store_failed(&app, e),
+    }
+}
+
+async fn login_form(State(app): State<App>, headers: HeaderMap) -> Response {
+    let (csrf, set) = pre_session_token(&app, &headers);
+    let r = render(
+        &app,
+        None,
+        StatusCode::OK,
+        "login.html",
+        context! { title => "Log in", form_csrf => csrf, name => "", error => () },
+    );
+    with_cookie(r, set)
+}
+
+#[derive(Deserialize)]
+struct LoginForm {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    password: String,
+    #[serde(default)]
+    csrf: String,
+}
+
+/// A hash no password matches quickly: an unknown name costs as long as a wrong password.
+fn decoy_hash() -> &'static str {
+    static DECOY: OnceLock<String> = OnceLock::new();
+    DECOY.get_or_init(|| accounts::hash_password(&random_hex()).unwrap_or_default())
+}
+
+async fn login(
+    State(app): State<App>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    Form(f): Form<LoginForm>,
+) -> Response {
+    if !pre_session_ok(&headers, &f.csrf) {
+        return csrf_refused(&app);
+    }
+    let now = Instant::now();
+    if let Err(wait) = app.web.login_by_ip.hit(&peer.ip().to_string(), now) {
+        return too_many(
+            &app,
+            None,
+            "too many login attempts from your address",
+            wait,
+        );
+    }
+    let name = f.name.trim().to_string();
+    if let Err(wait) = app.web.login_by_name.hit(&name, now) {
+        return too_many(&app, None, "too many login attempts for this account", wait);
+    }
+    let user = {
+        let mut store = app.store.get();
+        store.ladder_user(&name)
+    };
+    let user = match user {
+        Ok(u) => u,
+        Err(e) => return store_failed(&app, e),
+    };
+    let hash = user
+        .as_ref()
+        .and_then(|u| u.password_hash.clone())
+        .unwrap_or_else(|| decoy_hash().to_string());
+    let password = f.password.clone();
+    let ok = blocking(move || accounts::verify_password(&password, &hash))
+        .await
+        .unwrap_or(false);
+    let Some(user) = user.filter(|u| ok && u.password_hash.is_some()) else {
+        return render(
+            &app,
+            None,
+            StatusCode::UNAUTHORIZED,
+            "login.html",
+            context! { title => "Log in", form_csrf => &f.csrf, name, error => "wrong name or password" },
+        );
+    };
+    // A session this browser had is over: the new one replaces it.
+    if let Some(old) = secret_cookie(&headers, SESSION_COOKIE) {
+        let mut store = app.store.get();
+        if let Err(e) = store.delete_ladder_session(&sha256_hex(old)) {
+            drop(store);
+            return store_failed(&app, e);
+        }
+    }
+    match start_session(&app, &user.name) {
+        Ok(c) => see_other("/me", [c]),
+        Err(e) => store_failed(&app, e),
+    }
+}
+
+#[derive(Deserialize)]
+struct CsrfForm {
+    #[serde(default)]
+    csrf: String,
+}
+
+async fn logout(State(app): State<App>, headers: HeaderMap, Form(f): Form<CsrfForm>) -> Response {
+    let Some((hash, s)) = viewer!(app, headers) else {
+        return see_other("/", []);
+    };
+    if !same_secret(&s.csrf_token, &f.csrf) {
+        return csrf_refused(&app);
+    }
+    let deleted = {
+        let mut store = app.store.get();
+        store.delete_ladder_session(&hash)
+    };
+    if let Err(e) = deleted {
+        return store_failed(&app, e);
+    }
+    let clear = set_cookie(SESSION_COOKIE, "", "Lax", Some(0), app.web.cookie_secure);
+    see_other("/", [clear])
+}
+
+/// A version as the pages show it.
+fn version_row(v: &BotVersion) -> minijinja::Value {
+    context! {
+        bot => &v.bot,
+        owner => &v.owner,
+        version => v.version,
+        language => &v.language,
+        status => v.status.as_str(),
+        created_at => v.created_at,
+        url => format!("/bots/{}/versions/{}", v.bot, v.version),
+    }
+}
+
+async fn me(State(app): State<App>, headers: HeaderMap) -> Response {
+    let Some((_, s)) = viewer!(app, headers) else {
+        return see_other("/login", []);
+    };
+    let versions = {
+        let mut store = app.store.get();
+        store.bot_versions(&app.config.name, &s.user.name)
+    };
+    let versions = match versions {
+        Ok(v) => v,
+        Err(e) => return store_failed(&app, e),
+    };
+    let rows: Vec<_> = versions.iter().rev().map(version_row).collect();
+    render(
+        &app,
+        Some(&s),
+        StatusCode::OK,
+        "me.html",
+        context! {
+            title => format!("Bot {}", s.user.name),
+            bot => &s.user.name,
+            versions => rows,
+            languages => app.config.languages.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>(),
+            upload_bytes => app.config.limits.upload_bytes,
+            uploads_per_hour => app.config.limits.uploads_per_hour,
+        },
+    )
+}
+
+async fn upload(State(app): State<App>, headers: HeaderMap, mut form: Multipart) -> Response {
+    let Some((_, s)) = viewer!(app, headers) else {
+        return message(
+            &app,
+            None,
+            StatusCode::UNAUTHORIZED,
+            "Log in first",
+            "log in to upload a bot",
+        );
+    };
+    let (mut csrf, mut language, mut file) = (String::new(), String::new(), None::<Bytes>);
+    loop {
+        let field = match form.next_field().await {
+            Ok(Some(f)) => f,
+            Ok(None) => break,
+            Err(e) => {
+                let status = e.status();
+                return message(&app, Some(&s), status, "Upload refused", &e.body_text());
+            }
+        };
+        let name = field.name().unwrap_or("").to_string();
+        let read = match name.as_str() {
+            "csrf" => field.text().await.map(|t| csrf = t),
+            "language" => field.text().await.map(|t| language = t),
+            "file" => field.bytes().await.map(|b| file = Some(b)),
+            _ => Ok(()),
+        };
+        if let Err(e) = read {
+            let status = e.status();
+            return message(&app, Some(&s), status, "Upload refused", &e.body_text());
+        }
+    }
+    if !same_secret(&s.csrf_token, &csrf) {
+        return csrf_refused(&app);
+    }
+    let Some(file) = file.filter(|f| !f.is_empty()) else {
+        return message(
+            &app,
+            Some(&s),
+            StatusCode::BAD_REQUEST,
+            "Upload refused",
+            "choose a file to upload",
+        );
+    };
+    match accept_upload(&app, &s.user, &language, file) {
+        Ok(version) => see_other(&format!("/bots/{}/versions/{version}", s.user.name), []),
+        Err(e) => {
+            let mut r = message(&app, Some(&s), e.status(), "Upload refused", &e.to_string());
+            if let UploadError::TooMany { retry_after, .. } = e {
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, retry_seconds(retry_after).into());
+            }
+            r
+        }
+    }
+}
+
+async fn version_page(
+    State(app): State<App>,
+    Path((bot, version)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    let viewer = viewer!(app, headers);
+    let viewer = viewer.as_ref().map(|v| &v.1);
+    let Ok(version) = version.parse::<u64>() else {
+        return not_found(&app, viewer);
+    };
+    // Logged-out visitors learn nothing, not even whether the bot exists.
+    let Some(s) = viewer else {
+        return not_found(&app, None);
+    };
+    let versions = {
+        let mut store = app.store.get();
+        store.bot_versions(&app.config.name, &bot)
+    };
+    let versions = match versions {
+        Ok(v) => v,
+        Err(e) => return store_failed(&app, e),
+    };
+    let Some(v) = versions.iter().find(|v| v.version == version) else {
+        return not_found(&app, viewer);
+    };
+    // A version's sources, build log and stderr are its owner's and the organisers' only.
+    if v.owner != s.user.name && s.user.role != LadderRole::Organiser {
+        return not_found(&app, viewer);
+    }
+    let building = v.status == VersionStatus::Building;
+    render(
+        &app,
+        viewer,
+        StatusCode::OK,
+        "version.html",
+        context! {
+            title => format!("{} v{}", v.bot, v.version),
+            v => version_row(v),
+            log => &v.log,
+            building,
+            // The page reloads itself until the build and check are done.
+            refresh => building.then_some(3),
+        },
+    )
+}
+
+async fn organiser(State(app): State<App>, headers: HeaderMap) -> Response {
+    let viewer = viewer!(app, headers);
+    let Some(s) = viewer
+        .as_ref()
+        .map(|v| &v.1)
+        .filter(|s| s.user.role == LadderRole::Organiser)
+    else {
+        return not_found(&app, viewer.as_ref().map(|v| &v.1));
+    };
+    let data = {
+        let mut store = app.store.get();
+        let users = store.ladder_users();
+        let mut versions = Vec::new();
+        let mut failed = None;
+        for status in [
+            VersionStatus::Building,
+            VersionStatus::Active,
+            VersionStatus::BuildFailed,
+            VersionStatus::CheckFailed,
+            VersionStatus::Refused,
+        ] {
+            match store.bot_versions_in(&app.config.name, status) {
+                Ok(v) => versions.extend(v),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        match (users, failed) {
+            (Ok(u), None) => Ok((u, versions)),
+            (Err(e), _) | (_, Some(e)) => Err(e),
+        }
+    };
+    let (users, mut versions) = match data {
+        Ok(d) => d,
+        Err(e) => return store_failed(&app, e),
+    };
+    versions.sort_by(|a, b| (&a.bot, a.version).cmp(&(&b.bot, b.version)));
+    let users: Vec<_> = users
+        .iter()
+        .map(|u| {
+            context! {
+                name => &u.name,
+                role => u.role.as_str(),
+                signed_up => !u.signup_pending,
+            }
+        })
+        .collect();
+    let building: Vec<_> = versions
+        .iter()
+        .filter(|v| v.status == VersionStatus::Building)
+        .map(version_row)
+        .collect();
+    let rows: Vec<_> = versions.iter().map(version_row).collect();
+    render(
+        &app,
+        Some(s),
+        StatusCode::OK,
+        "organiser.html",
+        context! {
+            title => "Organiser",
+            users,
+            versions => rows,
+            building,
+        },
+    )
+}
+
+// ----------------------------------------------------------------------------------- templates
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:1rem 2rem;max-width:70rem;color:#222}\
+table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.25rem .6rem;text-align:left}\
+th{background:#f3f3f3}a{color:#0645ad}pre{background:#f7f7f7;padding:.6rem;overflow:auto;white-space:pre-wrap}\
+.muted{color:#777}.err{color:#a40000}nav form{display:inline}label{display:block;margin:.5rem 0}\
+.status{font-weight:bold}@media (max-width:700px){body{margin:.5rem}}";
+
+const TEMPLATES: &[(&str, &str)] = &[
+    (
+        "base.html",
+        r#"<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+{% if refresh %}<meta http-equiv="refresh" content="{{ refresh }}">{% endif %}
+<title>{{ title }} · {{ ladder }}</title><style>{{ style|safe }}</style></head>
+<body>
+<nav><a href="/">{{ ladder }}</a>
+{% if user %} · <a href="/me">my bot</a>{% if organiser %} · <a href="/organiser">organiser</a>{% endif %}
+ · signed in as <b id="who">{{ user }}</b>
+<form method="post" action="/logout"><input type="hidden" name="csrf" value="{{ csrf }}"><button id="logout">log out</button></form>
+{% else %} · <a href="/login">log in</a>{% endif %}</nav>
+<h1>{{ title }}</h1>
+{% block body %}{% endblock %}
+</body></html>"#,
+    ),
+    (
+        "message.html",
+        r#"{% extends "base.html" %}{% block body %}<p id="message">{{ text }}</p>{% endblock %}"#,
+    ),
+    (
+        "home.html",
+        r#"{% extends "base.html" %}{% block body %}
+<p>A ladder of {{ game }}: upload a bot in {{ languages|join(", ") }}; it is built and checked, then it plays.</p>
+<ul>
+{% if user %}<li><a href="/me">your bot and its versions; upload a new one</a></li>
+{% if organiser %}<li><a href="/organiser">the organiser's page</a></li>{% endif %}
+{% else %}<li><a href="/login">log in</a> (new contestants: open the sign-up link of your invitation)</li>{% endif %}
+<li><a href="{{ leaderboard }}">the leaderboard</a></li>
+</ul>{% endblock %}"#,
+    ),
+    (
+        "signup.html",
+        r#"{% extends "base.html" %}{% block body %}
+{% if error %}<p class="err" id="error">{{ error }}</p>{% endif %}
+<form method="post" action="/signup" id="signup">
+<input type="hidden" name="csrf" value="{{ form_csrf }}">
+<input type="hidden" name="code" value="{{ code }}">
+<label>Password (at least 10 characters) <input type="password" name="password" id="password" minlength="10" required autocomplete="new-password"></label>
+<label>Password again <input type="password" name="password2" id="password2" minlength="10" required autocomplete="new-password"></label>
+<button id="submit">Sign up</button>
+</form>{% endblock %}"#,
+    ),
+    (
+        "login.html",
+        r#"{% extends "base.html" %}{% block body %}
+{% if error %}<p class="err" id="error">{{ error }}</p>{% endif %}
+<form method="post" action="/login" id="login">
+<input type="hidden" name="csrf" value="{{ form_csrf }}">
+<label>Name <input name="name" id="name" value="{{ name }}" required autocomplete="username"></label>
+<label>Password <input type="password" name="password" id="password" required autocomplete="current-password"></label>
+<button id="submit">Log in</button>
+</form>{% endblock %}"#,
+    ),
+    (
+        "me.html",
+        r#"{% extends "base.html" %}{% block body %}
+<h2>Upload a new version</h2>
+<form method="post" action="/upload" enctype="multipart/form-data" id="upload">
+<input type="hidden" name="csrf" value="{{ csrf }}">
+<label>Language <select name="language" id="language">{% for l in languages %}<option value="{{ l }}">{{ l }}</option>{% endfor %}</select></label>
+<label>One source file, or a zip or tar.gz archive (at most {{ upload_bytes }} bytes) <input type="file" name="file" id="file" required></label>
+<button id="submit">Upload</button>
+<p class="muted">At most {{ uploads_per_hour }} uploads an hour.</p>
+</form>
+<h2>Versions</h2>
+{% if versions %}<table id="versions"><tr><th>version</th><th>language</th><th>status</th></tr>
+{% for v in versions %}<tr><td><a href="{{ v.url }}">v{{ v.version }}</a></td><td>{{ v.language }}</td><td>{{ v.status }}</td></tr>{% endfor %}
+</table>{% else %}<p class="muted">No upload yet.</p>{% endif %}
+{% endblock %}"#,
+    ),
+    (
+        "version.html",
+        r#"{% extends "base.html" %}{% block body %}
+<table>
+<tr><th>bot</th><td>{{ v.bot }}</td></tr>
+<tr><th>owner</th><td>{{ v.owner }}</td></tr>
+<tr><th>language</th><td>{{ v.language }}</td></tr>
+<tr><th>status</th><td class="status" id="status">{{ v.status }}</td></tr>
+</table>
+{% if building %}<p class="muted">Building and checking: this page reloads itself.</p>{% endif %}
+<h2>Build log and check</h2>
+<pre id="log">{{ log }}</pre>
+{% endblock %}"#,
+    ),
+    (
+        "organiser.html",
+        r#"{% extends "base.html" %}{% block body %}
+<h2>Contestants</h2>
+<table id="users"><tr><th>name</th><th>role</th><th>signed up</th></tr>
+{% for u in users %}<tr><td>{{ u.name }}</td><td>{{ u.role }}</td><td>{{ "yes" if u.signed_up else "no" }}</td></tr>{% endfor %}
+</table>
+<h2>Builds</h2>
+<p id="queue">{{ building|length }} waiting or building (one at a time).</p>
+{% if building %}<ul>{% for v in building %}<li><a href="{{ v.url }}">{{ v.bot }} v{{ v.version }}</a> ({{ v.language }})</li>{% endfor %}</ul>{% endif %}
+<h2>Every version</h2>
+<table id="versions"><tr><th>bot</th><th>version</th><th>owner</th><th>language</th><th>status</th></tr>
+{% for v in versions %}<tr><td>{{ v.bot }}</td><td><a href="{{ v.url }}">v{{ v.version }}</a></td><td>{{ v.owner }}</td><td>{{ v.language }}</td><td>{{ v.status }}</td></tr>{% endfor %}
+</table>
+{% endblock %}"#,
+    ),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_limiter_allows_its_limit_per_window_and_says_how_long_to_wait() {
+        let l = RateLimiter::new(3, Duration::from_secs(60));
+        let t0 = Instant::now();
+        for i in 0..3 {
+            assert!(l.hit("a", t0 + Duration::from_secs(i)).is_ok());
+        }
+        // The 4th within the window is refused until the first leaves it.
+        assert_eq!(
+            l.hit("a", t0 + Duration::from_secs(10)),
+            Err(Duration::from_secs(50))
+        );
+        // Other keys are counted apart.
+        assert!(l.hit("b", t0 + Duration::from_secs(10)).is_ok());
+        // Refusals are not counted: at 60 s the first has left, one more is allowed.
+        assert!(l.hit("a", t0 + Duration::from_secs(60)).is_ok());
+        assert_eq!(
+            l.hit("a", t0 + Duration::from_secs(60)),
+            Err(Duration::from_secs(1))
+        );
+        assert!(l.hit("a", t0 + Duration::from_secs(200)).is_ok());
+    }
+
+    #[test]
+    fn retry_after_rounds_up_to_whole_seconds() {
+        assert_eq!(retry_seconds(Duration::from_millis(1)), 1);
+        assert_eq!(retry_seconds(Duration::ZERO), 1);
+        assert_eq!(retry_seconds(Duration::from_millis(2500)), 3);
+        assert_eq!(retry_seconds(Duration::from_secs(7)), 7);
+    }
+
+    #[test]
+    fn cookies_are_read_by_name_and_secrets_must_be_64_hex_digits() {
+        let mut h = HeaderMap::new();
+        h.append(
+            header::COOKIE,
+            HeaderValue::from_static("a=1; kk_session=xyz"),
+        );
+        h.append(
+            header::COOKIE,
+            HeaderValue::from_str(&format!("{PRE_SESSION_COOKIE}={}", "ab".repeat(32))).unwrap(),
+        );
+        assert_eq!(cookie(&h, "a"), Some("1"));
+        assert_eq!(cookie(&h, SESSION_COOKIE), Some("xyz"));
+        assert_eq!(secret_cookie(&h, SESSION_COOKIE), None);
+        assert_eq!(
+            secret_cookie(&h, PRE_SESSION_COOKIE),
+            Some("ab".repeat(32).as_str())
+        );
+        assert_eq!(cookie(&h, "missing"), None);
+    }
+
+    #[test]
+    fn secrets_compare_whole_and_never_empty() {
+        assert!(same_secret("abc", "abc"));
+        assert!(!same_secret("abc", "abd"));
+        assert!(!same_secret("abc", "ab"));
+        assert!(!same_secret("", ""));
+    }
+
+    #[test]
+    fn session_cookies_are_http_only_same_site_and_secure_only_when_asked() {
+        let c = set_cookie(SESSION_COOKIE, "v", "Lax", Some(5), false);
+        assert_eq!(
+            c.to_str().unwrap(),
+            "kk_session=v; HttpOnly; SameSite=Lax; Path=/; Max-Age=5"
+        );
+        let c = set_cookie(PRE_SESSION_COOKIE, "v", "Strict", None, true);
+        assert_eq!(
+            c.to_str().unwrap(),
+            "kk_csrf=v; HttpOnly; SameSite=Strict; Path=/; Secure"
+        );
+    }
+
+    #[test]
+    fn every_template_renders_and_escapes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ladder.toml");
+        std::fs::write(&path, "name = \"g\"\ngame = \"geister\"\n").unwrap();
+        let config = super::super::ladder::load_config(&path).unwrap();
+        let web = Web::new(&config, false);
+        let evil = "<script>x</script>";
+        let v = context! { bot => evil, owner => evil, version => 1, language => "python",
+        status => "active", url => "/bots/x/versions/1" };
+        for (name, _) in TEMPLATES {
+            let out = web
+                .env
+                .get_template(name)
+                .unwrap()
+                .render(context! {
+                    ladder => "g", game => "geister", style => STYLE, title => evil,
+                    user => evil, organiser => true, csrf => "c", text => evil,
+                    languages => vec!["python"], leaderboard => "/x", code => evil,
+                    form_csrf => "c", error => evil, name => evil, versions => vec![v.clone()],
+                    upload_bytes => 1, uploads_per_hour => 1, log => evil, building => vec![v.clone()],
+                    users => vec![context!{ name => evil, role => "contestant", signed_up => false }],
+                    refresh => 3, v => v.clone(),
+                })
+                .unwrap_or_else(|e| panic!("{name}: {e:#}"));
+            assert!(!out.contains(evil), "{name} does not escape: {out}");
+            if *name != "base.html" {
+                assert!(out.contains("&lt;script&gt;"), "{name}: {out}");
+            }
+        }
+    }
+}

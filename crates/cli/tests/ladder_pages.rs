@@ -1,0 +1,790 @@
+//! `kakehiki ladder serve`'s web pages over HTTP (a hand-kept cookie jar) and in a real browser
+//! (chromium through chromedriver and WebDriver): sign-up with the invitation's link, login and
+//! logout, uploads through the form, a version's page for its owner and organisers only (404 for
+//! anyone else), the organiser's page, CSRF refusals and the rate limits.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const MINIMAL: &str =
+    "name = \"g\"\ngame = \"geister\"\nbuiltins = [\"random\", \"strong\"]\nlanguages = [\"python\", \"cpp\"]\n";
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `kakehiki ladder invite NAME --json`: the sign-up code and the API token.
+fn invite(db: &Path, name: &str, extra: &[&str]) -> (String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+        .args(["ladder", "invite", name, "--json", "--db"])
+        .arg(db)
+        .args(extra)
+        .env_remove("KAKEHIKI_DATABASE_URL")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let url = v["signup_url"].as_str().unwrap();
+    let code = url.split_once("/signup?code=").unwrap().1.to_string();
+    (code, v["token"].as_str().unwrap().to_string())
+}
+
+/// Kills the server when the test ends, however it ends.
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn wait_for_port(port: u16, what: &str) {
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(started.elapsed().as_secs() < 20, "{what} did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `kakehiki ladder serve` of `config` on a free loopback port; its URL.
+fn serve(dir: &Path, config: &str, extra: &[&str]) -> (Server, String, PathBuf) {
+    let path = dir.join("ladder.toml");
+    std::fs::write(&path, config).unwrap();
+    let db = dir.join("ladder.sqlite");
+    let port = free_port();
+    let server = Server(
+        Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+            .args(["ladder", "serve", "--config"])
+            .arg(&path)
+            .arg("--db")
+            .arg(&db)
+            .arg("--data")
+            .arg(dir.join("data"))
+            .args(["--bind", &format!("127.0.0.1:{port}")])
+            .args(extra)
+            .env_remove("KAKEHIKI_DATABASE_URL")
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for_port(port, "the server");
+    (server, format!("http://127.0.0.1:{port}"), db)
+}
+
+/// An answer: status, headers we look at, body.
+struct Answer {
+    status: u16,
+    location: Option<String>,
+    set_cookies: Vec<String>,
+    retry_after: Option<String>,
+    body: String,
+}
+
+/// A browser without a browser: follows no redirect, keeps cookies by name.
+struct Visitor {
+    base: String,
+    agent: ureq::Agent,
+    cookies: BTreeMap<String, String>,
+}
+
+impl Visitor {
+    fn new(base: &str) -> Visitor {
+        Visitor {
+            base: base.to_string(),
+            agent: ureq::AgentBuilder::new().redirects(0).build(),
+            cookies: BTreeMap::new(),
+        }
+    }
+
+    fn cookie_header(&self) -> String {
+        self.cookies
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    fn answer(&mut self, r: Result<ureq::Response, ureq::Error>) -> Answer {
+        let r = match r {
+            Ok(r) => r,
+            Err(ureq::Error::Status(_, r)) => r,
+            Err(e) => panic!("{e}"),
+        };
+        let set_cookies: Vec<String> = r
+            .all("set-cookie")
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        for c in &set_cookies {
+            let pair = c.split(';').next().unwrap();
+            let (k, v) = pair.split_once('=').unwrap();
+            if v.is_empty() {
+                self.cookies.remove(k);
+            } else {
+                self.cookies.insert(k.to_string(), v.to_string());
+            }
+        }
+        Answer {
+            status: r.status(),
+            location: r.header("location").map(str::to_string),
+            retry_after: r.header("retry-after").map(str::to_string),
+            set_cookies,
+            body: r.into_string().unwrap(),
+        }
+    }
+
+    fn get(&mut self, path: &str) -> Answer {
+        let r = self
+            .agent
+            .get(&format!("{}{path}", self.base))
+            .set("Cookie", &self.cookie_header())
+            .call();
+        self.answer(r)
+    }
+
+    fn post(&mut self, path: &str, fields: &[(&str, &str)]) -> Answer {
+        let r = self
+            .agent
+            .post(&format!("{}{path}", self.base))
+            .set("Cookie", &self.cookie_header())
+            .send_form(fields);
+        self.answer(r)
+    }
+
+    /// A multipart form: text fields, then the file field `file`.
+    fn post_multipart(&mut self, path: &str, fields: &[(&str, &str)], file: &[u8]) -> Answer {
+        let boundary = "----kakehikiTestBoundary7d1f";
+        let mut body = Vec::new();
+        for (k, v) in fields {
+            body.extend_from_slice(
+                format!(
+                    "--{boundary}\r\nContent-Disposition: form-data; name=\"{k}\"\r\n\r\n{v}\r\n"
+                )
+                .as_bytes(),
+            );
+        }
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"bot.py\"\r\n\
+                 Content-Type: application/octet-stream\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(file);
+        body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+        let r = self
+            .agent
+            .post(&format!("{}{path}", self.base))
+            .set("Cookie", &self.cookie_header())
+            .set(
+                "Content-Type",
+                &format!("multipart/form-data; boundary={boundary}"),
+            )
+            .send_bytes(&body);
+        self.answer(r)
+    }
+
+    /// Sign up with the invitation's code: the session starts.
+    fn sign_up(&mut self, code: &str, password: &str) -> Answer {
+        let form = self.get(&format!("/signup?code={code}"));
+        assert_eq!(form.status, 200, "{}", form.body);
+        let csrf = csrf_of(&form.body);
+        self.post(
+            "/signup",
+            &[
+                ("csrf", &csrf),
+                ("code", code),
+                ("password", password),
+                ("password2", password),
+            ],
+        )
+    }
+
+    fn log_in(&mut self, name: &str, password: &str) -> Answer {
+        let form = self.get("/login");
+        assert_eq!(form.status, 200, "{}", form.body);
+        let csrf = csrf_of(&form.body);
+        self.post(
+            "/login",
+            &[("csrf", &csrf), ("name", name), ("password", password)],
+        )
+    }
+}
+
+/// The value of the first hidden `csrf` field of a page.
+fn csrf_of(page: &str) -> String {
+    let at = page
+        .find("name=\"csrf\" value=\"")
+        .unwrap_or_else(|| panic!("no CSRF field in {page}"));
+    let rest = &page[at + "name=\"csrf\" value=\"".len()..];
+    rest[..rest.find('"').unwrap()].to_string()
+}
+
+/// The text of `<td ... id="status">` of a version page.
+fn status_of(page: &str) -> String {
+    let at = page
+        .find("id=\"status\">")
+        .unwrap_or_else(|| panic!("no status in {page}"));
+    let rest = &page[at + "id=\"status\">".len()..];
+    rest[..rest.find('<').unwrap()].to_string()
+}
+
+const PASSWORD: &str = "correct horse battery";
+
+#[test]
+fn sign_up_log_in_upload_through_the_form_and_only_the_owner_sees_the_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, url, db) = serve(dir.path(), MINIMAL, &[]);
+    let (alice_code, _) = invite(&db, "alice", &[]);
+    let (bob_code, _) = invite(&db, "bob", &[]);
+    let (olga_code, _) = invite(&db, "olga", &["--organiser"]);
+
+    // Sign-up: the two passwords must agree and be long enough; neither spends the code.
+    let mut alice = Visitor::new(&url);
+    let form = alice.get(&format!("/signup?code={alice_code}"));
+    let pre = form
+        .set_cookies
+        .iter()
+        .find(|c| c.starts_with("kk_csrf="))
+        .expect("the sign-up form sets the pre-session CSRF cookie");
+    assert!(
+        pre.contains("HttpOnly") && pre.contains("SameSite=Strict") && !pre.contains("Secure"),
+        "{pre}"
+    );
+    let csrf = csrf_of(&form.body);
+    let differ = alice.post(
+        "/signup",
+        &[
+            ("csrf", &csrf),
+            ("code", &alice_code),
+            ("password", PASSWORD),
+            ("password2", "something else entirely"),
+        ],
+    );
+    assert_eq!(differ.status, 400, "{}", differ.body);
+    assert!(differ.body.contains("the two passwords differ"));
+    let short = alice.post(
+        "/signup",
+        &[
+            ("csrf", &csrf),
+            ("code", &alice_code),
+            ("password", "nine byte"),
+            ("password2", "nine byte"),
+        ],
+    );
+    assert_eq!(short.status, 400, "{}", short.body);
+    assert!(short.body.contains("10 to 1024 bytes"), "{}", short.body);
+    let done = alice.sign_up(&alice_code, PASSWORD);
+    assert_eq!(done.status, 303, "{}", done.body);
+    assert_eq!(done.location.as_deref(), Some("/me"));
+    let session = done
+        .set_cookies
+        .iter()
+        .find(|c| c.starts_with("kk_session="))
+        .expect("signing up logs in");
+    assert!(
+        session.contains("; HttpOnly")
+            && session.contains("; SameSite=Lax")
+            && session.contains("; Path=/")
+            && !session.contains("Secure"),
+        "{session}"
+    );
+    // The store holds the session cookie's hash, never the cookie.
+    let mut bytes = std::fs::read(&db).unwrap();
+    if let Ok(wal) = std::fs::read(db.with_extension("sqlite-wal")) {
+        bytes.extend(wal);
+    }
+    let cookie = &alice.cookies["kk_session"];
+    assert_eq!(cookie.len(), 64);
+    assert!(!String::from_utf8_lossy(&bytes).contains(cookie.as_str()));
+    // The code is spent: a second sign-up with it is refused.
+    let mut thief = Visitor::new(&url);
+    let again = thief.sign_up(&alice_code, "another password here");
+    assert_eq!(again.status, 404, "{}", again.body);
+    assert!(again.body.contains("already used"), "{}", again.body);
+    assert!(!thief.cookies.contains_key("kk_session"));
+
+    // Logged in: the contestant's page; logging out ends the session for good.
+    let me = alice.get("/me");
+    assert_eq!(me.status, 200, "{}", me.body);
+    assert!(me.body.contains("signed in as <b id=\"who\">alice</b>"));
+    let old_session = alice.cookies["kk_session"].clone();
+    let out = alice.post("/logout", &[("csrf", &csrf_of(&me.body))]);
+    assert_eq!(out.status, 303, "{}", out.body);
+    assert!(!alice.cookies.contains_key("kk_session"));
+    alice
+        .cookies
+        .insert("kk_session".into(), old_session.clone());
+    let gone = alice.get("/me");
+    assert_eq!(gone.status, 303);
+    assert_eq!(gone.location.as_deref(), Some("/login"));
+    alice.cookies.remove("kk_session");
+
+    // Login: a wrong password is refused, the right one starts a session.
+    let wrong = alice.log_in("alice", "not the password");
+    assert_eq!(wrong.status, 401, "{}", wrong.body);
+    assert!(wrong.body.contains("wrong name or password"));
+    let ok = alice.log_in("alice", PASSWORD);
+    assert_eq!(ok.status, 303, "{}", ok.body);
+    assert_ne!(alice.cookies["kk_session"], old_session);
+
+    // Upload through the form; without the CSRF token it is refused.
+    let me = alice.get("/me");
+    assert!(
+        me.body
+            .contains("<option value=\"python\">python</option><option value=\"cpp\">cpp</option>"),
+        "{}",
+        me.body
+    );
+    let csrf = csrf_of(&me.body);
+    let bot = std::fs::read(repo().join("starters/geister/python/bot.py")).unwrap();
+    let forged = alice.post_multipart("/upload", &[("language", "python")], &bot);
+    assert_eq!(forged.status, 403, "{}", forged.body);
+    assert!(forged.body.contains("CSRF token is missing or wrong"));
+    let forged = alice.post_multipart(
+        "/upload",
+        &[("csrf", "0".repeat(64).as_str()), ("language", "python")],
+        &bot,
+    );
+    assert_eq!(forged.status, 403, "{}", forged.body);
+    let up = alice.post_multipart("/upload", &[("csrf", &csrf), ("language", "python")], &bot);
+    assert_eq!(up.status, 303, "{}", up.body);
+    assert_eq!(up.location.as_deref(), Some("/bots/alice/versions/1"));
+    // The refused uploads made no version.
+    let page = alice.get("/bots/alice/versions/2");
+    assert_eq!(page.status, 404);
+
+    // The version page: building, then active with the build log and check's diagnosis.
+    let started = Instant::now();
+    let page = loop {
+        let page = alice.get("/bots/alice/versions/1");
+        assert_eq!(page.status, 200, "{}", page.body);
+        if status_of(&page.body) != "building" {
+            break page;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "still building"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    assert_eq!(status_of(&page.body), "active", "{}", page.body);
+    assert!(page.body.contains("passed"), "{}", page.body);
+    // A tar.gz of a folder holding the bot, through the same form: version 2.
+    let mut tar = tar::Builder::new(Vec::new());
+    let mut header = tar::Header::new_gnu();
+    header.set_size(bot.len() as u64);
+    header.set_mode(0o644);
+    tar.append_data(&mut header, "mybot/bot.py", &bot[..])
+        .unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, &tar.into_inner().unwrap()).unwrap();
+    let archive = gz.finish().unwrap();
+    let up = alice.post_multipart(
+        "/upload",
+        &[("csrf", &csrf), ("language", "python")],
+        &archive,
+    );
+    assert_eq!(up.status, 303, "{}", up.body);
+    assert_eq!(up.location.as_deref(), Some("/bots/alice/versions/2"));
+    let page = loop {
+        let page = alice.get("/bots/alice/versions/2");
+        if status_of(&page.body) != "building" {
+            break page;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "still building"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    assert_eq!(status_of(&page.body), "active", "{}", page.body);
+    // (minijinja escapes `/` in attributes as `&#x2f;`.)
+    let me = alice.get("/me").body.replace("&#x2f;", "/");
+    assert!(
+        me.contains("<a href=\"/bots/alice/versions/1\">v1</a>"),
+        "{me}"
+    );
+
+    // Another contestant, and anyone logged out, get the page of a version that does not exist.
+    let mut bob = Visitor::new(&url);
+    assert_eq!(bob.sign_up(&bob_code, PASSWORD).status, 303);
+    let theirs = bob.get("/bots/alice/versions/1");
+    let missing = bob.get("/bots/nobody/versions/1");
+    assert_eq!(theirs.status, 404);
+    assert_eq!(theirs.body, missing.body);
+    assert!(!theirs.body.contains("passed"));
+    let mut stranger = Visitor::new(&url);
+    assert_eq!(stranger.get("/bots/alice/versions/1").status, 404);
+    assert_eq!(bob.get("/organiser").status, 404);
+    assert_eq!(stranger.get("/organiser").status, 404);
+
+    // The organiser sees every version and every contestant.
+    let mut olga = Visitor::new(&url);
+    assert_eq!(olga.sign_up(&olga_code, PASSWORD).status, 303);
+    let v = olga.get("/bots/alice/versions/1");
+    assert_eq!(v.status, 200);
+    assert!(v.body.contains("passed"));
+    let o = olga.get("/organiser");
+    assert_eq!(o.status, 200, "{}", o.body);
+    assert!(
+        o.body
+            .contains("<tr><td>alice</td><td>contestant</td><td>yes</td></tr>"),
+        "{}",
+        o.body
+    );
+    assert!(o
+        .body
+        .contains("<tr><td>olga</td><td>organiser</td><td>yes</td></tr>"));
+    assert!(o.body.contains("0 waiting or building"), "{}", o.body);
+    assert!(o
+        .body
+        .replace("&#x2f;", "/")
+        .contains("<a href=\"/bots/alice/versions/1\">v1</a>"));
+}
+
+#[test]
+fn forms_without_their_csrf_token_are_refused_and_login_is_rate_limited() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, url, db) = serve(dir.path(), MINIMAL, &["--cookie-secure"]);
+    let (code, _) = invite(&db, "alice", &[]);
+
+    // With --cookie-secure every cookie is Secure.
+    let mut v = Visitor::new(&url);
+    let form = v.get("/login");
+    assert!(
+        form.set_cookies
+            .iter()
+            .any(|c| c.starts_with("kk_csrf=") && c.ends_with("; Secure")),
+        "{:?}",
+        form.set_cookies
+    );
+    let done = v.sign_up(&code, PASSWORD);
+    assert_eq!(done.status, 303, "{}", done.body);
+    assert!(
+        done.set_cookies
+            .iter()
+            .any(|c| c.starts_with("kk_session=") && c.contains("; Secure")),
+        "{:?}",
+        done.set_cookies
+    );
+
+    // The login form: no token, a wrong token, and a token without its cookie are refused.
+    let csrf = csrf_of(&v.get("/login").body);
+    for fields in [
+        vec![("name", "alice"), ("password", PASSWORD)],
+        vec![
+            ("csrf", "f".repeat(64).as_str()),
+            ("name", "alice"),
+            ("password", PASSWORD),
+        ],
+    ] {
+        let r = v.post("/login", &fields);
+        assert_eq!(r.status, 403, "{}", r.body);
+        assert!(
+            r.body.contains("CSRF token is missing or wrong"),
+            "{}",
+            r.body
+        );
+    }
+    let mut no_cookie = Visitor::new(&url);
+    let r = no_cookie.post(
+        "/login",
+        &[("csrf", &csrf), ("name", "alice"), ("password", PASSWORD)],
+    );
+    assert_eq!(r.status, 403, "{}", r.body);
+    // Logout too needs the session's token.
+    let r = v.post("/logout", &[]);
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert_eq!(v.get("/me").status, 200, "still logged in");
+
+    // Login attempts: 10 a minute per account name, even with the right password at the end.
+    let attempt = |v: &mut Visitor, name: &str, password: &str| {
+        v.post(
+            "/login",
+            &[("csrf", &csrf), ("name", name), ("password", password)],
+        )
+    };
+    for _ in 0..10 {
+        let r = attempt(&mut v, "alice", "wrong password");
+        assert_eq!(r.status, 401, "{}", r.body);
+    }
+    let r = attempt(&mut v, "alice", PASSWORD);
+    assert_eq!(r.status, 429, "{}", r.body);
+    let secs: u64 = r
+        .retry_after
+        .as_deref()
+        .expect("Retry-After")
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&secs), "{secs}");
+    assert!(
+        r.body
+            .contains("too many login attempts for this account: try again in"),
+        "{}",
+        r.body
+    );
+    // 60 a minute per client address (the sign-up above counted too): other names from this
+    // address are refused from the 61st on.
+    let mut statuses = Vec::new();
+    for i in 0..50 {
+        statuses.push(attempt(&mut v, &format!("guess{i}"), "wrong password").status);
+    }
+    assert_eq!(statuses[..48], [401; 48]);
+    assert_eq!(statuses[48..], [429, 429]);
+    let r = attempt(&mut v, "bob", "wrong password");
+    assert_eq!(r.status, 429);
+    assert!(
+        r.body.contains("too many login attempts from your address"),
+        "{}",
+        r.body
+    );
+}
+
+#[test]
+fn uploads_are_rate_limited_per_account_through_the_api_and_the_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!("{MINIMAL}[limits]\nuploads_per_hour = 2\n");
+    let (_server, url, db) = serve(dir.path(), &config, &[]);
+    let (code, token) = invite(&db, "alice", &[]);
+    // Through the API: 2 accepted (refused by the build: no such language), then 429.
+    let submit = |n: usize| {
+        let r = ureq::post(&format!("{url}/api/ladders/g/submissions?language=cobol"))
+            .set("Authorization", &format!("Bearer {token}"))
+            .send_bytes(format!("print({n})\n").as_bytes());
+        match r {
+            Ok(r) => (r.status(), None),
+            Err(ureq::Error::Status(s, r)) => (s, r.header("retry-after").map(str::to_string)),
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert_eq!(submit(1).0, 202);
+    assert_eq!(submit(2).0, 202);
+    let (status, retry) = submit(3);
+    assert_eq!(status, 429);
+    let secs: u64 = retry.expect("Retry-After").parse().unwrap();
+    assert!((3000..=3600).contains(&secs), "{secs}");
+    // The form shares the account's count.
+    let mut v = Visitor::new(&url);
+    assert_eq!(v.sign_up(&code, PASSWORD).status, 303);
+    let csrf = csrf_of(&v.get("/me").body);
+    let r = v.post_multipart(
+        "/upload",
+        &[("csrf", &csrf), ("language", "python")],
+        b"print(1)\n",
+    );
+    assert_eq!(r.status, 429, "{}", r.body);
+    assert!(r.body.contains("at most 2 an hour"), "{}", r.body);
+    assert!(r.retry_after.is_some());
+}
+
+// ------------------------------------------------------------------------------- in a browser
+
+/// Kills chromedriver when the test ends.
+struct Driver(std::process::Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+#[test]
+fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
+    let chromium = std::env::var_os("KAKEHIKI_CHROMIUM")
+        .map(PathBuf::from)
+        .or_else(|| on_path("chromium"));
+    let (Some(chromium), Some(driver)) = (chromium, on_path("chromedriver")) else {
+        assert!(
+            std::env::var_os("KAKEHIKI_CI").is_none(),
+            "chromium and chromedriver are needed in CI (Debian's chromium and chromium-driver)"
+        );
+        eprintln!(
+            "skipped: no chromium or chromedriver on PATH (Debian's chromium, chromium-driver)"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, url, db) = serve(dir.path(), MINIMAL, &[]);
+    let (code, _) = invite(&db, "alice", &[]);
+    let port = free_port();
+    let _driver = Driver(
+        Command::new(driver)
+            .arg(format!("--port={port}"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for_port(port, "chromedriver");
+    let profile = tempfile::tempdir().unwrap();
+    let bot = repo()
+        .join("starters/geister/python/bot.py")
+        .canonicalize()
+        .unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async move {
+        use fantoccini::{ClientBuilder, Locator};
+        let caps: serde_json::Map<String, Value> = serde_json::from_value(serde_json::json!({
+            "goog:chromeOptions": {
+                "binary": chromium,
+                "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                         "--window-size=1100,900",
+                         format!("--user-data-dir={}", profile.path().display())],
+            }
+        }))
+        .unwrap();
+        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+        let c = ClientBuilder::new(connector)
+            .capabilities(caps)
+            .connect(&format!("http://127.0.0.1:{port}"))
+            .await
+            .expect("a WebDriver session");
+
+        // Sign up with the invitation's link: logged in on the contestant's page.
+        c.goto(&format!("{url}/signup?code={code}")).await.unwrap();
+        c.find(Locator::Id("password"))
+            .await
+            .unwrap()
+            .send_keys(PASSWORD)
+            .await
+            .unwrap();
+        c.find(Locator::Id("password2"))
+            .await
+            .unwrap()
+            .send_keys(PASSWORD)
+            .await
+            .unwrap();
+        c.find(Locator::Id("submit"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        c.wait().for_element(Locator::Id("upload")).await.unwrap();
+        assert_eq!(c.current_url().await.unwrap().path().to_string(), "/me");
+        let who = c
+            .find(Locator::Id("who"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert_eq!(who, "alice");
+        // The session and CSRF cookies are HttpOnly: the page's scripts cannot read them.
+        let visible = c
+            .execute("return document.cookie", Vec::new())
+            .await
+            .unwrap();
+        assert_eq!(visible, Value::String(String::new()));
+
+        // Log out and in again.
+        c.find(Locator::Id("logout"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        c.wait()
+            .for_element(Locator::LinkText("log in"))
+            .await
+            .unwrap();
+        c.goto(&format!("{url}/login")).await.unwrap();
+        c.find(Locator::Id("name"))
+            .await
+            .unwrap()
+            .send_keys("alice")
+            .await
+            .unwrap();
+        c.find(Locator::Id("password"))
+            .await
+            .unwrap()
+            .send_keys(PASSWORD)
+            .await
+            .unwrap();
+        c.find(Locator::Id("submit"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        c.wait().for_element(Locator::Id("upload")).await.unwrap();
+
+        // Upload the Python starter through the form.
+        c.find(Locator::Id("language"))
+            .await
+            .unwrap()
+            .select_by_value("python")
+            .await
+            .unwrap();
+        c.find(Locator::Id("file"))
+            .await
+            .unwrap()
+            .send_keys(&bot.display().to_string())
+            .await
+            .unwrap();
+        c.find(Locator::Id("submit"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        c.wait().for_element(Locator::Id("status")).await.unwrap();
+        assert_eq!(
+            c.current_url().await.unwrap().path().to_string(),
+            "/bots/alice/versions/1"
+        );
+        // The page reloads itself until the build and check are done.
+        let started = Instant::now();
+        let status = loop {
+            let s = match c.find(Locator::Id("status")).await {
+                Ok(e) => e.text().await.unwrap_or_default(),
+                Err(_) => String::new(),
+            };
+            if !s.is_empty() && s != "building" {
+                break s;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(300),
+                "still building"
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        };
+        assert_eq!(status, "active");
+        let log = c
+            .find(Locator::Id("log"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(log.contains("passed"), "{log}");
+        let png = c.screenshot().await.unwrap();
+        assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
+        let notes = Path::new("/work/notes");
+        if notes.is_dir() {
+            std::fs::write(notes.join("ladder-version-page.png"), &png).unwrap();
+        }
+        c.close().await.unwrap();
+    });
+}
