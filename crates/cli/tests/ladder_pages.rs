@@ -17,11 +17,39 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// The store a test serves: an SQLite file, or a PostgreSQL schema of its own.
+enum Db {
+    Sqlite(PathBuf),
+    Pg(String),
+}
+
+impl Db {
+    fn args(&self) -> Vec<String> {
+        match self {
+            Db::Sqlite(p) => vec!["--db".into(), p.display().to_string()],
+            Db::Pg(url) => vec!["--database-url".into(), url.clone()],
+        }
+    }
+}
+
+/// A URL whose connections use a new, empty schema.
+fn fresh_schema_url(url: &str, tag: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let schema = format!("t_{tag}_{}_{}", std::process::id(), nanos % 1_000_000_000);
+    let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    c.batch_execute(&format!("CREATE SCHEMA {schema}")).unwrap();
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}options=-c%20search_path%3D{schema}")
+}
+
 /// `kakehiki ladder invite NAME --json`: the sign-up code and the API token.
-fn invite(db: &Path, name: &str, extra: &[&str]) -> (String, String) {
+fn invite(db: &Db, name: &str, extra: &[&str]) -> (String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
-        .args(["ladder", "invite", name, "--json", "--db"])
-        .arg(db)
+        .args(["ladder", "invite", name, "--json"])
+        .args(db.args())
         .args(extra)
         .env_remove("KAKEHIKI_DATABASE_URL")
         .output()
@@ -59,18 +87,23 @@ fn wait_for_port(port: u16, what: &str) {
     }
 }
 
-/// `kakehiki ladder serve` of `config` on a free loopback port; its URL.
-fn serve(dir: &Path, config: &str, extra: &[&str]) -> (Server, String, PathBuf) {
+/// `kakehiki ladder serve` of `config` on a free loopback port with an SQLite store; its URL.
+fn serve(dir: &Path, config: &str, extra: &[&str]) -> (Server, String, Db) {
+    let db = Db::Sqlite(dir.join("ladder.sqlite"));
+    let (server, url) = serve_on(dir, config, extra, &db);
+    (server, url, db)
+}
+
+/// `kakehiki ladder serve` of `config` on `db`.
+fn serve_on(dir: &Path, config: &str, extra: &[&str], db: &Db) -> (Server, String) {
     let path = dir.join("ladder.toml");
     std::fs::write(&path, config).unwrap();
-    let db = dir.join("ladder.sqlite");
     let port = free_port();
     let server = Server(
         Command::new(env!("CARGO_BIN_EXE_kakehiki"))
             .args(["ladder", "serve", "--config"])
             .arg(&path)
-            .arg("--db")
-            .arg(&db)
+            .args(db.args())
             .arg("--data")
             .arg(dir.join("data"))
             .args(["--bind", &format!("127.0.0.1:{port}")])
@@ -81,7 +114,7 @@ fn serve(dir: &Path, config: &str, extra: &[&str]) -> (Server, String, PathBuf) 
             .unwrap(),
     );
     wait_for_port(port, "the server");
-    (server, format!("http://127.0.0.1:{port}"), db)
+    (server, format!("http://127.0.0.1:{port}"))
 }
 
 /// An answer: status, headers we look at, body.
@@ -248,6 +281,26 @@ const PASSWORD: &str = "correct horse battery";
 fn sign_up_log_in_upload_through_the_form_and_only_the_owner_sees_the_version() {
     let dir = tempfile::tempdir().unwrap();
     let (_server, url, db) = serve(dir.path(), MINIMAL, &[]);
+    sign_up_log_in_upload(dir.path(), &url, &db);
+}
+
+/// The same pages on PostgreSQL (every handler reaches the store off the async runtime).
+#[test]
+fn the_pages_work_on_postgresql() {
+    let Some(base) = kakehiki_store::test_database_url() else {
+        eprintln!("skipped: KAKEHIKI_TEST_DATABASE_URL is not set");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::Pg(fresh_schema_url(&base, "pages"));
+    let (_server, url) = serve_on(dir.path(), MINIMAL, &[], &db);
+    sign_up_log_in_upload(dir.path(), &url, &db);
+}
+
+fn sign_up_log_in_upload(dir: &Path, url: &str, db: &Db) {
+    let _ = dir;
+    let url = url.to_string();
+    let db = db;
     let (alice_code, _) = invite(&db, "alice", &[]);
     let (bob_code, _) = invite(&db, "bob", &[]);
     let (olga_code, _) = invite(&db, "olga", &["--organiser"]);
@@ -303,13 +356,29 @@ fn sign_up_log_in_upload_through_the_form_and_only_the_owner_sees_the_version() 
         "{session}"
     );
     // The store holds the session cookie's hash, never the cookie.
-    let mut bytes = std::fs::read(&db).unwrap();
-    if let Ok(wal) = std::fs::read(db.with_extension("sqlite-wal")) {
-        bytes.extend(wal);
-    }
     let cookie = &alice.cookies["kk_session"];
     assert_eq!(cookie.len(), 64);
-    assert!(!String::from_utf8_lossy(&bytes).contains(cookie.as_str()));
+    match db {
+        Db::Sqlite(path) => {
+            let mut bytes = std::fs::read(path).unwrap();
+            if let Ok(wal) = std::fs::read(path.with_extension("sqlite-wal")) {
+                bytes.extend(wal);
+            }
+            assert!(!String::from_utf8_lossy(&bytes).contains(cookie.as_str()));
+        }
+        Db::Pg(url) => {
+            let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+            let rows = c
+                .query("SELECT id_sha256, csrf_token FROM kk_ladder_sessions", &[])
+                .unwrap();
+            assert!(!rows.is_empty());
+            for r in rows {
+                let id: String = r.get(0);
+                assert_ne!(&id, cookie);
+                assert_eq!(id.len(), 64);
+            }
+        }
+    }
     // The code is spent: a second sign-up with it is refused.
     let mut thief = Visitor::new(&url);
     let again = thief.sign_up(&alice_code, "another password here");

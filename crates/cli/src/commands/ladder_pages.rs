@@ -472,6 +472,14 @@ fn too_many(app: &App, viewer: Option<&LadderSession>, what: &str, wait: Duratio
     r
 }
 
+/// Run a handler's work on a thread that may block (the store is synchronous, and PostgreSQL's
+/// client may not run inside the server's runtime; argon2 takes tens of milliseconds of CPU).
+async fn on_thread(f: impl FnOnce() -> Response + Send + 'static) -> Response {
+    tokio::task::spawn_blocking(f)
+        .await
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
 /// Run `f` (argon2: tens of milliseconds of CPU) off the async workers.
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
     tokio::task::spawn_blocking(f).await.ok()
@@ -490,18 +498,21 @@ macro_rules! viewer {
 }
 
 async fn home(State(app): State<App>, headers: HeaderMap) -> Response {
-    let viewer = viewer!(app, headers);
-    render(
-        &app,
-        viewer.as_ref().map(|v| &v.1),
-        StatusCode::OK,
-        "home.html",
-        context! {
-            title => format!("Ladder {}", app.config.name),
-            languages => app.config.languages.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>(),
-            leaderboard => "/leaderboard",
-        },
-    )
+    on_thread(move || {
+        let viewer = viewer!(app, headers);
+        render(
+            &app,
+            viewer.as_ref().map(|v| &v.1),
+            StatusCode::OK,
+            "home.html",
+            context! {
+                title => format!("Ladder {}", app.config.name),
+                languages => app.config.languages.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>(),
+                leaderboard => "/leaderboard",
+            },
+        )
+    })
+    .await
 }
 
 #[derive(Deserialize)]
@@ -515,15 +526,18 @@ async fn signup_form(
     Query(q): Query<SignupQuery>,
     headers: HeaderMap,
 ) -> Response {
-    let (csrf, set) = pre_session_token(&app, &headers);
-    let r = render(
-        &app,
-        None,
-        StatusCode::OK,
-        "signup.html",
-        context! { title => "Sign up", code => q.code, form_csrf => csrf, error => () },
-    );
-    with_cookie(r, set)
+    on_thread(move || {
+        let (csrf, set) = pre_session_token(&app, &headers);
+        let r = render(
+            &app,
+            None,
+            StatusCode::OK,
+            "signup.html",
+            context! { title => "Sign up", code => q.code, form_csrf => csrf, error => () },
+        );
+        with_cookie(r, set)
+    })
+    .await
 }
 
 #[derive(Deserialize)]
@@ -544,88 +558,94 @@ async fn signup(
     headers: HeaderMap,
     Form(f): Form<SignupForm>,
 ) -> Response {
-    if !pre_session_ok(&headers, &f.csrf) {
-        return csrf_refused(&app);
-    }
-    let again = |status: StatusCode, error: &str| {
-        render(
-            &app,
-            None,
-            status,
-            "signup.html",
-            context! { title => "Sign up", code => &f.code, form_csrf => &f.csrf, error },
-        )
-    };
-    if f.password != f.password2 {
-        return again(StatusCode::BAD_REQUEST, "the two passwords differ");
-    }
-    if !(accounts::MIN_PASSWORD..=accounts::MAX_PASSWORD).contains(&f.password.len()) {
-        return again(
-            StatusCode::BAD_REQUEST,
-            &AccountError::BadPassword.to_string(),
-        );
-    }
-    // Each sign-up hashes a password: counted with the address's login attempts.
-    if let Err(wait) = app
-        .web
-        .login_by_ip
-        .hit(&peer.ip().to_string(), Instant::now())
-    {
-        return too_many(&app, None, "too many attempts from your address", wait);
-    }
-    let password = f.password.clone();
-    let hash = match blocking(move || accounts::hash_password(&password)).await {
-        Some(Ok(h)) => h,
-        Some(Err(e @ AccountError::BadPassword)) => {
-            return again(StatusCode::BAD_REQUEST, &e.to_string())
+    on_thread(move || {
+        if !pre_session_ok(&headers, &f.csrf) {
+            return csrf_refused(&app);
         }
-        Some(Err(e)) => {
-            tracing::error!("sign-up: {e}");
-            return again(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "the password could not be hashed",
-            );
-        }
-        None => {
-            return again(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "the server is shutting down",
-            )
-        }
-    };
-    let signed_up = {
-        let mut store = app.store.get();
-        store.ladder_sign_up(&sha256_hex(f.code.trim()), &hash)
-    };
-    let name = match signed_up {
-        Ok(Some(name)) => name,
-        Ok(None) => {
-            return message(
+        let again = |status: StatusCode, error: &str| {
+            render(
                 &app,
                 None,
-                StatusCode::NOT_FOUND,
-                "Sign-up refused",
-                "this sign-up link is unknown or was already used: ask the organiser for a new invitation, or log in",
+                status,
+                "signup.html",
+                context! { title => "Sign up", code => &f.code, form_csrf => &f.csrf, error },
             )
+        };
+        if f.password != f.password2 {
+            return again(StatusCode::BAD_REQUEST, "the two passwords differ");
         }
-        Err(e) => return store_failed(&app, e),
-    };
-    match start_session(&app, &name) {
-        Ok(c) => see_other("/me", [c]),
-        Err(e) => store_failed(&app, e),
-    }
+        if !(accounts::MIN_PASSWORD..=accounts::MAX_PASSWORD).contains(&f.password.len()) {
+            return again(
+                StatusCode::BAD_REQUEST,
+                &AccountError::BadPassword.to_string(),
+            );
+        }
+        // Each sign-up hashes a password: counted with the address's login attempts.
+        if let Err(wait) = app
+            .web
+            .login_by_ip
+            .hit(&peer.ip().to_string(), Instant::now())
+        {
+            return too_many(&app, None, "too many attempts from your address", wait);
+        }
+        let password = f.password.clone();
+        let hash = match Some(accounts::hash_password(&password)) {
+            Some(Ok(h)) => h,
+            Some(Err(e @ AccountError::BadPassword)) => {
+                return again(StatusCode::BAD_REQUEST, &e.to_string())
+            }
+            Some(Err(e)) => {
+                tracing::error!("sign-up: {e}");
+                return again(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "the password could not be hashed",
+                );
+            }
+            None => {
+                return again(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "the server is shutting down",
+                )
+            }
+        };
+        let signed_up = {
+            let mut store = app.store.get();
+            store.ladder_sign_up(&sha256_hex(f.code.trim()), &hash)
+        };
+        let name = match signed_up {
+            Ok(Some(name)) => name,
+            Ok(None) => {
+                return message(
+                    &app,
+                    None,
+                    StatusCode::NOT_FOUND,
+                    "Sign-up refused",
+                    "this sign-up link is unknown or was already used: ask the organiser for a new invitation, or log in",
+                )
+            }
+            Err(e) => return store_failed(&app, e),
+        };
+        match start_session(&app, &name) {
+            Ok(c) => see_other("/me", [c]),
+            Err(e) => store_failed(&app, e),
+        }
+    })
+    .await
 }
 
 async fn login_form(State(app): State<App>, headers: HeaderMap) -> Response {
-    let (csrf, set) = pre_session_token(&app, &headers);
-    let r = render(
-        &app,
-        None,
-        StatusCode::OK,
-        "login.html",
-        context! { title => "Log in", form_csrf => csrf, name => "", error => () },
-    );
-    with_cookie(r, set)
+    on_thread(move || {
+        let (csrf, set) = pre_session_token(&app, &headers);
+        let r = render(
+            &app,
+            None,
+            StatusCode::OK,
+            "login.html",
+            context! { title => "Log in", form_csrf => csrf, name => "", error => () },
+        );
+        with_cookie(r, set)
+    })
+    .await
 }
 
 #[derive(Deserialize)]
@@ -650,59 +670,61 @@ async fn login(
     headers: HeaderMap,
     Form(f): Form<LoginForm>,
 ) -> Response {
-    if !pre_session_ok(&headers, &f.csrf) {
-        return csrf_refused(&app);
-    }
-    let now = Instant::now();
-    if let Err(wait) = app.web.login_by_ip.hit(&peer.ip().to_string(), now) {
-        return too_many(
-            &app,
-            None,
-            "too many login attempts from your address",
-            wait,
-        );
-    }
-    let name = f.name.trim().to_string();
-    if let Err(wait) = app.web.login_by_name.hit(&name, now) {
-        return too_many(&app, None, "too many login attempts for this account", wait);
-    }
-    let user = {
-        let mut store = app.store.get();
-        store.ladder_user(&name)
-    };
-    let user = match user {
-        Ok(u) => u,
-        Err(e) => return store_failed(&app, e),
-    };
-    let hash = user
-        .as_ref()
-        .and_then(|u| u.password_hash.clone())
-        .unwrap_or_else(|| decoy_hash().to_string());
-    let password = f.password.clone();
-    let ok = blocking(move || accounts::verify_password(&password, &hash))
-        .await
-        .unwrap_or(false);
-    let Some(user) = user.filter(|u| ok && u.password_hash.is_some()) else {
-        return render(
-            &app,
-            None,
-            StatusCode::UNAUTHORIZED,
-            "login.html",
-            context! { title => "Log in", form_csrf => &f.csrf, name, error => "wrong name or password" },
-        );
-    };
-    // A session this browser had is over: the new one replaces it.
-    if let Some(old) = secret_cookie(&headers, SESSION_COOKIE) {
-        let mut store = app.store.get();
-        if let Err(e) = store.delete_ladder_session(&sha256_hex(old)) {
-            drop(store);
-            return store_failed(&app, e);
+    on_thread(move || {
+        if !pre_session_ok(&headers, &f.csrf) {
+            return csrf_refused(&app);
         }
-    }
-    match start_session(&app, &user.name) {
-        Ok(c) => see_other("/me", [c]),
-        Err(e) => store_failed(&app, e),
-    }
+        let now = Instant::now();
+        if let Err(wait) = app.web.login_by_ip.hit(&peer.ip().to_string(), now) {
+            return too_many(
+                &app,
+                None,
+                "too many login attempts from your address",
+                wait,
+            );
+        }
+        let name = f.name.trim().to_string();
+        if let Err(wait) = app.web.login_by_name.hit(&name, now) {
+            return too_many(&app, None, "too many login attempts for this account", wait);
+        }
+        let user = {
+            let mut store = app.store.get();
+            store.ladder_user(&name)
+        };
+        let user = match user {
+            Ok(u) => u,
+            Err(e) => return store_failed(&app, e),
+        };
+        let hash = user
+            .as_ref()
+            .and_then(|u| u.password_hash.clone())
+            .unwrap_or_else(|| decoy_hash().to_string());
+        let password = f.password.clone();
+        let ok = Some(accounts::verify_password(&password, &hash))
+            .unwrap_or(false);
+        let Some(user) = user.filter(|u| ok && u.password_hash.is_some()) else {
+            return render(
+                &app,
+                None,
+                StatusCode::UNAUTHORIZED,
+                "login.html",
+                context! { title => "Log in", form_csrf => &f.csrf, name, error => "wrong name or password" },
+            );
+        };
+        // A session this browser had is over: the new one replaces it.
+        if let Some(old) = secret_cookie(&headers, SESSION_COOKIE) {
+            let mut store = app.store.get();
+            if let Err(e) = store.delete_ladder_session(&sha256_hex(old)) {
+                drop(store);
+                return store_failed(&app, e);
+            }
+        }
+        match start_session(&app, &user.name) {
+            Ok(c) => see_other("/me", [c]),
+            Err(e) => store_failed(&app, e),
+        }
+    })
+    .await
 }
 
 #[derive(Deserialize)]
@@ -712,21 +734,24 @@ struct CsrfForm {
 }
 
 async fn logout(State(app): State<App>, headers: HeaderMap, Form(f): Form<CsrfForm>) -> Response {
-    let Some((hash, s)) = viewer!(app, headers) else {
-        return see_other("/", []);
-    };
-    if !same_secret(&s.csrf_token, &f.csrf) {
-        return csrf_refused(&app);
-    }
-    let deleted = {
-        let mut store = app.store.get();
-        store.delete_ladder_session(&hash)
-    };
-    if let Err(e) = deleted {
-        return store_failed(&app, e);
-    }
-    let clear = set_cookie(SESSION_COOKIE, "", "Lax", Some(0), app.web.cookie_secure);
-    see_other("/", [clear])
+    on_thread(move || {
+        let Some((hash, s)) = viewer!(app, headers) else {
+            return see_other("/", []);
+        };
+        if !same_secret(&s.csrf_token, &f.csrf) {
+            return csrf_refused(&app);
+        }
+        let deleted = {
+            let mut store = app.store.get();
+            store.delete_ladder_session(&hash)
+        };
+        if let Err(e) = deleted {
+            return store_failed(&app, e);
+        }
+        let clear = set_cookie(SESSION_COOKIE, "", "Lax", Some(0), app.web.cookie_secure);
+        see_other("/", [clear])
+    })
+    .await
 }
 
 /// A version as the pages show it.
@@ -743,36 +768,45 @@ fn version_row(v: &BotVersion) -> minijinja::Value {
 }
 
 async fn me(State(app): State<App>, headers: HeaderMap) -> Response {
-    let Some((_, s)) = viewer!(app, headers) else {
-        return see_other("/login", []);
-    };
-    let versions = {
-        let mut store = app.store.get();
-        store.bot_versions(&app.config.name, &s.user.name)
-    };
-    let versions = match versions {
-        Ok(v) => v,
-        Err(e) => return store_failed(&app, e),
-    };
-    let rows: Vec<_> = versions.iter().rev().map(version_row).collect();
-    render(
-        &app,
-        Some(&s),
-        StatusCode::OK,
-        "me.html",
-        context! {
-            title => format!("Bot {}", s.user.name),
-            bot => &s.user.name,
-            versions => rows,
-            languages => app.config.languages.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>(),
-            upload_bytes => app.config.limits.upload_bytes,
-            uploads_per_hour => app.config.limits.uploads_per_hour,
-        },
-    )
+    on_thread(move || {
+        let Some((_, s)) = viewer!(app, headers) else {
+            return see_other("/login", []);
+        };
+        let versions = {
+            let mut store = app.store.get();
+            store.bot_versions(&app.config.name, &s.user.name)
+        };
+        let versions = match versions {
+            Ok(v) => v,
+            Err(e) => return store_failed(&app, e),
+        };
+        let rows: Vec<_> = versions.iter().rev().map(version_row).collect();
+        render(
+            &app,
+            Some(&s),
+            StatusCode::OK,
+            "me.html",
+            context! {
+                title => format!("Bot {}", s.user.name),
+                bot => &s.user.name,
+                versions => rows,
+                languages => app.config.languages.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>(),
+                upload_bytes => app.config.limits.upload_bytes,
+                uploads_per_hour => app.config.limits.uploads_per_hour,
+            },
+        )
+    })
+    .await
 }
 
 async fn upload(State(app): State<App>, headers: HeaderMap, mut form: Multipart) -> Response {
-    let Some((_, s)) = viewer!(app, headers) else {
+    let app2 = app.clone();
+    let viewer = match blocking(move || session(&app2, &headers)).await {
+        Some(Ok(v)) => v,
+        Some(Err(e)) => return on_thread(move || store_failed(&app, e)).await,
+        None => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    };
+    let Some((_, s)) = viewer else {
         return message(
             &app,
             None,
@@ -803,22 +837,34 @@ async fn upload(State(app): State<App>, headers: HeaderMap, mut form: Multipart)
             return message(&app, Some(&s), status, "Upload refused", &e.body_text());
         }
     }
-    if !same_secret(&s.csrf_token, &csrf) {
+    on_thread(move || upload_read(&app, &s, &csrf, &language, file)).await
+}
+
+/// The rest of an upload once its form is read: the CSRF token, the file, the version.
+fn upload_read(
+    app: &App,
+    s: &LadderSession,
+    csrf: &str,
+    language: &str,
+    file: Option<Bytes>,
+) -> Response {
+    let app = app.clone();
+    if !same_secret(&s.csrf_token, csrf) {
         return csrf_refused(&app);
     }
     let Some(file) = file.filter(|f| !f.is_empty()) else {
         return message(
             &app,
-            Some(&s),
+            Some(s),
             StatusCode::BAD_REQUEST,
             "Upload refused",
             "choose a file to upload",
         );
     };
-    match accept_upload(&app, &s.user, &language, file) {
+    match accept_upload(&app, &s.user, language, file) {
         Ok(version) => see_other(&format!("/bots/{}/versions/{version}", s.user.name), []),
         Err(e) => {
-            let mut r = message(&app, Some(&s), e.status(), "Upload refused", &e.to_string());
+            let mut r = message(&app, Some(s), e.status(), "Upload refused", &e.to_string());
             if let UploadError::TooMany { retry_after, .. } = e {
                 r.headers_mut()
                     .insert(header::RETRY_AFTER, retry_seconds(retry_after).into());
@@ -833,114 +879,120 @@ async fn version_page(
     Path((bot, version)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Response {
-    let viewer = viewer!(app, headers);
-    let viewer = viewer.as_ref().map(|v| &v.1);
-    let Ok(version) = version.parse::<u64>() else {
-        return not_found(&app, viewer);
-    };
-    // Logged-out visitors learn nothing, not even whether the bot exists.
-    let Some(s) = viewer else {
-        return not_found(&app, None);
-    };
-    let versions = {
-        let mut store = app.store.get();
-        store.bot_versions(&app.config.name, &bot)
-    };
-    let versions = match versions {
-        Ok(v) => v,
-        Err(e) => return store_failed(&app, e),
-    };
-    let Some(v) = versions.iter().find(|v| v.version == version) else {
-        return not_found(&app, viewer);
-    };
-    // A version's sources, build log and stderr are its owner's and the organisers' only.
-    if v.owner != s.user.name && s.user.role != LadderRole::Organiser {
-        return not_found(&app, viewer);
-    }
-    let building = v.status == VersionStatus::Building;
-    render(
-        &app,
-        viewer,
-        StatusCode::OK,
-        "version.html",
-        context! {
-            title => format!("{} v{}", v.bot, v.version),
-            v => version_row(v),
-            log => &v.log,
-            building,
-            // The page reloads itself until the build and check are done.
-            refresh => building.then_some(3),
-        },
-    )
+    on_thread(move || {
+        let viewer = viewer!(app, headers);
+        let viewer = viewer.as_ref().map(|v| &v.1);
+        let Ok(version) = version.parse::<u64>() else {
+            return not_found(&app, viewer);
+        };
+        // Logged-out visitors learn nothing, not even whether the bot exists.
+        let Some(s) = viewer else {
+            return not_found(&app, None);
+        };
+        let versions = {
+            let mut store = app.store.get();
+            store.bot_versions(&app.config.name, &bot)
+        };
+        let versions = match versions {
+            Ok(v) => v,
+            Err(e) => return store_failed(&app, e),
+        };
+        let Some(v) = versions.iter().find(|v| v.version == version) else {
+            return not_found(&app, viewer);
+        };
+        // A version's sources, build log and stderr are its owner's and the organisers' only.
+        if v.owner != s.user.name && s.user.role != LadderRole::Organiser {
+            return not_found(&app, viewer);
+        }
+        let building = v.status == VersionStatus::Building;
+        render(
+            &app,
+            viewer,
+            StatusCode::OK,
+            "version.html",
+            context! {
+                title => format!("{} v{}", v.bot, v.version),
+                v => version_row(v),
+                log => &v.log,
+                building,
+                // The page reloads itself until the build and check are done.
+                refresh => building.then_some(3),
+            },
+        )
+    })
+    .await
 }
 
 async fn organiser(State(app): State<App>, headers: HeaderMap) -> Response {
-    let viewer = viewer!(app, headers);
-    let Some(s) = viewer
-        .as_ref()
-        .map(|v| &v.1)
-        .filter(|s| s.user.role == LadderRole::Organiser)
-    else {
-        return not_found(&app, viewer.as_ref().map(|v| &v.1));
-    };
-    let data = {
-        let mut store = app.store.get();
-        let users = store.ladder_users();
-        let mut versions = Vec::new();
-        let mut failed = None;
-        for status in [
-            VersionStatus::Building,
-            VersionStatus::Active,
-            VersionStatus::BuildFailed,
-            VersionStatus::CheckFailed,
-            VersionStatus::Refused,
-        ] {
-            match store.bot_versions_in(&app.config.name, status) {
-                Ok(v) => versions.extend(v),
-                Err(e) => {
-                    failed = Some(e);
-                    break;
+    on_thread(move || {
+        let viewer = viewer!(app, headers);
+        let Some(s) = viewer
+            .as_ref()
+            .map(|v| &v.1)
+            .filter(|s| s.user.role == LadderRole::Organiser)
+        else {
+            return not_found(&app, viewer.as_ref().map(|v| &v.1));
+        };
+        let data = {
+            let mut store = app.store.get();
+            let users = store.ladder_users();
+            let mut versions = Vec::new();
+            let mut failed = None;
+            for status in [
+                VersionStatus::Building,
+                VersionStatus::Active,
+                VersionStatus::BuildFailed,
+                VersionStatus::CheckFailed,
+                VersionStatus::Refused,
+            ] {
+                match store.bot_versions_in(&app.config.name, status) {
+                    Ok(v) => versions.extend(v),
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
                 }
             }
-        }
-        match (users, failed) {
-            (Ok(u), None) => Ok((u, versions)),
-            (Err(e), _) | (_, Some(e)) => Err(e),
-        }
-    };
-    let (users, mut versions) = match data {
-        Ok(d) => d,
-        Err(e) => return store_failed(&app, e),
-    };
-    versions.sort_by(|a, b| (&a.bot, a.version).cmp(&(&b.bot, b.version)));
-    let users: Vec<_> = users
-        .iter()
-        .map(|u| {
-            context! {
-                name => &u.name,
-                role => u.role.as_str(),
-                signed_up => !u.signup_pending,
+            match (users, failed) {
+                (Ok(u), None) => Ok((u, versions)),
+                (Err(e), _) | (_, Some(e)) => Err(e),
             }
-        })
-        .collect();
-    let building: Vec<_> = versions
-        .iter()
-        .filter(|v| v.status == VersionStatus::Building)
-        .map(version_row)
-        .collect();
-    let rows: Vec<_> = versions.iter().map(version_row).collect();
-    render(
-        &app,
-        Some(s),
-        StatusCode::OK,
-        "organiser.html",
-        context! {
-            title => "Organiser",
-            users,
-            versions => rows,
-            building,
-        },
-    )
+        };
+        let (users, mut versions) = match data {
+            Ok(d) => d,
+            Err(e) => return store_failed(&app, e),
+        };
+        versions.sort_by(|a, b| (&a.bot, a.version).cmp(&(&b.bot, b.version)));
+        let users: Vec<_> = users
+            .iter()
+            .map(|u| {
+                context! {
+                    name => &u.name,
+                    role => u.role.as_str(),
+                    signed_up => !u.signup_pending,
+                }
+            })
+            .collect();
+        let building: Vec<_> = versions
+            .iter()
+            .filter(|v| v.status == VersionStatus::Building)
+            .map(version_row)
+            .collect();
+        let rows: Vec<_> = versions.iter().map(version_row).collect();
+        render(
+            &app,
+            Some(s),
+            StatusCode::OK,
+            "organiser.html",
+            context! {
+                title => "Organiser",
+                users,
+                versions => rows,
+                building,
+            },
+        )
+    })
+    .await
 }
 
 // ----------------------------------------------------------------------------------- templates
