@@ -281,7 +281,7 @@ const PASSWORD: &str = "correct horse battery";
 fn sign_up_log_in_upload_through_the_form_and_only_the_owner_sees_the_version() {
     let dir = tempfile::tempdir().unwrap();
     let (_server, url, db) = serve(dir.path(), MINIMAL, &[]);
-    sign_up_log_in_upload(dir.path(), &url, &db);
+    sign_up_log_in_upload(&url, &db);
 }
 
 /// The same pages on PostgreSQL (every handler reaches the store off the async runtime).
@@ -294,16 +294,14 @@ fn the_pages_work_on_postgresql() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::Pg(fresh_schema_url(&base, "pages"));
     let (_server, url) = serve_on(dir.path(), MINIMAL, &[], &db);
-    sign_up_log_in_upload(dir.path(), &url, &db);
+    sign_up_log_in_upload(&url, &db);
 }
 
-fn sign_up_log_in_upload(dir: &Path, url: &str, db: &Db) {
-    let _ = dir;
+fn sign_up_log_in_upload(url: &str, db: &Db) {
     let url = url.to_string();
-    let db = db;
-    let (alice_code, _) = invite(&db, "alice", &[]);
-    let (bob_code, _) = invite(&db, "bob", &[]);
-    let (olga_code, _) = invite(&db, "olga", &["--organiser"]);
+    let (alice_code, _) = invite(db, "alice", &[]);
+    let (bob_code, _) = invite(db, "bob", &[]);
+    let (olga_code, _) = invite(db, "olga", &["--organiser"]);
 
     // Sign-up: the two passwords must agree and be long enough; neither spends the code.
     let mut alice = Visitor::new(&url);
