@@ -589,23 +589,17 @@ async fn signup(
             return too_many(&app, None, "too many attempts from your address", wait);
         }
         let password = f.password.clone();
-        let hash = match Some(accounts::hash_password(&password)) {
-            Some(Ok(h)) => h,
-            Some(Err(e @ AccountError::BadPassword)) => {
+        let hash = match accounts::hash_password(&password) {
+            Ok(h) => h,
+            Err(e @ AccountError::BadPassword) => {
                 return again(StatusCode::BAD_REQUEST, &e.to_string())
             }
-            Some(Err(e)) => {
+            Err(e) => {
                 tracing::error!("sign-up: {e}");
                 return again(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "the password could not be hashed",
                 );
-            }
-            None => {
-                return again(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "the server is shutting down",
-                )
             }
         };
         let signed_up = {
@@ -700,8 +694,7 @@ async fn login(
             .and_then(|u| u.password_hash.clone())
             .unwrap_or_else(|| decoy_hash().to_string());
         let password = f.password.clone();
-        let ok = Some(accounts::verify_password(&password, &hash))
-            .unwrap_or(false);
+        let ok = accounts::verify_password(&password, &hash);
         let Some(user) = user.filter(|u| ok && u.password_hash.is_some()) else {
             return render(
                 &app,
