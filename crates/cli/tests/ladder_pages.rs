@@ -281,7 +281,7 @@ const PASSWORD: &str = "correct horse battery";
 fn sign_up_log_in_upload_through_the_form_and_only_the_owner_sees_the_version() {
     let dir = tempfile::tempdir().unwrap();
     let (_server, url, db) = serve(dir.path(), MINIMAL, &[]);
-    sign_up_log_in_upload(&url, &db);
+    sign_up_log_in_upload(dir.path(), &url, &db);
 }
 
 /// The same pages on PostgreSQL (every handler reaches the store off the async runtime).
@@ -294,10 +294,10 @@ fn the_pages_work_on_postgresql() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::Pg(fresh_schema_url(&base, "pages"));
     let (_server, url) = serve_on(dir.path(), MINIMAL, &[], &db);
-    sign_up_log_in_upload(&url, &db);
+    sign_up_log_in_upload(dir.path(), &url, &db);
 }
 
-fn sign_up_log_in_upload(url: &str, db: &Db) {
+fn sign_up_log_in_upload(dir: &Path, url: &str, db: &Db) {
     let url = url.to_string();
     let (alice_code, _) = invite(db, "alice", &[]);
     let (bob_code, _) = invite(db, "bob", &[]);
@@ -517,6 +517,24 @@ fn sign_up_log_in_upload(url: &str, db: &Db) {
         .body
         .contains("<tr><td>olga</td><td>organiser</td><td>yes</td></tr>"));
     assert!(o.body.contains("0 waiting or building"), "{}", o.body);
+    // The play: matchmaking runs, with its queue depth and workers.
+    assert!(
+        o.body.contains("id=\"play\">Matchmaking runs"),
+        "{}",
+        o.body
+    );
+    assert!(o.body.contains("queue depth "), "{}", o.body);
+    assert!(o.body.contains("id=\"workers\">"), "{}", o.body);
+    let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+        .args(["ladder", "freeze", "--config"])
+        .arg(dir.join("ladder.toml"))
+        .args(db.args())
+        .env_remove("KAKEHIKI_DATABASE_URL")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let o = olga.get("/organiser");
+    assert!(o.body.contains("id=\"play\"><b>Frozen</b>"), "{}", o.body);
     assert!(o
         .body
         .replace("&#x2f;", "/")

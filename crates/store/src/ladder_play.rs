@@ -138,6 +138,9 @@ pub trait LadderPlay {
         spec_json: &str,
     ) -> Result<bool, StoreError>;
 
+    /// The ladder's running matches: index and the worker playing it, by index.
+    fn ladder_running(&mut self, ladder: &str) -> Result<Vec<(u64, String)>, StoreError>;
+
     /// How many of the ladder's matches are queued or running.
     fn ladder_open_matches(&mut self, ladder: &str) -> Result<u64, StoreError>;
 

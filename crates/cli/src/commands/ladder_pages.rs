@@ -951,6 +951,25 @@ async fn organiser(State(app): State<App>, headers: HeaderMap) -> Response {
                 (Err(e), _) | (_, Some(e)) => Err(e),
             }
         };
+        let play = {
+            let mut store = app.store.get();
+            let name = &app.config.name;
+            match (
+                store.ladder_state(name),
+                store.ladder_open_matches(name),
+                store.ladder_running(name),
+            ) {
+                (Ok(st), Ok(open), Ok(running)) => Ok((st, open, running)),
+                (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => Err(e),
+            }
+        };
+        let (state, open, running) = match play {
+            Ok(p) => p,
+            Err(e) => return store_failed(&app, e),
+        };
+        let mut workers: Vec<&str> = running.iter().map(|(_, w)| w.as_str()).collect();
+        workers.sort();
+        workers.dedup();
         let (users, mut versions) = match data {
             Ok(d) => d,
             Err(e) => return store_failed(&app, e),
@@ -982,6 +1001,12 @@ async fn organiser(State(app): State<App>, headers: HeaderMap) -> Response {
                 users,
                 versions => rows,
                 building,
+                frozen => state.frozen,
+                queued_total => state.next_match,
+                rated => state.rated_seq,
+                open,
+                running => running.iter().map(|(i, w)| context! { index => i, worker => w }).collect::<Vec<_>>(),
+                workers,
             },
         )
     })
@@ -1089,6 +1114,11 @@ const TEMPLATES: &[(&str, &str)] = &[
 <table id="users"><tr><th>name</th><th>role</th><th>signed up</th></tr>
 {% for u in users %}<tr><td>{{ u.name }}</td><td>{{ u.role }}</td><td>{{ "yes" if u.signed_up else "no" }}</td></tr>{% endfor %}
 </table>
+<h2>Play</h2>
+<p id="play">{% if frozen %}<b>Frozen</b>: no match is queued (<code>kakehiki ladder freeze --thaw</code> goes on){% else %}Matchmaking runs{% endif %} · {{ queued_total }} matches queued so far, {{ rated }} results rated · queue depth {{ open }} (queued or running)</p>
+<p id="workers">{{ running|length }} running on {{ workers|length }} worker{{ "" if workers|length == 1 else "s" }}{% if workers %}: {{ workers|join(", ") }}{% endif %}.</p>
+{% if running %}<ul>{% for m in running %}<li>match {{ m.index }} on {{ m.worker }}</li>{% endfor %}</ul>{% endif %}
+<p><a href="/leaderboard">the leaderboard</a></p>
 <h2>Builds</h2>
 <p id="queue">{{ building|length }} waiting or building (one at a time).</p>
 {% if building %}<ul>{% for v in building %}<li><a href="{{ v.url }}">{{ v.bot }} v{{ v.version }}</a> ({{ v.language }})</li>{% endfor %}</ul>{% endif %}

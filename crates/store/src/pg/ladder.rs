@@ -206,6 +206,21 @@ impl LadderPlay for PgStore {
         Ok(true)
     }
 
+    fn ladder_running(&mut self, ladder: &str) -> Result<Vec<(u64, String)>, StoreError> {
+        const CONTEXT: &str = "listing a ladder's running matches";
+        let rows = self
+            .client
+            .query(
+                "SELECT idx, COALESCE(worker, '') FROM kk_matches
+                 WHERE state = 'running' AND contest = $1 ORDER BY idx",
+                &[&ladder_contest(ladder)],
+            )
+            .map_err(err(CONTEXT))?;
+        rows.iter()
+            .map(|r| Ok((from_db(col(r, 0, CONTEXT)?), col(r, 1, CONTEXT)?)))
+            .collect()
+    }
+
     fn ladder_open_matches(&mut self, ladder: &str) -> Result<u64, StoreError> {
         const CONTEXT: &str = "counting a ladder's open matches";
         let row = self

@@ -221,6 +221,23 @@ impl LadderPlay for SqliteStore {
         Ok(true)
     }
 
+    fn ladder_running(&mut self, ladder: &str) -> Result<Vec<(u64, String)>, StoreError> {
+        const CONTEXT: &str = "listing a ladder's running matches";
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT idx, COALESCE(worker, '') FROM kk_matches
+                 WHERE state = 'running' AND contest = ?1 ORDER BY idx",
+            )
+            .map_err(err(CONTEXT))?;
+        let rows = stmt
+            .query_map(params![crate::ladder_play::ladder_contest(ladder)], |r| {
+                Ok((from_db(r.get(0)?), r.get(1)?))
+            })
+            .map_err(err(CONTEXT))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(err(CONTEXT))
+    }
+
     fn ladder_open_matches(&mut self, ladder: &str) -> Result<u64, StoreError> {
         self.conn
             .query_row(

@@ -491,6 +491,14 @@ pub fn ladder_play_queues_rates_and_lists(store: &mut dyn Store) {
     assert_eq!(store.queue_counts(&ladder_contest("g")).unwrap().queued, 2);
     assert_eq!(store.ladder_open_matches("g").unwrap(), 2);
     assert_eq!(store.ladder_open_matches("h").unwrap(), 0);
+    assert!(store.ladder_running("g").unwrap().is_empty());
+    let claim = store
+        .claim("w1", Duration::from_secs(60), 3)
+        .unwrap()
+        .unwrap();
+    assert_eq!(claim.contest, ladder_contest("g"));
+    assert_eq!(store.ladder_running("g").unwrap(), [(0, "w1".to_string())]);
+    assert_eq!(store.ladder_open_matches("g").unwrap(), 2);
 
     // Rating: only the next sequence number is applied, once.
     let seats = vec![
