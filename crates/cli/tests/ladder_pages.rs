@@ -870,6 +870,129 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
         if notes.is_dir() {
             std::fs::write(notes.join("ladder-version-page.png"), &png).unwrap();
         }
+
+        // The leaderboard, once alice has played (the server's worker plays her matches).
+        let started = Instant::now();
+        loop {
+            let body = ureq::get(&format!("{url}/api/ladders/g/leaderboard"))
+                .call()
+                .unwrap()
+                .into_string()
+                .unwrap();
+            let board: Value = serde_json::from_str(&body).unwrap();
+            let games = board["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["bot"] == "alice")
+                .map_or(0, |r| r["games"].as_u64().unwrap());
+            if games > 0 {
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "alice has not played: {board}"
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        c.goto(&format!("{url}/leaderboard")).await.unwrap();
+        let table = c.find(Locator::Id("leaderboard")).await.unwrap();
+        let text = table.text().await.unwrap();
+        assert!(
+            text.contains("alice") && text.contains("builtin:strong"),
+            "{text}"
+        );
+        let shot = |name: &'static str, png: Vec<u8>| {
+            if notes.is_dir() {
+                std::fs::write(notes.join(name), png).unwrap();
+            }
+        };
+        shot("ladder-leaderboard.png", c.screenshot().await.unwrap());
+        // Her bot's page, then her newest match with the game's viewer.
+        c.find(Locator::LinkText("alice"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        let matches = c
+            .wait()
+            .for_element(Locator::Id("bot-matches"))
+            .await
+            .unwrap();
+        assert!(matches.text().await.unwrap().contains("builtin:"));
+        shot("ladder-bot-page.png", c.screenshot().await.unwrap());
+        c.find(Locator::Css("#bot-matches a[href^='/matches/']"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        c.wait()
+            .for_element(Locator::Id("match-result"))
+            .await
+            .unwrap();
+        c.wait().for_element(Locator::Id("kv")).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let html = c.source().await.unwrap();
+        assert!(
+            !html.contains("data-js-errors=\""),
+            "script errors on the match page"
+        );
+        assert!(
+            !html.contains("id=\"view-error\""),
+            "the viewer could not show the match"
+        );
+        shot("ladder-match-page.png", c.screenshot().await.unwrap());
+
+        // A build failure, as its contestant sees it: a Python file that does not compile.
+        let broken = std::env::temp_dir().join(format!("kk-broken-{}.py", std::process::id()));
+        std::fs::write(&broken, "def broken(:\n    pass\n").unwrap();
+        c.goto(&format!("{url}/me")).await.unwrap();
+        c.find(Locator::Id("language"))
+            .await
+            .unwrap()
+            .select_by_value("python")
+            .await
+            .unwrap();
+        c.find(Locator::Id("file"))
+            .await
+            .unwrap()
+            .send_keys(&broken.display().to_string())
+            .await
+            .unwrap();
+        c.find(Locator::Id("submit"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        let started = Instant::now();
+        let status = loop {
+            let s = match c.find(Locator::Id("status")).await {
+                Ok(e) => e.text().await.unwrap_or_default(),
+                Err(_) => String::new(),
+            };
+            if !s.is_empty() && s != "building" {
+                break s;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "still building"
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        };
+        let _ = std::fs::remove_file(&broken);
+        assert_eq!(status, "build_failed");
+        let log = c
+            .find(Locator::Id("log"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(log.contains("SyntaxError"), "{log}");
+        shot("ladder-build-failed.png", c.screenshot().await.unwrap());
         c.close().await.unwrap();
     });
 }
