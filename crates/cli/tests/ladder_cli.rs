@@ -60,6 +60,44 @@ fn the_python_starter_builds_passes_check_and_is_active() {
     assert!(log.contains("passed"), "{log}");
 }
 
+/// Java, JavaScript and Rust (Debian's `rustc`: the sandbox sees only the system's folders):
+/// each default recipe builds its language's Geister starter, and `check` passes it.
+#[test]
+fn the_java_javascript_and_rust_starters_build_pass_check_and_are_active() {
+    let all = "name = \"g\"\ngame = \"geister\"\nbuiltins = [\"random\"]\n";
+    for (language, tool, starter) in [
+        ("java", "/usr/bin/javac", "java/Main.java"),
+        ("javascript", "/usr/bin/node", "javascript/bot.js"),
+        ("rust", "/usr/bin/rustc", "rust/main.rs"),
+    ] {
+        if !Path::new(tool).exists() {
+            assert!(
+                std::env::var_os("KAKEHIKI_CI").is_none(),
+                "{tool} missing in CI"
+            );
+            eprintln!("skipped {language}: no {tool}");
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("ladder.toml");
+        std::fs::write(&config, all).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+            .args(["ladder", "build", "--json", "--config"])
+            .arg(&config)
+            .args(["--language", language])
+            .arg(repo().join("starters/geister").join(starter))
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        assert_eq!(out.status.code(), Some(0), "{language}: {v} {out:?}");
+        assert_eq!(v["status"], "active", "{language}: {v}");
+        assert!(
+            v["log"].as_str().unwrap().contains("passed"),
+            "{language}: {v}"
+        );
+    }
+}
+
 #[test]
 fn the_cpp_starter_builds_passes_check_and_is_active() {
     if !have("g++") {
