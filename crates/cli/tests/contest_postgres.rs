@@ -14,19 +14,6 @@ fn database_url() -> Option<String> {
     kakehiki_store::test_database_url()
 }
 
-/// A URL whose connections use a new, empty schema.
-fn fresh_schema_url(url: &str, tag: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let schema = format!("t_{tag}_{}_{}", std::process::id(), nanos % 1_000_000_000);
-    let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
-    c.batch_execute(&format!("CREATE SCHEMA {schema}")).unwrap();
-    let sep = if url.contains('?') { '&' } else { '?' };
-    format!("{url}{sep}options=-c%20search_path%3D{schema}")
-}
-
 fn repo_root() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
@@ -55,7 +42,7 @@ fn worker(url: &str) -> Child {
 #[test]
 fn three_workers_one_killed_mid_match_every_match_completes_exactly_once() {
     let Some(url) = database_url() else { return };
-    let url = fresh_schema_url(&url, "workers");
+    let url = kakehiki_store::fresh_test_schema(&url, "workers");
     let dir = tempfile::tempdir().unwrap();
     // Each match has a process bot that starts slowly, so a match takes about half a second.
     let bot = repo_root().join("examples/bots/python/nac_bot.py");

@@ -523,23 +523,10 @@ fn a_ladder_on_postgresql_is_played_by_workers_and_a_killed_worker_loses_nothing
         eprintln!("skipped: KAKEHIKI_TEST_DATABASE_URL is not set");
         return;
     };
-    let url = fresh_schema_url(&url, "ladder");
+    let url = kakehiki_store::fresh_test_schema(&url, "ladder");
     let dir = tempfile::tempdir().unwrap();
     let store = ["--database-url".to_string(), url.clone()];
     plays_rates_and_lists(dir.path(), &store, Some(&url));
-}
-
-/// A URL whose connections use a new, empty schema.
-fn fresh_schema_url(url: &str, tag: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let schema = format!("t_{tag}_{}_{}", std::process::id(), nanos % 1_000_000_000);
-    let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
-    c.batch_execute(&format!("CREATE SCHEMA {schema}")).unwrap();
-    let sep = if url.contains('?') { '&' } else { '?' };
-    format!("{url}{sep}options=-c%20search_path%3D{schema}")
 }
 
 /// A `kakehiki worker` on `url` with a short lease.

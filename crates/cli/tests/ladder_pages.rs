@@ -32,19 +32,6 @@ impl Db {
     }
 }
 
-/// A URL whose connections use a new, empty schema.
-fn fresh_schema_url(url: &str, tag: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let schema = format!("t_{tag}_{}_{}", std::process::id(), nanos % 1_000_000_000);
-    let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
-    c.batch_execute(&format!("CREATE SCHEMA {schema}")).unwrap();
-    let sep = if url.contains('?') { '&' } else { '?' };
-    format!("{url}{sep}options=-c%20search_path%3D{schema}")
-}
-
 /// `kakehiki ladder invite NAME --json`: the sign-up code and the API token.
 fn invite(db: &Db, name: &str, extra: &[&str]) -> (String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
@@ -292,7 +279,7 @@ fn the_pages_work_on_postgresql() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::Pg(fresh_schema_url(&base, "pages"));
+    let db = Db::Pg(kakehiki_store::fresh_test_schema(&base, "pages"));
     let (_server, url) = serve_on(dir.path(), MINIMAL, &[], &db);
     sign_up_log_in_upload(dir.path(), &url, &db);
 }

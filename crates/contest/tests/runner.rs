@@ -231,22 +231,10 @@ fn pg_url() -> Option<String> {
     kakehiki_store::test_database_url()
 }
 
-fn fresh_schema(url: &str, tag: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let schema = format!("t_{tag}_{}_{}", std::process::id(), nanos % 1_000_000_000);
-    let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
-    c.batch_execute(&format!("CREATE SCHEMA {schema}")).unwrap();
-    let sep = if url.contains('?') { '&' } else { '?' };
-    format!("{url}{sep}options=-c%20search_path%3D{schema}")
-}
-
 #[test]
 fn postgres_coordinator_and_workers_finish_every_match_once() {
     let Some(url) = pg_url() else { return };
-    let url = fresh_schema(&url, "coord");
+    let url = kakehiki_store::fresh_test_schema(&url, "coord");
     let def = parse(&contest_text(
         "pg",
         "table",

@@ -714,6 +714,24 @@ pub fn test_database_url() -> Option<String> {
     }
 }
 
+/// For tests: `url` (a [`test_database_url`]) with its connections working in a new, empty
+/// schema named after `tag`, the process and the clock, so tests share one server without
+/// seeing each other's tables. Panics when the server cannot be reached (a test's setup).
+pub fn fresh_test_schema(url: &str, tag: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let schema = format!("t_{tag}_{}_{}", std::process::id(), nanos % 1_000_000_000);
+    let mut client = postgres::Client::connect(url, postgres::NoTls)
+        .unwrap_or_else(|e| panic!("cannot connect to {}: {e}", redact_url(url)));
+    client
+        .batch_execute(&format!("CREATE SCHEMA {schema}"))
+        .unwrap_or_else(|e| panic!("cannot create schema {schema}: {e}"));
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}options=-c%20search_path%3D{schema}")
+}
+
 /// A database URL with its password replaced by `***`, for messages.
 pub fn redact_url(url: &str) -> String {
     // postgres://user:password@host/db  ->  postgres://user:***@host/db

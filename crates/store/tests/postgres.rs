@@ -10,29 +10,9 @@ fn database_url() -> Option<String> {
     kakehiki_store::test_database_url()
 }
 
-/// A URL whose connections work in a new, empty schema.
-fn fresh_schema_url(url: &str, name: &str) -> String {
-    let schema = format!(
-        "t_{name}_{}_{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-            % 1_000_000_000
-    );
-    let mut client = postgres::Client::connect(url, postgres::NoTls)
-        .expect("connect to KAKEHIKI_TEST_DATABASE_URL");
-    client
-        .batch_execute(&format!("CREATE SCHEMA {schema}"))
-        .unwrap();
-    let sep = if url.contains('?') { '&' } else { '?' };
-    format!("{url}{sep}options=-c%20search_path%3D{schema}")
-}
-
 fn fresh(name: &str) -> Option<PgStore> {
     let url = database_url()?;
-    Some(PgStore::connect(&fresh_schema_url(&url, name)).unwrap())
+    Some(PgStore::connect(&kakehiki_store::fresh_test_schema(&url, name)).unwrap())
 }
 
 #[test]
@@ -74,7 +54,7 @@ fn queue_claims_leases_and_caps() {
 #[test]
 fn concurrent_claims_never_hand_out_a_match_twice() {
     let Some(url) = database_url() else { return };
-    let url = fresh_schema_url(&url, "skip");
+    let url = kakehiki_store::fresh_test_schema(&url, "skip");
     let mut s = PgStore::connect(&url).unwrap();
     s.register_contest(&common::contest("many", "f")).unwrap();
     let matches: Vec<_> = (0..200)
@@ -137,7 +117,7 @@ fn unreachable_and_malformed_urls_are_clear_errors() {
 #[test]
 fn columns_of_an_unexpected_type_are_errors_not_panics() {
     let Some(url) = database_url() else { return };
-    let url = fresh_schema_url(&url, "cols");
+    let url = kakehiki_store::fresh_test_schema(&url, "cols");
     let mut s = PgStore::connect(&url).unwrap();
     s.register_contest(&common::contest("odd", "f")).unwrap();
     let names = vec!["a".to_string()];
