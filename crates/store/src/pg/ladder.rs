@@ -156,6 +156,36 @@ impl LadderPlay for PgStore {
         rows.iter().map(|r| rating_row(r, CONTEXT)).collect()
     }
 
+    fn ladder_ratings_page(
+        &mut self,
+        ladder: &str,
+        offset: u64,
+        limit: u64,
+    ) -> Result<(Vec<LadderRating>, u64), StoreError> {
+        const CONTEXT: &str = "reading a page of the ladder's ratings";
+        let rows = self
+            .client
+            .query(
+                "SELECT entrant, bot, version, owner, active, mu, sigma, games, wins, errors, last_played
+                 FROM kk_ladder_ratings WHERE ladder = $1 AND active = 1
+                 ORDER BY mu - 3.0 * sigma DESC, entrant LIMIT $2 OFFSET $3",
+                &[&ladder, &to_db(limit.min(i64::MAX as u64)), &to_db(offset.min(i64::MAX as u64))],
+            )
+            .map_err(err(CONTEXT))?;
+        let page = rows
+            .iter()
+            .map(|r| rating_row(r, CONTEXT))
+            .collect::<Result<Vec<_>, _>>()?;
+        let total = self
+            .client
+            .query_one(
+                "SELECT COUNT(*) FROM kk_ladder_ratings WHERE ladder = $1 AND active = 1",
+                &[&ladder],
+            )
+            .map_err(err(CONTEXT))?;
+        Ok((page, from_db(col(&total, 0, CONTEXT)?)))
+    }
+
     fn ladder_bot_rating(
         &mut self,
         ladder: &str,
