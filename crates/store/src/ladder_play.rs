@@ -120,6 +120,16 @@ pub trait LadderPlay {
         active_only: bool,
     ) -> Result<Vec<LadderRating>, StoreError>;
 
+    /// One page of the leaderboard: at most `limit` active entrants from position `offset` (0 is
+    /// the best) in the order of [`LadderPlay::ladder_ratings`], and how many active entrants
+    /// there are. A page reads only its rows, not the whole ladder.
+    fn ladder_ratings_page(
+        &mut self,
+        ladder: &str,
+        offset: u64,
+        limit: u64,
+    ) -> Result<(Vec<LadderRating>, u64), StoreError>;
+
     /// The active entrant of `bot` (its newest active version, or the built-in) with its rank on
     /// the leaderboard (1 is best; the order of [`LadderPlay::ladder_ratings`]).
     fn ladder_bot_rating(

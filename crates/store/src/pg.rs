@@ -25,7 +25,12 @@ const MIGRATION_LOCK: i64 = 0x6b61_6b65_6869_6b69; // "kakehiki"
 /// A results store in a PostgreSQL database.
 pub struct PgStore {
     client: Client,
+    /// Statements prepared on this connection, by their text (see [`PgStore::prepared`]).
+    statements: std::collections::HashMap<String, postgres::Statement>,
 }
+
+/// Most statements a connection keeps prepared (more are prepared for each use).
+const PREPARED_MAX: usize = 256;
 
 fn err(context: &'static str) -> impl FnOnce(postgres::Error) -> StoreError {
     move |source| StoreError::Postgres { context, source }
@@ -66,18 +71,19 @@ impl PgStore {
         param: &str,
     ) -> Result<Vec<BotVersion>, StoreError> {
         const CONTEXT: &str = "reading bot versions";
+        let st = self.prepared(
+            &format!(
+                "SELECT v.ladder, v.bot, b.owner, v.version, v.language, v.source_sha256,
+                        v.status, v.log, v.created_at
+                 FROM kk_ladder_versions v
+                 JOIN kk_ladder_bots b ON b.ladder = v.ladder AND b.name = v.bot
+                 WHERE v.ladder = $1 AND {condition}"
+            ),
+            CONTEXT,
+        )?;
         let rows = self
             .client
-            .query(
-                &format!(
-                    "SELECT v.ladder, v.bot, b.owner, v.version, v.language, v.source_sha256,
-                            v.status, v.log, v.created_at
-                     FROM kk_ladder_versions v
-                     JOIN kk_ladder_bots b ON b.ladder = v.ladder AND b.name = v.bot
-                     WHERE v.ladder = $1 AND {condition}"
-                ),
-                &[&ladder, &param],
-            )
+            .query(&st, &[&ladder, &param])
             .map_err(err(CONTEXT))?;
         rows.iter()
             .map(|r| {
@@ -131,9 +137,29 @@ impl PgStore {
         let client = config
             .connect(NoTls)
             .map_err(|source| StoreError::Connect { url: shown, source })?;
-        let mut store = PgStore { client };
+        let mut store = PgStore {
+            client,
+            statements: std::collections::HashMap::new(),
+        };
         store.migrate()?;
         Ok(store)
+    }
+
+    /// `sql` prepared on this connection, once: running it again skips PostgreSQL's parsing
+    /// and planning and a round trip (what a page's few queries mostly cost).
+    fn prepared(
+        &mut self,
+        sql: &str,
+        context: &'static str,
+    ) -> Result<postgres::Statement, StoreError> {
+        if let Some(st) = self.statements.get(sql) {
+            return Ok(st.clone());
+        }
+        let st = self.client.prepare(sql).map_err(err(context))?;
+        if self.statements.len() < PREPARED_MAX {
+            self.statements.insert(sql.to_string(), st.clone());
+        }
+        Ok(st)
     }
 
     fn migrate(&mut self) -> Result<(), StoreError> {
@@ -166,26 +192,25 @@ impl PgStore {
     ) -> Result<Vec<StoredResult>, StoreError> {
         const CONTEXT: &str = "reading results";
         let (first, last) = pick.bounds();
+        // One statement per case, so that one match or a range is found through the key.
+        let sql = match pick {
+            Pick::All => {
+                "SELECT idx, entrants, report, duration_ms, worker FROM kk_results
+                 WHERE contest = $1 AND $2::BIGINT <= $3::BIGINT ORDER BY idx"
+            }
+            Pick::One(_) => {
+                "SELECT idx, entrants, report, duration_ms, worker FROM kk_results
+                 WHERE contest = $1 AND idx = $2 AND idx = $3"
+            }
+            Pick::Range(..) => {
+                "SELECT idx, entrants, report, duration_ms, worker FROM kk_results
+                 WHERE contest = $1 AND idx >= $2 AND idx <= $3 ORDER BY idx"
+            }
+        };
+        let st = self.prepared(sql, CONTEXT)?;
         let rows = self
             .client
-            .query(
-                // One statement per case, so that one match or a range is found through the key.
-                match pick {
-                    Pick::All => {
-                        "SELECT idx, entrants, report, duration_ms, worker FROM kk_results
-                         WHERE contest = $1 AND $2::BIGINT <= $3::BIGINT ORDER BY idx"
-                    }
-                    Pick::One(_) => {
-                        "SELECT idx, entrants, report, duration_ms, worker FROM kk_results
-                         WHERE contest = $1 AND idx = $2 AND idx = $3"
-                    }
-                    Pick::Range(..) => {
-                        "SELECT idx, entrants, report, duration_ms, worker FROM kk_results
-                         WHERE contest = $1 AND idx >= $2 AND idx <= $3 ORDER BY idx"
-                    }
-                },
-                &[&contest, &first, &last],
-            )
+            .query(&st, &[&contest, &first, &last])
             .map_err(err(CONTEXT))?;
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
@@ -290,13 +315,14 @@ impl Store for PgStore {
         after: u64,
     ) -> Result<Vec<(u64, StoredResult)>, StoreError> {
         const CONTEXT: &str = "reading new results";
+        let st = self.prepared(
+            "SELECT seq, idx, entrants, report, duration_ms, worker FROM kk_results
+             WHERE contest = $1 AND seq > $2 ORDER BY seq",
+            CONTEXT,
+        )?;
         let rows = self
             .client
-            .query(
-                "SELECT seq, idx, entrants, report, duration_ms, worker FROM kk_results
-                 WHERE contest = $1 AND seq > $2 ORDER BY seq",
-                &[&contest, &to_db(after)],
-            )
+            .query(&st, &[&contest, &to_db(after)])
             .map_err(err(CONTEXT))?;
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
@@ -317,11 +343,29 @@ impl Store for PgStore {
 
     fn put_result(&mut self, r: &NewResult<'_>) -> Result<bool, StoreError> {
         let replay = compress(r.replay)?;
+        let insert = self.prepared(
+            "INSERT INTO kk_results (contest, idx, entrants, report, replay, replay_bytes, duration_ms, worker)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (contest, idx) DO NOTHING",
+            "storing a result",
+        )?;
+        let count = self.prepared(
+            "INSERT INTO kk_result_counts (contest, results) VALUES ($1, 1)
+             ON CONFLICT (contest) DO UPDATE SET results = kk_result_counts.results + 1
+             RETURNING results",
+            "counting a stored result",
+        )?;
+        let number = self.prepared(
+            "UPDATE kk_results SET seq = $3 WHERE contest = $1 AND idx = $2",
+            "numbering a stored result",
+        )?;
+        let done = self.prepared(
+            "UPDATE kk_matches SET state = 'done', worker = $3, lease_until = NULL WHERE contest = $1 AND idx = $2",
+            "marking a match done",
+        )?;
         let mut tx = self.client.transaction().map_err(err("storing a result"))?;
         let inserted = tx
             .execute(
-                "INSERT INTO kk_results (contest, idx, entrants, report, replay, replay_bytes, duration_ms, worker)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (contest, idx) DO NOTHING",
+                &insert,
                 &[
                     &r.contest,
                     &to_db(r.index),
@@ -338,24 +382,13 @@ impl Store for PgStore {
             // Number the result: one more in its contest's count. The count's row stays locked
             // until this transaction commits, so numbers become visible in order.
             let row = tx
-                .query_one(
-                    "INSERT INTO kk_result_counts (contest, results) VALUES ($1, 1)
-                     ON CONFLICT (contest) DO UPDATE SET results = kk_result_counts.results + 1
-                     RETURNING results",
-                    &[&r.contest],
-                )
+                .query_one(&count, &[&r.contest])
                 .map_err(err("counting a stored result"))?;
             let seq: i64 = col(&row, 0, "counting a stored result")?;
-            tx.execute(
-                "UPDATE kk_results SET seq = $3 WHERE contest = $1 AND idx = $2",
-                &[&r.contest, &to_db(r.index), &seq],
-            )
-            .map_err(err("numbering a stored result"))?;
-            tx.execute(
-                "UPDATE kk_matches SET state = 'done', worker = $3, lease_until = NULL WHERE contest = $1 AND idx = $2",
-                &[&r.contest, &to_db(r.index), &r.worker],
-            )
-            .map_err(err("marking a match done"))?;
+            tx.execute(&number, &[&r.contest, &to_db(r.index), &seq])
+                .map_err(err("numbering a stored result"))?;
+            tx.execute(&done, &[&r.contest, &to_db(r.index), &r.worker])
+                .map_err(err("marking a match done"))?;
         }
         tx.commit().map_err(err("committing a result"))?;
         Ok(inserted == 1)
@@ -379,12 +412,13 @@ impl Store for PgStore {
     }
 
     fn replay(&mut self, contest: &str, index: u64) -> Result<Option<String>, StoreError> {
+        let st = self.prepared(
+            "SELECT replay FROM kk_results WHERE contest = $1 AND idx = $2",
+            "reading a replay",
+        )?;
         let row = self
             .client
-            .query_opt(
-                "SELECT replay FROM kk_results WHERE contest = $1 AND idx = $2",
-                &[&contest, &to_db(index)],
-            )
+            .query_opt(&st, &[&contest, &to_db(index)])
             .map_err(err("reading a replay"))?;
         row.map(|r| decompress(contest, index, col(&r, 0, "reading a replay")?))
             .transpose()

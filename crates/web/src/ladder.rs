@@ -23,20 +23,33 @@ pub fn ago(then: Option<i64>, now: i64) -> String {
     }
 }
 
-/// The leaderboard: `ratings` best first (as `LadderPlay::ladder_ratings` gives them).
+/// Leaderboard rows per page (`?per=` changes it, up to 1,000).
+pub const LEADERBOARD_PER: usize = 100;
+
+/// Page `page` (from 1) of the leaderboard, `per` rows a page: `ratings` are that page's rows,
+/// best first (as `LadderPlay::ladder_ratings_page` gives them), of `total` entrants.
+#[allow(clippy::too_many_arguments)]
 pub fn leaderboard_page(
     ladder: &str,
     game: &str,
     rules: &str,
     ratings: &[LadderRating],
     now: i64,
+    page: usize,
+    per: usize,
+    total: usize,
 ) -> String {
+    let page = crate::html::Page {
+        number: page.max(1),
+        per: per.max(1),
+    };
+    let first = (page.number - 1).saturating_mul(page.per);
     let rows: Vec<Value> = ratings
         .iter()
         .enumerate()
         .map(|(i, r)| {
             json!({
-                "rank": i + 1, "bot": r.bot, "owner": r.owner, "version": r.version,
+                "rank": first + i + 1, "bot": r.bot, "owner": r.owner, "version": r.version,
                 "mu": r.mu, "sigma": r.sigma, "conservative": r.conservative(),
                 "games": r.games,
                 "win_rate": if r.games == 0 { 0.0 } else { r.wins as f64 / r.games as f64 },
@@ -47,7 +60,8 @@ pub fn leaderboard_page(
     render(
         "ladder_board.html",
         json!({"title": format!("{ladder} leaderboard"), "ladder": ladder, "game": game,
-               "rules": rules, "rows": rows}),
+               "rules": rules, "rows": rows, "total": total,
+               "bpager": page.links("/leaderboard", "page", "per", LEADERBOARD_PER, total)}),
     )
 }
 
@@ -199,12 +213,39 @@ mod tests {
 
     #[test]
     fn the_leaderboard_escapes_names_and_shows_rating_and_win_rate() {
-        let page = leaderboard_page("g", "geister", "gpw", &[rating("<b>x</b>", 30.0)], 1130);
+        let page = leaderboard_page(
+            "g",
+            "geister",
+            "gpw",
+            &[rating("<b>x</b>", 30.0)],
+            1130,
+            1,
+            LEADERBOARD_PER,
+            1,
+        );
         assert!(page.contains("&lt;b&gt;x&lt;"), "{page}");
         assert!(!page.contains("<b>x</b>"));
         assert!(page.contains("30.00 ± 2.00"), "{page}");
         assert!(page.contains("40.0%"), "{page}");
         assert!(page.contains("2 min ago"), "{page}");
+    }
+
+    #[test]
+    fn the_leaderboard_is_paged() {
+        let page = leaderboard_page(
+            "g",
+            "geister",
+            "gpw",
+            &[rating("second", 20.0)],
+            1130,
+            2,
+            1,
+            3,
+        );
+        assert!(page.contains("<td class=\"num\">2</td>"), "{page}");
+        assert!(page.contains("3 entrants"), "{page}");
+        assert!(page.contains("page 2 of 3"), "{page}");
+        assert!(page.contains("leaderboard?page=3&amp;per=1\""), "{page}");
     }
 
     #[test]

@@ -411,14 +411,37 @@ async fn version(
     .await
 }
 
-async fn leaderboard(State(app): State<App>, Path(ladder): Path<String>) -> Response {
+/// `?page=N&per=M` of a leaderboard: 100 rows a page by default, at most 1,000.
+#[derive(Deserialize)]
+struct BoardQuery {
+    page: Option<u64>,
+    per: Option<u64>,
+}
+
+impl BoardQuery {
+    /// The page (from 1) and its size.
+    fn page(&self) -> (u64, u64) {
+        let per = self
+            .per
+            .unwrap_or(kakehiki_web::ladder::LEADERBOARD_PER as u64);
+        (self.page.unwrap_or(1).max(1), per.clamp(1, 1000))
+    }
+}
+
+async fn leaderboard(
+    State(app): State<App>,
+    Path(ladder): Path<String>,
+    Query(q): Query<BoardQuery>,
+) -> Response {
     blocking(move || {
         if let Err(r) = check_ladder(&app, &ladder) {
             return r.into_response();
         }
-        let ratings = {
+        let (page, per) = q.page();
+        let first = (page - 1).saturating_mul(per);
+        let (ratings, total) = {
             let mut store = app.store.get();
-            match store.ladder_ratings(&ladder, true) {
+            match store.ladder_ratings_page(&ladder, first, per) {
                 Ok(v) => v,
                 Err(e) => return store_error(e),
             }
@@ -428,7 +451,7 @@ async fn leaderboard(State(app): State<App>, Path(ladder): Path<String>) -> Resp
             .enumerate()
             .map(|(i, r)| {
                 json!({
-                    "rank": i + 1,
+                    "rank": first + i as u64 + 1,
                     "bot": r.bot,
                     "owner": r.owner,
                     "version": r.version,
@@ -442,7 +465,8 @@ async fn leaderboard(State(app): State<App>, Path(ladder): Path<String>) -> Resp
                 })
             })
             .collect();
-        Json(json!({ "ladder": ladder, "rows": rows })).into_response()
+        Json(json!({ "ladder": ladder, "page": page, "per": per, "total": total, "rows": rows }))
+            .into_response()
     })
     .await
 }
@@ -626,12 +650,14 @@ fn now_secs() -> i64 {
         .unwrap_or(0)
 }
 
-/// `GET /leaderboard`: the leaderboard page.
-async fn leaderboard_html(State(app): State<App>) -> Response {
+/// `GET /leaderboard`: the leaderboard page (`?page=N&per=M`).
+async fn leaderboard_html(State(app): State<App>, Query(q): Query<BoardQuery>) -> Response {
     blocking(move || {
-        let ratings = {
+        let (number, per) = q.page();
+        let (ratings, total) = {
             let mut store = app.store.get();
-            match store.ladder_ratings(&app.config.name, true) {
+            match store.ladder_ratings_page(&app.config.name, (number - 1).saturating_mul(per), per)
+            {
                 Ok(v) => v,
                 Err(e) => return store_error(e),
             }
@@ -644,6 +670,9 @@ async fn leaderboard_html(State(app): State<App>) -> Response {
                 &app.config.rules,
                 &ratings,
                 now_secs(),
+                number as usize,
+                per as usize,
+                total as usize,
             ),
         )
     })

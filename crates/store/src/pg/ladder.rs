@@ -62,9 +62,10 @@ impl LadderPlay for PgStore {
         const CONTEXT: &str = "reading the ladder's state";
         const READ: &str =
             "SELECT next_match, rated_seq, frozen FROM kk_ladder_state WHERE ladder = $1";
+        let read = self.prepared(READ, CONTEXT)?;
         let mut row = self
             .client
-            .query_opt(READ, &[&ladder])
+            .query_opt(&read, &[&ladder])
             .map_err(err(CONTEXT))?;
         if row.is_none() {
             self.client
@@ -76,7 +77,7 @@ impl LadderPlay for PgStore {
                 .map_err(err(CONTEXT))?;
             row = self
                 .client
-                .query_opt(READ, &[&ladder])
+                .query_opt(&read, &[&ladder])
                 .map_err(err(CONTEXT))?;
         }
         let Some(row) = row else {
@@ -144,16 +145,56 @@ impl LadderPlay for PgStore {
         active_only: bool,
     ) -> Result<Vec<LadderRating>, StoreError> {
         const CONTEXT: &str = "reading the ladder's ratings";
+        let st = self.prepared(
+            "SELECT entrant, bot, version, owner, active, mu, sigma, games, wins, errors, last_played
+             FROM kk_ladder_ratings WHERE ladder = $1 AND (active = 1 OR NOT $2)
+             ORDER BY mu - 3.0 * sigma DESC, entrant",
+            CONTEXT,
+        )?;
+        let rows = self
+            .client
+            .query(&st, &[&ladder, &active_only])
+            .map_err(err(CONTEXT))?;
+        rows.iter().map(|r| rating_row(r, CONTEXT)).collect()
+    }
+
+    fn ladder_ratings_page(
+        &mut self,
+        ladder: &str,
+        offset: u64,
+        limit: u64,
+    ) -> Result<(Vec<LadderRating>, u64), StoreError> {
+        const CONTEXT: &str = "reading a page of the ladder's ratings";
+        let st = self.prepared(
+            "SELECT entrant, bot, version, owner, active, mu, sigma, games, wins, errors, last_played
+             FROM kk_ladder_ratings WHERE ladder = $1 AND active = 1
+             ORDER BY mu - 3.0 * sigma DESC, entrant LIMIT $2 OFFSET $3",
+            CONTEXT,
+        )?;
         let rows = self
             .client
             .query(
-                "SELECT entrant, bot, version, owner, active, mu, sigma, games, wins, errors, last_played
-                 FROM kk_ladder_ratings WHERE ladder = $1 AND (active = 1 OR NOT $2)
-                 ORDER BY mu - 3.0 * sigma DESC, entrant",
-                &[&ladder, &active_only],
+                &st,
+                &[
+                    &ladder,
+                    &to_db(limit.min(i64::MAX as u64)),
+                    &to_db(offset.min(i64::MAX as u64)),
+                ],
             )
             .map_err(err(CONTEXT))?;
-        rows.iter().map(|r| rating_row(r, CONTEXT)).collect()
+        let page = rows
+            .iter()
+            .map(|r| rating_row(r, CONTEXT))
+            .collect::<Result<Vec<_>, _>>()?;
+        let count = self.prepared(
+            "SELECT COUNT(*) FROM kk_ladder_ratings WHERE ladder = $1 AND active = 1",
+            CONTEXT,
+        )?;
+        let total = self
+            .client
+            .query_one(&count, &[&ladder])
+            .map_err(err(CONTEXT))?;
+        Ok((page, from_db(col(&total, 0, CONTEXT)?)))
     }
 
     fn ladder_bot_rating(
@@ -162,10 +203,8 @@ impl LadderPlay for PgStore {
         bot: &str,
     ) -> Result<Option<(u64, LadderRating)>, StoreError> {
         const CONTEXT: &str = "reading a bot's rating";
-        let row = self
-            .client
-            .query_opt(
-                "SELECT r.entrant, r.bot, r.version, r.owner, r.active, r.mu, r.sigma, r.games,
+        let st = self.prepared(
+            "SELECT r.entrant, r.bot, r.version, r.owner, r.active, r.mu, r.sigma, r.games,
                         r.wins, r.errors, r.last_played,
                         1 + (SELECT COUNT(*) FROM kk_ladder_ratings o
                              WHERE o.ladder = r.ladder AND o.active = 1
@@ -173,8 +212,11 @@ impl LadderPlay for PgStore {
                                     OR (o.mu - 3.0 * o.sigma = r.mu - 3.0 * r.sigma
                                         AND o.entrant < r.entrant)))
                  FROM kk_ladder_ratings r WHERE r.ladder = $1 AND r.bot = $2 AND r.active = 1",
-                &[&ladder, &bot],
-            )
+            CONTEXT,
+        )?;
+        let row = self
+            .client
+            .query_opt(&st, &[&ladder, &bot])
             .map_err(err(CONTEXT))?;
         row.map(|r| Ok((from_db(col(&r, 11, CONTEXT)?), rating_row(&r, CONTEXT)?)))
             .transpose()
@@ -241,6 +283,20 @@ impl LadderPlay for PgStore {
         seats: &[LadderSeat],
     ) -> Result<bool, StoreError> {
         const CONTEXT: &str = "rating a ladder match";
+        let update = self.prepared(
+            "UPDATE kk_ladder_ratings SET mu = $3, sigma = $4, games = games + 1,
+                 wins = wins + $5, errors = errors + $6, last_played = $7
+             WHERE ladder = $1 AND entrant = $2",
+            CONTEXT,
+        )?;
+        let insert = self.prepared(
+            &format!(
+                "INSERT INTO kk_ladder_match_seats (ladder, {SEAT_COLUMNS})
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                 ON CONFLICT (ladder, idx, seat) DO NOTHING"
+            ),
+            CONTEXT,
+        )?;
         let mut tx = self.client.transaction().map_err(err(CONTEXT))?;
         if !bump_rated(&mut tx, ladder, seq)? {
             return Ok(false);
@@ -248,9 +304,7 @@ impl LadderPlay for PgStore {
         let now = seats.first().map(|s| s.played_at).unwrap_or_else(now_secs);
         for (entrant, mu, sigma, won, errors) in rating_updates(seats) {
             tx.execute(
-                "UPDATE kk_ladder_ratings SET mu = $3, sigma = $4, games = games + 1,
-                     wins = wins + $5, errors = errors + $6, last_played = $7
-                 WHERE ladder = $1 AND entrant = $2",
+                &update,
                 &[
                     &ladder,
                     &entrant,
@@ -265,11 +319,7 @@ impl LadderPlay for PgStore {
         }
         for s in seats {
             tx.execute(
-                &format!(
-                    "INSERT INTO kk_ladder_match_seats (ladder, {SEAT_COLUMNS})
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-                     ON CONFLICT (ladder, idx, seat) DO NOTHING"
-                ),
+                &insert,
                 &[
                     &ladder,
                     &to_db(s.index),
@@ -311,16 +361,17 @@ impl LadderPlay for PgStore {
         const CONTEXT: &str = "reading a bot's ladder matches";
         let before = before.map(to_db).unwrap_or(i64::MAX);
         let limit = limit.min(i64::MAX as usize) as i64;
+        let st = self.prepared(
+            &format!(
+                "SELECT {SEAT_COLUMNS} FROM kk_ladder_match_seats
+                 WHERE ladder = $1 AND bot = $2 AND idx < $3
+                 ORDER BY idx DESC, seat LIMIT $4"
+            ),
+            CONTEXT,
+        )?;
         let rows = self
             .client
-            .query(
-                &format!(
-                    "SELECT {SEAT_COLUMNS} FROM kk_ladder_match_seats
-                     WHERE ladder = $1 AND bot = $2 AND idx < $3
-                     ORDER BY idx DESC, seat LIMIT $4"
-                ),
-                &[&ladder, &bot, &before, &limit],
-            )
+            .query(&st, &[&ladder, &bot, &before, &limit])
             .map_err(err(CONTEXT))?;
         rows.iter().map(|r| seat_row(r, CONTEXT)).collect()
     }
@@ -335,19 +386,20 @@ impl LadderPlay for PgStore {
         const CONTEXT: &str = "reading a bot's ladder matches";
         let before = before.map(to_db).unwrap_or(i64::MAX);
         let limit = limit.min(i64::MAX as usize) as i64;
+        let st = self.prepared(
+            &format!(
+                "SELECT {SEAT_COLUMNS} FROM kk_ladder_match_seats
+                 WHERE ladder = $1 AND idx IN (
+                     SELECT idx FROM kk_ladder_match_seats
+                     WHERE ladder = $1 AND bot = $2 AND idx < $3
+                     ORDER BY idx DESC LIMIT $4)
+                 ORDER BY idx DESC, seat"
+            ),
+            CONTEXT,
+        )?;
         let rows = self
             .client
-            .query(
-                &format!(
-                    "SELECT {SEAT_COLUMNS} FROM kk_ladder_match_seats
-                     WHERE ladder = $1 AND idx IN (
-                         SELECT idx FROM kk_ladder_match_seats
-                         WHERE ladder = $1 AND bot = $2 AND idx < $3
-                         ORDER BY idx DESC LIMIT $4)
-                     ORDER BY idx DESC, seat"
-                ),
-                &[&ladder, &bot, &before, &limit],
-            )
+            .query(&st, &[&ladder, &bot, &before, &limit])
             .map_err(err(CONTEXT))?;
         rows.iter().map(|r| seat_row(r, CONTEXT)).collect()
     }
@@ -358,15 +410,16 @@ impl LadderPlay for PgStore {
         index: u64,
     ) -> Result<Vec<LadderSeat>, StoreError> {
         const CONTEXT: &str = "reading a ladder match's seats";
+        let st = self.prepared(
+            &format!(
+                "SELECT {SEAT_COLUMNS} FROM kk_ladder_match_seats
+                 WHERE ladder = $1 AND idx = $2 ORDER BY seat"
+            ),
+            CONTEXT,
+        )?;
         let rows = self
             .client
-            .query(
-                &format!(
-                    "SELECT {SEAT_COLUMNS} FROM kk_ladder_match_seats
-                     WHERE ladder = $1 AND idx = $2 ORDER BY seat"
-                ),
-                &[&ladder, &to_db(index)],
-            )
+            .query(&st, &[&ladder, &to_db(index)])
             .map_err(err(CONTEXT))?;
         rows.iter().map(|r| seat_row(r, CONTEXT)).collect()
     }

@@ -162,6 +162,45 @@ impl LadderPlay for SqliteStore {
         rows.collect::<Result<Vec<_>, _>>().map_err(err(CONTEXT))
     }
 
+    fn ladder_ratings_page(
+        &mut self,
+        ladder: &str,
+        offset: u64,
+        limit: u64,
+    ) -> Result<(Vec<LadderRating>, u64), StoreError> {
+        const CONTEXT: &str = "reading a page of the ladder's ratings";
+        let page = {
+            let mut stmt = self
+                .conn
+                .prepare_cached(
+                    "SELECT entrant, bot, version, owner, active, mu, sigma, games, wins, errors, last_played
+                     FROM kk_ladder_ratings WHERE ladder = ?1 AND active = 1
+                     ORDER BY mu - 3.0 * sigma DESC, entrant LIMIT ?2 OFFSET ?3",
+                )
+                .map_err(err(CONTEXT))?;
+            let rows = stmt
+                .query_map(
+                    params![
+                        ladder,
+                        to_db(limit.min(i64::MAX as u64)),
+                        to_db(offset.min(i64::MAX as u64))
+                    ],
+                    rating_row,
+                )
+                .map_err(err(CONTEXT))?;
+            rows.collect::<Result<Vec<_>, _>>().map_err(err(CONTEXT))?
+        };
+        let total: i64 = self
+            .conn
+            .query_row(
+                "SELECT COUNT(*) FROM kk_ladder_ratings WHERE ladder = ?1 AND active = 1",
+                params![ladder],
+                |r| r.get(0),
+            )
+            .map_err(err(CONTEXT))?;
+        Ok((page, from_db(total)))
+    }
+
     fn ladder_bot_rating(
         &mut self,
         ladder: &str,

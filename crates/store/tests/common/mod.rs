@@ -535,6 +535,16 @@ pub fn ladder_play_queues_rates_and_lists(store: &mut dyn Store) {
     );
     let all = store.ladder_ratings("g", false).unwrap();
     assert_eq!(all.len(), 3);
+    // A page of the leaderboard: the active entrants' rows from an offset, and their count.
+    let (page, total) = store.ladder_ratings_page("g", 1, 10).unwrap();
+    assert_eq!(total, 2);
+    assert_eq!(page, active[1..]);
+    let (page, _) = store.ladder_ratings_page("g", 0, 1).unwrap();
+    assert_eq!(page, active[..1]);
+    assert_eq!(
+        store.ladder_ratings_page("g", 5, u64::MAX).unwrap(),
+        (Vec::new(), 2)
+    );
     assert!(!all.iter().find(|r| r.entrant == "alice@v1").unwrap().active);
     let seats3 = vec![
         seat(1, 0, "alice@v2", "alice", 2, 24.0),
