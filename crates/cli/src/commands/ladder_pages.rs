@@ -1230,7 +1230,9 @@ mod tests {
                     form_csrf => "c", error => evil, name => evil, versions => vec![v.clone()],
                     upload_bytes => 1, uploads_per_hour => 1, log => evil, building => vec![v.clone()],
                     users => vec![context!{ name => evil, role => "contestant", signed_up => false }],
-                    refresh => 3, v => v.clone(),
+                    refresh => 3, v => v.clone(), frozen => false, queued_total => 3, rated => 2,
+                    open => 1, running => vec![context! { index => 2, worker => evil }],
+                    workers => vec![evil],
                 })
                 .unwrap_or_else(|e| panic!("{name}: {e:#}"));
             assert!(!out.contains(evil), "{name} does not escape: {out}");
