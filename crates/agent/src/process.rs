@@ -430,6 +430,43 @@ impl Confinement {
             cg.kill_all();
         }
     }
+
+    /// Whether the spawned process is a keeper (see `jail::child`): the bot is its only child,
+    /// the first process of its own PID namespace.
+    fn has_keeper(&self) -> bool {
+        self.report
+            .as_ref()
+            .is_some_and(|r| r.layers.contains(&jail::Layer::Namespaces))
+    }
+}
+
+/// The bot's host pid under a keeper `keeper`: the keeper's only child.
+fn namespace_init(keeper: Pid) -> Option<Pid> {
+    let k = keeper.as_raw();
+    if k <= 0 {
+        return None;
+    }
+    let children = std::fs::read_to_string(format!("/proc/{k}/task/{k}/children")).ok()?;
+    let pid: i32 = children.split_whitespace().next()?.parse().ok()?;
+    Some(Pid::from_raw(pid))
+}
+
+/// Stop the bot now. Under a keeper only the namespace's first process is killed (the kernel
+/// then kills everything else in the namespace): the keeper lives on to reap it and exit as it
+/// ended, so a bot that had just exited by itself is reported with its own exit code and not as
+/// killed. Killing the keeper too, as a group kill does, loses that status when it is caught
+/// between the bot's exit and its own. Otherwise (or when the keeper is already gone) the group
+/// and the cgroup are killed.
+fn stop_bot(pgid: Pid, confinement: &Confinement) {
+    if confinement.has_keeper() {
+        if let Some(init) = namespace_init(pgid) {
+            if nix::sys::signal::kill(init, Signal::SIGKILL).is_ok() {
+                return;
+            }
+        }
+    }
+    kill_group(pgid);
+    confinement.kill();
 }
 
 struct Sandboxed {
@@ -716,10 +753,16 @@ async fn end_group(
     grace: Duration,
     known: Option<ExitInfo>,
 ) -> Option<ExitInfo> {
-    let exit = match known {
+    let mut exit = match known {
         Some(e) => Some(e),
         None => wait_child(child, grace).await,
     };
+    if exit.is_none() {
+        // Kill the bot first and let its keeper report how it ended (killed, or its own exit if
+        // it was ending right then); the group kill below takes whatever is left.
+        stop_bot(pgid, confinement);
+        exit = wait_child(child, Duration::from_millis(500)).await;
+    }
     kill_group(pgid);
     confinement.kill();
     match exit {
@@ -954,10 +997,10 @@ impl BotProcess {
         lock(&self.shared.stderr).text()
     }
 
-    /// SIGKILL the whole process group.
+    /// SIGKILL the bot and every process it started (see `stop_bot`); its exit is collected
+    /// when it is finished.
     pub fn kill(&mut self) {
-        kill_group(self.pgid);
-        self.confinement.kill();
+        stop_bot(self.pgid, &self.confinement);
     }
 
     /// The confinement layers this process runs under (`None` at sandbox level off).
@@ -1151,10 +1194,10 @@ impl ClientProcess {
             .map(ExitInfo::from_status)
     }
 
-    /// SIGKILL the whole process group.
+    /// SIGKILL the bot and every process it started (see `stop_bot`); its exit is collected
+    /// when it is finished.
     pub fn kill(&mut self) {
-        kill_group(self.pgid);
-        self.confinement.kill();
+        stop_bot(self.pgid, &self.confinement);
     }
 
     /// The confinement layers this process runs under (`None` at sandbox level off).

@@ -986,3 +986,83 @@ async fn a_folder_holding_the_database_is_refused_before_the_bot_starts() {
     cfg.jail.seat_dir = None;
     assert!(kakehiki_agent::check_mounts(&argv, &cfg).is_ok());
 }
+
+/// A bot that ends by itself just as the referee stops it (a rule forfeits a seat whose output
+/// closed) is reported with its own exit code. Its keeper (the process that waits for it and
+/// exits as it exited) is held stopped here between the bot's exit and its own, the window in
+/// which a group kill would kill the keeper and report `killed by signal 9` for `exit code 3`.
+#[tokio::test]
+async fn a_bot_stopped_as_it_exits_keeps_its_own_exit_code() {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    if !layers("exit race", &[Layer::Namespaces]) {
+        return;
+    }
+    let mut bot = BotProcess::spawn(
+        &[
+            "sh".into(),
+            "-c".into(),
+            "echo READY; read x; exit 3".into(),
+        ],
+        &SandboxConfig::default(),
+    )
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    assert!(matches!(
+        bot.read_line(deadline).await,
+        ReadOutcome::Line(_)
+    ));
+    let keeper = bot.pgid();
+    let children = std::fs::read_to_string(format!("/proc/{keeper}/task/{keeper}/children"))
+        .expect("the keeper's children");
+    let init: i32 = children.split_whitespace().next().unwrap().parse().unwrap();
+    kill(Pid::from_raw(keeper), Signal::SIGSTOP).unwrap();
+    bot.send(b"go\n").await.unwrap();
+    assert!(matches!(
+        bot.read_line(deadline).await,
+        ReadOutcome::Closed { .. }
+    ));
+    assert!(
+        wait_for(|| proc_state(init).as_deref() == Some("Z")),
+        "the bot did not exit"
+    );
+    bot.kill();
+    kill(Pid::from_raw(keeper), Signal::SIGCONT).unwrap();
+    let exit = bot.finish(Duration::from_secs(5)).await;
+    assert_eq!(exit.and_then(|e| e.code), Some(3), "{exit:?}");
+}
+
+/// A running bot that is stopped is reported as killed, and nothing it started outlives it.
+#[tokio::test]
+async fn a_running_bot_stopped_is_killed_with_everything_it_started() {
+    if !layers("stop", &[Layer::Namespaces]) {
+        return;
+    }
+    let marker = format!("{}.{}", 800 + std::process::id() % 97, std::process::id());
+    let script = format!("sleep {marker} & echo READY; sleep 30");
+    let mut bot = BotProcess::spawn(
+        &["sh".into(), "-c".into(), script],
+        &SandboxConfig::default(),
+    )
+    .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    assert!(matches!(
+        bot.read_line(deadline).await,
+        ReadOutcome::Line(_)
+    ));
+    assert!(wait_for(
+        || !processes_with(&format!("sleep {marker}")).is_empty()
+    ));
+    bot.kill();
+    let started = std::time::Instant::now();
+    let exit = bot.finish(Duration::from_secs(5)).await;
+    assert_eq!(exit.and_then(|e| e.signal), Some(9), "{exit:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "the stopped bot was waited for: {:?}",
+        started.elapsed()
+    );
+    assert!(wait_for(
+        || processes_with(&format!("sleep {marker}")).is_empty()
+    ));
+}
