@@ -12,6 +12,7 @@
 //!
 //! Replays are kept in the store, compressed with zstd.
 
+mod ladder_builds;
 mod ladder_play;
 mod pg;
 mod schema;
@@ -20,6 +21,7 @@ mod sqlite;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+pub use ladder_builds::{abandoned_log, BuildClaim, LadderBuilds, Program};
 pub use ladder_play::{
     ladder_contest, version_entrant, LadderEntrant, LadderPlay, LadderRating, LadderSeat,
     LadderState, INITIAL_MU, INITIAL_SIGMA, LADDER_FINGERPRINT,
@@ -436,7 +438,7 @@ pub struct FailedMatch {
 }
 
 /// The results store. Both backends implement every method with the same meaning.
-pub trait Store: LadderPlay + Send {
+pub trait Store: LadderPlay + LadderBuilds + Send {
     /// `sqlite` or `postgresql`.
     fn backend(&self) -> &'static str;
 

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use postgres::{Client, Config, NoTls};
 
+mod builds;
 mod ladder;
 
 use crate::schema;

@@ -148,6 +148,32 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         created_at BIGINT NOT NULL,
         expires_at BIGINT NOT NULL
     );",
+    // 6: the ladder's builds, so that any machine builds and any worker runs a bot: per version
+    // its upload and build claim (holder, lease, attempts); per ladder its file's text (the
+    // recipes and limits a builder needs); per version its built program folder as a gzipped
+    // tar with the archive's SHA-256.
+    "CREATE TABLE kk_ladder_builds (
+        ladder TEXT NOT NULL,
+        bot TEXT NOT NULL,
+        version BIGINT NOT NULL,
+        upload {blob} NOT NULL,
+        worker TEXT,
+        claimed_until BIGINT,
+        attempts BIGINT NOT NULL DEFAULT 0,
+        PRIMARY KEY (ladder, bot, version)
+    );
+    CREATE TABLE kk_ladder_files (
+        ladder TEXT PRIMARY KEY,
+        text TEXT NOT NULL
+    );
+    CREATE TABLE kk_ladder_programs (
+        ladder TEXT NOT NULL,
+        bot TEXT NOT NULL,
+        version BIGINT NOT NULL,
+        sha256 TEXT NOT NULL,
+        archive {blob} NOT NULL,
+        PRIMARY KEY (ladder, bot, version)
+    );",
 ];
 
 /// The newest schema version this program knows.

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 
+mod builds;
 mod ladder;
 
 use crate::schema;

@@ -179,3 +179,11 @@ fn ladder_sessions_and_the_account_list() {
     };
     common::ladder_sessions_and_the_account_list(&mut s);
 }
+
+#[test]
+fn ladder_builds_are_claimed_once_taken_over_and_stored_with_their_program() {
+    let Some(mut s) = fresh("builds") else {
+        return;
+    };
+    common::ladder_builds_are_claimed_once_taken_over_and_stored_with_their_program(&mut s);
+}

@@ -285,3 +285,9 @@ fn ladder_sessions_and_the_account_list() {
     let (_d, mut s) = fresh();
     common::ladder_sessions_and_the_account_list(&mut s);
 }
+
+#[test]
+fn ladder_builds_are_claimed_once_taken_over_and_stored_with_their_program() {
+    let (_d, mut s) = fresh();
+    common::ladder_builds_are_claimed_once_taken_over_and_stored_with_their_program(&mut s);
+}

@@ -695,3 +695,122 @@ pub fn ladder_sessions_and_the_account_list(store: &mut dyn Store) {
     assert!(store.ladder_session(&"w".repeat(64), 0).unwrap().is_none());
     assert!(store.ladder_session(&"x".repeat(64), 0).unwrap().is_some());
 }
+
+pub fn ladder_builds_are_claimed_once_taken_over_and_stored_with_their_program(
+    store: &mut dyn Store,
+) {
+    use kakehiki_store::{
+        abandoned_log, LadderRole, NewBotVersion, NewLadderUser, Program, VersionStatus,
+    };
+    store
+        .create_ladder_user(&NewLadderUser {
+            name: "bob".into(),
+            role: LadderRole::Contestant,
+            token_sha256: "1".repeat(64),
+            signup_code_sha256: "2".repeat(64),
+        })
+        .unwrap();
+    let add = |store: &mut dyn Store| {
+        store
+            .add_bot_version(&NewBotVersion {
+                ladder: "g".into(),
+                bot: "bob".into(),
+                owner: "bob".into(),
+                language: "python".into(),
+                source_sha256: "0".repeat(64),
+            })
+            .unwrap()
+    };
+    // The ladder file is kept, and replaced.
+    assert_eq!(store.ladder_file("g").unwrap(), None);
+    store.ladder_set_file("g", "name = \"g\"").unwrap();
+    store.ladder_set_file("g", "name = \"g\"\n# 2").unwrap();
+    assert_eq!(
+        store.ladder_file("g").unwrap().as_deref(),
+        Some("name = \"g\"\n# 2")
+    );
+
+    // A version without its upload is listed, and not claimed.
+    let v1 = add(store);
+    assert_eq!(
+        store.ladder_builds_without_upload("g").unwrap(),
+        [("bob".to_string(), v1)]
+    );
+    let lease = Duration::from_secs(600);
+    assert!(store.ladder_claim_build("w1", lease, 3).unwrap().is_none());
+    store.ladder_put_upload("g", "bob", v1, b"print(1)").unwrap();
+    assert!(store.ladder_builds_without_upload("g").unwrap().is_empty());
+
+    // Claimed once: a second claimant finds nothing while the lease holds.
+    let c = store.ladder_claim_build("w1", lease, 3).unwrap().unwrap();
+    assert_eq!(
+        (c.ladder.as_str(), c.bot.as_str(), c.version, c.language.as_str()),
+        ("g", "bob", v1, "python")
+    );
+    assert_eq!((c.upload.as_slice(), c.attempt), (&b"print(1)"[..], 1));
+    assert!(store.ladder_claim_build("w2", lease, 3).unwrap().is_none());
+    assert!(store.ladder_extend_build(&c, lease).unwrap());
+
+    // A lease that ran out (a killed worker) is taken over; the first holder can neither extend
+    // nor store its outcome any more.
+    // (The first holder's lease is made to run out now.)
+    assert!(store.ladder_extend_build(&c, Duration::ZERO).unwrap());
+    std::thread::sleep(Duration::from_millis(1100));
+    let c2 = store.ladder_claim_build("w2", lease, 3).unwrap().unwrap();
+    assert_eq!((c2.version, c2.attempt, c2.worker.as_str()), (v1, 2, "w2"));
+    assert!(!store.ladder_extend_build(&c, lease).unwrap());
+    let program = Program {
+        sha256: "ab".repeat(32),
+        archive: vec![1, 2, 3],
+    };
+    assert!(!store
+        .ladder_finish_build(&c, VersionStatus::Active, "late", Some(&program))
+        .unwrap());
+    assert_eq!(store.ladder_program_sha256("g", "bob", v1).unwrap(), None);
+    // The holder stores outcome and program together, once.
+    assert!(store
+        .ladder_finish_build(&c2, VersionStatus::Active, "built", Some(&program))
+        .unwrap());
+    assert!(!store
+        .ladder_finish_build(&c2, VersionStatus::BuildFailed, "again", None)
+        .unwrap());
+    let v = store.bot_versions("g", "bob").unwrap();
+    assert_eq!(
+        (v[0].status, v[0].log.as_str()),
+        (VersionStatus::Active, "built")
+    );
+    assert_eq!(
+        store.ladder_program_sha256("g", "bob", v1).unwrap(),
+        Some("ab".repeat(32))
+    );
+    assert_eq!(store.ladder_program("g", "bob", v1).unwrap(), Some(program));
+    assert!(store.ladder_claim_build("w3", lease, 3).unwrap().is_none());
+
+    // A version whose builds never finish is failed after its attempts.
+    let v2 = add(store);
+    store.ladder_put_upload("g", "bob", v2, b"x").unwrap();
+    for attempt in 1..=2 {
+        let c = store
+            .ladder_claim_build("w", Duration::ZERO, 2)
+            .unwrap()
+            .unwrap();
+        assert_eq!((c.version, c.attempt), (v2, attempt));
+        std::thread::sleep(Duration::from_millis(1100));
+    }
+    assert!(store
+        .ladder_claim_build("w", Duration::ZERO, 2)
+        .unwrap()
+        .is_none());
+    let v = store.bot_versions("g", "bob").unwrap();
+    assert_eq!(
+        (v[1].status, v[1].log.clone()),
+        (VersionStatus::BuildFailed, abandoned_log(2))
+    );
+    // A program kept directly (a bench's) is read back.
+    let p = Program {
+        sha256: "cd".repeat(32),
+        archive: vec![9; 10],
+    };
+    store.ladder_put_program("g", "bob", v2, &p).unwrap();
+    assert_eq!(store.ladder_program("g", "bob", v2).unwrap(), Some(p));
+}
