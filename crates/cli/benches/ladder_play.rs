@@ -1,6 +1,6 @@
 //! The ladder at work, end to end: `kakehiki ladder serve --workers 2` on SQLite with a ladder
 //! of 100 bots that have played a while (settled ratings), each the Python Geister starter built
-//! once by `kakehiki ladder build` and copied as every bot's program folder. Measures:
+//! once by `kakehiki ladder build` and kept in the store as every bot's program. Measures:
 //!
 //! - **workers busy**: over a window of matches, the time the two workers spent playing (the
 //!   stored matches' durations) over the window's wall-clock time × 2. Bar: ≥ 90%.
@@ -15,7 +15,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use kakehiki_store::{
-    LadderPlay, LadderRole, NewBotVersion, NewLadderUser, SqliteStore, Store, VersionStatus,
+    LadderBuilds, LadderPlay, LadderRole, NewBotVersion, NewLadderUser, Program, SqliteStore,
+    Store, VersionStatus,
 };
 
 const BOTS: usize = 100;
@@ -48,7 +49,7 @@ fn games_of(board: &serde_json::Value, bot: &str) -> u64 {
         .unwrap_or(0)
 }
 
-fn add_bot(store: &mut SqliteStore, data: &Path, built: &Path, name: &str, i: usize) {
+fn add_bot(store: &mut SqliteStore, program: &Program, name: &str, i: usize) {
     store
         .create_ladder_user(&NewLadderUser {
             name: name.into(),
@@ -66,15 +67,10 @@ fn add_bot(store: &mut SqliteStore, data: &Path, built: &Path, name: &str, i: us
             source_sha256: "0".repeat(64),
         })
         .expect("version");
-    let dir = data.join("g").join(name).join(format!("v{v}"));
-    std::fs::create_dir_all(&dir).expect("program folder");
-    for f in std::fs::read_dir(built).expect("built bot") {
-        let f = f.expect("entry");
-        if f.file_type().expect("type").is_dir() {
-            continue; // __pycache__: not needed to run
-        }
-        std::fs::copy(f.path(), dir.join(f.file_name())).expect("copy");
-    }
+    // The built program, kept in the store as a builder keeps it.
+    store
+        .ladder_put_program("g", name, v, program)
+        .expect("program");
     store
         .set_bot_version_status("g", name, v, VersionStatus::Active, "built by the bench")
         .expect("active");
@@ -107,12 +103,13 @@ fn main() {
         .output()
         .expect("ladder build");
     assert!(out.status.success(), "ladder build: {out:?}");
+    let program = kakehiki_ladder::program::pack(&built).expect("pack the built bot");
     let db = dir.path().join("ladder.sqlite");
     let data = dir.path().join("data");
     {
         let mut store = SqliteStore::open(&db).expect("store");
         for i in 0..BOTS {
-            add_bot(&mut store, &data, &built, &format!("bot{i:03}"), i);
+            add_bot(&mut store, &program, &format!("bot{i:03}"), i);
         }
     }
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -179,7 +176,7 @@ fn main() {
     );
 
     // A new bot: its first 10 matches.
-    add_bot(&mut store, &data, &built, "newcomer", BOTS + 1);
+    add_bot(&mut store, &program, "newcomer", BOTS + 1);
     let t0 = Instant::now();
     let mut last = 0;
     let took = loop {

@@ -432,14 +432,21 @@ fn submit_to_a_served_ladder_builds_checks_and_lists_the_bot() {
     );
 }
 
-/// A server killed while a version builds loses nothing: restarted, it builds the saved upload
-/// again and the version becomes active.
+/// A server killed while a version builds loses nothing: restarted, it builds the upload the
+/// store kept once the dead build's lease has lapsed, and the version becomes active.
 #[test]
 fn a_server_killed_mid_build_builds_the_version_when_it_restarts() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("ladder.sqlite");
     let config = dir.path().join("ladder.toml");
-    std::fs::write(&config, MINIMAL).unwrap();
+    // A build that takes 4 s, so that the server is killed in the middle of it.
+    let slow = r#"
+[recipes.python]
+main = "bot.py"
+build = "sh -c 'sleep 4 && cp -R \"$SRC\"/. . && python3 -m py_compile \"$MAIN\"'"
+run = "python3 bot.py"
+"#;
+    std::fs::write(&config, format!("{MINIMAL}{slow}")).unwrap();
     let out = invite(&db, "carol", &[]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let token = serde_json::from_slice::<Value>(&out.stdout).unwrap()["token"]
@@ -457,7 +464,9 @@ fn a_server_killed_mid_build_builds_the_version_when_it_restarts() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     assert_eq!(v["status"], "building", "{out:?}");
     let version = v["version"].as_u64().unwrap();
-    // Killed while it builds (the build and check of a Python bot take seconds).
+    // Killed while it builds. Its claim on the build lapses within a minute (the lease its
+    // heartbeats no longer renew), and the restarted server builds the version.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
     drop(first);
     let url = |server: &str| format!("{server}/api/ladders/g/bots/carol/versions/{version}");
     let (_second, server) = serve(dir.path(), &config, &db);
@@ -529,12 +538,13 @@ fn a_ladder_on_postgresql_is_played_by_workers_and_a_killed_worker_loses_nothing
     plays_rates_and_lists(dir.path(), &store, Some(&url));
 }
 
-/// A `kakehiki worker` on `url` with a short lease.
-fn worker(url: &str) -> Server {
+/// A `kakehiki worker` on `url` with a short lease, unpacking programs in `programs`.
+fn worker(url: &str, programs: &Path) -> Server {
     Server(
         Command::new(env!("CARGO_BIN_EXE_kakehiki"))
             .args(["worker", "--database-url", url, "--lease-secs", "3"])
-            .args(["--poll-ms", "100"])
+            .args(["--poll-ms", "100", "--programs"])
+            .arg(programs)
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap(),
@@ -557,18 +567,40 @@ fn plays_rates_and_lists(dir: &Path, store: &[String], external: Option<&str>) {
     };
     let alice = token_of("alice");
     let bob = token_of("bob");
+    // On PostgreSQL the server neither builds nor plays: two `kakehiki worker`s, each with a
+    // folder of its own (as on other machines), build the upload and play the matches.
     let workers: &[&str] = if external.is_some() {
-        &["--workers", "0", "--seed", "7"]
+        &["--workers", "0", "--builders", "0", "--seed", "7"]
     } else {
         &["--workers", "2", "--seed", "7"]
     };
-    let mut outside = external.map(|url| vec![worker(url), worker(url)]);
+    let programs = |i: usize| dir.join(format!("worker{i}"));
+    let mut outside =
+        external.map(|url| vec![worker(url, &programs(0)), worker(url, &programs(1))]);
     let (first, server) = serve_with(dir, &config, store, workers);
     let starter = repo().join("starters/geister/python/bot.py");
     let (code, v, err) = submit(&server, &alice, "python", &starter);
     assert_eq!(code, Some(0), "{v} {err}");
     let everyone = ["alice", "builtin:random", "builtin:strong"];
     let rows = wait_for_games(&server, &everyone, 3);
+    if external.is_some() {
+        // Alice's program reached the workers through the store, not the server's folder.
+        let unpacked = |root: &Path| -> Vec<String> {
+            std::fs::read_dir(root.join("g/alice"))
+                .map(|d| {
+                    d.flatten()
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        assert!(unpacked(&dir.join("data")).is_empty());
+        let seen: Vec<String> = (0..2).flat_map(|i| unpacked(&programs(i))).collect();
+        assert!(
+            !seen.is_empty() && seen.iter().all(|n| n.starts_with("v1-")),
+            "{seen:?}"
+        );
+    }
 
     // Ranked by the conservative rating, ranks 1..n.
     let key = |r: &Value| r["mu"].as_f64().unwrap() - 3.0 * r["sigma"].as_f64().unwrap();
@@ -669,7 +701,7 @@ fn plays_rates_and_lists(dir: &Path, store: &[String], external: Option<&str>) {
     drop(first);
     if let (Some(w), Some(url)) = (outside.as_mut(), external) {
         w.remove(0);
-        w.push(worker(url));
+        w.push(worker(url, &programs(2)));
     }
     let (_second, server) = serve_with(dir, &config, store, workers);
     let after = board_rows(&server);

@@ -31,7 +31,7 @@ pub use referee_arena::RefereeArena;
 pub use runner::{
     advance_stages, check_programs, coordinate, game_results, load_results, preflight, register,
     run_local, run_worker, store_files, stored_definition, Connect, Reconnecting, RunError,
-    RunOptions, RunSummary, WorkerOptions, WorkerSummary,
+    RunOptions, RunSummary, WorkerHooks, WorkerOptions, WorkerSummary,
 };
 pub use schedule::{schedule, GameResult, PlannedMatch, Schedule};
 pub use standings::{compute as compute_standings, OutputFormat, Standings};

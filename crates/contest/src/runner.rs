@@ -499,6 +499,27 @@ pub struct WorkerOptions {
     pub name: String,
     /// How long to keep reconnecting to a database that went away before giving up.
     pub reconnect_for: Duration,
+    /// Work besides the queue's matches, and the preparation of a claimed match (the ladder's
+    /// builds and programs).
+    pub hooks: Option<Arc<dyn WorkerHooks>>,
+}
+
+/// What a worker does besides playing the contest queue's matches as they are.
+pub trait WorkerHooks: Send + Sync {
+    /// Called before each claim of a match: do one piece of other work if there is some (the
+    /// ladder's builds come before its matches) and say whether there was. An error is logged
+    /// and the loop goes on.
+    fn other_work(&self, store: &mut dyn Store, worker: &str) -> Result<bool, String>;
+
+    /// Make a claimed match playable on this machine (unpack its bots' programs). An error
+    /// fails this attempt of the match with the message.
+    fn prepare(&self, store: &mut dyn Store, job: &mut MatchJob) -> Result<(), String>;
+}
+
+impl std::fmt::Debug for dyn WorkerHooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WorkerHooks")
+    }
 }
 
 impl Default for WorkerOptions {
@@ -511,6 +532,7 @@ impl Default for WorkerOptions {
             exit_when_idle: false,
             name: default_worker_name(),
             reconnect_for: DEFAULT_RECONNECT_FOR,
+            hooks: None,
         }
     }
 }
@@ -678,6 +700,13 @@ fn worker_loop(
     let mut summary = WorkerSummary::default();
     let result = (|| {
         while !stop.load(Ordering::SeqCst) {
+            if let Some(hooks) = &opts.hooks {
+                match hooks.other_work(lock().store(), &name) {
+                    Ok(true) => continue,
+                    Ok(false) => {}
+                    Err(e) => tracing::error!("worker {name}: {e}"),
+                }
+            }
             let claim: Option<Claim> =
                 lock().call(|s| s.claim(&name, opts.lease, opts.max_attempts))?;
             let Some(claim) = claim else {
@@ -693,7 +722,7 @@ fn worker_loop(
                 std::thread::sleep(opts.poll);
                 continue;
             };
-            let job: MatchJob = match serde_json::from_str(&claim.spec_json) {
+            let mut job: MatchJob = match serde_json::from_str(&claim.spec_json) {
                 Ok(j) => j,
                 Err(e) => {
                     let msg = format!("queued match spec is not valid: {e}");
@@ -702,6 +731,14 @@ fn worker_loop(
                     continue;
                 }
             };
+            if let Some(hooks) = &opts.hooks {
+                if let Err(e) = hooks.prepare(lock().store(), &mut job) {
+                    let msg = format!("the match could not be prepared on {name}: {e}");
+                    lock().call(|s| s.release_failed(&claim, &msg, opts.max_attempts))?;
+                    summary.failed += 1;
+                    continue;
+                }
+            }
             let done = AtomicBool::new(false);
             let start = Instant::now();
             let outcome = std::thread::scope(|scope| {

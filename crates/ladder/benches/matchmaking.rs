@@ -74,7 +74,7 @@ fn bench(c: &mut Criterion) {
         &|g| RefereeArena.game_type(g),
     )
     .unwrap();
-    let mut mm = Matchmaker::new(config, 2, dir.path().to_path_buf(), 3);
+    let mut mm = Matchmaker::new(config, 2, 3);
     // The first step enters the 1,002 entrants.
     mm.step(&mut store, 0, 0).unwrap();
     let mut open = 0;

@@ -8,6 +8,7 @@ pub mod config;
 pub mod intake;
 pub mod matchmaking;
 pub mod play;
+pub mod program;
 
 pub use config::{
     default_recipe, LadderConfig, LadderConfigError, Limits, Recipe, DEFAULT_LANGUAGES,

@@ -14,7 +14,6 @@
 //!    any contest match.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
 
 use kakehiki_contest::ratings::{places, weng_lin_game, WengLinRating};
 use kakehiki_contest::MatchJob;
@@ -92,11 +91,6 @@ impl MatchRate {
     }
 }
 
-/// A bot version's program folder: `DATA/LADDER/BOT/vN`.
-pub fn program_dir(data: &Path, ladder: &str, bot: &str, version: u64) -> PathBuf {
-    data.join(ladder).join(bot).join(format!("v{version}"))
-}
-
 /// How a built-in's entrant is named.
 pub fn builtin_entrant(name: &str) -> String {
     format!("builtin:{name}")
@@ -106,7 +100,6 @@ pub fn builtin_entrant(name: &str) -> String {
 pub struct Matchmaker {
     config: LadderConfig,
     seats: usize,
-    data: PathBuf,
     rng: StdRng,
     /// Matches queued by this matchmaker and not yet rated, per entrant.
     pending: HashMap<String, u32>,
@@ -124,13 +117,13 @@ pub struct Matchmaker {
 pub const SYNC_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl Matchmaker {
-    /// A matchmaker for `config`'s ladder with tables of `seats` seats, bots' program folders
-    /// under `data` (absolute), and its random choices drawn from `seed`.
-    pub fn new(config: LadderConfig, seats: usize, data: PathBuf, seed: u64) -> Matchmaker {
+    /// A matchmaker for `config`'s ladder with tables of `seats` seats and its random choices
+    /// drawn from `seed`. A bot's seat names its program in the store
+    /// ([`crate::program::program_ref`]); the worker that plays the match unpacks it.
+    pub fn new(config: LadderConfig, seats: usize, seed: u64) -> Matchmaker {
         Matchmaker {
             config,
             seats,
-            data,
             rng: StdRng::seed_from_u64(seed),
             pending: HashMap::new(),
             languages: HashMap::new(),
@@ -374,8 +367,11 @@ impl Matchmaker {
                     });
                 }
                 seats.push(SeatSpec::Cmd(argv));
-                let dir = program_dir(&self.data, &self.config.name, &r.bot, r.version);
-                dirs.push(Some(dir.to_string_lossy().into_owned()));
+                dirs.push(Some(crate::program::program_ref(
+                    &self.config.name,
+                    &r.bot,
+                    r.version,
+                )));
             }
         }
         let job = MatchJob {

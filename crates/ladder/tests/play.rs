@@ -1,13 +1,13 @@
 //! The matchmaker over a real store and the referee: built-ins rated by play, versions entered
 //! and retired, and what a queued match holds.
 
-use std::path::Path;
 use std::time::Duration;
 
 use kakehiki_contest::arena::Arena;
 use kakehiki_contest::{MatchJob, RefereeArena};
 use kakehiki_core::SeatSpec;
 use kakehiki_ladder::play::Matchmaker;
+use kakehiki_ladder::program::program_ref;
 use kakehiki_ladder::LadderConfig;
 use kakehiki_store::{
     ladder_contest, LadderPlay, LadderRole, NewBotVersion, NewLadderUser, NewResult, SqliteStore,
@@ -48,7 +48,7 @@ fn strong_ranks_above_random_within_200_games() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = SqliteStore::open(&dir.path().join("l.sqlite")).unwrap();
     let c = config("name = \"g\"\ngame = \"geister\"\nbuiltins = [\"random\", \"strong\"]\n");
-    let mut mm = Matchmaker::new(c, 2, dir.path().to_path_buf(), 1);
+    let mut mm = Matchmaker::new(c, 2, 1);
     let mut first_ahead = None;
     let ratings = loop {
         let step = mm.step(&mut store, 1, 1).unwrap();
@@ -116,8 +116,7 @@ fn a_new_version_replaces_the_old_in_new_matches_and_tables_are_filled() {
     }
     let c =
         config("name = \"n\"\ngame = \"nac\"\nbuiltins = [\"random\"]\nlanguages = [\"python\"]\n");
-    let data = dir.path().join("data");
-    let mut mm = Matchmaker::new(c, 4, data.clone(), 2);
+    let mut mm = Matchmaker::new(c, 4, 2);
     add_active(&mut store, "alice");
     add_active(&mut store, "bob");
     let step = mm.step(&mut store, 3, 10).unwrap();
@@ -148,9 +147,10 @@ fn a_new_version_replaces_the_old_in_new_matches_and_tables_are_filled() {
             } else {
                 let bot = name.split('@').next().unwrap();
                 assert_eq!(job.seats[seat], "cmd:python3 bot.py".parse().unwrap());
+                // The program by reference: the worker unpacks it from the store.
                 assert_eq!(
-                    job.seat_dirs[seat].as_deref().map(Path::new),
-                    Some(data.join("n").join(bot).join("v1").as_path())
+                    job.seat_dirs[seat].as_deref(),
+                    Some(program_ref("n", bot, 1).as_str())
                 );
             }
         }

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
-use kakehiki_ladder::play::program_dir;
 use kakehiki_store::version_entrant;
 
 use super::contest::{run_contest, RunArgs, StoreArgs};
@@ -103,15 +102,15 @@ pub fn final_(args: FinalArgs) -> anyhow::Result<u8> {
                     v.bot, v.version, v.language
                 )
             })?;
-            let dir = program_dir(&data, &config.name, &v.bot, v.version);
-            if !dir.is_dir() {
-                anyhow::bail!(
-                    "the program folder of {} v{} is missing: {} (give the server's --data)",
-                    v.bot,
-                    v.version,
-                    dir.display()
-                );
-            }
+            // Unpacked from the store under the data folder, as a worker does.
+            let dir = kakehiki_ladder::program::materialize(
+                &mut *store,
+                &data,
+                &config.name,
+                &v.bot,
+                v.version,
+            )
+            .with_context(|| format!("cannot get the program of {} v{}", v.bot, v.version))?;
             entrants.push(toml::toml! {
                 name = (version_entrant(&v.bot, v.version))
                 seat = (format!("cmd:{}", recipe.run))

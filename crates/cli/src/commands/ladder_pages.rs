@@ -24,7 +24,7 @@ use minijinja::{context, Environment};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::ladder_serve::{upload_path, App, Job};
+use super::ladder_serve::App;
 
 /// The session cookie: 64 random hex digits; the store keeps only their SHA-256.
 pub const SESSION_COOKIE: &str = "kk_session";
@@ -140,8 +140,6 @@ pub enum UploadError {
     Store(StoreError),
     #[error("the upload could not be saved")]
     NotSaved,
-    #[error("the builder has stopped")]
-    BuilderStopped,
 }
 
 impl UploadError {
@@ -150,7 +148,6 @@ impl UploadError {
             UploadError::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
             UploadError::OwnedByOther(_) => StatusCode::FORBIDDEN,
             UploadError::Store(_) | UploadError::NotSaved => StatusCode::INTERNAL_SERVER_ERROR,
-            UploadError::BuilderStopped => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -205,25 +202,22 @@ pub(super) fn accept_upload(
             }
         })?
     };
-    // Saved before it is queued: a server stopped mid-build builds it again when it restarts.
-    let path = upload_path(&app.data, ladder, &user.name, version);
-    let saved = path
-        .parent()
-        .map_or(Ok(()), kakehiki_core::private_files::create_dir_all)
-        .and_then(|()| std::fs::write(&path, &body));
-    if let Err(e) = saved {
-        tracing::error!("cannot save {}: {e}", path.display());
+    // Kept in the store, where a builder on any machine claims it.
+    let mut store = app.store.get();
+    if let Err(e) = store.ladder_put_upload(ladder, &user.name, version, &body) {
+        tracing::error!(
+            "store: cannot keep the upload of {} v{version}: {e}",
+            user.name
+        );
+        let _ = store.set_bot_version_status(
+            ladder,
+            &user.name,
+            version,
+            VersionStatus::BuildFailed,
+            "the server could not keep this upload: submit it again\n",
+        );
         return Err(UploadError::NotSaved);
     }
-    let job = Job {
-        bot: user.name.clone(),
-        version,
-        language: language.to_string(),
-        upload: body,
-    };
-    app.builds
-        .send(job)
-        .map_err(|_| UploadError::BuilderStopped)?;
     Ok(version)
 }
 

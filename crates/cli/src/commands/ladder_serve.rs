@@ -1,10 +1,11 @@
-//! `kakehiki ladder serve` (docs/ladder.md): uploads with a Bearer token, each built and checked
-//! in the background; the matchmaker and workers that play and rate the ladder's matches; the
+//! `kakehiki ladder serve` (docs/ladder.md): uploads with a Bearer token, each kept in the store
+//! and built and checked by whoever claims it (the server's `--builders`, or `kakehiki worker`
+//! processes on other machines); the matchmaker and workers that play and rate the ladder's matches; the
 //! JSON API and the public pages (leaderboard, a bot, a match).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 
 use anyhow::Context;
 use axum::body::Bytes;
@@ -15,13 +16,13 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use clap::Args;
 use kakehiki_ladder::accounts::sha256_hex;
-use kakehiki_ladder::play::{program_dir, MatchRate, Matchmaker};
+use kakehiki_ladder::play::{MatchRate, Matchmaker};
 use kakehiki_ladder::LadderConfig;
 use kakehiki_store::{LadderRole, LadderUser, Store, StoreError, VersionStatus};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::ladder::{load_config, process_upload, Status};
+use super::ladder::load_config;
 use super::ladder_pages;
 use super::store_pool::StorePool;
 
@@ -43,9 +44,13 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub bind: SocketAddr,
-    /// Where uploads and built program folders are kept.
+    /// Where the server's own match players unpack the bots' programs (the store keeps the
+    /// uploads and the built programs).
     #[arg(long, value_name = "DIR", default_value = "ladder-data")]
     pub data: PathBuf,
+    /// Builds run at once inside the server (0: only `kakehiki worker` processes build).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(0..=64))]
+    pub builders: u16,
     /// Matches played at once inside the server (0: only `kakehiki worker` processes on a
     /// shared PostgreSQL store play them).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(0..=1024))]
@@ -62,70 +67,46 @@ pub struct ServeArgs {
     pub cookie_secure: bool,
 }
 
-/// One upload to build and check.
-pub(super) struct Job {
-    pub(super) bot: String,
-    pub(super) version: u64,
-    pub(super) language: String,
-    pub(super) upload: Bytes,
-}
-
 #[derive(Clone)]
 pub(super) struct App {
     pub(super) config: Arc<LadderConfig>,
     /// Connections for the request handlers.
     pub(super) store: Arc<StorePool>,
-    pub(super) builds: mpsc::Sender<Job>,
-    /// Uploads and program folders: `DATA/LADDER/BOT/vN.upload` and `DATA/LADDER/BOT/vN`.
-    pub(super) data: PathBuf,
     /// The web pages' templates, cookie settings and rate limits.
     pub(super) web: Arc<ladder_pages::Web>,
 }
 
-/// Where a version's upload is kept until it is built (and after).
-pub(super) fn upload_path(
-    data: &std::path::Path,
-    ladder: &str,
-    bot: &str,
-    version: u64,
-) -> PathBuf {
-    program_dir(data, ladder, bot, version).with_extension("upload")
-}
-
-/// Queue again every version still `building` (the server stopped before its outcome was
-/// stored). A version whose upload was never saved is failed with a log that says so.
-fn requeue(
+/// Versions a stopped server left `building` without their upload in the store (it stopped
+/// between taking the upload and keeping it): an upload a server of the previous kind kept at
+/// `DATA/LADDER/BOT/vN.upload` is moved into the store; any other is failed with a log that says
+/// to submit again.
+fn adopt_lost_uploads(
     config: &LadderConfig,
     store: &mut dyn Store,
     data: &std::path::Path,
-    builds: &mpsc::Sender<Job>,
 ) -> anyhow::Result<()> {
-    let pending = store
-        .bot_versions_in(&config.name, VersionStatus::Building)
+    let lost = store
+        .ladder_builds_without_upload(&config.name)
         .context("cannot read the versions left building")?;
-    for v in pending {
-        let path = upload_path(data, &config.name, &v.bot, v.version);
+    for (bot, version) in lost {
+        let path = data
+            .join(&config.name)
+            .join(&bot)
+            .join(format!("v{version}.upload"));
         match std::fs::read(&path) {
             Ok(upload) => {
-                eprintln!(
-                    "ladder: building {} v{} again (the server had stopped)",
-                    v.bot, v.version
-                );
-                let job = Job {
-                    bot: v.bot,
-                    version: v.version,
-                    language: v.language,
-                    upload: Bytes::from(upload),
-                };
-                builds.send(job).context("the builder has stopped")?;
+                store
+                    .ladder_put_upload(&config.name, &bot, version, &upload)
+                    .context("cannot keep an upload")?;
+                let _ = std::fs::remove_file(&path);
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let log = "the server stopped before this upload was saved: submit it again\n";
                 store
                     .set_bot_version_status(
                         &config.name,
-                        &v.bot,
-                        v.version,
+                        &bot,
+                        version,
                         VersionStatus::BuildFailed,
                         log,
                     )
@@ -145,46 +126,21 @@ const HANDLER_CONNECTIONS: usize = 4;
 pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
     let config = Arc::new(load_config(&args.config)?);
     let open = || kakehiki_store::open_store(&args.db, args.database_url.as_deref());
-    let store = open().context("cannot open the store")?;
-    // The builder has a connection of its own: a build never holds the server's.
-    let mut builder_store = open().context("cannot open the store")?;
+    let mut store = open().context("cannot open the store")?;
     let data = std::path::absolute(&args.data)
         .with_context(|| format!("bad data folder {}", args.data.display()))?;
     kakehiki_core::private_files::create_dir_all(&data)
         .with_context(|| format!("cannot create {}", data.display()))?;
-    let (tx, rx) = mpsc::channel::<Job>();
-    // Versions a stopped server left building: built again from their saved uploads.
-    let mut store = store;
-    requeue(&config, &mut *store, &data, &tx)?;
-    let builder_config = config.clone();
-    let builder_data = data.clone();
-    std::thread::spawn(move || {
-        let data = builder_data;
-        for job in rx {
-            let log = match build_job(&builder_config, &data, &job) {
-                Ok((status, log)) => (status, log),
-                Err(e) => (
-                    VersionStatus::BuildFailed,
-                    format!("the server could not build this version: {e:#}\n"),
-                ),
-            };
-            if let Err(e) = builder_store.set_bot_version_status(
-                &builder_config.name,
-                &job.bot,
-                job.version,
-                log.0,
-                &log.1,
-            ) {
-                tracing::error!(
-                    "cannot store the outcome of {} v{}: {e}",
-                    job.bot,
-                    job.version
-                );
-            }
-        }
-    });
-    start_matchmaker(&args, &config, &data)?;
-    start_workers(&args)?;
+    // The ladder file's text, for builders on any machine.
+    let text = std::fs::read_to_string(&args.config)
+        .with_context(|| format!("cannot read {}", args.config.display()))?;
+    store
+        .ladder_set_file(&config.name, &text)
+        .context("cannot keep the ladder file in the store")?;
+    adopt_lost_uploads(&config, &mut *store, &data)?;
+    start_builders(&args)?;
+    start_matchmaker(&args, &config)?;
+    start_workers(&args, &data)?;
     let app = App {
         config: config.clone(),
         store: Arc::new(StorePool::new({
@@ -194,8 +150,6 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
             }
             pool
         })),
-        builds: tx,
-        data,
         web: Arc::new(ladder_pages::Web::new(&config, args.cookie_secure)),
     };
     let upload_limit = (config.limits.upload_bytes as usize).saturating_add(1 << 20);
@@ -232,29 +186,6 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
         })
         .with_context(|| format!("cannot serve on {}", args.bind))?;
     Ok(crate::exit::OK)
-}
-
-/// Build and check one version into `DATA/LADDER/BOT/vN`.
-fn build_job(
-    config: &LadderConfig,
-    data: &std::path::Path,
-    job: &Job,
-) -> anyhow::Result<(VersionStatus, String)> {
-    let program = program_dir(data, &config.name, &job.bot, job.version);
-    let dir = program.parent().unwrap_or(data).to_path_buf();
-    std::fs::create_dir_all(&dir)?;
-    if program.exists() {
-        // A version left half-built by a server that was killed.
-        std::fs::remove_dir_all(&program)?;
-    }
-    let verdict = process_upload(config, &job.language, &job.upload, &program, &dir)?;
-    let status = match verdict.status {
-        Status::Active => VersionStatus::Active,
-        Status::BuildFailed => VersionStatus::BuildFailed,
-        Status::CheckFailed => VersionStatus::CheckFailed,
-        Status::Refused => VersionStatus::Refused,
-    };
-    Ok((status, verdict.log))
 }
 
 /// Run a handler's work on a thread that may block: the store is synchronous (PostgreSQL's
@@ -840,11 +771,7 @@ fn hide_stderr(replay: &str, visible: &[bool]) -> String {
 
 /// Start the matchmaker: a thread with its own store that rates new results and keeps the
 /// ladder's queue filled (crates/ladder/src/play.rs).
-fn start_matchmaker(
-    args: &ServeArgs,
-    config: &LadderConfig,
-    data: &std::path::Path,
-) -> anyhow::Result<()> {
+fn start_matchmaker(args: &ServeArgs, config: &LadderConfig) -> anyhow::Result<()> {
     use kakehiki_contest::arena::Arena;
     let game = kakehiki_contest::RefereeArena
         .game_type(&config.game)
@@ -861,7 +788,7 @@ fn start_matchmaker(
     });
     let mut store = kakehiki_store::open_store(&args.db, args.database_url.as_deref())
         .context("cannot open the store")?;
-    let mut mm = Matchmaker::new(config.clone(), seats, data.to_path_buf(), seed);
+    let mut mm = Matchmaker::new(config.clone(), seats, seed);
     let mut rate = MatchRate::new(config.matches_per_hour, open, std::time::Instant::now());
     std::thread::Builder::new()
         .name("ladder-matchmaker".into())
@@ -877,9 +804,33 @@ fn start_matchmaker(
     Ok(())
 }
 
+/// Start `--builders` threads that claim builds from the store, as `kakehiki worker` does.
+fn start_builders(args: &ServeArgs) -> anyhow::Result<()> {
+    for slot in 0..args.builders {
+        let mut store = kakehiki_store::open_store(&args.db, args.database_url.as_deref())
+            .context("cannot open the store")?;
+        let name = format!(
+            "{}:builder{slot}",
+            kakehiki_contest::runner::default_worker_name()
+        );
+        std::thread::Builder::new()
+            .name(format!("ladder-builder-{slot}"))
+            .spawn(move || loop {
+                match super::ladder_work::build_one(&mut *store, &name) {
+                    Ok(true) => continue,
+                    Ok(false) => {}
+                    Err(e) => tracing::error!("ladder builder: {e}"),
+                }
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            })
+            .context("cannot start a builder")?;
+    }
+    Ok(())
+}
+
 /// Start `--workers` match players inside the server, claiming from the store's queue as
-/// `kakehiki worker` does.
-fn start_workers(args: &ServeArgs) -> anyhow::Result<()> {
+/// `kakehiki worker` does and unpacking programs under `data` (builds are the builders').
+fn start_workers(args: &ServeArgs, data: &std::path::Path) -> anyhow::Result<()> {
     if args.workers == 0 {
         return Ok(());
     }
@@ -888,6 +839,10 @@ fn start_workers(args: &ServeArgs) -> anyhow::Result<()> {
     let opts = kakehiki_contest::WorkerOptions {
         jobs: usize::from(args.workers),
         poll: std::time::Duration::from_millis(100),
+        hooks: Some(Arc::new(super::ladder_work::LadderWork {
+            programs: data.to_path_buf(),
+            builds: false,
+        })),
         ..kakehiki_contest::WorkerOptions::default()
     };
     std::thread::Builder::new()

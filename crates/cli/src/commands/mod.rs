@@ -9,6 +9,7 @@ pub mod ladder;
 pub mod ladder_final;
 pub mod ladder_pages;
 pub mod ladder_serve;
+pub mod ladder_work;
 pub mod play;
 pub mod replay;
 pub mod sandbox;

@@ -1,5 +1,6 @@
 //! `kakehiki worker`: claim queued matches from PostgreSQL and play them, on any number of
-//! machines. The logic lives in `kakehiki-contest`.
+//! machines; hosted ladders' builds are claimed first (`ladder_work`). The logic lives in
+//! `kakehiki-contest`.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -10,6 +11,7 @@ use clap::Args;
 use kakehiki_contest::{run_worker, RefereeArena, WorkerOptions};
 use kakehiki_store::{redact_url, PgStore, Store};
 
+use super::ladder_work::LadderWork;
 use crate::exit;
 
 #[derive(Args, Debug)]
@@ -34,6 +36,14 @@ pub struct WorkerArgs {
     /// Pause between polls of an empty queue, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 500)]
     pub poll_ms: u64,
+    /// Where the programs of hosted-ladder bots are unpacked from the store, once per version
+    /// (`DIR/LADDER/BOT/vN-DIGEST`).
+    #[arg(long, value_name = "DIR", default_value = "kakehiki-programs")]
+    pub programs: std::path::PathBuf,
+    /// Play matches only: leave the hosted ladders' builds to other workers and the servers'
+    /// builders.
+    #[arg(long)]
+    pub no_builds: bool,
 }
 
 pub fn run(args: WorkerArgs) -> anyhow::Result<u8> {
@@ -44,6 +54,11 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<u8> {
         max_attempts: args.max_attempts,
         poll: Duration::from_millis(args.poll_ms),
         exit_when_idle: args.exit_when_idle,
+        hooks: Some(Arc::new(LadderWork {
+            programs: std::path::absolute(&args.programs)
+                .with_context(|| format!("bad programs folder {}", args.programs.display()))?,
+            builds: !args.no_builds,
+        })),
         ..WorkerOptions::default()
     };
     eprintln!(

@@ -183,26 +183,14 @@ impl LadderBuilds for PgStore {
         if let Some(p) = program {
             tx.execute(
                 PUT_PROGRAM,
-                &[
-                    &claim.ladder,
-                    &claim.bot,
-                    &version,
-                    &p.sha256,
-                    &p.archive,
-                ],
+                &[&claim.ladder, &claim.bot, &version, &p.sha256, &p.archive],
             )
             .map_err(err(CONTEXT))?;
         }
         tx.execute(
             "UPDATE kk_ladder_versions SET status = $4, log = $5
              WHERE ladder = $1 AND bot = $2 AND version = $3",
-            &[
-                &claim.ladder,
-                &claim.bot,
-                &version,
-                &status.as_str(),
-                &log,
-            ],
+            &[&claim.ladder, &claim.bot, &version, &status.as_str(), &log],
         )
         .map_err(err(CONTEXT))?;
         tx.commit().map_err(err(CONTEXT))?;

@@ -738,13 +738,20 @@ pub fn ladder_builds_are_claimed_once_taken_over_and_stored_with_their_program(
     );
     let lease = Duration::from_secs(600);
     assert!(store.ladder_claim_build("w1", lease, 3).unwrap().is_none());
-    store.ladder_put_upload("g", "bob", v1, b"print(1)").unwrap();
+    store
+        .ladder_put_upload("g", "bob", v1, b"print(1)")
+        .unwrap();
     assert!(store.ladder_builds_without_upload("g").unwrap().is_empty());
 
     // Claimed once: a second claimant finds nothing while the lease holds.
     let c = store.ladder_claim_build("w1", lease, 3).unwrap().unwrap();
     assert_eq!(
-        (c.ladder.as_str(), c.bot.as_str(), c.version, c.language.as_str()),
+        (
+            c.ladder.as_str(),
+            c.bot.as_str(),
+            c.version,
+            c.language.as_str()
+        ),
         ("g", "bob", v1, "python")
     );
     assert_eq!((c.upload.as_slice(), c.attempt), (&b"print(1)"[..], 1));

@@ -1,0 +1,131 @@
+//! The ladder's work done by any worker (`kakehiki worker`, the server's builders and its
+//! `--workers`): building a version claimed from the store, and unpacking the programs a claimed
+//! match needs (`kakehiki_ladder::program`). Nothing here needs a folder shared with the server.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use kakehiki_contest::{MatchJob, WorkerHooks};
+use kakehiki_ladder::program::{materialize_refs, pack};
+use kakehiki_ladder::LadderConfig;
+use kakehiki_store::{BuildClaim, Store, VersionStatus};
+
+use super::ladder::{process_upload, Status};
+
+/// The lease of a claimed build. The builder renews it every [`HEARTBEAT`] while it builds, so
+/// the build of a worker that dies is taken over within a minute.
+const LEASE: Duration = Duration::from_secs(60);
+const HEARTBEAT: Duration = Duration::from_secs(15);
+/// Claims of a version before it is failed as abandoned.
+pub const BUILD_ATTEMPTS: u32 = 3;
+
+/// A worker's ladder work.
+pub struct LadderWork {
+    /// Where this machine unpacks programs: `PROGRAMS/LADDER/BOT/vN-DIGEST`.
+    pub programs: PathBuf,
+    /// Whether this worker builds (the server's match players leave builds to its builders).
+    pub builds: bool,
+}
+
+impl WorkerHooks for LadderWork {
+    fn other_work(&self, store: &mut dyn Store, worker: &str) -> Result<bool, String> {
+        if !self.builds {
+            return Ok(false);
+        }
+        build_one(store, worker)
+    }
+
+    fn prepare(&self, store: &mut dyn Store, job: &mut MatchJob) -> Result<(), String> {
+        materialize_refs(store, &self.programs, &mut job.seat_dirs).map_err(|e| e.to_string())
+    }
+}
+
+/// Claim one build and do it; `false` when there was none.
+pub fn build_one(store: &mut dyn Store, worker: &str) -> Result<bool, String> {
+    let claim = store
+        .ladder_claim_build(worker, LEASE, BUILD_ATTEMPTS)
+        .map_err(|e| format!("cannot claim a build: {e}"))?;
+    let Some(claim) = claim else {
+        return Ok(false);
+    };
+    let what = format!(
+        "{} v{} of ladder {}",
+        claim.bot, claim.version, claim.ladder
+    );
+    match build_claimed(store, &claim) {
+        Ok((status, log, program)) => {
+            let stored = store
+                .ladder_finish_build(&claim, status, &log, program.as_ref())
+                .map_err(|e| format!("cannot store the build of {what}: {e}"))?;
+            if !stored {
+                tracing::warn!("the build of {what} was taken over by another worker");
+            }
+            Ok(true)
+        }
+        Err(e) => {
+            // The machine's fault, not the upload's: let another worker (or a later attempt)
+            // take it now. After its attempts the version is failed as abandoned.
+            let _ = store.ladder_extend_build(&claim, Duration::ZERO);
+            Err(format!("cannot build {what} here: {e:#}"))
+        }
+    }
+}
+
+fn build_claimed(
+    store: &mut dyn Store,
+    claim: &BuildClaim,
+) -> anyhow::Result<(VersionStatus, String, Option<kakehiki_store::Program>)> {
+    let Some(text) = store.ladder_file(&claim.ladder)? else {
+        anyhow::bail!("the store has no ladder file for {}", claim.ladder);
+    };
+    let source = format!("the ladder file of {} (from the store)", claim.ladder);
+    let config = LadderConfig::parse(&text, &source, &|g| {
+        use kakehiki_contest::arena::Arena;
+        kakehiki_contest::RefereeArena.game_type(g)
+    })?;
+    let work = tempfile::Builder::new()
+        .prefix("kakehiki-ladder-build-")
+        .tempdir()?;
+    let program_dir = work.path().join("program");
+    // The build and check use no store: the store renews the lease meanwhile.
+    let done = AtomicBool::new(false);
+    let verdict = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let mut last = Instant::now();
+            while !done.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(100));
+                if last.elapsed() >= HEARTBEAT {
+                    last = Instant::now();
+                    if let Err(e) = store.ladder_extend_build(claim, LEASE) {
+                        tracing::warn!("cannot renew a build's lease: {e}");
+                    }
+                }
+            }
+        });
+        let verdict = process_upload(
+            &config,
+            &claim.language,
+            &claim.upload,
+            &program_dir,
+            work.path(),
+        );
+        done.store(true, Ordering::SeqCst);
+        verdict
+    })?;
+    let mut log = verdict.log;
+    let (status, program) = match verdict.status {
+        Status::Active => match pack(&program_dir) {
+            Ok(p) => (VersionStatus::Active, Some(p)),
+            Err(e @ kakehiki_ladder::program::ProgramError::Io(_)) => return Err(e.into()),
+            Err(e) => {
+                log.push_str(&format!("build failed: {e}\n"));
+                (VersionStatus::BuildFailed, None)
+            }
+        },
+        Status::BuildFailed => (VersionStatus::BuildFailed, None),
+        Status::CheckFailed => (VersionStatus::CheckFailed, None),
+        Status::Refused => (VersionStatus::Refused, None),
+    };
+    Ok((status, log, program))
+}
