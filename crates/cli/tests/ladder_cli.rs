@@ -805,3 +805,58 @@ fn the_final_freezes_the_ladder_and_plays_the_active_versions() {
     assert!(file.contains("format = \"round-robin\""), "{file}");
     assert!(file.contains("seat = \"cmd:python3 bot.py\""), "{file}");
 }
+
+/// The ladder file's game options are checked by the game when the file is loaded: an unknown
+/// option or a bad value stops `ladder serve` (and `ladder build`) with the key named, before
+/// any match; good ones are used by the built bot's `check` too.
+#[test]
+fn options_the_game_refuses_are_named_before_any_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("ladder.toml");
+    let serve = |text: &str| {
+        std::fs::write(&config, format!("{MINIMAL}{text}")).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+            .args(["ladder", "serve", "--config"])
+            .arg(&config)
+            .arg("--db")
+            .arg(dir.path().join("l.sqlite"))
+            .args(["--bind", "127.0.0.1:0", "--workers", "0"])
+            .env_remove("KAKEHIKI_DATABASE_URL")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = serve("[options]\nbogus = 1\n");
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("unknown option \"bogus\"") && err.contains("max_plies"),
+        "{err}"
+    );
+    let (code, err) = serve("[options]\nmax_plies = \"many\"\n");
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("max_plies") && err.contains("many"), "{err}");
+    let (code, err) = serve("sandbox = \"loose\"\n");
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("sandbox"), "{err}");
+
+    // A good option: the bot is built and checked with it.
+    std::fs::write(&config, format!("{MINIMAL}[options]\nmax_plies = 40\n")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+        .args([
+            "ladder",
+            "build",
+            "--json",
+            "--language",
+            "python",
+            "--config",
+        ])
+        .arg(&config)
+        .arg(repo().join("starters/geister/python/bot.py"))
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(v["status"], "active", "{out:?}");
+}

@@ -143,6 +143,14 @@ pub trait Arena: Send + Sync {
     /// instead.
     fn play(&self, job: &MatchJob) -> Result<Played, PlayError>;
 
+    /// Check a match's game, rule set, seats and options as playing it would, without starting
+    /// anything (a ladder refuses bad options before its first match). An arena that plays no
+    /// real game has nothing to check.
+    fn check_job(&self, job: &MatchJob) -> Result<(), String> {
+        let _ = job;
+        Ok(())
+    }
+
     /// Start the program of every process entrant of `game` once (`entrants`: name and seat)
     /// and report those that cannot run: a missing or non-executable program, one that exits
     /// at once, one the machine cannot start. Built-in and `tcp` seats have nothing to check.

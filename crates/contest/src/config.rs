@@ -472,18 +472,8 @@ impl ContestDef {
         let mut options = BTreeMap::new();
         if let Some(opts) = &raw.options {
             for (k, v) in opts.get_ref() {
-                let text = match v.get_ref() {
-                    toml::Value::String(s) => s.clone(),
-                    toml::Value::Integer(i) => i.to_string(),
-                    toml::Value::Float(f) => f.to_string(),
-                    toml::Value::Boolean(b) => b.to_string(),
-                    _ => {
-                        return Err(ctx.invalid(
-                            v.span(),
-                            &format!("options.{k}"),
-                            "expected a string, number or boolean",
-                        ))
-                    }
+                let Some(text) = option_text(v.get_ref()) else {
+                    return Err(ctx.invalid(v.span(), &format!("options.{k}"), OPTION_EXPECTED));
                 };
                 options.insert(k.clone(), text);
             }
@@ -504,26 +494,12 @@ impl ContestDef {
         };
         let cpu_millis = match &raw.cpus_per_bot {
             None => None,
-            Some(v) => {
-                let cpus = match v.get_ref() {
-                    toml::Value::Float(f) => Some(*f),
-                    toml::Value::Integer(i) => Some(*i as f64),
-                    _ => None,
-                };
-                match cpus {
-                    Some(c) if c.is_finite() && (0.01..=1024.0).contains(&c) => {
-                        Some((c * 1000.0).round() as u32)
-                    }
-                    _ => {
-                        return Err(ctx.invalid(
-                            v.span(),
-                            "cpus_per_bot",
-                            "expected a number of CPUs per bot from 0.01 to 1024 (e.g. 1, 0.5)"
-                                .to_string(),
-                        ))
-                    }
+            Some(v) => match cpu_millis(v.get_ref()) {
+                Some(m) => Some(m),
+                None => {
+                    return Err(ctx.invalid(v.span(), "cpus_per_bot", CPUS_EXPECTED.to_string()))
                 }
-            }
+            },
         };
         let mut entrants = Vec::new();
         let mut names = BTreeSet::new();
@@ -757,3 +733,30 @@ impl ContestDef {
         self.entrants.iter().position(|e| e.name == name)
     }
 }
+
+/// A game option's value as the driver gets it: a string, a number or a boolean as text.
+pub fn option_text(v: &toml::Value) -> Option<String> {
+    Some(match v {
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Integer(i) => i.to_string(),
+        toml::Value::Float(f) => f.to_string(),
+        toml::Value::Boolean(b) => b.to_string(),
+        _ => return None,
+    })
+}
+
+/// What a game option's value must be.
+pub const OPTION_EXPECTED: &str = "expected a string, number or boolean";
+
+/// `cpus_per_bot` in thousandths of a CPU, if it is a number of CPUs from 0.01 to 1024.
+pub fn cpu_millis(v: &toml::Value) -> Option<u32> {
+    let cpus = match v {
+        toml::Value::Float(f) => *f,
+        toml::Value::Integer(i) => *i as f64,
+        _ => return None,
+    };
+    (cpus.is_finite() && (0.01..=1024.0).contains(&cpus)).then(|| (cpus * 1000.0).round() as u32)
+}
+
+/// What `cpus_per_bot` must be.
+pub const CPUS_EXPECTED: &str = "expected a number of CPUs per bot from 0.01 to 1024 (e.g. 1, 0.5)";

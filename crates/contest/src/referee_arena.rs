@@ -73,6 +73,17 @@ impl Arena for RefereeArena {
             .map_err(|e| e.to_string())
     }
 
+    fn check_job(&self, job: &MatchJob) -> Result<(), String> {
+        let driver = find_game(&job.game).map_err(|e| e.to_string())?;
+        let mut spec = MatchSpec::new(&job.game, job.seed, job.seats.clone());
+        spec.rules = job.rules.clone();
+        spec.options = job.options.clone();
+        if let Some(level) = &job.sandbox {
+            level.parse::<kakehiki_agent::SandboxLevel>()?;
+        }
+        driver.check_spec(&spec).map_err(|e| e.to_string())
+    }
+
     fn play(&self, job: &MatchJob) -> Result<Played, PlayError> {
         let driver = find_game(&job.game).map_err(|e| PlayError::Failed(e.to_string()))?;
         let mut spec = MatchSpec::new(&job.game, job.seed, job.seats.clone());

@@ -169,6 +169,11 @@ struct RawLadder {
     #[serde(default)]
     limits: Limits,
     matches_per_hour: Option<u64>,
+    match_timeout_s: Option<u64>,
+    sandbox: Option<String>,
+    cpus_per_bot: Option<toml::Value>,
+    #[serde(default)]
+    options: BTreeMap<String, toml::Value>,
 }
 
 /// A validated ladder file.
@@ -188,7 +193,21 @@ pub struct LadderConfig {
     pub limits: Limits,
     /// Matches started per hour over the whole ladder.
     pub matches_per_hour: u64,
+    /// Per-match settings, as in a contest file: the wall-clock limit of one match in seconds
+    /// (0: none), ...
+    pub match_timeout_s: u64,
+    /// ... the bot sandbox level (`best` when absent), ...
+    pub sandbox: Option<String>,
+    /// ... each bot's CPU quota in thousandths of a CPU, ...
+    pub cpu_millis: Option<u32>,
+    /// ... and the game's options (its time limits and the like), checked against the game by
+    /// the program that loads the file (`kakehiki ladder serve` refuses unknown ones).
+    pub options: BTreeMap<String, String>,
 }
+
+/// The default wall-clock limit of one ladder match, in seconds (seat limits end a match long
+/// before).
+pub const DEFAULT_MATCH_TIMEOUT_S: u64 = 3600;
 
 /// The default match rate.
 pub const DEFAULT_MATCHES_PER_HOUR: u64 = 600;
@@ -342,6 +361,42 @@ impl LadderConfig {
                 format!("expected an integer from 1 to 1000000, found {matches_per_hour}"),
             ));
         }
+        let match_timeout_s = raw.match_timeout_s.unwrap_or(DEFAULT_MATCH_TIMEOUT_S);
+        if match_timeout_s > 7 * 24 * 3600 {
+            return Err(invalid(
+                "match_timeout_s",
+                format!("expected an integer from 0 (no limit) to 604800, found {match_timeout_s}"),
+            ));
+        }
+        let sandbox = match raw.sandbox {
+            None => None,
+            Some(l) if ["best", "strict", "off"].contains(&l.as_str()) => Some(l),
+            Some(l) => {
+                return Err(invalid(
+                    "sandbox",
+                    format!("unknown sandbox level {l:?}: expected best, strict or off"),
+                ))
+            }
+        };
+        let cpu_millis = match &raw.cpus_per_bot {
+            None => None,
+            Some(v) => Some(kakehiki_contest::config::cpu_millis(v).ok_or_else(|| {
+                invalid(
+                    "cpus_per_bot",
+                    kakehiki_contest::config::CPUS_EXPECTED.into(),
+                )
+            })?),
+        };
+        let mut options = BTreeMap::new();
+        for (k, v) in &raw.options {
+            let text = kakehiki_contest::config::option_text(v).ok_or_else(|| {
+                invalid(
+                    &format!("options.{k}"),
+                    kakehiki_contest::config::OPTION_EXPECTED.into(),
+                )
+            })?;
+            options.insert(k.clone(), text);
+        }
         Ok(LadderConfig {
             name,
             game: game_type.name.to_string(),
@@ -350,6 +405,10 @@ impl LadderConfig {
             languages,
             limits: raw.limits,
             matches_per_hour,
+            match_timeout_s,
+            sandbox,
+            cpu_millis,
+            options,
         })
     }
 
@@ -414,6 +473,32 @@ mod tests {
         assert_eq!(c.limits.build_seconds, 120);
         assert_eq!(c.limits.uploads_per_hour, 60);
         assert_eq!(c.matches_per_hour, DEFAULT_MATCHES_PER_HOUR);
+        assert_eq!(c.match_timeout_s, DEFAULT_MATCH_TIMEOUT_S);
+        assert_eq!((c.sandbox.as_deref(), c.cpu_millis), (None, None));
+        assert!(c.options.is_empty());
+    }
+
+    #[test]
+    fn per_match_settings_are_read_and_bad_ones_named() {
+        let c = parse(&format!(
+            "{MINIMAL}match_timeout_s = 600\nsandbox = \"strict\"\ncpus_per_bot = 0.5\n[options]\nturn_ms = 2000\nname = \"x\"\n"
+        ))
+        .unwrap();
+        assert_eq!(c.match_timeout_s, 600);
+        assert_eq!(c.sandbox.as_deref(), Some("strict"));
+        assert_eq!(c.cpu_millis, Some(500));
+        assert_eq!(c.options["turn_ms"], "2000");
+        assert_eq!(c.options["name"], "x");
+        for (text, key) in [
+            ("match_timeout_s = 700000", "match_timeout_s"),
+            ("sandbox = \"loose\"", "sandbox"),
+            ("cpus_per_bot = 0", "cpus_per_bot"),
+            ("cpus_per_bot = \"all\"", "cpus_per_bot"),
+            ("[options]\nturn_ms = [1]", "options.turn_ms"),
+        ] {
+            let e = err(&format!("{MINIMAL}{text}\n"));
+            assert!(e.contains(&format!("key `{key}`")), "{text}: {e}");
+        }
     }
 
     #[test]

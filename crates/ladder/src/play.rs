@@ -28,9 +28,6 @@ use rand::{Rng, SeedableRng};
 use crate::matchmaking::{choose, Candidate};
 use crate::LadderConfig;
 
-/// Wall-clock limit of one ladder match, in seconds (seat limits end a match long before).
-pub const MATCH_TIMEOUT_S: u64 = 3600;
-
 /// Why a step of the matchmaker failed.
 #[derive(Debug, thiserror::Error)]
 pub enum PlayError {
@@ -382,16 +379,16 @@ impl Matchmaker {
             seed,
             seats,
             entrants: names.clone(),
-            options: BTreeMap::new(),
-            timeout_s: MATCH_TIMEOUT_S,
+            options: self.config.options.clone(),
+            timeout_s: self.config.match_timeout_s,
             seat_dirs: if dirs.iter().any(Option::is_some) {
                 dirs
             } else {
                 Vec::new()
             },
             seat_env: Vec::new(),
-            sandbox: None,
-            cpu_millis: None,
+            sandbox: self.config.sandbox.clone(),
+            cpu_millis: self.config.cpu_millis,
         };
         if store.ladder_queue(&self.config.name, index, &job.to_json())? {
             let mut seen = std::collections::HashSet::new();

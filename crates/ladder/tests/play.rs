@@ -177,3 +177,30 @@ fn a_new_version_replaces_the_old_in_new_matches_and_tables_are_filled() {
     // Frozen? Not yet: the ladder still queues.
     assert!(!store.ladder_state("n").unwrap().frozen);
 }
+
+/// The ladder file's per-match settings reach every match: the game's options (here Geister's
+/// move limit), the match's wall-clock limit, the sandbox level and the CPU quota.
+#[test]
+fn the_ladder_files_match_settings_reach_the_matches() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::open(&dir.path().join("l.sqlite")).unwrap();
+    let c = config(
+        "name = \"g\"\ngame = \"geister\"\nbuiltins = [\"random\", \"strong\"]\nmatch_timeout_s = 90\n\
+         sandbox = \"strict\"\ncpus_per_bot = 0.5\n[options]\nmax_plies = 10\n",
+    );
+    let mut mm = Matchmaker::new(c, 2, 3);
+    assert_eq!(mm.step(&mut store, 1, 1).unwrap().queued, 1);
+    let claim = store
+        .claim("test", Duration::from_secs(60), 3)
+        .unwrap()
+        .unwrap();
+    let job: MatchJob = serde_json::from_str(&claim.spec_json).unwrap();
+    assert_eq!(job.options.get("max_plies").map(String::as_str), Some("10"));
+    assert_eq!(job.timeout_s, 90);
+    assert_eq!(job.sandbox.as_deref(), Some("strict"));
+    assert_eq!(job.cpu_millis, Some(500));
+    // Played: built-ins only, so the sandbox has nothing to confine; the move limit holds.
+    let p = RefereeArena.play(&job).unwrap();
+    let header: serde_json::Value = serde_json::from_str(p.replay.lines().next().unwrap()).unwrap();
+    assert_eq!(header["params"]["rules"]["max_plies"], 10, "{header}");
+}

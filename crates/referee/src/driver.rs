@@ -319,6 +319,10 @@ pub trait GameDriver: Send + Sync {
     /// error means the match could not be set up (bad spec, unknown bot, port in use, ...).
     fn play<'a>(&'a self, spec: &'a MatchSpec) -> BoxFuture<'a, Result<MatchRecord, RefereeError>>;
 
+    /// Check a match's rule set, seats and options as [`GameDriver::play`] does first, without
+    /// starting anything: a ladder or a contest refuses bad options before its first match.
+    fn check_spec(&self, spec: &MatchSpec) -> Result<(), RefereeError>;
+
     /// Re-run a match from its replay: same seed, every seat's recorded replies and timings
     /// replayed in place of the bots. Returns the re-run's record; the caller compares bytes.
     fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError>;
@@ -514,6 +518,9 @@ mod format_tests {
             &'a self,
             _: &'a MatchSpec,
         ) -> BoxFuture<'a, Result<MatchRecord, RefereeError>> {
+            unreachable!()
+        }
+        fn check_spec(&self, _: &MatchSpec) -> Result<(), RefereeError> {
             unreachable!()
         }
         fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {

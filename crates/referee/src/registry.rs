@@ -42,3 +42,43 @@ pub fn find_game(name: &str) -> Result<&'static dyn GameDriver, RefereeError> {
             )
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::MatchSpec;
+    use kakehiki_core::SeatSpec;
+
+    fn silent_table(d: &dyn GameDriver) -> MatchSpec {
+        let n = d.game_type().default_seats;
+        MatchSpec::new(
+            d.game_type().name,
+            1,
+            vec![SeatSpec::Builtin("silent".into()); n],
+        )
+    }
+
+    /// Every game checks a match without playing it as `play` does first: its defaults pass, an
+    /// unknown option, an unknown rule set and a wrong seat count are refused.
+    #[test]
+    fn every_game_checks_a_spec_as_it_plays() {
+        for d in GAMES.iter().chain(EXAMPLE_GAMES) {
+            let name = d.game_type().name;
+            let spec = silent_table(*d);
+            d.check_spec(&spec)
+                .unwrap_or_else(|e| panic!("{name}: defaults refused: {e}"));
+            let mut bad = spec.clone();
+            bad.options.insert("bogus".into(), "1".into());
+            assert!(
+                matches!(d.check_spec(&bad), Err(RefereeError::UnknownOption { .. })),
+                "{name}"
+            );
+            let mut bad = spec.clone();
+            bad.rules = Some("no-such-rules".into());
+            assert!(d.check_spec(&bad).is_err(), "{name}: rules");
+            let mut bad = spec.clone();
+            bad.seats = vec![SeatSpec::Builtin("silent".into()); 40];
+            assert!(d.check_spec(&bad).is_err(), "{name}: 40 seats");
+        }
+    }
+}

@@ -169,10 +169,11 @@ pub struct CheckVerdict {
 
 /// `check` for a program that is not on the command line (the ladder's built bots): the bot
 /// `run` (a command line, run in `program_dir`, which is its seat folder) checked under rule set
-/// `rules` of `game`, with the default sandbox.
+/// `rules` of `game` with the game `options` (as `--opt KEY=VALUE`), with the default sandbox.
 pub fn check_program(
     game: &str,
     rules: &str,
+    options: &BTreeMap<String, String>,
     run: &str,
     program_dir: &std::path::Path,
 ) -> anyhow::Result<CheckVerdict> {
@@ -183,7 +184,7 @@ pub fn check_program(
     }
     let seat = format!("cmd:{run}");
     let seat_dir = format!("0={}", program_dir.display());
-    let args = <Wrapper as clap::Parser>::try_parse_from([
+    let mut argv: Vec<String> = [
         "check",
         game,
         "--rules",
@@ -192,9 +193,16 @@ pub fn check_program(
         &seat,
         "--seat-dir",
         &seat_dir,
-    ])
-    .context("cannot check the bot")?
-    .args;
+    ]
+    .map(String::from)
+    .to_vec();
+    for (k, v) in options {
+        argv.push("--opt".into());
+        argv.push(format!("{k}={v}"));
+    }
+    let args = <Wrapper as clap::Parser>::try_parse_from(argv)
+        .context("cannot check the bot")?
+        .args;
     let report = evaluate(&args)?;
     Ok(CheckVerdict {
         passed: report.passed,

@@ -135,9 +135,40 @@ pub struct Verdict {
     pub log: String,
 }
 
-/// Read and validate a ladder file against the referee's games.
+/// Read and validate a ladder file against the referee's games: its per-match settings are
+/// checked as the game checks a match's (an unknown option or a bad value is named here, not
+/// in every match).
 pub fn load_config(path: &Path) -> anyhow::Result<LadderConfig> {
-    Ok(LadderConfig::load(path, &|g| RefereeArena.game_type(g))?)
+    let config = LadderConfig::load(path, &|g| RefereeArena.game_type(g))?;
+    check_match_settings(&config).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: the ladder's matches cannot be played: {e}",
+            path.display()
+        )
+    })?;
+    Ok(config)
+}
+
+/// A table of `builtin:silent` seats with the ladder's rule set, options and sandbox, checked by
+/// the game without playing it.
+pub fn check_match_settings(config: &LadderConfig) -> Result<(), String> {
+    let game = RefereeArena.game_type(&config.game)?;
+    let probe = kakehiki_contest::MatchJob {
+        contest: kakehiki_store::ladder_contest(&config.name),
+        index: 0,
+        game: config.game.clone(),
+        rules: Some(config.rules.clone()),
+        seed: 1,
+        seats: vec![kakehiki_core::SeatSpec::Builtin("silent".into()); game.default_seats],
+        entrants: Vec::new(),
+        options: config.options.clone(),
+        timeout_s: config.match_timeout_s,
+        seat_dirs: Vec::new(),
+        seat_env: Vec::new(),
+        sandbox: config.sandbox.clone(),
+        cpu_millis: config.cpu_millis,
+    };
+    RefereeArena.check_job(&probe)
 }
 
 /// Take in `upload` for `language` of the ladder `config`: unpack it (under `tmp_parent`), build
@@ -199,9 +230,14 @@ pub fn process_upload(
             log,
         });
     }
-    let verdict =
-        super::check::check_program(&config.game, &config.rules, &recipe.run, program_dir)
-            .context("cannot check the built bot")?;
+    let verdict = super::check::check_program(
+        &config.game,
+        &config.rules,
+        &config.options,
+        &recipe.run,
+        program_dir,
+    )
+    .context("cannot check the built bot")?;
     log.push_str(&format!(
         "check ({} {}, cmd:{}):\n{}",
         config.game, config.rules, recipe.run, verdict.diagnosis

@@ -474,6 +474,10 @@ impl GameDriver for NacDriver {
         Box::pin(self.play_profiled(spec, None))
     }
 
+    fn check_spec(&self, spec: &MatchSpec) -> Result<(), RefereeError> {
+        self.check(spec).map(drop)
+    }
+
     fn replay_format(&self) -> Option<&'static str> {
         Some(FORMAT)
     }

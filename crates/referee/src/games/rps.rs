@@ -181,6 +181,10 @@ impl GameDriver for RpsDriver {
         })
     }
 
+    fn check_spec(&self, spec: &MatchSpec) -> Result<(), RefereeError> {
+        params_of(spec).map(drop)
+    }
+
     // ANCHOR: rerun
     fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
         let h = &replay.header;

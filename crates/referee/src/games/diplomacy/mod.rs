@@ -36,6 +36,13 @@ const PRESS: &str = "press";
 /// What a seat is given to take its end message and exit.
 const END_GRACE: Duration = Duration::from_secs(1);
 
+/// The rule set, seats and options of a match, checked.
+fn checked_params(spec: &MatchSpec) -> Result<Params, RefereeError> {
+    spec.check_rules(&DIPLOMACY_TYPE)?;
+    spec.check_seats(&DIPLOMACY_TYPE)?;
+    params_from(spec)
+}
+
 fn params_from(spec: &MatchSpec) -> Result<Params, RefereeError> {
     spec.check_option_keys(wire::OPTION_KEYS)?;
     Ok(Params::from_options(|k| {
@@ -336,11 +343,13 @@ impl GameDriver for DiplomacyDriver {
         &DIPLOMACY_TYPE
     }
 
+    fn check_spec(&self, spec: &MatchSpec) -> Result<(), RefereeError> {
+        checked_params(spec).map(drop)
+    }
+
     fn play<'a>(&'a self, spec: &'a MatchSpec) -> BoxFuture<'a, Result<MatchRecord, RefereeError>> {
         Box::pin(async move {
-            spec.check_rules(&DIPLOMACY_TYPE)?;
-            spec.check_seats(&DIPLOMACY_TYPE)?;
-            let params = params_from(spec)?;
+            let params = checked_params(spec)?;
             let st = seats::start_seats(spec, &params).await?;
             let names: Vec<String> = spec.seats.iter().map(|s| s.to_string()).collect();
             let mut table = Table::new(st.seats, header(spec.seed, &names, &params));

@@ -472,6 +472,10 @@ impl GameDriver for GeisterDriver {
         Box::pin(self.play_async(spec))
     }
 
+    fn check_spec(&self, spec: &MatchSpec) -> Result<(), RefereeError> {
+        self.check(spec).map(drop)
+    }
+
     fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
         rerun_replay(replay)
     }

@@ -348,6 +348,25 @@ fn run_now<F: std::future::Future>(f: F) -> F::Output {
 // The driver
 // ---------------------------------------------------------------------------------------------
 
+/// The seat count and options of a match, checked, as its configuration.
+fn checked_config(spec: &MatchSpec) -> Result<Config, RefereeError> {
+    spec.check_option_keys(OPTION_KEYS)?;
+    let n = spec.seats.len();
+    if !WEREWOLF_TYPE.accepts_seats(n) {
+        return Err(RefereeError::SeatCount {
+            game: "werewolf".into(),
+            expected: "3 to 18".into(),
+            got: n,
+        });
+    }
+    Ok(Config::from_options(
+        spec.rules.as_deref(),
+        n,
+        &spec.options,
+        false,
+    )?)
+}
+
 impl GameDriver for WerewolfDriver {
     fn game_type(&self) -> &'static GameType {
         &WEREWOLF_TYPE
@@ -357,18 +376,13 @@ impl GameDriver for WerewolfDriver {
         Some(FORMAT)
     }
 
+    fn check_spec(&self, spec: &MatchSpec) -> Result<(), RefereeError> {
+        checked_config(spec).map(drop)
+    }
+
     fn play<'a>(&'a self, spec: &'a MatchSpec) -> BoxFuture<'a, Result<MatchRecord, RefereeError>> {
         Box::pin(async move {
-            spec.check_option_keys(OPTION_KEYS)?;
-            let n = spec.seats.len();
-            if !WEREWOLF_TYPE.accepts_seats(n) {
-                return Err(RefereeError::SeatCount {
-                    game: "werewolf".into(),
-                    expected: "3 to 18".into(),
-                    got: n,
-                });
-            }
-            let cfg = Config::from_options(spec.rules.as_deref(), n, &spec.options, false)?;
+            let cfg = checked_config(spec)?;
             let rules = cfg.settings.rule_set.name();
             let (seats, mut roster, unseated) = server::seat_match(spec, &cfg).await?;
             let header = game_header(rules, spec.seed, &roster, &spec.options);

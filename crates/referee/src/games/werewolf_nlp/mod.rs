@@ -389,6 +389,10 @@ impl GameDriver for WerewolfNlpDriver {
         &WEREWOLF_NLP_TYPE
     }
 
+    fn check_spec(&self, spec: &MatchSpec) -> Result<(), RefereeError> {
+        settings_of(&config_from_spec(spec)?).map(drop)
+    }
+
     fn play<'a>(&'a self, spec: &'a MatchSpec) -> BoxFuture<'a, Result<MatchRecord, RefereeError>> {
         Box::pin(async move {
             let config = config_from_spec(spec)?;
