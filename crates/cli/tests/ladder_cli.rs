@@ -416,6 +416,23 @@ fn submit_to_a_served_ladder_builds_checks_and_lists_the_bot() {
     assert!(v["log"].as_str().unwrap().contains("passed"), "{v}");
     assert_eq!(get(&url, Some(&bob)).0, 404);
     assert_eq!(get(&url, None).0, 404);
+    // So is its upload, as it was sent.
+    let upload = |token: Option<&str>| {
+        let mut req = ureq::get(&format!("{url}/upload"));
+        if let Some(t) = token {
+            req = req.set("Authorization", &format!("Bearer {t}"));
+        }
+        match req.call() {
+            Ok(r) => (r.status(), r.into_string().unwrap()),
+            Err(ureq::Error::Status(code, r)) => (code, r.into_string().unwrap()),
+            Err(e) => panic!("{e}"),
+        }
+    };
+    let (status, body) = upload(Some(&alice));
+    assert_eq!(status, 200);
+    assert_eq!(body.as_bytes(), std::fs::read(&starter).unwrap());
+    assert_eq!(upload(Some(&bob)).0, 404);
+    assert_eq!(upload(None).0, 404);
     // A refused upload; a bad token; an unknown ladder.
     let (code, v, _) = submit(&server, &bob, "cobol", &starter);
     assert_eq!(code, Some(4), "{v}");

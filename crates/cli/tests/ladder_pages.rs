@@ -110,6 +110,7 @@ struct Answer {
     location: Option<String>,
     set_cookies: Vec<String>,
     retry_after: Option<String>,
+    disposition: Option<String>,
     body: String,
 }
 
@@ -161,6 +162,7 @@ impl Visitor {
             status: r.status(),
             location: r.header("location").map(str::to_string),
             retry_after: r.header("retry-after").map(str::to_string),
+            disposition: r.header("content-disposition").map(str::to_string),
             set_cookies,
             body: r.into_string().unwrap(),
         }
@@ -437,6 +439,15 @@ fn sign_up_log_in_upload(dir: &Path, url: &str, db: &Db) {
     };
     assert_eq!(status_of(&page.body), "active", "{}", page.body);
     assert!(page.body.contains("passed"), "{}", page.body);
+    // Its owner downloads the upload as it was sent.
+    assert!(page.body.contains("id=\"upload\""), "{}", page.body);
+    let source = alice.get("/bots/alice/versions/1/upload");
+    assert_eq!(source.status, 200);
+    assert_eq!(source.body.as_bytes(), &bot[..]);
+    assert_eq!(
+        source.disposition.as_deref(),
+        Some("attachment; filename=\"alice-v1-bot.py\"")
+    );
     // A tar.gz of a folder holding the bot, through the same form: version 2.
     let mut tar = tar::Builder::new(Vec::new());
     let mut header = tar::Header::new_gnu();
@@ -481,8 +492,13 @@ fn sign_up_log_in_upload(dir: &Path, url: &str, db: &Db) {
     assert_eq!(theirs.status, 404);
     assert_eq!(theirs.body, missing.body);
     assert!(!theirs.body.contains("passed"));
+    // Nor the upload: another contestant's source is refused as if it did not exist.
+    let theirs = bob.get("/bots/alice/versions/1/upload");
+    assert_eq!(theirs.status, 404);
+    assert_eq!(theirs.body, missing.body);
     let mut stranger = Visitor::new(&url);
     assert_eq!(stranger.get("/bots/alice/versions/1").status, 404);
+    assert_eq!(stranger.get("/bots/alice/versions/1/upload").status, 404);
     assert_eq!(bob.get("/organiser").status, 404);
     assert_eq!(stranger.get("/organiser").status, 404);
 
@@ -492,6 +508,10 @@ fn sign_up_log_in_upload(dir: &Path, url: &str, db: &Db) {
     let v = olga.get("/bots/alice/versions/1");
     assert_eq!(v.status, 200);
     assert!(v.body.contains("passed"));
+    assert_eq!(
+        olga.get("/bots/alice/versions/1/upload").body.as_bytes(),
+        &bot[..]
+    );
     let o = olga.get("/organiser");
     assert_eq!(o.status, 200, "{}", o.body);
     assert!(

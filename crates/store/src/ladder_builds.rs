@@ -51,6 +51,14 @@ pub trait LadderBuilds {
         upload: &[u8],
     ) -> Result<(), StoreError>;
 
+    /// A version's upload as it was received.
+    fn ladder_upload(
+        &mut self,
+        ladder: &str,
+        bot: &str,
+        version: u64,
+    ) -> Result<Option<Vec<u8>>, StoreError>;
+
     /// Keep the text of the ladder's file (its recipes and limits, for the builders).
     fn ladder_set_file(&mut self, ladder: &str, text: &str) -> Result<(), StoreError>;
 

@@ -124,6 +124,10 @@ pub(super) fn routes(upload_limit: usize) -> Router<App> {
             post(upload).layer(DefaultBodyLimit::max(upload_limit.saturating_add(64 << 10))),
         )
         .route("/bots/:bot/versions/:version", get(version_page))
+        .route(
+            "/bots/:bot/versions/:version/upload",
+            get(version_upload_page),
+        )
         .route("/organiser", get(organiser))
 }
 
@@ -910,6 +914,37 @@ async fn version_page(
     .await
 }
 
+/// The upload of a version, as a download: for its owner and organisers only (anyone else gets
+/// the 404 page, as for the version's page).
+async fn version_upload_page(
+    State(app): State<App>,
+    Path((bot, version)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    on_thread(move || {
+        let viewer = viewer!(app, headers);
+        let viewer = viewer.as_ref().map(|v| &v.1);
+        let (Ok(version), Some(s)) = (version.parse::<u64>(), viewer) else {
+            return not_found(&app, viewer);
+        };
+        let versions = {
+            let mut store = app.store.get();
+            store.bot_versions(&app.config.name, &bot)
+        };
+        let versions = match versions {
+            Ok(v) => v,
+            Err(e) => return store_failed(&app, e),
+        };
+        match versions.iter().find(|v| {
+            v.version == version && (v.owner == s.user.name || s.user.role == LadderRole::Organiser)
+        }) {
+            Some(v) => super::ladder_serve::upload_download(&app, v),
+            None => not_found(&app, viewer),
+        }
+    })
+    .await
+}
+
 async fn organiser(State(app): State<App>, headers: HeaderMap) -> Response {
     on_thread(move || {
         let viewer = viewer!(app, headers);
@@ -1095,6 +1130,7 @@ const TEMPLATES: &[(&str, &str)] = &[
 <tr><th>owner</th><td>{{ v.owner }}</td></tr>
 <tr><th>language</th><td>{{ v.language }}</td></tr>
 <tr><th>status</th><td class="status" id="status">{{ v.status }}</td></tr>
+<tr><th>upload</th><td><a id="upload" href="{{ v.url }}/upload">download</a></td></tr>
 </table>
 {% if building %}<p class="muted">Building and checking: this page reloads itself.</p>{% endif %}
 <h2>Build log and check</h2>

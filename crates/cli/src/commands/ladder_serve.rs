@@ -163,6 +163,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
             "/api/ladders/:ladder/bots/:bot/versions/:version",
             get(version),
         )
+        .route(
+            "/api/ladders/:ladder/bots/:bot/versions/:version/upload",
+            get(version_upload),
+        )
         .route("/api/ladders/:ladder/bots/:bot/matches", get(bot_matches))
         .route("/api/ladders/:ladder/matches/:index", get(one_match))
         .route("/leaderboard", get(leaderboard_html))
@@ -338,6 +342,81 @@ async fn version(
             "log": v.log,
         }))
         .into_response()
+    })
+    .await
+}
+
+/// A version's upload, as received, as a download named after the bot, the version and what the
+/// upload is (`alice-v3.zip`, `alice-v3.tar.gz`, or the language's entry file for one source
+/// file). The caller has checked that the visitor may see it.
+pub(super) fn upload_download(app: &App, v: &kakehiki_store::BotVersion) -> Response {
+    let upload = {
+        let mut store = app.store.get();
+        store.ladder_upload(&app.config.name, &v.bot, v.version)
+    };
+    let bytes = match upload {
+        Ok(Some(b)) => b,
+        Ok(None) => return error(StatusCode::NOT_FOUND, "this version's upload is not kept"),
+        Err(e) => return store_error(e),
+    };
+    use kakehiki_ladder::intake::UploadKind;
+    let name = match UploadKind::detect(&bytes) {
+        UploadKind::Zip => format!("{}-v{}.zip", v.bot, v.version),
+        UploadKind::TarGz => format!("{}-v{}.tar.gz", v.bot, v.version),
+        UploadKind::Source => {
+            let main = app
+                .config
+                .recipe(&v.language)
+                .map_or("source", |r| r.main.as_str());
+            format!("{}-v{}-{main}", v.bot, v.version)
+        }
+    };
+    (
+        [
+            (header::CONTENT_TYPE, "application/octet-stream".to_string()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{name}\""),
+            ),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_string()),
+            (header::CACHE_CONTROL, "no-store".to_string()),
+        ],
+        bytes,
+    )
+        .into_response()
+}
+
+/// `GET /api/ladders/NAME/bots/BOT/versions/N/upload`: the upload, for its owner and organisers
+/// only (404 for anyone else, as for the version).
+async fn version_upload(
+    State(app): State<App>,
+    Path((ladder, bot, version)): Path<(String, String, u64)>,
+    headers: HeaderMap,
+) -> Response {
+    blocking(move || {
+        if let Err(r) = check_ladder(&app, &ladder) {
+            return r.into_response();
+        }
+        let user = match caller(&app, &headers) {
+            Ok(u) => u,
+            Err(r) => return r.into_response(),
+        };
+        let versions = {
+            let mut store = app.store.get();
+            match store.bot_versions(&ladder, &bot) {
+                Ok(v) => v,
+                Err(e) => return store_error(e),
+            }
+        };
+        let Some(v) = versions.into_iter().find(|v| {
+            v.version == version
+                && user
+                    .as_ref()
+                    .is_some_and(|u| u.name == v.owner || u.role == LadderRole::Organiser)
+        }) else {
+            return error(StatusCode::NOT_FOUND, "no such version");
+        };
+        upload_download(&app, &v)
     })
     .await
 }

@@ -31,6 +31,23 @@ impl LadderBuilds for PgStore {
         Ok(())
     }
 
+    fn ladder_upload(
+        &mut self,
+        ladder: &str,
+        bot: &str,
+        version: u64,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        const CONTEXT: &str = "reading an upload";
+        let row = self
+            .client
+            .query_opt(
+                "SELECT upload FROM kk_ladder_builds WHERE ladder = $1 AND bot = $2 AND version = $3",
+                &[&ladder, &bot, &to_db(version)],
+            )
+            .map_err(err(CONTEXT))?;
+        row.map(|r| col(&r, 0, CONTEXT)).transpose()
+    }
+
     fn ladder_set_file(&mut self, ladder: &str, text: &str) -> Result<(), StoreError> {
         self.client
             .execute(

@@ -27,6 +27,22 @@ impl LadderBuilds for SqliteStore {
         Ok(())
     }
 
+    fn ladder_upload(
+        &mut self,
+        ladder: &str,
+        bot: &str,
+        version: u64,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT upload FROM kk_ladder_builds WHERE ladder = ?1 AND bot = ?2 AND version = ?3",
+                params![ladder, bot, to_db(version)],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(err("reading an upload"))
+    }
+
     fn ladder_set_file(&mut self, ladder: &str, text: &str) -> Result<(), StoreError> {
         self.conn
             .execute(

@@ -742,6 +742,11 @@ pub fn ladder_builds_are_claimed_once_taken_over_and_stored_with_their_program(
         .ladder_put_upload("g", "bob", v1, b"print(1)")
         .unwrap();
     assert!(store.ladder_builds_without_upload("g").unwrap().is_empty());
+    assert_eq!(
+        store.ladder_upload("g", "bob", v1).unwrap().as_deref(),
+        Some(&b"print(1)"[..])
+    );
+    assert_eq!(store.ladder_upload("g", "bob", v1 + 9).unwrap(), None);
 
     // Claimed once: a second claimant finds nothing while the lease holds.
     let c = store.ladder_claim_build("w1", lease, 3).unwrap().unwrap();
