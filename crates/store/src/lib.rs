@@ -626,6 +626,9 @@ pub trait Store: LadderPlay + LadderBuilds + Send {
         log: &str,
     ) -> Result<(), StoreError>;
 
+    /// The owner of a bot (`None` for a bot that does not exist).
+    fn bot_owner(&mut self, ladder: &str, bot: &str) -> Result<Option<String>, StoreError>;
+
     /// Every version of a bot, oldest first.
     fn bot_versions(&mut self, ladder: &str, bot: &str) -> Result<Vec<BotVersion>, StoreError>;
 

@@ -858,6 +858,17 @@ impl Store for PgStore {
         Ok(())
     }
 
+    fn bot_owner(&mut self, ladder: &str, bot: &str) -> Result<Option<String>, StoreError> {
+        const CONTEXT: &str = "reading a bot's owner";
+        const READ: &str = "SELECT owner FROM kk_ladder_bots WHERE ladder = $1 AND name = $2";
+        let read = self.prepared(READ, CONTEXT)?;
+        let row = self
+            .client
+            .query_opt(&read, &[&ladder, &bot])
+            .map_err(err(CONTEXT))?;
+        row.map(|r| col(&r, 0, CONTEXT)).transpose()
+    }
+
     fn bot_versions(&mut self, ladder: &str, bot: &str) -> Result<Vec<BotVersion>, StoreError> {
         self.versions_where("v.bot = $2 ORDER BY v.version", ladder, bot)
     }

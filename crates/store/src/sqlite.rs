@@ -1107,6 +1107,17 @@ impl Store for SqliteStore {
         Ok(())
     }
 
+    fn bot_owner(&mut self, ladder: &str, bot: &str) -> Result<Option<String>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT owner FROM kk_ladder_bots WHERE ladder = ?1 AND name = ?2",
+                params![ladder, bot],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(err("reading a bot's owner"))
+    }
+
     fn bot_versions(&mut self, ladder: &str, bot: &str) -> Result<Vec<BotVersion>, StoreError> {
         self.versions_where("v.bot = ?2 ORDER BY v.version", ladder, bot)
     }

@@ -582,9 +582,9 @@ fn seen_match(
         for (seat, bot) in bots.iter().enumerate() {
             let owned = !bot.starts_with("builtin:")
                 && store
-                    .bot_versions(ladder, bot)
+                    .bot_owner(ladder, bot)
                     .ok()
-                    .and_then(|v| v.first().map(|v| v.owner.clone()))
+                    .flatten()
                     .is_some_and(|o| o == u.name);
             visible[seat] = owned || u.role == LadderRole::Organiser;
         }

@@ -732,6 +732,9 @@ pub fn ladder_builds_are_claimed_once_taken_over_and_stored_with_their_program(
 
     // A version without its upload is listed, and not claimed.
     let v1 = add(store);
+    assert_eq!(store.bot_owner("g", "bob").unwrap().as_deref(), Some("bob"));
+    assert_eq!(store.bot_owner("g", "nobody").unwrap(), None);
+    assert_eq!(store.bot_owner("h", "bob").unwrap(), None);
     assert_eq!(
         store.ladder_builds_without_upload("g").unwrap(),
         [("bob".to_string(), v1)]
