@@ -13,7 +13,7 @@ use crate::view::ViewError;
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:1rem 2rem;max-width:90rem;color:#222}\
 table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.25rem .6rem;text-align:left}\
 th{background:#f3f3f3}a{color:#0645ad}.num{text-align:right}pre{background:#f7f7f7;padding:.6rem;overflow:auto}\
-.muted{color:#777}.err{color:#a40000}.result{font-weight:bold;font-size:1.1rem}.scroll{max-width:100%;overflow:auto}\
+.muted{color:#777}.err{color:#a40000}nav form{display:inline}.result{font-weight:bold;font-size:1.1rem}.scroll{max-width:100%;overflow:auto}\
 svg{max-width:100%;height:auto}@media (max-width:700px){body{margin:.5rem}td,th{padding:.15rem .3rem}}";
 
 /// Records script errors on the page (`data-js-errors` on `<html>`), for people and for tests.
@@ -109,6 +109,10 @@ fn env() -> &'static Environment<'static> {
             ("entrant.html", include_str!("../templates/entrant.html")),
             ("match.html", include_str!("../templates/match.html")),
             ("viewer.html", include_str!("../templates/viewer.html")),
+            (
+                "ladder_nav.html",
+                include_str!("../templates/ladder_nav.html"),
+            ),
             (
                 "ladder_board.html",
                 include_str!("../templates/ladder_board.html"),

@@ -23,6 +23,22 @@ pub fn ago(then: Option<i64>, now: i64) -> String {
     }
 }
 
+/// Who is looking at a ladder page, for its navigation bar (the same on every page of the
+/// ladder, public or a contestant's): the signed-in contestant's name, whether they organise,
+/// and their session's CSRF token for the log-out form.
+#[derive(Debug, Clone, Default)]
+pub struct LadderVisitor {
+    pub user: Option<String>,
+    pub organiser: bool,
+    pub csrf: Option<String>,
+}
+
+impl LadderVisitor {
+    fn json(&self) -> Value {
+        json!({"user": self.user, "organiser": self.organiser, "csrf": self.csrf})
+    }
+}
+
 /// Leaderboard rows per page (`?per=` changes it, up to 1,000).
 pub const LEADERBOARD_PER: usize = 100;
 
@@ -38,6 +54,7 @@ pub fn leaderboard_page(
     page: usize,
     per: usize,
     total: usize,
+    me: &LadderVisitor,
 ) -> String {
     let page = crate::html::Page {
         number: page.max(1),
@@ -60,7 +77,7 @@ pub fn leaderboard_page(
     render(
         "ladder_board.html",
         json!({"title": format!("{ladder} leaderboard"), "ladder": ladder, "game": game,
-               "rules": rules, "rows": rows, "total": total,
+               "rules": rules, "rows": rows, "total": total, "me": me.json(),
                "bpager": page.links("/leaderboard", "page", "per", LEADERBOARD_PER, total)}),
     )
 }
@@ -104,6 +121,7 @@ pub fn bot_page(
     matches: &[BotMatch],
     owner_versions: &[u64],
     older: Option<u64>,
+    me: &LadderVisitor,
 ) -> String {
     let mu: Vec<f64> = matches.iter().rev().map(|m| m.mine.mu_after).collect();
     let rows: Vec<Value> = matches
@@ -125,13 +143,15 @@ pub fn bot_page(
     render(
         "ladder_bot.html",
         json!({"title": bot, "ladder": ladder, "bot": bot, "row": row, "matches": rows,
-               "chart": chart(&mu, 640.0, 160.0), "owner_links": owner_versions, "older": older}),
+               "chart": chart(&mu, 640.0, 160.0), "owner_links": owner_versions, "older": older,
+               "me": me.json()}),
     )
 }
 
 /// A match with the game's viewer. `replay` must already be what this visitor may see (the
 /// stderr of seats not theirs removed); `bots` names each seat's bot (for links) and
 /// `stderr_seats` lists the seats whose stderr the visitor sees.
+#[allow(clippy::too_many_arguments)]
 pub fn match_page(
     ladder: &str,
     index: u64,
@@ -140,6 +160,7 @@ pub fn match_page(
     report_json: &str,
     replay: &str,
     stderr_seats: &[usize],
+    me: &LadderVisitor,
 ) -> String {
     let report: Value = serde_json::from_str(report_json).unwrap_or(Value::Null);
     let parsed: Option<kakehiki_core::MatchReport> = serde_json::from_value(report.clone()).ok();
@@ -170,6 +191,7 @@ pub fn match_page(
         "title": format!("{ladder} match {index}"), "ladder": ladder, "index": index,
         "game": report["game"], "rules": report["rules"], "seed": report["seed"],
         "result": result, "seats": seats, "extra_keys": keys, "stderr_seats": stderr_seats,
+        "me": me.json(),
     });
     // The replay holds only what this visitor may see: shown whole.
     let model = view_model(
@@ -222,8 +244,11 @@ mod tests {
             1,
             LEADERBOARD_PER,
             1,
+            &LadderVisitor::default(),
         );
         assert!(page.contains("&lt;b&gt;x&lt;"), "{page}");
+        // Logged out: the ladder's bar offers the log-in page.
+        assert!(page.contains("<a href=\"/login\">log in</a>"), "{page}");
         assert!(!page.contains("<b>x</b>"));
         assert!(page.contains("30.00 ± 2.00"), "{page}");
         assert!(page.contains("40.0%"), "{page}");
@@ -241,6 +266,22 @@ mod tests {
             2,
             1,
             3,
+            &LadderVisitor {
+                user: Some("<i>al</i>".into()),
+                organiser: true,
+                csrf: Some("c".repeat(64)),
+            },
+        );
+        // Signed in: the same bar as the contestant's pages, the name escaped.
+        assert!(
+            page.contains("signed in as <b id=\"who\">&lt;i&gt;al&lt;"),
+            "{page}"
+        );
+        assert!(page.contains("action=\"/logout\""), "{page}");
+        assert!(page.contains(&"c".repeat(64)), "{page}");
+        assert!(
+            page.contains("<a href=\"/organiser\">organiser</a>"),
+            "{page}"
         );
         assert!(page.contains("<td class=\"num\">2</td>"), "{page}");
         assert!(page.contains("3 entrants"), "{page}");

@@ -1058,7 +1058,7 @@ const TEMPLATES: &[(&str, &str)] = &[
 {% if refresh %}<meta http-equiv="refresh" content="{{ refresh }}">{% endif %}
 <title>{{ title }} · {{ ladder }}</title><style>{{ style|safe }}</style></head>
 <body>
-<nav><a href="/">{{ ladder }}</a>
+<nav><a href="/">{{ ladder }}</a> · <a href="/leaderboard">leaderboard</a>
 {% if user %} · <a href="/me">my bot</a>{% if organiser %} · <a href="/organiser">organiser</a>{% endif %}
  · signed in as <b id="who">{{ user }}</b>
 <form method="post" action="/logout"><input type="hidden" name="csrf" value="{{ csrf }}"><button id="logout">log out</button></form>

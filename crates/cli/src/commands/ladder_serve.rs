@@ -252,13 +252,26 @@ fn caller(app: &App, headers: &HeaderMap) -> Result<Option<LadderUser>, ApiError
 }
 
 /// Who views a page: the account of the request's API token, else of its session cookie.
-fn visitor(app: &App, headers: &HeaderMap) -> Option<LadderUser> {
-    caller(app, headers).ok().flatten().or_else(|| {
-        ladder_pages::session(app, headers)
-            .ok()
-            .flatten()
-            .map(|(_, s)| s.user)
-    })
+/// The visitor of a page: the ladder's navigation bar for their session (the signed-in
+/// contestant, if any), and who they are (a session, or an API token) for what they may see.
+fn page_visitor(
+    app: &App,
+    headers: &HeaderMap,
+) -> (kakehiki_web::ladder::LadderVisitor, Option<LadderUser>) {
+    let session = ladder_pages::session(app, headers).ok().flatten();
+    let nav = match &session {
+        Some((_, s)) => kakehiki_web::ladder::LadderVisitor {
+            organiser: s.user.role == LadderRole::Organiser,
+            user: Some(s.user.name.clone()),
+            csrf: Some(s.csrf_token.clone()),
+        },
+        None => kakehiki_web::ladder::LadderVisitor::default(),
+    };
+    let user = caller(app, headers)
+        .ok()
+        .flatten()
+        .or(session.map(|(_, s)| s.user));
+    (nav, user)
 }
 
 fn check_ladder(app: &App, ladder: &str) -> Result<(), ApiError> {
@@ -661,8 +674,13 @@ fn now_secs() -> i64 {
 }
 
 /// `GET /leaderboard`: the leaderboard page (`?page=N&per=M`).
-async fn leaderboard_html(State(app): State<App>, Query(q): Query<BoardQuery>) -> Response {
+async fn leaderboard_html(
+    State(app): State<App>,
+    Query(q): Query<BoardQuery>,
+    headers: HeaderMap,
+) -> Response {
     blocking(move || {
+        let (me, _) = page_visitor(&app, &headers);
         let (number, per) = q.page();
         let (ratings, total) = {
             let mut store = app.store.get();
@@ -683,6 +701,7 @@ async fn leaderboard_html(State(app): State<App>, Query(q): Query<BoardQuery>) -
                 number as usize,
                 per as usize,
                 total as usize,
+                &me,
             ),
         )
     })
@@ -732,7 +751,7 @@ async fn bot_html(
     headers: HeaderMap,
 ) -> Response {
     blocking(move || {
-        let user = visitor(&app, &headers);
+        let (me, user) = page_visitor(&app, &headers);
         let ladder = app.config.name.clone();
         let mut store = app.store.get();
         let row = match store.ladder_bot_rating(&ladder, &bot) {
@@ -777,6 +796,7 @@ async fn bot_html(
                 &matches,
                 &owner_versions,
                 older,
+                &me,
             ),
         )
     })
@@ -790,7 +810,7 @@ async fn match_html(
     headers: HeaderMap,
 ) -> Response {
     blocking(move || {
-        let user = visitor(&app, &headers);
+        let (me, user) = page_visitor(&app, &headers);
         let ladder = app.config.name.clone();
         let m = match seen_match(&app, &ladder, index, user.as_ref()) {
             Ok(m) => m,
@@ -809,6 +829,7 @@ async fn match_html(
                 &m.report.to_string(),
                 &m.replay,
                 &m.visible,
+                &me,
             ),
         )
     })
