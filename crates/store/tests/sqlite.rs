@@ -68,6 +68,8 @@ fn a_schema_2_file_is_numbered_in_index_order_when_upgraded() {
              DROP TABLE kk_ladder_match_seats; DROP TABLE kk_ladder_ratings;
              DROP TABLE kk_ladder_state; DROP TABLE kk_ladder_versions;
              DROP TABLE kk_ladder_bots; DROP TABLE kk_ladder_users;
+             DROP TABLE kk_ladder_builds; DROP TABLE kk_ladder_files;
+             DROP TABLE kk_ladder_programs;
              DELETE FROM kk_schema WHERE version >= 3;",
         )
         .unwrap();
