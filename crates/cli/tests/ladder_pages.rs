@@ -288,7 +288,7 @@ fn the_pages_work_on_postgresql() {
 
 fn sign_up_log_in_upload(dir: &Path, url: &str, db: &Db) {
     let url = url.to_string();
-    let (alice_code, _) = invite(db, "alice", &[]);
+    let (alice_code, old_token) = invite(db, "alice", &[]);
     let (bob_code, _) = invite(db, "bob", &[]);
     let (olga_code, _) = invite(db, "olga", &["--organiser"]);
 
@@ -546,6 +546,69 @@ fn sign_up_log_in_upload(dir: &Path, url: &str, db: &Db) {
         .body
         .replace("&#x2f;", "/")
         .contains("<a href=\"/bots/alice/versions/1\">v1</a>"));
+
+    // Alice changes her password on her page; her other session (another browser) ends.
+    let mut elsewhere = Visitor::new(&url);
+    assert_eq!(elsewhere.log_in("alice", PASSWORD).status, 303);
+    let me = alice.get("/me");
+    assert!(me.body.contains("id=\"password-form\""), "{}", me.body);
+    let csrf = csrf_of(&me.body);
+    let change = |v: &mut Visitor, csrf: &str, current: &str, new: &str, again: &str| {
+        v.post(
+            "/password",
+            &[
+                ("csrf", csrf),
+                ("current", current),
+                ("password", new),
+                ("password2", again),
+            ],
+        )
+    };
+    const NEW: &str = "a new passphrase, long enough";
+    let forged = change(&mut alice, "", PASSWORD, NEW, NEW);
+    assert_eq!(forged.status, 403, "{}", forged.body);
+    let wrong = change(&mut alice, &csrf, "not it at all", NEW, NEW);
+    assert_eq!(wrong.status, 401, "{}", wrong.body);
+    assert!(wrong.body.contains("the current password is wrong"));
+    let differ = change(&mut alice, &csrf, PASSWORD, NEW, "something else entirely");
+    assert_eq!(differ.status, 400, "{}", differ.body);
+    let ok = change(&mut alice, &csrf, PASSWORD, NEW, NEW);
+    assert_eq!(ok.status, 200, "{}", ok.body);
+    assert!(ok.body.contains("Your password is changed"), "{}", ok.body);
+    assert_eq!(alice.get("/me").status, 200, "this session goes on");
+    assert_eq!(elsewhere.get("/me").location.as_deref(), Some("/login"));
+    let mut fresh = Visitor::new(&url);
+    assert_eq!(fresh.log_in("alice", PASSWORD).status, 401);
+    assert_eq!(fresh.log_in("alice", NEW).status, 303);
+
+    // Invited again by the organiser (a forgotten password): the old password, the old token and
+    // every session stop working; the new link signs her up again.
+    let (again_code, again_token) = invite(db, "alice", &["--again"]);
+    assert_ne!(again_token, old_token);
+    let api = |token: &str| match ureq::get(&format!("{url}/api/ladders/g/bots/alice/versions/1"))
+        .set("Authorization", &format!("Bearer {token}"))
+        .call()
+    {
+        Ok(r) => r.status(),
+        Err(ureq::Error::Status(code, _)) => code,
+        Err(e) => panic!("{e}"),
+    };
+    assert_eq!(api(&old_token), 401);
+    assert_eq!(api(&again_token), 200);
+    assert_eq!(alice.get("/me").location.as_deref(), Some("/login"));
+    assert_eq!(fresh.get("/me").location.as_deref(), Some("/login"));
+    let mut after = Visitor::new(&url);
+    assert_eq!(after.log_in("alice", NEW).status, 401);
+    assert_eq!(after.sign_up(&again_code, PASSWORD).status, 303);
+    assert_eq!(after.get("/me").status, 200);
+    let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+        .args(["ladder", "invite", "nobody", "--again"])
+        .args(db.args())
+        .env_remove("KAKEHIKI_DATABASE_URL")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no account \"nobody\""));
 }
 
 #[test]

@@ -611,6 +611,25 @@ pub trait Store: LadderPlay + LadderBuilds + Send {
     /// none.
     fn delete_ladder_session(&mut self, id_sha256: &str) -> Result<(), StoreError>;
 
+    /// Invite an existing account again (a lost password, a leaked token): it gets a new API
+    /// token and a new one-time sign-up code (their hashes), its password is cleared until the
+    /// code is used, and every session of it ends. `false` when there is no such account.
+    fn ladder_reinvite(
+        &mut self,
+        name: &str,
+        token_sha256: &str,
+        signup_code_sha256: &str,
+    ) -> Result<bool, StoreError>;
+
+    /// Change an account's password hash, in one transaction with the end of every session of
+    /// it but `keep_session` (the session that changed it).
+    fn ladder_set_password(
+        &mut self,
+        name: &str,
+        password_hash: &str,
+        keep_session: &str,
+    ) -> Result<(), StoreError>;
+
     /// Store a new version of a bot (the bot is created on its first upload, owned by the
     /// uploader; [`StoreError::BotOwnedByOther`] when another account owns it), with status
     /// `building` and an empty log. Returns its version number (1, 2, ...).

@@ -782,6 +782,52 @@ impl Store for PgStore {
         Ok(())
     }
 
+    fn ladder_reinvite(
+        &mut self,
+        name: &str,
+        token_sha256: &str,
+        signup_code_sha256: &str,
+    ) -> Result<bool, StoreError> {
+        const CONTEXT: &str = "inviting an account again";
+        let mut tx = self.client.transaction().map_err(err(CONTEXT))?;
+        let n = tx
+            .execute(
+                "UPDATE kk_ladder_users SET token_sha256 = $2, signup_code_sha256 = $3,
+                     password_hash = NULL WHERE name = $1",
+                &[&name, &token_sha256, &signup_code_sha256],
+            )
+            .map_err(err(CONTEXT))?;
+        tx.execute(
+            "DELETE FROM kk_ladder_sessions WHERE username = $1",
+            &[&name],
+        )
+        .map_err(err(CONTEXT))?;
+        tx.commit().map_err(err(CONTEXT))?;
+        Ok(n == 1)
+    }
+
+    fn ladder_set_password(
+        &mut self,
+        name: &str,
+        password_hash: &str,
+        keep_session: &str,
+    ) -> Result<(), StoreError> {
+        const CONTEXT: &str = "changing a password";
+        let mut tx = self.client.transaction().map_err(err(CONTEXT))?;
+        tx.execute(
+            "UPDATE kk_ladder_users SET password_hash = $2 WHERE name = $1",
+            &[&name, &password_hash],
+        )
+        .map_err(err(CONTEXT))?;
+        tx.execute(
+            "DELETE FROM kk_ladder_sessions WHERE username = $1 AND id_sha256 <> $2",
+            &[&name, &keep_session],
+        )
+        .map_err(err(CONTEXT))?;
+        tx.commit().map_err(err(CONTEXT))?;
+        Ok(())
+    }
+
     fn add_bot_version(&mut self, v: &NewBotVersion) -> Result<u64, StoreError> {
         const CONTEXT: &str = "storing a bot version";
         let now = now_secs();

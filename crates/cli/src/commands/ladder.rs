@@ -62,8 +62,12 @@ pub struct InviteArgs {
     #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:8080")]
     pub url: String,
     /// An organiser's account (sees everything) rather than a contestant's.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "again")]
     pub organiser: bool,
+    /// Invite an existing account again (a lost password, a leaked token): a new sign-up link
+    /// and a new API token; its password and the old token stop working and its sessions end.
+    #[arg(long)]
+    pub again: bool,
     /// Print one JSON object: `name`, `role`, `signup_url`, `token`.
     #[arg(long)]
     pub json: bool,
@@ -288,9 +292,26 @@ fn invite(args: InviteArgs) -> anyhow::Result<u8> {
     } else {
         kakehiki_store::LadderRole::Contestant
     };
-    let invitation = kakehiki_ladder::accounts::invite(&args.name, role)?;
     let mut store = kakehiki_store::open_store(&args.db, args.database_url.as_deref())?;
-    store.create_ladder_user(&invitation.user)?;
+    let (invitation, role) = if args.again {
+        let Some(existing) = store.ladder_user(&args.name)? else {
+            anyhow::bail!(
+                "there is no account {:?} to invite again (without --again it is created)",
+                args.name
+            );
+        };
+        let invitation = kakehiki_ladder::accounts::invite(&args.name, existing.role)?;
+        store.ladder_reinvite(
+            &args.name,
+            &invitation.user.token_sha256,
+            &invitation.user.signup_code_sha256,
+        )?;
+        (invitation, existing.role)
+    } else {
+        let invitation = kakehiki_ladder::accounts::invite(&args.name, role)?;
+        store.create_ladder_user(&invitation.user)?;
+        (invitation, role)
+    };
     let out = Invited {
         name: &args.name,
         role: role.as_str(),

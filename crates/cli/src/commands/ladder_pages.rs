@@ -118,6 +118,7 @@ pub(super) fn routes(upload_limit: usize) -> Router<App> {
         .route("/login", get(login_form).post(login))
         .route("/logout", post(logout))
         .route("/me", get(me))
+        .route("/password", post(change_password))
         .route(
             "/upload",
             // The form's fields and multipart framing come on top of the file.
@@ -719,6 +720,85 @@ async fn login(
 }
 
 #[derive(Deserialize)]
+struct PasswordForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    current: String,
+    #[serde(default)]
+    password: String,
+    #[serde(default)]
+    password2: String,
+}
+
+/// `POST /password`: a signed-in contestant changes their password. The current one is checked
+/// (and counted with the account's login attempts); every other session of the account ends.
+async fn change_password(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Form(f): Form<PasswordForm>,
+) -> Response {
+    on_thread(move || {
+        let Some((session_hash, s)) = viewer!(app, headers) else {
+            return see_other("/login", []);
+        };
+        if !same_secret(&s.csrf_token, &f.csrf) {
+            return csrf_refused(&app);
+        }
+        let refused = |status: StatusCode, text: &str| {
+            message(&app, Some(&s), status, "Password not changed", text)
+        };
+        if let Err(wait) = app.web.login_by_name.hit(&s.user.name, Instant::now()) {
+            return too_many(
+                &app,
+                Some(&s),
+                "too many password attempts for this account",
+                wait,
+            );
+        }
+        let current_ok = s
+            .user
+            .password_hash
+            .as_deref()
+            .is_some_and(|h| accounts::verify_password(&f.current, h));
+        if !current_ok {
+            return refused(StatusCode::UNAUTHORIZED, "the current password is wrong");
+        }
+        if f.password != f.password2 {
+            return refused(StatusCode::BAD_REQUEST, "the two new passwords differ");
+        }
+        let hash = match accounts::hash_password(&f.password) {
+            Ok(h) => h,
+            Err(e @ AccountError::BadPassword) => {
+                return refused(StatusCode::BAD_REQUEST, &e.to_string())
+            }
+            Err(e) => {
+                tracing::error!("password change: {e}");
+                return refused(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "the password could not be hashed",
+                );
+            }
+        };
+        let changed = {
+            let mut store = app.store.get();
+            store.ladder_set_password(&s.user.name, &hash, &session_hash)
+        };
+        match changed {
+            Ok(()) => message(
+                &app,
+                Some(&s),
+                StatusCode::OK,
+                "Password changed",
+                "Your password is changed. Every other session of your account is logged out.",
+            ),
+            Err(e) => store_failed(&app, e),
+        }
+    })
+    .await
+}
+
+#[derive(Deserialize)]
 struct CsrfForm {
     #[serde(default)]
     csrf: String,
@@ -1120,6 +1200,15 @@ const TEMPLATES: &[(&str, &str)] = &[
 {% if versions %}<table id="versions"><tr><th>version</th><th>language</th><th>status</th></tr>
 {% for v in versions %}<tr><td><a href="{{ v.url }}">v{{ v.version }}</a></td><td>{{ v.language }}</td><td>{{ v.status }}</td></tr>{% endfor %}
 </table>{% else %}<p class="muted">No upload yet.</p>{% endif %}
+<h2>Password</h2>
+<form method="post" action="/password" id="password-form">
+<input type="hidden" name="csrf" value="{{ csrf }}">
+<label>Current password <input type="password" name="current" id="current" required autocomplete="current-password"></label>
+<label>New password (at least 10 characters) <input type="password" name="password" id="new-password" minlength="10" required autocomplete="new-password"></label>
+<label>New password again <input type="password" name="password2" id="new-password2" minlength="10" required autocomplete="new-password"></label>
+<button id="change-password">Change the password</button>
+<p class="muted">Every other session of your account is logged out. A forgotten password: ask the organiser for a new sign-up link.</p>
+</form>
 {% endblock %}"#,
     ),
     (

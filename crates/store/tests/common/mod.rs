@@ -694,6 +694,56 @@ pub fn ladder_sessions_and_the_account_list(store: &mut dyn Store) {
         .unwrap();
     assert!(store.ladder_session(&"w".repeat(64), 0).unwrap().is_none());
     assert!(store.ladder_session(&"x".repeat(64), 0).unwrap().is_some());
+
+    // A password change ends every other session of the account.
+    for id in ["a", "b"] {
+        store
+            .create_ladder_session(&id.repeat(64), "olga", "c", now + 100)
+            .unwrap();
+    }
+    store
+        .ladder_set_password("olga", "$argon2id$new", &"a".repeat(64))
+        .unwrap();
+    let olga = store.ladder_user("olga").unwrap().unwrap();
+    assert_eq!(olga.password_hash.as_deref(), Some("$argon2id$new"));
+    assert!(store
+        .ladder_session(&"a".repeat(64), now)
+        .unwrap()
+        .is_some());
+    for id in ["b", "t"] {
+        assert!(store.ladder_session(&id.repeat(64), now).unwrap().is_none());
+    }
+    // Invited again: a new token and sign-up code, no password, no session; the old token and
+    // the old code are dead.
+    assert!(store
+        .ladder_reinvite("olga", &"9".repeat(64), &"8".repeat(32))
+        .unwrap());
+    assert!(!store
+        .ladder_reinvite("nobody", &"7".repeat(64), &"6".repeat(32))
+        .unwrap());
+    let olga = store.ladder_user("olga").unwrap().unwrap();
+    assert!(olga.signup_pending && olga.password_hash.is_none());
+    assert!(store
+        .ladder_session(&"a".repeat(64), now)
+        .unwrap()
+        .is_none());
+    assert!(store
+        .ladder_user_by_token(&"2".repeat(64))
+        .unwrap()
+        .is_none());
+    assert_eq!(
+        store
+            .ladder_user_by_token(&"9".repeat(64))
+            .unwrap()
+            .map(|u| u.name),
+        Some("olga".to_string())
+    );
+    assert_eq!(
+        store
+            .ladder_sign_up(&"8".repeat(32), "$argon2id$3")
+            .unwrap(),
+        Some("olga".to_string())
+    );
 }
 
 pub fn ladder_builds_are_claimed_once_taken_over_and_stored_with_their_program(
