@@ -24,12 +24,20 @@ struct Client {
     got: Vec<String>,
 }
 
+/// A port free now and never handed to another test of this binary. The referee binds it only
+/// when its match starts, and the test's client polls it until then: two tests given the same
+/// port by the kernel (`bind` to port 0 may hand out a port just released) would let one test's
+/// client reach the other's referee.
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let base = 20_000 + (std::process::id() % 500) as u16 * 40;
+    loop {
+        let port = base + NEXT.fetch_add(1, Ordering::SeqCst) % 20_000;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 impl Client {
