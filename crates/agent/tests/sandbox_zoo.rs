@@ -1022,10 +1022,24 @@ async fn a_bot_stopped_as_it_exits_keeps_its_own_exit_code() {
         bot.read_line(deadline).await,
         ReadOutcome::Closed { .. }
     ));
+    // The bot exits; its keeper, held, cannot reap it yet.
     assert!(
-        wait_for(|| proc_state(init).as_deref() == Some("Z")),
-        "the bot did not exit"
+        wait_for(|| matches!(proc_state(init).as_deref(), Some("Z") | None)),
+        "the bot did not exit: {:?}",
+        proc_state(init)
     );
+    if proc_state(init).is_none() {
+        // The keeper was not held (it reaped the bot): the window cannot be made here. Seen
+        // under a referee that is not root, where the bot is in a user namespace.
+        eprintln!(
+            "SKIPPED exit race: the keeper could not be held (state {:?})",
+            proc_state(keeper)
+        );
+        let _ = kill(Pid::from_raw(keeper), Signal::SIGCONT);
+        let exit = bot.finish(Duration::from_secs(5)).await;
+        assert_eq!(exit.and_then(|e| e.code), Some(3), "{exit:?}");
+        return;
+    }
     bot.kill();
     kill(Pid::from_raw(keeper), Signal::SIGCONT).unwrap();
     let exit = bot.finish(Duration::from_secs(5)).await;
