@@ -945,6 +945,28 @@ fn upload_read(
     }
 }
 
+/// Version `version` (as the URL gives it) of `bot`, if the signed-in `viewer` is its owner or
+/// an organiser. A version's sources, build log and stderr are theirs only: for anyone else, and
+/// any visitor logged out (who learns nothing, not even whether the bot exists), it is `None`,
+/// as for a version that does not exist.
+fn viewed_version(
+    app: &App,
+    viewer: Option<&LadderSession>,
+    bot: &str,
+    version: &str,
+) -> Result<Option<BotVersion>, StoreError> {
+    let (Ok(version), Some(s)) = (version.parse::<u64>(), viewer) else {
+        return Ok(None);
+    };
+    let versions = {
+        let mut store = app.store.get();
+        store.bot_versions(&app.config.name, bot)?
+    };
+    Ok(versions.into_iter().find(|v| {
+        v.version == version && (v.owner == s.user.name || s.user.role == LadderRole::Organiser)
+    }))
+}
+
 async fn version_page(
     State(app): State<App>,
     Path((bot, version)): Path<(String, String)>,
@@ -953,28 +975,11 @@ async fn version_page(
     on_thread(move || {
         let viewer = viewer!(app, headers);
         let viewer = viewer.as_ref().map(|v| &v.1);
-        let Ok(version) = version.parse::<u64>() else {
-            return not_found(&app, viewer);
-        };
-        // Logged-out visitors learn nothing, not even whether the bot exists.
-        let Some(s) = viewer else {
-            return not_found(&app, None);
-        };
-        let versions = {
-            let mut store = app.store.get();
-            store.bot_versions(&app.config.name, &bot)
-        };
-        let versions = match versions {
-            Ok(v) => v,
+        let v = match viewed_version(&app, viewer, &bot, &version) {
+            Ok(Some(v)) => v,
+            Ok(None) => return not_found(&app, viewer),
             Err(e) => return store_failed(&app, e),
         };
-        let Some(v) = versions.iter().find(|v| v.version == version) else {
-            return not_found(&app, viewer);
-        };
-        // A version's sources, build log and stderr are its owner's and the organisers' only.
-        if v.owner != s.user.name && s.user.role != LadderRole::Organiser {
-            return not_found(&app, viewer);
-        }
         let building = v.status == VersionStatus::Building;
         render(
             &app,
@@ -983,7 +988,7 @@ async fn version_page(
             "version.html",
             context! {
                 title => format!("{} v{}", v.bot, v.version),
-                v => version_row(v),
+                v => version_row(&v),
                 log => &v.log,
                 building,
                 // The page reloads itself until the build and check are done.
@@ -1004,22 +1009,10 @@ async fn version_upload_page(
     on_thread(move || {
         let viewer = viewer!(app, headers);
         let viewer = viewer.as_ref().map(|v| &v.1);
-        let (Ok(version), Some(s)) = (version.parse::<u64>(), viewer) else {
-            return not_found(&app, viewer);
-        };
-        let versions = {
-            let mut store = app.store.get();
-            store.bot_versions(&app.config.name, &bot)
-        };
-        let versions = match versions {
-            Ok(v) => v,
-            Err(e) => return store_failed(&app, e),
-        };
-        match versions.iter().find(|v| {
-            v.version == version && (v.owner == s.user.name || s.user.role == LadderRole::Organiser)
-        }) {
-            Some(v) => super::ladder_serve::upload_download(&app, v),
-            None => not_found(&app, viewer),
+        match viewed_version(&app, viewer, &bot, &version) {
+            Ok(Some(v)) => super::ladder_serve::upload_download(&app, &v),
+            Ok(None) => not_found(&app, viewer),
+            Err(e) => store_failed(&app, e),
         }
     })
     .await

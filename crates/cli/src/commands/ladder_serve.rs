@@ -316,6 +316,32 @@ async fn submit(
     .await
 }
 
+/// Version `version` of `bot`, for the API token's owner of the bot or an organiser. A version's
+/// log and upload are theirs only: anyone else is told it is not there (404), as for a version
+/// that does not exist.
+fn owned_version(
+    app: &App,
+    headers: &HeaderMap,
+    ladder: &str,
+    bot: &str,
+    version: u64,
+) -> Result<kakehiki_store::BotVersion, ApiError> {
+    let user = caller(app, headers)?;
+    let versions = {
+        let mut store = app.store.get();
+        store.bot_versions(ladder, bot).map_err(store_failed)?
+    };
+    versions
+        .into_iter()
+        .find(|v| {
+            v.version == version
+                && user
+                    .as_ref()
+                    .is_some_and(|u| u.name == v.owner || u.role == LadderRole::Organiser)
+        })
+        .ok_or(ApiError(StatusCode::NOT_FOUND, "no such version"))
+}
+
 async fn version(
     State(app): State<App>,
     Path((ladder, bot, version)): Path<(String, String, u64)>,
@@ -325,27 +351,10 @@ async fn version(
         if let Err(r) = check_ladder(&app, &ladder) {
             return r.into_response();
         }
-        let user = match caller(&app, &headers) {
-            Ok(u) => u,
+        let v = match owned_version(&app, &headers, &ladder, &bot, version) {
+            Ok(v) => v,
             Err(r) => return r.into_response(),
         };
-        let versions = {
-            let mut store = app.store.get();
-            match store.bot_versions(&ladder, &bot) {
-                Ok(v) => v,
-                Err(e) => return store_error(e),
-            }
-        };
-        let Some(v) = versions.into_iter().find(|v| v.version == version) else {
-            return error(StatusCode::NOT_FOUND, "no such version");
-        };
-        // A version's log is its owner's and the organiser's: anyone else is told it is not there.
-        let allowed = user
-            .as_ref()
-            .is_some_and(|u| u.name == v.owner || u.role == LadderRole::Organiser);
-        if !allowed {
-            return error(StatusCode::NOT_FOUND, "no such version");
-        }
         Json(json!({
             "bot": v.bot,
             "owner": v.owner,
@@ -410,26 +419,10 @@ async fn version_upload(
         if let Err(r) = check_ladder(&app, &ladder) {
             return r.into_response();
         }
-        let user = match caller(&app, &headers) {
-            Ok(u) => u,
-            Err(r) => return r.into_response(),
-        };
-        let versions = {
-            let mut store = app.store.get();
-            match store.bot_versions(&ladder, &bot) {
-                Ok(v) => v,
-                Err(e) => return store_error(e),
-            }
-        };
-        let Some(v) = versions.into_iter().find(|v| {
-            v.version == version
-                && user
-                    .as_ref()
-                    .is_some_and(|u| u.name == v.owner || u.role == LadderRole::Organiser)
-        }) else {
-            return error(StatusCode::NOT_FOUND, "no such version");
-        };
-        upload_download(&app, &v)
+        match owned_version(&app, &headers, &ladder, &bot, version) {
+            Ok(v) => upload_download(&app, &v),
+            Err(r) => r.into_response(),
+        }
     })
     .await
 }
