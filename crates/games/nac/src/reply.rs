@@ -142,6 +142,35 @@ fn js_parse_int(field: &str) -> Option<(i128, bool)> {
 
 /// Parse one reply line (the bytes before the LF) into `n` picks among `targets` targets.
 pub fn parse_reply(raw: &[u8], n: usize, targets: usize) -> ParsedReply {
+    plain_picks(raw, n, targets).unwrap_or_else(|| parse_reply_fields(raw, n, targets))
+}
+
+/// The usual reply, read without allocating more than its picks: exactly `n` fields of decimal
+/// digits, one space between them, each a target. `None` for anything else, which
+/// [`parse_reply_fields`] reads (with the same result for what this accepts).
+fn plain_picks(raw: &[u8], n: usize, targets: usize) -> Option<ParsedReply> {
+    let mut picks = Vec::with_capacity(n);
+    for field in raw.split(|&b| b == b' ') {
+        // Three digits at most: any target fits, and no value overflows.
+        if field.is_empty() || field.len() > 3 || !field.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        let v = field
+            .iter()
+            .fold(0usize, |v, &d| v * 10 + usize::from(d - b'0'));
+        if v >= targets || picks.len() == n {
+            return None;
+        }
+        picks.push(v as u8);
+    }
+    (picks.len() == n).then_some(ParsedReply {
+        picks,
+        issues: Vec::new(),
+    })
+}
+
+/// [`parse_reply`] field by field, every deviation recorded.
+fn parse_reply_fields(raw: &[u8], n: usize, targets: usize) -> ParsedReply {
     let text = String::from_utf8_lossy(raw);
     let line = text.trim_matches(is_js_whitespace);
     let fields: Vec<&str> = line.split(' ').collect();
@@ -224,7 +253,9 @@ pub fn parse_received(
         (_, true) => Some(Issue::line(IssueCode::NoNewline)),
         _ => None,
     };
-    parsed.issues.splice(0..0, lead);
+    if let Some(lead) = lead {
+        parsed.issues.insert(0, lead);
+    }
     parsed
 }
 
@@ -268,6 +299,39 @@ pub fn is_blank(raw: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        // The quick reading of the usual reply gives what the field-by-field reading gives, on
+        // lines made of digits, spaces and the characters the lenient rules care about.
+        #[test]
+        fn the_quick_reading_agrees_with_the_full_one(
+            fields in prop::collection::vec(
+                prop_oneof![4 => "[0-8]", 2 => "[0-9]{1,4}", 1 => "[+x\\-.]?[0-9]{0,2}[x.]?", 1 => Just(String::new())],
+                0..8,
+            ),
+            sep in prop_oneof![6 => Just(" "), 1 => Just("  "), 1 => Just("\t")],
+            (lead, trail) in ("[ \t]{0,1}", "[ \r]{0,1}"),
+            n in 0usize..7,
+            exact in any::<bool>(),
+            targets in 1usize..9,
+        ) {
+            let n = if exact { fields.len() } else { n };
+            let line = format!("{lead}{}{trail}", fields.join(sep));
+            let raw = line.as_bytes();
+            if let Some(quick) = plain_picks(raw, n, targets) {
+                prop_assert_eq!(quick, parse_reply_fields(raw, n, targets));
+            }
+            prop_assert_eq!(parse_reply(raw, n, targets), parse_reply_fields(raw, n, targets));
+        }
+
+        #[test]
+        fn plain_replies_take_the_quick_reading(picks in prop::collection::vec(0u8..8, 1..6)) {
+            let line = picks.iter().map(u8::to_string).collect::<Vec<_>>().join(" ");
+            let quick = plain_picks(line.as_bytes(), picks.len(), 8);
+            prop_assert_eq!(quick.map(|q| q.picks), Some(picks));
+        }
+    }
 
     fn picks(line: &str, n: usize) -> Vec<u8> {
         parse_reply(line.as_bytes(), n, 6).picks

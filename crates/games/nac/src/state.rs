@@ -242,32 +242,30 @@ impl State {
         } else {
             self.params.night_label
         };
-        let _ = writeln!(out, "{t} {label}");
+        let targets = self.params.targets;
+        // At most 5 digits and a separator per number: one allocation for the whole block.
+        out.reserve(16 + 6 * targets * (NUM_SEATS + 2));
+        let mut num = itoa::Buffer::new();
+        out.push_str(num.format(t));
+        out.push(' ');
+        out.push(label);
+        out.push('\n');
         let cols = Self::column_order(seat);
-        for i in 0..self.params.targets {
-            for (k, &q) in cols.iter().enumerate() {
+        let mut row = |out: &mut String, values: &mut dyn Iterator<Item = u16>| {
+            for (k, v) in values.enumerate() {
                 if k > 0 {
                     out.push(' ');
                 }
-                let _ = write!(out, "{}", self.public[i][q]);
+                out.push_str(num.format(v));
             }
             out.push('\n');
+        };
+        for i in 0..targets {
+            row(out, &mut cols.iter().map(|&q| self.public[i][q]));
         }
-        for i in 0..self.params.targets {
-            if i > 0 {
-                out.push(' ');
-            }
-            let _ = write!(out, "{}", self.real[i][seat]);
-        }
-        out.push('\n');
+        row(out, &mut (0..targets).map(|i| self.real[i][seat]));
         if day {
-            for i in 0..self.params.targets {
-                if i > 0 {
-                    out.push(' ');
-                }
-                let _ = write!(out, "{}", self.counts[i]);
-            }
-            out.push('\n');
+            row(out, &mut self.counts[..targets].iter().copied());
         }
     }
 
