@@ -347,6 +347,29 @@ pub trait GameDriver: Send + Sync {
     }
 }
 
+/// Run `fut` (a match) as a task of its own on the current runtime and await it. Dropping the
+/// returned future aborts the task (a match cancelled from outside stops its bots as before); a
+/// panic in the task is resumed here. The task is cancelled only when the runtime shuts down,
+/// which is the host's doing.
+pub async fn as_task<T: Send + 'static>(
+    fut: impl Future<Output = T> + Send + 'static,
+) -> Result<T, RefereeError> {
+    struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+    impl<T> Drop for AbortOnDrop<T> {
+        fn drop(&mut self) {
+            self.0.abort();
+        }
+    }
+    let mut task = AbortOnDrop(tokio::spawn(fut));
+    match (&mut task.0).await {
+        Ok(value) => Ok(value),
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => Err(RefereeError::Io(std::io::Error::other(format!(
+            "the match's task ended without a result ({e}): the runtime is shutting down"
+        )))),
+    }
+}
+
 /// The name and version of a replay format: `kakehiki/nac-replay@2` is (`kakehiki/nac-replay`, 2);
 /// Geister's `kakehiki-geister/2` (the version after the last `/`) is (`kakehiki-geister`, 2).
 pub fn format_version(format: &str) -> Option<(&str, u32)> {
@@ -649,5 +672,54 @@ mod seed_env_tests {
             .env
             .contains(&(SEED_ENV.to_string(), "2014".to_string())));
         assert_eq!(SEED_ENV, "KAKEHIKI_SEED");
+    }
+}
+
+#[cfg(test)]
+mod task_tests {
+    use super::*;
+    use futures_util::FutureExt;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    #[tokio::test]
+    async fn a_match_task_gives_back_its_result() {
+        assert_eq!(as_task(async { 7 }).await.unwrap(), 7);
+    }
+
+    #[tokio::test]
+    async fn a_panic_in_a_match_task_reaches_its_caller() {
+        let caught = std::panic::AssertUnwindSafe(as_task(async { panic!("the driver's bug") }))
+            .catch_unwind()
+            .await
+            .expect_err("the panic is resumed in the caller");
+        assert_eq!(caught.downcast_ref::<&str>(), Some(&"the driver's bug"));
+    }
+
+    /// A caller that gives up on a match (a match time limit) drops what the match holds: its
+    /// seats, and so its bots.
+    #[tokio::test]
+    async fn dropping_the_caller_drops_the_match() {
+        struct Seats(Arc<AtomicBool>);
+        impl Drop for Seats {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::SeqCst);
+            }
+        }
+        let dropped = Arc::new(AtomicBool::new(false));
+        let seats = Seats(dropped.clone());
+        let never = as_task(async move {
+            let _seats = seats;
+            std::future::pending::<()>().await
+        });
+        let gave_up = tokio::time::timeout(std::time::Duration::from_millis(20), never).await;
+        assert!(gave_up.is_err());
+        for _ in 0..10 {
+            if dropped.load(Ordering::SeqCst) {
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+        panic!("the match's task still holds its seats after its caller gave up");
     }
 }

@@ -18,7 +18,9 @@ use kakehiki_nac::{State, Variant, NUM_SEATS};
 use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 
-use crate::driver::{check_format, BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
+use crate::driver::{
+    as_task, check_format, BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError,
+};
 use crate::seat::pipe::{start_seats, WRITE_FAILED};
 use crate::seat::{Answer, Ask, Seat, Table, NO_TERMINATOR};
 
@@ -86,7 +88,7 @@ fn thread_cpu() -> Duration {
 }
 
 /// One match being played (or re-run): the engine, the seats, the built-in bots.
-struct Game<'p> {
+struct Game {
     variant: Variant,
     seed: u64,
     limits: Limits,
@@ -96,10 +98,10 @@ struct Game<'p> {
     bots: Vec<Option<Box<dyn NacBot>>>,
     alive: [bool; NUM_SEATS],
     streams: [(Sha256, u64); NUM_SEATS],
-    profile: Option<&'p mut Profile>,
+    profile: Option<Profile>,
 }
 
-impl<'p> Game<'p> {
+impl Game {
     /// A match on `table` (whose log is empty): the replay's header and weights are written.
     fn new(variant: Variant, seed: u64, limits: Limits, specs: Vec<String>, table: Table) -> Self {
         let mut game = Game {
@@ -243,10 +245,14 @@ impl<'p> Game<'p> {
             ))
         };
         let answers = self.table.ask_each(asks, builtin, parse, digest).await;
-        let mut moves: Vec<MoveEvent> = (0..NUM_SEATS).map(|s| MoveEvent::dead(s, n)).collect();
+        // Every seat's move, in seat order: a seat not asked (dead) picks target 0.
+        let mut moves: Vec<MoveEvent> = Vec::with_capacity(NUM_SEATS);
         let mut deaths = Vec::new();
         let span = self.table.span();
         for (seat, (a, parsed)) in seats.into_iter().zip(answers) {
+            while moves.len() < seat {
+                moves.push(MoveEvent::dead(moves.len(), n));
+            }
             // A block that could not be written is not part of the seat's stream.
             if a.outcome == ExchangeOutcome::Crash && a.says(WRITE_FAILED) {
                 self.streams[seat] = before[seat].clone();
@@ -260,23 +266,31 @@ impl<'p> Game<'p> {
                 self.table
                     .fault(seat, &at, SeatErrorKind::UnsolicitedOutput, detail);
             }
-            let mv = &mut moves[seat];
             let Some(parsed) = parsed else {
                 let (status, reason) = match a.outcome {
                     ExchangeOutcome::Timeout => (MoveStatus::Timeout, "timeout"),
                     _ => (MoveStatus::Crash, "crash"),
                 };
-                mv.status = status;
+                moves.push(MoveEvent {
+                    status,
+                    ..MoveEvent::dead(seat, n)
+                });
                 deaths.push((seat, reason));
                 continue;
             };
-            mv.status = MoveStatus::Ok;
-            mv.picks = parsed.picks;
-            mv.errors = parsed.issues;
-            for issue in &mv.errors {
+            for issue in &parsed.issues {
                 self.table
                     .fault(seat, &at, SeatErrorKind::InvalidReply, issue.describe(t));
             }
+            moves.push(MoveEvent {
+                seat,
+                status: MoveStatus::Ok,
+                picks: parsed.picks,
+                errors: parsed.issues,
+            });
+        }
+        while moves.len() < NUM_SEATS {
+            moves.push(MoveEvent::dead(moves.len(), n));
         }
         let [m0, m1, m2, m3] = [0, 1, 2, 3].map(|s| &moves[s].picks);
         self.state.apply([m0, m1, m2, m3]);
@@ -297,7 +311,7 @@ impl<'p> Game<'p> {
                 score24,
             });
         }
-        if let Some(p) = self.profile.as_deref_mut() {
+        if let Some(p) = self.profile.as_mut() {
             p.turns.push(TurnProfile {
                 wall: Duration::ZERO,
                 waited: span.map_or(Duration::ZERO, |(first, last)| {
@@ -312,29 +326,34 @@ impl<'p> Game<'p> {
         span.map(|s| s.1)
     }
 
-    /// Play the match to its end: READY, the turns, then stop the bots (§2.1) and score.
-    async fn play(mut self, started: Instant, specs: Vec<String>) -> MatchRecord {
+    /// Play the match to its end: READY, the turns, then stop the bots (§2.1) and score. The
+    /// profile comes back when one was asked for.
+    async fn play(
+        mut self,
+        started: Instant,
+        specs: Vec<String>,
+    ) -> (MatchRecord, Option<Profile>) {
         self.ready().await;
-        if let Some(p) = self.profile.as_deref_mut() {
+        if let Some(p) = self.profile.as_mut() {
             p.startup = started.elapsed();
         }
         let cpu_start = self.profile.as_ref().map(|_| thread_cpu());
         while !self.state.is_over() {
             let turn_start = Instant::now();
             let received = self.turn(turn_start).await;
-            if let Some(last) = self.profile.as_deref_mut().and_then(|p| p.turns.last_mut()) {
+            if let Some(last) = self.profile.as_mut().and_then(|p| p.turns.last_mut()) {
                 let end = Instant::now();
                 last.wall = end - turn_start;
                 last.after = received.map_or(Duration::ZERO, |r| end.saturating_duration_since(r));
             }
         }
-        if let (Some(p), Some(c)) = (self.profile.as_deref_mut(), cpu_start) {
+        if let (Some(p), Some(c)) = (self.profile.as_mut(), cpu_start) {
             p.turn_cpu = thread_cpu().saturating_sub(c);
         }
         let shutdown_start = Instant::now();
         let grace = Duration::from_millis(self.limits.end_grace_ms);
         let mut finished = self.table.finish(grace).await;
-        if let Some(p) = self.profile.as_deref_mut() {
+        if let Some(p) = self.profile.as_mut() {
             p.shutdown = shutdown_start.elapsed();
         }
         let outcome = Outcome::by_max(self.state.scores());
@@ -362,11 +381,11 @@ impl<'p> Game<'p> {
         let total24 = serde_json::json!(total24);
         report.extra.insert("total24".into(), total24);
         finished.fill_report(&mut report);
-        if let Some(p) = self.profile {
+        if let Some(p) = self.profile.as_mut() {
             p.wall = started.elapsed();
         }
         let replay = finished.log;
-        MatchRecord { report, replay }
+        (MatchRecord { report, replay }, self.profile)
     }
 }
 
@@ -406,14 +425,20 @@ impl NacDriver {
         let specs: Vec<String> = spec.seats.iter().map(|s| s.to_string()).collect();
         let table = Table::new(seats, ReplayLog::new());
         let mut game = Game::new(self.variant, spec.seed, limits, specs.clone(), table);
-        game.profile = profile;
+        game.profile = profile.as_ref().map(|_| Profile::default());
         game.bots = (spec.seats.iter().enumerate())
             .map(|(i, s)| match s {
                 SeatSpec::Builtin(name) => make_bot(name, i, spec.seed),
                 _ => None,
             })
             .collect();
-        Ok(game.play(started, specs).await)
+        // The match runs as a task of its own: each reply's reader task then wakes it through
+        // the runtime's run queue rather than by unparking the runtime for its caller.
+        let (record, played) = as_task(game.play(started, specs)).await?;
+        if let (Some(out), Some(played)) = (profile, played) {
+            *out = played;
+        }
+        Ok(record)
     }
 
     /// Check a replay's header against this variant; its limits.
@@ -461,6 +486,7 @@ impl NacDriver {
                 .spawn(move || runtime.block_on(game.play(Instant::now(), specs)))
                 .join()
         })
+        .map(|(record, _)| record)
         .map_err(|_| bad("the re-run panicked"))
     }
 }
