@@ -158,7 +158,7 @@ fn check_hidden_information(n: usize, seed: u64) {
     block_on_ready(game.run(&mut t));
     let roles = game.roles().to_vec();
     let agent_names = game.names().to_vec();
-    let role_of = |name: &str| roles[agent_names.iter().position(|n| n == name).unwrap()];
+    let role_of = |name: &str| roles[agent_names.iter().position(|n| **n == *name).unwrap()];
     let mut whispers_seen = 0;
     for (a, p) in &t.sent {
         let my = roles[*a];
@@ -299,8 +299,8 @@ fn skip_limit_turns_a_second_skip_into_over_and_errors_skip_for_free() {
     let day0: Vec<_> = game.all_talks().filter(|t| t.day == 0).collect();
     let of = |name: &str| {
         day0.iter()
-            .filter(|t| t.agent == name)
-            .map(|t| t.text.as_str())
+            .filter(|t| *t.agent == *name)
+            .map(|t| &*t.text)
             .collect::<Vec<_>>()
     };
     assert_eq!(
@@ -327,7 +327,7 @@ fn skip_limit_turns_a_second_skip_into_over_and_errors_skip_for_free() {
     let info = first.1.info.as_ref().unwrap();
     assert_eq!((info.remain_count, info.remain_skip), (Some(2), Some(1)));
     // Skip and over flags on the wire.
-    let over = day0.iter().find(|t| t.text == "Over").unwrap();
+    let over = day0.iter().find(|t| &*t.text == "Over").unwrap();
     assert!(over.over && !over.skip);
 }
 
@@ -502,8 +502,8 @@ fn mentions_and_length_limits_shape_the_recorded_speech() {
     block_on_ready(game.run(&mut t));
     let of = |n: &str| {
         game.all_talks()
-            .filter(|t| t.agent == n)
-            .map(|t| t.text.clone())
+            .filter(|t| *t.agent == *n)
+            .map(|t| t.text.to_string())
             .collect::<Vec<_>>()
     };
     // 5 free + 4 budget = 9 characters, then the budget is spent: no second request.

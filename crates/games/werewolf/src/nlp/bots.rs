@@ -16,7 +16,7 @@ use rand::Rng;
 
 use kakehiki_core::{seeded_rng, SeedRng};
 
-use super::packet::{JudgeEntry, Packet, RequestKind, TalkEntry, VoteEntry, OVER};
+use super::packet::{JudgeEntry, Packet, RequestKind, TalkEntry, Text, VoteEntry, OVER};
 use crate::bots::Agent;
 use crate::engine::Reply;
 use crate::info::GameInfo;
@@ -168,7 +168,7 @@ pub struct Meaning {
 }
 
 /// Read `text` as one of the template sentences (either language; spaces ignored).
-fn read(text: &str, names: &[String]) -> Option<Meaning> {
+fn read(text: &str, names: &[Text]) -> Option<Meaning> {
     let text = squash(text);
     for lang in [Lang::Ja, Lang::En] {
         for f in FORMS {
@@ -179,7 +179,7 @@ fn read(text: &str, names: &[String]) -> Option<Meaning> {
             if !text.starts_with(head) || !text.ends_with(tail) {
                 continue;
             }
-            let tn: &[Option<&String>] = if tpl.contains("{t}") {
+            let tn: &[Option<&Text>] = if tpl.contains("{t}") {
                 &names.iter().map(Some).collect::<Vec<_>>()
             } else {
                 &[None]
@@ -197,11 +197,11 @@ fn read(text: &str, names: &[String]) -> Option<Meaning> {
                 };
                 for r in &rs {
                     for s in &ss {
-                        let cand = fill(f, lang, t.map(String::as_str).unwrap_or(""), *r, *s);
+                        let cand = fill(f, lang, t.map(|t| &**t).unwrap_or(""), *r, *s);
                         if squash(&cand) == text {
                             return Some(Meaning {
                                 form: f,
-                                target: t.cloned(),
+                                target: t.map(|t| t.to_string()),
                                 role: *r,
                                 species: *s,
                             });
@@ -217,16 +217,16 @@ fn read(text: &str, names: &[String]) -> Option<Meaning> {
 /// What an agent has learnt from its packets.
 #[derive(Debug, Default)]
 struct View {
-    me: String,
-    names: Vec<String>,
+    me: Text,
+    names: Vec<Text>,
     day: u32,
-    status: BTreeMap<String, &'static str>,
-    role_map: BTreeMap<String, &'static str>,
+    status: BTreeMap<Text, &'static str>,
+    role_map: BTreeMap<Text, &'static str>,
     talks: Vec<TalkEntry>,
     whispers: Vec<TalkEntry>,
     vote_list: Vec<VoteEntry>,
-    executed: Option<String>,
-    attacked: Option<String>,
+    executed: Option<Text>,
+    attacked: Option<Text>,
     divine: Option<JudgeEntry>,
     medium: Option<JudgeEntry>,
     roles_in_game: Vec<Role>,
@@ -281,12 +281,12 @@ impl View {
 
     /// 1-based number of a name (its place in the sorted names).
     fn num(&self, name: &str) -> Option<usize> {
-        self.names.iter().position(|n| n == name).map(|i| i + 1)
+        self.names.iter().position(|n| **n == *name).map(|i| i + 1)
     }
     fn name(&self, num: usize) -> Option<&str> {
-        self.names.get(num.wrapping_sub(1)).map(String::as_str)
+        self.names.get(num.wrapping_sub(1)).map(|n| &**n)
     }
-    fn alive_others(&self) -> Vec<String> {
+    fn alive_others(&self) -> Vec<Text> {
         self.status
             .iter()
             .filter(|(n, s)| **s == "ALIVE" && **n != self.me)
@@ -547,7 +547,9 @@ impl NlAgent for SampleNl {
         match reply {
             Reply::Text(s) => Some(self.render(&s, &self.conv_whispers)),
             Reply::Target(Some(t)) => self.view.name(t).map(str::to_string),
-            Reply::Target(None) | Reply::Silent => self.view.alive_others().into_iter().next(),
+            Reply::Target(None) | Reply::Silent => {
+                self.view.alive_others().first().map(|n| n.to_string())
+            }
         }
     }
 }
@@ -561,7 +563,7 @@ struct RandomNl {
 }
 
 impl RandomNl {
-    fn any(&mut self) -> Option<String> {
+    fn any(&mut self) -> Option<Text> {
         let c = self.view.alive_others();
         if c.is_empty() {
             None
@@ -600,7 +602,11 @@ impl NlAgent for RandomNl {
                 })
             }
             RequestKind::Vote | RequestKind::Divine | RequestKind::Guard | RequestKind::Attack => {
-                Some(self.any().unwrap_or_else(|| self.view.me.clone()))
+                Some(
+                    self.any()
+                        .unwrap_or_else(|| self.view.me.clone())
+                        .to_string(),
+                )
             }
             _ => None,
         }
@@ -613,7 +619,7 @@ mod tests {
 
     #[test]
     fn templates_read_back_in_both_languages() {
-        let names: Vec<String> = (1..=5).map(agent_str).collect();
+        let names: Vec<Text> = (1..=5).map(|i| Text::from(agent_str(i))).collect();
         for lang in [Lang::Ja, Lang::En] {
             let s = fill(Form::Vote, lang, "Agent[03]", None, None);
             let m = read(&s, &names).unwrap();

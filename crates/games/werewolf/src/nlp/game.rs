@@ -10,8 +10,8 @@ use std::sync::Arc;
 use rand_chacha::ChaCha8Rng;
 
 use super::packet::{
-    Info, JudgeEntry, Packet, RequestKind, SettingPacket, TalkEntry, VoteEntry, FORCE_SKIP, OVER,
-    SKIP,
+    Info, JudgeEntry, Packet, RequestKind, SettingPacket, TalkEntry, Text, VoteEntry, FORCE_SKIP,
+    OVER, SKIP,
 };
 use super::settings::{NlpSettings, TalkLimits};
 use super::text;
@@ -126,8 +126,8 @@ pub fn game_id_now(seed: u64) -> String {
 pub struct NlpGame {
     s: Arc<NlpSettings>,
     setting_packet: Arc<SettingPacket>,
-    game_id: String,
-    names: Vec<String>,
+    game_id: Text,
+    names: Vec<Text>,
     originals: Vec<String>,
     profiles: Vec<Option<String>>,
     /// Each agent's avatar URL in custom-profile mode (empty when its profile has none).
@@ -168,7 +168,10 @@ impl NlpGame {
                 rng::shuffle(&mut rng::stream(seed, STREAM_PROFILE), &mut order);
                 order.truncate(n);
                 (
-                    order.iter().map(|&i| p[i].name.clone()).collect(),
+                    order
+                        .iter()
+                        .map(|&i| Text::from(p[i].name.as_str()))
+                        .collect(),
                     order
                         .iter()
                         .map(|&i| Some(p[i].description.clone()))
@@ -180,7 +183,9 @@ impl NlpGame {
                 )
             }
             None => (
-                (1..=n).map(crate::types::agent_str).collect(),
+                (1..=n)
+                    .map(|i| Text::from(crate::types::agent_str(i)))
+                    .collect(),
                 vec![None; n],
                 vec![None; n],
             ),
@@ -188,7 +193,7 @@ impl NlpGame {
         let setting_packet = Arc::new(SettingPacket::from_settings(&settings));
         NlpGame {
             setting_packet,
-            game_id: game_id_of(seed),
+            game_id: game_id_of(seed).into(),
             names,
             originals,
             profiles,
@@ -213,7 +218,7 @@ impl NlpGame {
         }
     }
 
-    pub fn names(&self) -> &[String] {
+    pub fn names(&self) -> &[Text] {
         &self.names
     }
     /// The agents' profiles (custom-profile mode), in seat order.
@@ -234,7 +239,7 @@ impl NlpGame {
     /// Replace the id (before the game runs): the time-stamped one of a live game, or the one a
     /// replay recorded.
     pub fn set_game_id(&mut self, id: String) {
-        self.game_id = id;
+        self.game_id = id.into();
     }
     pub fn settings(&self) -> &NlpSettings {
         &self.s
@@ -271,7 +276,7 @@ impl NlpGame {
             .collect()
     }
     fn find(&self, name: &str) -> Option<usize> {
-        self.names.iter().position(|n| n == name)
+        self.names.iter().position(|n| **n == *name)
     }
 
     /// The `info` agent `a` may see now. The only place hidden information is filtered.

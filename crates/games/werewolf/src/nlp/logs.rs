@@ -276,7 +276,7 @@ mod tests {
         (0..game.names().len())
             .map(|i| LogAgent {
                 team: teams[i % teams.len()].into(),
-                name: game.names()[i].clone(),
+                name: game.names()[i].to_string(),
                 profile: None,
                 avatar: None,
                 role: game.roles()[i].name(),

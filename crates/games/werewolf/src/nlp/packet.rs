@@ -9,6 +9,10 @@ use serde::Serialize;
 
 use super::settings::{NlpSettings, TalkLimits};
 
+/// An agent's name, a game id or a talk's text as the packets carry them: shared, so that the
+/// many packets of a game copy none of them.
+pub type Text = Arc<str>;
+
 /// Request kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -107,7 +111,13 @@ impl Packet {
 
     /// The packet as the JSON text sent on the wire.
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_else(|e| format!("{{\"error\":{:?}}}", e.to_string()))
+        // Room for a usual packet at once, rather than growing from serde_json's 128 bytes.
+        let mut out = Vec::with_capacity(2048);
+        match serde_json::to_writer(&mut out, self) {
+            // serde_json writes UTF-8 only.
+            Ok(()) => String::from_utf8(out).unwrap_or_default(),
+            Err(e) => format!("{{\"error\":{:?}}}", e.to_string()),
+        }
     }
 }
 
@@ -124,9 +134,9 @@ fn arc_setting<S: serde::Serializer>(
 /// `info`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Info {
-    pub game_id: String,
+    pub game_id: Text,
     pub day: u32,
-    pub agent: String,
+    pub agent: Text,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -134,15 +144,15 @@ pub struct Info {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub divine_result: Option<JudgeEntry>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub executed_agent: Option<String>,
+    pub executed_agent: Option<Text>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub attacked_agent: Option<String>,
+    pub attacked_agent: Option<Text>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub vote_list: Vec<VoteEntry>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub attack_vote_list: Vec<VoteEntry>,
-    pub status_map: BTreeMap<String, &'static str>,
-    pub role_map: BTreeMap<String, &'static str>,
+    pub status_map: BTreeMap<Text, &'static str>,
+    pub role_map: BTreeMap<Text, &'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remain_count: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -155,8 +165,8 @@ pub struct Info {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct JudgeEntry {
     pub day: u32,
-    pub agent: String,
-    pub target: String,
+    pub agent: Text,
+    pub target: Text,
     pub result: &'static str,
 }
 
@@ -164,8 +174,8 @@ pub struct JudgeEntry {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct VoteEntry {
     pub day: u32,
-    pub agent: String,
-    pub target: String,
+    pub agent: Text,
+    pub target: Text,
 }
 
 /// One talk or whisper.
@@ -174,8 +184,8 @@ pub struct TalkEntry {
     pub idx: u32,
     pub day: u32,
     pub turn: u32,
-    pub agent: String,
-    pub text: String,
+    pub agent: Text,
+    pub text: Text,
     pub skip: bool,
     pub over: bool,
 }
@@ -186,9 +196,10 @@ pub const SKIP: &str = "Skip";
 pub const FORCE_SKIP: &str = "ForceSkip";
 
 impl TalkEntry {
-    pub fn new(idx: u32, day: u32, turn: u32, agent: String, text: String) -> TalkEntry {
-        let skip = text == SKIP || text == FORCE_SKIP;
-        let over = text == OVER;
+    pub fn new(idx: u32, day: u32, turn: u32, agent: Text, text: impl Into<Text>) -> TalkEntry {
+        let text = text.into();
+        let skip = *text == *SKIP || *text == *FORCE_SKIP;
+        let over = *text == *OVER;
         TalkEntry {
             idx,
             day,

@@ -127,7 +127,7 @@ pub fn log_agents(game: &NlpGame, originals: &[String]) -> Vec<LogAgent> {
     (0..game.names().len())
         .map(|i| LogAgent {
             team: originals.get(i).map(|o| team_of(o)).unwrap_or_default(),
-            name: game.names()[i].clone(),
+            name: game.names()[i].to_string(),
             profile: game.profiles().get(i).cloned().flatten(),
             avatar: game.avatars().get(i).cloned().flatten(),
             role: game.roles()[i].name(),
@@ -225,7 +225,7 @@ impl JsonLog {
         error: Option<&str>,
     ) {
         let mut e = json!({
-            "agent": p.info.as_ref().map(|i| i.agent.as_str()).unwrap_or(""),
+            "agent": p.info.as_ref().map(|i| &*i.agent).unwrap_or(""),
             "request": p.to_json(),
             "request_timestamp": sent,
             "response_timestamp": answered,

@@ -43,16 +43,20 @@ pub fn trim(text: &str, limit: i64, in_word: bool, spaces: bool) -> String {
 }
 
 /// The first mention `@Name` of another agent in `text`: (byte index, name).
-pub fn first_mention<'a>(text: &str, names: &'a [String], me: usize) -> Option<(usize, &'a str)> {
+pub fn first_mention<'a, N: AsRef<str>>(
+    text: &str,
+    names: &'a [N],
+    me: usize,
+) -> Option<(usize, &'a str)> {
     let mut best: Option<(usize, &str)> = None;
     for (i, n) in names.iter().enumerate() {
         if i == me {
             continue;
         }
-        let tag = format!("@{n}");
+        let tag = format!("@{}", n.as_ref());
         if let Some(at) = text.find(&tag) {
             if best.is_none_or(|(b, _)| at < b) {
-                best = Some((at, n.as_str()));
+                best = Some((at, n.as_ref()));
             }
         }
     }
@@ -66,7 +70,7 @@ pub fn limit_speech(
     text: &str,
     l: &TalkLimits,
     remain: &mut Option<i64>,
-    names: &[String],
+    names: &[impl AsRef<str>],
     me: usize,
 ) -> String {
     let (w, s) = (l.count_in_word, l.count_spaces);
@@ -196,6 +200,6 @@ mod tests {
         l.base_length = None;
         l.per_talk = Some(4);
         let mut remain = None;
-        assert_eq!(limit_speech("abcdefg", &l, &mut remain, &[], 0), "abcd");
+        assert_eq!(limit_speech("abcdefg", &l, &mut remain, &[] as &[&str], 0), "abcd");
     }
 }

@@ -167,7 +167,7 @@ async fn play_one(
         game_id: game.game_id().to_string(),
         seed,
         agents: p.originals.clone(),
-        names: game.names().to_vec(),
+        names: game.names().iter().map(|n| n.to_string()).collect(),
         roles: r.roles.iter().map(|x| x.name()).collect(),
         winner: r.winner.map(|t| t.name()),
         aborted: r.aborted,
