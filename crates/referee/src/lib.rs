@@ -8,6 +8,7 @@ pub mod accept;
 pub mod driver;
 pub mod files;
 pub mod games;
+pub mod profile;
 pub mod registry;
 pub mod seat;
 

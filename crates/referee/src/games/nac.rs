@@ -24,6 +24,7 @@ use crate::driver::{
 use crate::seat::pipe::{start_seats, WRITE_FAILED};
 use crate::seat::{Answer, Ask, Seat, Table, NO_TERMINATOR};
 
+pub use crate::profile::{Profile, TurnProfile};
 pub use kakehiki_nac::record::Limits;
 
 /// Replay format name.
@@ -49,43 +50,6 @@ pub static RELIGION_WAR: NacDriver = NacDriver {
 };
 
 const OPTION_KEYS: &[&str] = &["ready_ms", "turn_ms", "end_grace_ms"];
-
-/// Where a match's wall time went, for the referee-overhead benchmark. Not part of the replay.
-#[derive(Debug, Clone, Default)]
-pub struct Profile {
-    /// The whole match; spawning the bots and every READY; closing, waiting and killing.
-    pub wall: Duration,
-    pub startup: Duration,
-    pub shutdown: Duration,
-    /// Per turn: its wall time, and the longest a seat took from its block to its reply.
-    pub turns: Vec<TurnProfile>,
-    /// CPU time of the calling thread during the turns (on a current-thread runtime: all of the
-    /// referee's work in the turns, and none of the bots').
-    pub turn_cpu: Duration,
-}
-
-/// One turn's wall time, and the part of it spent waiting for the bots: from its first block
-/// written to its last reply received.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct TurnProfile {
-    pub wall: Duration,
-    pub waited: Duration,
-    /// From the turn's start to its first block written.
-    pub before: Duration,
-    /// From its last reply received to the turn's end.
-    pub after: Duration,
-}
-
-fn thread_cpu() -> Duration {
-    use nix::sys::resource::{getrusage, UsageWho};
-    let t = |tv: nix::sys::time::TimeVal| {
-        Duration::from_secs(tv.tv_sec().max(0) as u64)
-            + Duration::from_micros(tv.tv_usec().max(0) as u64)
-    };
-    getrusage(UsageWho::RUSAGE_THREAD)
-        .map(|u| t(u.user_time()) + t(u.system_time()))
-        .unwrap_or_default()
-}
 
 /// One match being played (or re-run): the engine, the seats, the built-in bots.
 struct Game {
@@ -200,8 +164,7 @@ impl Game {
     }
 
     /// One turn: every live seat's block at once, each reply parsed into picks as it comes.
-    /// When profiled: the last reply's arrival.
-    async fn turn(&mut self, turn_start: Instant) -> Option<Instant> {
+    async fn turn(&mut self) {
         let t = self.state.turn();
         self.table.turn = t;
         let at = format!("turn {t}");
@@ -312,18 +275,8 @@ impl Game {
             });
         }
         if let Some(p) = self.profile.as_mut() {
-            p.turns.push(TurnProfile {
-                wall: Duration::ZERO,
-                waited: span.map_or(Duration::ZERO, |(first, last)| {
-                    last.saturating_duration_since(first)
-                }),
-                before: span.map_or(Duration::ZERO, |(first, _)| {
-                    first.saturating_duration_since(turn_start)
-                }),
-                after: Duration::ZERO,
-            });
+            p.turn_answered(span);
         }
-        span.map(|s| s.1)
     }
 
     /// Play the match to its end: READY, the turns, then stop the bots (§2.1) and score. The
@@ -335,20 +288,19 @@ impl Game {
     ) -> (MatchRecord, Option<Profile>) {
         self.ready().await;
         if let Some(p) = self.profile.as_mut() {
-            p.startup = started.elapsed();
+            p.turns_begin(started);
         }
-        let cpu_start = self.profile.as_ref().map(|_| thread_cpu());
         while !self.state.is_over() {
-            let turn_start = Instant::now();
-            let received = self.turn(turn_start).await;
-            if let Some(last) = self.profile.as_mut().and_then(|p| p.turns.last_mut()) {
-                let end = Instant::now();
-                last.wall = end - turn_start;
-                last.after = received.map_or(Duration::ZERO, |r| end.saturating_duration_since(r));
+            if let Some(p) = self.profile.as_mut() {
+                p.turn_begins();
+            }
+            self.turn().await;
+            if let Some(p) = self.profile.as_mut() {
+                p.turn_ends();
             }
         }
-        if let (Some(p), Some(c)) = (self.profile.as_mut(), cpu_start) {
-            p.turn_cpu = thread_cpu().saturating_sub(c);
+        if let Some(p) = self.profile.as_mut() {
+            p.turns_end();
         }
         let shutdown_start = Instant::now();
         let grace = Duration::from_millis(self.limits.end_grace_ms);

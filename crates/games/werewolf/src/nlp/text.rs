@@ -200,6 +200,9 @@ mod tests {
         l.base_length = None;
         l.per_talk = Some(4);
         let mut remain = None;
-        assert_eq!(limit_speech("abcdefg", &l, &mut remain, &[] as &[&str], 0), "abcd");
+        assert_eq!(
+            limit_speech("abcdefg", &l, &mut remain, &[] as &[&str], 0),
+            "abcd"
+        );
     }
 }

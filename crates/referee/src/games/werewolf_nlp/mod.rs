@@ -39,8 +39,9 @@ pub use kakehiki_werewolf::nlp::config_file::{LoadedConfig, NOT_IMPLEMENTED_KEYS
 /// The configuration file's type, for the CLI.
 pub use kakehiki_werewolf::nlp::NlpConfig as Config;
 
-use kakehiki_werewolf::nlp::record::{check_rerun_format, check_upgrade_format};
-use kakehiki_werewolf::nlp::record::{end_event, header, report, v1_exchanges};
+use kakehiki_werewolf::nlp::record::{
+    check_rerun_format, check_upgrade_format, end_event, header, report, v1_exchanges,
+};
 pub use kakehiki_werewolf::nlp::record::{log_agents, win_side, JsonLog, FORMAT, FORMAT_V1};
 pub use kakehiki_werewolf::nlp::seats::{seat_label, substitute, Timeouts, Who};
 
@@ -52,6 +53,11 @@ pub static WEREWOLF_NLP: WerewolfNlpDriver = WerewolfNlpDriver;
 
 /// How long a program is given to exit after the game.
 const GRACE: Duration = Duration::from_secs(2);
+
+/// The server's secret for player tokens (`SECRET_KEY`), when the configuration requires them.
+pub fn secret_of(c: &NlpConfig) -> Result<Option<String>, kakehiki_core::BadOption> {
+    options::secret(c, || std::env::var("SECRET_KEY").ok())
+}
 
 /// Read a configuration file (YAML for `.yml` / `.yaml`, JSON for `.json`, TOML otherwise).
 /// Talk and whisper counts it leaves out are upstream's defaults for its `game.agent_count`, or
@@ -123,13 +129,7 @@ pub async fn run(table: Table, g: Game) -> Played<Finished> {
     let p = run_game(table, g).await;
     let mut seats = p.seats.finish(GRACE).await;
     seats.log.push(&end_event(&p.result, &p.game));
-    let Played {
-        result,
-        game,
-        originals,
-        json,
-        ..
-    } = p;
+    let (result, game, originals, json) = (p.result, p.game, p.originals, p.json);
     Played {
         seats,
         result,
@@ -337,11 +337,6 @@ impl kakehiki_werewolf::nlp::Table for Seats {
             }
         }
     }
-}
-
-/// The server's secret for player tokens (`SECRET_KEY`), when the configuration requires them.
-pub fn secret_of(c: &NlpConfig) -> Result<Option<String>, kakehiki_core::BadOption> {
-    options::secret(c, || std::env::var("SECRET_KEY").ok())
 }
 
 /// The seats of a live match, and the built-in agents: built-in agents made, `ws-cmd:` agents
