@@ -587,19 +587,9 @@ async fn signup(
         {
             return too_many(&app, None, "too many attempts from your address", wait);
         }
-        let password = f.password.clone();
-        let hash = match accounts::hash_password(&password) {
+        let hash = match new_password_hash(&f.password, "sign-up") {
             Ok(h) => h,
-            Err(e @ AccountError::BadPassword) => {
-                return again(StatusCode::BAD_REQUEST, &e.to_string())
-            }
-            Err(e) => {
-                tracing::error!("sign-up: {e}");
-                return again(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "the password could not be hashed",
-                );
-            }
+            Err((status, text)) => return again(status, &text),
         };
         let signed_up = {
             let mut store = app.store.get();
@@ -649,6 +639,21 @@ struct LoginForm {
     password: String,
     #[serde(default)]
     csrf: String,
+}
+
+/// The hash of a new password, or what the visitor is told: 400 with the rule it breaks, or 500
+/// when hashing failed (logged with `what`, the form it came from).
+fn new_password_hash(password: &str, what: &str) -> Result<String, (StatusCode, String)> {
+    accounts::hash_password(password).map_err(|e| match e {
+        AccountError::BadPassword => (StatusCode::BAD_REQUEST, e.to_string()),
+        e => {
+            tracing::error!("{what}: {e}");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the password could not be hashed".to_string(),
+            )
+        }
+    })
 }
 
 /// A hash no password matches quickly: an unknown name costs as long as a wrong password.
@@ -767,18 +772,9 @@ async fn change_password(
         if f.password != f.password2 {
             return refused(StatusCode::BAD_REQUEST, "the two new passwords differ");
         }
-        let hash = match accounts::hash_password(&f.password) {
+        let hash = match new_password_hash(&f.password, "password change") {
             Ok(h) => h,
-            Err(e @ AccountError::BadPassword) => {
-                return refused(StatusCode::BAD_REQUEST, &e.to_string())
-            }
-            Err(e) => {
-                tracing::error!("password change: {e}");
-                return refused(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "the password could not be hashed",
-                );
-            }
+            Err((status, text)) => return refused(status, &text),
         };
         let changed = {
             let mut store = app.store.get();
