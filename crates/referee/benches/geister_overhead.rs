@@ -76,7 +76,9 @@ fn bench(c: &mut Criterion) {
     rules.linger_ms = 1000;
     rules.max_plies = PLIES;
     // Sanity: the scripted game is the 300-ply draw.
-    let first = rt.block_on(play_on_table(&mut table, rules.clone(), 0));
+    let first = rt
+        .block_on(play_on_table(&mut table, rules.clone(), 0))
+        .unwrap();
     assert_eq!(
         first.report.extra["reason"], "ply_limit_draw",
         "{:?}",
@@ -89,7 +91,10 @@ fn bench(c: &mut Criterion) {
         .sample_size(20)
         .measurement_time(Duration::from_secs(10));
     group.bench_function("tcp_game_300_plies", |b| {
-        b.iter(|| rt.block_on(play_on_table(&mut table, rules.clone(), 0)))
+        b.iter(|| {
+            rt.block_on(play_on_table(&mut table, rules.clone(), 0))
+                .unwrap()
+        })
     });
     group.finish();
 
@@ -98,7 +103,8 @@ fn bench(c: &mut Criterion) {
     let mut per_ply: Vec<f64> = (0..30)
         .map(|_| {
             let t = Instant::now();
-            rt.block_on(play_on_table(&mut table, rules.clone(), 0));
+            rt.block_on(play_on_table(&mut table, rules.clone(), 0))
+                .unwrap();
             t.elapsed().as_secs_f64() * 1e6 / PLIES as f64
         })
         .collect();

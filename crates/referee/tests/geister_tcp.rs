@@ -199,8 +199,8 @@ async fn table_accepts_clients_reconnecting_for_the_next_game() {
     let mut rules = Rules::gpw();
     rules.pace_ms = 0;
     rules.linger_ms = 2000;
-    let g1 = play_on_table(&mut table, rules.clone(), 1).await;
-    let g2 = play_on_table(&mut table, rules, 2).await;
+    let g1 = play_on_table(&mut table, rules.clone(), 1).await.unwrap();
+    let g2 = play_on_table(&mut table, rules, 2).await.unwrap();
     for g in [&g1, &g2] {
         assert!(
             g.report.seats.iter().all(|s| s.errors.is_empty()),
@@ -500,7 +500,9 @@ async fn one_message_per_read_clients_complete_games_with_pacing() {
     rules.linger_ms = 2000;
     rules.max_plies = 40;
     for game in 0..3 {
-        let g = play_on_table(&mut table, rules.clone(), game).await;
+        let g = play_on_table(&mut table, rules.clone(), game)
+            .await
+            .unwrap();
         assert!(
             g.report.seats.iter().all(|s| s.errors.is_empty()),
             "game {game}: {:?}",

@@ -70,12 +70,27 @@ impl Received {
 
 /// `fut`'s output, or `None` if `deadline` passes first. A future that is ready at its first
 /// poll (a write the socket or pipe takes at once: the usual case) makes no timer.
+/// A deadline further ahead than [`NO_DEADLINE`] makes no timer either: it stands for none (a
+/// seat only listened to, see [`Table::first`]), and a timer per read of every listened seat
+/// was a tenth of the Geister referee's CPU time per ply.
 pub async fn by_deadline<F: std::future::Future>(deadline: Instant, fut: F) -> Option<F::Output> {
     let mut fut = std::pin::pin!(fut);
     if let Some(out) = fut.as_mut().now_or_never() {
         return Some(out);
     }
+    if deadline.saturating_duration_since(Instant::now()) > NO_DEADLINE {
+        return Some(fut.await);
+    }
     tokio::time::timeout_at(deadline, fut).await.ok()
+}
+
+/// How far ahead a deadline stands for none at all ([`by_deadline`]); the reads of seats that
+/// owe no reply use [`far_deadline`].
+pub const NO_DEADLINE: Duration = Duration::from_secs(100 * 24 * 3600);
+
+/// The deadline of a read that has none (a year from now).
+pub fn far_deadline() -> Instant {
+    Instant::now() + Duration::from_secs(365 * 24 * 3600)
 }
 
 /// How a seat's program ended: its exit and the tail of its stderr.
@@ -1009,7 +1024,7 @@ impl Table {
     /// after whatever a live seat has already sent. Waiting for it would change nothing but the
     /// wall time (`check`'s "opponent that times out" would take a whole limit per request).
     async fn race(&mut self, waits: &[Wait]) -> Option<(usize, Answer)> {
-        let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
+        let far = far_deadline();
         let silent_first = {
             let is = |w: &Wait, live: bool| match self.seats.get(w.seat) {
                 Some(Seat::Live(_)) => live,
@@ -1351,5 +1366,23 @@ pub fn simple_seat(spec: &SeatSpec) -> Option<Seat> {
     match spec {
         SeatSpec::Builtin(name) => Some(Seat::builtin(name)),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod deadline_tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_far_deadline_waits_for_the_future_and_a_near_one_ends_it() {
+        let slow = async {
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            7
+        };
+        assert_eq!(by_deadline(far_deadline(), slow).await, Some(7));
+        let near = Instant::now() + Duration::from_millis(20);
+        assert_eq!(by_deadline(near, std::future::pending::<()>()).await, None);
+        // Ready at once: no timer, whatever the deadline (even one already past).
+        assert_eq!(by_deadline(Instant::now(), async { 3 }).await, Some(3));
     }
 }

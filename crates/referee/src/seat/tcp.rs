@@ -453,6 +453,28 @@ impl TcpSeat {
     }
 }
 
+impl TcpSeat {
+    /// [`Transport::write_owned`] without its box (a [`SharedTcpSeat`] calls it in its own).
+    async fn write_line(&mut self, bytes: Vec<u8>, deadline: Instant) -> Result<(), Received> {
+        let Some(conn) = self.conn.as_mut() else {
+            return Err(self.no_conn());
+        };
+        match conn.write_by(bytes, deadline).await {
+            Err(r) => Err(with_exit(r, self.client.as_mut(), "client").await),
+            Ok(()) => Ok(()),
+        }
+    }
+
+    /// [`Transport::read`] without its box.
+    async fn read_line(&mut self, deadline: Instant) -> Received {
+        let Some(conn) = self.conn.as_mut() else {
+            return self.no_conn();
+        };
+        let r = conn.next_line(deadline).await;
+        with_exit(r, self.client.as_mut(), "client").await
+    }
+}
+
 impl Transport for TcpSeat {
     fn write<'a>(
         &'a mut self,
@@ -467,25 +489,11 @@ impl Transport for TcpSeat {
         bytes: Vec<u8>,
         deadline: Instant,
     ) -> BoxFuture<'_, Result<(), Received>> {
-        Box::pin(async move {
-            let Some(conn) = self.conn.as_mut() else {
-                return Err(self.no_conn());
-            };
-            match conn.write_by(bytes, deadline).await {
-                Err(r) => Err(with_exit(r, self.client.as_mut(), "client").await),
-                Ok(()) => Ok(()),
-            }
-        })
+        Box::pin(self.write_line(bytes, deadline))
     }
 
     fn read(&mut self, deadline: Instant) -> BoxFuture<'_, Received> {
-        Box::pin(async move {
-            let Some(conn) = self.conn.as_mut() else {
-                return self.no_conn();
-            };
-            let r = conn.next_line(deadline).await;
-            with_exit(r, self.client.as_mut(), "client").await
-        })
+        Box::pin(self.read_line(deadline))
     }
 
     fn take_unsolicited(&mut self) -> (Vec<Vec<u8>>, u64) {
@@ -606,7 +614,7 @@ impl Transport for SharedTcpSeat {
         bytes: Vec<u8>,
         deadline: Instant,
     ) -> BoxFuture<'_, Result<(), Received>> {
-        Box::pin(async move { self.seat.lock().await.write_owned(bytes, deadline).await })
+        Box::pin(async move { lock(&self.seat).await.write_line(bytes, deadline).await })
     }
 
     fn read(&mut self, deadline: Instant) -> BoxFuture<'_, Received> {
@@ -616,7 +624,7 @@ impl Transport for SharedTcpSeat {
                 return connected(seat.conn.as_ref().and_then(|c| c.peer));
             }
             let Some((queue, framing)) = self.queue.take() else {
-                return self.seat.lock().await.read(deadline).await;
+                return lock(&self.seat).await.read_line(deadline).await;
             };
             // The first request of a seat still waiting: its connection.
             let mut q = queue.lock().await;
@@ -688,6 +696,15 @@ impl Transport for SharedTcpSeat {
             }
             e
         })
+    }
+}
+
+/// The seat of a [`SharedTcpSeat`], at once when nobody else holds it (the usual case: the
+/// table is its only user during a game).
+async fn lock(seat: &Mutex<TcpSeat>) -> tokio::sync::MutexGuard<'_, TcpSeat> {
+    match seat.try_lock() {
+        Ok(guard) => guard,
+        Err(_) => seat.lock().await,
     }
 }
 

@@ -31,7 +31,7 @@ use kakehiki_geister::{Out, Rules, Session, GAME_TYPE};
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
-use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
+use crate::driver::{as_task, BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
 use crate::files::{unix_now, write_first_free};
 use crate::seat::pipe::Pipe;
 pub use crate::seat::tcp::{client_argv, ConnQueue};
@@ -72,6 +72,7 @@ pub fn conn(stream: tokio::net::TcpStream) -> Conn {
 }
 
 /// Everything fixed before a game starts.
+#[derive(Clone)]
 pub struct GameSetup {
     pub rules: Rules,
     pub seed: u64,
@@ -306,8 +307,15 @@ async fn run_flow(
     (finished.record(report), session)
 }
 
-/// Play one game with the given seats. Never fails: seat failures are recorded.
-pub async fn run_game(setup: &GameSetup, players: Players) -> MatchRecord {
+/// Play one game with the given seats, as a task of its own on the current runtime (so that a
+/// caller blocked on the runtime does not wake a parked thread for every reply; see
+/// [`as_task`]). Seat failures are recorded; the error is the runtime's shutting down.
+pub async fn run_game(setup: &GameSetup, players: Players) -> Result<MatchRecord, RefereeError> {
+    let setup = setup.clone();
+    as_task(async move { play_game(&setup, players).await }).await
+}
+
+async fn play_game(setup: &GameSetup, players: Players) -> MatchRecord {
     let started_unix_ms = unix_now().as_millis() as u64;
     let (transports, bots) = (players.transports, players.bots);
     let params = HeaderParams::new(&setup.rules, transports, started_unix_ms);
@@ -404,7 +412,7 @@ impl GeisterDriver {
             specs: [spec.seats[0].to_string(), spec.seats[1].to_string()],
             log_dir: spec.options.get("log_dir").map(PathBuf::from),
         };
-        let mut record = run_game(&setup, players).await;
+        let mut record = run_game(&setup, players).await?;
         let mut counts = [(0, 0); 2];
         for (c, q) in counts.iter_mut().zip(&queues) {
             if let Some(q) = q {

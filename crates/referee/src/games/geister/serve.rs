@@ -14,7 +14,7 @@ use tokio::sync::Mutex;
 use tokio::time::Instant;
 
 use super::{add_excess_counts, conn, run_game, GameSetup, Players};
-use crate::driver::MatchRecord;
+use crate::driver::{MatchRecord, RefereeError};
 use crate::seat::tcp::{ConnQueue, SharedQueue, SharedTcpSeat, TcpSeat};
 use crate::seat::Seat;
 
@@ -43,8 +43,12 @@ impl Table {
 }
 
 /// Play one game on a table whose two seats are TCP clients connecting to its ports (they may
-/// reconnect for every game).
-pub async fn play_on_table(table: &mut Table, rules: Rules, seed: u64) -> MatchRecord {
+/// reconnect for every game). The error is the runtime's shutting down.
+pub async fn play_on_table(
+    table: &mut Table,
+    rules: Rules,
+    seed: u64,
+) -> Result<MatchRecord, RefereeError> {
     let linger = Duration::from_millis(rules.linger_ms);
     let seats = table
         .queues
@@ -169,7 +173,10 @@ pub async fn serve(
             transports: ["tcp"; 2],
             bots: [None, None],
         };
-        let mut record = run_game(&setup, players).await;
+        let Ok(mut record) = run_game(&setup, players).await else {
+            // The runtime is shutting down: this game was not played.
+            return played - 1;
+        };
         // Connections closed at once on a port while this game ran count against its seat.
         let after = excess().await;
         let counts = [0, 1].map(|s| (after[s].0 - before[s].0, after[s].1));
