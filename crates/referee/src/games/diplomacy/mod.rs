@@ -17,7 +17,9 @@ use serde_json::json;
 mod daide;
 mod seats;
 
-use crate::driver::{check_format, BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
+use crate::driver::{
+    as_task, check_format, BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError,
+};
 use crate::seat::{Answer, Ask, ReplyFilter, Table};
 use daide::DaideSeats;
 
@@ -356,7 +358,9 @@ impl GameDriver for DiplomacyDriver {
             for (seat, count, cap) in st.excess {
                 table.excess_connections(seat, count, cap);
             }
-            Ok(run_match(table, params, st.bots, &names, spec.seed, END_GRACE).await)
+            let (bots, seed) = (st.bots, spec.seed);
+            as_task(async move { run_match(table, params, bots, &names, seed, END_GRACE).await })
+                .await
         })
     }
 

@@ -28,7 +28,7 @@ use kakehiki_werewolf::ledger::{At, Heard, Ledger};
 use kakehiki_werewolf::wire::{decode_line, label, render_reply, reply_from_line, Histories};
 use kakehiki_werewolf::{GameInfo, Pending, Request, Team, Werewolf, WEREWOLF_TYPE};
 
-use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
+use crate::driver::{as_task, BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
 use crate::seat::{Ask, Table};
 pub use kakehiki_werewolf::driver::config::{
     dealt_role, without_role_requests, Config, DEFAULT_FILL_TIMEOUT_MS, DEFAULT_NAME_TIMEOUT_MS,
@@ -69,6 +69,7 @@ impl From<ConfigError> for RefereeError {
 }
 
 /// The seats of a game or a set as the game sees them (agent number = index + 1).
+#[derive(Default)]
 pub struct Roster {
     /// Each seat's spec, as the replay header names it.
     pub specs: Vec<String>,
@@ -123,8 +124,30 @@ impl Records {
 // ---------------------------------------------------------------------------------------------
 
 /// Play one game on `table` (agent `i + 1` = seat `i`; the replay header already pushed).
-/// Never fails because of an agent.
+/// Never fails because of an agent. The game runs as a task of its own ([`as_task`]), with the
+/// table and roster moved into it and back: a caller blocked on the runtime is not woken for
+/// every reply. Dropping this future stops the game and its bots, and leaves `table` and
+/// `roster` empty.
 pub async fn run_game(
+    game: u32,
+    seed: u64,
+    cfg: &Config,
+    table: &mut Table,
+    roster: &mut Roster,
+) -> Result<GameOutput, RefereeError> {
+    let mut t = std::mem::replace(table, Table::new(Vec::new(), Default::default()));
+    let mut r = std::mem::take(roster);
+    let cfg = cfg.clone();
+    let (t, r, out) = as_task(async move {
+        let out = play_game(game, seed, &cfg, &mut t, &mut r).await;
+        (t, r, out)
+    })
+    .await?;
+    (*table, *roster) = (t, r);
+    out
+}
+
+async fn play_game(
     game: u32,
     seed: u64,
     cfg: &Config,
@@ -422,8 +445,9 @@ impl GameDriver for WerewolfDriver {
         let mut log = ReplayLog::new();
         log.push(h);
         let mut table = Table::replayed(replay, h.seats.len(), log)?;
+        // A replayed table needs no runtime: the game is polled here, not made a task.
         run_now(async {
-            let out = run_game(0, h.seed, &cfg, &mut table, &mut roster).await?;
+            let out = play_game(0, h.seed, &cfg, &mut table, &mut roster).await?;
             let finished = table.finish(Duration::ZERO).await;
             let mut report = out.report(&h.rules, h.seed, &roster.specs, &roster.ledger);
             finished.fill_report(&mut report);

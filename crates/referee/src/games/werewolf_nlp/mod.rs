@@ -30,7 +30,7 @@ use kakehiki_werewolf::nlp::{
     nl_builtin, AskError, ChatMessage, NlAgent, NlpConfig, NlpGame, NlpSettings, WEREWOLF_NLP_TYPE,
 };
 
-use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
+use crate::driver::{as_task, BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
 use crate::files::{unix_ms as now_ms, unix_now, update_file, write_files};
 use crate::seat::ws::{self, NAME_REQUEST};
 use crate::seat::{Ask, Finished, Listen, Seat, Table, SILENT_BOT};
@@ -407,7 +407,7 @@ impl GameDriver for WerewolfNlpDriver {
                 game_id: game_id_now(spec.seed),
                 json_log: log_dir.is_some() || config.json_logger.enable,
             };
-            let p = run(Table::new(seats, log), g).await;
+            let p = as_task(run(Table::new(seats, log), g)).await?;
             write_logs(log_dir.as_deref(), &config, &p)?;
             Ok(record(&spec_seats, spec.seed, p))
         })
