@@ -71,8 +71,8 @@ impl Received {
 /// `fut`'s output, or `None` if `deadline` passes first. A future that is ready at its first
 /// poll (a write the socket or pipe takes at once: the usual case) makes no timer.
 /// A deadline further ahead than [`NO_DEADLINE`] makes no timer either: it stands for none (a
-/// seat only listened to, see [`Table::first`]), and a timer per read of every listened seat
-/// was a tenth of the Geister referee's CPU time per ply.
+/// seat only listened to, see [`Table::first`]), whose read would otherwise set a timer and drop
+/// it again at every Geister ply.
 pub async fn by_deadline<F: std::future::Future>(deadline: Instant, fut: F) -> Option<F::Output> {
     let mut fut = std::pin::pin!(fut);
     if let Some(out) = fut.as_mut().now_or_never() {

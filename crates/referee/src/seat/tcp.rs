@@ -451,9 +451,7 @@ impl TcpSeat {
             None => Received::failure(ExchangeOutcome::Disconnect, self.why_not.clone()),
         }
     }
-}
 
-impl TcpSeat {
     /// [`Transport::write_owned`] without its box (a [`SharedTcpSeat`] calls it in its own).
     async fn write_line(&mut self, bytes: Vec<u8>, deadline: Instant) -> Result<(), Received> {
         let Some(conn) = self.conn.as_mut() else {
