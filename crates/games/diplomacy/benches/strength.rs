@@ -3,7 +3,12 @@
 //!    power at the end);
 //! 2. `strong` against six `hold` powers, for each power (same measure, plus solos);
 //! 3. seven `strong` bots: how often each power solos, how many games end without a solo, and
-//!    each power's mean centre count — what the standings of a contest of built-in bots rest on.
+//!    each power's mean centre count — what the standings of a contest of built-in bots rest on;
+//! 4. the time `strong` takes per phase (median, 99th percentile and maximum, per phase type),
+//!    against the contest's limits (5 s a movement phase, 2 s a retreat or adjustment phase).
+//!
+//! Against third-party bots (DumbBot, Project20M) the table is `kakehiki diplomacy strength`
+//! (docs/diplomacy-strength.md).
 //!
 //! `cargo bench -p kakehiki-diplomacy --bench strength`
 //! Environment: `KAKEHIKI_STRENGTH_GAMES` games per power in (1) and (2) and games in (3)
@@ -89,6 +94,60 @@ fn seven_strong(games: u64, max_year: u16) {
     );
 }
 
+fn phase_times(games: u64, max_year: u16) {
+    use kakehiki_core::Game;
+    use kakehiki_diplomacy::PhaseKind;
+    use std::time::Instant;
+    println!("time of one strong bot's orders per phase, seven strong bots, {games} games, to {max_year}:");
+    let mut times: [Vec<f64>; 3] = Default::default();
+    for g in 0..games {
+        let mut game = DiplomacyGame::new(Rules {
+            max_year,
+            ..Rules::default()
+        });
+        let mut bots: Vec<BuiltinBot> = (0..7)
+            .map(|s| BuiltinBot::new("strong", 5_555 + g, s).expect("built-in bot"))
+            .collect();
+        while game.outcome().is_none() {
+            let seats = game.to_act();
+            let kind = game.board().phase.kind;
+            let mut actions = Vec::with_capacity(seats.len());
+            for &s in &seats {
+                let obs = game.observe(s);
+                let t = Instant::now();
+                let orders = bots[s].act(s, &obs);
+                let k = match kind {
+                    PhaseKind::Movement => 0,
+                    PhaseKind::Retreat => 1,
+                    PhaseKind::Adjustment => 2,
+                };
+                times[k].push(t.elapsed().as_secs_f64() * 1000.0);
+                actions.push(Some(orders));
+            }
+            game.apply(&actions);
+        }
+    }
+    println!("  phase        n   median ms    p99 ms    max ms   limit ms");
+    for (k, (name, limit)) in [("movement", 5000), ("retreat", 2000), ("adjustment", 2000)]
+        .into_iter()
+        .enumerate()
+    {
+        let v = &mut times[k];
+        if v.is_empty() {
+            continue;
+        }
+        v.sort_by(|a, b| a.total_cmp(b));
+        let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+        println!(
+            "  {name:<10} {:>5} {:>11.2} {:>9.2} {:>9.2} {limit:>10}",
+            v.len(),
+            at(0.5),
+            at(0.99),
+            v[v.len() - 1]
+        );
+    }
+}
+
 fn main() {
     let env = |k: &str| std::env::var(k).ok().and_then(|s| s.parse::<u64>().ok());
     let games = env("KAKEHIKI_STRENGTH_GAMES").unwrap_or(20).max(1);
@@ -98,4 +157,5 @@ fn main() {
     one_against_six("random", games, max_year);
     one_against_six("hold", games, max_year);
     seven_strong(games, max_year);
+    phase_times(games.min(5), max_year);
 }

@@ -6,7 +6,7 @@ use kakehiki_core::{seeded_rng, Bot, Game, Outcome, Score, SeedRng};
 use crate::adjudicate::adjudicate;
 use crate::board::Board;
 use crate::bots::{
-    build_sites, format_order, hold_orders, random_orders, strong_orders, StrongConfig,
+    build_sites, format_order, hold_orders, random_orders, stillness, strong_orders, StrongConfig,
 };
 use crate::map::{standard, Map, Prov, NUM_PROVINCES};
 use crate::movement::Resolver;
@@ -420,7 +420,15 @@ pub enum BuiltinBot {
     /// Every unit holds.
     Hold,
     /// Search over candidate order sets.
-    Strong(SeedRng, Box<Resolver>, StrongConfig),
+    Strong(SeedRng, Box<StrongState>),
+}
+
+/// What the `strong` bot keeps between phases.
+pub struct StrongState {
+    resolver: Resolver,
+    cfg: StrongConfig,
+    /// The position of the last movement phase it ordered, to see who stood still since.
+    last_movement: Option<Board>,
 }
 
 /// Names of the built-in bots.
@@ -435,8 +443,11 @@ impl BuiltinBot {
             "hold" => Some(BuiltinBot::Hold),
             "strong" => Some(BuiltinBot::Strong(
                 rng,
-                Box::default(),
-                StrongConfig::default(),
+                Box::new(StrongState {
+                    resolver: Resolver::default(),
+                    cfg: StrongConfig::default(),
+                    last_movement: None,
+                }),
             )),
             _ => None,
         }
@@ -448,8 +459,16 @@ impl BuiltinBot {
         match self {
             BuiltinBot::Random(rng) => random_orders(map, board, power, rng),
             BuiltinBot::Hold => hold_orders(map, board, power),
-            BuiltinBot::Strong(rng, resolver, cfg) => {
-                strong_orders(map, board, power, cfg, resolver, rng)
+            BuiltinBot::Strong(rng, st) => {
+                let mut still = [0.0; 7];
+                if board.phase.kind == PhaseKind::Movement {
+                    if let Some(prev) = &st.last_movement {
+                        still = stillness(prev, board);
+                    }
+                    st.last_movement = Some(board.clone());
+                }
+                let StrongState { resolver, cfg, .. } = &mut **st;
+                strong_orders(map, board, power, cfg, &still, resolver, rng)
             }
         }
     }

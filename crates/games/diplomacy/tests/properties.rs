@@ -174,3 +174,87 @@ fn self_play_is_deterministic_from_the_seed() {
     assert_eq!(run(7), run(7));
     assert_ne!(run(7), run(8));
 }
+
+/// Positions from random self-play; in each, every power's `strong` orders.
+fn strong_orders_in_random_positions(seed: u64, phases: usize) {
+    let map = standard();
+    let mut board = Board::standard_start();
+    let mut r = Resolver::new();
+    let mut rng = seeded_rng(seed, "strong-props");
+    for _ in 0..phases {
+        let mut orders = Vec::new();
+        for p in Power::ALL {
+            let mut bot = BuiltinBot::new("strong", seed, p.index()).unwrap();
+            let mine = bot.orders(&board, p);
+            let again = BuiltinBot::new("strong", seed, p.index())
+                .unwrap()
+                .orders(&board, p);
+            assert_eq!(mine, again, "strong is deterministic from the seed");
+            let units: Vec<_> = mine
+                .iter()
+                .filter_map(|o| o.unit())
+                .map(|u| u.prov)
+                .collect();
+            let mut distinct = units.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            assert_eq!(distinct.len(), units.len(), "one order per unit: {mine:?}");
+            match board.phase.kind {
+                PhaseKind::Movement => {
+                    assert_eq!(units.len(), board.units_of(p).count(), "every unit ordered");
+                }
+                PhaseKind::Retreat => {
+                    let dislodged = board
+                        .dislodged
+                        .iter()
+                        .flatten()
+                        .filter(|d| d.unit.power == p)
+                        .count();
+                    assert_eq!(units.len(), dislodged, "every dislodged unit ordered");
+                }
+                PhaseKind::Adjustment => {
+                    let n = board.adjustment(p);
+                    let sites = kakehiki_diplomacy::bots::build_sites(&board, p).len() as i32;
+                    let expected = if n > 0 { n.min(sites) } else { -n };
+                    assert_eq!(mine.len() as i32, expected, "adjustments of {p}: {mine:?}");
+                }
+            }
+            orders.extend(mine.into_iter().map(|o| (p, o)));
+        }
+        let mut after = board.clone();
+        let out = adjudicate(&mut r, map, &mut after, &orders);
+        // The strong bot's orders are legal; a support may be left unmatched only by another
+        // power's orders, never by its own (its supports name its own units' orders).
+        for e in &out.errors {
+            let supported_own = match orders[e.index].1 {
+                Order::SupportHold { target, .. } | Order::SupportMove { target, .. } => {
+                    board.units[target.prov as usize].is_some_and(|u| u.power == e.power)
+                }
+                _ => false,
+            };
+            assert!(
+                matches!(e.reason, kakehiki_diplomacy::VoidReason::Unmatched(_)) && !supported_own,
+                "illegal strong order in {}: {:?} {:?}",
+                board.phase,
+                orders[e.index],
+                e.reason
+            );
+        }
+        // Random orders move the game on, so positions vary.
+        let mut next = Vec::new();
+        for p in Power::ALL {
+            for o in random_orders(map, &board, p, &mut rng) {
+                next.push((p, o));
+            }
+        }
+        adjudicate(&mut r, map, &mut board, &next);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(6))]
+    #[test]
+    fn strong_orders_are_legal_complete_and_deterministic(seed in any::<u64>()) {
+        strong_orders_in_random_positions(seed, 24);
+    }
+}
