@@ -1,6 +1,7 @@
 //! `kakehiki diplomacy adjudicate`: the JSON-lines adjudication service
 //! (docs/adjudication-service.md); `kakehiki diplomacy map`: the map the engine plays on, as
-//! data (docs/protocols/diplomacy.md, "The map").
+//! data (docs/protocols/diplomacy.md, "The map"); `kakehiki diplomacy strength`: a bot's
+//! strength table against another bot (docs/diplomacy-strength.md).
 
 use std::collections::BTreeMap;
 use std::io;
@@ -32,6 +33,12 @@ pub enum DiplomacyCommand {
     /// power, coasts), army and fleet adjacency, and the start position. Read from the engine's
     /// own tables, so it is exactly what the adjudicator uses.
     Map(MapArgs),
+    /// Measure a bot against an opponent over full games: one seat of the bot against six of
+    /// the opponent, and one seat of the opponent against six of the bot, every power in turn.
+    /// Prints the table of mean scores (1 for a solo, else the survivors share 1), centres,
+    /// solos and eliminations per power. The opponent may be any seat spec, e.g. a DAIDE bot
+    /// as `daide-cmd:<command line>`; it runs in the sandbox as in `play`.
+    Strength(Box<super::strength::StrengthArgs>),
 }
 
 #[derive(Args, Debug)]
@@ -64,6 +71,7 @@ pub fn run(args: DiplomacyArgs) -> anyhow::Result<u8> {
                 .context("adjudication service i/o")?;
             Ok(exit::OK)
         }
+        DiplomacyCommand::Strength(a) => super::strength::run(*a),
         DiplomacyCommand::Map(a) => {
             let map = kakehiki_diplomacy::standard();
             let start = kakehiki_diplomacy::Board::standard_start();

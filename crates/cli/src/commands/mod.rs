@@ -15,6 +15,7 @@ pub mod replay;
 pub mod sandbox;
 pub mod serve;
 pub mod store_pool;
+pub mod strength;
 pub mod submit;
 pub mod view;
 pub mod web;

@@ -314,7 +314,7 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
 /// Refuse, before the match, a seat whose sandbox would show it this match's replay or viewer
 /// page, or what another seat is given (its program, its folder); then every bot's sandbox
 /// refuses them too.
-fn deny_outputs_and_other_seats(
+pub(crate) fn deny_outputs_and_other_seats(
     spec: &mut MatchSpec,
     replay: Option<&std::path::Path>,
     view: bool,
