@@ -73,13 +73,17 @@ fn diplomacy_orders_carry_why_they_failed_or_were_void() {
             .zip(ev["adjudicated"].as_array().unwrap())
         {
             for o in rec["orders"].as_array().unwrap() {
-                let unit = o["unit"]
-                    .as_str()
-                    .map(|_| &o["text"].as_str().unwrap()[..5]);
+                // The unit as the order names it: kind and location, with a coast if any
+                // (`F BUL/EC`).
+                let unit = o["unit"].as_str().map(|_| {
+                    let text = o["text"].as_str().unwrap();
+                    let mut words = text.split(' ');
+                    format!("{} {}", words.next().unwrap(), words.next().unwrap())
+                });
                 match o["result"].as_str() {
                     Some("fails") => {
                         failed += 1;
-                        let want = &r["failures"][unit.unwrap()];
+                        let want = &r["failures"][unit.as_deref().unwrap()];
                         assert!(want.is_string(), "no failure recorded for {o}");
                         assert_eq!(&o["reason"], want, "{o}");
                     }
