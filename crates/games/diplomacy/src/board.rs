@@ -70,6 +70,14 @@ impl Board {
         self.units[map.prov_of(u.loc) as usize] = Some(u);
     }
 
+    /// Dislodged units of `power`, waiting to retreat.
+    pub fn dislodged_of(&self, power: Power) -> impl Iterator<Item = &Dislodged> + '_ {
+        self.dislodged
+            .iter()
+            .flatten()
+            .filter(move |d| d.unit.power == power)
+    }
+
     /// Units of `power`.
     pub fn units_of(&self, power: Power) -> impl Iterator<Item = Unit> + '_ {
         self.units

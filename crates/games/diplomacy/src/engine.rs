@@ -194,10 +194,7 @@ impl DiplomacyGame {
             PhaseKind::Movement => self.board.units_of(p).map(|u| map.unit_name(&u)).collect(),
             PhaseKind::Retreat => self
                 .board
-                .dislodged
-                .iter()
-                .flatten()
-                .filter(|d| d.unit.power == p)
+                .dislodged_of(p)
                 .map(|d| map.unit_name(&d.unit))
                 .collect(),
             PhaseKind::Adjustment => {

@@ -204,12 +204,7 @@ fn strong_orders_in_random_positions(seed: u64, phases: usize) {
                     assert_eq!(units.len(), board.units_of(p).count(), "every unit ordered");
                 }
                 PhaseKind::Retreat => {
-                    let dislodged = board
-                        .dislodged
-                        .iter()
-                        .flatten()
-                        .filter(|d| d.unit.power == p)
-                        .count();
+                    let dislodged = board.dislodged_of(p).count();
                     assert_eq!(units.len(), dislodged, "every dislodged unit ordered");
                 }
                 PhaseKind::Adjustment => {

@@ -251,12 +251,7 @@ pub fn random_orders<R: Rng>(map: &Map, board: &Board, power: Power, rng: &mut R
             }
         }
         PhaseKind::Retreat => {
-            for d in board
-                .dislodged
-                .iter()
-                .flatten()
-                .filter(|d| d.unit.power == power)
-            {
+            for d in board.dislodged_of(power) {
                 let me = uref(map, &d.unit);
                 let mut opts: Vec<Order> = vec![Order::Disband(me)];
                 for l in bits(d.options) {

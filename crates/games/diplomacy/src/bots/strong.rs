@@ -638,12 +638,7 @@ fn strong_retreats(map: &Map, board: &Board, power: Power) -> Vec<Order> {
     let v = Values::new(map, board, power, Purpose::of(board.phase.season));
     let mut taken = 0u128;
     let mut out = Vec::new();
-    for d in board
-        .dislodged
-        .iter()
-        .flatten()
-        .filter(|d| d.unit.power == power)
-    {
+    for d in board.dislodged_of(power) {
         let me = uref(map, &d.unit);
         let best = bits(d.options)
             .filter(|&l| taken & bit(map.prov_of(l)) == 0)

@@ -643,12 +643,7 @@ impl Service {
         if board.has_dislodged() {
             let mut first = true;
             for pw in Power::ALL {
-                let mut ds: Vec<&Dislodged> = board
-                    .dislodged
-                    .iter()
-                    .flatten()
-                    .filter(|d| d.unit.power == pw)
-                    .collect();
+                let mut ds: Vec<&Dislodged> = board.dislodged_of(pw).collect();
                 if ds.is_empty() {
                     continue;
                 }
@@ -1080,10 +1075,7 @@ pub fn state_json(map: &Map, board: &Board) -> serde_json::Value {
             units.insert(pw.name().into(), Value::from(us));
         }
         let mut ds: Vec<(String, Vec<String>)> = board
-            .dislodged
-            .iter()
-            .flatten()
-            .filter(|d| d.unit.power == pw)
+            .dislodged_of(pw)
             .map(|d| (map.unit_name(&d.unit), Board::option_names(map, d.options)))
             .collect();
         ds.sort();
