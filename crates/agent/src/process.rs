@@ -262,6 +262,42 @@ pub fn check_mounts(
     Ok(mounts)
 }
 
+/// Mark every descriptor above standard error close-on-exec, just before `exec`: whatever the
+/// referee inherited from its own parent without close-on-exec (a supervisor's pipe, a `make`
+/// jobserver, a socket) would otherwise reach every bot, which could write into it or read what
+/// waits there. Close-on-exec rather than closed: the standard library's exec-error channel must
+/// stay open until the `exec` succeeds. `close_range(2)` (Linux 5.11); on an older kernel each
+/// descriptor up to the open-file limit.
+pub(crate) fn cloexec_above_stderr() -> io::Result<()> {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: close_range(2) with integer arguments; it only changes descriptor flags.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_uint,
+            libc::c_uint::MAX,
+            CLOSE_RANGE_CLOEXEC,
+        )
+    };
+    if r == 0 {
+        return Ok(());
+    }
+    let mut lim: libc::rlimit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit(2) into a stack struct.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let top = lim.rlim_cur.min(1 << 20) as libc::c_int;
+    for fd in 3..top {
+        // SAFETY: fcntl(2) on a descriptor number; EBADF for one that is not open is ignored.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+    Ok(())
+}
+
 pub(crate) fn apply_limits(limits: &ResourceLimits) -> io::Result<()> {
     let set = |res: Resource, v: Option<u64>, hard_extra: u64| -> io::Result<()> {
         if let Some(v) = v {
@@ -530,6 +566,7 @@ fn spawn_sandboxed(
         listener_tx,
         tmp_rx,
         tmp_tx,
+        netns,
     } = prepared;
     let mut std_cmd = bot_command(&argv, cfg, &home, stdin);
     // SAFETY: the closure runs in the forked child before exec and only makes system calls on
@@ -543,6 +580,7 @@ fn spawn_sandboxed(
     drop(status_tx);
     drop(listener_tx);
     drop(tmp_tx);
+    drop(netns);
     let failed_step = jail::read_status(&status_rx);
     let child = match (spawned, failed_step) {
         (Ok(child), None) => child,
@@ -638,7 +676,10 @@ fn spawn_unconfined(
     // SAFETY: the closure runs in the forked child before exec and only calls setrlimit, which is
     // async-signal-safe; it allocates nothing.
     unsafe {
-        std_cmd.pre_exec(move || apply_limits(&limits));
+        std_cmd.pre_exec(move || {
+            apply_limits(&limits)?;
+            cloexec_above_stderr()
+        });
     }
     let mut cmd = Command::from(std_cmd);
     cmd.kill_on_drop(true);

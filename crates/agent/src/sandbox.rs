@@ -55,6 +55,10 @@ pub struct SandboxConfig {
     pub env_passthrough: Vec<String>,
     /// Variables set for the bot (after the pass-through).
     pub env: Vec<(String, String)>,
+    /// Variables set for one seat's bot only (after `env`), by seat (0-based): its own seed
+    /// (`KAKEHIKI_SEED`), which no other seat may learn. [`SandboxConfig::for_seat`] moves
+    /// them into `env`.
+    pub seat_vars: std::collections::BTreeMap<usize, Vec<(String, String)>>,
     /// Working directory; `None` creates a fresh temporary directory per process, removed when
     /// the process is dropped.
     pub workdir: Option<PathBuf>,
@@ -83,6 +87,7 @@ impl Default for SandboxConfig {
                 .map(|s| s.to_string())
                 .collect(),
             env: Vec::new(),
+            seat_vars: Default::default(),
             workdir: None,
             jail: JailConfig::default(),
             keep_seat_files: None,
@@ -103,6 +108,13 @@ impl SandboxConfig {
         }
         if let Some(vars) = self.jail.seat_env.get(&seat) {
             cfg.env_passthrough.extend(vars.iter().cloned());
+        }
+        // Only this seat's own variables go with it.
+        let mine = cfg.seat_vars.remove(&seat).unwrap_or_default();
+        cfg.seat_vars.clear();
+        for (k, v) in mine {
+            cfg.env.retain(|(name, _)| *name != k);
+            cfg.env.push((k, v));
         }
         cfg
     }

@@ -24,6 +24,21 @@ fn attacker() -> String {
         .into_owned()
 }
 
+/// The channel attacks (tests/zoo/channels.py), beside the attacker wherever it was copied.
+fn channels() -> String {
+    Path::new(&attacker())
+        .with_file_name("channels.py")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A channel attacker in `mode`, under `cfg`.
+fn spawn_channel(mode: &str, args: &[&str], cfg: &SandboxConfig) -> BotProcess {
+    let mut v = vec!["python3".to_string(), channels(), mode.to_string()];
+    v.extend(args.iter().map(|a| a.to_string()));
+    BotProcess::spawn(&v, cfg).expect("the channel attacker starts")
+}
+
 fn argv(mode: &str, args: &[String]) -> Vec<String> {
     let mut v = vec!["python3".to_string(), attacker(), mode.to_string()];
     v.extend(args.iter().cloned());
@@ -568,18 +583,39 @@ async fn fds_seen(cfg: &SandboxConfig) -> Vec<i32> {
 }
 
 #[tokio::test]
-async fn inherits_no_file_or_socket_of_the_referee() {
+async fn inherits_no_file_socket_or_pipe_of_the_referee() {
     use std::os::fd::AsRawFd;
-    // A results file and a listener the referee leaked without close-on-exec, at known numbers.
+    // What the referee inherited from its own parent without close-on-exec, at known numbers: a
+    // results file, a listener, and a supervisor's pipe with a secret waiting in it.
     let dir = tempfile::tempdir().unwrap();
     let file = std::fs::File::create(dir.path().join("results.sqlite")).unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let (file_fd, sock_fd) = (901, 902);
-    for (from, to) in [(file.as_raw_fd(), file_fd), (listener.as_raw_fd(), sock_fd)] {
+    let mut pipe = [0; 2];
+    // SAFETY: pipe(2) without O_CLOEXEC, as a parent that knows nothing of it would leave it.
+    assert_eq!(unsafe { libc::pipe(pipe.as_mut_ptr()) }, 0);
+    // SAFETY: write(2) of a static buffer into the pipe made above.
+    assert_eq!(
+        unsafe { libc::write(pipe[1], b"secret\n".as_ptr().cast(), 7) },
+        7
+    );
+    let (file_fd, sock_fd, pipe_fd) = (901, 902, 903);
+    for (from, to) in [
+        (file.as_raw_fd(), file_fd),
+        (listener.as_raw_fd(), sock_fd),
+        (pipe[0], pipe_fd),
+    ] {
         // SAFETY: dup2(2) onto numbers this test owns; closed below.
         assert_eq!(unsafe { libc::dup2(from, to) }, to);
     }
-    // Unconfined, a leaked descriptor reaches the bot: the listing sees it.
+    // A program started without Kakehiki inherits them all: the attack is real.
+    let plain = std::process::Command::new("sh")
+        .args(["-c", "ls /proc/self/fd"])
+        .output()
+        .unwrap();
+    let plain: Vec<i32> = String::from_utf8_lossy(&plain.stdout)
+        .split_whitespace()
+        .filter_map(|t| t.parse().ok())
+        .collect();
     let off = SandboxConfig {
         jail: kakehiki_agent::JailConfig {
             level: SandboxLevel::Off,
@@ -587,21 +623,248 @@ async fn inherits_no_file_or_socket_of_the_referee() {
         },
         ..SandboxConfig::default()
     };
+    // Neither a confined bot nor one with the sandbox off gets them.
     let seen_off = fds_seen(&off).await;
     let seen = fds_seen(&SandboxConfig::default()).await;
-    // SAFETY: closing the duplicates made above.
+    let mut reader = spawn_channel("fds", &["903"], &SandboxConfig::default());
+    let read = results(&mut reader).await;
+    reader.finish(Duration::from_millis(50)).await;
+    // SAFETY: closing the duplicates and the pipe made above.
     unsafe {
-        libc::close(file_fd);
-        libc::close(sock_fd);
+        for fd in [file_fd, sock_fd, pipe_fd, pipe[0], pipe[1]] {
+            libc::close(fd);
+        }
     }
     assert!(
-        seen_off.contains(&file_fd) && seen_off.contains(&sock_fd),
-        "{seen_off:?}"
+        [file_fd, sock_fd, pipe_fd]
+            .iter()
+            .all(|f| plain.contains(f)),
+        "{plain:?}"
     );
+    for (level, seen) in [("off", &seen_off), ("best", &seen)] {
+        assert!(
+            seen.iter().all(|&fd| fd <= 3),
+            "a bot at level {level} holds a descriptor of the referee: {seen:?}"
+        );
+    }
+    all_blocked(&read);
+}
+
+/// Two bots at once, the sender leaving names in its network namespace (an abstract Unix
+/// socket, a TCP port from listen() without bind(), a route-netlink port id), the receiver
+/// looking for them in /proc/net and by colliding on the name. Each pipe bot has a network
+/// namespace of its own, so nothing is seen; with the sandbox off everything is.
+#[tokio::test]
+async fn pipe_bots_see_no_socket_name_of_another() {
+    if !layers("socket names", &[Layer::Namespaces]) {
+        return;
+    }
+    let off = SandboxConfig {
+        jail: kakehiki_agent::JailConfig {
+            level: SandboxLevel::Off,
+            ..Default::default()
+        },
+        ..SandboxConfig::default()
+    };
+    for (level, cfg) in [("off", off), ("best", SandboxConfig::default())] {
+        let token = format!("kakehiki-zoo-{}-{level}", std::process::id());
+        let mut sender = spawn_channel("hold", &[&token], &cfg);
+        let names = results(&mut sender).await;
+        let name = |kind: &str| {
+            names
+                .iter()
+                .find(|r| r[0] == "NAME" && r[1] == kind)
+                .map(|r| r[2].clone())
+                .unwrap_or_else(|| "-".into())
+        };
+        let mut receiver = spawn_channel("seek", &[], &cfg);
+        receiver
+            .send(format!("{token} {} {}\n", name("tcp"), name("netlink")).as_bytes())
+            .await
+            .unwrap();
+        let seen = results(&mut receiver).await;
+        sender.finish(Duration::from_millis(50)).await;
+        receiver.finish(Duration::from_millis(50)).await;
+        if level == "off" {
+            // The channel is real: unconfined, the receiver finds the sender's names.
+            assert!(
+                seen.iter()
+                    .any(|r| r[0] == "SEEN" && r[1] == "proc-net-unix"),
+                "{seen:?}"
+            );
+            assert!(
+                seen.iter()
+                    .any(|r| r[0] == "SEEN" && r[1] == "bind-collision"),
+                "{seen:?}"
+            );
+        } else {
+            all_blocked(&seen);
+        }
+    }
+}
+
+/// File locks and watches on a file every bot can read: a read lock at an offset (POSIX, OFD),
+/// `flock`, dnotify and inotify on its directory. Refused for every confined bot; with the
+/// sandbox off they work (the channel is real).
+#[tokio::test]
+async fn no_lock_or_watch_on_a_shared_file() {
+    if !layers("locks", &[Layer::Seccomp]) {
+        return;
+    }
+    let off = SandboxConfig {
+        jail: kakehiki_agent::JailConfig {
+            level: SandboxLevel::Off,
+            ..Default::default()
+        },
+        ..SandboxConfig::default()
+    };
+    let mut open = spawn_channel("locks", &["/etc/passwd", "4242"], &off);
+    let unconfined = results(&mut open).await;
+    open.finish(Duration::from_millis(50)).await;
     assert!(
-        !seen.contains(&file_fd) && !seen.contains(&sock_fd),
-        "the sandboxed bot holds the referee's file or socket: {seen:?}"
+        unconfined
+            .iter()
+            .filter(|r| r[1] != "inotify-init")
+            .all(|r| r[0] == "OPEN"),
+        "{unconfined:?}"
     );
+    let mut bot = spawn_channel("locks", &["/etc/passwd", "4242"], &SandboxConfig::default());
+    let confined = results(&mut bot).await;
+    bot.finish(Duration::from_millis(50)).await;
+    assert_eq!(confined.len(), 7, "{confined:?}");
+    all_blocked(&confined);
+}
+
+/// The tier without namespaces (a container whose seccomp profile refuses them): SysV shared
+/// memory, message queues and semaphores are machine-wide there and outlive the bot, and
+/// listen() on an unbound socket gets a port the host reaches. All refused. Runs in the re-run
+/// of this zoo where namespaces are refused (below); skipped where the bot has namespaces (its
+/// own IPC and network namespaces contain these).
+#[tokio::test]
+async fn without_namespaces_no_sysv_ipc_and_no_listen() {
+    if SandboxReport::current(SandboxLevel::Best)
+        .layers
+        .contains(&Layer::Namespaces)
+    {
+        eprintln!("SKIPPED sysv: the bot has namespaces here (see the re-run without them)");
+        return;
+    }
+    if !layers("sysv", &[Layer::Seccomp]) {
+        return;
+    }
+    // `kakehiki sandbox` says what this tier leaves open.
+    let gaps = SandboxReport::current(SandboxLevel::Best)
+        .uncovered()
+        .join(" ");
+    assert!(
+        gaps.contains("/proc/net") && gaps.contains("every process"),
+        "{gaps}"
+    );
+    let mut bot = spawn_channel("sysv", &[], &SandboxConfig::default());
+    let r = results(&mut bot).await;
+    bot.finish(Duration::from_millis(50)).await;
+    assert_eq!(r.len(), 4, "{r:?}");
+    all_blocked(&r);
+}
+
+/// The tier without namespaces, as root: this whole zoo run again in a process whose system
+/// calls that create or join namespaces fail (a seccomp filter installed before it starts, as a
+/// container runtime's profile would), so the referee detects no namespaces and confines bots
+/// with identity, Landlock, cgroups and seccomp alone.
+#[test]
+fn the_zoo_is_contained_where_namespaces_are_refused() {
+    if std::env::var_os("KAKEHIKI_ZOO_NO_NAMESPACES").is_some()
+        || std::env::var_os("KAKEHIKI_ZOO_UNPRIVILEGED").is_some()
+    {
+        return; // The re-run itself.
+    }
+    // SAFETY: geteuid(2) cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("not root: the tier without namespaces is run as root");
+        return;
+    }
+    use seccompiler::{
+        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+        SeccompRule,
+    };
+    use std::collections::BTreeMap;
+    use std::os::unix::process::CommandExt;
+    const NEW_NS: u64 = 0x7e02_0080; // every CLONE_NEW* flag, CLONE_NEWTIME included
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    rules.insert(libc::SYS_unshare, Vec::new());
+    rules.insert(libc::SYS_setns, Vec::new());
+    // clone(2) with any namespace flag: one rule per flag.
+    let mut clone = Vec::new();
+    for bit in 0..64u64 {
+        let flag = 1u64 << bit;
+        if NEW_NS & flag != 0 {
+            clone.push(
+                SeccompRule::new(vec![SeccompCondition::new(
+                    0,
+                    SeccompCmpArgLen::Qword,
+                    SeccompCmpOp::MaskedEq(flag),
+                    flag,
+                )
+                .unwrap()])
+                .unwrap(),
+            );
+        }
+    }
+    rules.insert(libc::SYS_clone, clone);
+    let arch = std::env::consts::ARCH.try_into().unwrap();
+    let deny: BpfProgram = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .unwrap()
+    .try_into()
+    .unwrap();
+    let mut clone3 = BTreeMap::new();
+    clone3.insert(libc::SYS_clone3, Vec::new());
+    let clone3: BpfProgram = SeccompFilter::new(
+        clone3,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        arch,
+    )
+    .unwrap()
+    .try_into()
+    .unwrap();
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args([
+        "--skip",
+        "the_zoo_is_contained_under_a_referee_that_is_not_root",
+        "--test-threads",
+        "2",
+        "--nocapture",
+    ])
+    .env("KAKEHIKI_ZOO_NO_NAMESPACES", "1");
+    // SAFETY: the closure only installs two prepared filters (prctl and seccomp system calls).
+    unsafe {
+        cmd.pre_exec(move || {
+            for p in [&deny, &clone3] {
+                seccompiler::apply_filter(p).map_err(std::io::Error::other)?;
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the zoo without namespaces failed:\n{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains("test result: ok"), "{stdout}");
+    // It really ran without namespaces, and the attacks of that tier ran.
+    assert!(
+        stderr.contains("SKIPPED socket names: layer namespaces"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("SKIPPED sysv"), "{stderr}");
+    assert!(!stderr.contains("SKIPPED locks"), "{stderr}");
 }
 
 /// The tier of a referee that is not root: this whole zoo run again as user `nobody`, where a
@@ -646,6 +909,8 @@ fn the_zoo_is_contained_under_a_referee_that_is_not_root() {
     let script = bin.join("attack.py");
     std::fs::copy(attacker(), &script).unwrap();
     open(&script, 0o644);
+    std::fs::copy(channels(), bin.join("channels.py")).unwrap();
+    open(&bin.join("channels.py"), 0o644);
     let work = dir.path().join("work");
     std::fs::create_dir(&work).unwrap();
     open(&work, 0o1777);

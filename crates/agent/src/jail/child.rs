@@ -45,10 +45,11 @@ pub(crate) enum Stage {
     Seccomp,
     SeatListener,
     KeepFiles,
+    CloseOnExec,
 }
 
 impl Stage {
-    const ALL: [Stage; 24] = [
+    const ALL: [Stage; 25] = [
         Stage::Limits,
         Stage::DeathSignal,
         Stage::EnterCgroup,
@@ -73,6 +74,7 @@ impl Stage {
         Stage::Seccomp,
         Stage::SeatListener,
         Stage::KeepFiles,
+        Stage::CloseOnExec,
     ];
 
     pub fn from_u8(b: u8) -> Option<Stage> {
@@ -104,6 +106,7 @@ impl Stage {
             Stage::Landlock => "enforcing Landlock",
             Stage::Seccomp => "installing the seccomp filter",
             Stage::SeatListener => "opening the seat's listener in the bot's network namespace",
+            Stage::CloseOnExec => "marking inherited descriptors close-on-exec",
             Stage::KeepFiles => {
                 "handing the bot's working folder to the referee (--keep-seat-files)"
             }
@@ -331,6 +334,7 @@ pub(crate) fn run(plan: &mut ChildPlan) -> io::Result<()> {
             )
         })?;
     }
+    step(Stage::CloseOnExec, crate::process::cloexec_above_stderr())?;
     for prog in &plan.seccomp {
         seccompiler::apply_filter(prog).map_err(|_| {
             fail(

@@ -272,27 +272,92 @@ fn socket_rules() -> Result<Vec<(i64, Vec<SeccompRule>)>, seccompiler::BackendEr
     ])
 }
 
-#[allow(clippy::unnecessary_cast)] // syscall numbers are c_long, i64 on every 64-bit target
-/// The seccomp programs, installed in order: the deny-list (EPERM), then clone3 answered with
-/// ENOSYS (its flags live in memory seccomp cannot read, and every libc falls back to clone(2),
-/// whose flags the first program checks).
-/// The filters every bot gets, compiled once.
-pub(super) fn seccomp_programs() -> io::Result<Vec<BpfProgram>> {
-    static PROGRAMS: std::sync::OnceLock<Result<Vec<BpfProgram>, String>> =
-        std::sync::OnceLock::new();
-    PROGRAMS
-        .get_or_init(|| compile_seccomp().map_err(|e| e.to_string()))
+/// `fcntl(2)` commands that reach a lock or a watch shared with other processes: POSIX record
+/// locks (`F_GETLK`, `F_SETLK`, `F_SETLKW`), open-file-description locks (`F_OFD_*`), leases
+/// and directory notification (`F_NOTIFY`, dnotify). A read lock needs only read access, so two
+/// bots that can both read `/etc/passwd` would signal each other through the lock's offset
+/// (`F_GETLK` reports it); a watch on a shared directory sees the other bot's opens.
+const FCNTL_SHARED: &[u64] = &[5, 6, 7, 36, 37, 38, 1024, 1025, 1026];
+
+/// System calls that name something every process of the machine shares when the bot has no
+/// namespaces of its own: SysV shared memory, message queues and semaphores (their keys and ids
+/// are machine-wide without an IPC namespace, and a segment outlives the bot), POSIX message
+/// queues, and `listen` (on an unbound socket the kernel picks a port that Landlock's "bind
+/// nothing" never sees, and the host reaches it).
+const DENIED_WITHOUT_NAMESPACES: &[libc::c_long] = &[
+    libc::SYS_listen,
+    libc::SYS_shmget,
+    libc::SYS_shmat,
+    libc::SYS_shmctl,
+    libc::SYS_shmdt,
+    libc::SYS_msgget,
+    libc::SYS_msgsnd,
+    libc::SYS_msgrcv,
+    libc::SYS_msgctl,
+    libc::SYS_semget,
+    libc::SYS_semop,
+    libc::SYS_semtimedop,
+    libc::SYS_semctl,
+    libc::SYS_mq_open,
+    libc::SYS_mq_unlink,
+    libc::SYS_mq_timedsend,
+    libc::SYS_mq_timedreceive,
+    libc::SYS_mq_notify,
+    libc::SYS_mq_getsetattr,
+];
+
+/// The seccomp programs, installed in order: the deny-list (EPERM), the shared-object rules
+/// (ENOLCK for file locks, EPERM for watches: see [`lock_and_watch_rules`]), then clone3
+/// answered with ENOSYS (its flags live in memory seccomp cannot read, and every libc falls
+/// back to clone(2), whose flags the first program checks). `namespaces` is false in the tier
+/// without namespaces, where the bot also may not use SysV or POSIX IPC or `listen`.
+/// Each variant is compiled once.
+pub(super) fn seccomp_programs(namespaces: bool) -> io::Result<Vec<BpfProgram>> {
+    type Compiled = std::sync::OnceLock<Result<Vec<BpfProgram>, String>>;
+    static WITH: Compiled = std::sync::OnceLock::new();
+    static WITHOUT: Compiled = std::sync::OnceLock::new();
+    let cell = if namespaces { &WITH } else { &WITHOUT };
+    cell.get_or_init(|| compile_seccomp(namespaces).map_err(|e| e.to_string()))
         .clone()
         .map_err(io::Error::other)
 }
 
+/// File locks and file-system watches: every bot can read the same system files (`/etc`,
+/// `/usr`), and a lock or a watch on one is seen by every other process that looks. `flock`
+/// and the locking `fcntl` commands fail with ENOLCK ("no locks available", what a file system
+/// without locking answers, which programs that lock handle). `inotify_add_watch` fails with
+/// EPERM in the deny-list (as `fanotify_init` does). Creating an inotify instance still works, so a
+/// runtime that makes one at start-up (none of the tested ones does) starts.
+#[allow(clippy::unnecessary_cast)]
+fn lock_and_watch_rules() -> Result<SeccompFilter, seccompiler::BackendError> {
+    let mut fcntl = Vec::new();
+    for &cmd in FCNTL_SHARED {
+        fcntl.push(SeccompRule::new(vec![cond(1, SeccompCmpOp::Eq, cmd)?])?);
+    }
+    let mut locks: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    locks.insert(libc::SYS_flock as i64, Vec::new());
+    locks.insert(libc::SYS_fcntl as i64, fcntl);
+    SeccompFilter::new(
+        locks,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOLCK as u32),
+        ARCH,
+    )
+}
+
 // `as i64`: system call numbers are `c_long`, 32 bits wide on some targets.
 #[allow(clippy::unnecessary_cast)]
-fn compile_seccomp() -> io::Result<Vec<BpfProgram>> {
+fn compile_seccomp(namespaces: bool) -> io::Result<Vec<BpfProgram>> {
     let err = |e: seccompiler::BackendError| io::Error::other(format!("seccomp: {e}"));
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     for &nr in DENIED {
         rules.insert(nr as i64, Vec::new());
+    }
+    rules.insert(libc::SYS_inotify_add_watch as i64, Vec::new());
+    if !namespaces {
+        for &nr in DENIED_WITHOUT_NAMESPACES {
+            rules.insert(nr as i64, Vec::new());
+        }
     }
     let mut clone_rules = Vec::new();
     for &flag in NS_FLAGS {
@@ -327,6 +392,9 @@ fn compile_seccomp() -> io::Result<Vec<BpfProgram>> {
     .map_err(err)?;
     Ok(vec![
         deny.try_into().map_err(err)?,
+        lock_and_watch_rules()
+            .and_then(BpfProgram::try_from)
+            .map_err(err)?,
         clone3.try_into().map_err(err)?,
     ])
 }

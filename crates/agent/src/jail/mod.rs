@@ -528,6 +528,43 @@ impl SandboxReport {
         Ok(())
     }
 
+    /// What a bot can still do to another bot or the machine in this tier that the full
+    /// sandbox prevents, one sentence each (what `kakehiki sandbox` prints): empty with every
+    /// layer in force.
+    pub fn uncovered(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self.level == SandboxLevel::Off {
+            out.push("nothing is confined: for trusted bots only");
+            return out;
+        }
+        let has = |l: Layer| self.layers.contains(&l);
+        if !has(Layer::Namespaces) {
+            out.extend([
+                "bots share the host's network namespace: each one sees every socket of the \
+                 machine in /proc/net (names, ports, counts), and two bots can signal bits by \
+                 binding the same abstract Unix name (bind and listen are refused, connect to \
+                 another bot's abstract socket only with Landlock scoping)",
+                "bots see every process of the machine in /proc (other uids: no signals, no \
+                 reading their memory)",
+                "bots share the host's mount, UTS and IPC namespaces (SysV IPC and POSIX message \
+                 queues are refused by seccomp) and work in a host temporary folder",
+            ]);
+        }
+        if !has(Layer::Seccomp) {
+            out.push(
+                "no seccomp: file locks and inotify on shared files, SysV IPC, UDP and other \
+                 socket families are open between bots",
+            );
+        }
+        if !has(Layer::LandlockScope) && !has(Layer::Namespaces) {
+            out.push("abstract Unix sockets and signals reach beyond the bot's own domain");
+        }
+        if !has(Layer::Identity) {
+            out.push("bots run as the referee's own user");
+        }
+        out
+    }
+
     /// Whether every layer is in force.
     pub fn complete(&self) -> bool {
         self.missing.is_empty()

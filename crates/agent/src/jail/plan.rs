@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 use std::ffi::CString;
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
@@ -61,6 +61,9 @@ pub(crate) struct Prepared {
     /// arrives on, and the bot's end (closed by the referee once spawning is over).
     pub tmp_rx: Option<OwnedFd>,
     pub tmp_tx: Option<OwnedFd>,
+    /// A pipe bot's network namespace from the pool, which the keeper joins (`setns`); the
+    /// referee's handle is dropped once spawning is over, and the namespace ends with the bot.
+    pub netns: Option<OwnedFd>,
 }
 
 fn cstr(p: &Path) -> Result<CString, SpawnError> {
@@ -224,32 +227,78 @@ fn root_mount_point() -> Result<PathBuf, SpawnError> {
     ))
 }
 
-/// The referee's empty network namespace (no interface; its loopback stays down, as no bot has
-/// the capability to raise it), made once by a thread that leaves it and keeps a descriptor.
-fn shared_empty_netns() -> Option<i32> {
-    use std::os::fd::AsRawFd;
-    static NETNS: std::sync::OnceLock<Option<OwnedFd>> = std::sync::OnceLock::new();
-    NETNS
-        .get_or_init(|| {
-            std::thread::spawn(|| {
-                // SAFETY: unshare(2) of this thread's network namespace, open(2) of its handle.
-                unsafe {
-                    if libc::unshare(libc::CLONE_NEWNET) != 0 {
-                        return None;
+/// A fresh empty network namespace for one pipe bot (no interface; its loopback stays down, as
+/// no bot has the capability to raise it), taken from a pool that a thread of the referee keeps
+/// filled: creating a network namespace is the largest single step of a confined start, and the
+/// pool moves it off the bot's start. Each bot gets one of its own, never shared: in one shared
+/// namespace bots see each other's socket names and counts (`/proc/net/unix`, `netlink`, `tcp`)
+/// and collide on `bind`. `None` when the kernel refuses (the caller then has the bot unshare
+/// one itself).
+fn fresh_netns() -> Option<OwnedFd> {
+    use std::sync::{Condvar, Mutex, OnceLock};
+    /// How many namespaces wait ready: a four-seat match starting at once takes four.
+    const POOL: usize = 8;
+    struct Pool {
+        ready: Mutex<(Vec<OwnedFd>, bool)>,
+        wanted: Condvar,
+    }
+    /// One new namespace, made by the calling thread (which moves into it and stays there).
+    fn make() -> Option<OwnedFd> {
+        // SAFETY: unshare(2) of this thread's network namespace, open(2) of its handle.
+        unsafe {
+            if libc::unshare(libc::CLONE_NEWNET) != 0 {
+                return None;
+            }
+            let fd = libc::open(
+                c"/proc/thread-self/ns/net".as_ptr(),
+                libc::O_RDONLY | libc::O_CLOEXEC,
+            );
+            (fd >= 0).then(|| OwnedFd::from_raw_fd(fd))
+        }
+    }
+    static POOL_CELL: OnceLock<Option<&'static Pool>> = OnceLock::new();
+    let pool = POOL_CELL.get_or_init(|| {
+        // The first namespace tells whether the kernel allows them at all.
+        let first = std::thread::spawn(make).join().ok().flatten()?;
+        let pool: &'static Pool = Box::leak(Box::new(Pool {
+            ready: Mutex::new((vec![first], false)),
+            wanted: Condvar::new(),
+        }));
+        let filler = std::thread::Builder::new()
+            .name("kakehiki-netns".into())
+            .spawn(move || loop {
+                {
+                    let mut g = pool.ready.lock().unwrap_or_else(|e| e.into_inner());
+                    while g.0.len() >= POOL && !g.1 {
+                        g = pool.wanted.wait(g).unwrap_or_else(|e| e.into_inner());
                     }
-                    let fd = libc::open(
-                        c"/proc/thread-self/ns/net".as_ptr(),
-                        libc::O_RDONLY | libc::O_CLOEXEC,
-                    );
-                    (fd >= 0).then(|| OwnedFd::from_raw_fd(fd))
+                    g.1 = false;
                 }
-            })
-            .join()
-            .ok()
-            .flatten()
-        })
-        .as_ref()
-        .map(|fd| fd.as_raw_fd())
+                // This thread lives in the namespace it made last; it never uses the network.
+                match make() {
+                    Some(fd) => pool
+                        .ready
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0
+                        .push(fd),
+                    None => std::thread::sleep(std::time::Duration::from_millis(50)),
+                }
+            });
+        filler.ok()?;
+        Some(pool)
+    });
+    let pool = (*pool)?;
+    let taken = {
+        let mut g = pool.ready.lock().unwrap_or_else(|e| e.into_inner());
+        let fd = g.0.pop();
+        g.1 = true;
+        fd
+    };
+    pool.wanted.notify_one();
+    // An empty pool (many bots starting at once): make one here, on a thread of its own so that
+    // the caller's namespace does not change.
+    taken.or_else(|| std::thread::spawn(make).join().ok().flatten())
 }
 
 /// The mount flags of the file system holding `path` that a read-only bind remount must repeat
@@ -396,6 +445,8 @@ pub(crate) fn prepare(
 
     let mut host_workdir = None;
     let namespaces = on(Layer::Namespaces);
+    // A pipe bot's own empty network namespace, held until the keeper has joined it.
+    let mut netns: Option<OwnedFd> = None;
     let (ns, cwd, home) = if namespaces {
         let root = root_mount_point()?;
         let under = |p: &Path| root.join(p.strip_prefix("/").unwrap_or(p));
@@ -466,21 +517,15 @@ pub(crate) fn prepare(
         };
         let mut flags =
             libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
-        // A pipe bot gets no network: the referee's shared empty network namespace (no
-        // interface, loopback down) when Landlock's scoping keeps bots in it from reaching each
-        // other's abstract sockets, else a namespace of its own.
-        let mut join_net = None;
+        // A pipe bot gets no network: an empty network namespace of its own (no interface,
+        // loopback down), from the referee's pool when the referee is root, else made by the
+        // bot's keeper inside its user namespace.
         if matches!(net, SeatNet::Own { .. }) {
             flags |= libc::CLONE_NEWNET;
         }
         if pipe_seat {
-            let shared = if !user_ns && on(Layer::LandlockScope) {
-                shared_empty_netns()
-            } else {
-                None
-            };
-            match shared {
-                Some(fd) => join_net = Some(fd),
+            match if user_ns { None } else { fresh_netns() } {
+                Some(fd) => netns = Some(fd),
                 None => flags |= libc::CLONE_NEWNET,
             }
         }
@@ -497,7 +542,7 @@ pub(crate) fn prepare(
         };
         let ns = Namespaces {
             flags,
-            join_net,
+            join_net: netns.as_ref().map(|fd| fd.as_raw_fd()),
             user,
             root_opts: CString::new("size=4m,mode=0755").expect("no NUL"),
             dirs: dirs
@@ -590,7 +635,8 @@ pub(crate) fn prepare(
         None
     };
     let seccomp = if on(Layer::Seccomp) {
-        filters::seccomp_programs().map_err(|e| host_err("cannot build the seccomp filter", e))?
+        filters::seccomp_programs(namespaces)
+            .map_err(|e| host_err("cannot build the seccomp filter", e))?
     } else {
         Vec::new()
     };
@@ -616,7 +662,6 @@ pub(crate) fn prepare(
         .ok()
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(63);
-    use std::os::fd::AsRawFd;
     let child = ChildPlan {
         status_fd: status_tx.as_raw_fd(),
         limits: cfg.limits.clone(),
@@ -652,6 +697,7 @@ pub(crate) fn prepare(
             listener_tx: seat_listener.map(|(_, tx)| tx),
             tmp_rx,
             tmp_tx,
+            netns,
         },
         status_tx,
     ))

@@ -24,8 +24,8 @@ fn describe(layer: Layer) -> &'static str {
     match layer {
         Layer::Identity => "own uid/gid per bot, no groups, no capabilities, no new privileges",
         Layer::Namespaces => {
-            "PID, mount (private root, /proc, /tmp, /dev/shm), IPC, UTS; network: none for \
-             pipe bots, a launched client's own with only its seat's listener"
+            "PID, mount (private root, /proc, /tmp, /dev/shm), IPC, UTS; network: an empty one \
+             of its own for each pipe bot, a launched client's own with only its seat's listener"
         }
         Layer::LandlockFs => "file-system allow-list",
         Layer::LandlockNet => "TCP: connect to the seat's own port only, bind nothing",
@@ -36,7 +36,9 @@ fn describe(layer: Layer) -> &'static str {
         Layer::Cpu => "the same CPU share for every bot, however many processes it runs",
         Layer::Seccomp => {
             "no ptrace, process_vm_*, bpf, perf, mount, namespaces, keyrings, modules; sockets: \
-             Unix, TCP and route netlink only (no MPTCP, UDP, raw, vsock), no TCP Fast Open"
+             Unix, TCP and route netlink only (no MPTCP, UDP, raw, vsock), no TCP Fast Open; no \
+             file locks, inotify, dnotify or fanotify; without namespaces also no listen, SysV \
+             or POSIX IPC"
         }
     }
 }
@@ -81,6 +83,13 @@ pub fn run(args: SandboxArgs) -> anyhow::Result<u8> {
             None => println!(
                 "cpu: not shared fairly: a bot with many processes gets more CPU than the others"
             ),
+        }
+        let uncovered = report.uncovered();
+        if !uncovered.is_empty() {
+            println!("what this tier does not cover:");
+            for gap in uncovered {
+                println!("  - {gap}");
+            }
         }
         if report.user_namespace {
             println!(
