@@ -38,6 +38,12 @@ pub struct MatchJob {
     /// Each bot's CPU quota in thousandths of a CPU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_millis: Option<u32>,
+    /// Play from `seed` itself (a contest file's `public_seeds = true`). Otherwise, the default,
+    /// the arena draws a fresh seed from the operating system when it plays the match: the seed
+    /// deals the hidden information, and one derived from a contest file's seed can be guessed
+    /// by anyone who knows the file. The seed played is in the report and the replay.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub public_seed: bool,
 }
 
 impl MatchJob {
@@ -88,6 +94,18 @@ impl MatchJob {
             },
             sandbox: def.sandbox.clone(),
             cpu_millis: def.cpu_millis,
+            public_seed: def.public_seeds,
+        }
+    }
+
+    /// The seed the match is played from: [`MatchJob::seed`] when it is public, else a fresh
+    /// one from the operating system's generator.
+    pub fn seed_to_play(&self) -> u64 {
+        if self.public_seed {
+            self.seed
+        } else {
+            use rand::RngCore;
+            rand::rngs::OsRng.next_u64()
         }
     }
 

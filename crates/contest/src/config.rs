@@ -5,7 +5,10 @@
 //! game = "nac"                   # a registered game
 //! rules = "nac"                  # optional; the game's default rule set otherwise
 //! format = "round-robin"         # see [`Format`]
-//! seed = 2014                    # base seed; every match seed derives from it
+//! seed = 2014                    # base seed: the schedule (tables, sets, leagues) derives from it
+//! public_seeds = false           # optional: true plays each match from a seed derived from `seed`
+//!                                #   (reproducible from the file, guessable by whoever reads it);
+//!                                #   by default each match gets a fresh secret seed when played
 //! games = 4                      # games per table (round robin), per pairing (geister-gpw), per set (game set)
 //! seats = 4                      # optional table size; the game's default otherwise
 //! jobs = 2                       # optional default parallelism of `contest run`
@@ -185,6 +188,10 @@ pub struct ContestDef {
     pub qualifiers_per_league: usize,
     /// Wall-clock limit of one match, seconds (0 = none).
     pub match_timeout_s: u64,
+    /// Play each match from its schedule's seed (derived from `seed`, reproducible from the
+    /// file and guessable by whoever knows it) instead of a fresh secret one. For demos and
+    /// trusted bots.
+    pub public_seeds: bool,
     /// Bootstrap resamples of the rating fit.
     pub bootstrap: u32,
     pub options: BTreeMap<String, String>,
@@ -217,6 +224,7 @@ struct RawContest {
     qualifiers_per_league: Option<Spanned<i64>>,
     jobs: Option<Spanned<i64>>,
     match_timeout_s: Option<Spanned<i64>>,
+    public_seeds: Option<Spanned<bool>>,
     bootstrap: Option<Spanned<i64>>,
     options: Option<Spanned<BTreeMap<String, Spanned<toml::Value>>>>,
     sandbox: Option<Spanned<String>>,
@@ -692,6 +700,7 @@ impl ContestDef {
             leagues,
             qualifiers_per_league,
             match_timeout_s,
+            public_seeds: raw.public_seeds.as_ref().is_some_and(|b| *b.get_ref()),
             bootstrap,
             options,
             entrants,

@@ -86,7 +86,7 @@ impl Arena for RefereeArena {
 
     fn play(&self, job: &MatchJob) -> Result<Played, PlayError> {
         let driver = find_game(&job.game).map_err(|e| PlayError::Failed(e.to_string()))?;
-        let mut spec = MatchSpec::new(&job.game, job.seed, job.seats.clone());
+        let mut spec = MatchSpec::new(&job.game, job.seed_to_play(), job.seats.clone());
         spec.rules = job.rules.clone();
         spec.options = job.options.clone();
         apply_sandbox(&mut spec, job).map_err(PlayError::Failed)?;

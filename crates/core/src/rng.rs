@@ -26,6 +26,30 @@ pub fn derive_seed(match_seed: u64, stream: &str) -> u64 {
     z ^ (z >> 31)
 }
 
+/// A keyed hash of the match seed: 64 bits of HMAC-SHA256 keyed by the seed over `label`.
+/// Unlike [`derive_seed`], whose mixing can be undone, nothing about the seed (nor about any
+/// other label's value) can be learnt from it: use it for whatever derived from the seed is
+/// shown to a bot.
+pub fn keyed_seed(match_seed: u64, label: &str) -> u64 {
+    use hmac::{Hmac, Mac};
+    let mut mac = <Hmac<sha2::Sha256> as Mac>::new_from_slice(&match_seed.to_le_bytes())
+        .expect("HMAC takes a key of any length");
+    mac.update(b"kakehiki/");
+    mac.update(label.as_bytes());
+    let out = mac.finalize().into_bytes();
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&out[..8]);
+    u64::from_le_bytes(first)
+}
+
+/// The seed process bot `seat` (0-based) is given (`KAKEHIKI_SEED`) instead of the match seed:
+/// a keyed hash of the match seed and the seat, below 2^63 so that every language reads it as a
+/// signed 64-bit integer. It tells a bot nothing about the match seed, which deals the hidden
+/// information (roles, the built-in bots' choices), nor about any other seat's seed.
+pub fn seat_seed(match_seed: u64, seat: usize) -> u64 {
+    keyed_seed(match_seed, &format!("seat-seed/{seat}")) >> 1
+}
+
 /// A generator for the named stream of a match.
 pub fn seeded_rng(match_seed: u64, stream: &str) -> SeedRng {
     SeedRng::seed_from_u64(derive_seed(match_seed, stream))
@@ -40,5 +64,32 @@ mod tests {
         assert_eq!(derive_seed(1, "seat-0"), derive_seed(1, "seat-0"));
         assert_ne!(derive_seed(1, "seat-0"), derive_seed(1, "seat-1"));
         assert_ne!(derive_seed(1, "seat-0"), derive_seed(2, "seat-0"));
+    }
+
+    #[test]
+    fn seat_seeds_are_stable_distinct_and_signed_64_bit() {
+        // Fixed values: bots that seed from KAKEHIKI_SEED replay the same match from a replay.
+        assert_eq!(seat_seed(2014, 0), seat_seed(2014, 0));
+        let seeds: std::collections::BTreeSet<u64> = (0..16)
+            .flat_map(|s| (0..15).map(move |seat| seat_seed(s, seat)))
+            .collect();
+        assert_eq!(seeds.len(), 16 * 15);
+        assert!(seeds.iter().all(|&s| s <= i64::MAX as u64));
+        // Not the seed, and not the mixing derive_seed uses (which can be undone).
+        for seed in 0..64u64 {
+            for seat in 0..4 {
+                let s = seat_seed(seed, seat);
+                assert_ne!(s, seed);
+                assert_ne!(s, derive_seed(seed, &format!("seat-{seat}")));
+                assert_ne!(s, derive_seed(seed, &format!("seat-{seat}")) >> 1);
+            }
+        }
+    }
+
+    #[test]
+    fn keyed_seed_is_hmac_sha256_of_the_label() {
+        // HMAC-SHA256(key = 2014u64 LE, "kakehiki/x"), first 8 bytes LE, computed independently
+        // (Python: hmac.new((2014).to_bytes(8, "little"), b"kakehiki/x", "sha256")).
+        assert_eq!(keyed_seed(2014, "x"), 4_450_286_216_548_032_840);
     }
 }

@@ -389,6 +389,8 @@ impl Matchmaker {
             seat_env: Vec::new(),
             sandbox: self.config.sandbox.clone(),
             cpu_millis: self.config.cpu_millis,
+            // The ladder's seeds are always secret: drawn fresh when the match is played.
+            public_seed: false,
         };
         if store.ladder_queue(&self.config.name, index, &job.to_json())? {
             let mut seen = std::collections::HashSet::new();

@@ -11,9 +11,15 @@ use kakehiki_core::{GameType, MatchReport, SeatSpec};
 /// A boxed future, for the object-safe driver trait.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// The environment variable that gives process bots the match seed (decimal), so a bot that
-/// seeds its generator from it plays the same match again from the same seed.
+/// The environment variable that gives each process bot its own seed (decimal, below 2^63): a
+/// keyed hash of the match seed and its seat ([`kakehiki_core::seat_seed`]), so a bot that seeds
+/// its generator from it plays the same match again from the same replay, and learns nothing of
+/// the match seed, which deals the hidden information, or of another seat's seed.
 pub const SEED_ENV: &str = "KAKEHIKI_SEED";
+
+/// Seats whose seed [`MatchSpec::new`] prepares: more than any game seats (the natural-language
+/// Werewolf division's 30).
+const SEEDED_SEATS: usize = 32;
 
 /// Everything needed to run one match.
 #[derive(Debug, Clone)]
@@ -66,11 +72,16 @@ impl std::fmt::Debug for ListenNotice {
 }
 
 impl MatchSpec {
-    /// A spec with default rules, no options and the default sandbox, which passes the match
-    /// seed to process bots as the environment variable [`SEED_ENV`].
+    /// A spec with default rules, no options and the default sandbox, which gives each process
+    /// bot its own seat seed as the environment variable [`SEED_ENV`] (never the match seed).
     pub fn new(game: &str, seed: u64, seats: Vec<SeatSpec>) -> Self {
         let mut sandbox = SandboxConfig::default();
-        sandbox.env.push((SEED_ENV.to_string(), seed.to_string()));
+        for seat in 0..seats.len().max(SEEDED_SEATS) {
+            let own = kakehiki_core::seat_seed(seed, seat).to_string();
+            sandbox
+                .seat_vars
+                .insert(seat, vec![(SEED_ENV.to_string(), own)]);
+        }
         MatchSpec {
             game: game.to_string(),
             rules: None,
@@ -80,6 +91,18 @@ impl MatchSpec {
             sandbox,
             on_listen: ListenNotice::default(),
         }
+    }
+
+    /// Replace the sandbox settings (the flags' or a contest's), keeping what the spec gives
+    /// bots itself: the variables of every bot and each seat's own seed ([`SEED_ENV`]).
+    pub fn set_sandbox(&mut self, mut sandbox: SandboxConfig) {
+        let env = std::mem::take(&mut self.sandbox.env);
+        let seat_vars = std::mem::take(&mut self.sandbox.seat_vars);
+        sandbox.env.extend(env);
+        for (seat, vars) in seat_vars {
+            sandbox.seat_vars.entry(seat).or_default().extend(vars);
+        }
+        self.sandbox = sandbox;
     }
 
     /// Read an option, parsed, with a default. Errors name the key and the expected form.
@@ -665,12 +688,24 @@ mod seed_env_tests {
     use super::*;
 
     #[test]
-    fn process_bots_get_the_match_seed() {
+    fn each_process_bot_gets_its_own_seat_seed_and_never_the_match_seed() {
         let spec = MatchSpec::new("nac", 2014, Vec::new());
-        assert!(spec
-            .sandbox
-            .env
-            .contains(&(SEED_ENV.to_string(), "2014".to_string())));
+        assert!(!spec.sandbox.env.iter().any(|(k, _)| k == SEED_ENV));
+        let seed_of = |seat: usize| {
+            let cfg = spec.sandbox.for_seat(seat);
+            let vars: Vec<_> = cfg.env.iter().filter(|(k, _)| k == SEED_ENV).collect();
+            assert_eq!(vars.len(), 1, "seat {seat}: {vars:?}");
+            assert!(
+                cfg.seat_vars.is_empty(),
+                "no other seat's variables go along"
+            );
+            vars[0].1.clone()
+        };
+        let seeds: Vec<String> = (0..18).map(seed_of).collect();
+        assert_eq!(seeds[0], kakehiki_core::seat_seed(2014, 0).to_string());
+        assert!(seeds.iter().all(|s| s != "2014"));
+        let distinct: std::collections::BTreeSet<_> = seeds.iter().collect();
+        assert_eq!(distinct.len(), seeds.len());
         assert_eq!(SEED_ENV, "KAKEHIKI_SEED");
     }
 }

@@ -298,3 +298,119 @@ async fn one_werewolf_agent_gets_exactly_one_seat() {
         );
     }
 }
+
+/// What a process bot in `seat` is given in place of the match seed: its `KAKEHIKI_SEED`.
+fn given_seed(spec: &MatchSpec, seat: usize) -> u64 {
+    let cfg = spec.sandbox.for_seat(seat);
+    let vars: Vec<_> = cfg
+        .env
+        .iter()
+        .filter(|(k, _)| k == kakehiki_referee::SEED_ENV)
+        .collect();
+    assert_eq!(vars.len(), 1, "seat {seat}: {vars:?}");
+    assert!(
+        !cfg.env.iter().any(|(_, v)| v == &spec.seed.to_string()),
+        "the match seed is in seat {seat}'s environment"
+    );
+    vars[0].1.parse().unwrap()
+}
+
+/// Each seat's role in a played Werewolf (TCP or NLP) match.
+fn roles_of(report: &kakehiki_core::MatchReport) -> Vec<String> {
+    if let Some(roles) = report.extra.get("roles").and_then(|r| r.as_array()) {
+        return roles.iter().map(|r| r.to_string()).collect();
+    }
+    report
+        .seats
+        .iter()
+        .map(|s| {
+            s.extra
+                .get("role")
+                .map(|r| r.to_string())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// The roles of a Werewolf game are dealt by the match seed. A spy that knows what a process
+/// bot is given (its own seed) and runs the referee on it with built-in seats, as the attack of
+/// issue 34 did, names no more roles than chance; run on the match seed itself, it names all of
+/// them (the attack is real).
+#[tokio::test]
+async fn the_seed_a_werewolf_agent_is_given_deals_no_role_it_can_read() {
+    for game in ["werewolf", "werewolf-nlp"] {
+        let seats = if game == "werewolf" { 15 } else { 5 };
+        let driver = find_game(game).unwrap();
+        let roles = |seed: u64| {
+            let spec = MatchSpec::new(game, seed, vec![SeatSpec::Builtin("random".into()); seats]);
+            async move { roles_of(&driver.play(&spec).await.unwrap().report) }
+        };
+        let (mut hits, mut total, mut base) = (0usize, 0usize, 0usize);
+        for k in 0..12u64 {
+            let seed = 0x5eed_0000 + k;
+            let spec = MatchSpec::new(game, seed, vec![SeatSpec::Builtin("random".into()); seats]);
+            let truth = roles(seed).await;
+            assert_eq!(roles(seed).await, truth, "{game}: the attack itself works");
+            for spy in [0, seats - 1] {
+                let guess = roles(given_seed(&spec, spy)).await;
+                for other in (0..seats).filter(|&o| o != spy) {
+                    total += 1;
+                    hits += usize::from(guess[other] == truth[other]);
+                    // Chance: the same role as another game's deal at the same seat.
+                    base += usize::from(truth[other] == roles(seed + 1000).await[other]);
+                }
+            }
+        }
+        let (rate, chance) = (hits as f64 / total as f64, base as f64 / total as f64);
+        eprintln!("{game}: spy named {rate:.3} of the roles; chance {chance:.3}");
+        assert!(
+            rate < chance + 0.15,
+            "{game}: the spy named {hits} of {total} roles (chance {chance:.3})"
+        );
+    }
+}
+
+/// A built-in Geister bot's red ghosts come from the match seed. A spy given its own seed and
+/// playing the referee on it names no more of them than chance (two of four); on the match seed
+/// itself it names them all.
+#[tokio::test]
+async fn the_seed_a_geister_bot_is_given_names_no_red_ghost_of_a_builtin() {
+    let driver = find_game("geister").unwrap();
+    let red = |seed: u64| {
+        let mut spec = MatchSpec::new(
+            "geister",
+            seed,
+            vec![
+                SeatSpec::Builtin("random".into()),
+                SeatSpec::Builtin("strong".into()),
+            ],
+        );
+        // The set-up is all that is looked at: two plies, no pacing.
+        spec.options.insert("max_plies".into(), "2".into());
+        spec.options.insert("pace_ms".into(), "0".into());
+        async move {
+            let record = driver.play(&spec).await.unwrap();
+            record
+                .replay
+                .lines()
+                .iter()
+                .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+                .find(|e| e["event"] == "set" && e["seat"] == 1)
+                .and_then(|e| e["red"].as_str().map(str::to_string))
+                .unwrap()
+        }
+    };
+    let (mut named, mut total) = (0usize, 0usize);
+    for k in 0..16u64 {
+        let seed = 0x6e15_0000 + k;
+        let spec = MatchSpec::new("geister", seed, Vec::new());
+        let truth = red(seed).await;
+        assert_eq!(red(seed).await, truth, "the attack itself works");
+        let guess = red(given_seed(&spec, 0)).await;
+        named += guess.chars().filter(|c| truth.contains(*c)).count();
+        total += 4;
+    }
+    let rate = named as f64 / total as f64;
+    eprintln!("geister: spy named {rate:.3} of the red ghosts; chance 0.5");
+    assert!(rate < 0.7, "the spy named {named} of {total} red ghosts");
+}

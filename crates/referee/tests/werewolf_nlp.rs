@@ -602,7 +602,12 @@ async fn upstream_logs_are_written_beside_the_replay_and_where_the_config_says()
         .find(|v| v["event"] == "game_id")
         .and_then(|v| v["game_id"].as_str().map(str::to_string))
         .unwrap();
-    assert!(id.ends_with("2D"), "seed 77 in its last characters: {id}");
+    // Its random part is a keyed hash of the seed (which deals the roles), never the seed.
+    assert!(!id.ends_with("2D"), "seed 77 in its last characters: {id}");
+    assert_eq!(
+        id,
+        kakehiki_werewolf::nlp::game::game_id_at(ulid_ms(&id), 77)
+    );
     let lines: Vec<&str> = e["game_log"]
         .as_array()
         .unwrap()
@@ -939,8 +944,10 @@ async fn game_ids_carry_the_time_replays_keep_them_and_the_realtime_log_has_avat
             ms >= before && ms < before + 600_000,
             "{id}: {ms} vs {before}"
         );
-        // The seed is in the last 13 characters.
-        assert!(id.ends_with(&format!("{seed}")), "{id}");
+        // The seed, which deals the roles, is not in it: its last 16 characters are a keyed
+        // hash of it.
+        assert!(!id.ends_with(&format!("{seed}")), "{id}");
+        assert_eq!(id, kakehiki_werewolf::nlp::game::game_id_at(ms, seed));
         // The re-run uses the recorded id, byte for byte, however much later it runs.
         std::thread::sleep(Duration::from_millis(5));
         verify_replay(&text).unwrap();

@@ -50,8 +50,8 @@ class Client:
     def __init__(self, name, mode):
         self.name = name
         self.mode = mode
-        # Seeded from the match seed the referee passes (KAKEHIKI_SEED) and the agent's name, so
-        # a game replays the same from its seed.
+        # Seeded from the seat's own seed the referee passes (KAKEHIKI_SEED) and the agent's
+        # name, so a game replays the same from its replay.
         self.rng = random.Random("%s:%s" % (os.environ.get("KAKEHIKI_SEED", ""), name))
         self.info = None
         self.setting = None

@@ -12,8 +12,8 @@ exits 3.
 Usage: geister_client.py HOST PORT [--games N] [--mode MODE] [--seed S]
        geister_client.py --stdio [--mode MODE] [--seed S]
 
-Without --seed the generator is seeded from KAKEHIKI_SEED, the match seed the referee passes to
-every process bot, so a match replays the same from its seed; with neither, it is unseeded.
+Without --seed the generator is seeded from KAKEHIKI_SEED, the seat's own seed the referee passes
+to every process bot, so a match replays the same from its replay; with neither, it is unseeded.
 
 Modes (for tests of the server's handling of misbehaving clients):
   normal      play random legal moves

@@ -437,9 +437,7 @@ impl Ctx<'_> {
             })
             .collect();
         let mut spec = MatchSpec::new(&self.args.game, seed, seats);
-        let bot_env = std::mem::take(&mut spec.sandbox.env);
-        spec.sandbox = self.sandbox.clone();
-        spec.sandbox.env.extend(bot_env);
+        spec.set_sandbox(self.sandbox.clone());
         if let Some(dir) = spec.sandbox.jail.seat_dirs.remove(&0) {
             spec.sandbox.jail.seat_dirs.insert(seat, dir);
         }

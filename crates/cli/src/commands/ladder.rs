@@ -171,6 +171,7 @@ pub fn check_match_settings(config: &LadderConfig) -> Result<(), String> {
         seat_env: Vec::new(),
         sandbox: config.sandbox.clone(),
         cpu_millis: config.cpu_millis,
+        public_seed: true,
     };
     RefereeArena.check_job(&probe)
 }

@@ -222,10 +222,8 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
     let mut spec = MatchSpec::new(&args.game, seed, seats);
     spec.rules = args.rules;
     spec.options = parse_options(&args.options)?;
-    // The flags' sandbox, keeping what the spec passes to bots (the match seed, KAKEHIKI_SEED).
-    let bot_env = std::mem::take(&mut spec.sandbox.env);
-    spec.sandbox = args.sandbox.config(spec.seats.len())?;
-    spec.sandbox.env.extend(bot_env);
+    // The flags' sandbox, keeping what the spec gives bots (each seat's seed, KAKEHIKI_SEED).
+    spec.set_sandbox(args.sandbox.config(spec.seats.len())?);
     deny_outputs_and_other_seats(&mut spec, args.replay.as_deref(), args.view)?;
     // A `tcp` seat waits for a client the contestant starts: say where, as soon as it listens.
     let kinds: Vec<&'static str> = spec

@@ -128,9 +128,7 @@ pub fn run(args: StrengthArgs) -> anyhow::Result<u8> {
                 let seed = args.seed.wrapping_add(k);
                 k += 1;
                 let mut spec = MatchSpec::new("diplomacy", seed, seats);
-                let bot_env = std::mem::take(&mut spec.sandbox.env);
-                spec.sandbox = args.sandbox.config(7)?;
-                spec.sandbox.env.extend(bot_env);
+                spec.set_sandbox(args.sandbox.config(7)?);
                 deny_outputs_and_other_seats(&mut spec, None, false)?;
                 if let Some(y) = args.max_year {
                     spec.options.insert("max_year".into(), y.to_string());

@@ -106,11 +106,14 @@ pub fn game_id_of(seed: u64) -> String {
 }
 
 /// A `game_id` as upstream makes it (`ulid.Make()`): a ULID, 48 bits of Unix time in
-/// milliseconds, then 80 bits — here 16 zero bits and the seed, so the last 13 characters are the
-/// seed in Crockford base 32. Agents parse the time (the sample agent names its log folder by
-/// it); the referee records the id in the replay, and a re-run uses the recorded one.
+/// milliseconds, then 80 bits — here a keyed hash of the seed ([`kakehiki_core::keyed_seed`]),
+/// never the seed itself, which deals the roles and which every agent is sent the id of. Agents
+/// parse the time (the sample agent names its log folder by it); the referee records the id in
+/// the replay, and a re-run uses the recorded one.
 pub fn game_id_at(unix_ms: u64, seed: u64) -> String {
-    ulid::Ulid::from_parts(unix_ms, u128::from(seed)).to_string()
+    let hi = u128::from(kakehiki_core::keyed_seed(seed, "nlp-game-id/hi"));
+    let lo = u128::from(kakehiki_core::keyed_seed(seed, "nlp-game-id/lo"));
+    ulid::Ulid::from_parts(unix_ms, (hi << 64) | lo).to_string()
 }
 
 /// [`game_id_at`] the current time.
