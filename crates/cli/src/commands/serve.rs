@@ -287,7 +287,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
                 result.excess_connections
             );
         }
-        print!("{}", s.agents_csv());
+        // Agents name themselves: their names are escaped for the terminal.
+        print!("{}", kakehiki_core::text::terminal_text(&s.agents_csv()));
         if let Some(dir) = &args.out {
             println!("results and logs: {}", dir.display());
         }
