@@ -1240,3 +1240,60 @@ async fn kept_files_count_every_file_and_folder_as_a_block() {
     );
     assert!(n >= budget - 2, "copying stopped early: {n} of {budget}");
 }
+
+/// `/proc/self/mountinfo` names, for each mount, its root within its file system (field 4) and
+/// where it is mounted (field 5). The private root mounts what the organiser names at the same
+/// path (the bot's argv names it too), so a mount whose root is not the end of its mount point
+/// would tell the bot a host path it was not given (a folder bound into a container, a path
+/// through a symbolic link). Measured here: none is; this guards it for the mounts the referee
+/// makes (the system folders, the bot's file, a shown folder).
+#[tokio::test]
+async fn mountinfo_names_no_path_beyond_what_the_bot_is_shown() {
+    if !layers("mountinfo", &[Layer::Namespaces]) {
+        return;
+    }
+    let (dir, _bot, _secret) = bot_folder();
+    let mut cfg = SandboxConfig::default();
+    cfg.jail.ro_paths = vec![dir.path().join("sub")];
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    // The bot named through a symbolic link to its folder, as an organiser may.
+    std::os::unix::fs::symlink(dir.path(), dir.path().join("sub/link")).unwrap();
+    let bot = dir.path().join("sub/link/bot.py");
+    let argv = vec![
+        "python3".to_string(),
+        bot.display().to_string(),
+        "mountinfo".to_string(),
+    ];
+    let mut b = BotProcess::spawn(&argv, &cfg).unwrap();
+    let r = results(&mut b).await;
+    b.finish(Duration::from_millis(50)).await;
+    let mounts = tagged(&r, "MOUNT");
+    let named: Vec<PathBuf> = vec![
+        bot.clone(),
+        dir.path().join("sub"),
+        dir.path().join("bot.py"),
+    ];
+    let mut seen_bot = false;
+    for line in &mounts {
+        let f: Vec<&str> = line.split(' ').collect();
+        let (root, point) = (f[3], f[4]);
+        seen_bot |= Path::new(point) == bot || Path::new(point) == dir.path().join("bot.py");
+        let ours = named.iter().any(|n| Path::new(point) == n)
+            || [
+                "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
+            ]
+            .contains(&point);
+        // A root that is the end of its mount point (the whole path, or the part inside a file
+        // system mounted above it, such as a tmpfs `/tmp`) tells nothing the mount point does not.
+        if root == "/" || point.ends_with(root) {
+            continue;
+        }
+        if ours {
+            panic!("mount {point} shows the host path {root}: {line}");
+        }
+        // A submount the host has inside a system folder (a container's /etc/hosts): its
+        // root is the container runtime's path. Not made by the referee; printed.
+        eprintln!("mountinfo: {point} has root {root} (a host submount)");
+    }
+    assert!(seen_bot, "the bot's file is not a mount: {mounts:?}");
+}
