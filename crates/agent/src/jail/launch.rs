@@ -25,8 +25,8 @@ const PATH_LISTS: &[&str] = &[
 
 /// The `PATH` a confined bot gets: the system's program folders, which its private root shows
 /// at these paths (`/usr`, `/bin`, `/sbin`), never the referee's own `PATH` (a host path such as
-/// `/root/.pyenv/shims`). Folders of the referee's `PATH` that the organiser shows the bot
-/// (`--ro-path`, `--seat-dir`) follow them ([`bot_path`]).
+/// `/root/.pyenv/shims`). Folders of the referee's `PATH` that the bot is shown (in a system
+/// folder, or by `--ro-path`, `--seat-dir`) follow them ([`bot_path`]).
 pub const JAIL_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// What the bot sees of the host's file system: the system folders and `mounts`.
@@ -79,7 +79,8 @@ fn bot_var(cfg: &SandboxConfig, var: &str) -> Option<String> {
 
 /// The `PATH` a confined bot shown `mounts` (besides the system folders) gets: one the organiser
 /// set (`env`) or passed on purpose (`--pass-env PATH`), else [`JAIL_PATH`] followed by the
-/// folders of the referee's `PATH` that lie in `mounts` (shown to the bot at the same path).
+/// folders of the referee's `PATH` the bot is shown at the same path (in a system folder, such
+/// as `/usr/local/go/bin`, or in `mounts`).
 pub(crate) fn bot_path(cfg: &SandboxConfig, mounts: &[PathBuf]) -> String {
     if let Some(v) = bot_var(cfg, "PATH") {
         return v;
@@ -87,15 +88,17 @@ pub(crate) fn bot_path(cfg: &SandboxConfig, mounts: &[PathBuf]) -> String {
     jail_path(std::env::var_os("PATH").as_deref(), mounts)
 }
 
-/// [`JAIL_PATH`], then the folders of `host` (the referee's `PATH`) that lie in `mounts`.
+/// [`JAIL_PATH`], then the folders of `host` (the referee's `PATH`) the bot is shown: in a system
+/// folder or in `mounts`.
 fn jail_path(host: Option<&std::ffi::OsStr>, mounts: &[PathBuf]) -> String {
     let mut path = JAIL_PATH.to_string();
     if let Some(host) = host {
         for d in std::env::split_paths(host) {
             let d = super::normalize(&d);
+            // Shown at the same path: inside a system folder (`/usr/local/go/bin`) or a mount.
             let shown = d.is_absolute()
-                && mounts.iter().any(|m| d.starts_with(m))
-                && !SYSTEM_DIRS.iter().any(|s| d.starts_with(s));
+                && (mounts.iter().any(|m| d.starts_with(m))
+                    || SYSTEM_DIRS.iter().any(|s| d.starts_with(s)));
             if shown && !path.split(':').any(|p| Path::new(p) == d) {
                 if let Some(d) = d.to_str().filter(|d| !d.contains(':')) {
                     path.push(':');
@@ -511,6 +514,11 @@ mod tests {
             "/root/.cargo/bin:/root/.pyenv/shims:/opt/tool/bin:/usr/local/bin:/usr/bin:/bin",
         );
         assert_eq!(jail_path(Some(host), &[]), JAIL_PATH);
+        // A toolchain's folder inside /usr is shown (a ladder recipe's `go build`).
+        assert_eq!(
+            jail_path(Some(std::ffi::OsStr::new("/usr/local/go/bin:/bin")), &[]),
+            format!("{JAIL_PATH}:/usr/local/go/bin")
+        );
         assert_eq!(jail_path(None, &[]), JAIL_PATH);
         assert_eq!(
             jail_path(Some(host), &[PathBuf::from("/opt/tool")]),
