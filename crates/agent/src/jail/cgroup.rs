@@ -24,9 +24,24 @@ const ROOT: &str = "/sys/fs/cgroup";
 /// The prefix of every bot cgroup's name (a random token follows).
 const PREFIX: &str = "kakehiki-";
 
-/// Where the owner lock of each bot cgroup is kept (root only, as the uid leases).
+/// Where the owner lock of each bot cgroup is kept: root only, as the uid leases (`/run`, else
+/// the temporary directory).
 fn owner_dir() -> PathBuf {
-    PathBuf::from("/run/kakehiki/cgroups")
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        use std::os::unix::fs::DirBuilderExt;
+        let run = PathBuf::from("/run/kakehiki/cgroups");
+        if std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&run)
+            .is_ok()
+        {
+            return run;
+        }
+        std::env::temp_dir().join("kakehiki-cgroups")
+    })
+    .clone()
 }
 
 /// 32 random hex digits (the kernel's generator).
@@ -60,6 +75,7 @@ fn lock_owner(token: &str) -> io::Result<File> {
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::DirBuilderExt;
     let dir = owner_dir();
+    // The fallback in the temporary directory is created here (0700, root's).
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
