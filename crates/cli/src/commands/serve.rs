@@ -174,7 +174,12 @@ fn run_nlp(args: ServeArgs) -> anyhow::Result<u8> {
                 g.seed,
                 g.winner
                     .unwrap_or(if g.aborted { "aborted" } else { "no winner" }),
-                g.agents.join(" ")
+                // Agents name themselves: escaped for the terminal.
+                g.agents
+                    .iter()
+                    .map(|a| kakehiki_core::text::terminal_line(a))
+                    .collect::<Vec<_>>()
+                    .join(" ")
             );
         }
     }
