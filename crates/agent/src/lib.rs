@@ -16,8 +16,11 @@ pub mod jail;
 mod process;
 mod sandbox;
 
-pub use jail::{parse_cpus, CpuReport, DeniedPath, JailConfig, Layer, SandboxLevel, SandboxReport};
+pub use jail::{
+    parse_cpus, CpuReport, DeniedPath, JailConfig, Layer, SandboxLevel, SandboxReport, JAIL_PATH,
+};
 pub use process::{
     check_mounts, BotProcess, ClientProcess, ExitInfo, Line, ReadOutcome, SeatPort, SpawnError,
+    KEPT_BLOCK, MAX_KEPT_ENTRIES,
 };
 pub use sandbox::{ResourceLimits, SandboxConfig};

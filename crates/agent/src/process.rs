@@ -365,8 +365,13 @@ impl KeepFiles {
 
     fn copy_out(self) {
         use std::os::unix::fs::MetadataExt;
-        let mut left = self.cap;
-        let mut skipped = Vec::new();
+        let mut budget = Budget {
+            cap: self.cap,
+            left: self.cap,
+            entries: 0,
+            stopped: None,
+            skipped: Vec::new(),
+        };
         // The working folder's own file system: what is mounted on it (the bot's program, bound
         // under the private /tmp when it lives in the host's /tmp) is not the bot's writing.
         let dev = std::fs::metadata(&self.src).map(|m| m.dev()).unwrap_or(0);
@@ -374,34 +379,87 @@ impl KeepFiles {
             dev,
             mount_points: &self.mount_points,
         };
-        if let Err(e) = walk.copy(
-            &self.src,
-            &self.dest,
-            Path::new(""),
-            &mut left,
-            &mut skipped,
-        ) {
+        if let Err(e) = walk.copy(&self.src, &self.dest, Path::new(""), &mut budget) {
             tracing::warn!(
                 "cannot copy the bot's working folder to {}: {e}",
                 self.dest.display()
             );
         }
-        if !skipped.is_empty() {
+        if let Some(why) = &budget.stopped {
             tracing::warn!(
-                "{}: {} not copied (over the seat's disk budget of {} bytes, or not a regular \
-                 file or folder): {}",
+                "{}: copying the bot's working folder stopped after {} files and folders: {why}; \
+                 the rest is not kept",
                 self.dest.display(),
-                skipped.len(),
-                self.cap,
-                skipped.join(", ")
+                budget.entries
+            );
+        }
+        if !budget.skipped.is_empty() {
+            let shown = budget.skipped.len().min(10);
+            tracing::warn!(
+                "{}: {} not copied (not a regular file or folder, or nested too deep): {}{}",
+                self.dest.display(),
+                budget.skipped.len(),
+                budget.skipped[..shown].join(", "),
+                if budget.skipped.len() > shown {
+                    ", ..."
+                } else {
+                    ""
+                }
             );
         }
     }
 }
 
-/// Copy the regular files and folders of `src` into `dest` (created), at most `left` bytes;
+/// The block every kept file and folder is counted as at least (and a file's size rounded up
+/// to): what it takes of the host's disk, whatever its size.
+pub const KEPT_BLOCK: u64 = 4096;
+
+/// The most files and folders kept of one bot's working folder, whatever its disk budget (the
+/// budget itself allows `disk_bytes / KEPT_BLOCK`: 1,024 under `--disk-mib 4`).
+pub const MAX_KEPT_ENTRIES: u64 = 65_536;
+
+/// What is left of a kept working folder's budget.
+struct Budget {
+    /// The disk budget (`--disk-mib`) in bytes.
+    cap: u64,
+    /// Bytes of the disk budget left, each entry counted in whole [`KEPT_BLOCK`]s.
+    left: u64,
+    /// Files and folders copied so far (at most [`MAX_KEPT_ENTRIES`]).
+    entries: u64,
+    /// Why copying stopped, once it has.
+    stopped: Option<String>,
+    /// What was passed over (special files, folders nested too deep).
+    skipped: Vec<String>,
+}
+
+impl Budget {
+    /// Take one entry of `bytes` from the budget, or stop copying.
+    fn take(&mut self, bytes: u64) -> bool {
+        if self.stopped.is_some() {
+            return false;
+        }
+        let cost = bytes.div_ceil(KEPT_BLOCK).max(1) * KEPT_BLOCK;
+        if self.entries >= MAX_KEPT_ENTRIES {
+            self.stopped = Some(format!("over {MAX_KEPT_ENTRIES} files and folders"));
+            return false;
+        }
+        if cost > self.left {
+            self.stopped = Some(format!(
+                "over the seat's disk budget of {} bytes (each file and folder counted as at \
+                 least {KEPT_BLOCK} bytes)",
+                self.cap
+            ));
+            return false;
+        }
+        self.left -= cost;
+        self.entries += 1;
+        true
+    }
+}
+
+/// Copy the regular files and folders of `src` into `dest` (created) within a [`Budget`];
 /// symbolic links are never followed (a bot's link to a host file copies nothing), and special
-/// files are skipped. What is not copied is named in `skipped`.
+/// files are skipped.
 struct Walk<'a> {
     /// The working folder's file system: what is mounted on it is not the bot's writing.
     dev: u64,
@@ -409,17 +467,13 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    fn copy(
-        &self,
-        src: &Path,
-        dest: &Path,
-        rel: &Path,
-        left: &mut u64,
-        skipped: &mut Vec<String>,
-    ) -> io::Result<()> {
+    fn copy(&self, src: &Path, dest: &Path, rel: &Path, budget: &mut Budget) -> io::Result<()> {
         use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
         std::fs::create_dir_all(dest)?;
         for entry in std::fs::read_dir(src)? {
+            if budget.stopped.is_some() {
+                break;
+            }
             let entry = entry?;
             let name = entry.file_name();
             let (from, to, rel) = (src.join(&name), dest.join(&name), rel.join(&name));
@@ -428,18 +482,24 @@ impl Walk<'_> {
                 continue;
             }
             if meta.is_dir() && rel.components().count() < 64 {
-                self.copy(&from, &to, &rel, left, skipped)?;
+                if !budget.take(0) {
+                    break;
+                }
+                self.copy(&from, &to, &rel, budget)?;
                 // A folder left empty held only mount points (the jail's skeleton).
                 let _ = std::fs::remove_dir(&to);
-            } else if meta.is_file() && meta.len() <= *left {
+            } else if meta.is_file() {
+                if !budget.take(meta.len()) {
+                    break;
+                }
                 let mut input = std::fs::OpenOptions::new()
                     .read(true)
                     .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
                     .open(&from)?;
                 let _ = std::fs::remove_file(&to);
                 let mut output = std::fs::File::create(&to)?;
-                let n = io::copy(&mut io::Read::take(&mut input, *left), &mut output)?;
-                *left -= n;
+                // The file may have grown since it was counted: no more than was counted.
+                io::copy(&mut io::Read::take(&mut input, meta.len()), &mut output)?;
                 // A program the bot built stays runnable (the ladder's builds are kept this way).
                 if meta.mode() & 0o111 != 0 {
                     use std::os::unix::fs::PermissionsExt;
@@ -448,7 +508,7 @@ impl Walk<'_> {
                     output.set_permissions(perms)?;
                 }
             } else {
-                skipped.push(to.display().to_string());
+                budget.skipped.push(to.display().to_string());
             }
         }
         Ok(())
@@ -513,13 +573,14 @@ struct Sandboxed {
     listener: Option<std::os::fd::OwnedFd>,
 }
 
-/// The bot's command: no shell, a scrubbed environment (the pass-through variables, then `HOME`
-/// and `TMPDIR` at `home`, then the configured ones), piped stdout and stderr, its own process
-/// group.
+/// The bot's command: no shell, a scrubbed environment (the pass-through variables, `PATH`,
+/// then `HOME` and `TMPDIR` at `home`, then the configured ones), piped stdout and stderr, its
+/// own process group.
 fn bot_command(
     argv: &[String],
     cfg: &SandboxConfig,
     home: &Path,
+    path: Option<&str>,
     stdin: Stdio,
 ) -> std::process::Command {
     let mut std_cmd = std::process::Command::new(&argv[0]);
@@ -528,6 +589,9 @@ fn bot_command(
         if let Some(v) = std::env::var_os(key) {
             std_cmd.env(key, v);
         }
+    }
+    if let Some(path) = path {
+        std_cmd.env("PATH", path);
     }
     std_cmd.env("HOME", home).env("TMPDIR", home);
     for (k, v) in &cfg.env {
@@ -562,13 +626,14 @@ fn spawn_sandboxed(
         cgroup,
         host_workdir,
         home,
+        path,
         listener_rx,
         listener_tx,
         tmp_rx,
         tmp_tx,
         netns,
     } = prepared;
-    let mut std_cmd = bot_command(&argv, cfg, &home, stdin);
+    let mut std_cmd = bot_command(&argv, cfg, &home, path.as_deref(), stdin);
     // SAFETY: the closure runs in the forked child before exec and only makes system calls on
     // values prepared before the fork (see jail::child).
     unsafe {
@@ -670,7 +735,9 @@ fn spawn_unconfined(
             (t.path().to_path_buf(), Some(t))
         }
     };
-    let mut std_cmd = bot_command(argv, cfg, &workdir, stdin);
+    // Unconfined (trusted bots only), the bot sees the host anyway: the referee's `PATH`.
+    let host_path = std::env::var("PATH").ok();
+    let mut std_cmd = bot_command(argv, cfg, &workdir, host_path.as_deref(), stdin);
     std_cmd.current_dir(cfg.jail.seat_dir.as_ref().unwrap_or(&workdir));
     let limits = cfg.limits.clone();
     // SAFETY: the closure runs in the forked child before exec and only calls setrlimit, which is

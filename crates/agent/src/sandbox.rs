@@ -51,7 +51,10 @@ pub struct SandboxConfig {
     /// Complete lines buffered while nobody reads; newer ones are dropped beyond it (the
     /// first line after a request is its reply).
     pub pending_lines_cap: usize,
-    /// Environment variables passed through from the referee (all others are removed).
+    /// Environment variables passed through from the referee (all others are removed). By
+    /// default none that names a host path: a confined bot's `PATH` is
+    /// [`crate::JAIL_PATH`] (see `jail::launch::bot_path`), `HOME` and `TMPDIR` its `/tmp`;
+    /// `PATH`, `PYTHONPATH`, `JAVA_HOME` pass only when named (`--pass-env`).
     pub env_passthrough: Vec<String>,
     /// Variables set for the bot (after the pass-through).
     pub env: Vec<(String, String)>,
@@ -69,8 +72,10 @@ pub struct SandboxConfig {
     /// [`SandboxConfig::for_seat`].
     pub keep_seat_files: Option<PathBuf>,
     /// Where this process's working folder (its private `/tmp`) is copied when it ends, however
-    /// it ends (exit, crash, timeout, kill), at most `jail.disk_bytes` of it. Symbolic links and
-    /// special files are not copied; a file with an execute bit stays executable.
+    /// it ends (exit, crash, timeout, kill), at most `jail.disk_bytes` of it, each file and
+    /// folder counted as at least [`crate::KEPT_BLOCK`] bytes, and at most
+    /// [`crate::MAX_KEPT_ENTRIES`] of them (copying stops there, with a warning). Symbolic links
+    /// and special files are not copied; a file with an execute bit stays executable.
     pub keep_files: Option<PathBuf>,
 }
 
@@ -82,7 +87,7 @@ impl Default for SandboxConfig {
             line_cap: 4096,
             output_cap: 64 << 20,
             pending_lines_cap: 1024,
-            env_passthrough: ["PATH", "LANG", "LC_ALL", "TZ", "JAVA_HOME", "PYTHONPATH"]
+            env_passthrough: ["LANG", "LC_ALL", "TZ"]
                 .iter()
                 .map(|s| s.to_string())
                 .collect(),

@@ -1345,3 +1345,220 @@ async fn a_running_bot_stopped_is_killed_with_everything_it_started() {
         || processes_with(&format!("sleep {marker}")).is_empty()
     ));
 }
+
+/// The words after `RESULT <tag>` of every result line tagged `tag`, joined again.
+fn tagged(r: &[Vec<String>], tag: &str) -> Vec<String> {
+    r.iter()
+        .filter(|w| w[0] == tag)
+        .map(|w| w[1..].join(" "))
+        .collect()
+}
+
+#[tokio::test]
+async fn the_environment_names_no_host_path() {
+    if !layers("environment", &[Layer::Namespaces]) {
+        return;
+    }
+    let (bot, r) = attack("environ", &[], &SandboxConfig::default()).await;
+    bot.finish(Duration::from_millis(50)).await;
+    let env: std::collections::BTreeMap<String, String> = tagged(&r, "ENV")
+        .iter()
+        .filter_map(|kv| kv.split_once('=').map(|(k, v)| (k.into(), v.into())))
+        .collect();
+    // The jail's own program folders, not the referee's PATH (here with ~/.cargo/bin, pyenv).
+    assert_eq!(
+        env.get("PATH").map(String::as_str),
+        Some(kakehiki_agent::JAIL_PATH),
+        "{env:?}"
+    );
+    assert_eq!(env.get("HOME").map(String::as_str), Some("/tmp"), "{env:?}");
+    assert_eq!(
+        env.get("TMPDIR").map(String::as_str),
+        Some("/tmp"),
+        "{env:?}"
+    );
+    // Nothing else but the locale (Python may add LC_CTYPE itself).
+    for k in env.keys() {
+        assert!(
+            ["PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE", "TZ"].contains(&k.as_str()),
+            "the bot was given {k}={}",
+            env[k]
+        );
+    }
+    let host_path = std::env::var("PATH").unwrap_or_default();
+    let jail: Vec<&str> = kakehiki_agent::JAIL_PATH.split(':').collect();
+    for dir in host_path
+        .split(':')
+        .filter(|d| !d.is_empty() && !jail.contains(d))
+    {
+        for (k, v) in &env {
+            assert!(!v.contains(dir), "{k}={v} names the host's {dir}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_cgroup_name_reveals_no_referee_pid() {
+    if !layers("cgroup name", &[Layer::Cgroup, Layer::Namespaces]) {
+        return;
+    }
+    let me = std::process::id().to_string();
+    let (bot, r) = attack("cgroup", &[], &SandboxConfig::default()).await;
+    let inside = tagged(&r, "CGROUP");
+    assert!(!inside.is_empty(), "{r:?}");
+    // Its own cgroup namespace: the bot sees its cgroup as the root, no name at all.
+    for line in &inside {
+        let path = line.splitn(3, ':').nth(2).unwrap_or_default();
+        assert!(
+            !path.split('/').any(|c| c.contains(&me)),
+            "the bot's cgroup names the referee's pid {me}: {line}"
+        );
+        if line.contains("pids") || line.starts_with("0::") {
+            assert_eq!(path, "/", "{inside:?}");
+        }
+    }
+    // From the host, the name is a random token (a bot without namespaces would see it).
+    let host = std::fs::read_to_string(format!("/proc/{}/cgroup", bot.pgid())).unwrap();
+    let line = host
+        .lines()
+        .find(|l| {
+            l.split(':')
+                .nth(1)
+                .is_some_and(|c| c.split(',').any(|c| c == "pids"))
+        })
+        .or_else(|| host.lines().find(|l| l.starts_with("0::")))
+        .expect("the bot's pids cgroup");
+    let path = line.splitn(3, ':').nth(2).unwrap();
+    let name = path.rsplit('/').next().unwrap();
+    let token = name.strip_prefix("kakehiki-").unwrap_or_default();
+    assert!(
+        token.len() == 32 && token.bytes().all(|b| b.is_ascii_hexdigit()),
+        "the bot's cgroup is {path}"
+    );
+    assert!(!path.contains(&me), "{path} names the referee's pid");
+    // The sweep still finds a dead referee's cgroup (no owner holds its lock) and leaves the
+    // living one's.
+    let root = if line.starts_with("0::") {
+        PathBuf::from("/sys/fs/cgroup")
+    } else {
+        PathBuf::from("/sys/fs/cgroup/pids")
+    };
+    let own = root.join(path.trim_start_matches('/'));
+    let stale = own.with_file_name(format!(
+        "kakehiki-{:032x}",
+        (u128::from(std::process::id()) << 64) | 0xdead
+    ));
+    std::fs::create_dir(&stale).unwrap();
+    kakehiki_agent::jail::sweep_stale_cgroups();
+    let swept = !stale.exists();
+    let _ = std::fs::remove_dir(&stale);
+    assert!(swept, "the sweep left {}", stale.display());
+    assert!(own.exists(), "the sweep removed a living bot's cgroup");
+    bot.finish(Duration::from_millis(50)).await;
+    assert!(
+        wait_for(|| !own.exists()),
+        "{} was not removed",
+        own.display()
+    );
+}
+
+#[tokio::test]
+async fn kept_files_count_every_file_and_folder_as_a_block() {
+    if !layers("kept entries", &[Layer::Namespaces]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let kept = dir.path().join("kept");
+    let mut cfg = SandboxConfig::default();
+    cfg.jail.disk_bytes = 4 << 20;
+    cfg.keep_files = Some(kept.clone());
+    let (bot, r) = attack("many-entries", &["3000".to_string()], &cfg).await;
+    let made: u64 = r[0][1].parse().unwrap();
+    bot.finish(Duration::from_millis(50)).await;
+    let budget = cfg.jail.disk_bytes / kakehiki_agent::KEPT_BLOCK;
+    assert!(
+        made > budget,
+        "the bot made only {made} entries (budget {budget})"
+    );
+    // Every file and folder kept, and the host disk it takes (at least a block each).
+    fn walk(p: &Path, n: &mut u64, bytes: &mut u64) {
+        use std::os::unix::fs::MetadataExt;
+        for e in std::fs::read_dir(p).unwrap().flatten() {
+            let m = e.metadata().unwrap();
+            *n += 1;
+            *bytes += (m.blocks() * 512).max(4096);
+            if m.is_dir() {
+                walk(&e.path(), n, bytes);
+            }
+        }
+    }
+    let (mut n, mut bytes) = (0, 0);
+    walk(&kept, &mut n, &mut bytes);
+    assert!(
+        n <= budget,
+        "{n} files and folders kept under a budget of {budget} blocks"
+    );
+    assert!(
+        bytes <= cfg.jail.disk_bytes,
+        "{bytes} bytes of host disk under a budget of {}",
+        cfg.jail.disk_bytes
+    );
+    assert!(n >= budget - 2, "copying stopped early: {n} of {budget}");
+}
+
+/// `/proc/self/mountinfo` names, for each mount, its root within its file system (field 4) and
+/// where it is mounted (field 5). The private root mounts what the organiser names at the same
+/// path (the bot's argv names it too), so a mount whose root is not the end of its mount point
+/// would tell the bot a host path it was not given (a folder bound into a container, a path
+/// through a symbolic link). Measured here: none is; this guards it for the mounts the referee
+/// makes (the system folders, the bot's file, a shown folder).
+#[tokio::test]
+async fn mountinfo_names_no_path_beyond_what_the_bot_is_shown() {
+    if !layers("mountinfo", &[Layer::Namespaces]) {
+        return;
+    }
+    let (dir, _bot, _secret) = bot_folder();
+    let mut cfg = SandboxConfig::default();
+    cfg.jail.ro_paths = vec![dir.path().join("sub")];
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    // The bot named through a symbolic link to its folder, as an organiser may.
+    std::os::unix::fs::symlink(dir.path(), dir.path().join("sub/link")).unwrap();
+    let bot = dir.path().join("sub/link/bot.py");
+    let argv = vec![
+        "python3".to_string(),
+        bot.display().to_string(),
+        "mountinfo".to_string(),
+    ];
+    let mut b = BotProcess::spawn(&argv, &cfg).unwrap();
+    let r = results(&mut b).await;
+    b.finish(Duration::from_millis(50)).await;
+    let mounts = tagged(&r, "MOUNT");
+    let named: Vec<PathBuf> = vec![
+        bot.clone(),
+        dir.path().join("sub"),
+        dir.path().join("bot.py"),
+    ];
+    let mut seen_bot = false;
+    for line in &mounts {
+        let f: Vec<&str> = line.split(' ').collect();
+        let (root, point) = (f[3], f[4]);
+        seen_bot |= Path::new(point) == bot || Path::new(point) == dir.path().join("bot.py");
+        let ours = named.iter().any(|n| Path::new(point) == n)
+            || [
+                "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
+            ]
+            .contains(&point);
+        // A root that is the end of its mount point (the whole path, or the part inside a file
+        // system mounted above it, such as a tmpfs `/tmp`) tells nothing the mount point does not.
+        if root == "/" || point.ends_with(root) {
+            continue;
+        }
+        if ours {
+            panic!("mount {point} shows the host path {root}: {line}");
+        }
+        // A submount the host has inside a system folder (a container's /etc/hosts): its
+        // root is the container runtime's path. Not made by the referee; printed.
+        eprintln!("mountinfo: {point} has root {root} (a host submount)");
+    }
+    assert!(seen_bot, "the bot's file is not a mount: {mounts:?}");
+}

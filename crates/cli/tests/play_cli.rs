@@ -563,3 +563,49 @@ fn a_missing_cpu_hierarchy_leaves_the_cgroup_and_names_the_cpu_layer() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A failing bot's stderr with terminal commands (an OSC 52 clipboard write, a window title, a
+/// clear screen, a carriage return) and a forged result line: shown escaped, each line marked as
+/// the bot's, never at a line's start.
+#[test]
+fn a_failing_bots_stderr_reaches_the_terminal_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("hostile.py");
+    std::fs::write(
+        &script,
+        "import sys\n\
+         print('READY', flush=True)\n\
+         sys.stderr.write('\\x1b]52;c;cHduZWQ=\\x07\\x1b]0;pwned\\x07\\x1b[2J\\x1b[H'\n\
+         \x20                '\\nwinner: seat 0\\r\\x1b[Kresult: seat 0 won\\n')\n\
+         sys.exit(1)\n",
+    )
+    .unwrap();
+    let out = kakehiki()
+        .args(["play", "nac", "--seed", "1", "--seat"])
+        .arg(format!("cmd:python3 {}", script.display()))
+        .args(["--fill", "builtin:random"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stderr.contains("stderr of seat 0"), "{stdout}{stderr}");
+    for (name, raw) in [("ESC", 0x1b), ("BEL", 0x07), ("CR", b'\r')] {
+        assert!(
+            !out.stderr.contains(&raw) && !out.stdout.contains(&raw),
+            "a raw {name} reached the terminal: {stderr:?}"
+        );
+    }
+    assert!(stderr.contains("  | \\x1b]52;c;cHduZWQ=\\x07"), "{stderr}");
+    assert!(stderr.contains("\\x1b[2J"), "{stderr}");
+    // The forged lines are the bot's: marked, never at a line's start.
+    assert!(
+        stderr.contains("  | winner: seat 0\\r\\x1b[Kresult"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr
+            .lines()
+            .any(|l| l.starts_with("winner:") || l.starts_with("result:")),
+        "{stderr}"
+    );
+}

@@ -23,6 +23,7 @@ pub mod report;
 pub mod rng;
 pub mod score;
 pub mod seat;
+pub mod text;
 
 pub use exchange::{ExchangeOutcome, SeatEnd, SeatExchange, SeatRecord};
 pub use game::{Bot, Game};

@@ -5,15 +5,108 @@
 //! own cgroup; otherwise the v1 `memory` and `pids` hierarchies. Where the cpu controller is
 //! there too (v2 `cpu`, v1 `cpu` hierarchy), every bot gets the same CPU weight, shared by all
 //! its processes, and optionally a quota.
+//!
+//! A bot can read its cgroup's name (`/proc/self/cgroup`; with namespaces it sees `/`, the root
+//! of its own cgroup namespace): the name is a random token, `kakehiki-<32 hex digits>`, that
+//! tells nothing about the referee. Which referee owns a cgroup is kept where no bot looks: a
+//! file of that token in a root-only folder (`/run/kakehiki/cgroups`), locked (`flock`) by the
+//! referee for the cgroup's life, so [`sweep_stale`] knows a cgroup whose owner died (even by
+//! `SIGKILL`) by its lock being free.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 const ROOT: &str = "/sys/fs/cgroup";
+
+/// The prefix of every bot cgroup's name (a random token follows).
+const PREFIX: &str = "kakehiki-";
+
+/// Where the owner lock of each bot cgroup is kept: root only, as the uid leases (`/run`, else
+/// the temporary directory).
+fn owner_dir() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        use std::os::unix::fs::DirBuilderExt;
+        let run = PathBuf::from("/run/kakehiki/cgroups");
+        if std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&run)
+            .is_ok()
+        {
+            return run;
+        }
+        std::env::temp_dir().join("kakehiki-cgroups")
+    })
+    .clone()
+}
+
+/// 32 random hex digits (the kernel's generator).
+fn random_token() -> io::Result<String> {
+    let mut buf = [0u8; 16];
+    let mut filled = 0;
+    while filled < buf.len() {
+        // SAFETY: getrandom(2) into the rest of a stack buffer.
+        let n =
+            unsafe { libc::getrandom(buf[filled..].as_mut_ptr().cast(), buf.len() - filled, 0) };
+        if n < 0 {
+            let err = io::Error::last_os_error();
+            if err.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(err);
+        }
+        filled += n as usize;
+    }
+    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Whether `name` is a bot cgroup of this scheme (the prefix and 32 hex digits): its token.
+fn token_of(name: &str) -> Option<&str> {
+    let token = name.strip_prefix(PREFIX)?;
+    (token.len() == 32 && token.bytes().all(|b| b.is_ascii_hexdigit())).then_some(token)
+}
+
+/// Take the owner lock of a new cgroup token: created and locked before the cgroup exists.
+fn lock_owner(token: &str) -> io::Result<File> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::DirBuilderExt;
+    let dir = owner_dir();
+    // The fallback in the temporary directory is created here (0700, root's).
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)?;
+    let f = OpenOptions::new()
+        .create_new(true)
+        .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(dir.join(token))?;
+    // SAFETY: flock(2) on a descriptor we own.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(f)
+}
+
+/// Whether the referee that owns cgroup `token` is gone: its owner file is missing or nobody
+/// holds its lock.
+fn owner_gone(token: &str) -> bool {
+    use std::os::fd::AsRawFd;
+    let Ok(f) = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(owner_dir().join(token))
+    else {
+        return true;
+    };
+    // SAFETY: flock(2) on a descriptor we own; the lock goes with it.
+    unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Flavour {
@@ -170,25 +263,27 @@ pub(crate) struct Cgroup {
     procs: Vec<File>,
     /// Whether the bot got its CPU share, or why not.
     cpu: Result<(), String>,
+    /// The owner lock (`/run/kakehiki/cgroups/<token>`), held while the cgroup exists.
+    owner: Option<(PathBuf, File)>,
 }
 
 impl Cgroup {
     /// Create a cgroup limited to `memory_bytes` and `max_pids`, with an equal CPU share where
     /// the cpu controller is available, capped at `quota` (an error if it cannot be).
     pub fn create(memory_bytes: u64, max_pids: u64, quota: Option<CpuQuota>) -> io::Result<Cgroup> {
-        static SERIAL: AtomicU64 = AtomicU64::new(0);
         let parents = parents().map_err(io::Error::other)?;
         let flavour = parents.flavour;
-        let name = format!(
-            "kakehiki-bot-{}-{}",
-            std::process::id(),
-            SERIAL.fetch_add(1, Ordering::Relaxed)
-        );
+        // A name that tells the bot nothing (not the referee's pid): the owner is on record
+        // where only the referee looks.
+        let token = random_token()?;
+        let owner = lock_owner(&token)?;
+        let name = format!("{PREFIX}{token}");
         let mut cg = Cgroup {
             flavour,
             dirs: Vec::new(),
             procs: Vec::new(),
             cpu: parents.cpu.clone().map(|_| ()),
+            owner: Some((owner_dir().join(&token), owner)),
         };
         if let (Some(_), Err(why)) = (quota, &cg.cpu) {
             return Err(io::Error::other(format!("no CPU quota possible: {why}")));
@@ -324,6 +419,12 @@ impl Drop for Cgroup {
                 }
             }
         }
+        // A cgroup left behind stays on record as this referee's, and a later sweep removes it.
+        if let Some((path, _lock)) = self.owner.take() {
+            if self.dirs.iter().all(|d| !d.exists()) {
+                let _ = std::fs::remove_file(path);
+            }
+        }
     }
 }
 
@@ -332,10 +433,13 @@ fn write_file(path: &Path, value: &str) -> io::Result<()> {
     f.write_all(value.as_bytes())
 }
 
-/// Remove bot cgroups left by referees that were killed (empty ones whose creator is gone).
+/// Remove bot cgroups left by referees that were killed: those whose owner lock nobody holds
+/// (and those named by the referee's pid, `kakehiki-bot-<pid>-<n>`, by earlier versions, whose
+/// pid is gone), killing what is still in them.
 pub(crate) fn sweep_stale() {
     let Ok(parents) = parents() else { return };
     let cpu = parents.cpu.ok().flatten();
+    let mut swept = Vec::new();
     for parent in parents.dirs.into_iter().chain(cpu) {
         let Ok(entries) = std::fs::read_dir(&parent) else {
             continue;
@@ -343,13 +447,21 @@ pub(crate) fn sweep_stale() {
         for e in entries.flatten() {
             let name = e.file_name();
             let Some(name) = name.to_str() else { continue };
-            let Some(rest) = name.strip_prefix("kakehiki-bot-") else {
-                continue;
+            let stale = if let Some(token) = token_of(name) {
+                let gone = owner_gone(token);
+                if gone {
+                    swept.push(token.to_string());
+                }
+                gone
+            } else if let Some(rest) = name.strip_prefix("kakehiki-bot-") {
+                rest.split('-')
+                    .next()
+                    .and_then(|p| p.parse::<i32>().ok())
+                    .is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists())
+            } else {
+                false
             };
-            let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<i32>().ok()) else {
-                continue;
-            };
-            if Path::new(&format!("/proc/{pid}")).exists() {
+            if !stale {
                 continue;
             }
             if let Ok(t) = std::fs::read_to_string(e.path().join("cgroup.procs")) {
@@ -360,5 +472,8 @@ pub(crate) fn sweep_stale() {
             }
             let _ = std::fs::remove_dir(e.path());
         }
+    }
+    for token in swept {
+        let _ = std::fs::remove_file(owner_dir().join(token));
     }
 }

@@ -857,6 +857,7 @@ pub(super) fn probe_namespaces(user: bool) -> bool {
         | libc::CLONE_NEWNS
         | libc::CLONE_NEWIPC
         | libc::CLONE_NEWUTS
+        | libc::CLONE_NEWCGROUP
         | libc::CLONE_NEWNET
         | if user { libc::CLONE_NEWUSER } else { 0 };
     // SAFETY: the closure makes one system call.

@@ -23,9 +23,11 @@ const PATH_LISTS: &[&str] = &[
     "LD_LIBRARY_PATH",
 ];
 
-/// Variables passed through by default: a folder they name that the sandbox does not show is a
-/// warning, not an error (the bot may not need it); one passed on purpose is an error.
-const DEFAULT_PASSED: &[&str] = &["PYTHONPATH"];
+/// The `PATH` a confined bot gets: the system's program folders, which its private root shows
+/// at these paths (`/usr`, `/bin`, `/sbin`), never the referee's own `PATH` (a host path such as
+/// `/root/.pyenv/shims`). Folders of the referee's `PATH` that the bot is shown (in a system
+/// folder, or by `--ro-path`, `--seat-dir`) follow them ([`bot_path`]).
+pub const JAIL_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// What the bot sees of the host's file system: the system folders and `mounts`.
 struct Visible<'a> {
@@ -65,16 +67,47 @@ fn launch(problem: String) -> SpawnError {
 }
 
 /// The value the bot gets for `var`: set by the referee, or passed through from the host.
-fn bot_var(cfg: &SandboxConfig, var: &str) -> Option<(String, bool)> {
+fn bot_var(cfg: &SandboxConfig, var: &str) -> Option<String> {
     if let Some((_, v)) = cfg.env.iter().rev().find(|(k, _)| k == var) {
-        return Some((v.clone(), true));
+        return Some(v.clone());
     }
     if cfg.env_passthrough.iter().any(|k| k == var) {
-        let explicit = !DEFAULT_PASSED.contains(&var)
-            || cfg.env_passthrough.iter().filter(|k| *k == var).count() > 1;
-        return std::env::var(var).ok().map(|v| (v, explicit));
+        return std::env::var(var).ok();
     }
     None
+}
+
+/// The `PATH` a confined bot shown `mounts` (besides the system folders) gets: one the organiser
+/// set (`env`) or passed on purpose (`--pass-env PATH`), else [`JAIL_PATH`] followed by the
+/// folders of the referee's `PATH` the bot is shown at the same path (in a system folder, such
+/// as `/usr/local/go/bin`, or in `mounts`).
+pub(crate) fn bot_path(cfg: &SandboxConfig, mounts: &[PathBuf]) -> String {
+    if let Some(v) = bot_var(cfg, "PATH") {
+        return v;
+    }
+    jail_path(std::env::var_os("PATH").as_deref(), mounts)
+}
+
+/// [`JAIL_PATH`], then the folders of `host` (the referee's `PATH`) the bot is shown: in a system
+/// folder or in `mounts`.
+fn jail_path(host: Option<&std::ffi::OsStr>, mounts: &[PathBuf]) -> String {
+    let mut path = JAIL_PATH.to_string();
+    if let Some(host) = host {
+        for d in std::env::split_paths(host) {
+            let d = super::normalize(&d);
+            // Shown at the same path: inside a system folder (`/usr/local/go/bin`) or a mount.
+            let shown = d.is_absolute()
+                && (mounts.iter().any(|m| d.starts_with(m))
+                    || SYSTEM_DIRS.iter().any(|s| d.starts_with(s)));
+            if shown && !path.split(':').any(|p| Path::new(p) == d) {
+                if let Some(d) = d.to_str().filter(|d| !d.contains(':')) {
+                    path.push(':');
+                    path.push_str(d);
+                }
+            }
+        }
+    }
+    path
 }
 
 fn is_executable_file(p: &Path) -> bool {
@@ -114,16 +147,13 @@ fn system_alternatives(name: &str) -> Vec<PathBuf> {
 /// A program named without a folder: the sandbox looks it up in the bot's `PATH` inside its
 /// private root. Found only outside it: say where it is on this machine and how to show it.
 fn check_program_in_path(name: &str, cfg: &SandboxConfig, vis: &Visible) -> Result<(), SpawnError> {
-    let path = bot_var(cfg, "PATH")
-        .map(|(v, _)| v)
-        .unwrap_or_else(|| "/bin:/usr/bin".to_string());
-    let dirs: Vec<&Path> = path
+    let path = bot_path(cfg, vis.mounts);
+    let mut host_hit = None;
+    for d in path
         .split(':')
         .filter(|d| d.starts_with('/'))
         .map(Path::new)
-        .collect();
-    let mut host_hit = None;
-    for d in &dirs {
+    {
         let cand = d.join(name);
         if !is_executable_file(&cand) {
             continue;
@@ -132,6 +162,15 @@ fn check_program_in_path(name: &str, cfg: &SandboxConfig, vis: &Visible) -> Resu
             return check_script(&cand, vis);
         }
         host_hit.get_or_insert(cand);
+    }
+    // Not in the bot's `PATH`: where the referee's own `PATH` finds it is the hint.
+    if host_hit.is_none() {
+        if let Some(host) = std::env::var_os("PATH") {
+            host_hit = std::env::split_paths(&host)
+                .filter(|d| d.is_absolute())
+                .map(|d| d.join(name))
+                .find(|c| is_executable_file(c));
+        }
     }
     let Some(hit) = host_hit else {
         return Ok(());
@@ -310,26 +349,14 @@ fn path_list_problem(
     None
 }
 
-/// Warnings already given (once per referee process).
-fn warn_once(msg: String) {
-    static WARNED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-    let mut warned = WARNED.lock().unwrap_or_else(|p| p.into_inner());
-    if !warned.contains(&msg) {
-        tracing::warn!("{msg}");
-        warned.push(msg);
-    }
-}
-
 fn check_path_lists(argv: &[String], cfg: &SandboxConfig, vis: &Visible) -> Result<(), SpawnError> {
     for var in PATH_LISTS {
-        let Some((value, explicit)) = bot_var(cfg, var) else {
+        let Some(value) = bot_var(cfg, var) else {
             continue;
         };
+        // Passed on purpose (none is passed by default): a folder not shown is an error.
         if let Some(problem) = path_list_problem(&format!("{var}={value}"), &value, cfg, vis) {
-            if explicit {
-                return Err(launch(problem));
-            }
-            warn_once(format!("the bot's {problem}"));
+            return Err(launch(problem));
         }
     }
     for pair in argv.windows(2) {
@@ -475,4 +502,31 @@ pub(crate) fn check(
 /// range's first when none is leased yet).
 pub(crate) fn bot_uid(report: &SandboxReport, uid: u32) -> Option<u32> {
     (report.layers.contains(&Layer::Identity) && !report.user_namespace).then_some(uid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bot_path_holds_the_system_folders_and_only_the_shown_host_ones() {
+        let host = std::ffi::OsStr::new(
+            "/root/.cargo/bin:/root/.pyenv/shims:/opt/tool/bin:/usr/local/bin:/usr/bin:/bin",
+        );
+        assert_eq!(jail_path(Some(host), &[]), JAIL_PATH);
+        // A toolchain's folder inside /usr is shown (a ladder recipe's `go build`).
+        assert_eq!(
+            jail_path(Some(std::ffi::OsStr::new("/usr/local/go/bin:/bin")), &[]),
+            format!("{JAIL_PATH}:/usr/local/go/bin")
+        );
+        assert_eq!(jail_path(None, &[]), JAIL_PATH);
+        assert_eq!(
+            jail_path(Some(host), &[PathBuf::from("/opt/tool")]),
+            format!("{JAIL_PATH}:/opt/tool/bin")
+        );
+        // An explicit PATH is the organiser's.
+        let mut cfg = SandboxConfig::default();
+        cfg.env.push(("PATH".into(), "/x/bin".into()));
+        assert_eq!(bot_path(&cfg, &[]), "/x/bin");
+    }
 }

@@ -37,6 +37,7 @@ use std::sync::OnceLock;
 use serde::Serialize;
 
 pub(crate) use cgroup::{Cgroup, CpuQuota};
+pub use launch::JAIL_PATH;
 pub(crate) use launch::{bot_uid, check as check_launch};
 pub(crate) use plan::{bot_mounts, prepare, receive_fd, Prepared, SeatNet};
 pub(crate) use uid::UidLease;

@@ -53,6 +53,9 @@ pub(crate) struct Prepared {
     pub host_workdir: Option<tempfile::TempDir>,
     /// HOME/TMPDIR for the bot.
     pub home: PathBuf,
+    /// The bot's `PATH` (`launch::bot_path`): no folder of the referee's own `PATH` but those
+    /// shown to the bot.
+    pub path: Option<String>,
     /// With [`SeatNet::Own`]: the referee's end of the socket pair the seat's listener arrives on.
     pub listener_rx: Option<OwnedFd>,
     /// The keeper's end of that pair: the referee closes its copy once spawning is over.
@@ -426,6 +429,12 @@ pub(crate) fn prepare(
         None => super::launch::bot_uid(&report, jail.uid_base),
     };
     super::launch::check(argv, cfg, &ro_paths, &report, bot_uid)?;
+    // A bot that sees the whole host (no private root, no Landlock) keeps the referee's `PATH`.
+    let path = if on(Layer::Namespaces) || on(Layer::LandlockFs) {
+        Some(super::launch::bot_path(cfg, &ro_paths))
+    } else {
+        std::env::var("PATH").ok()
+    };
     let cgroup = if on(Layer::Cgroup) {
         let mem = cfg.limits.memory_bytes.unwrap_or(4 << 30);
         let pids = cfg.limits.processes.unwrap_or(4096);
@@ -515,8 +524,12 @@ pub(crate) fn prepare(
             Some(d) => super::normalize(d),
             None => PathBuf::from("/tmp"),
         };
-        let mut flags =
-            libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+        // A cgroup namespace too: the bot, entered in its cgroup first, sees that cgroup as `/`.
+        let mut flags = libc::CLONE_NEWPID
+            | libc::CLONE_NEWNS
+            | libc::CLONE_NEWIPC
+            | libc::CLONE_NEWUTS
+            | libc::CLONE_NEWCGROUP;
         // A pipe bot gets no network: an empty network namespace of its own (no interface,
         // loopback down), from the referee's pool when the referee is root, else made by the
         // bot's keeper inside its user namespace.
@@ -693,6 +706,7 @@ pub(crate) fn prepare(
             cgroup,
             host_workdir,
             home,
+            path,
             listener_rx,
             listener_tx: seat_listener.map(|(_, tx)| tx),
             tmp_rx,

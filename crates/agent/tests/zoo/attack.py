@@ -291,6 +291,32 @@ def main():
             except OSError:
                 pass
         out("WRITTEN_MIB", total)
+    elif mode == "environ":
+        # Everything the referee put in the environment (a host path would tell where it runs).
+        for k, v in sorted(os.environ.items()):
+            out("ENV", "%s=%s" % (k, v))
+    elif mode == "cgroup":
+        # The cgroup's name (the referee's pid in it would tell which process runs the match).
+        with open("/proc/self/cgroup") as f:
+            for line in f.read().splitlines():
+                out("CGROUP", line)
+    elif mode == "mountinfo":
+        # Field 4 is a mount's root within its file system, field 5 where it is mounted.
+        with open("/proc/self/mountinfo") as f:
+            for line in f.read().splitlines():
+                out("MOUNT", line)
+    elif mode == "many-entries":
+        # Thousands of folders each holding an empty file: bytes nobody counts, inodes and
+        # blocks of the host's disk when the folder is kept (--keep-seat-files).
+        made = 0
+        for i in range(int(args[0])):
+            try:
+                os.mkdir("d%d" % i)
+                open("d%d/f" % i, "wb").close()
+                made += 2
+            except OSError:
+                break
+        out("MADE", made)
     elif mode == "whoami":
         with open("/proc/self/status") as f:
             status = f.read()

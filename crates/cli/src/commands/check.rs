@@ -20,6 +20,7 @@ use anyhow::{bail, Context};
 use clap::Args;
 use kakehiki_core::exchange::{ExchangeOutcome, SeatRecord};
 use kakehiki_core::replay::ReplayLog;
+use kakehiki_core::text::{terminal_line, terminal_text};
 use kakehiki_core::{SeatError, SeatErrorKind, SeatSpec};
 use kakehiki_referee::seat::{EXIT_KEY, NO_TERMINATOR, SILENT_BOT, STDERR_KEY};
 use kakehiki_referee::{find_game, GameDriver, MatchRecord, MatchSpec, RefereeError};
@@ -872,16 +873,20 @@ fn diagnosis(r: &CheckReport) -> String {
             m.errors.len(),
             if m.errors.len() == 1 { "" } else { "s" }
         ));
+        // What the bot wrote (error details quote it, its stderr) is escaped for the terminal.
         for line in error_lines(&m.errors) {
-            out.push_str(&format!("      {line}\n"));
+            out.push_str(&format!("      {}\n", terminal_line(&line)));
         }
         if let Some(exit) = &m.exit {
-            out.push_str(&format!("      your bot's program: {exit}\n"));
+            out.push_str(&format!(
+                "      your bot's program: {}\n",
+                terminal_line(exit)
+            ));
         }
         if !m.stderr_tail.trim().is_empty() {
             out.push_str("      your bot's stderr (last lines):\n");
             for line in m.stderr_tail.lines() {
-                out.push_str(&format!("      | {line}\n"));
+                out.push_str(&format!("      | {}\n", terminal_text(line)));
             }
         }
     }
@@ -1210,6 +1215,20 @@ mod tests {
         };
         let text = diagnosis(&report);
         assert!(text.contains("FAIL  rules seed, seed 1000, seat 1 of 2 (last seat): 1 error\n      ply 2: crash: crash (output closed, exit code 3)\n      your bot's program: exit code 3\n      your bot's stderr (last lines):\n      | Traceback\n      | boom\n"), "{text}");
+        // A bot's terminal commands and forged lines, in its stderr and in what it sent.
+        let mut hostile = report;
+        hostile.matches[0].stderr_tail = "\x1b]0;title\x07\r\x1b[Kpassed".into();
+        hostile.matches[0].errors[0].detail = "invalid reply \"x\x1b[2J\npassed\"".into();
+        let text = diagnosis(&hostile);
+        assert!(!text.contains('\x1b') && !text.contains('\x07') && !text.contains('\r'));
+        assert!(
+            text.contains("      | \\x1b]0;title\\x07\\r\\x1b[Kpassed\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("invalid reply \"x\\x1b[2J\\npassed\""),
+            "{text}"
+        );
     }
 
     #[test]

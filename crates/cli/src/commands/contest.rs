@@ -240,7 +240,7 @@ fn report_summary(def: &ContestDef, s: &RunSummary) {
             s.failed.len()
         );
         for (index, e) in s.failed.iter().take(20) {
-            eprintln!("  match {index}: {e}");
+            eprintln!("  match {index}: {}", kakehiki_core::text::terminal_line(e));
         }
         if s.failed.len() > 20 {
             eprintln!("  ... and {} more", s.failed.len() - 20);

@@ -273,7 +273,8 @@ fn build(args: BuildArgs) -> anyhow::Result<u8> {
     if args.json {
         println!("{}", serde_json::to_string(&verdict)?);
     } else {
-        print!("{}", verdict.log);
+        // The build's log holds what the contestant's build printed: escaped for the terminal.
+        print!("{}", kakehiki_core::text::terminal_text(&verdict.log));
         println!("status: {}", verdict.status.as_str());
     }
     Ok(verdict.status.exit_code())

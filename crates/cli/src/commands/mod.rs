@@ -32,7 +32,7 @@ pub fn summary(report: &MatchReport) -> String {
     let width = report
         .seats
         .iter()
-        .map(|s| s.spec.len())
+        .map(|s| kakehiki_core::text::terminal_line(&s.spec).len())
         .max()
         .unwrap_or(4)
         .max(4);
@@ -44,18 +44,26 @@ pub fn summary(report: &MatchReport) -> String {
             .get(i)
             .map(|t| kakehiki_core::score_text_decimal(t))
             .unwrap_or_else(|| "?".into());
-        out.push_str(&format!("  {i:>4}  {:<width$}  {score}\n", seat.spec));
+        let spec = kakehiki_core::text::terminal_line(&seat.spec);
+        out.push_str(&format!("  {i:>4}  {spec:<width$}  {score}\n"));
     }
     let team = report.extra.get("winner_team").and_then(|v| v.as_str());
     match (report.winner, team) {
-        (Some(w), _) => out.push_str(&format!("winner: seat {w} ({})\n", report.seats[w].spec)),
-        (None, Some(team)) => out.push_str(&format!("result: the {team} team won\n")),
+        (Some(w), _) => out.push_str(&format!(
+            "winner: seat {w} ({})\n",
+            kakehiki_core::text::terminal_line(&report.seats[w].spec)
+        )),
+        (None, Some(team)) => out.push_str(&format!(
+            "result: the {} team won\n",
+            kakehiki_core::text::terminal_line(team)
+        )),
         (None, None) if report.everyone_lost => out.push_str("result: every seat lost\n"),
         (None, None) => out.push_str("result: draw\n"),
     }
     for (k, v) in &report.extra {
         if !v.is_array() && !v.is_object() {
-            out.push_str(&format!("{k}: {v}\n"));
+            out.push_str(&kakehiki_core::text::terminal_line(&format!("{k}: {v}")));
+            out.push('\n');
         }
     }
     let total: usize = report.seats.iter().map(|s| s.errors.len()).sum();
@@ -63,7 +71,9 @@ pub fn summary(report: &MatchReport) -> String {
         out.push_str("errors:\n");
         // At the game's own labels, identical ones condensed (as `check` shows them).
         for (i, seat) in report.seats.iter().enumerate() {
+            // Error details quote what the bot sent.
             for line in check::error_lines(&seat.errors) {
+                let line = kakehiki_core::text::terminal_line(&line);
                 out.push_str(&format!("  seat {i}: {line}\n"));
             }
         }

@@ -7,6 +7,7 @@ use anyhow::{bail, Context};
 use clap::Args;
 use kakehiki_agent::{check_mounts, DeniedPath, SandboxConfig, SandboxLevel};
 use kakehiki_core::exchange::{SeatEnd, SeatRecord};
+use kakehiki_core::text::{terminal_line, terminal_text};
 use kakehiki_core::SeatSpec;
 use kakehiki_referee::{find_game, MatchSpec};
 
@@ -285,12 +286,13 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
         let Some(end) = ends.get(seat) else {
             continue;
         };
-        eprintln!("seat {seat} ended: {}", end.exit);
+        eprintln!("seat {seat} ended: {}", terminal_line(&end.exit));
         let tail = last_lines(&end.stderr, STDERR_TAIL_LINES);
         if !tail.trim().is_empty() {
             eprintln!("stderr of seat {seat} (last {STDERR_TAIL_LINES} lines at most):");
+            // The bot's bytes, escaped (no terminal command runs) and each line marked as its.
             for line in tail.lines() {
-                eprintln!("  | {line}");
+                eprintln!("  | {}", terminal_text(line));
             }
         }
     }

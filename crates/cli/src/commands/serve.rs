@@ -174,7 +174,12 @@ fn run_nlp(args: ServeArgs) -> anyhow::Result<u8> {
                 g.seed,
                 g.winner
                     .unwrap_or(if g.aborted { "aborted" } else { "no winner" }),
-                g.agents.join(" ")
+                // Agents name themselves: escaped for the terminal.
+                g.agents
+                    .iter()
+                    .map(|a| kakehiki_core::text::terminal_line(a))
+                    .collect::<Vec<_>>()
+                    .join(" ")
             );
         }
     }
@@ -287,7 +292,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
                 result.excess_connections
             );
         }
-        print!("{}", s.agents_csv());
+        // Agents name themselves: their names are escaped for the terminal.
+        print!("{}", kakehiki_core::text::terminal_text(&s.agents_csv()));
         if let Some(dir) = &args.out {
             println!("results and logs: {}", dir.display());
         }
