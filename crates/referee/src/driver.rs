@@ -323,6 +323,20 @@ pub trait GameDriver: Send + Sync {
     /// starting anything: a ladder or a contest refuses bad options before its first match.
     fn check_spec(&self, spec: &MatchSpec) -> Result<(), RefereeError>;
 
+    /// The longest a match of `spec` can last while every seat answers within its limits: the
+    /// sum of every limit the driver enforces one after another (start-up, each turn, ply, day
+    /// or phase, the grace given at the end), from the same constants and options the driver
+    /// plays with. A contest or ladder refuses a `match_timeout_s` below it. Writes to a seat are
+    /// counted as prompt (a bot that does not read its input is not answering legally). `None`:
+    /// this driver computes no bound (the match time limit is then not checked against one).
+    fn longest_legal_match(
+        &self,
+        spec: &MatchSpec,
+    ) -> Result<Option<std::time::Duration>, RefereeError> {
+        self.check_spec(spec)?;
+        Ok(None)
+    }
+
     /// Re-run a match from its replay: same seed, every seat's recorded replies and timings
     /// replayed in place of the bots. Returns the re-run's record; the caller compares bytes.
     fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError>;
