@@ -84,6 +84,14 @@ impl Arena for RefereeArena {
         driver.check_spec(&spec).map_err(|e| e.to_string())
     }
 
+    fn longest_match(&self, job: &MatchJob) -> Result<Option<Duration>, String> {
+        let driver = find_game(&job.game).map_err(|e| e.to_string())?;
+        let mut spec = MatchSpec::new(&job.game, job.seed, job.seats.clone());
+        spec.rules = job.rules.clone();
+        spec.options = job.options.clone();
+        driver.longest_legal_match(&spec).map_err(|e| e.to_string())
+    }
+
     fn play(&self, job: &MatchJob) -> Result<Played, PlayError> {
         let driver = find_game(&job.game).map_err(|e| PlayError::Failed(e.to_string()))?;
         let mut spec = MatchSpec::new(&job.game, job.seed, job.seats.clone());

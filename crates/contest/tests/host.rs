@@ -495,3 +495,47 @@ fn coordinator_and_workers_reconnect_when_postgresql_restarts() {
         "each match played about once: {played}"
     );
 }
+
+/// A contest whose `match_timeout_s` is below the longest legal match of its game under its
+/// options is refused before anything is registered, with both numbers; 0 (no limit) and a
+/// limit at the bound pass.
+#[test]
+fn a_match_timeout_below_the_longest_legal_match_is_refused_with_both_numbers() {
+    let text = |timeout: u64| {
+        let mut t = format!(
+            "name = \"t\"\ngame = \"nac\"\nformat = \"round-robin\"\nseed = 7\n\
+             match_timeout_s = {timeout}\n[options]\nturn_ms = 2000\n"
+        );
+        for i in 0..4 {
+            t.push_str(&format!(
+                "\n[[entrants]]\nname = \"e{i}\"\nseat = \"builtin:random\"\n"
+            ));
+        }
+        ContestDef::parse(&t, "t.toml", &|g| {
+            use kakehiki_contest::Arena;
+            RefereeArena.game_type(g)
+        })
+        .unwrap()
+    };
+    // ready 5 s + 9 turns × 2 s + 1 s grace = 24 s.
+    let e = kakehiki_contest::runner::check_match_timeout(&RefereeArena, &text(20)).unwrap_err();
+    assert!(matches!(e, RunError::MatchTimeout { .. }), "{e}");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("match_timeout_s = 20 is below the longest legal match of nac")
+            && msg.contains("24 s: raise match_timeout_s to at least 24 or set 0"),
+        "{msg}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let e = run_local(
+        &text(20),
+        sqlite(&dir.path().join("c.sqlite")),
+        Arc::new(RefereeArena),
+        &RunOptions::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(e, RunError::MatchTimeout { .. }), "{e}");
+    for ok in [0, 24, 600] {
+        kakehiki_contest::runner::check_match_timeout(&RefereeArena, &text(ok)).unwrap();
+    }
+}
