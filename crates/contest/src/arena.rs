@@ -107,8 +107,9 @@ pub struct Played {
 /// Why a match was not played.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlayError {
-    /// The match could not be set up or did not finish (a bad option, the time limit of the
-    /// whole match): recorded as failed; a later run retries it.
+    /// The match could not be set up or did not finish (a bad option, a panic): recorded as
+    /// failed; a later run retries it. A match stopped at its time limit is not a failure: it
+    /// is played, its slowest seats charged ([`kakehiki_referee::overtime_record`]).
     #[error("{0}")]
     Failed(String),
     /// The machine, not the match or its bots, failed (a bot could not be started for lack of
@@ -192,9 +193,9 @@ pub trait Arena: Send + Sync {
     /// The declaration of a game, or a message naming the known games.
     fn game_type(&self, game: &str) -> Result<&'static GameType, String>;
 
-    /// Play one match to the end. `Err` means the match could not be played (setup error, time
-    /// limit of the whole match, a host fault); bot misbehaviour is recorded in the report
-    /// instead.
+    /// Play one match to the end. `Err` means the match could not be played (setup error, a
+    /// host fault); bot misbehaviour, exceeding the time limit of the whole match included, is
+    /// recorded in the report instead.
     fn play(&self, job: &MatchJob) -> Result<Played, PlayError>;
 
     /// Check a match's game, rule set, seats and options as playing it would, without starting

@@ -34,6 +34,9 @@ pub struct MatchSpec {
     /// Told the address each `tcp` seat waits on, once its listener is bound (the CLI prints
     /// it, so a contestant knows where to point a client).
     pub on_listen: ListenNotice,
+    /// Each seat's thinking time as the match goes (every driver's live table adds to it): a
+    /// caller that stops a match at its time limit charges the seats that used the most.
+    pub clock: crate::seat::SeatClock,
 }
 
 /// A callback told `(seat, address)` when a `tcp` seat's listener is bound; does nothing by
@@ -79,6 +82,7 @@ impl MatchSpec {
             options: BTreeMap::new(),
             sandbox,
             on_listen: ListenNotice::default(),
+            clock: crate::seat::SeatClock::default(),
         }
     }
 
@@ -275,6 +279,10 @@ pub enum RefereeError {
     /// match is not played rather than scored as that seat's loss.
     #[error("host fault: seat {seat} could not be started because of this machine, not the bot: {reason}")]
     HostFault { seat: usize, reason: String },
+    /// A match went past its time limit (`match_timeout_s`) with no seat having used any
+    /// thinking time (built-in seats only): nobody can be charged, so the machine was too slow.
+    #[error("host fault: the match exceeded match_timeout_s = {limit_s} s but no seat used any thinking time (built-in seats only): this machine is too slow for the limit, no bot is charged")]
+    OverTimeUnattributed { limit_s: u64 },
 }
 
 impl RefereeError {
@@ -289,7 +297,10 @@ impl RefereeError {
 
     /// Whether the match failed because of the machine rather than its bots or its spec.
     pub fn is_host_fault(&self) -> bool {
-        matches!(self, RefereeError::HostFault { .. })
+        matches!(
+            self,
+            RefereeError::HostFault { .. } | RefereeError::OverTimeUnattributed { .. }
+        )
     }
 }
 
@@ -335,6 +346,13 @@ pub trait GameDriver: Send + Sync {
     ) -> Result<Option<std::time::Duration>, RefereeError> {
         self.check_spec(spec)?;
         Ok(None)
+    }
+
+    /// What each seat not charged scores when a match is stopped at its time limit and the
+    /// seats that used the most time are charged a loss ([`crate::overtime::overtime_record`]):
+    /// 1 unless the game says otherwise.
+    fn forfeit_win_score(&self) -> kakehiki_core::Score {
+        kakehiki_core::Score::from_integer(1)
     }
 
     /// Re-run a match from its replay: same seed, every seat's recorded replies and timings

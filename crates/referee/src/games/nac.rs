@@ -375,7 +375,7 @@ impl NacDriver {
             }
         }
         let specs: Vec<String> = spec.seats.iter().map(|s| s.to_string()).collect();
-        let table = Table::new(seats, ReplayLog::new());
+        let table = Table::new(seats, ReplayLog::new()).clocked(spec.clock.clone());
         let mut game = Game::new(self.variant, spec.seed, limits, specs.clone(), table);
         game.profile = profile.as_ref().map(|_| Profile::default());
         game.bots = (spec.seats.iter().enumerate())

@@ -179,7 +179,8 @@ impl GameDriver for RpsDriver {
             let params = params_of(spec)?;
             let specs: Vec<String> = spec.seats.iter().map(ToString::to_string).collect();
             let seats = start_seats(&spec.seats, &spec.sandbox, RPS_TYPE.name)?;
-            let table = Table::new(seats, header(spec.seed, &specs, params));
+            let table =
+                Table::new(seats, header(spec.seed, &specs, params)).clocked(spec.clock.clone());
             Ok(play_rounds(table, params, spec.seed, &specs).await)
         })
     }

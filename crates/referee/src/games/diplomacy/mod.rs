@@ -369,7 +369,8 @@ impl GameDriver for DiplomacyDriver {
             let params = checked_params(spec)?;
             let st = seats::start_seats(spec, &params).await?;
             let names: Vec<String> = spec.seats.iter().map(|s| s.to_string()).collect();
-            let mut table = Table::new(st.seats, header(spec.seed, &names, &params));
+            let mut table = Table::new(st.seats, header(spec.seed, &names, &params))
+                .clocked(spec.clock.clone());
             for (seat, count, cap) in st.excess {
                 table.excess_connections(seat, count, cap);
             }

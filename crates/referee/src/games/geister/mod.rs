@@ -79,6 +79,8 @@ pub struct GameSetup {
     pub specs: [String; 2],
     /// Where to write the compatible log (spec §4.1), if anywhere.
     pub log_dir: Option<PathBuf>,
+    /// Where the seats' thinking times are added up ([`MatchSpec::clock`]), if anywhere.
+    pub clock: Option<crate::seat::SeatClock>,
 }
 
 /// One game's seats: the table's seat, its transport's name, and a built-in bot's brain.
@@ -319,7 +321,10 @@ async fn play_game(setup: &GameSetup, players: Players) -> MatchRecord {
     let started_unix_ms = unix_now().as_millis() as u64;
     let (transports, bots) = (players.transports, players.bots);
     let params = HeaderParams::new(&setup.rules, transports, started_unix_ms);
-    let table = crate::seat::Table::new(players.seats, ReplayLog::new());
+    let mut table = crate::seat::Table::new(players.seats, ReplayLog::new());
+    if let Some(clock) = &setup.clock {
+        table = table.clocked(clock.clone());
+    }
     let (record, session) = run_flow(setup, table, &params, transports, bots, true).await;
     if let Some(dir) = &setup.log_dir {
         let names = log_file_names(started_unix_ms + session.first_set_at().unwrap_or(0));
@@ -411,6 +416,7 @@ impl GeisterDriver {
             seed: spec.seed,
             specs: [spec.seats[0].to_string(), spec.seats[1].to_string()],
             log_dir: spec.options.get("log_dir").map(PathBuf::from),
+            clock: Some(spec.clock.clone()),
         };
         let mut record = run_game(&setup, players).await?;
         let mut counts = [(0, 0); 2];
@@ -456,6 +462,7 @@ pub fn rerun_replay(replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> 
         seed: h.seed,
         specs: [h.seats[0].clone(), h.seats[1].clone()],
         log_dir: None,
+        clock: None,
     };
     let table = crate::seat::Table::replayed(replay, 2, ReplayLog::new())?;
     let flow = run_flow(&setup, table, &params, transports, [None, None], false);

@@ -445,7 +445,7 @@ impl GameDriver for WerewolfDriver {
             let rules = cfg.settings.rule_set.name();
             let (seats, mut roster, unseated) = server::seat_match(spec, &cfg).await?;
             let header = game_header(rules, spec.seed, &roster, &spec.options);
-            let mut table = Table::new(seats, header);
+            let mut table = Table::new(seats, header).clocked(spec.clock.clone());
             for (s, why) in unseated {
                 table.fault(s, "day 0", SeatErrorKind::NotReady, why.clone());
                 table.kill(s, &why);

@@ -407,7 +407,7 @@ impl GameDriver for WerewolfNlpDriver {
                 game_id: game_id_now(spec.seed),
                 json_log: log_dir.is_some() || config.json_logger.enable,
             };
-            let p = as_task(run(Table::new(seats, log), g)).await?;
+            let p = as_task(run(Table::new(seats, log).clocked(spec.clock.clone()), g)).await?;
             write_logs(log_dir.as_deref(), &config, &p)?;
             Ok(record(&spec_seats, spec.seed, p))
         })
