@@ -125,8 +125,9 @@ pub struct Played {
 /// Why a match was not played.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlayError {
-    /// The match could not be set up or did not finish (a bad option, the time limit of the
-    /// whole match): recorded as failed; a later run retries it.
+    /// The match could not be set up or did not finish (a bad option, a panic): recorded as
+    /// failed; a later run retries it. A match stopped at its time limit is not a failure: it
+    /// is played, its slowest seats charged ([`kakehiki_referee::overtime_record`]).
     #[error("{0}")]
     Failed(String),
     /// The machine, not the match or its bots, failed (a bot could not be started for lack of
@@ -140,6 +141,60 @@ impl PlayError {
     pub fn is_host_fault(&self) -> bool {
         matches!(self, PlayError::HostFault(_))
     }
+}
+
+/// A `match_timeout_s` below the longest legal match of its game under its limits: a match
+/// played within every limit could still be cut off.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "match_timeout_s = {match_timeout_s} is below the longest legal match of {game} under these \
+     limits, {} s: raise match_timeout_s to at least {longest_s} or set 0 for no limit",
+    thousands(*.longest_s)
+)]
+pub struct MatchTimeoutTooShort {
+    pub game: String,
+    pub match_timeout_s: u64,
+    /// The longest legal match, in whole seconds rounded up.
+    pub longest_s: u64,
+}
+
+/// `4212` as `4,212`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Whole seconds, rounded up.
+pub fn ceil_secs(d: std::time::Duration) -> u64 {
+    d.as_secs() + u64::from(d.subsec_nanos() > 0)
+}
+
+/// Refuse `job`'s `timeout_s` when it is below the longest legal match its arena computes (0,
+/// no limit, always passes). Returns that bound when there is one.
+pub fn check_match_timeout(
+    arena: &dyn Arena,
+    job: &MatchJob,
+) -> Result<Option<std::time::Duration>, String> {
+    let Some(longest) = arena.longest_match(job)? else {
+        return Ok(None);
+    };
+    let longest_s = ceil_secs(longest);
+    if job.timeout_s != 0 && job.timeout_s < longest_s {
+        return Err(MatchTimeoutTooShort {
+            game: job.game.clone(),
+            match_timeout_s: job.timeout_s,
+            longest_s,
+        }
+        .to_string());
+    }
+    Ok(Some(longest))
 }
 
 /// Why an entrant's program did not start in the check before a contest is registered.
@@ -156,9 +211,9 @@ pub trait Arena: Send + Sync {
     /// The declaration of a game, or a message naming the known games.
     fn game_type(&self, game: &str) -> Result<&'static GameType, String>;
 
-    /// Play one match to the end. `Err` means the match could not be played (setup error, time
-    /// limit of the whole match, a host fault); bot misbehaviour is recorded in the report
-    /// instead.
+    /// Play one match to the end. `Err` means the match could not be played (setup error, a
+    /// host fault); bot misbehaviour, exceeding the time limit of the whole match included, is
+    /// recorded in the report instead.
     fn play(&self, job: &MatchJob) -> Result<Played, PlayError>;
 
     /// Check a match's game, rule set, seats and options as playing it would, without starting
@@ -167,6 +222,14 @@ pub trait Arena: Send + Sync {
     fn check_job(&self, job: &MatchJob) -> Result<(), String> {
         let _ = job;
         Ok(())
+    }
+
+    /// The longest a match of `job` can last while every seat answers within the game's
+    /// limits ([`kakehiki_referee::GameDriver::longest_legal_match`]); `None` when the arena
+    /// knows no bound (its `match_timeout_s` is then not checked against one).
+    fn longest_match(&self, job: &MatchJob) -> Result<Option<std::time::Duration>, String> {
+        let _ = job;
+        Ok(None)
     }
 
     /// Start the program of every process entrant of `game` once (`entrants`: name and seat)
@@ -187,5 +250,28 @@ pub trait Arena: Send + Sync {
     ) -> Vec<PreflightProblem> {
         let _ = (def, store_files);
         Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_refusal_names_both_numbers() {
+        let e = MatchTimeoutTooShort {
+            game: "werewolf".into(),
+            match_timeout_s: 600,
+            longest_s: 4212,
+        };
+        assert_eq!(
+            e.to_string(),
+            "match_timeout_s = 600 is below the longest legal match of werewolf under these \
+             limits, 4,212 s: raise match_timeout_s to at least 4212 or set 0 for no limit"
+        );
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(ceil_secs(std::time::Duration::from_millis(1001)), 2);
+        assert_eq!(ceil_secs(std::time::Duration::from_secs(3)), 3);
     }
 }

@@ -84,6 +84,14 @@ impl Arena for RefereeArena {
         driver.check_spec(&spec).map_err(|e| e.to_string())
     }
 
+    fn longest_match(&self, job: &MatchJob) -> Result<Option<Duration>, String> {
+        let driver = find_game(&job.game).map_err(|e| e.to_string())?;
+        let mut spec = MatchSpec::new(&job.game, job.seed, job.seats.clone());
+        spec.rules = job.rules.clone();
+        spec.options = job.options.clone();
+        driver.longest_legal_match(&spec).map_err(|e| e.to_string())
+    }
+
     fn play(&self, job: &MatchJob) -> Result<Played, PlayError> {
         let driver = find_game(&job.game).map_err(|e| PlayError::Failed(e.to_string()))?;
         let mut spec = MatchSpec::new(&job.game, job.seed_to_play(), job.seats.clone());
@@ -94,14 +102,13 @@ impl Arena for RefereeArena {
             if job.timeout_s == 0 {
                 driver.play(&spec).await.map_err(referee_error)
             } else {
-                match tokio::time::timeout(Duration::from_secs(job.timeout_s), driver.play(&spec))
-                    .await
-                {
+                let limit = Duration::from_secs(job.timeout_s);
+                match tokio::time::timeout(limit, driver.play(&spec)).await {
                     Ok(r) => r.map_err(referee_error),
-                    Err(_) => Err(PlayError::Failed(format!(
-                        "the match exceeded its time limit of {} s (match_timeout_s)",
-                        job.timeout_s
-                    ))),
+                    // Stopped at its limit, the match is still scored: the seats that used the
+                    // most thinking time are charged (none used any: the host's fault).
+                    Err(_) => kakehiki_referee::overtime_record(driver, &spec, limit)
+                        .map_err(referee_error),
                 }
             }
         })??;

@@ -53,6 +53,9 @@ pub enum RunError {
     },
     #[error("{}", preflight_message(.0))]
     Preflight(Vec<PreflightProblem>),
+    /// The contest's `match_timeout_s` would cut off a match played within every limit.
+    #[error("contest {contest:?}: {problem}")]
+    MatchTimeout { contest: String, problem: String },
     #[error(
         "the programs of contest {contest:?} changed since it started, so its results would mix two \
          versions of a bot: {}; restore them, or run the new versions as a new contest (another \
@@ -157,6 +160,7 @@ pub fn preflight(
     def: &ContestDef,
     store_files: &[std::path::PathBuf],
 ) -> Result<(), RunError> {
+    check_match_timeout(arena, def)?;
     let mut problems = arena.mount_problems(def, store_files);
     let refused: Vec<&str> = problems.iter().map(|p| p.entrant.as_str()).collect();
     let rest: Vec<crate::Entrant> = def
@@ -171,6 +175,33 @@ pub fn preflight(
     } else {
         Err(RunError::Preflight(problems))
     }
+}
+
+/// Refuse a contest whose `match_timeout_s` is below the longest legal match of its game under
+/// its options ([`crate::arena::check_match_timeout`]), checked on a table of `builtin:silent`
+/// seats of the contest's size (each seat's limits are the same whoever sits there).
+pub fn check_match_timeout(arena: &dyn Arena, def: &ContestDef) -> Result<(), RunError> {
+    let probe = MatchJob {
+        contest: def.name.clone(),
+        index: 0,
+        game: def.game.clone(),
+        rules: def.rules.clone(),
+        seed: 1,
+        seats: vec![kakehiki_core::SeatSpec::Builtin("silent".into()); def.seats],
+        entrants: Vec::new(),
+        options: def.options.clone(),
+        timeout_s: def.match_timeout_s,
+        seat_dirs: Vec::new(),
+        seat_env: Vec::new(),
+        sandbox: None,
+        cpu_millis: None,
+    };
+    crate::arena::check_match_timeout(arena, &probe)
+        .map(drop)
+        .map_err(|problem| RunError::MatchTimeout {
+            contest: def.name.clone(),
+            problem,
+        })
 }
 
 /// Compare the entrants' program files with those recorded when the contest started, and record

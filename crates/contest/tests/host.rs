@@ -495,3 +495,140 @@ fn coordinator_and_workers_reconnect_when_postgresql_restarts() {
         "each match played about once: {played}"
     );
 }
+
+/// A contest whose `match_timeout_s` is below the longest legal match of its game under its
+/// options is refused before anything is registered, with both numbers; 0 (no limit) and a
+/// limit at the bound pass.
+#[test]
+fn a_match_timeout_below_the_longest_legal_match_is_refused_with_both_numbers() {
+    let text = |timeout: u64| {
+        let mut t = format!(
+            "name = \"t\"\ngame = \"nac\"\nformat = \"round-robin\"\nseed = 7\n\
+             match_timeout_s = {timeout}\n[options]\nturn_ms = 2000\n"
+        );
+        for i in 0..4 {
+            t.push_str(&format!(
+                "\n[[entrants]]\nname = \"e{i}\"\nseat = \"builtin:random\"\n"
+            ));
+        }
+        ContestDef::parse(&t, "t.toml", &|g| {
+            use kakehiki_contest::Arena;
+            RefereeArena.game_type(g)
+        })
+        .unwrap()
+    };
+    // ready 5 s + 9 turns × 2 s + 1 s grace = 24 s.
+    let e = kakehiki_contest::runner::check_match_timeout(&RefereeArena, &text(20)).unwrap_err();
+    assert!(matches!(e, RunError::MatchTimeout { .. }), "{e}");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("match_timeout_s = 20 is below the longest legal match of nac")
+            && msg.contains("24 s: raise match_timeout_s to at least 24 or set 0"),
+        "{msg}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let e = run_local(
+        &text(20),
+        sqlite(&dir.path().join("c.sqlite")),
+        Arc::new(RefereeArena),
+        &RunOptions::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(e, RunError::MatchTimeout { .. }), "{e}");
+    for ok in [0, 24, 600] {
+        kakehiki_contest::runner::check_match_timeout(&RefereeArena, &text(ok)).unwrap();
+    }
+}
+
+/// The real arena, except that it knows no bound on a match's length (as for a game whose driver
+/// computes none, Werewolf-NLP): its `match_timeout_s` is then taken as given, and a bot within
+/// every per-request limit can still outlast it.
+struct NoBound;
+
+impl kakehiki_contest::Arena for NoBound {
+    fn game_type(&self, game: &str) -> Result<&'static kakehiki_core::GameType, String> {
+        RefereeArena.game_type(game)
+    }
+    fn play(
+        &self,
+        job: &kakehiki_contest::MatchJob,
+    ) -> Result<kakehiki_contest::Played, kakehiki_contest::PlayError> {
+        RefereeArena.play(job)
+    }
+    fn check_job(&self, job: &kakehiki_contest::MatchJob) -> Result<(), String> {
+        RefereeArena.check_job(job)
+    }
+    fn preflight(
+        &self,
+        game: &str,
+        entrants: &[kakehiki_contest::Entrant],
+    ) -> Vec<kakehiki_contest::PreflightProblem> {
+        RefereeArena.preflight(game, entrants)
+    }
+}
+
+/// A match stopped at `match_timeout_s` is stored as played, not discarded: the seat that used
+/// the most thinking time (a slow bot answering every turn legally, 0.7 s of its 1 s) is
+/// charged a loss with a timeout error naming the limit and its time; the built-in seats win.
+#[test]
+fn a_match_past_its_time_limit_is_stored_scored_with_the_slowest_seat_charged() {
+    use kakehiki_contest::Arena;
+    let dir = tempfile::tempdir().unwrap();
+    let bot = dir.path().join("slow_bot.py");
+    let slow = "import sys, time\n\
+                class Slow:\n    \
+                    def __init__(self, f):\n        self.f = f\n    \
+                    def write(self, t):\n        \
+                        if not t.startswith('READY'):\n            time.sleep(0.7)\n        \
+                        return self.f.write(t)\n    \
+                    def __getattr__(self, a):\n        return getattr(self.f, a)\n\
+                sys.stdout = Slow(sys.stdout)\n";
+    let source = std::fs::read_to_string(repo_file("examples/bots/python/nac_bot.py")).unwrap();
+    std::fs::write(&bot, format!("{slow}{source}")).unwrap();
+    let text = format!(
+        "name = \"slow\"\ngame = \"nac\"\nformat = \"random-tables\"\nmin_games = 1\nseed = 3\n\
+         match_timeout_s = 2\n\
+         [[entrants]]\nname = \"slow\"\nseat = \"cmd:python3 {}\"\n\
+         [[entrants]]\nname = \"b1\"\nseat = \"builtin:random\"\n\
+         [[entrants]]\nname = \"b2\"\nseat = \"builtin:random\"\n\
+         [[entrants]]\nname = \"b3\"\nseat = \"builtin:strong\"\n",
+        bot.display()
+    );
+    let def = ContestDef::parse(&text, "t.toml", &|g| RefereeArena.game_type(g)).unwrap();
+    let db = dir.path().join("slow.sqlite");
+    let s = run_local(&def, sqlite(&db), Arc::new(NoBound), &RunOptions::default()).unwrap();
+    assert!(s.complete && s.failed.is_empty(), "{s:?}");
+    assert_eq!((s.scheduled, s.played), (1, 1), "{s:?}");
+    let mut store = sqlite(&db);
+    assert!(store.failures("slow").unwrap().is_empty());
+    let results = store.results("slow").unwrap();
+    assert_eq!(results.len(), 1);
+    let r: kakehiki_core::MatchReport = serde_json::from_str(&results[0].report_json).unwrap();
+    let slow_seat = results[0]
+        .entrants
+        .iter()
+        .position(|e| e == "slow")
+        .unwrap();
+    for (seat, sr) in r.seats.iter().enumerate() {
+        if seat == slow_seat {
+            assert_eq!(r.scores[seat], 0.0, "{r:?}");
+            let e = &sr.errors.last().unwrap();
+            assert_eq!(e.kind, kakehiki_core::SeatErrorKind::Timeout, "{e:?}");
+            assert!(
+                e.detail
+                    .starts_with("the match exceeded match_timeout_s = 2 s; this seat used ")
+                    && e.detail.ends_with(" s of it, the most of any seat"),
+                "{}",
+                e.detail
+            );
+        } else {
+            assert_eq!(r.scores[seat], 1.0, "{r:?}");
+            assert!(sr.errors.is_empty(), "{:?}", sr.errors);
+        }
+    }
+    let results = kakehiki_contest::standings::seat_results(&r);
+    assert_eq!(
+        results[slow_seat],
+        kakehiki_contest::standings::SeatResult::Loss
+    );
+}

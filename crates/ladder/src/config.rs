@@ -196,6 +196,10 @@ pub struct LadderConfig {
     /// Per-match settings, as in a contest file: the wall-clock limit of one match in seconds
     /// (0: none), ...
     pub match_timeout_s: u64,
+    /// Whether the file gives `match_timeout_s`; when it does not,
+    /// [`LadderConfig::check_match_settings`] raises the default to the game's longest legal
+    /// match under the ladder's limits if that is longer.
+    pub match_timeout_given: bool,
     /// ... the bot sandbox level (`best` when absent), ...
     pub sandbox: Option<String>,
     /// ... each bot's CPU quota in thousandths of a CPU, ...
@@ -406,10 +410,53 @@ impl LadderConfig {
             limits: raw.limits,
             matches_per_hour,
             match_timeout_s,
+            match_timeout_given: raw.match_timeout_s.is_some(),
             sandbox,
             cpu_millis,
             options,
         })
+    }
+
+    /// A table of `builtin:silent` seats (the game's default count) with the ladder's rule set,
+    /// options and sandbox, as one of its matches would be played.
+    pub fn probe_job(&self, seats: usize) -> kakehiki_contest::MatchJob {
+        kakehiki_contest::MatchJob {
+            contest: kakehiki_store::ladder_contest(&self.name),
+            index: 0,
+            game: self.game.clone(),
+            rules: Some(self.rules.clone()),
+            seed: 1,
+            seats: vec![kakehiki_core::SeatSpec::Builtin("silent".into()); seats],
+            entrants: Vec::new(),
+            options: self.options.clone(),
+            timeout_s: self.match_timeout_s,
+            seat_dirs: Vec::new(),
+            seat_env: Vec::new(),
+            sandbox: self.sandbox.clone(),
+            cpu_millis: self.cpu_millis,
+            // A probe, checked and never played.
+            public_seed: true,
+        }
+    }
+
+    /// Check the ladder's per-match settings as the game checks a match's (an unknown option
+    /// or a bad value is named here, not in every match), and its `match_timeout_s` against the
+    /// longest legal match under its limits: a given one below it is refused with both numbers;
+    /// the default, when the file gives none, is raised to it.
+    pub fn check_match_settings(
+        &mut self,
+        arena: &dyn kakehiki_contest::Arena,
+    ) -> Result<(), String> {
+        let seats = arena.game_type(&self.game)?.default_seats;
+        let probe = self.probe_job(seats);
+        arena.check_job(&probe)?;
+        if self.match_timeout_given {
+            kakehiki_contest::arena::check_match_timeout(arena, &probe)?;
+        } else if let Some(longest) = arena.longest_match(&probe)? {
+            let longest_s = kakehiki_contest::arena::ceil_secs(longest);
+            self.match_timeout_s = self.match_timeout_s.max(longest_s);
+        }
+        Ok(())
     }
 
     /// The recipe of a language the ladder offers.

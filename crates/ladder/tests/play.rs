@@ -204,3 +204,35 @@ fn the_ladder_files_match_settings_reach_the_matches() {
     let header: serde_json::Value = serde_json::from_str(p.replay.lines().next().unwrap()).unwrap();
     assert_eq!(header["params"]["rules"]["max_plies"], 10, "{header}");
 }
+
+/// A ladder file whose `match_timeout_s` is below the longest legal match under its options is
+/// refused with both numbers; without the key, the default is raised to that bound.
+#[test]
+fn a_match_timeout_below_the_longest_legal_match_is_refused_and_the_default_follows_the_bound() {
+    let base = "name = \"w\"\ngame = \"werewolf\"\nbuiltins = [\"random\"]\n";
+    let mut c = config(&format!("{base}match_timeout_s = 600\n"));
+    let e = c.check_match_settings(&RefereeArena).unwrap_err();
+    // 15 agents under aiwolf-0.6's defaults: 6,902 s (the driver's own unit test works it out).
+    assert_eq!(
+        e,
+        "match_timeout_s = 600 is below the longest legal match of werewolf under these limits, \
+         6,902 s: raise match_timeout_s to at least 6902 or set 0 for no limit"
+    );
+    for ok in ["match_timeout_s = 0\n", "match_timeout_s = 6902\n"] {
+        let mut c = config(&format!("{base}{ok}"));
+        c.check_match_settings(&RefereeArena).unwrap();
+    }
+    let mut c = config(base);
+    c.check_match_settings(&RefereeArena).unwrap();
+    assert_eq!(c.match_timeout_s, 6902);
+    // A game whose matches are short keeps the default.
+    let mut c = config(
+        "name = \"g\"\ngame = \"geister\"\nbuiltins = [\"random\"]\n\
+                        [options]\nbank_ms = 1000\nper_move_ms = 100\n",
+    );
+    c.check_match_settings(&RefereeArena).unwrap();
+    assert_eq!(
+        c.match_timeout_s,
+        kakehiki_ladder::config::DEFAULT_MATCH_TIMEOUT_S
+    );
+}

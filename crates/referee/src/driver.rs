@@ -40,6 +40,9 @@ pub struct MatchSpec {
     /// Told the address each `tcp` seat waits on, once its listener is bound (the CLI prints
     /// it, so a contestant knows where to point a client).
     pub on_listen: ListenNotice,
+    /// Each seat's thinking time as the match goes (every driver's live table adds to it): a
+    /// caller that stops a match at its time limit charges the seats that used the most.
+    pub clock: crate::seat::SeatClock,
 }
 
 /// A callback told `(seat, address)` when a `tcp` seat's listener is bound; does nothing by
@@ -90,6 +93,7 @@ impl MatchSpec {
             options: BTreeMap::new(),
             sandbox,
             on_listen: ListenNotice::default(),
+            clock: crate::seat::SeatClock::default(),
         }
     }
 
@@ -298,6 +302,10 @@ pub enum RefereeError {
     /// match is not played rather than scored as that seat's loss.
     #[error("host fault: seat {seat} could not be started because of this machine, not the bot: {reason}")]
     HostFault { seat: usize, reason: String },
+    /// A match went past its time limit (`match_timeout_s`) with no seat having used any
+    /// thinking time (built-in seats only): nobody can be charged, so the machine was too slow.
+    #[error("host fault: the match exceeded match_timeout_s = {limit_s} s but no seat used any thinking time (built-in seats only): this machine is too slow for the limit, no bot is charged")]
+    OverTimeUnattributed { limit_s: u64 },
 }
 
 impl RefereeError {
@@ -312,7 +320,10 @@ impl RefereeError {
 
     /// Whether the match failed because of the machine rather than its bots or its spec.
     pub fn is_host_fault(&self) -> bool {
-        matches!(self, RefereeError::HostFault { .. })
+        matches!(
+            self,
+            RefereeError::HostFault { .. } | RefereeError::OverTimeUnattributed { .. }
+        )
     }
 }
 
@@ -345,6 +356,27 @@ pub trait GameDriver: Send + Sync {
     /// Check a match's rule set, seats and options as [`GameDriver::play`] does first, without
     /// starting anything: a ladder or a contest refuses bad options before its first match.
     fn check_spec(&self, spec: &MatchSpec) -> Result<(), RefereeError>;
+
+    /// The longest a match of `spec` can last while every seat answers within its limits: the
+    /// sum of every limit the driver enforces one after another (start-up, each turn, ply, day
+    /// or phase, the grace given at the end), from the same constants and options the driver
+    /// plays with. A contest or ladder refuses a `match_timeout_s` below it. Writes to a seat are
+    /// counted as prompt (a bot that does not read its input is not answering legally). `None`:
+    /// this driver computes no bound (the match time limit is then not checked against one).
+    fn longest_legal_match(
+        &self,
+        spec: &MatchSpec,
+    ) -> Result<Option<std::time::Duration>, RefereeError> {
+        self.check_spec(spec)?;
+        Ok(None)
+    }
+
+    /// What each seat not charged scores when a match is stopped at its time limit and the
+    /// seats that used the most time are charged a loss ([`crate::overtime::overtime_record`]):
+    /// 1 unless the game says otherwise.
+    fn forfeit_win_score(&self) -> kakehiki_core::Score {
+        kakehiki_core::Score::from_integer(1)
+    }
 
     /// Re-run a match from its replay: same seed, every seat's recorded replies and timings
     /// replayed in place of the bots. Returns the re-run's record; the caller compares bytes.

@@ -8,6 +8,7 @@ pub mod accept;
 pub mod driver;
 pub mod files;
 pub mod games;
+pub mod overtime;
 pub mod profile;
 pub mod registry;
 pub mod seat;
@@ -15,4 +16,5 @@ pub mod seat;
 pub use driver::{
     BoxFuture, GameDriver, ListenNotice, MatchRecord, MatchSpec, RefereeError, SEED_ENV,
 };
+pub use overtime::overtime_record;
 pub use registry::{find_game, GAMES};

@@ -301,9 +301,43 @@ async fn a_silent_agent_times_out_but_stays_and_the_game_ends() {
     assert!(e["winner"].is_string());
 }
 
+/// By default an agent in error forfeits its own seat: it scores 0 and the game plays on.
 #[tokio::test]
-async fn a_disconnect_ends_a_five_player_game_by_the_error_ratio() {
+async fn a_disconnected_agent_forfeits_its_seat_and_the_five_player_game_is_scored() {
     let (rec, _) = ws_game(&[Mode::Quit], 4, 9, &[]).await;
+    let e = end(&rec);
+    assert_eq!(e["aborted"], false);
+    assert_eq!(e["errors"][0], true);
+    assert!(rec.report.seats[0]
+        .errors
+        .iter()
+        .any(|x| x.kind.as_str() == "disconnect"));
+    assert_eq!(rec.report.scores[0], 0.0);
+    assert_eq!(rec.report.extra["forfeited_seats"], serde_json::json!([0]));
+    // Played on to a real end (or to max_day): the others are scored as the game went.
+    let winner = e["winner"].as_str();
+    let winners = rec.report.extra["winner_seats"].as_array().unwrap().clone();
+    for seat in 1..5 {
+        let won = winners.contains(&serde_json::json!(seat));
+        assert_eq!(
+            rec.report.scores[seat],
+            f64::from(u8::from(won)),
+            "seat {seat}"
+        );
+    }
+    assert!(winner.is_some(), "{e}");
+    verify_replay(&rec.replay.to_text()).unwrap();
+}
+
+/// `server.on_error_ratio = "abort"` in the organiser's configuration: upstream's rule, one
+/// agent in error of five ends the game and everyone scores 0.
+#[tokio::test]
+async fn under_abort_a_disconnect_ends_a_five_player_game_by_the_error_ratio() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("abort.toml");
+    std::fs::write(&config, "[server]\non_error_ratio = \"abort\"\n").unwrap();
+    let config = config.display().to_string();
+    let (rec, _) = ws_game(&[Mode::Quit], 4, 9, &[("config", config)]).await;
     let e = end(&rec);
     assert_eq!(e["aborted"], true);
     assert!(e["winner"].is_null());
@@ -312,6 +346,7 @@ async fn a_disconnect_ends_a_five_player_game_by_the_error_ratio() {
         .iter()
         .any(|x| x.kind.as_str() == "disconnect"));
     assert!(rec.report.scores.iter().all(|s| *s == 0.0));
+    assert_eq!(rec.report.extra["forfeited_seats"], serde_json::json!([]));
     verify_replay(&rec.replay.to_text()).unwrap();
 }
 

@@ -141,39 +141,17 @@ pub struct Verdict {
 
 /// Read and validate a ladder file against the referee's games: its per-match settings are
 /// checked as the game checks a match's (an unknown option or a bad value is named here, not
-/// in every match).
+/// in every match), and its `match_timeout_s` against the longest legal match under its limits
+/// ([`LadderConfig::check_match_settings`]).
 pub fn load_config(path: &Path) -> anyhow::Result<LadderConfig> {
-    let config = LadderConfig::load(path, &|g| RefereeArena.game_type(g))?;
-    check_match_settings(&config).map_err(|e| {
+    let mut config = LadderConfig::load(path, &|g| RefereeArena.game_type(g))?;
+    config.check_match_settings(&RefereeArena).map_err(|e| {
         anyhow::anyhow!(
             "{}: the ladder's matches cannot be played: {e}",
             path.display()
         )
     })?;
     Ok(config)
-}
-
-/// A table of `builtin:silent` seats with the ladder's rule set, options and sandbox, checked by
-/// the game without playing it.
-pub fn check_match_settings(config: &LadderConfig) -> Result<(), String> {
-    let game = RefereeArena.game_type(&config.game)?;
-    let probe = kakehiki_contest::MatchJob {
-        contest: kakehiki_store::ladder_contest(&config.name),
-        index: 0,
-        game: config.game.clone(),
-        rules: Some(config.rules.clone()),
-        seed: 1,
-        seats: vec![kakehiki_core::SeatSpec::Builtin("silent".into()); game.default_seats],
-        entrants: Vec::new(),
-        options: config.options.clone(),
-        timeout_s: config.match_timeout_s,
-        seat_dirs: Vec::new(),
-        seat_env: Vec::new(),
-        sandbox: config.sandbox.clone(),
-        cpu_millis: config.cpu_millis,
-        public_seed: true,
-    };
-    RefereeArena.check_job(&probe)
 }
 
 /// Take in `upload` for `language` of the ladder `config`: unpack it (under `tmp_parent`), build

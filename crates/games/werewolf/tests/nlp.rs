@@ -6,7 +6,7 @@ use std::sync::Arc;
 use kakehiki_werewolf::nlp::game::{AskError, ChatMessage, NlpGame, Table};
 use kakehiki_werewolf::nlp::inproc::{block_on_ready, bot_chat, play_builtin, BotTable};
 use kakehiki_werewolf::nlp::packet::{Packet, RequestKind};
-use kakehiki_werewolf::nlp::settings::{NlpConfig, NlpSettings};
+use kakehiki_werewolf::nlp::settings::{NlpConfig, NlpSettings, OnErrorRatio};
 use kakehiki_werewolf::{Role, Team};
 
 /// Seats answered by a closure; every packet is kept.
@@ -411,6 +411,80 @@ fn a_tied_vote_is_repeated_then_settled_at_random_among_the_tied() {
     );
 }
 
+/// Settings of `n` players whose agents in error do `mode` to the game.
+fn settings_on_error(n: usize, mode: OnErrorRatio) -> Arc<NlpSettings> {
+    let mut c = NlpConfig::for_players(n);
+    c.server.on_error_ratio = mode;
+    Arc::new(c.settings().unwrap())
+}
+
+/// The default: an agent in error forfeits its own seat (0 whatever its team does) and the game
+/// plays on to a real end, scored for the others.
+#[test]
+fn an_agent_in_error_forfeits_its_seat_and_the_game_plays_on() {
+    assert_eq!(
+        NlpSettings::defaults(5).unwrap().on_error_ratio,
+        OnErrorRatio::Forfeit
+    );
+    let mut t = Scripted {
+        answer: |a: usize, p: &Packet| match (a, p.request) {
+            (3, _) => Err(AskError::Fatal),
+            (_, RequestKind::Talk) => Ok("hi".into()),
+            // Seed 9 deals the werewolf to Agent[03]: the village votes it out.
+            _ => Ok("Agent[03]".into()),
+        },
+        sent: Vec::new(),
+        fatal_notify: Vec::new(),
+    };
+    let mut game = NlpGame::new(settings(5), 9, vec!["x".into(); 5]);
+    let r = block_on_ready(game.run(&mut t));
+    assert_eq!(r.roles[2], Role::Werewolf, "{r:?}");
+    assert!(!r.aborted);
+    assert_eq!(
+        r.winner,
+        Some(Team::Villager),
+        "the game reaches a real end: {r:?}"
+    );
+    assert_eq!(
+        r.roles[3].team(),
+        Team::Villager,
+        "the agent in error was on the winning team"
+    );
+    assert_eq!(r.has_error, vec![false, false, false, true, false]);
+    assert_eq!(r.forfeited, r.has_error);
+    let names: Vec<String> = (0..5).map(|i| format!("s{i}")).collect();
+    let rep = kakehiki_werewolf::nlp::record::report(&names, 9, &r);
+    assert_eq!(rep.scores[3], 0.0, "the forfeited seat scores nothing");
+    for i in [0, 1, 2, 4] {
+        let won = Some(r.roles[i].team()) == r.winner;
+        assert_eq!(rep.scores[i], f64::from(u8::from(won)), "seat {i}: {rep:?}");
+    }
+    assert!(rep.scores.contains(&1.0), "{rep:?}");
+    assert_eq!(rep.extra["forfeited_seats"], serde_json::json!([3]));
+    // Nothing more is sent to it after its failure; FINISH still reaches the others.
+    let first_fail = t
+        .sent
+        .iter()
+        .position(|(a, p)| *a == 3 && p.request.needs_response())
+        .unwrap();
+    assert!(t.sent[first_fail + 1..].iter().all(|(a, _)| *a != 3));
+}
+
+/// Every agent in error: nobody is left to play, the game ends without a winner.
+#[test]
+fn a_game_with_every_agent_in_error_ends_without_a_winner_under_forfeit() {
+    let mut t = Scripted {
+        answer: |_a: usize, _p: &Packet| Err(AskError::Fatal),
+        sent: Vec::new(),
+        fatal_notify: Vec::new(),
+    };
+    let mut game = NlpGame::new(settings(5), 9, vec!["x".into(); 5]);
+    let r = block_on_ready(game.run(&mut t));
+    assert!(r.aborted && r.winner.is_none(), "{r:?}");
+    assert_eq!(r.forfeited, vec![true; 5]);
+}
+
+/// `server.on_error_ratio = abort`: upstream's rule.
 #[test]
 fn errors_beyond_the_ratio_end_the_game_without_a_winner() {
     // 5 players × 0.2 = 1: one agent gone ends the game.
@@ -423,10 +497,15 @@ fn errors_beyond_the_ratio_end_the_game_without_a_winner() {
         sent: Vec::new(),
         fatal_notify: Vec::new(),
     };
-    let mut game = NlpGame::new(settings(5), 9, vec!["x".into(); 5]);
+    let mut game = NlpGame::new(
+        settings_on_error(5, OnErrorRatio::Abort),
+        9,
+        vec!["x".into(); 5],
+    );
     let r = block_on_ready(game.run(&mut t));
     assert!(r.aborted);
     assert_eq!(r.winner, None);
+    assert_eq!(r.forfeited, vec![false; 5], "upstream forfeits nobody");
     assert_eq!(r.has_error, vec![false, false, false, true, false]);
     assert!(game.log().last().unwrap().ends_with(",NONE"));
     // The agent in error gets no more packets after its failure.

@@ -375,7 +375,7 @@ impl NacDriver {
             }
         }
         let specs: Vec<String> = spec.seats.iter().map(|s| s.to_string()).collect();
-        let table = Table::new(seats, ReplayLog::new());
+        let table = Table::new(seats, ReplayLog::new()).clocked(spec.clock.clone());
         let mut game = Game::new(self.variant, spec.seed, limits, specs.clone(), table);
         game.profile = profile.as_ref().map(|_| Profile::default());
         game.bots = (spec.seats.iter().enumerate())
@@ -456,6 +456,18 @@ impl GameDriver for NacDriver {
         self.check(spec).map(drop)
     }
 
+    /// The READY window (`ready_ms`, one budget for every seat at once), then every turn at
+    /// its `turn_ms` (the four seats are asked at once), then `end_grace_ms` to exit.
+    fn longest_legal_match(&self, spec: &MatchSpec) -> Result<Option<Duration>, RefereeError> {
+        let limits = self.check(spec)?;
+        let turns = u64::from(self.variant.params().turns);
+        let ms = limits
+            .ready_ms
+            .saturating_add(limits.turn_ms.saturating_mul(turns))
+            .saturating_add(limits.end_grace_ms);
+        Ok(Some(Duration::from_millis(ms)))
+    }
+
     fn replay_format(&self) -> Option<&'static str> {
         Some(FORMAT)
     }
@@ -477,5 +489,34 @@ impl GameDriver for NacDriver {
         let seats = record.into_iter().map(|(e, end)| Seat::replayed(e, end));
         let table = Table::new(seats.collect(), ReplayLog::new());
         Ok(self.replay_on(h, limits, table)?.replay)
+    }
+}
+
+#[cfg(test)]
+mod bound_tests {
+    use super::*;
+
+    #[test]
+    fn the_longest_legal_match_is_ready_every_turn_and_the_grace() {
+        for (driver, turns) in [(&NAC, 9), (&RELIGION_WAR, 9)] {
+            let mut spec = MatchSpec::new(
+                driver.game_type.name,
+                1,
+                vec![SeatSpec::Builtin("silent".into()); NUM_SEATS],
+            );
+            let d = Limits::default();
+            let want = d.ready_ms + turns * d.turn_ms + d.end_grace_ms;
+            assert_eq!(
+                driver.longest_legal_match(&spec).unwrap(),
+                Some(Duration::from_millis(want))
+            );
+            spec.options.insert("turn_ms".into(), "50".into());
+            spec.options.insert("ready_ms".into(), "100".into());
+            spec.options.insert("end_grace_ms".into(), "10".into());
+            assert_eq!(
+                driver.longest_legal_match(&spec).unwrap(),
+                Some(Duration::from_millis(100 + turns * 50 + 10))
+            );
+        }
     }
 }

@@ -31,6 +31,9 @@ pub static RPS: RpsDriver = RpsDriver;
 
 const OPTION_KEYS: &[&str] = &["rounds", "move_ms"];
 
+/// How long the bots are given to exit after the match.
+const END_GRACE: Duration = Duration::from_millis(500);
+
 /// The match parameters, recorded in the replay header.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 struct Params {
@@ -128,7 +131,7 @@ async fn play_rounds(mut table: Table, p: Params, seed: u64, specs: &[String]) -
         wins,
         winner: result.winner,
     });
-    let finished = table.finish(Duration::from_millis(500)).await;
+    let finished = table.finish(END_GRACE).await;
     let seats = specs.iter().map(|s| (s.clone(), Vec::new())).collect();
     let rules = RPS_TYPE.default_rules();
     let mut report = MatchReport::new(RPS_TYPE.name, rules, seed, &result, seats);
@@ -176,13 +179,23 @@ impl GameDriver for RpsDriver {
             let params = params_of(spec)?;
             let specs: Vec<String> = spec.seats.iter().map(ToString::to_string).collect();
             let seats = start_seats(&spec.seats, &spec.sandbox, RPS_TYPE.name)?;
-            let table = Table::new(seats, header(spec.seed, &specs, params));
+            let table =
+                Table::new(seats, header(spec.seed, &specs, params)).clocked(spec.clock.clone());
             Ok(play_rounds(table, params, spec.seed, &specs).await)
         })
     }
 
     fn check_spec(&self, spec: &MatchSpec) -> Result<(), RefereeError> {
         params_of(spec).map(drop)
+    }
+
+    /// Every round waits at most `move_ms` for both throws (asked at once), then the bots get
+    /// [`END_GRACE`] to exit.
+    fn longest_legal_match(&self, spec: &MatchSpec) -> Result<Option<Duration>, RefereeError> {
+        let p = params_of(spec)?;
+        Ok(Some(
+            Duration::from_millis(p.move_ms).saturating_mul(p.rounds) + END_GRACE,
+        ))
     }
 
     // ANCHOR: rerun
@@ -214,4 +227,23 @@ where
         .build()?;
     std::thread::scope(|scope| scope.spawn(move || runtime.block_on(f)).join())
         .map_err(|_| RefereeError::BadReplay("the re-run panicked".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kakehiki_core::SeatSpec;
+
+    #[test]
+    fn the_longest_legal_match_is_every_round_at_its_limit_and_the_grace() {
+        let mut spec = MatchSpec::new("rps", 1, vec![SeatSpec::Builtin("rock".into()); 2]);
+        let d = RPS.longest_legal_match(&spec).unwrap().unwrap();
+        assert_eq!(d, Duration::from_millis(DEFAULT_ROUNDS as u64 * 1000 + 500));
+        spec.options.insert("rounds".into(), "3".into());
+        spec.options.insert("move_ms".into(), "200".into());
+        let d = RPS.longest_legal_match(&spec).unwrap().unwrap();
+        assert_eq!(d, Duration::from_millis(3 * 200 + 500));
+        spec.options.insert("move_ms".into(), "fast".into());
+        assert!(RPS.longest_legal_match(&spec).is_err());
+    }
 }

@@ -444,6 +444,67 @@ pub const EXCESS_EVENT: &str = "excess_connections";
 /// Lines kept of the output a seat wrote outside its window, before a count.
 const DISCARDED_KEPT: usize = 10;
 
+/// Each seat's thinking time so far in one match (the sum of its replies' times, in µs), kept
+/// by the match's [`Table`] and read by whoever gave it: when a match outlasts its time limit,
+/// its caller charges the seats that used the most. Only a live seat's answers to requests with
+/// a limit count: built-in, silent and replayed seats use no time, and a message in a listening
+/// window (a chat that lasts its time whatever the seats do) is not thinking time.
+#[derive(Debug, Clone, Default)]
+pub struct SeatClock(std::sync::Arc<std::sync::Mutex<ClockState>>);
+
+#[derive(Debug, Default)]
+struct ClockState {
+    /// Each seat's answered time, µs.
+    used: Vec<u64>,
+    /// When each seat's request still unanswered was written, if it has one.
+    pending: Vec<Option<Instant>>,
+}
+
+impl SeatClock {
+    fn state(&self) -> std::sync::MutexGuard<'_, ClockState> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `seat` was written a request at `since` and thinks until it answers ([`SeatClock::add`]):
+    /// a match stopped meanwhile counts that time too.
+    pub fn start(&self, seat: usize, since: Instant) {
+        let mut st = self.state();
+        if st.pending.len() <= seat {
+            st.pending.resize(seat + 1, None);
+        }
+        st.pending[seat] = Some(since);
+    }
+
+    /// Add `us` to `seat`'s time: it answered (its request is no longer pending).
+    pub fn add(&self, seat: usize, us: u64) {
+        let mut st = self.state();
+        if st.used.len() <= seat {
+            st.used.resize(seat + 1, 0);
+        }
+        st.used[seat] = st.used[seat].saturating_add(us);
+        if let Some(p) = st.pending.get_mut(seat) {
+            *p = None;
+        }
+    }
+
+    /// Each seat's time so far in µs, the request it is thinking about now included; at least
+    /// `seats` long.
+    pub fn totals(&self, seats: usize) -> Vec<u64> {
+        let st = self.state();
+        let now = Instant::now();
+        let n = seats.max(st.used.len()).max(st.pending.len());
+        (0..n)
+            .map(|s| {
+                let used = st.used.get(s).copied().unwrap_or(0);
+                let thinking = st.pending.get(s).copied().flatten().map_or(0, |since| {
+                    now.saturating_duration_since(since).as_micros() as u64
+                });
+                used.saturating_add(thinking)
+            })
+            .collect()
+    }
+}
+
 /// The seats of one match, their recording, and the replay being written.
 pub struct Table {
     seats: Vec<Seat>,
@@ -463,6 +524,8 @@ pub struct Table {
     positions: Vec<Vec<usize>>,
     /// Of the last [`Table::ask`]: its first message written and its last reply received.
     span: Option<(Instant, Instant)>,
+    /// Where each seat's thinking time is added up, if anyone reads it ([`Table::clocked`]).
+    clock: Option<SeatClock>,
 }
 
 impl Table {
@@ -485,7 +548,15 @@ impl Table {
             positions: Vec::new(),
             span: None,
             later: Vec::new(),
+            clock: None,
         }
+    }
+
+    /// This table, adding each seat's reply times to `clock` (a live match's
+    /// [`crate::MatchSpec::clock`]).
+    pub fn clocked(mut self, clock: SeatClock) -> Table {
+        self.clock = Some(clock);
+        self
     }
 
     /// A table that answers from `replay`'s seat record, for a re-run. `log` holds the
@@ -691,6 +762,10 @@ impl Table {
                     return Begun::Answered(answer_of(failed, None, ask));
                 }
                 let start = Instant::now();
+                // From here the seat's time runs (a write it does not read blocks on it).
+                if let Some(c) = &self.clock {
+                    c.start(ask.seat, start);
+                }
                 if ask.msg.is_empty() {
                     return Begun::Waiting(start, start + ask.limit);
                 }
@@ -895,7 +970,7 @@ impl Table {
             detail: r.detail,
             discarded: Vec::new(),
         };
-        self.note(ask(s), &answer, true);
+        self.note_unclocked(ask(s), &answer, true);
         Some((s, answer))
     }
 
@@ -952,6 +1027,13 @@ impl Table {
         waits: &[Wait],
         mut builtin: impl FnMut(usize, &Wait) -> Vec<u8>,
     ) -> Option<(usize, Answer)> {
+        if let Some(c) = &self.clock {
+            for w in waits.iter().filter(|w| w.limit.is_some()) {
+                if matches!(self.seats.get(w.seat), Some(Seat::Live(_))) {
+                    c.start(w.seat, w.since);
+                }
+            }
+        }
         let (i, answer) = self.first_answer(waits, &mut builtin).await?;
         let w = &waits[i];
         let mut ask = w.ask();
@@ -1091,7 +1173,19 @@ impl Table {
 
     /// Record one answered ask: its error if the transport failed, and its exchange line (with
     /// the seat's time to answer when it had one), serialised later ([`Later`]).
+    /// A live seat's time to answer a request with a limit is added to the clock, if any (a
+    /// built-in, silent or replayed seat uses no time).
     fn note(&mut self, ask: Ask, answer: &Answer, limit: bool) {
+        let live = matches!(self.seats.get(ask.seat), Some(Seat::Live(_)));
+        if let (Some(clock), Some(us), true) = (&self.clock, answer.time_us, limit && live) {
+            clock.add(ask.seat, us);
+        }
+        self.note_unclocked(ask, answer, limit);
+    }
+
+    /// [`Table::note`] without the clock: a message in a listening window, whose time counts
+    /// from the window's opening and whose window lasts its time whatever the seat does.
+    fn note_unclocked(&mut self, ask: Ask, answer: &Answer, limit: bool) {
         self.note_error(&ask, answer);
         self.later.push(Later::Exchange {
             ask,
@@ -1384,5 +1478,27 @@ mod deadline_tests {
         assert_eq!(by_deadline(near, std::future::pending::<()>()).await, None);
         // Ready at once: no timer, whatever the deadline (even one already past).
         assert_eq!(by_deadline(Instant::now(), async { 3 }).await, Some(3));
+    }
+}
+
+#[cfg(test)]
+mod clock_tests {
+    use super::*;
+
+    #[test]
+    fn the_clock_adds_answers_and_counts_a_pending_request_until_it_is_answered() {
+        let c = SeatClock::default();
+        c.add(1, 500);
+        c.add(1, 250);
+        assert_eq!(c.totals(3), vec![0, 750, 0]);
+        c.start(2, Instant::now() - Duration::from_millis(40));
+        let t = c.totals(3);
+        assert!(t[2] >= 40_000, "{t:?}");
+        c.add(2, 7);
+        assert_eq!(
+            c.totals(3),
+            vec![0, 750, 7],
+            "the answer replaces the pending time"
+        );
     }
 }

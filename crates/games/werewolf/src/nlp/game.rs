@@ -13,7 +13,7 @@ use super::packet::{
     Info, JudgeEntry, Packet, RequestKind, SettingPacket, TalkEntry, Text, VoteEntry, FORCE_SKIP,
     OVER, SKIP,
 };
-use super::settings::{NlpSettings, TalkLimits};
+use super::settings::{NlpSettings, OnErrorRatio, TalkLimits};
 use super::text;
 use crate::rng;
 use crate::types::{Role, Species, Team};
@@ -73,8 +73,11 @@ pub trait Table: Send {
 pub struct GameResult {
     /// The winning team; `None` when the game was cut short (errors or `max_day`).
     pub winner: Option<Team>,
-    /// Ended by the error ratio.
+    /// Ended by the error ratio (upstream's `abort`), or with every agent in error.
     pub aborted: bool,
+    /// The agents that forfeited their seats (in error under `on_error_ratio = forfeit`): they
+    /// score 0 whatever their team does.
+    pub forfeited: Vec<bool>,
     pub roles: Vec<Role>,
     pub alive: Vec<bool>,
     pub has_error: Vec<bool>,
@@ -463,7 +466,12 @@ impl NlpGame {
 
     fn should_finish(&mut self) -> bool {
         let errors = self.has_error.iter().filter(|e| **e).count();
-        if errors >= self.s.error_cutoff() {
+        let cutoff = match self.s.on_error_ratio {
+            OnErrorRatio::Abort => self.s.error_cutoff(),
+            // Agents in error forfeit their own seats; with nobody left to play, it is over.
+            OnErrorRatio::Forfeit => self.has_error.len(),
+        };
+        if errors >= cutoff {
             self.aborted = true;
             return true;
         }
@@ -521,6 +529,10 @@ impl NlpGame {
         GameResult {
             winner: if self.aborted { None } else { self.winner },
             aborted: self.aborted,
+            forfeited: match self.s.on_error_ratio {
+                OnErrorRatio::Forfeit => self.has_error.clone(),
+                OnErrorRatio::Abort => vec![false; self.has_error.len()],
+            },
             roles: self.roles.clone(),
             alive: self.cur().alive.clone(),
             has_error: self.has_error.clone(),

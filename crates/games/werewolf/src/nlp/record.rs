@@ -66,12 +66,17 @@ pub fn end_event(r: &GameResult, game: &NlpGame) -> Value {
     })
 }
 
-/// The match report (seat errors are the seat layer's to fill in).
+/// The match report (seat errors are the seat layer's to fill in). A seat that forfeited
+/// ([`GameResult::forfeited`]) scores 0 whatever its team did.
 pub fn report(spec_seats: &[String], seed: u64, r: &GameResult) -> MatchReport {
+    let forfeited = |i: usize| r.forfeited.get(i).copied().unwrap_or(false);
     let scores = r
         .roles
         .iter()
-        .map(|role| Score::from_integer(i64::from(Some(role.team()) == r.winner)))
+        .enumerate()
+        .map(|(i, role)| {
+            Score::from_integer(i64::from(Some(role.team()) == r.winner && !forfeited(i)))
+        })
         .collect();
     let outcome = Outcome {
         scores,
@@ -89,12 +94,14 @@ pub fn report(spec_seats: &[String], seed: u64, r: &GameResult) -> MatchReport {
         json!(r.winner.map(|t: Team| t.name())),
     );
     // A team game has no single winning seat (`winner` stays null): the seats of the winning
-    // team, in seat order (empty when the game ended without a winner).
+    // team that did not forfeit, in seat order (empty when the game ended without a winner).
     let winner_seats: Vec<usize> = (0..r.roles.len())
-        .filter(|&i| r.winner.is_some_and(|t| r.roles[i].team() == t))
+        .filter(|&i| r.winner.is_some_and(|t| r.roles[i].team() == t) && !forfeited(i))
         .collect();
     rep.extra.insert("winner_seats".into(), json!(winner_seats));
     rep.extra.insert("aborted".into(), json!(r.aborted));
+    let lost: Vec<usize> = (0..r.roles.len()).filter(|&i| forfeited(i)).collect();
+    rep.extra.insert("forfeited_seats".into(), json!(lost));
     rep.extra.insert(
         "roles".into(),
         json!(r.roles.iter().map(|x| x.name()).collect::<Vec<_>>()),

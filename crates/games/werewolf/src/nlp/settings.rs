@@ -132,6 +132,8 @@ pub struct NlpSettings {
     pub timeout_response_ms: u64,
     pub timeout_acceptable_ms: u64,
     pub max_continue_error_ratio: f64,
+    /// What an agent in error does to the game ([`OnErrorRatio`]).
+    pub on_error_ratio: OnErrorRatio,
     /// Role counts in upstream order.
     pub roles: Vec<(Role, usize)>,
     /// Player names and profile texts (custom profiles); `None`: `Agent[NN]` and no profile.
@@ -180,6 +182,21 @@ pub struct NlpConfig {
     pub realtime_broadcaster: RealtimeConfig,
 }
 
+/// What agents in error (disconnected, or failing the NAME check) do to a game: Kakehiki's
+/// `forfeit` (the default) or upstream's `abort` (`server.on_error_ratio`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnErrorRatio {
+    /// Each agent in error forfeits its own seat: it is sent nothing more, scores 0 whatever
+    /// its team does, and the game plays on to its end and is scored (it ends without a winner
+    /// only when every agent is in error). `max_continue_error_ratio` is not used.
+    #[default]
+    Forfeit,
+    /// Upstream's rule: the game ends without a winner, everyone scoring 0, when the agents in
+    /// error reach `max(1, int(agent_count × max_continue_error_ratio))`.
+    Abort,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ServerConfig {
@@ -187,6 +204,10 @@ pub struct ServerConfig {
     pub authentication: AuthConfig,
     pub timeout: TimeoutConfig,
     pub max_continue_error_ratio: f64,
+    /// Kakehiki's own key (upstream has none): `forfeit` (default) or `abort`. Always written
+    /// in a replay's header: a header without it is from before the key, when every game
+    /// aborted (see the re-run).
+    pub on_error_ratio: OnErrorRatio,
 }
 
 impl Default for ServerConfig {
@@ -196,6 +217,7 @@ impl Default for ServerConfig {
             authentication: AuthConfig::default(),
             timeout: TimeoutConfig::default(),
             max_continue_error_ratio: 0.2,
+            on_error_ratio: OnErrorRatio::Forfeit,
         }
     }
 }
@@ -614,6 +636,7 @@ impl NlpConfig {
             timeout_response_ms: parse_duration_ms(&t.response)?,
             timeout_acceptable_ms: parse_duration_ms(&t.acceptable)?,
             max_continue_error_ratio: ratio,
+            on_error_ratio: self.server.on_error_ratio,
             roles: self.roles()?,
             profiles,
         })
@@ -623,6 +646,31 @@ impl NlpConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn on_error_ratio_is_forfeit_by_default_abort_on_request_and_anything_else_refused() {
+        use super::super::config_file::parse_config;
+        let (c, _, _) = parse_config("toml", "").unwrap();
+        assert_eq!(c.settings().unwrap().on_error_ratio, OnErrorRatio::Forfeit);
+        let (c, _, _) = parse_config("yml", "server:\n  on_error_ratio: abort\n").unwrap();
+        assert_eq!(c.settings().unwrap().on_error_ratio, OnErrorRatio::Abort);
+        let (c, _, _) = parse_config("toml", "[server]\non_error_ratio = \"forfeit\"\n").unwrap();
+        assert_eq!(c.server.on_error_ratio, OnErrorRatio::Forfeit);
+        let e = parse_config("toml", "[server]\non_error_ratio = \"void\"\n").unwrap_err();
+        assert!(
+            e.contains("server.on_error_ratio") && e.contains("forfeit"),
+            "{e}"
+        );
+        // Written out only when it is not the default (replay headers stay as they were).
+        let v = serde_json::to_value(NlpConfig::default()).unwrap();
+        assert!(v["server"].get("on_error_ratio").is_none(), "{v}");
+        let mut c = NlpConfig::default();
+        c.server.on_error_ratio = OnErrorRatio::Abort;
+        assert_eq!(
+            serde_json::to_value(c).unwrap()["server"]["on_error_ratio"],
+            "abort"
+        );
+    }
 
     #[test]
     fn role_tables_match_upstream() {

@@ -349,12 +349,28 @@ impl GameDriver for DiplomacyDriver {
         checked_params(spec).map(drop)
     }
 
+    /// The powers are asked at once: `connect_ms` for `tcp` seats to connect, the start
+    /// handshake (`start_ms`), then every year from 1901 to `max_year`: two movement phases,
+    /// each `press_rounds` × `press_ms` then `movement_ms`, two retreat phases and an
+    /// adjustment; then [`END_GRACE`] to exit.
+    fn longest_legal_match(&self, spec: &MatchSpec) -> Result<Option<Duration>, RefereeError> {
+        let p = checked_params(spec)?;
+        let connect_ms: u64 = spec.option("connect_ms", 10_000u64, "milliseconds")?;
+        let l = &p.limits;
+        let years = u64::from(p.rules.max_year.saturating_sub(1900));
+        let movement = u64::from(p.rules.press_rounds) * l.press_ms + l.movement_ms;
+        let year = 2 * movement + 2 * l.retreat_ms + l.adjustment_ms;
+        let ms = connect_ms + l.start_ms + years * year;
+        Ok(Some(Duration::from_millis(ms) + END_GRACE))
+    }
+
     fn play<'a>(&'a self, spec: &'a MatchSpec) -> BoxFuture<'a, Result<MatchRecord, RefereeError>> {
         Box::pin(async move {
             let params = checked_params(spec)?;
             let st = seats::start_seats(spec, &params).await?;
             let names: Vec<String> = spec.seats.iter().map(|s| s.to_string()).collect();
-            let mut table = Table::new(st.seats, header(spec.seed, &names, &params));
+            let mut table = Table::new(st.seats, header(spec.seed, &names, &params))
+                .clocked(spec.clock.clone());
             for (seat, count, cap) in st.excess {
                 table.excess_connections(seat, count, cap);
             }
@@ -410,4 +426,26 @@ fn upgrade_v1(old: &ParsedReplay) -> Result<ReplayLog, RefereeError> {
         ));
     }
     Ok(rerun.replay)
+}
+
+#[cfg(test)]
+mod bound_tests {
+    use super::*;
+    use kakehiki_core::SeatSpec;
+
+    #[test]
+    fn the_longest_legal_match_is_every_phase_at_its_limit() {
+        let mut spec = MatchSpec::new("diplomacy", 1, vec![SeatSpec::Builtin("silent".into()); 7]);
+        // Defaults: 20 years to 1920, each 2×5 s + 2×2 s + 2 s = 16 s; 10 s connect, 10 s
+        // start, 1 s to exit.
+        let d = DIPLOMACY.longest_legal_match(&spec).unwrap().unwrap();
+        assert_eq!(d, Duration::from_secs(10 + 10 + 20 * 16 + 1));
+        spec.options.insert("max_year".into(), "1901".into());
+        spec.options.insert("press_rounds".into(), "2".into());
+        // One year: 2×(2×2 s + 5 s) + 2×2 s + 2 s = 24 s.
+        let d = DIPLOMACY.longest_legal_match(&spec).unwrap().unwrap();
+        assert_eq!(d, Duration::from_secs(10 + 10 + 24 + 1));
+        spec.options.insert("max_year".into(), "1800".into());
+        assert!(DIPLOMACY.longest_legal_match(&spec).is_err());
+    }
 }

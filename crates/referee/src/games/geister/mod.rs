@@ -79,6 +79,8 @@ pub struct GameSetup {
     pub specs: [String; 2],
     /// Where to write the compatible log (spec §4.1), if anywhere.
     pub log_dir: Option<PathBuf>,
+    /// Where the seats' thinking times are added up ([`MatchSpec::clock`]), if anywhere.
+    pub clock: Option<crate::seat::SeatClock>,
 }
 
 /// One game's seats: the table's seat, its transport's name, and a built-in bot's brain.
@@ -319,7 +321,10 @@ async fn play_game(setup: &GameSetup, players: Players) -> MatchRecord {
     let started_unix_ms = unix_now().as_millis() as u64;
     let (transports, bots) = (players.transports, players.bots);
     let params = HeaderParams::new(&setup.rules, transports, started_unix_ms);
-    let table = crate::seat::Table::new(players.seats, ReplayLog::new());
+    let mut table = crate::seat::Table::new(players.seats, ReplayLog::new());
+    if let Some(clock) = &setup.clock {
+        table = table.clocked(clock.clone());
+    }
     let (record, session) = run_flow(setup, table, &params, transports, bots, true).await;
     if let Some(dir) = &setup.log_dir {
         let names = log_file_names(started_unix_ms + session.first_set_at().unwrap_or(0));
@@ -411,6 +416,7 @@ impl GeisterDriver {
             seed: spec.seed,
             specs: [spec.seats[0].to_string(), spec.seats[1].to_string()],
             log_dir: spec.options.get("log_dir").map(PathBuf::from),
+            clock: Some(spec.clock.clone()),
         };
         let mut record = run_game(&setup, players).await?;
         let mut counts = [(0, 0); 2];
@@ -456,6 +462,7 @@ pub fn rerun_replay(replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> 
         seed: h.seed,
         specs: [h.seats[0].clone(), h.seats[1].clone()],
         log_dir: None,
+        clock: None,
     };
     let table = crate::seat::Table::replayed(replay, 2, ReplayLog::new())?;
     let flow = run_flow(&setup, table, &params, transports, [None, None], false);
@@ -484,6 +491,13 @@ impl GameDriver for GeisterDriver {
         self.check(spec).map(drop)
     }
 
+    /// `connect_timeout_ms` for the clients, `set_timeout_ms` for the red ghosts, then each
+    /// seat's own clock: its bank and `per_move_ms` for each of its moves (half the plies,
+    /// rounded up), the pacing of each ply's messages, then `linger_ms`.
+    fn longest_legal_match(&self, spec: &MatchSpec) -> Result<Option<Duration>, RefereeError> {
+        Ok(Some(longest_match(&self.check(spec)?)))
+    }
+
     fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
         rerun_replay(replay)
     }
@@ -495,9 +509,53 @@ impl GameDriver for GeisterDriver {
     }
 }
 
+/// The longest a match under `rules` can last with both players within their clocks.
+fn longest_match(rules: &Rules) -> Duration {
+    let plies = u64::from(rules.max_plies);
+    let moves = plies.div_ceil(2);
+    let clock = rules
+        .bank_ms
+        .saturating_add(moves.saturating_mul(rules.per_move_ms));
+    let ms = rules
+        .connect_timeout_ms
+        .saturating_add(rules.set_timeout_ms)
+        .saturating_add(clock.saturating_mul(2))
+        .saturating_add(plies.saturating_mul(rules.pace_ms))
+        .saturating_add(rules.linger_ms);
+    Duration::from_millis(ms)
+}
+
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use kakehiki_core::SeatSpec;
     use kakehiki_geister::session::log_file_stem;
+
+    #[test]
+    fn the_longest_legal_match_is_both_clocks_and_the_waits() {
+        let mut spec = MatchSpec::new("geister", 1, vec![SeatSpec::Builtin("random".into()); 2]);
+        let r = GEISTER.check(&spec).unwrap();
+        let want = r.connect_timeout_ms
+            + r.set_timeout_ms
+            + 2 * (r.bank_ms + u64::from(r.max_plies).div_ceil(2) * r.per_move_ms)
+            + u64::from(r.max_plies) * r.pace_ms
+            + r.linger_ms;
+        assert_eq!(longest_match(&r), Duration::from_millis(want));
+        for (k, v) in [
+            ("max_plies", "11"),
+            ("bank_ms", "1000"),
+            ("per_move_ms", "100"),
+            ("set_timeout_ms", "50"),
+            ("connect_timeout_ms", "20"),
+            ("pace_ms", "0"),
+            ("linger_ms", "5"),
+        ] {
+            spec.options.insert(k.into(), v.into());
+        }
+        // 6 moves each: 2 × (1000 + 600) + 20 + 50 + 5.
+        let d = GEISTER.longest_legal_match(&spec).unwrap().unwrap();
+        assert_eq!(d, Duration::from_millis(3200 + 75));
+    }
 
     #[test]
     fn log_file_names_are_utc() {

@@ -60,6 +60,7 @@ pub async fn play_on_table(
         seed,
         specs: ["tcp".into(), "tcp".into()],
         log_dir: None,
+        clock: None,
     };
     let players = Players {
         seats,
@@ -154,6 +155,7 @@ pub async fn serve(
             seed: cfg.seed.wrapping_add(played),
             specs: ["tcp".into(), "tcp".into()],
             log_dir: cfg.log_dir.clone(),
+            clock: None,
         };
         let excess = || async {
             let mut e = [(0, 0); 2];

@@ -371,6 +371,38 @@ fn run_now<F: std::future::Future>(f: F) -> F::Output {
 // The driver
 // ---------------------------------------------------------------------------------------------
 
+/// The longest one game of `cfg` can last with every agent answering within `time_limit_ms`:
+/// the agents are asked one at a time, so every request counts. Seating waits at most
+/// `connect_timeout_ms`, then `name_timeout_ms` for the NAMEs; then the role requests (when
+/// asked for); then at most as many days as there are agents (from day 1 every day executes
+/// one: no option turns execution off), each with, for every agent alive (counted as all of
+/// them): `max_talk_turn` talk requests and `1 + max_revote` votes; for every werewolf:
+/// `max_whisper_turn` whisper requests per whisper session (the night's, one before each attack
+/// revote, and under seed-2015 one after each talk round) and `1 + max_attack_revote` attack
+/// votes; a divination and a guard; then [`GRACE`] for the agents to exit.
+pub fn longest_game(cfg: &Config) -> Duration {
+    let s = &cfg.settings;
+    let n = s.player_num() as u64;
+    let wolves = s.count(kakehiki_werewolf::Role::Werewolf) as u64;
+    let whisper_sessions = 1
+        + u64::from(s.max_attack_revote)
+        + match s.rule_set {
+            kakehiki_werewolf::RuleSet::Seed2015 => u64::from(s.max_talk_turn),
+            kakehiki_werewolf::RuleSet::Aiwolf06 => 0,
+        };
+    let per_day = n * u64::from(s.max_talk_turn)
+        + n * (1 + u64::from(s.max_revote))
+        + wolves * u64::from(s.max_whisper_turn) * whisper_sessions
+        + wolves * (1 + u64::from(s.max_attack_revote))
+        + 2;
+    let roles = if s.enable_role_request { n } else { 0 };
+    let requests = roles + n * per_day;
+    cfg.connect_timeout
+        + cfg.name_timeout
+        + Duration::from_millis(s.time_limit_ms).saturating_mul(requests as u32)
+        + GRACE
+}
+
 /// The seat count and options of a match, checked, as its configuration.
 fn checked_config(spec: &MatchSpec) -> Result<Config, RefereeError> {
     spec.check_option_keys(OPTION_KEYS)?;
@@ -403,13 +435,17 @@ impl GameDriver for WerewolfDriver {
         checked_config(spec).map(drop)
     }
 
+    fn longest_legal_match(&self, spec: &MatchSpec) -> Result<Option<Duration>, RefereeError> {
+        Ok(Some(longest_game(&checked_config(spec)?)))
+    }
+
     fn play<'a>(&'a self, spec: &'a MatchSpec) -> BoxFuture<'a, Result<MatchRecord, RefereeError>> {
         Box::pin(async move {
             let cfg = checked_config(spec)?;
             let rules = cfg.settings.rule_set.name();
             let (seats, mut roster, unseated) = server::seat_match(spec, &cfg).await?;
             let header = game_header(rules, spec.seed, &roster, &spec.options);
-            let mut table = Table::new(seats, header);
+            let mut table = Table::new(seats, header).clocked(spec.clock.clone());
             for (s, why) in unseated {
                 table.fault(s, "day 0", SeatErrorKind::NotReady, why.clone());
                 table.kill(s, &why);
@@ -496,6 +532,26 @@ mod tests {
     use super::*;
     use crate::driver::verify_replay;
     use kakehiki_core::SeatSpec;
+
+    /// The bound of 15 agents under aiwolf-0.6's defaults, worked out by hand, and its parts
+    /// moving with the options.
+    #[test]
+    fn the_longest_legal_game_counts_every_request_at_its_limit() {
+        let seats = vec![SeatSpec::Builtin("random".into()); 15];
+        let mut spec = MatchSpec::new("werewolf", 1, seats);
+        // 15 agents, 3 wolves: per day 15×20 talks + 15×2 votes + 3×20×2 whispers + 3×2
+        // attack votes + 2 = 458 requests; 15 days; 15 role requests: 6,885 s at 1 s each,
+        // plus 10 s to connect, 5 s for NAME and 2 s to exit.
+        let d = WEREWOLF.longest_legal_match(&spec).unwrap().unwrap();
+        assert_eq!(d, Duration::from_secs(6_885 + 17));
+        spec.options.insert("time_limit_ms".into(), "100".into());
+        spec.options.insert("max_talk_turn".into(), "5".into());
+        // per day 75 + 30 + 120 + 6 + 2 = 233; 15 × 233 + 15 = 3,510 requests at 0.1 s.
+        let d = WEREWOLF.longest_legal_match(&spec).unwrap().unwrap();
+        assert_eq!(d, Duration::from_millis(351_000 + 17_000));
+        spec.options.insert("max_talk_turn".into(), "many".into());
+        assert!(WEREWOLF.longest_legal_match(&spec).is_err());
+    }
 
     #[tokio::test]
     async fn a_builtin_match_reports_roles_and_teams_and_its_replay_reruns() {

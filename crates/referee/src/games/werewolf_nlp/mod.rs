@@ -407,7 +407,7 @@ impl GameDriver for WerewolfNlpDriver {
                 game_id: game_id_now(spec.seed),
                 json_log: log_dir.is_some() || config.json_logger.enable,
             };
-            let p = as_task(run(Table::new(seats, log), g)).await?;
+            let p = as_task(run(Table::new(seats, log).clocked(spec.clock.clone()), g)).await?;
             write_logs(log_dir.as_deref(), &config, &p)?;
             Ok(record(&spec_seats, spec.seed, p))
         })
@@ -441,8 +441,12 @@ fn replayed_game(
     replay: &ParsedReplay,
     h: &ReplayHeader,
 ) -> Result<(Game, ReplayLog), RefereeError> {
-    let config: NlpConfig = serde_json::from_value(h.params.clone())
+    let mut config: NlpConfig = serde_json::from_value(h.params.clone())
         .map_err(|e| RefereeError::BadReplay(format!("params: {e}")))?;
+    // A replay from before `on_error_ratio` existed was played under upstream's abort.
+    if h.params["server"].get("on_error_ratio").is_none() {
+        config.server.on_error_ratio = kakehiki_werewolf::nlp::settings::OnErrorRatio::Abort;
+    }
     let settings = Arc::new(settings_of(&config)?);
     let game_id =
         replayed_game_id(replay, h.seats.len(), &settings).map_err(RefereeError::BadReplay)?;
