@@ -195,6 +195,8 @@ pub fn check_match_timeout(arena: &dyn Arena, def: &ContestDef) -> Result<(), Ru
         seat_env: Vec::new(),
         sandbox: None,
         cpu_millis: None,
+        // A probe, checked and never played.
+        public_seed: true,
     };
     crate::arena::check_match_timeout(arena, &probe)
         .map(drop)

@@ -138,6 +138,69 @@ async fn a_hostile_nac_seat_harms_no_one_and_nothing_outlives_the_match() {
     assert_eq!(left, 0, "the attacker's daemon outlived the match");
 }
 
+/// Two NAC seats try to talk before they play legally: the first takes file locks and watches
+/// on `/etc/passwd` and leaves names in its network namespace (an abstract socket, a port from
+/// listen() without bind(), a netlink port id), the second looks for them in `/proc/net` and by
+/// colliding on the name. Nothing crosses, the match completes, and no seat is charged.
+#[tokio::test]
+async fn two_nac_seats_find_no_channel_and_the_match_completes() {
+    if !layers(&[Layer::Namespaces, Layer::Seccomp]) {
+        return;
+    }
+    let channels = path("crates/agent/tests/zoo/channels.py");
+    let bot = path("examples/bots/python/nac_bot.py");
+    let token = format!("kakehiki-match-{}", std::process::id());
+    let sender = format!(
+        "python3 {channels} locks /etc/passwd 4242 </dev/null >&2; \
+         sleep 20 | python3 {channels} hold {token} >&2 & \
+         exec python3 {bot}"
+    );
+    let receiver =
+        format!("sleep 1; echo '{token} - -' | python3 {channels} seek >&2; exec python3 {bot}");
+    let seats = vec![
+        SeatSpec::Cmd(vec!["sh".into(), "-c".into(), sender]),
+        SeatSpec::Cmd(vec!["sh".into(), "-c".into(), receiver]),
+        SeatSpec::Cmd(vec!["python3".into(), bot.clone()]),
+        SeatSpec::Cmd(vec!["python3".into(), bot.clone()]),
+    ];
+    let mut spec = MatchSpec::new("nac", 11, seats);
+    spec.sandbox.jail.ro_paths = ["crates/agent/tests/zoo", "examples/bots/python"]
+        .iter()
+        .map(|d| root().join(d).canonicalize().unwrap())
+        .collect();
+    let driver = find_game("nac").unwrap();
+    let record = tokio::time::timeout(Duration::from_secs(120), driver.play(&spec))
+        .await
+        .expect("the match completes")
+        .expect("the match can be set up");
+    for (i, seat) in record.report.seats.iter().enumerate() {
+        assert!(
+            seat.errors.is_empty(),
+            "seat {i} was charged: {:?}",
+            seat.errors
+        );
+    }
+    let (sent, seen) = (seat_stderr(&record, 0), seat_stderr(&record, 1));
+    assert!(
+        sent.contains("RESULT NAME unix"),
+        "the sender held its name: {sent}"
+    );
+    for lock in ["posix-lock", "ofd-lock", "flock", "dnotify", "inotify"] {
+        assert!(
+            sent.contains(&format!("RESULT BLOCKED {lock}")),
+            "{lock} was not refused: {sent}"
+        );
+    }
+    assert!(!sent.contains("RESULT OPEN"), "{sent}");
+    for look in ["proc-net-unix", "bind-collision", "abstract-connect"] {
+        assert!(
+            seen.contains(&format!("RESULT BLOCKED {look}")),
+            "{look}: {seen}"
+        );
+    }
+    assert!(!seen.contains("RESULT SEEN"), "{seen}");
+}
+
 /// A Geister `tcp-cmd` client tries to connect to the other seat's port first (to take that
 /// seat and play both sides); the sandbox lets it connect to its own seat's port only.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
