@@ -12,7 +12,7 @@ fn bin() -> &'static str {
 fn nac_contest(dir: &Path, name: &str, games: u32) -> PathBuf {
     // Public seeds: the restart test compares standings with an uninterrupted run's, which
     // needs every match played from the seed the file gives (not a fresh secret one).
-    let mut text = format!("name = \"{name}\"\ngame = \"nac\"\nformat = \"round-robin\"\nseed = 99\npublic_seeds = true\ngames = {games}\nbootstrap = 50\n");
+    let mut text = format!("name = \"{name}\"\ngame = \"nac\"\nformat = \"round-robin\"\nseed = 99\ngames = {games}\nbootstrap = 50\npublic_seeds = true\n");
     for (n, bot) in [
         ("s1", "strong"),
         ("s2", "strong"),
@@ -278,8 +278,9 @@ fn bad_input_gives_clear_errors_and_stores_nothing() {
     assert!(err.contains("different definition"), "{err}");
     assert_eq!(stored(&d.join("s.sqlite")).len(), 20);
 
-    // Options the game does not know: the first matches fail with the driver's message, the run
-    // stops early instead of failing every match, and nothing is stored.
+    // Options the game does not know: refused with the driver's message before any match is
+    // played (the pre-flight asks the driver for its longest legal match under the options),
+    // and nothing is stored.
     std::fs::write(
         d.join("opt.toml"),
         good.replace("name = \"ok\"", "name = \"opt\"") + "\n[options]\nbogus = 1\n",
@@ -301,7 +302,8 @@ fn bad_input_gives_clear_errors_and_stores_nothing() {
         err.contains("unknown option") && err.contains("bogus"),
         "{err}"
     );
-    assert!(err.contains("1 matches failed"), "{err}");
+    assert!(err.contains("contest \"opt\""), "{err}");
+    assert!(!err.contains("matches failed"), "no match was played: {err}");
     assert!(stored(&d.join("opt.sqlite")).is_empty());
 
     // A file that is not a database.

@@ -330,9 +330,9 @@ fn strict_shows_the_stderr_and_exit_of_a_diplomacy_bot_that_does_not_start() {
 }
 
 #[test]
-fn process_bots_get_the_match_seed_in_kakehiki_seed() {
+fn process_bots_get_their_own_seat_seed_in_kakehiki_seed_never_the_match_seed() {
     // The bot prints READY, then fails on purpose with the seed on stderr, which the stderr tail
-    // shows.
+    // shows: its seat's own seed, a keyed hash of the match seed.
     let bot = "cmd:sh -c 'echo READY; echo seed=$KAKEHIKI_SEED >&2; exit 1'";
     let out = kakehiki()
         .args([
@@ -348,7 +348,9 @@ fn process_bots_get_the_match_seed_in_kakehiki_seed() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("| seed=4242"), "{stderr}");
+    let own = kakehiki_core::seat_seed(4242, 0);
+    assert!(stderr.contains(&format!("| seed={own}\n")), "{stderr}");
+    assert!(!stderr.contains("seed=4242"), "{stderr}");
 }
 
 #[test]

@@ -65,10 +65,20 @@ impl Pipe {
     async fn send(&mut self, bytes: &[u8], deadline: Instant) -> Result<(), Received> {
         match by_deadline(deadline, self.proc.send(bytes)).await {
             Some(Ok(())) => Ok(()),
-            Some(Err(e)) => Err(Received::failure(
-                ExchangeOutcome::Crash,
-                format!("{WRITE_FAILED}: {e}"),
-            )),
+            Some(Err(e)) => {
+                // A broken pipe: the bot closed its input, mostly by exiting (a syntax error, a
+                // crash at start). Its exit, read from its output's end, says why.
+                let mut detail = format!("{WRITE_FAILED}: {e}");
+                if e.kind() == std::io::ErrorKind::BrokenPipe {
+                    let soon = Instant::now() + Duration::from_millis(500);
+                    if let ReadOutcome::Closed { exit: Some(x), .. } =
+                        self.proc.read_line(soon).await
+                    {
+                        detail.push_str(&format!("; the bot had exited: {x}"));
+                    }
+                }
+                Err(Received::failure(ExchangeOutcome::Crash, detail))
+            }
             None => Err(Received::failure(
                 ExchangeOutcome::Timeout,
                 "the message could not be written in time (the bot does not read its input)",

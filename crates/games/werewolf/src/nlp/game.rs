@@ -956,15 +956,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn game_ids_are_ulids_holding_the_seed() {
-        assert_eq!(game_id_of(0), "00000000000000000000000000");
-        assert_eq!(game_id_of(7), "00000000000000000000000007");
-        assert_eq!(game_id_of(32), "00000000000000000000000010");
-        let max = game_id_of(u64::MAX);
-        assert_eq!(max.len(), 26);
-        // 64 bits: 1 bit in the 14th character from the end, then 12 full characters.
-        assert_eq!(&max[13..], "FZZZZZZZZZZZZ");
-        assert!(max[..13].bytes().all(|b| b == b'0'));
+    fn game_ids_are_ulids_holding_a_keyed_hash_of_the_seed_never_the_seed() {
+        for seed in [0u64, 7, 32, u64::MAX] {
+            let id = game_id_of(seed);
+            assert_eq!(id.len(), 26);
+            // Time 0: the first ten characters.
+            assert_eq!(&id[..10], "0000000000", "{id}");
+            let ulid = ulid::Ulid::from_string(&id).unwrap();
+            let random = ulid.random();
+            assert_ne!(random, u128::from(seed), "{id}");
+            // 80 random bits, the last 64 of them the keyed hash the ULID keeps.
+            let lo = random & u128::from(u64::MAX);
+            assert_eq!(
+                lo,
+                u128::from(kakehiki_core::keyed_seed(seed, "nlp-game-id/lo"))
+            );
+            assert_eq!(game_id_of(seed), id, "the same seed gives the same id");
+        }
+        assert_ne!(game_id_of(7), game_id_of(8));
     }
 
     #[test]
@@ -972,9 +981,9 @@ mod tests {
         // 2025-01-01T00:00:00.000Z = 1735689600000 ms: ULID time "01JGFJJZ00".
         let id = game_id_at(1_735_689_600_000, 7);
         assert_eq!(&id[..10], "01JGFJJZ00");
-        assert_eq!(&id[13..], "0000000000007");
+        assert_eq!(&id[10..], &game_id_of(7)[10..]);
         let now = game_id_now(7);
         assert!(now.as_str() > "01JGFJJZ00", "{now}");
-        assert_eq!(&now[13..], "0000000000007");
+        assert_eq!(&now[10..], &game_id_of(7)[10..]);
     }
 }

@@ -661,9 +661,9 @@ mod tests {
             e.contains("server.on_error_ratio") && e.contains("forfeit"),
             "{e}"
         );
-        // Written out only when it is not the default (replay headers stay as they were).
+        // Always written out: a replay header without it is from before the key (abort).
         let v = serde_json::to_value(NlpConfig::default()).unwrap();
-        assert!(v["server"].get("on_error_ratio").is_none(), "{v}");
+        assert_eq!(v["server"]["on_error_ratio"], "forfeit", "{v}");
         let mut c = NlpConfig::default();
         c.server.on_error_ratio = OnErrorRatio::Abort;
         assert_eq!(
