@@ -32,6 +32,17 @@ fn channels() -> String {
         .into_owned()
 }
 
+/// The configuration of a bot with the sandbox off: the control that shows an attack is real.
+fn unconfined() -> SandboxConfig {
+    SandboxConfig {
+        jail: kakehiki_agent::JailConfig {
+            level: SandboxLevel::Off,
+            ..Default::default()
+        },
+        ..SandboxConfig::default()
+    }
+}
+
 /// A channel attacker in `mode`, under `cfg`.
 fn spawn_channel(mode: &str, args: &[&str], cfg: &SandboxConfig) -> BotProcess {
     let mut v = vec!["python3".to_string(), channels(), mode.to_string()];
@@ -616,13 +627,7 @@ async fn inherits_no_file_socket_or_pipe_of_the_referee() {
         .split_whitespace()
         .filter_map(|t| t.parse().ok())
         .collect();
-    let off = SandboxConfig {
-        jail: kakehiki_agent::JailConfig {
-            level: SandboxLevel::Off,
-            ..Default::default()
-        },
-        ..SandboxConfig::default()
-    };
+    let off = unconfined();
     // Neither a confined bot nor one with the sandbox off gets them.
     let seen_off = fds_seen(&off).await;
     let seen = fds_seen(&SandboxConfig::default()).await;
@@ -659,13 +664,7 @@ async fn pipe_bots_see_no_socket_name_of_another() {
     if !layers("socket names", &[Layer::Namespaces]) {
         return;
     }
-    let off = SandboxConfig {
-        jail: kakehiki_agent::JailConfig {
-            level: SandboxLevel::Off,
-            ..Default::default()
-        },
-        ..SandboxConfig::default()
-    };
+    let off = unconfined();
     for (level, cfg) in [("off", off), ("best", SandboxConfig::default())] {
         let token = format!("kakehiki-zoo-{}-{level}", std::process::id());
         let mut sender = spawn_channel("hold", &[&token], &cfg);
@@ -711,13 +710,7 @@ async fn no_lock_or_watch_on_a_shared_file() {
     if !layers("locks", &[Layer::Seccomp]) {
         return;
     }
-    let off = SandboxConfig {
-        jail: kakehiki_agent::JailConfig {
-            level: SandboxLevel::Off,
-            ..Default::default()
-        },
-        ..SandboxConfig::default()
-    };
+    let off = unconfined();
     let mut open = spawn_channel("locks", &["/etc/passwd", "4242"], &off);
     let unconfined = results(&mut open).await;
     open.finish(Duration::from_millis(50)).await;

@@ -303,7 +303,10 @@ fn bad_input_gives_clear_errors_and_stores_nothing() {
         "{err}"
     );
     assert!(err.contains("contest \"opt\""), "{err}");
-    assert!(!err.contains("matches failed"), "no match was played: {err}");
+    assert!(
+        !err.contains("matches failed"),
+        "no match was played: {err}"
+    );
     assert!(stored(&d.join("opt.sqlite")).is_empty());
 
     // A file that is not a database.

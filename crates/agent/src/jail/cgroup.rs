@@ -28,20 +28,8 @@ const PREFIX: &str = "kakehiki-";
 /// the temporary directory).
 fn owner_dir() -> PathBuf {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| {
-        use std::os::unix::fs::DirBuilderExt;
-        let run = PathBuf::from("/run/kakehiki/cgroups");
-        if std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&run)
-            .is_ok()
-        {
-            return run;
-        }
-        std::env::temp_dir().join("kakehiki-cgroups")
-    })
-    .clone()
+    DIR.get_or_init(|| super::private_run_dir("cgroups"))
+        .clone()
 }
 
 /// 32 random hex digits (the kernel's generator).

@@ -599,6 +599,22 @@ pub(crate) fn read_status(rx: &std::os::fd::OwnedFd) -> Option<(child::Stage, i3
     plan::read_status(rx)
 }
 
+/// A root-only folder of the referees' own state (`/run/kakehiki/NAME`, mode 0700; `/run` is a
+/// root-only tmpfs on most systems), else `kakehiki-NAME` in the temporary directory.
+pub(crate) fn private_run_dir(name: &str) -> PathBuf {
+    use std::os::unix::fs::DirBuilderExt;
+    let run = PathBuf::from("/run/kakehiki").join(name);
+    if std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&run)
+        .is_ok()
+    {
+        return run;
+    }
+    std::env::temp_dir().join(format!("kakehiki-{name}"))
+}
+
 /// Remove bot cgroups that referees killed before they could clean up.
 pub fn sweep_stale_cgroups() {
     cgroup::sweep_stale();

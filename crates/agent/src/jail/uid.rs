@@ -18,17 +18,7 @@ pub(crate) struct UidLease {
 }
 
 fn lock_dir() -> PathBuf {
-    // /run is a root-only tmpfs on most systems; fall back to the temporary directory.
-    let run = PathBuf::from("/run/kakehiki/uids");
-    if std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&run)
-        .is_ok()
-    {
-        return run;
-    }
-    std::env::temp_dir().join("kakehiki-uids")
+    super::private_run_dir("uids")
 }
 
 impl UidLease {
@@ -42,8 +32,14 @@ impl UidLease {
             .create(&dir)?;
         let count = count.max(1);
         // Start where the last lease of this process stopped, so uids rotate (a uid whose
-        // processes are still being torn down is not the next one handed out).
-        let start = NEXT.fetch_add(1, Ordering::Relaxed);
+        // processes are still being torn down is not the next one handed out), and each
+        // referee process somewhere else in the range: two referees (workers, a contest's jobs
+        // in several processes) starting at the same uid would hand out one that the other just
+        // freed while its processes were still being torn down, and the new bot would share
+        // their process count.
+        // SAFETY: getpid(2) cannot fail.
+        let offset = (unsafe { libc::getpid() } as u32).wrapping_mul(2_654_435_761);
+        let start = NEXT.fetch_add(1, Ordering::Relaxed).wrapping_add(offset);
         for i in 0..count {
             let uid = base + (start.wrapping_add(i) % count);
             let file = OpenOptions::new()
