@@ -1,4 +1,4 @@
-// Appended to a viewer page by tests/viewers.rs: measures what the browser laid out and writes
+// Appended to a viewer page by tests/it/viewers.rs: measures what the browser laid out and writes
 // it as JSON into a `pre` element with id "probe", which `chromium --dump-dom` then shows.
 (function () {
   'use strict';

@@ -1,6 +1,6 @@
 """A hostile bot: one attack per mode, each result printed as `RESULT <word> <detail>`.
 
-Used by tests/sandbox_zoo.rs. Every attack tries what a contestant's program could try against
+Used by tests/it/sandbox_zoo.rs. Every attack tries what a contestant's program could try against
 the referee, the other seats or the machine; the test asserts from the outside that it failed.
 """
 import ctypes

@@ -1,7 +1,7 @@
 """Hostile bots that try to talk to another bot: one channel per mode, each result printed as
 `RESULT <word> <detail>` (OPEN or SEEN when the channel works, BLOCKED when it does not).
 
-Used by tests/sandbox_zoo.rs, which runs two of them at once (a sender and a receiver) and
+Used by tests/it/sandbox_zoo.rs, which runs two of them at once (a sender and a receiver) and
 asserts from the outside that nothing crossed.
 """
 import ctypes

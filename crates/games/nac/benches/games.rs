@@ -7,7 +7,7 @@
 //! * `random_games_cpu`: CPU time of the benchmark thread (`CLOCK_THREAD_CPUTIME_ID`), i.e.
 //!   games per second per core even while other processes share the core.
 //!
-//! Each group runs two paths that play identical games (checked by `tests/in_process.rs`):
+//! Each group runs two paths that play identical games (checked by `tests/it/in_process.rs`):
 //! `fast` (`RandomBot` directly, `bots::play_to_end`, no allocation per turn) and `make_bot`
 //! (boxed bots from `make_bot`, a `Vec` per pick, as a driver using `pick` would).
 

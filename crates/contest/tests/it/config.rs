@@ -1,8 +1,6 @@
 //! Malformed contest files are rejected with the line and the key.
 
-mod common;
-
-use common::{contest_text, lookup};
+use crate::common::{contest_text, lookup};
 use kakehiki_contest::{ConfigError, ContestDef};
 
 fn err(text: &str) -> String {

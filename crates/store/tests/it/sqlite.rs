@@ -1,6 +1,6 @@
 //! The SQLite backend.
 
-mod common;
+use crate::common;
 
 use kakehiki_store::{SqliteStore, Store, StoreError};
 

@@ -435,7 +435,7 @@ fn nothing_outlives_a_killed_referee() {
     let mut referee = std::process::Command::new(exe)
         .args([
             "--exact",
-            "nothing_outlives_a_killed_referee",
+            "sandbox_zoo::nothing_outlives_a_killed_referee",
             "--nocapture",
             "--test-threads",
             "1",
@@ -827,6 +827,8 @@ fn the_zoo_is_contained_where_namespaces_are_refused() {
     .unwrap();
     let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
     cmd.args([
+        // This module's tests only: the test program holds the crate's other tests too.
+        "sandbox_zoo::",
         "--skip",
         "the_zoo_is_contained_under_a_referee_that_is_not_root",
         "--test-threads",
@@ -917,6 +919,8 @@ fn the_zoo_is_contained_under_a_referee_that_is_not_root() {
         ])
         .arg(&exe)
         .args([
+            // This module's tests only: the test program holds the crate's other tests too.
+            "sandbox_zoo::",
             "--skip",
             "the_zoo_is_contained_under_a_referee_that_is_not_root",
             "--test-threads",

@@ -1,12 +1,10 @@
 //! The runner with a fake arena: resume, failures, staged formats, standings, workers.
 
-mod common;
-
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{contest_text, parse, FakeArena};
+use crate::common::{contest_text, parse, FakeArena};
 use kakehiki_contest::{
     compute_standings, coordinate, load_results, run_local, run_worker, OutputFormat, RunError,
     RunOptions, WorkerOptions,

@@ -2,13 +2,11 @@
 //! entrants are started before a contest is registered, changed program files are noticed, one
 //! run at a time holds a SQLite file, idle workers wait for a staged contest's next stage.
 
-mod common;
-
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
-use common::{contest_text, parse, FakeArena};
+use crate::common::{contest_text, parse, FakeArena};
 use kakehiki_contest::{
     coordinate, run_local, run_worker, ContestDef, RefereeArena, RunError, RunOptions,
     WorkerOptions,

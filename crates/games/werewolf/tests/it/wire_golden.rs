@@ -7,7 +7,7 @@ use kakehiki_werewolf::{Pending, Reply, Request, Role, Settings, Talk, Werewolf}
 
 /// The `S>` lines of the example, in order.
 fn spec_packets() -> Vec<String> {
-    let text = include_str!("data/spec_example.txt");
+    let text = include_str!("../data/spec_example.txt");
     text.lines()
         .filter_map(|l| l.strip_prefix("S> "))
         .filter(|l| l.starts_with('{'))

@@ -1117,7 +1117,7 @@ async fn ws_cmd_exit_code_and_stderr_are_collected() {
 /// the current format, and the result verifies.
 #[test]
 fn a_v1_replay_upgrades_and_verifies() {
-    let text = include_str!("data/werewolf-nlp-v1.jsonl");
+    let text = include_str!("../data/werewolf-nlp-v1.jsonl");
     let old = kakehiki_core::replay::ReplayLog::parse(text).unwrap();
     let driver = find_game("werewolf-nlp").unwrap();
     assert!(driver.rerun(&old).is_err(), "@1 is not re-run as @2");

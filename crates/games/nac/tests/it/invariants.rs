@@ -4,9 +4,7 @@
 #![allow(clippy::needless_range_loop)]
 
 #[allow(dead_code)] // not every helper is used by every test file
-mod common;
-
-use common::*;
+use crate::common::*;
 use kakehiki_core::{Game, Score};
 use kakehiki_nac::{score24, Params, NUM_SEATS};
 use proptest::prelude::*;

@@ -5,9 +5,7 @@
 #![allow(clippy::needless_range_loop)]
 
 #[allow(dead_code)] // not every helper is used by every test file
-mod common;
-
-use common::*;
+use crate::common::*;
 use kakehiki_nac::NUM_SEATS;
 use proptest::prelude::*;
 

@@ -1,7 +1,7 @@
 //! The PostgreSQL backend, against a real server: set KAKEHIKI_TEST_DATABASE_URL (CI runs
 //! `.ci/postgres.sh`, which starts one and prints the URL). Each test works in a fresh schema.
 
-mod common;
+use crate::common;
 
 use kakehiki_store::{PgStore, Store, StoreError};
 

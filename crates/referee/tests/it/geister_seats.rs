@@ -153,7 +153,7 @@ async fn a_tcp_client_exiting_before_it_connects_is_seen_with_its_exit_and_stder
 
 #[test]
 fn a_v1_replay_upgrades_to_v2_and_verifies() {
-    let text = include_str!("data/geister-v1.jsonl");
+    let text = include_str!("../data/geister-v1.jsonl");
     let old = ReplayLog::parse(text).unwrap();
     let driver = find_game("geister").unwrap();
     let new = driver.upgrade(&old).expect("the v1 replay upgrades");

@@ -2,7 +2,7 @@
 //! bots, `strong` in seat (game mod 4). A game counts as won only if `strong` finishes strictly
 //! first (a draw does not count).
 //!
-//! `cargo test -p kakehiki-nac --test strength -- --nocapture` prints the figures.
+//! `cargo test -p kakehiki-nac --test it -- strength:: --nocapture` prints the figures.
 
 use kakehiki_core::Game;
 use kakehiki_nac::bots::{make_bot, play_to_end, NacBot};

@@ -38,8 +38,8 @@ fn opening_exchange_of_the_worked_example() {
         (0, b"MOV:H,E\r\n"),
         (1, b"MOV:A,W\r\n"),
     ]);
-    assert_eq!(out[0], include_bytes!("golden/opening_seat0.bytes"));
-    assert_eq!(out[1], include_bytes!("golden/opening_seat1.bytes"));
+    assert_eq!(out[0], include_bytes!("../golden/opening_seat0.bytes"));
+    assert_eq!(out[1], include_bytes!("../golden/opening_seat1.bytes"));
 }
 
 #[test]
@@ -63,7 +63,13 @@ fn ending_of_v2_for_both_views() {
     let after = run(&script);
     // The last MOV? to seat 0, its acknowledgement and end message; seat 1's last ack and end.
     let n0 = before[0].len() - 54;
-    assert_eq!(&after[0][n0..], include_bytes!("golden/ending_seat0.bytes"));
+    assert_eq!(
+        &after[0][n0..],
+        include_bytes!("../golden/ending_seat0.bytes")
+    );
     let n1 = before[1].len() - 5;
-    assert_eq!(&after[1][n1..], include_bytes!("golden/ending_seat1.bytes"));
+    assert_eq!(
+        &after[1][n1..],
+        include_bytes!("../golden/ending_seat1.bytes")
+    );
 }

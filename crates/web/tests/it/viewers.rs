@@ -335,7 +335,7 @@ fn page(dir: &Path, name: &str, replay: &str) -> PathBuf {
         "</body>",
         &format!(
             "<script>{}</script></body>",
-            include_str!("viewer_probe.js")
+            include_str!("../viewer_probe.js")
         ),
     );
     let path = dir.join(format!("{name}.html"));

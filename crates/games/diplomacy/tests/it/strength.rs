@@ -52,7 +52,7 @@ fn strong_leads_hold_powers_in_short_games() {
 }
 
 #[test]
-#[ignore = "about 6 minutes in release: cargo test --release -p kakehiki-diplomacy --test strength -- --ignored"]
+#[ignore = "about 6 minutes in release: cargo test --release -p kakehiki-diplomacy --test it -- strength:: --ignored"]
 fn strong_wins_90_percent_of_200_games_per_power() {
     for p in Power::ALL {
         let r = win_rate(p, 200, 1920);

@@ -1,7 +1,7 @@
 //! Strength of the built-in agents (§8 of the issue): `sample` villagers against `random` wolves,
 //! and `sample` wolves against `random` villagers, must each win at least 80%.
 //!
-//! The 1,000-game measurement is `cargo test -p kakehiki-werewolf --test strength -- --ignored`;
+//! The 1,000-game measurement is `cargo test -p kakehiki-werewolf --test it -- strength:: --ignored`;
 //! the default run plays 200 games per side (still well inside the 80% bound's margin).
 
 use kakehiki_werewolf::bots::{builtin, play_in_process, Agent};

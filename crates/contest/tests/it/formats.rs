@@ -1,10 +1,8 @@
 //! Formats: seat balance, the qualifier's stopping rule, game sets, Geister leagues.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 
-use common::{contest_text, parse};
+use crate::common::{contest_text, parse};
 use kakehiki_contest::schedule::{match_seed, seed_leagues};
 use kakehiki_contest::{schedule, Format};
 use proptest::prelude::*;

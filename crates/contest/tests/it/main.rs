@@ -1,0 +1,8 @@
+//! The crate's integration tests, one test program (one link, one process to list) with a
+//! module per former `tests/*.rs` file.
+
+mod common;
+mod config;
+mod formats;
+mod host;
+mod runner;

@@ -1,0 +1,8 @@
+//! The crate's integration tests, one test program (one link, one process to list) with a
+//! module per former `tests/*.rs` file.
+
+mod bots;
+mod goldens;
+mod properties;
+mod session;
+mod vectors;

@@ -1,0 +1,6 @@
+//! The crate's integration tests, one test program (one link, one process to list) with a
+//! module per former `tests/*.rs` file.
+
+mod common;
+mod postgres;
+mod sqlite;
