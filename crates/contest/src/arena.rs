@@ -98,6 +98,35 @@ impl MatchJob {
         }
     }
 
+    /// A job that is checked, never played: `seats` `builtin:silent` seats of `game` with
+    /// `options` and `timeout_s`, the way one of a contest's or a ladder's matches would be set
+    /// up (each seat's limits are the same whoever sits there). The caller adds its sandbox.
+    pub fn probe(
+        contest: String,
+        game: &str,
+        rules: Option<String>,
+        seats: usize,
+        options: BTreeMap<String, String>,
+        timeout_s: u64,
+    ) -> MatchJob {
+        MatchJob {
+            contest,
+            index: 0,
+            game: game.to_string(),
+            rules,
+            seed: 1,
+            seats: vec![SeatSpec::Builtin("silent".into()); seats],
+            entrants: Vec::new(),
+            options,
+            timeout_s,
+            seat_dirs: Vec::new(),
+            seat_env: Vec::new(),
+            sandbox: None,
+            cpu_millis: None,
+            public_seed: true,
+        }
+    }
+
     /// The seed the match is played from: [`MatchJob::seed`] when it is public, else a fresh
     /// one from the operating system's generator.
     pub fn seed_to_play(&self) -> u64 {

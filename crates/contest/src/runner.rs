@@ -181,23 +181,14 @@ pub fn preflight(
 /// its options ([`crate::arena::check_match_timeout`]), checked on a table of `builtin:silent`
 /// seats of the contest's size (each seat's limits are the same whoever sits there).
 pub fn check_match_timeout(arena: &dyn Arena, def: &ContestDef) -> Result<(), RunError> {
-    let probe = MatchJob {
-        contest: def.name.clone(),
-        index: 0,
-        game: def.game.clone(),
-        rules: def.rules.clone(),
-        seed: 1,
-        seats: vec![kakehiki_core::SeatSpec::Builtin("silent".into()); def.seats],
-        entrants: Vec::new(),
-        options: def.options.clone(),
-        timeout_s: def.match_timeout_s,
-        seat_dirs: Vec::new(),
-        seat_env: Vec::new(),
-        sandbox: None,
-        cpu_millis: None,
-        // A probe, checked and never played.
-        public_seed: true,
-    };
+    let probe = MatchJob::probe(
+        def.name.clone(),
+        &def.game,
+        def.rules.clone(),
+        def.seats,
+        def.options.clone(),
+        def.match_timeout_s,
+    );
     crate::arena::check_match_timeout(arena, &probe)
         .map(drop)
         .map_err(|problem| RunError::MatchTimeout {

@@ -420,23 +420,17 @@ impl LadderConfig {
     /// A table of `builtin:silent` seats (the game's default count) with the ladder's rule set,
     /// options and sandbox, as one of its matches would be played.
     pub fn probe_job(&self, seats: usize) -> kakehiki_contest::MatchJob {
-        kakehiki_contest::MatchJob {
-            contest: kakehiki_store::ladder_contest(&self.name),
-            index: 0,
-            game: self.game.clone(),
-            rules: Some(self.rules.clone()),
-            seed: 1,
-            seats: vec![kakehiki_core::SeatSpec::Builtin("silent".into()); seats],
-            entrants: Vec::new(),
-            options: self.options.clone(),
-            timeout_s: self.match_timeout_s,
-            seat_dirs: Vec::new(),
-            seat_env: Vec::new(),
-            sandbox: self.sandbox.clone(),
-            cpu_millis: self.cpu_millis,
-            // A probe, checked and never played.
-            public_seed: true,
-        }
+        let mut job = kakehiki_contest::MatchJob::probe(
+            kakehiki_store::ladder_contest(&self.name),
+            &self.game,
+            Some(self.rules.clone()),
+            seats,
+            self.options.clone(),
+            self.match_timeout_s,
+        );
+        job.sandbox = self.sandbox.clone();
+        job.cpu_millis = self.cpu_millis;
+        job
     }
 
     /// Check the ladder's per-match settings as the game checks a match's (an unknown option
