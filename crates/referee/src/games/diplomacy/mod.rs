@@ -355,7 +355,7 @@ impl GameDriver for DiplomacyDriver {
     /// adjustment; then [`END_GRACE`] to exit.
     fn longest_legal_match(&self, spec: &MatchSpec) -> Result<Option<Duration>, RefereeError> {
         let p = checked_params(spec)?;
-        let connect_ms: u64 = spec.option("connect_ms", 10_000u64, "milliseconds")?;
+        let connect_ms = seats::connect_ms(spec)?;
         let l = &p.limits;
         let years = u64::from(p.rules.max_year.saturating_sub(1900));
         let movement = u64::from(p.rules.press_rounds) * l.press_ms + l.movement_ms;

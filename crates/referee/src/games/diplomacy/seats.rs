@@ -14,15 +14,9 @@ use crate::driver::{MatchSpec, RefereeError};
 use crate::seat::tcp::{self, Conn, ConnQueue, TcpSeat};
 use crate::seat::{pipe::Pipe, Seat, SILENT_BOT};
 
-/// The seats of a match: built-in bots (with their engines), processes on pipes, TCP clients
-/// (`tcp` seats share one listener and connect in seat order; each `tcp-cmd:` client has a
-/// listener of its own); and the connections closed at once on each seat's port.
-pub(super) async fn start_seats(
-    spec: &MatchSpec,
-    params: &Params,
-) -> Result<Started, RefereeError> {
-    let host: String = spec.option("host", "127.0.0.1".into(), "a host name or address")?;
-    let port: u16 = spec.option("port", 10000u16, "a TCP port number")?;
+/// How long a `tcp` or `daide` seat waits for its client to connect (`connect_ms`, 1 ms to
+/// 10 minutes; 10 s by default): read by the seats and by the longest-match bound alike.
+pub(super) fn connect_ms(spec: &MatchSpec) -> Result<u64, RefereeError> {
     let connect_ms: u64 = spec.option("connect_ms", 10_000u64, MS)?;
     if !(1..=600_000).contains(&connect_ms) {
         let value = connect_ms.to_string();
@@ -33,6 +27,19 @@ pub(super) async fn start_seats(
             expected,
         });
     }
+    Ok(connect_ms)
+}
+
+/// The seats of a match: built-in bots (with their engines), processes on pipes, TCP clients
+/// (`tcp` seats share one listener and connect in seat order; each `tcp-cmd:` client has a
+/// listener of its own); and the connections closed at once on each seat's port.
+pub(super) async fn start_seats(
+    spec: &MatchSpec,
+    params: &Params,
+) -> Result<Started, RefereeError> {
+    let host: String = spec.option("host", "127.0.0.1".into(), "a host name or address")?;
+    let port: u16 = spec.option("port", 10000u16, "a TCP port number")?;
+    let connect_ms = connect_ms(spec)?;
     let mut sandbox = spec.sandbox.clone();
     sandbox.line_cap = sandbox.line_cap.max(wire::MAX_LINE);
     // `tcp` and `daide` seats share the one listener, taken in seat order.
