@@ -525,6 +525,11 @@
     const place = placer();
     // Units first (at the centre of their province; a dislodged one beside it)...
     const unitLayer = sv('g', { class: 'units' });
+    // A fleet's hull and sail around (x, y), coordinates to a tenth of a pixel.
+    const fleetPath = (x, y) => {
+      const p = (dx, dy) => `${(x + dx).toFixed(1)},${(y + dy).toFixed(1)}`;
+      return `M${p(-11, -2)} L${p(11, -2)} L${p(7, 7)} L${p(-7, 7)} Z M${p(-1, -2)} L${p(-1, -12)} L${p(7, -4)} Z`;
+    };
     const drawUnit = (pw, unit, dislodged) => {
       const prov = provOf(unit), c = centre(prov);
       if (!c) return;
@@ -533,7 +538,7 @@
       const col = POWER_COLOURS[pw] || '#000';
       const isFleet = unit[0] === 'F';
       const shape = isFleet
-        ? sv('path', { d: `M${cx - 11},${cy - 2} L${cx + 11},${cy - 2} L${cx + 7},${cy + 7} L${cx - 7},${cy + 7} Z M${cx - 1},${cy - 2} L${cx - 1},${cy - 12} L${cx + 7},${cy - 4} Z`, fill: col, stroke: dislodged ? '#c00000' : '#fff', 'stroke-width': dislodged ? 3 : 1.2 })
+        ? sv('path', { d: fleetPath(cx, cy), fill: col, stroke: dislodged ? '#c00000' : '#fff', 'stroke-width': dislodged ? 3 : 1.2 })
         : sv('circle', { cx, cy, r: 9, fill: col, stroke: dislodged ? '#c00000' : '#fff', 'stroke-width': dislodged ? 3 : 1.5 });
       unitLayer.append(sv('g', { class: 'unit', 'data-unit': unit, 'data-prov': prov, 'data-power': pw, 'data-kind': isFleet ? 'F' : 'A', 'data-dislodged': dislodged ? 'true' : 'false' },
         shape, sv('text', { x: cx, y: cy + 4, 'text-anchor': 'middle', 'font-size': 10, fill: '#fff', 'font-weight': 'bold', text: isFleet ? '' : 'A' })));

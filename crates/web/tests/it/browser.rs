@@ -98,6 +98,19 @@ fn after<'a>(dom: &'a str, needle: &str, len: usize) -> &'a str {
     &rest[..end]
 }
 
+/// The text from `needle`'s first occurrence through the first `end` after it: one whole
+/// element, however long its attributes run.
+fn element<'a>(dom: &'a str, needle: &str, end: &str) -> &'a str {
+    let at = dom
+        .find(needle)
+        .unwrap_or_else(|| panic!("page lacks {needle:?}"));
+    let rest = &dom[at..];
+    let stop = rest
+        .find(end)
+        .unwrap_or_else(|| panic!("{needle:?} is never closed by {end:?}"));
+    &rest[..stop + end.len()]
+}
+
 // ------------------------------------------------------------------------------ facts per game
 
 /// Geister: the chosen ply's move, and every ghost of the final board (the referee's end board
@@ -345,7 +358,7 @@ fn check_diplomacy(chrome: &Path, url: &dyn Fn(usize) -> String, replay: &str) {
         for u in state["units"][power].as_array().into_iter().flatten() {
             let u = u.as_str().unwrap();
             let prov = &u[2..5];
-            let g = after(&dom, &format!("class=\"unit\" data-unit=\"{u}\""), 400);
+            let g = element(&dom, &format!("class=\"unit\" data-unit=\"{u}\""), "</g>");
             assert!(
                 g.contains(&format!("data-prov=\"{prov}\" data-power=\"{power}\"")),
                 "{g}"
