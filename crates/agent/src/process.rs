@@ -255,10 +255,10 @@ pub fn check_mounts(
         return Ok(Vec::new());
     }
     let argv = resolve_args(argv, cfg.jail.seat_dir.as_deref());
-    let mounts = jail::bot_mounts(&argv, cfg)?;
     let report = SandboxReport::for_jail(&cfg.jail);
+    let (mounts, map) = jail::mount_plan(&argv, cfg, &report)?;
     let uid = jail::bot_uid(&report, cfg.jail.uid_base);
-    jail::check_launch(&argv, cfg, &mounts, &report, uid)?;
+    jail::check_launch(&argv, cfg, &mounts, &map, &report, uid)?;
     Ok(mounts)
 }
 
@@ -632,8 +632,15 @@ fn spawn_sandboxed(
         tmp_rx,
         tmp_tx,
         netns,
+        map,
     } = prepared;
-    let mut std_cmd = bot_command(&argv, cfg, &home, path.as_deref(), stdin);
+    // The command line and the environment name the bot's own files where it sees them.
+    let jail_argv: Vec<String> = argv.iter().map(|a| map.rewrite(a)).collect();
+    let mut jail_cfg = cfg.clone();
+    for (_, v) in &mut jail_cfg.env {
+        *v = map.rewrite(v);
+    }
+    let mut std_cmd = bot_command(&jail_argv, &jail_cfg, &home, path.as_deref(), stdin);
     // SAFETY: the closure runs in the forked child before exec and only makes system calls on
     // values prepared before the fork (see jail::child).
     unsafe {
@@ -673,7 +680,12 @@ fn spawn_sandboxed(
     let keep = cfg.keep_files.clone().and_then(|dest| match &tmp_rx {
         Some(rx) => match jail::receive_fd(rx) {
             Ok(fd) => {
-                let shown = jail::bot_mounts(&argv, cfg).unwrap_or_default();
+                // Mount points the bot's `/tmp` may hold: paths shown where they are.
+                let shown: Vec<PathBuf> = jail::bot_mounts(&argv, cfg)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|p| !map.moves(p))
+                    .collect();
                 Some(KeepFiles::from_fd(fd, dest, cfg.jail.disk_bytes, &shown))
             }
             Err(e) => {

@@ -168,9 +168,10 @@ pub fn build_sandbox(
     cfg.jail.seat_dir = None;
     cfg.jail.tcp_connect = Vec::new();
     cfg.jail.disk_bytes = disk;
-    cfg.jail.ro_paths = std::iter::once(sources.to_path_buf())
-        .chain(recipe.ro_paths.iter().cloned())
-        .collect();
+    // The sources are the bot's own: shown at a neutral path, which `$SRC` names (no host path
+    // reaches a build); the recipe's toolchains keep theirs.
+    cfg.jail.own_paths = vec![sources.to_path_buf()];
+    cfg.jail.ro_paths = recipe.ro_paths.clone();
     cfg.env.push(("SRC".into(), sources.display().to_string()));
     cfg.env.push(("MAIN".into(), recipe.main.clone()));
     cfg.keep_files = Some(out.to_path_buf());

@@ -46,10 +46,11 @@ pub(crate) enum Stage {
     SeatListener,
     KeepFiles,
     CloseOnExec,
+    OwnFiles,
 }
 
 impl Stage {
-    const ALL: [Stage; 25] = [
+    const ALL: [Stage; 26] = [
         Stage::Limits,
         Stage::DeathSignal,
         Stage::EnterCgroup,
@@ -75,6 +76,7 @@ impl Stage {
         Stage::SeatListener,
         Stage::KeepFiles,
         Stage::CloseOnExec,
+        Stage::OwnFiles,
     ];
 
     pub fn from_u8(b: u8) -> Option<Stage> {
@@ -107,6 +109,7 @@ impl Stage {
             Stage::Seccomp => "installing the seccomp filter",
             Stage::SeatListener => "opening the seat's listener in the bot's network namespace",
             Stage::CloseOnExec => "marking inherited descriptors close-on-exec",
+            Stage::OwnFiles => "showing the bot's own files at a neutral path",
             Stage::KeepFiles => {
                 "handing the bot's working folder to the referee (--keep-seat-files)"
             }
@@ -121,6 +124,31 @@ pub(crate) struct Bind {
     /// Flags of the source mount a read-only remount must keep (`nosuid`, `nodev`, `noexec`,
     /// atime flags): in a user namespace they are locked, and a remount dropping one fails.
     pub keep_flags: libc::c_ulong,
+}
+
+/// One of the bot's own folders shown at a neutral path through a read-only overlay, whose
+/// mount names neither the host path nor its file system (a bind mount's root field in
+/// `/proc/self/mountinfo` would name the host path): the host folder is bound at `lower` (a
+/// path inside the jail, in `Namespaces::binds`), the overlay mounted at `target` after the
+/// pivot, then `lower` detached.
+pub(crate) struct Overlay {
+    pub target: CString,
+    pub lower: CString,
+    /// `lowerdir=<lower>:<empty>` (an overlay without an upper layer needs two lower ones).
+    pub opts: CString,
+    /// [`Bind::keep_flags`] of the host folder, for the fallback bind.
+    pub keep_flags: libc::c_ulong,
+}
+
+/// One of the bot's own files shown at a neutral path as a copy on a tmpfs of its own (a bind
+/// mount of a file would name its host path): `src` (host) copied to `dst` (under the root,
+/// before the pivot) on a tmpfs mounted at `dir` with `opts`, then made read-only.
+pub(crate) struct FileCopy {
+    pub src: CString,
+    pub dir: CString,
+    pub opts: CString,
+    pub dst: CString,
+    pub mode: libc::mode_t,
 }
 
 /// A user namespace for a referee that is not root: the bot's uid inside maps to the referee's.
@@ -194,6 +222,15 @@ pub(crate) struct Namespaces {
     pub jail_tmp: CString,
     pub jail_shm: CString,
     pub jail_proc: CString,
+    /// The bot's own folders and files at neutral paths (`jail::paths`).
+    pub overlays: Vec<Overlay>,
+    pub copies: Vec<FileCopy>,
+    /// Where an overlay cannot be mounted (no overlayfs): fail (`strict`) rather than bind the
+    /// folder, whose mount then names its host path.
+    pub strict: bool,
+    /// Paths inside the jail Landlock lets the bot read: the overlays and the copies' folders
+    /// (their files are not beneath the host paths the referee's rules name).
+    pub jail_own: Vec<CString>,
 }
 
 fn fail(status_fd: i32, stage: Stage, err: io::Error) -> io::Error {
@@ -309,7 +346,9 @@ pub(crate) fn run(plan: &mut ChildPlan) -> io::Result<()> {
         if let Some(ns) = &plan.namespaces {
             let rw = super::filters::rw_access(plan.landlock_abi);
             let ro = super::filters::proc_access(plan.landlock_abi);
-            for (path, access) in [(&ns.jail_tmp, rw), (&ns.jail_shm, rw), (&ns.jail_proc, ro)] {
+            let fixed = [(&ns.jail_tmp, rw), (&ns.jail_shm, rw), (&ns.jail_proc, ro)];
+            let own = ns.jail_own.iter().map(|p| (p, ro));
+            for (path, access) in fixed.into_iter().chain(own) {
                 // SAFETY: open(2) of a C string path; the fd is owned below.
                 let fd = unsafe { libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
                 step(Stage::Landlock, check(fd))?;
@@ -704,6 +743,9 @@ fn build_root(ns: &Namespaces, st: i32) -> io::Result<()> {
             mount(b.src.as_ptr(), b.dst.as_ptr(), NULL, libc::MS_BIND, NULL),
         )?;
     }
+    for c in &ns.copies {
+        step(Stage::OwnFiles, copy_own_file(c))?;
+    }
     step(
         Stage::MountProc,
         mount(
@@ -732,6 +774,9 @@ fn build_root(ns: &Namespaces, st: i32) -> io::Result<()> {
         )?;
         step(Stage::PivotRoot, check(libc::chdir(c"/".as_ptr())))?;
     }
+    for o in &ns.overlays {
+        step(Stage::OwnFiles, mount_overlay(o, ns.strict))?;
+    }
     // The skeleton itself read-only.
     step(
         Stage::PivotRoot,
@@ -750,6 +795,88 @@ fn build_root(ns: &Namespaces, st: i32) -> io::Result<()> {
         check(unsafe { libc::sethostname(host.as_ptr().cast(), host.len()) }),
     )?;
     Ok(())
+}
+
+/// Copy one of the bot's own files onto a tmpfs of its own (see [`FileCopy`]), then make that
+/// tmpfs read-only.
+fn copy_own_file(c: &FileCopy) -> io::Result<()> {
+    tmpfs(c.dir.as_ptr(), c.opts.as_ptr())?;
+    // SAFETY: open(2), sendfile(2), close(2) on C strings prepared before the fork and on the
+    // descriptors opened here.
+    unsafe {
+        let from = libc::open(c.src.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+        check(from)?;
+        let to = libc::open(
+            c.dst.as_ptr(),
+            libc::O_CREAT | libc::O_WRONLY | libc::O_EXCL | libc::O_CLOEXEC,
+            c.mode,
+        );
+        if to < 0 {
+            let e = io::Error::last_os_error();
+            libc::close(from);
+            return Err(e);
+        }
+        let mut result = Ok(());
+        loop {
+            let n = libc::sendfile(to, from, std::ptr::null_mut(), 1 << 30);
+            if n < 0 {
+                result = Err(io::Error::last_os_error());
+                break;
+            }
+            if n == 0 {
+                break;
+            }
+        }
+        libc::close(from);
+        libc::close(to);
+        result?;
+    }
+    mount(
+        NULL,
+        c.dir.as_ptr(),
+        NULL,
+        libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV,
+        c.opts.as_ptr(),
+    )
+}
+
+/// Mount one of the bot's own folders at its neutral path (see [`Overlay`]). Without overlayfs
+/// the staged bind is moved there instead (`strict`: the bot is not started).
+fn mount_overlay(o: &Overlay, strict: bool) -> io::Result<()> {
+    let r = mount(
+        c"overlay".as_ptr(),
+        o.target.as_ptr(),
+        c"overlay".as_ptr(),
+        libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV,
+        o.opts.as_ptr(),
+    );
+    match r {
+        Ok(()) => {}
+        Err(e) if strict => return Err(e),
+        Err(_) => {
+            mount(
+                o.lower.as_ptr(),
+                o.target.as_ptr(),
+                NULL,
+                libc::MS_BIND | libc::MS_REC,
+                NULL,
+            )?;
+            mount(
+                NULL,
+                o.target.as_ptr(),
+                NULL,
+                libc::MS_BIND
+                    | libc::MS_REMOUNT
+                    | libc::MS_RDONLY
+                    | libc::MS_NOSUID
+                    | libc::MS_NODEV
+                    | o.keep_flags,
+                NULL,
+            )?;
+        }
+    }
+    // SAFETY: umount2(2) of a C string.
+    check(unsafe { libc::umount2(o.lower.as_ptr(), libc::MNT_DETACH) })
 }
 
 /// Write a file of `/proc/self` (the user namespace's maps) in one `write`.

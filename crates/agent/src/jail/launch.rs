@@ -8,7 +8,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use super::plan::SYSTEM_DIRS;
-use super::{Layer, SandboxReport};
+use super::{Layer, PathMap, SandboxReport};
 use crate::sandbox::SandboxConfig;
 use crate::SpawnError;
 
@@ -32,6 +32,8 @@ pub const JAIL_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/
 /// What the bot sees of the host's file system: the system folders and `mounts`.
 struct Visible<'a> {
     mounts: &'a [PathBuf],
+    /// The bot's own paths, shown moved (`jail::paths`).
+    map: &'a PathMap,
 }
 
 impl Visible<'_> {
@@ -81,16 +83,17 @@ fn bot_var(cfg: &SandboxConfig, var: &str) -> Option<String> {
 /// set (`env`) or passed on purpose (`--pass-env PATH`), else [`JAIL_PATH`] followed by the
 /// folders of the referee's `PATH` the bot is shown at the same path (in a system folder, such
 /// as `/usr/local/go/bin`, or in `mounts`).
-pub(crate) fn bot_path(cfg: &SandboxConfig, mounts: &[PathBuf]) -> String {
+/// Folders inside the bot's own paths are named where the bot sees them (`map`).
+pub(crate) fn bot_path(cfg: &SandboxConfig, mounts: &[PathBuf], map: &PathMap) -> String {
     if let Some(v) = bot_var(cfg, "PATH") {
-        return v;
+        return map.rewrite(&v);
     }
-    jail_path(std::env::var_os("PATH").as_deref(), mounts)
+    jail_path(std::env::var_os("PATH").as_deref(), mounts, map)
 }
 
 /// [`JAIL_PATH`], then the folders of `host` (the referee's `PATH`) the bot is shown: in a system
 /// folder or in `mounts`.
-fn jail_path(host: Option<&std::ffi::OsStr>, mounts: &[PathBuf]) -> String {
+fn jail_path(host: Option<&std::ffi::OsStr>, mounts: &[PathBuf], map: &PathMap) -> String {
     let mut path = JAIL_PATH.to_string();
     if let Some(host) = host {
         for d in std::env::split_paths(host) {
@@ -99,6 +102,7 @@ fn jail_path(host: Option<&std::ffi::OsStr>, mounts: &[PathBuf]) -> String {
             let shown = d.is_absolute()
                 && (mounts.iter().any(|m| d.starts_with(m))
                     || SYSTEM_DIRS.iter().any(|s| d.starts_with(s)));
+            let d = map.to_jail(&d);
             if shown && !path.split(':').any(|p| Path::new(p) == d) {
                 if let Some(d) = d.to_str().filter(|d| !d.contains(':')) {
                     path.push(':');
@@ -147,7 +151,8 @@ fn system_alternatives(name: &str) -> Vec<PathBuf> {
 /// A program named without a folder: the sandbox looks it up in the bot's `PATH` inside its
 /// private root. Found only outside it: say where it is on this machine and how to show it.
 fn check_program_in_path(name: &str, cfg: &SandboxConfig, vis: &Visible) -> Result<(), SpawnError> {
-    let path = bot_path(cfg, vis.mounts);
+    // Looked up on this machine: the host's names of the folders.
+    let path = bot_path(cfg, vis.mounts, &PathMap::default());
     let mut host_hit = None;
     for d in path
         .split(':')
@@ -231,6 +236,20 @@ fn check_script(program: &Path, vis: &Visible) -> Result<(), SpawnError> {
     let Some((interp, _)) = shebang(program) else {
         return Ok(());
     };
+    if interp.is_absolute() && interp.exists() && vis.map.moves(&super::normalize(&interp)) {
+        return Err(launch(format!(
+            "{} is a script run by {}, inside the bot's own files, which the sandbox shows at \
+             {} (no host path reaches a bot): start the script with `#!/usr/bin/env {}`, or name \
+             the interpreter first in the command",
+            program.display(),
+            interp.display(),
+            vis.map.to_jail(&super::normalize(&interp)).display(),
+            interp
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        )));
+    }
     if interp.is_absolute() && interp.exists() && !vis.shows(&interp) {
         let folder = interp.parent().unwrap_or(&interp);
         return Err(launch(format!(
@@ -474,6 +493,7 @@ pub(crate) fn check(
     argv: &[String],
     cfg: &SandboxConfig,
     mounts: &[PathBuf],
+    map: &PathMap,
     report: &SandboxReport,
     uid: Option<u32>,
 ) -> Result<(), SpawnError> {
@@ -488,7 +508,7 @@ pub(crate) fn check(
     if !namespaces && !report.layers.contains(&Layer::LandlockFs) {
         return Ok(());
     }
-    let vis = Visible { mounts };
+    let vis = Visible { mounts, map };
     if !program.contains('/') {
         check_program_in_path(program, cfg, &vis)?;
     } else if Path::new(program).is_absolute() {
@@ -513,20 +533,37 @@ mod tests {
         let host = std::ffi::OsStr::new(
             "/root/.cargo/bin:/root/.pyenv/shims:/opt/tool/bin:/usr/local/bin:/usr/bin:/bin",
         );
-        assert_eq!(jail_path(Some(host), &[]), JAIL_PATH);
+        let none = PathMap::default();
+        assert_eq!(jail_path(Some(host), &[], &none), JAIL_PATH);
         // A toolchain's folder inside /usr is shown (a ladder recipe's `go build`).
         assert_eq!(
-            jail_path(Some(std::ffi::OsStr::new("/usr/local/go/bin:/bin")), &[]),
+            jail_path(
+                Some(std::ffi::OsStr::new("/usr/local/go/bin:/bin")),
+                &[],
+                &none
+            ),
             format!("{JAIL_PATH}:/usr/local/go/bin")
         );
-        assert_eq!(jail_path(None, &[]), JAIL_PATH);
+        assert_eq!(jail_path(None, &[], &none), JAIL_PATH);
         assert_eq!(
-            jail_path(Some(host), &[PathBuf::from("/opt/tool")]),
+            jail_path(Some(host), &[PathBuf::from("/opt/tool")], &none),
             format!("{JAIL_PATH}:/opt/tool/bin")
         );
         // An explicit PATH is the organiser's.
         let mut cfg = SandboxConfig::default();
         cfg.env.push(("PATH".into(), "/x/bin".into()));
-        assert_eq!(bot_path(&cfg, &[]), "/x/bin");
+        assert_eq!(bot_path(&cfg, &[], &none), "/x/bin");
+        // A folder among the bot's own paths is named where the bot sees it.
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join("venv/bin")).unwrap();
+        let venv = t.path().join("venv");
+        let map = PathMap::new(None, std::slice::from_ref(&venv));
+        let host = format!("{}:/bin", venv.join("bin").display());
+        assert_eq!(
+            jail_path(Some(std::ffi::OsStr::new(&host)), &[venv.clone()], &map),
+            format!("{JAIL_PATH}:/bot/bin")
+        );
+        cfg.env[0].1 = host;
+        assert_eq!(bot_path(&cfg, &[], &map), "/bot/bin:/bin");
     }
 }

@@ -27,6 +27,7 @@ mod cgroup;
 mod child;
 mod filters;
 mod launch;
+mod paths;
 mod plan;
 mod uid;
 
@@ -39,7 +40,8 @@ use serde::Serialize;
 pub(crate) use cgroup::{Cgroup, CpuQuota};
 pub use launch::JAIL_PATH;
 pub(crate) use launch::{bot_uid, check as check_launch};
-pub(crate) use plan::{bot_mounts, prepare, receive_fd, Prepared, SeatNet};
+pub(crate) use paths::PathMap;
+pub(crate) use plan::{bot_mounts, mount_plan, prepare, receive_fd, Prepared, SeatNet};
 pub(crate) use uid::UidLease;
 
 /// How much confinement a referee demands.
@@ -96,6 +98,11 @@ pub struct JailConfig {
     pub seat_env: std::collections::BTreeMap<usize, Vec<String>>,
     /// More directories (or files) mounted read-only at the same path (a toolchain, a venv).
     pub ro_paths: Vec<PathBuf>,
+    /// The bot's own folders besides its seat folder (a ladder build's sources): mounted
+    /// read-only at a neutral path (`/bot2`, …) as the seat folder (`/bot`) and the files its
+    /// command line names are, with every mention in the command line and the environment
+    /// rewritten, so that no host path reaches the bot (see `jail::paths`).
+    pub own_paths: Vec<PathBuf>,
     /// TCP ports on loopback a TCP client seat may connect to (its own seat's port). Pipe seats
     /// get no network at all.
     pub tcp_connect: Vec<u16>,
@@ -186,6 +193,7 @@ impl Default for JailConfig {
             seat_dirs: Default::default(),
             seat_env: Default::default(),
             ro_paths: Vec::new(),
+            own_paths: Vec::new(),
             tcp_connect: Vec::new(),
             disk_bytes: 256 << 20,
             shm_bytes: 64 << 20,
@@ -549,6 +557,8 @@ impl SandboxReport {
                  reading their memory)",
                 "bots share the host's mount, UTS and IPC namespaces (SysV IPC and POSIX message \
                  queues are refused by seccomp) and work in a host temporary folder",
+                "bots see their own files at their host paths (their command line, working \
+                 folder and /proc/self/mountinfo name them), not at /bot",
             ]);
         }
         if !has(Layer::Seccomp) {

@@ -7,9 +7,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
-use super::child::{Bind, ChildPlan, Namespaces, SeatListen, Stage, UserNs};
+use super::child::{Bind, ChildPlan, FileCopy, Namespaces, Overlay, SeatListen, Stage, UserNs};
 use super::filters::{self, LandlockSpec};
-use super::{capabilities, Cgroup, Layer, SandboxLevel, SandboxReport, UidLease};
+use super::{capabilities, Cgroup, Layer, PathMap, SandboxLevel, SandboxReport, UidLease};
 use crate::sandbox::SandboxConfig;
 use crate::SpawnError;
 
@@ -18,6 +18,10 @@ use crate::SpawnError;
 pub(super) const SYSTEM_DIRS: &[&str] = &[
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
 ];
+
+/// The largest of a bot's own files copied into its jail at each start (a bot's script, jar or
+/// compiled program); a larger one is bound, and its mount names its host path.
+const MAX_COPIED_FILE: u64 = 64 << 20;
 
 /// Device files every bot may use.
 const DEVICES: &[&str] = &[
@@ -67,6 +71,9 @@ pub(crate) struct Prepared {
     /// A pipe bot's network namespace from the pool, which the keeper joins (`setns`); the
     /// referee's handle is dropped once spawning is over, and the namespace ends with the bot.
     pub netns: Option<OwnedFd>,
+    /// Where the bot's own paths appear in its private root (empty without one): the command
+    /// line and the environment are rewritten with it.
+    pub map: PathMap,
 }
 
 fn cstr(p: &Path) -> Result<CString, SpawnError> {
@@ -80,10 +87,12 @@ fn host_err(what: &str, e: impl std::fmt::Display) -> SpawnError {
 
 /// What a bot's command line names, to be mounted: each file argument itself (not its
 /// directory), each directory argument (`java -cp /bots/java Main`), the program itself (and the
-/// file it resolves to), and for a program given by path in a `bin` directory its prefix (an
-/// interpreter's installation or a venv).
-fn program_paths(argv: &[String]) -> Vec<PathBuf> {
+/// file it resolves to); and apart, for a program given by path in a `bin` directory, its
+/// prefix (an interpreter's installation or a venv: a toolchain, shown at its own path, whose
+/// programs name their libraries by it).
+fn program_paths(argv: &[String]) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let mut out = Vec::new();
+    let mut prefixes = Vec::new();
     // Absolute paths of files inside a shell command (`sh -c 'sleep 1; exec python3 /bots/a.py'`)
     // name files too.
     for a in argv.iter().skip(1) {
@@ -119,13 +128,13 @@ fn program_paths(argv: &[String]) -> Vec<PathBuf> {
                     .filter(|d| d.file_name().is_some_and(|n| n == "bin"))
                     .and_then(Path::parent)
                 {
-                    out.push(prefix.to_path_buf());
+                    prefixes.push(prefix.to_path_buf());
                 }
             }
             out.push(c);
         }
     }
-    out
+    (out, prefixes)
 }
 
 /// Why a path the bot would see is refused: it contains, is or lies inside `denied`.
@@ -171,17 +180,68 @@ fn check_denied(mounts: &[PathBuf], jail: &super::JailConfig) -> Result<(), Spaw
 }
 
 /// Everything mounted read-only for a bot running `argv` (resolved) under `cfg` besides the
-/// system directories, checked against `cfg.jail.denied`.
+/// system directories (host paths), checked against `cfg.jail.denied`.
 pub(crate) fn bot_mounts(argv: &[String], cfg: &SandboxConfig) -> Result<Vec<PathBuf>, SpawnError> {
-    let jail = &cfg.jail;
-    let mut ro_paths: Vec<PathBuf> = program_paths(argv);
-    if let Some(d) = &jail.seat_dir {
-        ro_paths.push(d.clone());
+    Ok(mount_plan_on(argv, cfg)?.0)
+}
+
+/// [`bot_mounts`], and where the bot's own paths among them appear (moved only where `report`
+/// has a private root).
+pub(crate) fn mount_plan(
+    argv: &[String],
+    cfg: &SandboxConfig,
+    report: &SandboxReport,
+) -> Result<(Vec<PathBuf>, PathMap), SpawnError> {
+    let (mounts, map) = mount_plan_on(argv, cfg)?;
+    if report.layers.contains(&Layer::Namespaces) {
+        Ok((mounts, map))
+    } else {
+        Ok((mounts, PathMap::default()))
     }
-    ro_paths.extend(jail.ro_paths.iter().cloned());
-    let ro_paths = outermost(ro_paths);
-    check_denied(&ro_paths, jail)?;
-    Ok(ro_paths)
+}
+
+/// [`bot_mounts`], and where the bot's own paths among them appear in its private root: the
+/// organiser's `ro_paths` keep their path; the seat folder, the bot's `own_paths` and what its
+/// command line names move to `/bot`, `/bot2`, … ([`PathMap`]).
+fn mount_plan_on(
+    argv: &[String],
+    cfg: &SandboxConfig,
+) -> Result<(Vec<PathBuf>, PathMap), SpawnError> {
+    let jail = &cfg.jail;
+    let (mut own, prefixes) = program_paths(argv);
+    let kept = outermost(jail.ro_paths.iter().cloned().chain(prefixes).collect());
+    let seat = jail.seat_dir.as_deref().map(super::normalize);
+    own.extend(jail.own_paths.iter().cloned());
+    own.extend(seat.clone());
+    // What lies inside a kept path is shown there, at its own path, and so is what a path
+    // named through a kept one resolves to (a symbolic link there names it by its host path).
+    let through_kept: Vec<PathBuf> = argv
+        .iter()
+        .map(|a| super::normalize(Path::new(a)))
+        .filter(|p| p.is_absolute() && kept.iter().any(|k| p.starts_with(k)))
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
+    let kept = outermost(kept.into_iter().chain(through_kept).collect());
+    let mut own = outermost(own);
+    own.retain(|p| !kept.iter().any(|k| p.starts_with(k)));
+    let seat_root = seat.filter(|s| own.contains(s));
+    let others: Vec<PathBuf> = own
+        .iter()
+        .filter(|p| Some(*p) != seat_root.as_ref())
+        .cloned()
+        .collect();
+    let map = PathMap::new(seat_root.as_deref(), &others);
+    let mut all = kept;
+    all.extend(own);
+    // A kept path inside one of the bot's own folders is shown twice: at its path, and moved.
+    let all = {
+        let mut v = all;
+        v.sort();
+        v.dedup();
+        v
+    };
+    check_denied(&all, jail)?;
+    Ok((all, map))
 }
 
 /// Keep only paths that are not inside another path of the list or a system directory.
@@ -406,7 +466,8 @@ pub(crate) fn prepare(
     report.check()?;
     report.check_cpu_quota(jail)?;
     // Refused mounts end here, before a uid or a cgroup is taken.
-    let ro_paths = bot_mounts(argv, cfg)?;
+    // Without a private root nothing can be moved: the bot sees host paths.
+    let (ro_paths, map) = mount_plan(argv, cfg, &report)?;
     if jail.level != SandboxLevel::Off && !report.complete() {
         tracing::warn!("bot sandbox incomplete: {}", report.missing_text());
     }
@@ -428,10 +489,10 @@ pub(crate) fn prepare(
         Some(lease) => Some(lease.uid),
         None => super::launch::bot_uid(&report, jail.uid_base),
     };
-    super::launch::check(argv, cfg, &ro_paths, &report, bot_uid)?;
+    super::launch::check(argv, cfg, &ro_paths, &map, &report, bot_uid)?;
     // A bot that sees the whole host (no private root, no Landlock) keeps the referee's `PATH`.
     let path = if on(Layer::Namespaces) || on(Layer::LandlockFs) {
-        Some(super::launch::bot_path(cfg, &ro_paths))
+        Some(super::launch::bot_path(cfg, &ro_paths, &map))
     } else {
         std::env::var("PATH").ok()
     };
@@ -474,8 +535,10 @@ pub(crate) fn prepare(
             }
         };
         let mut links = Vec::new();
+        // (host path, path in the jail, is a folder)
         let mut binds = Vec::new();
-        for p in system.iter().chain(ro_paths.iter()) {
+        let same_path = ro_paths.iter().filter(|p| !map.moves(p));
+        for p in system.iter().chain(same_path) {
             let meta = std::fs::symlink_metadata(p)
                 .map_err(|e| host_err("cannot inspect a bound path", e))?;
             if meta.file_type().is_symlink() {
@@ -486,20 +549,71 @@ pub(crate) fn prepare(
                 continue;
             }
             add_ancestors(p, &mut dirs, meta.is_dir());
-            binds.push((p.clone(), meta.is_dir()));
+            binds.push((p.clone(), p.clone(), meta.is_dir()));
+        }
+        // The bot's own paths at neutral ones (`jail::paths`): a folder through an overlay of
+        // a staged bind, a file as a copy (a bind mount's root field would name the host path).
+        // A symbolic link is shown as what it points to (its target, a host path, would mean
+        // nothing there).
+        let stage = Path::new("/.kakehiki");
+        let empty = stage.join("empty");
+        let mut overlays = Vec::new();
+        let mut copies = Vec::new();
+        let mut jail_own = Vec::new();
+        if !map.roots().is_empty() {
+            add_ancestors(&empty, &mut dirs, true);
+        }
+        for (i, (host, at)) in map.roots().iter().enumerate() {
+            let meta =
+                std::fs::metadata(host).map_err(|e| host_err("cannot inspect a bound path", e))?;
+            if meta.is_dir() {
+                let lower = stage.join(format!("{i}"));
+                add_ancestors(&lower, &mut dirs, true);
+                add_ancestors(at, &mut dirs, true);
+                binds.push((host.clone(), lower.clone(), true));
+                let opts = format!("lowerdir={}:{}", lower.display(), empty.display());
+                overlays.push(Overlay {
+                    target: cstr(at)?,
+                    lower: cstr(&lower)?,
+                    opts: CString::new(opts).map_err(|e| host_err("overlay options", e))?,
+                    keep_flags: locked_flags(host),
+                });
+                jail_own.push(cstr(at)?);
+            } else if meta.len() <= MAX_COPIED_FILE {
+                let dir = at.parent().unwrap_or(Path::new("/"));
+                add_ancestors(dir, &mut dirs, true);
+                let size = (meta.len() + 2 * 4096).div_ceil(4096) * 4096;
+                let exec = if meta.permissions().mode() & 0o111 != 0 {
+                    0o111
+                } else {
+                    0
+                };
+                copies.push(FileCopy {
+                    src: cstr(host)?,
+                    dir: cstr(&under(dir))?,
+                    opts: CString::new(format!("size={size},mode=0755")).expect("no NUL"),
+                    dst: cstr(&under(at))?,
+                    mode: 0o444 | exec,
+                });
+                jail_own.push(cstr(dir)?);
+            } else {
+                // Too large to copy at every start: bound, its mount naming its host path.
+                add_ancestors(at, &mut dirs, false);
+                binds.push((host.clone(), at.clone(), false));
+            }
         }
         for d in ["/dev", "/dev/shm", "/proc", "/tmp"] {
             add_ancestors(Path::new(d), &mut dirs, true);
         }
         let mut files = Vec::new();
         let mut bind_list = Vec::new();
-        for (p, is_dir) in binds {
+        for (p, at, is_dir) in binds {
             if !is_dir {
-                files.push(cstr(&under(&p))?);
+                files.push(cstr(&under(&at))?);
             }
             bind_list.push(Bind {
                 src: cstr(&p)?,
-                dst: cstr(&under(&p))?,
+                dst: cstr(&under(&at))?,
                 keep_flags: locked_flags(&p),
             });
         }
@@ -521,7 +635,7 @@ pub(crate) fn prepare(
             links.push((cstr(Path::new(target))?, cstr(&under(Path::new(link)))?));
         }
         let cwd = match &jail.seat_dir {
-            Some(d) => super::normalize(d),
+            Some(d) => map.to_jail(&super::normalize(d)),
             None => PathBuf::from("/tmp"),
         };
         // A cgroup namespace too: the bot, entered in its cgroup first, sees that cgroup as `/`.
@@ -578,6 +692,10 @@ pub(crate) fn prepare(
             jail_shm: CString::new("/dev/shm").expect("no NUL"),
             jail_proc: CString::new("/proc").expect("no NUL"),
             root: cstr(&root)?,
+            overlays,
+            copies,
+            strict: jail.level == SandboxLevel::Strict,
+            jail_own,
         };
         (Some(ns), Some(cstr(&cwd)?), PathBuf::from("/tmp"))
     } else {
@@ -712,6 +830,7 @@ pub(crate) fn prepare(
             tmp_rx,
             tmp_tx,
             netns,
+            map,
         },
         status_tx,
     ))

@@ -1170,18 +1170,25 @@ async fn a_bot_given_as_one_file_sees_no_other_file_of_its_folder() {
         "-c".to_string(),
         format!("exec python3 {} list -", bot.display()),
     ];
+    // The bot's file is shown at a neutral path, `/bot/bot.py`, alone in its folder; its host
+    // folder and the secret beside it do not exist for it.
+    let shown = ["/bot".to_string()];
     for argv in [py("list"), shell] {
-        let r = attack_with(&argv, &targets[..1], &SandboxConfig::default()).await;
+        let r = attack_with(&argv, &shown, &SandboxConfig::default()).await;
         assert_eq!(r[0][0], "LISTED", "{r:?}");
         assert_eq!(r[0][2], "bot.py", "the bot sees more than its file: {r:?}");
+        let r = attack_with(&argv, &targets[..1], &SandboxConfig::default()).await;
+        all_blocked(&r);
     }
     let r = attack_with(&py("read"), &targets[1..], &SandboxConfig::default()).await;
     all_blocked(&r);
-    // A folder named explicitly (the seat's own) is still given whole.
+    // A folder named explicitly (the seat's own) is still given whole, at `/bot`.
     let mut cfg = SandboxConfig::default();
     cfg.jail.seat_dir = Some(dir.path().to_path_buf());
-    let r = attack_with(&py("list"), &targets[..1], &cfg).await;
+    let r = attack_with(&py("list"), &shown, &cfg).await;
     assert_eq!(r[0][2], "bot.py,secret.txt", "{r:?}");
+    let r = attack_with(&py("read"), &targets[1..], &cfg).await;
+    all_blocked(&r);
 }
 
 #[tokio::test]
@@ -1504,58 +1511,70 @@ async fn kept_files_count_every_file_and_folder_as_a_block() {
 }
 
 /// `/proc/self/mountinfo` names, for each mount, its root within its file system (field 4) and
-/// where it is mounted (field 5). The private root mounts what the organiser names at the same
-/// path (the bot's argv names it too), so a mount whose root is not the end of its mount point
-/// would tell the bot a host path it was not given (a folder bound into a container, a path
-/// through a symbolic link). Measured here: none is; this guards it for the mounts the referee
-/// makes (the system folders, the bot's file, a shown folder).
+/// where it is mounted (field 5), and its options. The bot's own files (what its command line
+/// names, its seat folder) are shown at neutral paths (`/bot`, `/bot2`, …) as copies or
+/// overlays, so no field names the host folder they come from; only what the organiser shows on
+/// purpose with `--ro-path` keeps its path.
 #[tokio::test]
-async fn mountinfo_names_no_path_beyond_what_the_bot_is_shown() {
+async fn mountinfo_names_no_host_path_of_the_bots_own_files() {
     if !layers("mountinfo", &[Layer::Namespaces]) {
         return;
     }
-    let (dir, _bot, _secret) = bot_folder();
+    let (dir, bot, _secret) = bot_folder();
+    let host = dir.path().display().to_string();
+    let real = std::fs::canonicalize(dir.path())
+        .unwrap()
+        .display()
+        .to_string();
+    let names_host = |line: &String| line.contains(&host) || line.contains(&real);
+    let mountinfo = |argv: Vec<String>, cfg: SandboxConfig| async move {
+        let mut b = BotProcess::spawn(&argv, &cfg).unwrap();
+        let r = results(&mut b).await;
+        b.finish(Duration::from_millis(50)).await;
+        tagged(&r, "MOUNT")
+    };
+    // The bot given as one file: a copy at /bot/bot.py.
+    let argv = |path: &str| vec!["python3".to_string(), path.to_string(), "mountinfo".into()];
+    let mounts = mountinfo(argv(&bot.display().to_string()), SandboxConfig::default()).await;
+    assert!(
+        mounts.iter().any(|l| l.split(' ').nth(4) == Some("/bot")),
+        "no mount at /bot: {mounts:?}"
+    );
+    let leaks: Vec<&String> = mounts.iter().filter(|l| names_host(l)).collect();
+    assert!(leaks.is_empty(), "mountinfo names {host}: {leaks:?}");
+    // The bot's seat folder: an overlay at /bot, its working folder.
     let mut cfg = SandboxConfig::default();
-    cfg.jail.ro_paths = vec![dir.path().join("sub")];
-    std::fs::create_dir(dir.path().join("sub")).unwrap();
-    // The bot named through a symbolic link to its folder, as an organiser may.
-    std::os::unix::fs::symlink(dir.path(), dir.path().join("sub/link")).unwrap();
-    let bot = dir.path().join("sub/link/bot.py");
-    let argv = vec![
-        "python3".to_string(),
-        bot.display().to_string(),
-        "mountinfo".to_string(),
-    ];
-    let mut b = BotProcess::spawn(&argv, &cfg).unwrap();
-    let r = results(&mut b).await;
-    b.finish(Duration::from_millis(50)).await;
-    let mounts = tagged(&r, "MOUNT");
-    let named: Vec<PathBuf> = vec![
-        bot.clone(),
-        dir.path().join("sub"),
-        dir.path().join("bot.py"),
-    ];
-    let mut seen_bot = false;
+    cfg.jail.seat_dir = Some(dir.path().to_path_buf());
+    let mounts = mountinfo(argv("bot.py"), cfg).await;
+    let at_bot: Vec<&String> = mounts
+        .iter()
+        .filter(|l| l.split(' ').nth(4) == Some("/bot"))
+        .collect();
+    assert!(
+        at_bot.iter().any(|l| l.contains(" - overlay ")),
+        "the seat folder is not an overlay at /bot: {mounts:?}"
+    );
+    let leaks: Vec<&String> = mounts.iter().filter(|l| names_host(l)).collect();
+    assert!(leaks.is_empty(), "mountinfo names {host}: {leaks:?}");
+    // A folder the organiser shows with --ro-path keeps its path, and so does the bot named
+    // through a symbolic link in it: nothing else of the host is named.
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    std::os::unix::fs::symlink(dir.path(), sub.join("link")).unwrap();
+    let mut cfg = SandboxConfig::default();
+    cfg.jail.ro_paths = vec![sub.clone()];
+    let through = sub.join("link/bot.py");
+    let mounts = mountinfo(argv(&through.display().to_string()), cfg).await;
+    let allowed = [sub.clone(), dir.path().join("bot.py")];
     for line in &mounts {
         let f: Vec<&str> = line.split(' ').collect();
         let (root, point) = (f[3], f[4]);
-        seen_bot |= Path::new(point) == bot || Path::new(point) == dir.path().join("bot.py");
-        let ours = named.iter().any(|n| Path::new(point) == n)
-            || [
-                "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
-            ]
-            .contains(&point);
-        // A root that is the end of its mount point (the whole path, or the part inside a file
-        // system mounted above it, such as a tmpfs `/tmp`) tells nothing the mount point does not.
-        if root == "/" || point.ends_with(root) {
+        if !names_host(line) {
             continue;
         }
-        if ours {
-            panic!("mount {point} shows the host path {root}: {line}");
-        }
-        // A submount the host has inside a system folder (a container's /etc/hosts): its
-        // root is the container runtime's path. Not made by the referee; printed.
-        eprintln!("mountinfo: {point} has root {root} (a host submount)");
+        assert!(
+            allowed.iter().any(|a| Path::new(point) == a) && (root == "/" || point.ends_with(root)),
+            "mount {point} (root {root}) names a host path not shown on purpose: {line}"
+        );
     }
-    assert!(seen_bot, "the bot's file is not a mount: {mounts:?}");
 }
