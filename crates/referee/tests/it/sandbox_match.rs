@@ -37,6 +37,15 @@ fn layers(needed: &[Layer]) -> bool {
     true
 }
 
+/// The folders of the zoo's scripts and the example bots: named inside shell commands, they are
+/// given to the sandbox.
+fn zoo_dirs() -> Vec<PathBuf> {
+    ["crates/agent/tests/zoo", "examples/bots/python"]
+        .iter()
+        .map(|d| root().join(d).canonicalize().unwrap())
+        .collect()
+}
+
 /// The replay's stderr events of `seat`, joined.
 fn seat_stderr(record: &kakehiki_referee::MatchRecord, seat: usize) -> String {
     let tag = format!("\"seat\":{seat}");
@@ -138,10 +147,12 @@ async fn a_hostile_nac_seat_harms_no_one_and_nothing_outlives_the_match() {
     assert_eq!(left, 0, "the attacker's daemon outlived the match");
 }
 
-/// Two NAC seats try to talk before they play legally: the first takes file locks and watches
-/// on `/etc/passwd` and leaves names in its network namespace (an abstract socket, a port from
-/// listen() without bind(), a netlink port id), the second looks for them in `/proc/net` and by
-/// colliding on the name. Nothing crosses, the match completes, and no seat is charged.
+/// Two NAC seats try to talk before they play legally. The first takes file locks and watches
+/// on `/etc/passwd` and holds them, and leaves names in its network namespace (an abstract
+/// socket, a port from listen() without bind(), a netlink port id of a number both know); the
+/// second looks for the locks (`F_GETLK`, `F_OFD_GETLK` at the offset, an exclusive `flock`),
+/// and for the names in `/proc/net` (any listener, the port id) and by colliding on them.
+/// Nothing crosses, the match completes, and no seat is charged.
 #[tokio::test]
 async fn two_nac_seats_find_no_channel_and_the_match_completes() {
     if !layers(&[Layer::Namespaces, Layer::Seccomp]) {
@@ -150,13 +161,17 @@ async fn two_nac_seats_find_no_channel_and_the_match_completes() {
     let channels = path("crates/agent/tests/zoo/channels.py");
     let bot = path("examples/bots/python/nac_bot.py");
     let token = format!("kakehiki-match-{}", std::process::id());
+    let portid = 4_000_000 + std::process::id();
+    // The sender's attacks stay alive (their stdin open) while the receiver looks.
     let sender = format!(
-        "python3 {channels} locks /etc/passwd 4242 </dev/null >&2; \
-         sleep 20 | python3 {channels} hold {token} >&2 & \
+        "sleep 20 | python3 {channels} locks /etc/passwd 4242 >&2 & \
+         sleep 20 | python3 {channels} hold {token} {portid} >&2 & \
          exec python3 {bot}"
     );
-    let receiver =
-        format!("sleep 1; echo '{token} - -' | python3 {channels} seek >&2; exec python3 {bot}");
+    let receiver = format!(
+        "sleep 1; python3 {channels} locks-seek /etc/passwd 4242 </dev/null >&2; \
+         echo '{token} any {portid}' | python3 {channels} seek >&2; exec python3 {bot}"
+    );
     let seats = vec![
         SeatSpec::Cmd(vec!["sh".into(), "-c".into(), sender]),
         SeatSpec::Cmd(vec!["sh".into(), "-c".into(), receiver]),
@@ -164,10 +179,7 @@ async fn two_nac_seats_find_no_channel_and_the_match_completes() {
         SeatSpec::Cmd(vec!["python3".into(), bot.clone()]),
     ];
     let mut spec = MatchSpec::new("nac", 11, seats);
-    spec.sandbox.jail.ro_paths = ["crates/agent/tests/zoo", "examples/bots/python"]
-        .iter()
-        .map(|d| root().join(d).canonicalize().unwrap())
-        .collect();
+    spec.sandbox.jail.ro_paths = zoo_dirs();
     let driver = find_game("nac").unwrap();
     let record = tokio::time::timeout(Duration::from_secs(120), driver.play(&spec))
         .await
@@ -181,10 +193,17 @@ async fn two_nac_seats_find_no_channel_and_the_match_completes() {
         );
     }
     let (sent, seen) = (seat_stderr(&record, 0), seat_stderr(&record, 1));
-    assert!(
-        sent.contains("RESULT NAME unix"),
-        "the sender held its name: {sent}"
-    );
+    // The sender held every name (so that finding none means something).
+    for name in [
+        format!("RESULT NAME unix {token}"),
+        "RESULT NAME tcp ".to_string(),
+        format!("RESULT NAME netlink {portid}"),
+    ] {
+        assert!(
+            sent.contains(&name),
+            "the sender did not hold {name}: {sent}"
+        );
+    }
     for lock in ["posix-lock", "ofd-lock", "flock", "dnotify", "inotify"] {
         assert!(
             sent.contains(&format!("RESULT BLOCKED {lock}")),
@@ -192,13 +211,24 @@ async fn two_nac_seats_find_no_channel_and_the_match_completes() {
         );
     }
     assert!(!sent.contains("RESULT OPEN"), "{sent}");
-    for look in ["proc-net-unix", "bind-collision", "abstract-connect"] {
+    for look in [
+        "posix-getlk",
+        "ofd-getlk",
+        "flock-ex",
+        "proc-net-unix",
+        "proc-net-tcp",
+        "proc-net-netlink",
+        "netlink-collision",
+        "bind-collision",
+        "abstract-connect",
+    ] {
         assert!(
             seen.contains(&format!("RESULT BLOCKED {look}")),
             "{look}: {seen}"
         );
     }
     assert!(!seen.contains("RESULT SEEN"), "{seen}");
+    assert!(!seen.contains("RESULT UNSEEN"), "{seen}");
 }
 
 /// A Geister `tcp-cmd` client tries to connect to the other seat's port first (to take that
