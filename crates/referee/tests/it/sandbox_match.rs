@@ -231,6 +231,225 @@ async fn two_nac_seats_find_no_channel_and_the_match_completes() {
     assert!(!seen.contains("RESULT UNSEEN"), "{seen}");
 }
 
+/// A NAC match with the zoo's `attack` (a shell command, its output on stderr) run by seat 0
+/// before it plays legally, and three honest seats.
+async fn play_after(attack: &str, seed: u64) -> kakehiki_referee::MatchRecord {
+    let bot = path("examples/bots/python/nac_bot.py");
+    let mut seats = vec![SeatSpec::Cmd(vec![
+        "sh".into(),
+        "-c".into(),
+        format!("{attack}; exec python3 {bot}"),
+    ])];
+    seats.extend((1..4).map(|_| SeatSpec::Cmd(vec!["python3".into(), bot.clone()])));
+    let mut spec = MatchSpec::new("nac", seed, seats);
+    spec.sandbox.jail.ro_paths = zoo_dirs();
+    let driver = find_game("nac").unwrap();
+    tokio::time::timeout(Duration::from_secs(60), driver.play(&spec))
+        .await
+        .expect("the match completes")
+        .expect("the match can be set up")
+}
+
+/// What a re-run of this test binary (a referee started by a parent that gave it something)
+/// tells its parent of a match: the report and the attacker's stderr, one line.
+fn tell_parent(record: &kakehiki_referee::MatchRecord) {
+    let v = serde_json::json!({"report": record.report, "attacker": seat_stderr(record, 0)});
+    println!("MATCH {v}");
+}
+
+/// Run this test binary again for test `name` alone with `env` set (the re-run plays the
+/// matches and tells them with [`tell_parent`]); `setup` runs in the child before `exec`. The
+/// matches it told, in order, after asserting it passed.
+fn rerun(
+    name: &str,
+    env: (&str, &str),
+    setup: impl FnMut() -> std::io::Result<()> + Send + Sync + 'static,
+) -> Vec<serde_json::Value> {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args([
+        "--exact",
+        &format!("sandbox_match::{name}"),
+        "--nocapture",
+        "--test-threads",
+        "1",
+    ])
+    .env(env.0, env.1);
+    // SAFETY: the callers' closures make only system calls (dup2, seccomp), no allocation.
+    unsafe {
+        cmd.pre_exec(setup);
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the re-run failed:\n{stdout}\n{stderr}"
+    );
+    let told: Vec<serde_json::Value> = stdout
+        .lines()
+        // After libtest's `test <name> ... ` on the same line.
+        .filter_map(|l| l.split_once("MATCH ").map(|(_, m)| m))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        !told.is_empty(),
+        "the re-run played no match:\n{stdout}\n{stderr}"
+    );
+    told
+}
+
+/// A told match completed with a score for every seat, and no seat was charged.
+fn no_seat_charged(told: &serde_json::Value) {
+    let seats = told["report"]["seats"].as_array().unwrap();
+    assert_eq!(
+        told["report"]["scores"].as_array().map(Vec::len),
+        Some(seats.len()),
+        "{told}"
+    );
+    for (i, seat) in seats.iter().enumerate() {
+        assert_eq!(
+            seat["errors"],
+            serde_json::json!([]),
+            "seat {i} was charged: {told}"
+        );
+    }
+}
+
+const INHERITED_ENV: &str = "KAKEHIKI_MATCH_INHERITED";
+/// The numbers the parent gives the referee: a results file, one end of a socket pair and of
+/// two pipes, a TCP listener.
+const INHERITED: [i32; 5] = [901, 902, 903, 904, 905];
+
+/// A referee that inherited descriptors from its own parent without close-on-exec (a results
+/// file holding a secret, a supervisor's socket and pipe with the secret waiting in them, a pipe
+/// back to the supervisor, a listener with a connection waiting): a seat that reads and writes
+/// every descriptor above 2 finds none, the secret stays where it was, nothing reaches the
+/// parent, and the match completes with no seat charged. The referee is this test binary run
+/// again by the test with those descriptors.
+#[test]
+fn descriptors_the_referee_inherited_reach_no_seat() {
+    use nix::libc;
+    if std::env::var_os(INHERITED_ENV).is_some() {
+        for fd in INHERITED {
+            // SAFETY: fcntl(2) F_GETFD reads a descriptor's flags.
+            let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+            assert_eq!(flags, 0, "the referee does not hold fd {fd} inheritable");
+        }
+        let channels = path("crates/agent/tests/zoo/channels.py");
+        let list = INHERITED.map(|f| f.to_string()).join(" ");
+        let attack = format!("python3 {channels} fds-all {list} </dev/null >&2");
+        tell_parent(&runtime().block_on(play_after(&attack, 19)));
+        return;
+    }
+    use std::io::{Read, Write};
+    use std::os::fd::AsRawFd;
+    let secret = format!("kakehiki-secret-{}", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results.sqlite");
+    std::fs::write(&results, &secret).unwrap();
+    let file = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .open(&results)
+        .unwrap();
+    let (mut ours, mut theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+    ours.write_all(secret.as_bytes()).unwrap();
+    let (mut secret_r, mut secret_w) = pipe();
+    secret_w.write_all(secret.as_bytes()).unwrap();
+    let (mut back_r, back_w) = pipe();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let mut waiting = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let from = [
+        file.as_raw_fd(),
+        theirs.as_raw_fd(),
+        secret_r.as_raw_fd(),
+        back_w.as_raw_fd(),
+        listener.as_raw_fd(),
+    ];
+    let told = rerun(
+        "descriptors_the_referee_inherited_reach_no_seat",
+        (INHERITED_ENV, "1"),
+        move || {
+            for (f, to) in from.into_iter().zip(INHERITED) {
+                // SAFETY: dup2(2) onto a number the child does not use; it clears
+                // close-on-exec, as a parent that knows nothing of it would leave it.
+                if unsafe { libc::dup2(f, to) } != to {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        },
+    );
+    let attacker = told[0]["attacker"].as_str().unwrap();
+    assert!(
+        attacker.contains("RESULT BLOCKED fds none-above-2"),
+        "{attacker}"
+    );
+    assert!(!attacker.contains("RESULT OPEN"), "{attacker}");
+    no_seat_charged(&told[0]);
+    assert!(
+        !told[0].to_string().contains(&secret),
+        "the secret reached the match: {}",
+        told[0]
+    );
+    // Everything is where the parent left it: the secret unread, nothing written back.
+    let pending = |r: &mut dyn Read| {
+        let mut buf = [0u8; 256];
+        match r.read(&mut buf) {
+            Ok(n) => String::from_utf8_lossy(&buf[..n]).into_owned(),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => String::new(),
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert_eq!(std::fs::read_to_string(&results).unwrap(), secret);
+    for s in [&ours, &theirs] {
+        s.set_nonblocking(true).unwrap();
+    }
+    waiting.set_nonblocking(true).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    set_nonblocking(&secret_r);
+    set_nonblocking(&back_r);
+    assert_eq!(pending(&mut theirs), secret, "the socket's secret was read");
+    assert_eq!(
+        pending(&mut ours),
+        "",
+        "a seat wrote to the parent's socket"
+    );
+    assert_eq!(pending(&mut secret_r), secret, "the pipe's secret was read");
+    assert_eq!(
+        pending(&mut back_r),
+        "",
+        "a seat wrote to the parent's pipe"
+    );
+    assert!(
+        listener.accept().is_ok(),
+        "a seat took the connection waiting on the listener"
+    );
+    assert_eq!(pending(&mut waiting), "", "a seat answered the connection");
+    drop((file, back_w));
+}
+
+/// A pipe, both ends close-on-exec (the re-run is given one end by `dup2`).
+fn pipe() -> (std::fs::File, std::fs::File) {
+    let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
+    (r.into(), w.into())
+}
+
+fn set_nonblocking(f: &std::fs::File) {
+    use nix::fcntl::{fcntl, FcntlArg, OFlag};
+    use std::os::fd::AsRawFd;
+    let flags = OFlag::from_bits_truncate(fcntl(f.as_raw_fd(), FcntlArg::F_GETFL).unwrap());
+    fcntl(f.as_raw_fd(), FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK)).unwrap();
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// A Geister `tcp-cmd` client tries to connect to the other seat's port first (to take that
 /// seat and play both sides); the sandbox lets it connect to its own seat's port only.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
