@@ -450,6 +450,149 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+const NO_NAMESPACES_ENV: &str = "KAKEHIKI_MATCH_NO_NAMESPACES";
+
+/// The seccomp programs of a container runtime's profile that refuses namespaces: unshare and
+/// setns fail, and clone with any namespace flag; clone3 answers ENOSYS (libc falls back to
+/// clone). The same as the agent zoo's `the_zoo_is_contained_where_namespaces_are_refused`.
+fn refuse_namespaces() -> Vec<seccompiler::BpfProgram> {
+    use nix::libc;
+    use seccompiler::{
+        SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
+    };
+    use std::collections::BTreeMap;
+    const NEW_NS: u64 = 0x7e02_0080; // every CLONE_NEW* flag, CLONE_NEWTIME included
+    let arch = std::env::consts::ARCH.try_into().unwrap();
+    let clone: Vec<SeccompRule> = (0..64)
+        .map(|bit| 1u64 << bit)
+        .filter(|flag| NEW_NS & flag != 0)
+        .map(|flag| {
+            let on = SeccompCmpOp::MaskedEq(flag);
+            SeccompRule::new(vec![SeccompCondition::new(
+                0,
+                SeccompCmpArgLen::Qword,
+                on,
+                flag,
+            )
+            .unwrap()])
+            .unwrap()
+        })
+        .collect();
+    let deny = BTreeMap::from([
+        (libc::SYS_unshare, Vec::new()),
+        (libc::SYS_setns, Vec::new()),
+        (libc::SYS_clone, clone),
+    ]);
+    let clone3 = BTreeMap::from([(libc::SYS_clone3, Vec::new())]);
+    [(deny, libc::EPERM), (clone3, libc::ENOSYS)]
+        .into_iter()
+        .map(|(rules, errno)| {
+            SeccompFilter::new(
+                rules,
+                SeccompAction::Allow,
+                SeccompAction::Errno(errno as u32),
+                arch,
+            )
+            .unwrap()
+            .try_into()
+            .unwrap()
+        })
+        .collect()
+}
+
+/// A referee whose namespace creation is refused (a container's seccomp profile) confines its
+/// bots without namespaces, where SysV IPC is machine-wide and outlives a bot and listen() on
+/// an unbound socket gets a port the host reaches. In a match, a seat's shmget, msgget, semget
+/// under a known key and listen() (IPv4, IPv6) are refused; a seat of a second match finds no
+/// object under that key; none is left on the machine; no seat is charged. The referee is this
+/// test binary run again under the filter.
+#[test]
+fn without_namespaces_a_seat_gets_no_sysv_object_or_listener_and_leaves_none() {
+    if let Ok(key) = std::env::var(NO_NAMESPACES_ENV) {
+        let report = SandboxReport::current(SandboxLevel::Best);
+        assert!(
+            !report.layers.contains(&Layer::Namespaces),
+            "the bots still have namespaces: {:?}",
+            report.layers
+        );
+        assert!(
+            report.layers.contains(&Layer::Seccomp),
+            "{:?}",
+            report.layers
+        );
+        let channels = path("crates/agent/tests/zoo/channels.py");
+        let rt = runtime();
+        for (mode, seed) in [("sysv", 23), ("sysv-find", 29)] {
+            let attack = format!("python3 {channels} {mode} {key} </dev/null >&2");
+            tell_parent(&rt.block_on(play_after(&attack, seed)));
+        }
+        return;
+    }
+    // SAFETY: geteuid(2) cannot fail.
+    if unsafe { nix::libc::geteuid() } != 0 {
+        eprintln!("SKIPPED: the tier without namespaces is run as root");
+        return;
+    }
+    if !layers(&[Layer::Seccomp]) {
+        return;
+    }
+    let key = 0x4b4b_0000 + (std::process::id() & 0xffff);
+    let filters = refuse_namespaces();
+    let told = rerun(
+        "without_namespaces_a_seat_gets_no_sysv_object_or_listener_and_leaves_none",
+        (NO_NAMESPACES_ENV, &key.to_string()),
+        move || {
+            for p in &filters {
+                seccompiler::apply_filter(p).map_err(std::io::Error::other)?;
+            }
+            Ok(())
+        },
+    );
+    // Left on the machine under the key (the host's view; a failed run removes them).
+    let left: Vec<String> = ["shm", "msg", "sem"]
+        .iter()
+        .filter(|t| {
+            std::fs::read_to_string(format!("/proc/sysvipc/{t}"))
+                .unwrap()
+                .lines()
+                .any(|l| l.split_whitespace().next() == Some(&key.to_string()))
+        })
+        .map(|t| t.to_string())
+        .collect();
+    if !left.is_empty() {
+        let _ = std::process::Command::new("ipcrm")
+            .args(["-M", &key.to_string(), "-Q", &key.to_string()])
+            .args(["-S", &key.to_string()])
+            .status();
+    }
+    assert_eq!(told.len(), 2, "{told:?}");
+    let (made, found) = (
+        told[0]["attacker"].as_str().unwrap(),
+        told[1]["attacker"].as_str().unwrap(),
+    );
+    for call in ["shmget", "msgget", "semget", "listen", "listen6"] {
+        assert!(
+            made.contains(&format!("RESULT BLOCKED {call} EPERM")),
+            "{call}: {made}"
+        );
+    }
+    assert!(!made.contains("RESULT OPEN"), "{made}");
+    for call in ["shmget", "msgget", "semget"] {
+        assert!(
+            found.contains(&format!("RESULT BLOCKED {call} EPERM")),
+            "{call}: {found}"
+        );
+    }
+    assert!(!found.contains("RESULT SEEN"), "{found}");
+    assert!(
+        left.is_empty(),
+        "SysV objects left under key {key}: {left:?}"
+    );
+    for t in &told {
+        no_seat_charged(t);
+    }
+}
+
 /// A Geister `tcp-cmd` client tries to connect to the other seat's port first (to take that
 /// seat and play both sides); the sandbox lets it connect to its own seat's port only.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
