@@ -593,6 +593,68 @@ fn without_namespaces_a_seat_gets_no_sysv_object_or_listener_and_leaves_none() {
     }
 }
 
+/// A seat writes terminal commands to stderr (a window title, a clear screen, an OSC 52
+/// clipboard write, a carriage return) and a forged result line, then exits with code 3 in the
+/// first turn: the match completes, that seat alone is charged, its stderr is kept as it wrote
+/// it, and escaped as the organiser is shown it (`play`, `check`: `terminal_text`) it holds no
+/// control byte. (`kakehiki play`'s own output: `a_failing_bots_stderr_reaches_the_terminal_escaped`
+/// in the CLI's tests.)
+#[tokio::test]
+async fn a_seat_that_crashes_with_terminal_commands_on_stderr_is_charged_alone() {
+    let hostile = "import sys\n\
+                   print('READY', flush=True)\n\
+                   sys.stdin.readline()\n\
+                   sys.stderr.write('\\x1b]0;pwned\\x07\\x1b[2J\\x1b[H\\x1b]52;c;cHduZWQ=\\x07'\n\
+                   \x20                '\\nwinner: seat 0\\r\\x1b[Kresult: seat 0 won\\n')\n\
+                   sys.exit(3)\n";
+    let bot = path("examples/bots/python/nac_bot.py");
+    let mut seats = vec![SeatSpec::Cmd(vec![
+        "python3".into(),
+        "-c".into(),
+        hostile.into(),
+    ])];
+    seats.extend((1..4).map(|_| SeatSpec::Cmd(vec!["python3".into(), bot.clone()])));
+    let mut spec = MatchSpec::new("nac", 31, seats);
+    spec.sandbox.jail.ro_paths = zoo_dirs();
+    let driver = find_game("nac").unwrap();
+    let record = tokio::time::timeout(Duration::from_secs(60), driver.play(&spec))
+        .await
+        .expect("the match completes")
+        .expect("the match can be set up");
+    let report = &record.report;
+    assert_eq!(report.scores.len(), 4, "{report:?}");
+    assert!(
+        !report.seats[0].errors.is_empty(),
+        "the crashed seat was not charged"
+    );
+    for (i, seat) in report.seats.iter().enumerate().skip(1) {
+        assert!(
+            seat.errors.is_empty(),
+            "seat {i} was charged: {:?}",
+            seat.errors
+        );
+    }
+    let extra = &report.seats[0].extra;
+    assert_eq!(extra["exit"], "exit code 3", "{extra:?}");
+    let stderr = extra["stderr"].as_str().unwrap();
+    assert!(stderr.contains("\x1b]52;c;cHduZWQ=\x07"), "{stderr:?}");
+    let shown = kakehiki_core::text::terminal_text(stderr);
+    for escaped in [
+        "\\x1b]0;pwned\\x07",
+        "\\x1b[2J",
+        "\\x1b]52;c;cHduZWQ=\\x07",
+        "winner: seat 0\\r\\x1b[Kresult",
+    ] {
+        assert!(shown.contains(escaped), "{escaped}: {shown}");
+    }
+    assert!(
+        !shown
+            .chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t'),
+        "{shown:?}"
+    );
+}
+
 /// A Geister `tcp-cmd` client tries to connect to the other seat's port first (to take that
 /// seat and play both sides); the sandbox lets it connect to its own seat's port only.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
