@@ -568,7 +568,8 @@ fn a_missing_cpu_hierarchy_leaves_the_cgroup_and_names_the_cpu_layer() {
 
 /// A failing bot's stderr with terminal commands (an OSC 52 clipboard write, a window title, a
 /// clear screen, a carriage return) and a forged result line: shown escaped, each line marked as
-/// the bot's, never at a line's start.
+/// the bot's, never at a line's start; the match completes, and that bot alone is charged (the
+/// other seats are process bots too, which could be).
 #[test]
 fn a_failing_bots_stderr_reaches_the_terminal_escaped() {
     let dir = tempfile::tempdir().unwrap();
@@ -585,12 +586,20 @@ fn a_failing_bots_stderr_reaches_the_terminal_escaped() {
     let out = kakehiki()
         .args(["play", "nac", "--seed", "1", "--seat"])
         .arg(format!("cmd:python3 {}", script.display()))
-        .args(["--fill", "builtin:random"])
+        .args(["--fill", &python_bot(), "--json"])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stderr.contains("stderr of seat 0"), "{stdout}{stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let seats = report["seats"].as_array().unwrap();
+    assert_eq!(report["scores"].as_array().unwrap().len(), seats.len());
+    assert_ne!(seats[0]["errors"], serde_json::json!([]), "{report}");
+    for (i, seat) in seats.iter().enumerate().skip(1) {
+        assert_eq!(seat["errors"], serde_json::json!([]), "seat {i}: {report}");
+        assert!(!stderr.contains(&format!("seat {i} ended")), "{stderr}");
+    }
     for (name, raw) in [("ESC", 0x1b), ("BEL", 0x07), ("CR", b'\r')] {
         assert!(
             !out.stderr.contains(&raw) && !out.stdout.contains(&raw),
