@@ -538,9 +538,60 @@ fn a_match_timeout_below_the_longest_legal_match_is_refused_with_both_numbers() 
     }
 }
 
+/// Werewolf-NLP's bound is checked the same way: a village of 5 under a request time of 1 s +
+/// 0.5 s, a response time of 2 s and 3 s to connect.
+#[test]
+fn a_werewolf_nlp_match_timeout_below_the_longest_legal_match_is_refused_with_both_numbers() {
+    let text = |timeout: u64| {
+        let mut t = format!(
+            "name = \"wn\"\ngame = \"werewolf-nlp\"\nformat = \"aiwolf-game-set\"\nseed = 2024\n\
+             seats = 5\ngames = 1\nsets = 1\nmatch_timeout_s = {timeout}\n[options]\n\
+             action_ms = 1000\nacceptable_ms = 500\nresponse_ms = 2000\nconnect_timeout_ms = 3000\n"
+        );
+        for i in 0..5 {
+            t.push_str(&format!(
+                "\n[[entrants]]\nname = \"e{i}\"\nseat = \"builtin:sample\"\n"
+            ));
+        }
+        ContestDef::parse(&t, "t.toml", &|g| {
+            use kakehiki_contest::Arena;
+            RefereeArena.game_type(g)
+        })
+        .unwrap()
+    };
+    // Seating 5 × (3 s + 2 × 2 s) = 35 s; the game's 85 requests (talk 4 a day for 5, 5, 4
+    // and 3 agents, their votes, a divine and an attack vote a night; the driver's unit test
+    // works them out) × 1.5 s = 127.5 s; 2 s to exit: 164.5 s, 165 s rounded up.
+    for short in [164, 60] {
+        let e =
+            kakehiki_contest::runner::check_match_timeout(&RefereeArena, &text(short)).unwrap_err();
+        assert!(matches!(e, RunError::MatchTimeout { .. }), "{e}");
+        let msg = e.to_string();
+        assert!(
+            msg.contains(&format!(
+                "match_timeout_s = {short} is below the longest legal match of werewolf-nlp under \
+                 these limits, 165 s: raise match_timeout_s to at least 165 or set 0"
+            )),
+            "{msg}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let e = run_local(
+        &text(60),
+        sqlite(&dir.path().join("c.sqlite")),
+        Arc::new(RefereeArena),
+        &RunOptions::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(e, RunError::MatchTimeout { .. }), "{e}");
+    for ok in [0, 165, 600] {
+        kakehiki_contest::runner::check_match_timeout(&RefereeArena, &text(ok)).unwrap();
+    }
+}
+
 /// The real arena, except that it knows no bound on a match's length (as for a game whose driver
-/// computes none, Werewolf-NLP): its `match_timeout_s` is then taken as given, and a bot within
-/// every per-request limit can still outlast it.
+/// computed none): its `match_timeout_s` is then taken as given, and a bot within every
+/// per-request limit can still outlast it.
 struct NoBound;
 
 impl kakehiki_contest::Arena for NoBound {

@@ -205,6 +205,23 @@ fn the_ladder_files_match_settings_reach_the_matches() {
     assert_eq!(header["params"]["rules"]["max_plies"], 10, "{header}");
 }
 
+/// Werewolf-NLP's bound too: 5 agents under upstream's defaults, 6,777 s (the driver's unit
+/// test works it out), above the default of an hour.
+#[test]
+fn a_werewolf_nlp_ladder_checks_its_match_timeout_and_its_default_follows_the_bound() {
+    let base = "name = \"n\"\ngame = \"werewolf-nlp\"\nbuiltins = [\"sample\"]\n";
+    let mut c = config(&format!("{base}match_timeout_s = 3600\n"));
+    let e = c.check_match_settings(&RefereeArena).unwrap_err();
+    assert_eq!(
+        e,
+        "match_timeout_s = 3600 is below the longest legal match of werewolf-nlp under these \
+         limits, 6,777 s: raise match_timeout_s to at least 6777 or set 0 for no limit"
+    );
+    let mut c = config(base);
+    c.check_match_settings(&RefereeArena).unwrap();
+    assert_eq!(c.match_timeout_s, 6777);
+}
+
 /// A ladder file whose `match_timeout_s` is below the longest legal match under its options is
 /// refused with both numbers; without the key, the default is raised to that bound.
 #[test]

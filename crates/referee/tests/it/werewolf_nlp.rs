@@ -1131,3 +1131,132 @@ fn a_v1_replay_upgrades_and_verifies() {
     // The agent's NAME and its answers are its seat record.
     assert!(new.contains(r#"{"event":"seat","seat":0,"at":"connect","kind":"NAME","limit_ms":"#));
 }
+
+/// An agent that answers every request legally and as late as it may: `delay` after each
+/// request (its NAME too), talking and whispering at every turn (never `Skip` or `Over`) and
+/// voting for a living agent. Returns when it got INITIALIZE and FINISH.
+async fn slow_client(
+    url: String,
+    name: String,
+    delay: Duration,
+) -> (Option<std::time::Instant>, Option<std::time::Instant>) {
+    let (mut ws, _) = loop {
+        match tokio_tungstenite::connect_async(url.as_str()).await {
+            Ok(c) => break c,
+            Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+        }
+    };
+    let (mut initialized, mut finished) = (None, None);
+    while let Some(Ok(m)) = ws.next().await {
+        let Message::Text(t) = m else { continue };
+        let p: Value = serde_json::from_str(&t).unwrap();
+        let me = p["info"]["agent"].as_str().unwrap_or_default();
+        let other = p["info"]["status_map"]
+            .as_object()
+            .and_then(|m| m.iter().find(|(k, v)| *v == "ALIVE" && k.as_str() != me))
+            .map(|(k, _)| k.clone());
+        let answer = match p["request"].as_str().unwrap() {
+            "NAME" => Some(name.clone()),
+            "TALK" | "WHISPER" => Some("I have nothing to hide.".into()),
+            "VOTE" | "DIVINE" | "GUARD" | "ATTACK" => other,
+            "INITIALIZE" => {
+                initialized = Some(std::time::Instant::now());
+                None
+            }
+            "FINISH" => {
+                finished = Some(std::time::Instant::now());
+                None
+            }
+            _ => None,
+        };
+        if let Some(a) = answer {
+            tokio::time::sleep(delay).await;
+            if ws.send(Message::Text(a)).await.is_err() {
+                break;
+            }
+        }
+    }
+    (initialized, finished)
+}
+
+/// Five WebSocket agents answering every request legally just within its limit (30 ms of the
+/// 30 + 10 ms a request has, their NAME 30 ms of 40): the match lasts less than the longest
+/// legal match the driver computes, and its game (INITIALIZE to FINISH, 88 requests at most:
+/// day 0, 5 × 8 talks and a divine; day 1, 40 talks, 5 votes, a divine and an attack vote) less
+/// than the game's part of it, which leaves out the seating and the 2 s to exit: a bound that
+/// forgot the talk would be below the game played.
+#[tokio::test]
+async fn agents_answering_at_their_limits_finish_within_the_longest_legal_match() {
+    let port = free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("nlp.toml");
+    std::fs::write(
+        &cfg,
+        "[game]\nmax_day = 1\n[game.talk.max_count]\nper_agent = 8\nper_day = 8\n",
+    )
+    .unwrap();
+    let s = spec(
+        &["ws"; 5],
+        3,
+        &[
+            ("port", port.to_string()),
+            ("config", cfg.display().to_string()),
+            ("action_ms", "30".into()),
+            ("acceptable_ms", "10".into()),
+            ("response_ms", "40".into()),
+            ("connect_timeout_ms", "500".into()),
+        ],
+    );
+    let driver = find_game("werewolf-nlp").unwrap();
+    let longest = driver.longest_legal_match(&s).unwrap().unwrap();
+    let settings = kakehiki_referee::games::werewolf_nlp::config_from_spec(&s)
+        .unwrap()
+        .settings()
+        .unwrap();
+    let game = kakehiki_werewolf::nlp::bound::LongestGame::of(&settings);
+    assert_eq!((game.requests, game.request_ms), (88, 40));
+    // 5 × (500 ms + 2 × 40 ms) to seat, 88 × 40 ms, 2 s to exit.
+    assert_eq!(longest, Duration::from_millis(5 * 580 + 88 * 40 + 2_000));
+    let url = format!("ws://127.0.0.1:{port}/ws");
+    let agents: Vec<_> = (0..5)
+        .map(|i| {
+            let name = format!("slow{}", i + 1);
+            tokio::spawn(slow_client(url.clone(), name, Duration::from_millis(30)))
+        })
+        .collect();
+    let started = std::time::Instant::now();
+    let rec = play(&s).await;
+    let took = started.elapsed();
+    let mut times = Vec::new();
+    for a in agents {
+        let (init, fin) = a.await.unwrap();
+        times.push(init.zip(fin));
+    }
+    // The game's span: the first INITIALIZE to the last FINISH any agent got.
+    let first = times.iter().flatten().map(|t| t.0).min().unwrap();
+    let last = times.iter().flatten().map(|t| t.1).max().unwrap();
+    let span = last - first;
+    eprintln!(
+        "match {took:?} of {longest:?}; game {span:?} of {:?}",
+        game.time()
+    );
+    assert!(
+        took < longest,
+        "the match took {took:?}, the bound is {longest:?}"
+    );
+    assert!(
+        span < game.time(),
+        "the game took {span:?}, its bound is {:?}",
+        game.time()
+    );
+    // The agents did answer slowly: nearly every talk within its limit, after 30 ms.
+    let parsed = kakehiki_core::replay::ReplayLog::parse(&rec.replay.to_text()).unwrap();
+    let record = kakehiki_core::exchange::SeatRecord::of(&parsed).unwrap();
+    let slow_talks = record
+        .exchanges
+        .iter()
+        .filter(|e| e.kind == "TALK" && e.outcome.as_str() == "reply")
+        .filter(|e| e.time_us.is_some_and(|us| us >= 30_000))
+        .count();
+    assert!(slow_talks >= 70, "{slow_talks} slow talks of 80");
+}

@@ -3,6 +3,7 @@
 //! natural-language agents. Pure: no sockets or clocks (group-chat timing is the table's).
 
 pub mod bots;
+pub mod bound;
 pub mod config_file;
 pub mod game;
 pub mod inproc;

@@ -19,6 +19,7 @@ use serde_json::json;
 use kakehiki_core::exchange::ExchangeOutcome;
 use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
 use kakehiki_core::{GameType, SeatErrorKind, SeatSpec};
+use kakehiki_werewolf::nlp::bound::LongestGame;
 use kakehiki_werewolf::nlp::game::{game_id_now, GameResult};
 use kakehiki_werewolf::nlp::inproc::block_on_ready;
 use kakehiki_werewolf::nlp::logs;
@@ -53,6 +54,39 @@ pub static WEREWOLF_NLP: WerewolfNlpDriver = WerewolfNlpDriver;
 
 /// How long a program is given to exit after the game.
 const GRACE: Duration = Duration::from_secs(2);
+
+/// The longest `connect_timeout_ms` may be: a day.
+const MAX_CONNECT_MS: u64 = 86_400_000;
+
+/// How long each WebSocket agent is waited for to connect (`connect_timeout_ms`: 10 s by
+/// default, at most [`MAX_CONNECT_MS`]); the one reader for the seats and the longest match.
+fn connect_wait(spec: &MatchSpec) -> Result<Duration, RefereeError> {
+    let expected = "milliseconds, at most 86400000 (a day)";
+    let ms: u64 = spec.option("connect_timeout_ms", 10_000, expected)?;
+    if ms > MAX_CONNECT_MS {
+        return Err(RefereeError::BadOption {
+            key: "connect_timeout_ms".into(),
+            value: ms.to_string(),
+            expected: expected.into(),
+        });
+    }
+    Ok(Duration::from_millis(ms))
+}
+
+/// The longest a match of `settings` with `seats` seats and agents waited for `connect` can last
+/// while every agent answers legally within its limits. The seats are seated one after another,
+/// each counted as a WebSocket agent (the limits are the same whoever sits there): `connect` for
+/// it to connect, then the response timeout for the WebSocket handshake and again for its NAME.
+/// Then the game, every request one after another ([`LongestGame`]: `action + acceptable` each,
+/// every group-chat window its `duration`), and [`GRACE`] for the agents to exit.
+fn longest_match(settings: &NlpSettings, seats: usize, connect: Duration) -> Duration {
+    let t = Timeouts::of(settings);
+    let seat = connect.saturating_add(t.response().saturating_mul(2));
+    let seating = seat.saturating_mul(u32::try_from(seats).unwrap_or(u32::MAX));
+    seating
+        .saturating_add(LongestGame::of(settings).time())
+        .saturating_add(GRACE)
+}
 
 /// The server's secret for player tokens (`SECRET_KEY`), when the configuration requires them.
 pub fn secret_of(c: &NlpConfig) -> Result<Option<String>, kakehiki_core::BadOption> {
@@ -351,12 +385,11 @@ async fn start_seats(
         0 => config.server.web_socket.port,
         p => p,
     };
-    let connect_ms = spec.option("connect_timeout_ms", 10_000, "milliseconds")?;
     let secret = secret_of(config)?;
     let wait = ws::Wait {
         host: &config.server.web_socket.host,
         port,
-        connect: Duration::from_millis(connect_ms),
+        connect: connect_wait(spec)?,
         name,
         secret: secret.as_deref(),
         argv: substitute,
@@ -385,7 +418,15 @@ impl GameDriver for WerewolfNlpDriver {
     }
 
     fn check_spec(&self, spec: &MatchSpec) -> Result<(), RefereeError> {
-        settings_of(&config_from_spec(spec)?).map(drop)
+        settings_of(&config_from_spec(spec)?)?;
+        connect_wait(spec).map(drop)
+    }
+
+    /// [`longest_match`] of the match's configuration, options and seats.
+    fn longest_legal_match(&self, spec: &MatchSpec) -> Result<Option<Duration>, RefereeError> {
+        let settings = settings_of(&config_from_spec(spec)?)?;
+        let connect = connect_wait(spec)?;
+        Ok(Some(longest_match(&settings, spec.seats.len(), connect)))
     }
 
     fn play<'a>(&'a self, spec: &'a MatchSpec) -> BoxFuture<'a, Result<MatchRecord, RefereeError>> {
@@ -506,6 +547,122 @@ mod tests {
     #[test]
     fn the_rules_crate_names_the_silent_seat_as_the_seat_layer_does() {
         assert_eq!(kakehiki_werewolf::nlp::seats::SILENT, SILENT_BOT);
+    }
+
+    fn nlp_spec(seats: usize, options: &[(&str, &str)]) -> MatchSpec {
+        let mut spec = MatchSpec::new("werewolf-nlp", 1, vec![SeatSpec::Tcp; seats]);
+        for (k, v) in options {
+            spec.options.insert(k.to_string(), v.to_string());
+        }
+        spec
+    }
+
+    fn longest(spec: &MatchSpec) -> Duration {
+        WEREWOLF_NLP.longest_legal_match(spec).unwrap().unwrap()
+    }
+
+    /// Upstream's defaults (action 60 s + acceptable 5 s a request, response 120 s), worked out
+    /// by hand; the game's requests are counted in `kakehiki_werewolf::nlp::bound`.
+    /// 5 agents: seating 5 × (10 s to connect + 120 s for the handshake + 120 s for the NAME) =
+    /// 1,250 s; the game, 85 requests × 65 s = 5,525 s (day 0: 20 talks + a divine; days 1 to 3
+    /// with 5, 4, 3 alive: 4 talks and a vote each, then a divine and an attack vote, but no
+    /// night after day 3's exile); 2 s to exit: 6,777 s.
+    /// 13 agents: seating 13 × 250 s = 3,250 s; the game, 649 requests × 65 s = 42,185 s (day 0:
+    /// 2 × 12 whispers + 52 talks + a divine = 77; days 1 to 11 with 13 down to 3 alive: 4 talks
+    /// and a vote each, 5 × 88 = 440; nights 1 to 10: a divine, a guard, and 3, 3, 3, 3, 3, 3, 2,
+    /// 2, 1, 1 werewolves whispering 4 times each when two or more and voting to attack, 132);
+    /// 2 s to exit: 45,437 s.
+    #[test]
+    fn the_longest_legal_match_of_the_default_villages() {
+        assert_eq!(longest(&nlp_spec(5, &[])), Duration::from_secs(6_777));
+        assert_eq!(longest(&nlp_spec(13, &[])), Duration::from_secs(45_437));
+        // Whoever sits there.
+        let mut spec = nlp_spec(5, &[]);
+        spec.seats = vec![SeatSpec::Builtin(SILENT_BOT.into()); 5];
+        assert_eq!(longest(&spec), Duration::from_secs(6_777));
+    }
+
+    #[test]
+    fn the_longest_legal_match_grows_with_every_limit_and_the_talk() {
+        let base = longest(&nlp_spec(5, &[]));
+        let with = |k: &str, v: &str| longest(&nlp_spec(5, &[(k, v)]));
+        // 85 requests, 1 s more each.
+        assert_eq!(with("action_ms", "61000"), base + Duration::from_secs(85));
+        assert_eq!(
+            with("acceptable_ms", "6000"),
+            base + Duration::from_secs(85)
+        );
+        assert_eq!(
+            with("action_ms", "1000"),
+            base - Duration::from_secs(85 * 59)
+        );
+        // Twice per seat (handshake and NAME), 5 seats.
+        assert_eq!(
+            with("response_ms", "121000"),
+            base + Duration::from_secs(10)
+        );
+        assert_eq!(
+            with("connect_timeout_ms", "11000"),
+            base + Duration::from_secs(5)
+        );
+        // A day fewer: day 3's 15 requests and day 2's 22.
+        assert_eq!(with("max_day", "1"), base - Duration::from_secs(37 * 65));
+        // The talk limits, from a configuration file: 6 per agent is 2 more for each of the 17
+        // agents talking over 4 days; a group chat of 30 s instead of the 68 talk requests.
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str, text: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            p.display().to_string()
+        };
+        let six = file(
+            "six.toml",
+            "[game.talk.max_count]\nper_agent = 6\nper_day = 20\n",
+        );
+        assert_eq!(with("config", &six), base + Duration::from_secs(34 * 65));
+        let chat = file("chat.toml", "[game.talk]\nduration = \"30s\"\n");
+        assert_eq!(
+            with("config", &chat),
+            base - Duration::from_secs(68 * 65) + Duration::from_secs(4 * 30)
+        );
+        // A bigger village.
+        assert!(longest(&nlp_spec(9, &[])) > base);
+    }
+
+    #[test]
+    fn bad_options_are_typed_errors_for_the_bound_and_the_check() {
+        let bad_option = |options: &[(&str, &str)], key: &str| {
+            let spec = nlp_spec(5, options);
+            for e in [
+                WEREWOLF_NLP.longest_legal_match(&spec).unwrap_err(),
+                WEREWOLF_NLP.check_spec(&spec).unwrap_err(),
+            ] {
+                assert!(
+                    matches!(&e, RefereeError::BadOption { key: k, .. } if k == key),
+                    "{e}"
+                );
+            }
+        };
+        bad_option(&[("action_ms", "soon")], "action_ms");
+        bad_option(&[("response_ms", "-1")], "response_ms");
+        bad_option(&[("acceptable_ms", "1.5")], "acceptable_ms");
+        bad_option(&[("max_day", "many")], "max_day");
+        bad_option(&[("connect_timeout_ms", "x")], "connect_timeout_ms");
+        bad_option(&[("connect_timeout_ms", "86400001")], "connect_timeout_ms");
+        bad_option(
+            &[("connect_timeout_ms", "18446744073709551615")],
+            "connect_timeout_ms",
+        );
+        bad_option(&[("config", "/nonexistent/nlp.toml")], "config");
+        let e = WEREWOLF_NLP
+            .longest_legal_match(&nlp_spec(5, &[("bogus", "1")]))
+            .unwrap_err();
+        assert!(matches!(e, RefereeError::UnknownOption { .. }), "{e}");
+        // No role table for 7 agents.
+        let e = WEREWOLF_NLP
+            .longest_legal_match(&nlp_spec(7, &[]))
+            .unwrap_err();
+        assert!(matches!(e, RefereeError::SeatCount { got: 7, .. }), "{e}");
     }
 
     #[test]
