@@ -51,6 +51,11 @@ pub struct ServeArgs {
     /// Builds run at once inside the server (0: only `kakehiki worker` processes build).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(0..=64))]
     pub builders: u16,
+    /// Lease of a build or match the server's builders and workers claim, in seconds; they
+    /// renew it while they work, so a server killed mid-build has its build taken over (by
+    /// itself once restarted, or by a worker) within a lease.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub lease_secs: u64,
     /// Matches played at once inside the server (0: only `kakehiki worker` processes on a
     /// shared PostgreSQL store play them).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(0..=1024))]
@@ -899,6 +904,7 @@ fn start_matchmaker(args: &ServeArgs, config: &LadderConfig) -> anyhow::Result<(
 
 /// Start `--builders` threads that claim builds from the store, as `kakehiki worker` does.
 fn start_builders(args: &ServeArgs) -> anyhow::Result<()> {
+    let lease = std::time::Duration::from_secs(args.lease_secs);
     for slot in 0..args.builders {
         let mut store = kakehiki_store::open_store(&args.db, args.database_url.as_deref())
             .context("cannot open the store")?;
@@ -909,7 +915,7 @@ fn start_builders(args: &ServeArgs) -> anyhow::Result<()> {
         std::thread::Builder::new()
             .name(format!("ladder-builder-{slot}"))
             .spawn(move || loop {
-                match super::ladder_work::build_one(&mut *store, &name) {
+                match super::ladder_work::build_one(&mut *store, &name, lease) {
                     Ok(true) => continue,
                     Ok(false) => {}
                     Err(e) => tracing::error!("ladder builder: {e}"),
@@ -935,7 +941,9 @@ fn start_workers(args: &ServeArgs, data: &std::path::Path) -> anyhow::Result<()>
         hooks: Some(Arc::new(super::ladder_work::LadderWork {
             programs: data.to_path_buf(),
             builds: false,
+            lease: std::time::Duration::from_secs(args.lease_secs),
         })),
+        lease: std::time::Duration::from_secs(args.lease_secs),
         ..kakehiki_contest::WorkerOptions::default()
     };
     std::thread::Builder::new()

@@ -13,10 +13,6 @@ use kakehiki_store::{BuildClaim, Store, VersionStatus};
 
 use super::ladder::{process_upload, Status};
 
-/// The lease of a claimed build. The builder renews it every [`HEARTBEAT`] while it builds, so
-/// the build of a worker that dies is taken over within a minute.
-const LEASE: Duration = Duration::from_secs(60);
-const HEARTBEAT: Duration = Duration::from_secs(15);
 /// Claims of a version before it is failed as abandoned.
 pub const BUILD_ATTEMPTS: u32 = 3;
 
@@ -26,6 +22,10 @@ pub struct LadderWork {
     pub programs: PathBuf,
     /// Whether this worker builds (the server's match players leave builds to its builders).
     pub builds: bool,
+    /// The lease of a claimed build (`--lease-secs`, a minute by default). The builder renews it
+    /// every quarter of the lease while it builds, so the build of a worker that dies is taken
+    /// over within a lease.
+    pub lease: Duration,
 }
 
 impl WorkerHooks for LadderWork {
@@ -33,7 +33,7 @@ impl WorkerHooks for LadderWork {
         if !self.builds {
             return Ok(false);
         }
-        build_one(store, worker)
+        build_one(store, worker, self.lease)
     }
 
     fn prepare(&self, store: &mut dyn Store, job: &mut MatchJob) -> Result<(), String> {
@@ -42,9 +42,9 @@ impl WorkerHooks for LadderWork {
 }
 
 /// Claim one build and do it; `false` when there was none.
-pub fn build_one(store: &mut dyn Store, worker: &str) -> Result<bool, String> {
+pub fn build_one(store: &mut dyn Store, worker: &str, lease: Duration) -> Result<bool, String> {
     let claim = store
-        .ladder_claim_build(worker, LEASE, BUILD_ATTEMPTS)
+        .ladder_claim_build(worker, lease, BUILD_ATTEMPTS)
         .map_err(|e| format!("cannot claim a build: {e}"))?;
     let Some(claim) = claim else {
         return Ok(false);
@@ -53,7 +53,7 @@ pub fn build_one(store: &mut dyn Store, worker: &str) -> Result<bool, String> {
         "{} v{} of ladder {}",
         claim.bot, claim.version, claim.ladder
     );
-    match build_claimed(store, &claim) {
+    match build_claimed(store, &claim, lease) {
         Ok((status, log, program)) => {
             let stored = store
                 .ladder_finish_build(&claim, status, &log, program.as_ref())
@@ -75,6 +75,7 @@ pub fn build_one(store: &mut dyn Store, worker: &str) -> Result<bool, String> {
 fn build_claimed(
     store: &mut dyn Store,
     claim: &BuildClaim,
+    lease: Duration,
 ) -> anyhow::Result<(VersionStatus, String, Option<kakehiki_store::Program>)> {
     let Some(text) = store.ladder_file(&claim.ladder)? else {
         anyhow::bail!("the store has no ladder file for {}", claim.ladder);
@@ -95,9 +96,9 @@ fn build_claimed(
             let mut last = Instant::now();
             while !done.load(Ordering::SeqCst) {
                 std::thread::sleep(Duration::from_millis(100));
-                if last.elapsed() >= HEARTBEAT {
+                if last.elapsed() >= lease / 4 {
                     last = Instant::now();
-                    if let Err(e) = store.ladder_extend_build(claim, LEASE) {
+                    if let Err(e) = store.ladder_extend_build(claim, lease) {
                         tracing::warn!("cannot renew a build's lease: {e}");
                     }
                 }

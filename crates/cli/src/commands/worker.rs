@@ -22,8 +22,9 @@ pub struct WorkerArgs {
     /// Matches played at once.
     #[arg(long, short = 'j', value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub jobs: u16,
-    /// Lease of a claimed match in seconds; heartbeats renew it every third. A worker that dies
-    /// loses its matches to others once their leases expire.
+    /// Lease of a claimed match or ladder build in seconds; heartbeats renew it every third
+    /// (a build's every quarter). A worker that dies loses its work to others once their leases
+    /// expire.
     #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86400))]
     pub lease_secs: u64,
     /// Attempts before a match is marked failed.
@@ -58,6 +59,7 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<u8> {
             programs: std::path::absolute(&args.programs)
                 .with_context(|| format!("bad programs folder {}", args.programs.display()))?,
             builds: !args.no_builds,
+            lease: Duration::from_secs(args.lease_secs),
         })),
         ..WorkerOptions::default()
     };

@@ -471,7 +471,10 @@ run = "python3 bot.py"
         .unwrap()
         .to_string();
     let starter = repo().join("starters/geister/python/bot.py");
-    let (first, server) = serve(dir.path(), &config, &db);
+    // A lease of 3 s (the default is a minute): the restarted server takes the build over soon.
+    let store = ["--db".to_string(), db.display().to_string()];
+    let lease = ["--workers", "0", "--lease-secs", "3"];
+    let (first, server) = serve_with(dir.path(), &config, &store, &lease);
     let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
         .args(["submit", "--server", &server, "--token", &token])
         .args(["--ladder", "g", "--language", "python", "--json"])
@@ -481,12 +484,12 @@ run = "python3 bot.py"
     let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     assert_eq!(v["status"], "building", "{out:?}");
     let version = v["version"].as_u64().unwrap();
-    // Killed while it builds. Its claim on the build lapses within a minute (the lease its
-    // heartbeats no longer renew), and the restarted server builds the version.
+    // Killed while it builds. Its claim on the build lapses within the lease its heartbeats no
+    // longer renew, and the restarted server builds the version.
     std::thread::sleep(std::time::Duration::from_millis(1500));
     drop(first);
     let url = |server: &str| format!("{server}/api/ladders/g/bots/carol/versions/{version}");
-    let (_second, server) = serve(dir.path(), &config, &db);
+    let (_second, server) = serve_with(dir.path(), &config, &store, &lease);
     let started = std::time::Instant::now();
     let v = loop {
         let (code, v) = get(&url(&server), Some(&token));
