@@ -1,6 +1,6 @@
 //! What confinement costs at start: the time from spawning a bot to its first line of output
 //! (its end is not timed),
-//! for a trivial bot (`/bin/echo READY`), at sandbox level `off` (process group, scrubbed
+//! for a trivial bot (`/bin/echo READY`, and `sh bot.sh` of its own files), at sandbox level `off` (process group, scrubbed
 //! environment, temporary directory, rlimits: the referee before the sandbox) and at `best`
 //! (every layer this machine offers: `kakehiki sandbox` lists them).
 //!
@@ -55,6 +55,57 @@ fn start(c: &mut Criterion) {
                 started
             })
         });
+    }
+    // A bot of its own files: a script in its seat folder (`sh bot.sh`), which the sandbox
+    // shows at `/bot` through an overlay, and a script named by path (`sh /x/bot.sh`), shown
+    // as a copy at `/bot/bot.sh` (`jail::paths`).
+    let dir = tempfile::tempdir().unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let script = dir.path().join("bot.sh");
+        std::fs::write(&script, "echo READY\n").unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let sh = if std::path::Path::new("/bin/sh").exists() {
+        "/bin/sh"
+    } else {
+        "/usr/bin/sh"
+    };
+    let by_path = vec![
+        sh.to_string(),
+        dir.path().join("bot.sh").display().to_string(),
+    ];
+    let in_folder = vec![sh.to_string(), "bot.sh".to_string()];
+    for level in [SandboxLevel::Off, SandboxLevel::Best] {
+        for (what, argv, seat_dir) in [
+            ("script-by-path", &by_path, None),
+            (
+                "script-in-seat-folder",
+                &in_folder,
+                Some(dir.path().to_path_buf()),
+            ),
+        ] {
+            let mut cfg = SandboxConfig::default();
+            cfg.jail.level = level;
+            cfg.jail.seat_dir = seat_dir;
+            group.bench_function(format!("{level}/{what}"), |b| {
+                b.iter_custom(|iters| {
+                    let mut started = Duration::ZERO;
+                    for _ in 0..iters {
+                        rt.block_on(async {
+                            let t0 = std::time::Instant::now();
+                            let mut bot = BotProcess::spawn(argv, &cfg).unwrap();
+                            let line = bot.read_line(Instant::now() + Duration::from_secs(5)).await;
+                            started += t0.elapsed();
+                            assert!(matches!(line, ReadOutcome::Line(_)), "{line:?}");
+                            bot.finish(Duration::from_millis(100)).await;
+                        })
+                    }
+                    started
+                })
+            });
+        }
     }
     group.finish();
 

@@ -30,7 +30,7 @@ pub use game::{Bot, Game};
 pub use game_type::{Chance, Dynamics, GameType, Information, Transport};
 pub use option::BadOption;
 pub use report::{MatchReport, SeatError, SeatErrorKind, SeatReport};
-pub use rng::{derive_seed, keyed_seed, seat_seed, seeded_rng, SeedRng};
+pub use rng::{derive_seed, fresh_seed, keyed_seed, seat_seed, seeded_rng, SeedRng};
 pub use score::{
     format_score, score_decimal, score_from_str, score_text_decimal, winner_by_max, Outcome, Score,
 };

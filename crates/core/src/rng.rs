@@ -50,6 +50,14 @@ pub fn seat_seed(match_seed: u64, seat: usize) -> u64 {
     keyed_seed(match_seed, &format!("seat-seed/{seat}")) >> 1
 }
 
+/// A seed for a match or a run nobody gave one: 63 bits from the operating system's generator
+/// (below 2^63, so that every language reads it as a signed 64-bit integer). Never the clock: a
+/// bot knows the time to the second, and a seed it can guess deals it the hidden information.
+pub fn fresh_seed() -> u64 {
+    use rand::RngCore;
+    rand::rngs::OsRng.next_u64() >> 1
+}
+
 /// A generator for the named stream of a match.
 pub fn seeded_rng(match_seed: u64, stream: &str) -> SeedRng {
     SeedRng::seed_from_u64(derive_seed(match_seed, stream))
@@ -58,6 +66,26 @@ pub fn seeded_rng(match_seed: u64, stream: &str) -> SeedRng {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fresh_seeds_are_below_2_63_and_not_the_clock() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap();
+        let seeds: Vec<u64> = (0..8).map(|_| fresh_seed()).collect();
+        for &s in &seeds {
+            assert!(s < 1 << 63);
+            // Not the time in milliseconds or nanoseconds, give or take a day.
+            for (t, day) in [
+                (now.as_millis() as u64, 86_400_000),
+                (now.as_nanos() as u64, 86_400_000_000_000),
+            ] {
+                assert!(s.abs_diff(t) > day, "{s} is the clock");
+            }
+        }
+        let distinct: std::collections::BTreeSet<u64> = seeds.iter().copied().collect();
+        assert_eq!(distinct.len(), seeds.len());
+    }
 
     #[test]
     fn streams_are_stable_and_distinct() {

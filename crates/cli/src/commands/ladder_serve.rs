@@ -63,7 +63,7 @@ pub struct ServeArgs {
     /// Matches kept queued or running (default: twice the workers, at least 4).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub open_matches: Option<u64>,
-    /// Seed of the matchmaker's random choices (default: from the clock).
+    /// Seed of the matchmaker's random choices (default: drawn from the operating system).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
     /// Mark the web pages' cookies `Secure` (browsers send them over HTTPS only): for a server
@@ -878,12 +878,7 @@ fn start_matchmaker(args: &ServeArgs, config: &LadderConfig) -> anyhow::Result<(
     let open = args
         .open_matches
         .unwrap_or_else(|| (2 * u64::from(args.workers)).max(4));
-    let seed = args.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0)
-    });
+    let seed = args.seed.unwrap_or_else(kakehiki_core::fresh_seed);
     let mut store = kakehiki_store::open_store(&args.db, args.database_url.as_deref())
         .context("cannot open the store")?;
     let mut mm = Matchmaker::new(config.clone(), seats, seed);

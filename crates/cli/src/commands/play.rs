@@ -22,7 +22,7 @@ pub struct PlayArgs {
     /// The command line is split like a shell would split it, but no shell runs it.
     #[arg(long = "seat", value_name = "SPEC", required = true)]
     pub seats: Vec<SeatSpec>,
-    /// Match seed; chance in the match and in built-in bots derives from it. Random if omitted.
+    /// Match seed; chance in the match and in built-in bots derives from it. Drawn from the operating system if omitted (never the clock, which a bot could guess); printed with the result.
     #[arg(long)]
     pub seed: Option<u64>,
     /// Rule set (default: the game's first; see `kakehiki games`).
@@ -201,12 +201,7 @@ pub fn parse_options(items: &[String]) -> anyhow::Result<BTreeMap<String, String
 
 pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
     let driver = find_game(&args.game)?;
-    let seed = args.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0)
-    });
+    let seed = args.seed.unwrap_or_else(kakehiki_core::fresh_seed);
     let mut seats = args.seats;
     if let Some(fill) = &args.fill {
         let want = driver.game_type().default_seats;

@@ -116,12 +116,10 @@ fn run_nlp(args: ServeArgs) -> anyhow::Result<u8> {
     }
     let games_to_play = args.games.or(config.game.games).unwrap_or(100);
     let settings = config.settings().context("bad configuration")?;
-    let seed = args.seed.or(config.game.seed).unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0)
-    });
+    let seed = args
+        .seed
+        .or(config.game.seed)
+        .unwrap_or_else(kakehiki_core::fresh_seed);
     let host = config.server.web_socket.host.clone();
     let port = config.server.web_socket.port;
     let cap = kakehiki_referee::accept::SERVE_CONN_CAP.max(4 * settings.agent_count);
@@ -233,12 +231,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
         ),
         "fewer --players",
     )?;
-    let seed = args.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0)
-    });
+    let seed = args.seed.unwrap_or_else(kakehiki_core::fresh_seed);
     let mut numbers = std::collections::BTreeMap::new();
     for item in &args.numbers {
         let Some((name, num)) = item.rsplit_once('=') else {
@@ -307,12 +300,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
 /// directory (`--out`, else `default_out`), created, with the seed written beside the replays
 /// (`run-seed.txt`) so that `--seed` repeats the run.
 fn run_seed_and_out(args: &ServeArgs, default_out: &str) -> anyhow::Result<(u64, PathBuf)> {
-    let seed = args.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0)
-    });
+    let seed = args.seed.unwrap_or_else(kakehiki_core::fresh_seed);
     let out = args
         .out
         .clone()
