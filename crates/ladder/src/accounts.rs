@@ -37,7 +37,7 @@ pub fn random_hex() -> String {
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(bytes)
 }
 
 /// SHA-256 of `text`, lowercase hex: how tokens and sign-up codes are stored and looked up.

@@ -560,7 +560,11 @@ mod tests {
         let map = PathMap::new(None, std::slice::from_ref(&venv));
         let host = format!("{}:/bin", venv.join("bin").display());
         assert_eq!(
-            jail_path(Some(std::ffi::OsStr::new(&host)), std::slice::from_ref(&venv), &map),
+            jail_path(
+                Some(std::ffi::OsStr::new(&host)),
+                std::slice::from_ref(&venv),
+                &map
+            ),
             format!("{JAIL_PATH}:/bot/bin")
         );
         cfg.env[0].1 = host;

@@ -272,12 +272,8 @@ fn set_cookie(
 
 /// Equal without telling, through its time, how much of a secret was guessed right.
 fn same_secret(a: &str, b: &str) -> bool {
-    a.len() == b.len()
-        && !a.is_empty()
-        && a.bytes()
-            .zip(b.bytes())
-            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-            == 0
+    use subtle::ConstantTimeEq;
+    !a.is_empty() && bool::from(a.as_bytes().ct_eq(b.as_bytes()))
 }
 
 /// The request's session, if its cookie names a live one; with the cookie's hash.

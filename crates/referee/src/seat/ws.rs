@@ -16,8 +16,9 @@ use std::time::Duration;
 
 use base64::Engine;
 use futures_util::{SinkExt, StreamExt};
+use hmac::{Hmac, Mac};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::time::{timeout, Instant};
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
@@ -64,20 +65,12 @@ pub fn agent_ws_config() -> WebSocketConfig {
 /// The `team` of a NAME answer.
 pub use kakehiki_werewolf::nlp::record::team_of;
 
-fn hmac_sha256(key: &[u8], msg: &[u8]) -> [u8; 32] {
-    let mut k = [0u8; 64];
-    if key.len() > 64 {
-        k[..32].copy_from_slice(&Sha256::digest(key));
-    } else {
-        k[..key.len()].copy_from_slice(key);
-    }
-    let mut inner = Sha256::new();
-    inner.update(k.map(|b| b ^ 0x36));
-    inner.update(msg);
-    let mut outer = Sha256::new();
-    outer.update(k.map(|b| b ^ 0x5c));
-    outer.update(inner.finalize());
-    outer.finalize().into()
+/// HMAC-SHA256 of `msg` under `key`, ready to be finalised or verified.
+fn hmac_sha256(key: &[u8], msg: &[u8]) -> Hmac<Sha256> {
+    let mut mac =
+        <Hmac<Sha256> as Mac>::new_from_slice(key).expect("HMAC takes a key of any length");
+    mac.update(msg);
+    mac
 }
 
 /// Whether `token` is an HS256 JWT signed with `secret` for `team` with `role: PLAYER` (and not
@@ -97,14 +90,10 @@ pub fn valid_player_token(secret: &str, token: &str, team: &str, now_secs: u64) 
     if header["alg"] != "HS256" {
         return false;
     }
-    let mac = hmac_sha256(secret.as_bytes(), format!("{h}.{p}").as_bytes());
-    // Constant-time comparison.
-    if sig.len() != mac.len()
-        || sig
-            .iter()
-            .zip(mac.iter())
-            .fold(0u8, |a, (x, y)| a | (x ^ y))
-            != 0
+    // Compared in constant time.
+    if hmac_sha256(secret.as_bytes(), format!("{h}.{p}").as_bytes())
+        .verify_slice(&sig)
+        .is_err()
     {
         return false;
     }
@@ -124,8 +113,8 @@ pub fn sign_player_token(secret: &str, team: &str) -> String {
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
     let h = b64.encode(br#"{"alg":"HS256","typ":"JWT"}"#);
     let p = b64.encode(serde_json::json!({"team": team, "role": "PLAYER"}).to_string());
-    let mac = hmac_sha256(secret.as_bytes(), format!("{h}.{p}").as_bytes());
-    format!("{h}.{p}.{}", b64.encode(mac))
+    let mac = hmac_sha256(secret.as_bytes(), format!("{h}.{p}").as_bytes()).finalize();
+    format!("{h}.{p}.{}", b64.encode(mac.into_bytes()))
 }
 
 fn now_secs() -> u64 {
@@ -587,10 +576,9 @@ mod tests {
 
     #[test]
     fn hmac_matches_rfc_4231_case_2() {
-        let mac = hmac_sha256(b"Jefe", b"what do ya want for nothing?");
-        let hex: String = mac.iter().map(|b| format!("{b:02x}")).collect();
+        let mac = hmac_sha256(b"Jefe", b"what do ya want for nothing?").finalize();
         assert_eq!(
-            hex,
+            hex::encode(mac.into_bytes()),
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
         );
     }
