@@ -13,6 +13,14 @@ use std::time::Duration;
 
 use crate::{StoreError, VersionStatus};
 
+/// The order builds are claimed in (both backends' `ORDER BY`, over `kk_ladder_builds b` joined
+/// with its version `v`): round-robin across bots, i.e. accounts. The bot whose last build was
+/// claimed longest ago (or never) goes first, and its oldest build; so an account's second build
+/// waits behind every other account's first, whoever queued first.
+pub(crate) const CLAIM_ORDER: &str = "COALESCE((SELECT MAX(e.claimed_at) FROM kk_ladder_builds e
+       WHERE e.ladder = b.ladder AND e.bot = b.bot), -1),
+     v.created_at, b.ladder, b.bot, b.version";
+
 /// A build claimed by a worker: the upload to build.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildClaim {

@@ -687,6 +687,18 @@ impl Store for PgStore {
         self.ladder_user_where("u.token_sha256 = $1", token_sha256)
     }
 
+    fn ladder_signup_code_known(&mut self, code_sha256: &str) -> Result<bool, StoreError> {
+        const CONTEXT: &str = "checking a sign-up code";
+        let row = self
+            .client
+            .query_opt(
+                "SELECT 1 FROM kk_ladder_users WHERE signup_code_sha256 = $1",
+                &[&code_sha256],
+            )
+            .map_err(err(CONTEXT))?;
+        Ok(row.is_some())
+    }
+
     fn ladder_sign_up(
         &mut self,
         code_sha256: &str,

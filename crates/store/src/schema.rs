@@ -174,6 +174,9 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         archive {blob} NOT NULL,
         PRIMARY KEY (ladder, bot, version)
     );",
+    // 7: when each build was last claimed, so builds are claimed round-robin across accounts
+    // (the account served longest ago first; crates/store/src/ladder_builds.rs).
+    "ALTER TABLE kk_ladder_builds ADD COLUMN claimed_at BIGINT;",
 ];
 
 /// The newest schema version this program knows.

@@ -926,6 +926,19 @@ impl Store for SqliteStore {
         self.ladder_user_where("u.token_sha256 = ?1", token_sha256)
     }
 
+    fn ladder_signup_code_known(&mut self, code_sha256: &str) -> Result<bool, StoreError> {
+        const CONTEXT: &str = "checking a sign-up code";
+        self.conn
+            .query_row(
+                "SELECT 1 FROM kk_ladder_users WHERE signup_code_sha256 = ?1",
+                params![code_sha256],
+                |_| Ok(()),
+            )
+            .optional()
+            .map(|row| row.is_some())
+            .map_err(err(CONTEXT))
+    }
+
     fn ladder_sign_up(
         &mut self,
         code_sha256: &str,

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::{col, err, PgStore};
-use crate::ladder_builds::{abandoned_log, BuildClaim, LadderBuilds, Program};
+use crate::ladder_builds::{abandoned_log, BuildClaim, LadderBuilds, Program, CLAIM_ORDER};
 use crate::{from_db, now_secs, to_db, StoreError, VersionStatus};
 
 const PUT_PROGRAM: &str = "INSERT INTO kk_ladder_programs (ladder, bot, version, sha256, archive)
@@ -83,13 +83,15 @@ impl LadderBuilds for PgStore {
         loop {
             let next = tx
                 .query_opt(
-                    "SELECT b.ladder, b.bot, b.version, b.attempts, v.language, b.upload
+                    &format!(
+                        "SELECT b.ladder, b.bot, b.version, b.attempts, v.language, b.upload
                      FROM kk_ladder_builds b JOIN kk_ladder_versions v
                        ON v.ladder = b.ladder AND v.bot = b.bot AND v.version = b.version
                      WHERE v.status = 'building'
                        AND (b.worker IS NULL OR b.claimed_until IS NULL OR b.claimed_until < $1)
-                     ORDER BY v.created_at, b.ladder, b.bot, b.version LIMIT 1
-                     FOR UPDATE OF b SKIP LOCKED",
+                     ORDER BY {CLAIM_ORDER} LIMIT 1
+                     FOR UPDATE OF b SKIP LOCKED"
+                    ),
                     &[&now],
                 )
                 .map_err(err(CONTEXT))?;
@@ -118,9 +120,9 @@ impl LadderBuilds for PgStore {
             }
             let until = now.saturating_add(lease.as_secs() as i64);
             tx.execute(
-                "UPDATE kk_ladder_builds SET worker = $4, claimed_until = $5, attempts = attempts + 1
+                "UPDATE kk_ladder_builds SET worker = $4, claimed_until = $5, attempts = attempts + 1, claimed_at = $6
                  WHERE ladder = $1 AND bot = $2 AND version = $3",
-                &[&ladder, &bot, &version, &worker, &until],
+                &[&ladder, &bot, &version, &worker, &until, &now],
             )
             .map_err(err(CONTEXT))?;
             let claim = BuildClaim {

@@ -5,7 +5,7 @@ use std::time::Duration;
 use rusqlite::{params, OptionalExtension, TransactionBehavior};
 
 use super::{err, SqliteStore};
-use crate::ladder_builds::{abandoned_log, BuildClaim, LadderBuilds, Program};
+use crate::ladder_builds::{abandoned_log, BuildClaim, LadderBuilds, Program, CLAIM_ORDER};
 use crate::{from_db, now_secs, to_db, StoreError, VersionStatus};
 
 impl LadderBuilds for SqliteStore {
@@ -80,12 +80,14 @@ impl LadderBuilds for SqliteStore {
         loop {
             let next: Option<(String, String, i64, i64, String)> = tx
                 .query_row(
-                    "SELECT b.ladder, b.bot, b.version, b.attempts, v.language
+                    &format!(
+                        "SELECT b.ladder, b.bot, b.version, b.attempts, v.language
                      FROM kk_ladder_builds b JOIN kk_ladder_versions v
                        ON v.ladder = b.ladder AND v.bot = b.bot AND v.version = b.version
                      WHERE v.status = 'building'
                        AND (b.worker IS NULL OR b.claimed_until IS NULL OR b.claimed_until < ?1)
-                     ORDER BY v.created_at, b.ladder, b.bot, b.version LIMIT 1",
+                     ORDER BY {CLAIM_ORDER} LIMIT 1"
+                    ),
                     params![now],
                     |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
                 )
@@ -112,9 +114,9 @@ impl LadderBuilds for SqliteStore {
             }
             let until = now.saturating_add(lease.as_secs() as i64);
             tx.execute(
-                "UPDATE kk_ladder_builds SET worker = ?4, claimed_until = ?5, attempts = attempts + 1
+                "UPDATE kk_ladder_builds SET worker = ?4, claimed_until = ?5, attempts = attempts + 1, claimed_at = ?6
                  WHERE ladder = ?1 AND bot = ?2 AND version = ?3",
-                params![ladder, bot, version, worker, until],
+                params![ladder, bot, version, worker, until, now],
             )
             .map_err(err(CONTEXT))?;
             let upload: Vec<u8> = tx

@@ -337,7 +337,9 @@ pub fn ladder_accounts_and_bot_versions(store: &mut dyn Store) {
     let o = store.ladder_user("olga").unwrap().unwrap();
     assert_eq!(o.role, LadderRole::Organiser);
     assert!(store.ladder_user("nobody").unwrap().is_none());
-    // The one-time code works once.
+    // The one-time code is known until it is used, then works once.
+    assert!(store.ladder_signup_code_known(&"c".repeat(64)).unwrap());
+    assert!(!store.ladder_signup_code_known(&"9".repeat(64)).unwrap());
     assert_eq!(
         store
             .ladder_sign_up(&"c".repeat(64), "$argon2id$x")
@@ -356,6 +358,7 @@ pub fn ladder_accounts_and_bot_versions(store: &mut dyn Store) {
             .unwrap(),
         None
     );
+    assert!(!store.ladder_signup_code_known(&"c".repeat(64)).unwrap());
     let a = store.ladder_user("alice").unwrap().unwrap();
     assert!(!a.signup_pending);
     assert_eq!(a.password_hash.as_deref(), Some("$argon2id$x"));
@@ -878,4 +881,58 @@ pub fn ladder_builds_are_claimed_once_taken_over_and_stored_with_their_program(
     };
     store.ladder_put_program("g", "bob", v2, &p).unwrap();
     assert_eq!(store.ladder_program("g", "bob", v2).unwrap(), Some(p));
+}
+
+/// Builds are claimed round-robin across accounts: one account's queue of builds waits behind
+/// every other account's first.
+pub fn ladder_builds_are_claimed_round_robin_across_accounts(store: &mut dyn Store) {
+    use kakehiki_store::{LadderRole, NewBotVersion, NewLadderUser, VersionStatus};
+    for (i, name) in ["ann", "ben", "cat"].iter().enumerate() {
+        store
+            .create_ladder_user(&NewLadderUser {
+                name: (*name).into(),
+                role: LadderRole::Contestant,
+                token_sha256: i.to_string().repeat(64),
+                signup_code_sha256: (i + 5).to_string().repeat(64),
+            })
+            .unwrap();
+    }
+    let upload = |store: &mut dyn Store, bot: &str| {
+        let v = store
+            .add_bot_version(&NewBotVersion {
+                ladder: "g".into(),
+                bot: bot.into(),
+                owner: bot.into(),
+                language: "python".into(),
+                source_sha256: "0".repeat(64),
+            })
+            .unwrap();
+        store.ladder_put_upload("g", bot, v, b"x").unwrap();
+        v
+    };
+    // Ann queues three builds, then Ben one, then Cat one.
+    let ann: Vec<u64> = (0..3).map(|_| upload(store, "ann")).collect();
+    let ben = upload(store, "ben");
+    let cat = upload(store, "cat");
+    let lease = Duration::from_secs(600);
+    let mut order = Vec::new();
+    while let Some(c) = store.ladder_claim_build("w", lease, 3).unwrap() {
+        order.push((c.bot.clone(), c.version));
+        // Each build finishes before the next is claimed, as with one builder.
+        assert!(store
+            .ladder_finish_build(&c, VersionStatus::BuildFailed, "x", None)
+            .unwrap());
+    }
+    let order: Vec<(&str, u64)> = order.iter().map(|(b, v)| (b.as_str(), *v)).collect();
+    // Ann's first was first in line; her second waits behind Ben's and Cat's first.
+    assert_eq!(
+        order,
+        [
+            ("ann", ann[0]),
+            ("ben", ben),
+            ("cat", cat),
+            ("ann", ann[1]),
+            ("ann", ann[2]),
+        ]
+    );
 }

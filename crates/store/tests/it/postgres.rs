@@ -187,3 +187,11 @@ fn ladder_builds_are_claimed_once_taken_over_and_stored_with_their_program() {
     };
     common::ladder_builds_are_claimed_once_taken_over_and_stored_with_their_program(&mut s);
 }
+
+#[test]
+fn ladder_builds_are_claimed_round_robin_across_accounts() {
+    let Some(mut s) = fresh("roundrobin") else {
+        return;
+    };
+    common::ladder_builds_are_claimed_round_robin_across_accounts(&mut s);
+}

@@ -293,3 +293,9 @@ fn ladder_builds_are_claimed_once_taken_over_and_stored_with_their_program() {
     let (_d, mut s) = fresh();
     common::ladder_builds_are_claimed_once_taken_over_and_stored_with_their_program(&mut s);
 }
+
+#[test]
+fn ladder_builds_are_claimed_round_robin_across_accounts() {
+    let (_d, mut s) = fresh();
+    common::ladder_builds_are_claimed_round_robin_across_accounts(&mut s);
+}
