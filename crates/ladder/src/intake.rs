@@ -40,8 +40,14 @@ pub enum IntakeError {
     TooManyEntries { entry: String, limit: u64 },
     #[error("the archive unpacks to more than {limit} bytes (reached at entry {entry:?})")]
     TooManyBytes { entry: String, limit: u64 },
-    #[error("archive entry {entry:?} is there twice")]
+    #[error(
+        "archive entry {entry:?} is there twice (names that differ only in case count as the same)"
+    )]
     Duplicate { entry: String },
+    #[error("archive entry {entry:?} has a name over {limit} bytes (a part of it over 255, or the whole over {limit})")]
+    LongName { entry: String, limit: usize },
+    #[error("archive entry {entry:?} is more than {limit} folders deep")]
+    TooDeep { entry: String, limit: usize },
     #[error("archive entry {entry:?} has an unusable name")]
     BadName { entry: String },
     #[error("the archive has no {main:?} at its top (the language's entry file)")]
@@ -139,6 +145,7 @@ pub fn unpack(
         entries: 0,
         bytes: 0,
         files: 0,
+        names: std::collections::HashSet::new(),
     };
     match UploadKind::detect(upload) {
         UploadKind::Source => {
@@ -175,12 +182,30 @@ pub fn unpack(
     })
 }
 
-/// The checked relative path of an archive entry: no root, no `..`, no NUL, `.` dropped.
+/// The longest entry name, in bytes.
+pub const MAX_NAME_BYTES: usize = 1024;
+/// The most folders an entry may be inside.
+pub const MAX_DEPTH: usize = 32;
+
+/// The checked relative path of an archive entry: no root, no `..`, no NUL, `.` dropped, not
+/// over [`MAX_NAME_BYTES`] (nor a part over 255) nor [`MAX_DEPTH`] folders deep.
 fn entry_path(entry: &str, raw: &[u8]) -> Result<PathBuf, IntakeError> {
     use std::os::unix::ffi::OsStrExt;
     let name = || entry.to_string();
     if raw.contains(&0) {
         return Err(IntakeError::BadName { entry: name() });
+    }
+    if raw.len() > MAX_NAME_BYTES || raw.split(|b| *b == b'/').any(|part| part.len() > 255) {
+        return Err(IntakeError::LongName {
+            entry: name(),
+            limit: MAX_NAME_BYTES,
+        });
+    }
+    if raw.split(|b| *b == b'/').filter(|p| !p.is_empty()).count() > MAX_DEPTH + 1 {
+        return Err(IntakeError::TooDeep {
+            entry: name(),
+            limit: MAX_DEPTH,
+        });
     }
     let path = Path::new(std::ffi::OsStr::from_bytes(raw));
     let mut out = PathBuf::new();
@@ -204,6 +229,9 @@ struct Writer<'a> {
     entries: u64,
     bytes: u64,
     files: u64,
+    /// The files' paths in lower case: two that differ only in case are one on some systems
+    /// and in an organiser's unzip, so the second is refused as a duplicate.
+    names: std::collections::HashSet<String>,
 }
 
 impl Writer<'_> {
@@ -269,6 +297,11 @@ impl Writer<'_> {
     ) -> Result<(), IntakeError> {
         if rel.as_os_str().is_empty() {
             return Err(IntakeError::BadName {
+                entry: entry.to_string(),
+            });
+        }
+        if !self.names.insert(rel.to_string_lossy().to_lowercase()) {
+            return Err(IntakeError::Duplicate {
                 entry: entry.to_string(),
             });
         }
@@ -343,6 +376,27 @@ fn unpack_zip(upload: &[u8], w: &mut Writer<'_>) -> Result<(), IntakeError> {
         message: e.to_string(),
     };
     let mut archive = zip::ZipArchive::new(io::Cursor::new(upload)).map_err(corrupt)?;
+    // The zip crate keeps one entry per name (the last): a name the central directory lists
+    // twice is found in the directory itself.
+    let listed = central_names(upload, archive.central_directory_start());
+    if listed.len() != archive.len() {
+        let mut seen = std::collections::HashSet::new();
+        for raw in &listed {
+            if !seen.insert(*raw) {
+                return Err(IntakeError::Duplicate {
+                    entry: String::from_utf8_lossy(raw).into_owned(),
+                });
+            }
+        }
+        return Err(IntakeError::Corrupt {
+            format: "zip",
+            message: format!(
+                "its central directory lists {} entries, its index {}",
+                listed.len(),
+                archive.len()
+            ),
+        });
+    }
     // Every name and kind is checked before anything is unpacked.
     let mut plan = Vec::with_capacity(archive.len().min(1 << 16));
     for i in 0..archive.len() {
@@ -368,6 +422,26 @@ fn unpack_zip(upload: &[u8], w: &mut Writer<'_>) -> Result<(), IntakeError> {
         w.file(&entry, &rel, &mut f, exec)?;
     }
     Ok(())
+}
+
+/// The raw names in a zip's central directory from `start`, in order, duplicates included.
+fn central_names(upload: &[u8], start: u64) -> Vec<&[u8]> {
+    const HEADER: usize = 46;
+    let u16_at = |h: &[u8], i: usize| usize::from(u16::from_le_bytes([h[i], h[i + 1]]));
+    let mut names = Vec::new();
+    let mut at = usize::try_from(start).unwrap_or(usize::MAX);
+    while let Some(h) = at.checked_add(HEADER).and_then(|end| upload.get(at..end)) {
+        if h[..4] != *b"PK\x01\x02" {
+            break;
+        }
+        let (name, extra, comment) = (u16_at(h, 28), u16_at(h, 30), u16_at(h, 32));
+        let Some(raw) = upload.get(at + HEADER..at + HEADER + name) else {
+            break;
+        };
+        names.push(raw);
+        at += HEADER + name + extra + comment;
+    }
+    names
 }
 
 /// The error a [`Capped`] reader returns past its cap.
@@ -793,5 +867,52 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn a_name_listed_twice_is_refused_whatever_its_case() {
+        // The zip crate's writer refuses a repeated name: write two of the same length, then
+        // give the second the first's name in its local header and the central directory.
+        let mut z = zip_of(&[("bot.py", b"print(1)"), ("bot.pz", b"print(2)")]);
+        let at: Vec<usize> = z
+            .windows(6)
+            .enumerate()
+            .filter(|(_, w)| *w == b"bot.pz")
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(at.len(), 2, "a local header and a central directory entry");
+        for i in at {
+            z[i..i + 6].copy_from_slice(b"bot.py");
+        }
+        assert!(
+            matches!(refuse(&z), IntakeError::Duplicate { ref entry } if entry == "bot.py"),
+            "{:?}",
+            refuse(&z)
+        );
+        let z = zip_of(&[("bot.py", b"x"), ("lib/A.py", b"y"), ("lib/a.PY", b"z")]);
+        assert!(matches!(refuse(&z), IntakeError::Duplicate { ref entry } if entry == "lib/a.PY"));
+        let t = tar_gz(|b| {
+            add(b, "bot.py", tar::EntryType::Regular, b"x");
+            add(b, "Bot.py", tar::EntryType::Regular, b"y");
+        });
+        assert!(matches!(refuse(&t), IntakeError::Duplicate { ref entry } if entry == "Bot.py"));
+    }
+
+    #[test]
+    fn names_too_long_or_too_deep_are_the_uploads_fault() {
+        let long = format!("{}.py", "a".repeat(300));
+        let z = zip_of(&[("bot.py", b"x"), (long.as_str(), b"y")]);
+        let e = refuse(&z);
+        assert!(matches!(e, IntakeError::LongName { .. }), "{e:?}");
+        assert!(!e.is_host_fault());
+        let deep = format!("{}x.py", "d/".repeat(MAX_DEPTH + 1));
+        let z = zip_of(&[("bot.py", b"x"), (deep.as_str(), b"y")]);
+        let e = refuse(&z);
+        assert!(matches!(e, IntakeError::TooDeep { .. }), "{e:?}");
+        // At the limits it is taken.
+        let ok = format!("{}x.py", "d/".repeat(MAX_DEPTH));
+        let z = zip_of(&[("bot.py", b"x"), (ok.as_str(), b"y")]);
+        let parent = tempfile::tempdir().unwrap();
+        assert!(unpack(&z, "bot.py", &limits(), parent.path()).is_ok());
     }
 }
