@@ -167,6 +167,28 @@ pub fn escape(text: &str) -> String {
         .replace('\'', "&#39;")
 }
 
+/// The `script-src` sources of a Content-Security-Policy that lets exactly the scripts these
+/// pages carry run (the error hook and the viewers), by their SHA-256: the ladder's pages allow
+/// no other script. The contest pages' live-reload script is not among them.
+pub fn script_hashes() -> &'static str {
+    static HASHES: OnceLock<String> = OnceLock::new();
+    HASHES.get_or_init(|| {
+        use base64::Engine;
+        use sha2::{Digest, Sha256};
+        [ERROR_HOOK, DIPMAP_JS, VIEWER_JS]
+            .iter()
+            .map(|script| {
+                let digest = Sha256::digest(script.as_bytes());
+                format!(
+                    "'sha256-{}'",
+                    base64::engine::general_purpose::STANDARD.encode(digest)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    })
+}
+
 pub(crate) fn viewer_ctx(ctx: &mut Value, model: &Value) {
     ctx["model_json"] = json!(model.to_string().replace('<', "\\u003c"));
     ctx["viewer_js"] = json!(VIEWER_JS);

@@ -43,6 +43,7 @@ pub mod view;
 pub use axum;
 pub use contest::ContestData;
 use contest::{Contest, ContestState};
+pub use html::script_hashes;
 pub use view::{view_model, ViewError, ViewOptions};
 
 /// Why a request failed; each maps to an HTTP status with a JSON or HTML message.
