@@ -24,13 +24,17 @@ use minijinja::{context, Environment};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::ladder_serve::App;
+use crate::App;
 
 /// The session cookie: 64 random hex digits; the store keeps only their SHA-256.
 pub const SESSION_COOKIE: &str = "kk_session";
 /// The pre-session CSRF cookie of the sign-up and login forms (double submit: the form's hidden
 /// field must equal it).
 pub const PRE_SESSION_COOKIE: &str = "kk_csrf";
+/// The session cookie's name under `--cookie-secure`.
+pub const SECURE_SESSION_COOKIE: &str = "__Host-kk_session";
+/// The pre-session cookie's name under `--cookie-secure`.
+pub const SECURE_PRE_SESSION_COOKIE: &str = "__Host-kk_csrf";
 /// How long a session lasts.
 pub const SESSION_SECONDS: i64 = 7 * 24 * 3600;
 /// Login attempts allowed per account name in [`LOGIN_WINDOW`].
@@ -40,34 +44,78 @@ pub const LOGIN_PER_NAME: usize = 10;
 pub const LOGIN_PER_ADDRESS: usize = 60;
 pub const LOGIN_WINDOW: Duration = Duration::from_secs(60);
 
+/// The most keys a [`RateLimiter`] holds (about 1 MB): past it, once the keys out of their
+/// window are dropped, a new key is refused until one leaves (a flood of names fails closed,
+/// never open, and never grows the server).
+pub const RATE_KEYS: usize = 10_000;
+
+/// Keys longer than this are counted by their SHA-256 (every name and address is shorter).
+const RATE_KEY_BYTES: usize = 64;
+
 /// A limit of `limit` events per key in any `window`: a sliding window of the times of the
-/// events allowed (refused ones are not counted, so waiting always helps).
+/// events allowed (refused ones are not counted, so waiting always helps). At most
+/// [`RATE_KEYS`] keys of at most 64 bytes each; keys out of their window are dropped once per
+/// window.
 pub struct RateLimiter {
     limit: usize,
     window: Duration,
-    hits: Mutex<HashMap<String, VecDeque<Instant>>>,
+    keys: usize,
+    hits: Mutex<Hits>,
+}
+
+struct Hits {
+    times: HashMap<String, VecDeque<Instant>>,
+    purged: Option<Instant>,
 }
 
 impl RateLimiter {
     pub fn new(limit: usize, window: Duration) -> RateLimiter {
+        RateLimiter::with_keys(limit, window, RATE_KEYS)
+    }
+
+    /// A limiter holding at most `keys` keys.
+    pub fn with_keys(limit: usize, window: Duration, keys: usize) -> RateLimiter {
         RateLimiter {
             limit,
             window,
-            hits: Mutex::new(HashMap::new()),
+            keys,
+            hits: Mutex::new(Hits {
+                times: HashMap::new(),
+                purged: None,
+            }),
         }
     }
 
     /// Count an event of `key` at `now`, or refuse it with how long to wait before the next one
     /// is allowed.
     pub fn hit(&self, key: &str, now: Instant) -> Result<(), Duration> {
+        let key = if key.len() > RATE_KEY_BYTES {
+            sha256_hex(key)
+        } else {
+            key.to_string()
+        };
         let mut hits = self.hits.lock().unwrap_or_else(|p| p.into_inner());
         let window = self.window;
         let expired = |t: &Instant| now.saturating_duration_since(*t) >= window;
-        if hits.len() > 10_000 {
-            // Keys met once long ago would otherwise stay for ever.
-            hits.retain(|_, times| times.back().is_some_and(|t| !expired(t)));
+        let due = hits
+            .purged
+            .is_none_or(|t| now.saturating_duration_since(t) >= window);
+        if due || (hits.times.len() >= self.keys && !hits.times.contains_key(&key)) {
+            hits.times
+                .retain(|_, times| times.back().is_some_and(|t| !expired(t)));
+            hits.purged = Some(now);
         }
-        let times = hits.entry(key.to_string()).or_default();
+        if hits.times.len() >= self.keys && !hits.times.contains_key(&key) {
+            // Full of keys still in their window: wait until the oldest could have left.
+            let oldest = hits
+                .times
+                .values()
+                .filter_map(|t| t.back().copied())
+                .min()
+                .unwrap_or(now);
+            return Err(window.saturating_sub(now.saturating_duration_since(oldest)));
+        }
+        let times = hits.times.entry(key).or_default();
         while times.front().is_some_and(expired) {
             times.pop_front();
         }
@@ -78,11 +126,37 @@ impl RateLimiter {
         times.push_back(now);
         Ok(())
     }
+
+    /// Keys held now.
+    pub fn len(&self) -> usize {
+        self.hits
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .times
+            .len()
+    }
+
+    /// Whether no key is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Passwords hashed or checked at once (argon2 takes 19 MiB and tens of milliseconds each):
+/// one more is answered `503` at once, never queued.
+pub fn password_slots() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 4))
 }
 
 /// What the pages add to the server: templates, cookie settings and the rate limits.
 pub struct Web {
     cookie_secure: bool,
+    /// The cookies' names: `__Host-` ones when `cookie_secure` (the browser then keeps them to
+    /// this host, `Secure` and `Path=/`).
+    session_cookie: &'static str,
+    pre_session_cookie: &'static str,
+    /// Argon2 runs at once ([`password_slots`]).
+    passwords: tokio::sync::Semaphore,
     login_by_ip: RateLimiter,
     login_by_name: RateLimiter,
     uploads: RateLimiter,
@@ -102,6 +176,17 @@ impl Web {
         let uploads = usize::try_from(config.limits.uploads_per_hour).unwrap_or(usize::MAX);
         Web {
             cookie_secure,
+            session_cookie: if cookie_secure {
+                SECURE_SESSION_COOKIE
+            } else {
+                SESSION_COOKIE
+            },
+            pre_session_cookie: if cookie_secure {
+                SECURE_PRE_SESSION_COOKIE
+            } else {
+                PRE_SESSION_COOKIE
+            },
+            passwords: tokio::sync::Semaphore::new(password_slots()),
             login_by_ip: RateLimiter::new(LOGIN_PER_ADDRESS, LOGIN_WINDOW),
             login_by_name: RateLimiter::new(LOGIN_PER_NAME, LOGIN_WINDOW),
             uploads: RateLimiter::new(uploads, Duration::from_secs(3600)),
@@ -281,7 +366,7 @@ pub(super) fn session(
     app: &App,
     headers: &HeaderMap,
 ) -> Result<Option<(String, LadderSession)>, StoreError> {
-    let Some(id) = secret_cookie(headers, SESSION_COOKIE) else {
+    let Some(id) = secret_cookie(headers, app.web.session_cookie) else {
         return Ok(None);
     };
     let hash = sha256_hex(id);
@@ -296,7 +381,7 @@ fn start_session(app: &App, name: &str) -> Result<HeaderValue, StoreError> {
     let mut store = app.store.get();
     store.create_ladder_session(&sha256_hex(&id), name, &csrf, now_secs() + SESSION_SECONDS)?;
     Ok(set_cookie(
-        SESSION_COOKIE,
+        app.web.session_cookie,
         &id,
         "Lax",
         Some(SESSION_SECONDS),
@@ -307,12 +392,12 @@ fn start_session(app: &App, name: &str) -> Result<HeaderValue, StoreError> {
 /// The pre-session CSRF token of the sign-up and login forms: the browser's `kk_csrf` cookie,
 /// or a new one with the `Set-Cookie` that gives it.
 fn pre_session_token(app: &App, headers: &HeaderMap) -> (String, Option<HeaderValue>) {
-    match secret_cookie(headers, PRE_SESSION_COOKIE) {
+    match secret_cookie(headers, app.web.pre_session_cookie) {
         Some(t) => (t.to_string(), None),
         None => {
             let t = random_hex();
             let c = set_cookie(
-                PRE_SESSION_COOKIE,
+                app.web.pre_session_cookie,
                 &t,
                 "Strict",
                 None,
@@ -324,8 +409,8 @@ fn pre_session_token(app: &App, headers: &HeaderMap) -> (String, Option<HeaderVa
 }
 
 /// Whether the form's token is the pre-session cookie's (sign-up and login).
-fn pre_session_ok(headers: &HeaderMap, given: &str) -> bool {
-    secret_cookie(headers, PRE_SESSION_COOKIE).is_some_and(|t| same_secret(t, given))
+fn pre_session_ok(app: &App, headers: &HeaderMap, given: &str) -> bool {
+    secret_cookie(headers, app.web.pre_session_cookie).is_some_and(|t| same_secret(t, given))
 }
 
 fn csrf_refused(app: &App) -> Response {
@@ -467,6 +552,27 @@ fn too_many(app: &App, viewer: Option<&LadderSession>, what: &str, wait: Duratio
     r
 }
 
+/// A turn to hash or check a password ([`password_slots`] at once), or `None` when the server
+/// is busy with others ([`busy`]): a burst of logins costs a bounded share of memory and CPU,
+/// never a queue.
+fn password_turn(app: &App) -> Option<tokio::sync::SemaphorePermit<'_>> {
+    app.web.passwords.try_acquire().ok()
+}
+
+/// The `503` of a password that could not be checked just now.
+fn busy(app: &App, viewer: Option<&LadderSession>) -> Response {
+    let mut r = message(
+        app,
+        viewer,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "Busy",
+        "the server is checking other passwords just now: try again in a few seconds",
+    );
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("2"));
+    r
+}
+
 /// Run a handler's work on a thread that may block (the store is synchronous, and PostgreSQL's
 /// client may not run inside the server's runtime; argon2 takes tens of milliseconds of CPU).
 async fn on_thread(f: impl FnOnce() -> Response + Send + 'static) -> Response {
@@ -554,7 +660,7 @@ async fn signup(
     Form(f): Form<SignupForm>,
 ) -> Response {
     on_thread(move || {
-        if !pre_session_ok(&headers, &f.csrf) {
+        if !pre_session_ok(&app, &headers, &f.csrf) {
             return csrf_refused(&app);
         }
         let again = |status: StatusCode, error: &str| {
@@ -576,32 +682,36 @@ async fn signup(
             );
         }
         // Each sign-up hashes a password: counted with the address's login attempts.
-        if let Err(wait) = app
-            .web
-            .login_by_ip
-            .hit(&peer.ip().to_string(), Instant::now())
-        {
+        if let Err(wait) = app.web.login_by_ip.hit(&client(peer), Instant::now()) {
             return too_many(&app, None, "too many attempts from your address", wait);
         }
-        let hash = match new_password_hash(&f.password, "sign-up") {
+        let code_sha256 = sha256_hex(f.code.trim());
+        // The code before the hash: an unknown code costs no argon2.
+        let known = {
+            let mut store = app.store.get();
+            store.ladder_signup_code_known(&code_sha256)
+        };
+        match known {
+            Ok(true) => {}
+            Ok(false) => return unknown_signup_code(&app),
+            Err(e) => return store_failed(&app, e),
+        }
+        let Some(turn) = password_turn(&app) else {
+            return busy(&app, None);
+        };
+        let hash = new_password_hash(&f.password, "sign-up");
+        drop(turn);
+        let hash = match hash {
             Ok(h) => h,
             Err((status, text)) => return again(status, &text),
         };
         let signed_up = {
             let mut store = app.store.get();
-            store.ladder_sign_up(&sha256_hex(f.code.trim()), &hash)
+            store.ladder_sign_up(&code_sha256, &hash)
         };
         let name = match signed_up {
             Ok(Some(name)) => name,
-            Ok(None) => {
-                return message(
-                    &app,
-                    None,
-                    StatusCode::NOT_FOUND,
-                    "Sign-up refused",
-                    "this sign-up link is unknown or was already used: ask the organiser for a new invitation, or log in",
-                )
-            }
+            Ok(None) => return unknown_signup_code(&app),
             Err(e) => return store_failed(&app, e),
         };
         match start_session(&app, &name) {
@@ -610,6 +720,21 @@ async fn signup(
         }
     })
     .await
+}
+
+fn unknown_signup_code(app: &App) -> Response {
+    message(
+        app,
+        None,
+        StatusCode::NOT_FOUND,
+        "Sign-up refused",
+        "this sign-up link is unknown or was already used: ask the organiser for a new invitation, or log in",
+    )
+}
+
+/// The key of a client's address in the rate limits: an IPv4 address, or an IPv6 /64.
+fn client(peer: SocketAddr) -> String {
+    crate::serve::client_key(peer.ip()).to_string()
 }
 
 async fn login_form(State(app): State<App>, headers: HeaderMap) -> Response {
@@ -665,11 +790,11 @@ async fn login(
     Form(f): Form<LoginForm>,
 ) -> Response {
     on_thread(move || {
-        if !pre_session_ok(&headers, &f.csrf) {
+        if !pre_session_ok(&app, &headers, &f.csrf) {
             return csrf_refused(&app);
         }
         let now = Instant::now();
-        if let Err(wait) = app.web.login_by_ip.hit(&peer.ip().to_string(), now) {
+        if let Err(wait) = app.web.login_by_ip.hit(&client(peer), now) {
             return too_many(
                 &app,
                 None,
@@ -693,8 +818,11 @@ async fn login(
             .as_ref()
             .and_then(|u| u.password_hash.clone())
             .unwrap_or_else(|| decoy_hash().to_string());
-        let password = f.password.clone();
-        let ok = accounts::verify_password(&password, &hash);
+        let Some(turn) = password_turn(&app) else {
+            return busy(&app, None);
+        };
+        let ok = accounts::verify_password(&f.password, &hash);
+        drop(turn);
         let Some(user) = user.filter(|u| ok && u.password_hash.is_some()) else {
             return render(
                 &app,
@@ -705,7 +833,7 @@ async fn login(
             );
         };
         // A session this browser had is over: the new one replaces it.
-        if let Some(old) = secret_cookie(&headers, SESSION_COOKIE) {
+        if let Some(old) = secret_cookie(&headers, app.web.session_cookie) {
             let mut store = app.store.get();
             if let Err(e) = store.delete_ladder_session(&sha256_hex(old)) {
                 drop(store);
@@ -757,6 +885,9 @@ async fn change_password(
                 wait,
             );
         }
+        let Some(turn) = password_turn(&app) else {
+            return busy(&app, Some(&s));
+        };
         let current_ok = s
             .user
             .password_hash
@@ -768,7 +899,9 @@ async fn change_password(
         if f.password != f.password2 {
             return refused(StatusCode::BAD_REQUEST, "the two new passwords differ");
         }
-        let hash = match new_password_hash(&f.password, "password change") {
+        let hash = new_password_hash(&f.password, "password change");
+        drop(turn);
+        let hash = match hash {
             Ok(h) => h,
             Err((status, text)) => return refused(status, &text),
         };
@@ -811,7 +944,13 @@ async fn logout(State(app): State<App>, headers: HeaderMap, Form(f): Form<CsrfFo
         if let Err(e) = deleted {
             return store_failed(&app, e);
         }
-        let clear = set_cookie(SESSION_COOKIE, "", "Lax", Some(0), app.web.cookie_secure);
+        let clear = set_cookie(
+            app.web.session_cookie,
+            "",
+            "Lax",
+            Some(0),
+            app.web.cookie_secure,
+        );
         see_other("/", [clear])
     })
     .await
@@ -1002,7 +1141,7 @@ async fn version_upload_page(
         let viewer = viewer!(app, headers);
         let viewer = viewer.as_ref().map(|v| &v.1);
         match viewed_version(&app, viewer, &bot, &version) {
-            Ok(Some(v)) => super::ladder_serve::upload_download(&app, &v),
+            Ok(Some(v)) => crate::upload_download(&app, &v),
             Ok(None) => not_found(&app, viewer),
             Err(e) => store_failed(&app, e),
         }
@@ -1262,6 +1401,37 @@ mod tests {
     }
 
     #[test]
+    fn the_limiter_holds_a_bounded_number_of_short_keys_and_drops_old_ones() {
+        let l = RateLimiter::with_keys(5, Duration::from_secs(60), 2);
+        let t0 = Instant::now();
+        // A name of 2 MB is held as its SHA-256.
+        let huge = "n".repeat(2 << 20);
+        assert!(l.hit(&huge, t0).is_ok());
+        assert!(l.hit(&huge, t0).is_ok());
+        {
+            let hits = l.hits.lock().unwrap();
+            assert!(hits.times.keys().all(|k| k.len() <= 64));
+        }
+        assert!(l.hit("b", t0 + Duration::from_secs(10)).is_ok());
+        // Full: a new key waits until the oldest key's last hit leaves its window.
+        assert_eq!(
+            l.hit("c", t0 + Duration::from_secs(20)),
+            Err(Duration::from_secs(40))
+        );
+        // Keys already held go on being counted.
+        assert!(l.hit("b", t0 + Duration::from_secs(20)).is_ok());
+        // Once the window has passed, old keys are dropped and new ones come in.
+        assert!(l.hit("c", t0 + Duration::from_secs(61)).is_ok());
+        assert_eq!(
+            l.len(),
+            2,
+            "the huge name's key left its window and was dropped"
+        );
+        assert!(l.hit("d", t0 + Duration::from_secs(200)).is_ok());
+        assert_eq!(l.len(), 1);
+    }
+
+    #[test]
     fn retry_after_rounds_up_to_whole_seconds() {
         assert_eq!(retry_seconds(Duration::from_millis(1)), 1);
         assert_eq!(retry_seconds(Duration::ZERO), 1);
@@ -1314,10 +1484,12 @@ mod tests {
 
     #[test]
     fn every_template_renders_and_escapes() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("ladder.toml");
-        std::fs::write(&path, "name = \"g\"\ngame = \"geister\"\n").unwrap();
-        let config = super::super::ladder::load_config(&path).unwrap();
+        use kakehiki_contest::arena::Arena;
+        let config =
+            LadderConfig::parse("name = \"g\"\ngame = \"geister\"\n", "ladder.toml", &|g| {
+                kakehiki_contest::RefereeArena.game_type(g)
+            })
+            .unwrap();
         let web = Web::new(&config, false);
         let evil = "<script>x</script>";
         let v = context! { bot => evil, owner => evil, version => 1, language => "python",

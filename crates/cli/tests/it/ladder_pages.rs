@@ -617,13 +617,13 @@ fn forms_without_their_csrf_token_are_refused_and_login_is_rate_limited() {
     let (_server, url, db) = serve(dir.path(), MINIMAL, &["--cookie-secure"]);
     let (code, _) = invite(&db, "alice", &[]);
 
-    // With --cookie-secure every cookie is Secure.
+    // With --cookie-secure every cookie is Secure, and named `__Host-` (kept to this host).
     let mut v = Visitor::new(&url);
     let form = v.get("/login");
     assert!(
         form.set_cookies
             .iter()
-            .any(|c| c.starts_with("kk_csrf=") && c.ends_with("; Secure")),
+            .any(|c| c.starts_with("__Host-kk_csrf=") && c.ends_with("; Path=/; Secure")),
         "{:?}",
         form.set_cookies
     );
@@ -632,7 +632,7 @@ fn forms_without_their_csrf_token_are_refused_and_login_is_rate_limited() {
     assert!(
         done.set_cookies
             .iter()
-            .any(|c| c.starts_with("kk_session=") && c.contains("; Secure")),
+            .any(|c| c.starts_with("__Host-kk_session=") && c.contains("; Secure")),
         "{:?}",
         done.set_cookies
     );
@@ -1002,8 +1002,11 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
             .for_element(Locator::Id("match-result"))
             .await
             .unwrap();
-        c.wait().for_element(Locator::Id("kv")).await.unwrap();
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        // The viewer ran (the page's Content-Security-Policy lets its scripts run by hash).
+        c.wait()
+            .for_element(Locator::Css("#kv[data-ready='true']"))
+            .await
+            .unwrap();
         let html = c.source().await.unwrap();
         assert!(
             !html.contains("data-js-errors=\""),

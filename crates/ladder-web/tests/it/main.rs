@@ -1,0 +1,293 @@
+//! The ladder's server in-process: its routes through tower's `oneshot`, and its connection
+//! limits through [`serve`] on a loopback port the kernel picks. Each test is an attack a
+//! stranger on the internet would try.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::{header, Request, StatusCode};
+use axum::Router;
+use http_body_util::BodyExt;
+use kakehiki_contest::arena::Arena;
+use kakehiki_ladder::LadderConfig;
+use kakehiki_ladder_web::serve::{serve, ServeLimits};
+use kakehiki_ladder_web::{router, App};
+use tower::ServiceExt;
+
+/// A ladder of Geister on a fresh SQLite store (kept in the returned folder).
+fn ladder() -> (tempfile::TempDir, Router) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = LadderConfig::parse("name = \"g\"\ngame = \"geister\"\n", "ladder.toml", &|g| {
+        kakehiki_contest::RefereeArena.game_type(g)
+    })
+    .unwrap();
+    let db = dir.path().join("ladder.sqlite");
+    let stores = (0..2)
+        .map(|_| kakehiki_store::open_store(&db, None).unwrap())
+        .collect();
+    let app = App::new(Arc::new(config), stores, false);
+    (dir, router(app))
+}
+
+/// A request from a client at 192.0.2.1.
+fn request(method: &str, uri: &str, body: Body) -> Request<Body> {
+    let mut r = Request::builder()
+        .method(method)
+        .uri(uri)
+        .body(body)
+        .unwrap();
+    r.extensions_mut()
+        .insert(ConnectInfo(SocketAddr::from(([192, 0, 2, 1], 40000))));
+    r
+}
+
+async fn text(response: axum::response::Response) -> String {
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+#[tokio::test]
+async fn every_route_answers_with_the_security_headers() {
+    let (_dir, app) = ladder();
+    for uri in [
+        "/",
+        "/leaderboard",
+        "/bots/nobody",
+        "/matches/1",
+        "/login",
+        "/signup?code=x",
+        "/me",
+        "/organiser",
+        "/no/such/page",
+        "/api/ladders/g/leaderboard",
+        "/api/ladders/g/matches/1",
+        "/api/ladders/other/leaderboard",
+    ] {
+        let r = app
+            .clone()
+            .oneshot(request("GET", uri, Body::empty()))
+            .await
+            .unwrap();
+        let h = r.headers();
+        let get = |name: header::HeaderName| {
+            h.get(&name)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_else(|| panic!("{uri}: no {name}"))
+                .to_string()
+        };
+        assert_eq!(get(header::CACHE_CONTROL), "no-store", "{uri}");
+        assert_eq!(get(header::X_CONTENT_TYPE_OPTIONS), "nosniff", "{uri}");
+        assert_eq!(get(header::X_FRAME_OPTIONS), "DENY", "{uri}");
+        assert_eq!(get(header::REFERRER_POLICY), "no-referrer", "{uri}");
+        let csp = get(header::CONTENT_SECURITY_POLICY);
+        assert!(csp.contains("frame-ancestors 'none'"), "{uri}: {csp}");
+        assert!(csp.starts_with("default-src 'none'"), "{uri}: {csp}");
+        assert!(
+            !csp.contains("unsafe-inline'; script") && !csp.contains("script-src 'unsafe"),
+            "{uri}: {csp}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_public_match_page_may_run_only_the_viewers_scripts() {
+    let (_dir, app) = ladder();
+    let r = app
+        .oneshot(request("GET", "/leaderboard", Body::empty()))
+        .await
+        .unwrap();
+    let csp = r.headers()[header::CONTENT_SECURITY_POLICY]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let scripts = csp
+        .split(';')
+        .find_map(|d| d.trim().strip_prefix("script-src "))
+        .expect(&csp);
+    let hashes: Vec<&str> = scripts.split(' ').collect();
+    assert_eq!(hashes.len(), 3, "{csp}");
+    assert!(hashes.iter().all(|h| h.starts_with("'sha256-")), "{csp}");
+}
+
+#[tokio::test]
+async fn a_request_that_does_not_parse_is_refused_without_echoing_it() {
+    let (_dir, app) = ladder();
+    for uri in [
+        "/api/ladders/g/leaderboard?page=%3Cscript%3Ealert(1)%3C/script%3E",
+        "/api/ladders/g/matches/%3Cscript%3E",
+        "/matches/%3Cscript%3E",
+    ] {
+        let r = app
+            .clone()
+            .oneshot(request("GET", uri, Body::empty()))
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::BAD_REQUEST, "{uri}");
+        let body = text(r).await;
+        assert!(!body.contains("script"), "{uri}: {body}");
+        assert!(body.starts_with("400 "), "{uri}: {body}");
+    }
+}
+
+#[tokio::test]
+async fn a_burst_of_logins_is_answered_busy_beyond_the_password_slots() {
+    let (_dir, app) = ladder();
+    // The login form's pre-session cookie (double-submit CSRF).
+    let form = app
+        .clone()
+        .oneshot(request("GET", "/login", Body::empty()))
+        .await
+        .unwrap();
+    let cookie = form.headers()[header::SET_COOKIE]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    let token = cookie.split_once('=').unwrap().1.to_string();
+    let burst = 4 * kakehiki_ladder_web::pages::password_slots() + 4;
+    let started = Instant::now();
+    let mut answers = Vec::new();
+    for i in 0..burst {
+        let app = app.clone();
+        let (cookie, token) = (cookie.clone(), token.clone());
+        answers.push(tokio::spawn(async move {
+            let mut r = request(
+                "POST",
+                "/login",
+                Body::from(format!("name=user{i}&password=wrong-password&csrf={token}")),
+            );
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded".parse().unwrap(),
+            );
+            r.headers_mut()
+                .insert(header::COOKIE, cookie.parse().unwrap());
+            let r = app.oneshot(r).await.unwrap();
+            (r.status(), r.headers().get(header::RETRY_AFTER).is_some())
+        }));
+    }
+    let mut busy = 0;
+    for a in answers {
+        let (status, retry) = a.await.unwrap();
+        match status {
+            StatusCode::SERVICE_UNAVAILABLE => {
+                assert!(retry, "a busy answer says when to retry");
+                busy += 1;
+            }
+            StatusCode::UNAUTHORIZED => {}
+            other => panic!("unexpected {other}"),
+        }
+    }
+    assert!(
+        busy >= burst - 2 * kakehiki_ladder_web::pages::password_slots(),
+        "{busy} of {burst} logins were answered busy in {:?}",
+        started.elapsed()
+    );
+}
+
+/// A server on a loopback port with `limits`; its address.
+async fn start(limits: ServeLimits) -> (tempfile::TempDir, SocketAddr) {
+    let (dir, app) = ladder();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(serve(listener, app, limits));
+    (dir, addr)
+}
+
+/// What the server sends on `stream` until it closes it or `wait` passes.
+fn read_for(stream: &mut TcpStream, wait: Duration) -> (String, bool) {
+    stream.set_read_timeout(Some(wait)).unwrap();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => return (String::from_utf8_lossy(&out).into_owned(), true),
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+                return (String::from_utf8_lossy(&out).into_owned(), true)
+            }
+            Err(_) => return (String::from_utf8_lossy(&out).into_owned(), false),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_loris_connections_are_refused_past_the_cap_and_closed_at_the_header_timeout() {
+    let limits = ServeLimits {
+        connections: 16,
+        connections_per_client: 4,
+        header_timeout: Duration::from_secs(1),
+        ..ServeLimits::default()
+    };
+    let (_dir, addr) = start(limits).await;
+    tokio::task::spawn_blocking(move || {
+        // Four connections whose headers never finish hold this client's share.
+        let mut lorises: Vec<TcpStream> = (0..4)
+            .map(|_| {
+                let mut s = TcpStream::connect(addr).unwrap();
+                s.write_all(b"GET /leaderboard HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+                    .unwrap();
+                s
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(200));
+        // A fifth is refused at once, not queued.
+        let mut fifth = TcpStream::connect(addr).unwrap();
+        let t = Instant::now();
+        let (answer, closed) = read_for(&mut fifth, Duration::from_secs(5));
+        assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+        assert!(answer.contains("Retry-After: 5"), "{answer}");
+        assert!(
+            closed && t.elapsed() < Duration::from_secs(1),
+            "{:?}",
+            t.elapsed()
+        );
+        // At the header timeout each loris is closed, whatever it still sends.
+        for s in &mut lorises {
+            let _ = s.write_all(b"a");
+            let (_, closed) = read_for(s, Duration::from_secs(5));
+            assert!(closed, "a connection with unfinished headers stayed open");
+        }
+        // Its share is back: a whole request is answered.
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.write_all(
+            b"GET /api/ladders/g/leaderboard HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        )
+        .unwrap();
+        let (answer, _) = read_for(&mut s, Duration::from_secs(5));
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tokenless_upload_is_refused_before_its_body_is_read() {
+    let (_dir, addr) = start(ServeLimits::default()).await;
+    tokio::task::spawn_blocking(move || {
+        for auth in ["", "Authorization: Bearer kkl_not-a-token\r\n"] {
+            let mut s = TcpStream::connect(addr).unwrap();
+            // A body of 1 GiB announced, none of it sent.
+            s.write_all(
+                format!(
+                    "POST /api/ladders/g/submissions?language=python HTTP/1.1\r\nHost: x\r\n\
+                     {auth}Content-Length: 1073741824\r\n\r\n"
+                )
+                .as_bytes(),
+            )
+            .unwrap();
+            let t = Instant::now();
+            let (answer, _) = read_for(&mut s, Duration::from_secs(10));
+            assert!(answer.starts_with("HTTP/1.1 401"), "{auth}: {answer}");
+            assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        }
+    })
+    .await
+    .unwrap();
+}
