@@ -139,6 +139,9 @@ pub struct Limits {
     pub build_disk_mib: u64,
     /// Most uploads one account may make in an hour (web form and API together).
     pub uploads_per_hour: u64,
+    /// Longest the `check` after a build may run, in seconds (wall clock): a bot slow enough to
+    /// pass it only in hours fails it instead of holding the builder.
+    pub check_seconds: u64,
 }
 
 impl Default for Limits {
@@ -151,6 +154,7 @@ impl Default for Limits {
             build_memory_mib: 2048,
             build_disk_mib: 256,
             uploads_per_hour: 60,
+            check_seconds: 300,
         }
     }
 }
@@ -350,6 +354,7 @@ impl LadderConfig {
             ("limits.build_memory_mib", l.build_memory_mib, 16, 1 << 20),
             ("limits.build_disk_mib", l.build_disk_mib, 1, 1 << 20),
             ("limits.uploads_per_hour", l.uploads_per_hour, 1, 1_000_000),
+            ("limits.check_seconds", l.check_seconds, 1, 24 * 3600),
         ] {
             if !(min..=max).contains(&value) {
                 return Err(invalid(
@@ -512,6 +517,7 @@ mod tests {
         assert_eq!(c.limits, Limits::default());
         assert_eq!(c.limits.upload_bytes, 1 << 20);
         assert_eq!(c.limits.build_seconds, 120);
+        assert_eq!(c.limits.check_seconds, 300);
         assert_eq!(c.limits.uploads_per_hour, 60);
         assert_eq!(c.matches_per_hour, DEFAULT_MATCHES_PER_HOUR);
         assert_eq!(c.match_timeout_s, DEFAULT_MATCH_TIMEOUT_S);

@@ -49,6 +49,15 @@ pub struct CheckArgs {
     /// Seeds per seat played (the bot plays the first and the last seat).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=50))]
     pub seeds: u64,
+    /// The first seed of the check's matches (the others follow from it: the first seat's
+    /// are SEED, SEED+7, ...). The ladder draws a fresh one for every check, so that a bot
+    /// cannot tell a check from a match.
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(0..=(1u64 << 62)))]
+    pub seed: u64,
+    /// Stop after this many seconds: the check fails, naming the match it was in (the ladder
+    /// sets its `limits.check_seconds`). Default: no limit but the game's own.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub time_limit_secs: Option<u64>,
     /// Print one JSON object (for CI): `passed`, `rules`, per match `rules`, `seed`, `seat`,
     /// `case`, `errors`, `warnings`, `exit`, `stderr_tail`; `timings` per rule set and kind of
     /// request; `coverage`; `warnings`.
@@ -110,6 +119,9 @@ struct CheckReport {
     /// met).
     coverage: Vec<Coverage>,
     warnings: Vec<String>,
+    /// Why the check stopped before its last match (its time limit ran out), if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stopped: Option<String>,
 }
 
 /// One kind of request the game sends and the replies the checked bot gave to it.
@@ -170,13 +182,16 @@ pub struct CheckVerdict {
 
 /// `check` for a program that is not on the command line (the ladder's built bots): the bot
 /// `run` (a command line, run in `program_dir`, which is its seat folder) checked under rule set
-/// `rules` of `game` with the game `options` (as `--opt KEY=VALUE`), with the default sandbox.
+/// `rules` of `game` with the game `options` (as `--opt KEY=VALUE`), with the default sandbox,
+/// from `seed` (as `--seed`) within `time_limit` (as `--time-limit-secs`).
 pub fn check_program(
     game: &str,
     rules: &str,
     options: &BTreeMap<String, String>,
     run: &str,
     program_dir: &std::path::Path,
+    seed: u64,
+    time_limit: Duration,
 ) -> anyhow::Result<CheckVerdict> {
     #[derive(clap::Parser)]
     struct Wrapper {
@@ -197,6 +212,12 @@ pub fn check_program(
     ]
     .map(String::from)
     .to_vec();
+    argv.extend([
+        "--seed".to_string(),
+        seed.to_string(),
+        "--time-limit-secs".to_string(),
+        time_limit.as_secs().max(1).to_string(),
+    ]);
     for (k, v) in options {
         argv.push("--opt".into());
         argv.push(format!("{k}={v}"));
@@ -262,8 +283,11 @@ fn evaluate(args: &CheckArgs) -> anyhow::Result<CheckReport> {
     let several = rule_sets.len() > 1;
     let mut cases = Vec::new();
     for rules in &rule_sets {
-        cases.extend(planned_cases(rules, n, args.seeds));
+        cases.extend(planned_cases(rules, n, args.seeds, args.seed));
     }
+    let deadline = args
+        .time_limit_secs
+        .map(|s| Instant::now() + Duration::from_secs(s));
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let ctx = Ctx {
         args,
@@ -274,21 +298,33 @@ fn evaluate(args: &CheckArgs) -> anyhow::Result<CheckReport> {
         sandbox: &sandbox,
         n,
         several,
+        deadline,
     };
     let mut matches = Vec::new();
     let mut played = Vec::new();
+    let mut stopped = None;
     for case in &cases {
-        let (m, p) = ctx.play(case)?;
-        matches.push(m);
-        played.push(p);
+        match ctx.play(case)? {
+            Some((m, p)) => {
+                matches.push(m);
+                played.push(p);
+            }
+            None => {
+                stopped = Some(ctx.out_of_time(case));
+                break;
+            }
+        }
     }
     // Until the bot has been asked every kind of request the game asked any seat (a role it was
     // not dealt, a phase that did not occur), a few more matches, each with a seed where the
     // game played by built-in bots asks its seat one of them.
     let mut extra = 0u64;
-    let mut next_seed = 3000u64;
+    let mut next_seed = args.seed.wrapping_add(2000);
     let mut unreachable: Vec<String> = Vec::new();
-    while extra < EXTRA_MATCHES && matches.iter().all(|m: &CheckedMatch| m.errors.is_empty()) {
+    while stopped.is_none()
+        && extra < EXTRA_MATCHES
+        && matches.iter().all(|m: &CheckedMatch| m.errors.is_empty())
+    {
         let missing: Vec<(String, String)> = not_met(&played)
             .into_iter()
             .filter(|(_, k)| !unreachable.contains(k))
@@ -305,6 +341,9 @@ fn evaluate(args: &CheckArgs) -> anyhow::Result<CheckReport> {
             Some(bot) => ctx.probe(&rules, bot, &wanted, &mut next_seed)?,
             None => None,
         };
+        if ctx.past_deadline() {
+            break;
+        }
         let Some(seed) = found else {
             unreachable.extend(wanted);
             continue;
@@ -317,7 +356,10 @@ fn evaluate(args: &CheckArgs) -> anyhow::Result<CheckReport> {
             name: format!("more requests: {} not met yet", wanted.join(", ")),
             silent: None,
         };
-        let (m, p) = ctx.play(&case)?;
+        let Some((m, p)) = ctx.play(&case)? else {
+            stopped = Some(ctx.out_of_time(&case));
+            break;
+        };
         matches.push(m);
         played.push(p);
     }
@@ -329,7 +371,7 @@ fn evaluate(args: &CheckArgs) -> anyhow::Result<CheckReport> {
     // By rule set, in the order checked (a kind first met in a later match stays with its own).
     timings.sort_by_key(|t| rule_sets.iter().position(|r| *r == t.rules));
     let coverage = coverage_of(&played);
-    let passed = matches.iter().all(|m| m.errors.is_empty());
+    let passed = stopped.is_none() && matches.iter().all(|m| m.errors.is_empty());
     let mut warnings: Vec<String> = Vec::new();
     let unseen: Vec<&str> = coverage
         .iter()
@@ -360,12 +402,13 @@ fn evaluate(args: &CheckArgs) -> anyhow::Result<CheckReport> {
         timings,
         coverage,
         warnings,
+        stopped,
     })
 }
 
 /// The planned matches under one rule set: the bot in the first and in the last seat with
 /// `seeds` seeds each, then (with two seats or more) against `builtin:silent`.
-fn planned_cases(rules: &str, n: usize, seeds: u64) -> Vec<Case> {
+fn planned_cases(rules: &str, n: usize, seeds: u64, first: u64) -> Vec<Case> {
     let mut cases = Vec::new();
     let positions: Vec<usize> = if n > 1 { vec![0, n - 1] } else { vec![0] };
     for &seat in &positions {
@@ -373,7 +416,7 @@ fn planned_cases(rules: &str, n: usize, seeds: u64) -> Vec<Case> {
             cases.push(Case {
                 rules: rules.to_string(),
                 seat,
-                seed: 1000 + k * 7 + seat as u64,
+                seed: first.wrapping_add(k * 7 + seat as u64),
                 name: if seat == 0 { "first seat" } else { "last seat" }.to_string(),
                 silent: None,
             });
@@ -383,7 +426,7 @@ fn planned_cases(rules: &str, n: usize, seeds: u64) -> Vec<Case> {
         cases.push(Case {
             rules: rules.to_string(),
             seat: 0,
-            seed: 1999,
+            seed: first.wrapping_add(999),
             name: "an opponent that times out".into(),
             silent: Some(1),
         });
@@ -401,12 +444,44 @@ struct Ctx<'a> {
     sandbox: &'a kakehiki_agent::SandboxConfig,
     n: usize,
     several: bool,
+    /// When the check's time limit runs out.
+    deadline: Option<Instant>,
 }
 
 impl Ctx<'_> {
-    fn run_match(&self, spec: &MatchSpec) -> anyhow::Result<MatchRecord> {
+    fn past_deadline(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Why the check stopped in `case`.
+    fn out_of_time(&self, case: &Case) -> String {
+        format!(
+            "the check's time limit of {} s ran out in the match of rules {}, seed {}, your bot in seat {} of {} ({}): your bot answers too slowly for the check to finish; answer well within the game's limits",
+            self.args.time_limit_secs.unwrap_or_default(),
+            case.rules,
+            case.seed,
+            case.seat,
+            self.n,
+            case.name
+        )
+    }
+
+    /// The match of `spec`, or `None` when the check's time limit ran out first.
+    fn run_match(&self, spec: &MatchSpec) -> anyhow::Result<Option<MatchRecord>> {
         let rules = spec.rules.as_deref().unwrap_or_default();
-        self.runtime.block_on(self.driver.play(spec)).map_err(|e| {
+        let played = match self.deadline {
+            None => self.runtime.block_on(self.driver.play(spec)),
+            Some(deadline) => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                // The timer is made inside the runtime (it needs its clock).
+                let timed = async { tokio::time::timeout(left, self.driver.play(spec)).await };
+                match self.runtime.block_on(timed) {
+                    Ok(played) => played,
+                    Err(_) => return Ok(None),
+                }
+            }
+        };
+        played.map(Some).map_err(|e| {
             // An option one of the rule sets refuses: say how to check the others.
             let hint = match e {
                 RefereeError::UnknownOption { .. } | RefereeError::BadOption { .. }
@@ -423,8 +498,8 @@ impl Ctx<'_> {
         })
     }
 
-    /// Play one case and read what it says about the bot.
-    fn play(&self, case: &Case) -> anyhow::Result<(CheckedMatch, Played)> {
+    /// Play one case and read what it says about the bot (`None`: the time limit ran out).
+    fn play(&self, case: &Case) -> anyhow::Result<Option<(CheckedMatch, Played)>> {
         let (seat, seed, n) = (case.seat, case.seed, self.n);
         let seats: Vec<SeatSpec> = (0..n)
             .map(|i| {
@@ -458,7 +533,9 @@ impl Ctx<'_> {
                 self.args.game, case.rules, case.name
             );
         }
-        let record = self.run_match(&spec)?;
+        let Some(record) = self.run_match(&spec)? else {
+            return Ok(None);
+        };
         let seats = seat_record(&record.replay)?;
         let report_seat = record.report.seats.get(seat);
         let errors = report_seat.map(|s| s.errors.clone()).unwrap_or_default();
@@ -493,7 +570,7 @@ impl Ctx<'_> {
             seat,
             record: seats,
         };
-        Ok((checked, played))
+        Ok(Some((checked, played)))
     }
 
     /// A seed from `*next` under which, with the built-in `bot` in every seat, seat 0 is asked
@@ -507,11 +584,11 @@ impl Ctx<'_> {
     ) -> anyhow::Result<Option<u64>> {
         let start = Instant::now();
         for _ in 0..PROBE_TRIES {
-            if start.elapsed() > PROBE_TIME {
+            if start.elapsed() > PROBE_TIME || self.past_deadline() {
                 break;
             }
             let seed = *next;
-            *next += 1;
+            *next = next.wrapping_add(1);
             let mut spec = MatchSpec::new(
                 &self.args.game,
                 seed,
@@ -519,7 +596,9 @@ impl Ctx<'_> {
             );
             spec.rules = Some(rules.to_string());
             spec.options = self.options.clone();
-            let record = self.run_match(&spec)?;
+            let Some(record) = self.run_match(&spec)? else {
+                return Ok(None);
+            };
             let seats = seat_record(&record.replay)?;
             if seats
                 .of_seat(0)
@@ -942,11 +1021,16 @@ fn diagnosis(r: &CheckReport) -> String {
     for w in &r.warnings {
         out.push_str(&format!("warning: {w}\n"));
     }
-    out.push_str(if r.passed {
-        "passed: your bot played every match without an error\n"
+    if let Some(stopped) = &r.stopped {
+        out.push_str(&format!("STOP  {stopped}\n"));
+        out.push_str("failed: the check did not finish in its time\n");
+    } else if r.passed {
+        out.push_str("passed: your bot played every match without an error\n");
     } else {
-        "failed: fix the errors above (docs/protocols/ describes each game's protocol)\n"
-    });
+        out.push_str(
+            "failed: fix the errors above (docs/protocols/ describes each game's protocol)\n",
+        );
+    }
     out
 }
 
@@ -1048,6 +1132,7 @@ mod tests {
             timings: t,
             coverage: vec![],
             warnings: vec![],
+            stopped: None,
         };
         let text = diagnosis(&report);
         assert!(
@@ -1212,6 +1297,7 @@ mod tests {
             timings: vec![],
             coverage: vec![],
             warnings: vec![],
+            stopped: None,
         };
         let text = diagnosis(&report);
         assert!(text.contains("FAIL  rules seed, seed 1000, seat 1 of 2 (last seat): 1 error\n      ply 2: crash: crash (output closed, exit code 3)\n      your bot's program: exit code 3\n      your bot's stderr (last lines):\n      | Traceback\n      | boom\n"), "{text}");
@@ -1235,7 +1321,7 @@ mod tests {
     fn every_rule_set_is_planned_with_a_silent_opponent() {
         let cases: Vec<Case> = ["gpw", "seed"]
             .iter()
-            .flat_map(|r| planned_cases(r, 2, 1))
+            .flat_map(|r| planned_cases(r, 2, 1, 1000))
             .collect();
         let got: Vec<(&str, usize, Option<usize>)> = cases
             .iter()
@@ -1252,8 +1338,17 @@ mod tests {
                 ("seed", 0, Some(1)),
             ]
         );
+        let seeds: Vec<u64> = planned_cases("gpw", 2, 2, 40)
+            .iter()
+            .map(|c| c.seed)
+            .collect();
         assert_eq!(
-            planned_cases("solo", 1, 2).len(),
+            seeds,
+            [40, 47, 41, 48, 1039],
+            "every seed follows from the first"
+        );
+        assert_eq!(
+            planned_cases("solo", 1, 2, 1000).len(),
             2,
             "no opponent to silence"
         );

@@ -213,12 +213,15 @@ pub fn process_upload(
             log,
         });
     }
+    // A fresh seed for every check, so a bot cannot tell it from a match.
     let verdict = super::check::check_program(
         &config.game,
         &config.rules,
         &config.options,
         &recipe.run,
         program_dir,
+        kakehiki_core::fresh_seed() >> 2,
+        std::time::Duration::from_secs(config.limits.check_seconds),
     )
     .context("cannot check the built bot")?;
     log.push_str(&format!(

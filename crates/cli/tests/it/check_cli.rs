@@ -312,3 +312,62 @@ fn check_werewolf_nlp_times_the_replies_and_plays_a_silent_opponent() {
         "{v}"
     );
 }
+
+/// A check has a time limit of its own (the ladder's `limits.check_seconds`): a bot legal but
+/// slow (0.3 s a move under a bank of 600 s) would hold the check for many minutes; with
+/// `--time-limit-secs 2` the check stops and fails, naming the match it was in. `--seed` moves
+/// every match's seed (the ladder draws a fresh one, so a bot cannot recognise the check).
+#[test]
+fn check_stops_at_its_time_limit_and_starts_from_its_seed() {
+    let dir = tempfile::tempdir().unwrap();
+    let bot = dir.path().join("slow.py");
+    std::fs::write(&bot, SLOW_GEISTER).unwrap();
+    let seat = format!("cmd:python3 {}", bot.display());
+    let t = Instant::now();
+    let (code, v) = check_json(&[
+        "geister",
+        "--rules",
+        "gpw",
+        "--seat",
+        &seat,
+        "--opt",
+        "pace_ms=0",
+        "--seed",
+        "5000",
+        "--time-limit-secs",
+        "2",
+    ]);
+    assert_eq!(code, Some(4), "{v}");
+    assert_eq!(v["passed"], false, "{v}");
+    let stopped = v["stopped"].as_str().unwrap_or_else(|| panic!("{v}"));
+    assert!(
+        stopped.contains("time limit of 2 s") && stopped.contains("seed 5000"),
+        "{stopped}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+    // The text says so too.
+    let (code, out, _) = check(&[
+        "geister",
+        "--rules",
+        "gpw",
+        "--seat",
+        &seat,
+        "--opt",
+        "pace_ms=0",
+        "--seed",
+        "7",
+        "--time-limit-secs",
+        "1",
+    ]);
+    assert_eq!(code, Some(4), "{out}");
+    assert!(
+        out.contains(
+            "STOP  the check's time limit of 1 s ran out in the match of rules gpw, seed 7"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("failed: the check did not finish in its time"),
+        "{out}"
+    );
+}

@@ -880,3 +880,57 @@ fn options_the_game_refuses_are_named_before_any_match() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     assert_eq!(v["status"], "active", "{out:?}");
 }
+
+/// A bot that answers every move legally but takes 4 s (within Geister's 10 s a move) would
+/// hold the builder's check for many minutes; the ladder's `limits.check_seconds` stops it and
+/// fails the version, naming the match, and the check's seeds are not the command line's
+/// (a fresh first seed per check, so the bot cannot recognise it).
+#[test]
+fn a_check_slower_than_check_seconds_fails_the_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("ladder.toml");
+    std::fs::write(&config, format!("{MINIMAL}[limits]\ncheck_seconds = 2\n")).unwrap();
+    let bot = dir.path().join("bot.py");
+    std::fs::write(
+        &bot,
+        "import sys, time\n\
+         for line in sys.stdin:\n\
+         \x20   if line.startswith('SET?'):\n\
+         \x20       print('SET:ABCD', flush=True)\n\
+         \x20   elif line.startswith('MOV?'):\n\
+         \x20       time.sleep(4)\n\
+         \x20       print('MOV:A,N', flush=True)\n",
+    )
+    .unwrap();
+    let t = std::time::Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+        .args([
+            "ladder",
+            "build",
+            "--json",
+            "--language",
+            "python",
+            "--config",
+        ])
+        .arg(&config)
+        .arg(&bot)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(out.status.code(), Some(4), "{v} {out:?}");
+    assert_eq!(v["status"], "check_failed", "{v}");
+    let log = v["log"].as_str().unwrap();
+    assert!(
+        log.contains("STOP  the check's time limit of 2 s ran out"),
+        "{log}"
+    );
+    assert!(
+        !log.contains("seed 1000,"),
+        "the command line's seeds: {log}"
+    );
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(60),
+        "{:?}",
+        t.elapsed()
+    );
+}
