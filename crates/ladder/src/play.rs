@@ -161,8 +161,10 @@ impl Matchmaker {
                 .filter(|r| r.active)
                 .cloned()
                 .collect();
+            let contestants = active.iter().filter(|r| r.version != 0).count();
+            let share = worker_share(open, self.seats, contestants);
             while now_open < open && step.queued < budget {
-                if !self.queue_one(store, &active)? {
+                if !self.queue_one(store, &active, share)? {
                     break;
                 }
                 step.queued += 1;
@@ -312,12 +314,20 @@ impl Matchmaker {
         &mut self,
         store: &mut dyn Store,
         ratings: &[LadderRating],
+        share: u32,
     ) -> Result<bool, PlayError> {
-        // Versions whose program is not known (retired between two reads) are left out.
+        // Versions whose program is not known (retired between two reads) are left out, and so
+        // are bots already in their share of the open matches.
+        let pending = |r: &LadderRating| self.pending.get(&r.entrant).copied().unwrap_or(0);
         let entrants: Vec<&LadderRating> = ratings
             .iter()
             .filter(|r| r.version == 0 || self.languages.contains_key(&r.entrant))
+            .filter(|r| r.version == 0 || pending(r) < share)
             .collect();
+        if entrants.iter().all(|r| r.version == 0) && ratings.iter().any(|r| r.version != 0) {
+            // Every contestant is in its share: built-ins alone would only wait with them.
+            return Ok(false);
+        }
         let cands: Vec<Candidate> = entrants
             .iter()
             .map(|r| Candidate {
@@ -404,6 +414,16 @@ impl Matchmaker {
     }
 }
 
+/// How many of the `open` matches (tables of `seats` seats) one of `contestants` bots may be in
+/// at once: its share of the seats, half of them each (a table of two contestants seats two),
+/// at least one. A bot that makes its matches last (legal but slow moves) thus holds at most its
+/// share of the workers, and the others' matches go on.
+pub fn worker_share(open: u64, seats: usize, contestants: usize) -> u32 {
+    let seats_open = open.saturating_mul(seats as u64);
+    let per = seats_open.div_ceil(2 * contestants.max(1) as u64);
+    u32::try_from(per.max(1)).unwrap_or(u32::MAX)
+}
+
 /// The contest row's definition of a ladder: its name and game (for people reading the store).
 fn serde_json_definition(config: &LadderConfig) -> String {
     serde_json::json!({"ladder": config.name, "game": config.game, "rules": config.rules})
@@ -471,6 +491,18 @@ pub fn rated_seats(
 mod tests {
     use super::*;
     use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_bot_gets_its_share_of_the_open_matches() {
+        // Geister, 4 open matches: two contestants get 2 each, eight get 1 each.
+        assert_eq!(worker_share(4, 2, 2), 2);
+        assert_eq!(worker_share(4, 2, 8), 1);
+        // Alone it may be in every match.
+        assert_eq!(worker_share(4, 2, 1), 4);
+        // NAC's tables of four seat every contestant of a small ladder.
+        assert_eq!(worker_share(3, 4, 2), 3);
+        assert_eq!(worker_share(1, 2, 0), 1);
+    }
 
     #[test]
     fn the_match_rate_allows_a_burst_then_one_match_per_interval() {

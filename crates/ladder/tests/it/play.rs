@@ -253,3 +253,49 @@ fn a_match_timeout_below_the_longest_legal_match_is_refused_and_the_default_foll
         kakehiki_ladder::config::DEFAULT_MATCH_TIMEOUT_S
     );
 }
+
+/// A bot holds at most its share of the open matches: a bot whose legal but slow moves make
+/// every match last cannot take every worker. Three contestants and three open Geister matches:
+/// each is in at most one (`worker_share`), and no match of built-ins alone is queued to wait
+/// beside them.
+#[test]
+fn a_bot_is_never_in_more_than_its_share_of_the_open_matches() {
+    let names = ["ann", "ben", "cat"];
+    let c = config(
+        "name = \"n\"\ngame = \"geister\"\nbuiltins = [\"random\"]\nlanguages = [\"python\"]\n",
+    );
+    assert_eq!(kakehiki_ladder::play::worker_share(3, 2, 3), 1);
+    for seed in 0..20 {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = SqliteStore::open(&dir.path().join("l.sqlite")).unwrap();
+        for name in names {
+            store
+                .create_ladder_user(&NewLadderUser {
+                    name: name.into(),
+                    role: LadderRole::Contestant,
+                    token_sha256: format!("{name:0>64}"),
+                    signup_code_sha256: format!("{name:1>64}"),
+                })
+                .unwrap();
+            add_active(&mut store, name);
+        }
+        let mut mm = Matchmaker::new(c.clone(), 2, seed);
+        mm.step(&mut store, 3, 10).unwrap();
+        let mut seen = std::collections::HashMap::new();
+        let mut queued = 0;
+        while let Some(claim) = store.claim("test", Duration::from_secs(600), 3).unwrap() {
+            let job: MatchJob = serde_json::from_str(&claim.spec_json).unwrap();
+            assert!(
+                job.entrants.iter().any(|e| !e.starts_with("builtin:")),
+                "a match of built-ins alone: {:?}",
+                job.entrants
+            );
+            for e in job.entrants.iter().filter(|e| !e.starts_with("builtin:")) {
+                *seen.entry(e.clone()).or_insert(0) += 1;
+            }
+            queued += 1;
+        }
+        assert!(queued >= 2, "seed {seed}: {queued} matches");
+        assert!(seen.values().all(|&n| n <= 1), "seed {seed}: {seen:?}");
+    }
+}
