@@ -142,6 +142,10 @@ pub struct Limits {
     /// Longest the `check` after a build may run, in seconds (wall clock): a bot slow enough to
     /// pass it only in hours fails it instead of holding the builder.
     pub check_seconds: u64,
+    /// Most bytes the built program folder's files may hold (it is kept in the store), in MiB.
+    pub program_mib: u64,
+    /// Most files and folders the built program folder may have.
+    pub program_entries: u64,
 }
 
 impl Default for Limits {
@@ -155,6 +159,8 @@ impl Default for Limits {
             build_disk_mib: 256,
             uploads_per_hour: 60,
             check_seconds: 300,
+            program_mib: 64,
+            program_entries: 10_000,
         }
     }
 }
@@ -355,6 +361,8 @@ impl LadderConfig {
             ("limits.build_disk_mib", l.build_disk_mib, 1, 1 << 20),
             ("limits.uploads_per_hour", l.uploads_per_hour, 1, 1_000_000),
             ("limits.check_seconds", l.check_seconds, 1, 24 * 3600),
+            ("limits.program_mib", l.program_mib, 1, 1 << 20),
+            ("limits.program_entries", l.program_entries, 1, 10_000_000),
         ] {
             if !(min..=max).contains(&value) {
                 return Err(invalid(

@@ -28,6 +28,12 @@ pub enum ProgramError {
     Link { path: String },
     #[error("the build left {path:?}, which is neither a file nor a folder")]
     Special { path: String },
+    #[error("the build left {path:?} with its set-user-ID, set-group-ID or sticky bit: a program's files are plain")]
+    Mode { path: String },
+    #[error("the program folder is over {limit} bytes (reached at {path:?}): limits.program_mib of the ladder file")]
+    TooLarge { path: String, limit: u64 },
+    #[error("the program folder has over {limit} files and folders (reached at {path:?}): limits.program_entries of the ladder file")]
+    TooManyEntries { path: String, limit: u64 },
     #[error("no program is stored for {bot} v{version} of ladder {ladder}")]
     Missing {
         ladder: String,
@@ -76,8 +82,15 @@ fn hex(bytes: &[u8]) -> String {
     hex::encode(bytes)
 }
 
-/// Pack the program folder `dir`.
+/// Pack the program folder `dir`, with no limit but the disk's ([`pack_within`]).
 pub fn pack(dir: &Path) -> Result<Program, ProgramError> {
+    pack_within(dir, u64::MAX, u64::MAX)
+}
+
+/// Pack the program folder `dir` if its files hold at most `max_bytes` and it has at most
+/// `max_entries` files and folders (each checked as it is met, before anything is kept).
+pub fn pack_within(dir: &Path, max_bytes: u64, max_entries: u64) -> Result<Program, ProgramError> {
+    let (mut bytes, mut count) = (0u64, 0u64);
     let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     let mut tar = tar::Builder::new(gz);
     let mut stack = vec![PathBuf::new()];
@@ -93,6 +106,16 @@ pub fn pack(dir: &Path) -> Result<Program, ProgramError> {
             let path = dir.join(&rel);
             let meta = fs::symlink_metadata(&path)?;
             let shown = rel.display().to_string();
+            count += 1;
+            if count > max_entries {
+                return Err(ProgramError::TooManyEntries {
+                    path: shown,
+                    limit: max_entries,
+                });
+            }
+            if meta.permissions().mode() & 0o7000 != 0 && !meta.file_type().is_symlink() {
+                return Err(ProgramError::Mode { path: shown });
+            }
             let mut header = tar::Header::new_gnu();
             header.set_mtime(0);
             header.set_uid(0);
@@ -106,6 +129,13 @@ pub fn pack(dir: &Path) -> Result<Program, ProgramError> {
                 tar.append_data(&mut header, &rel, io::empty())?;
                 folders.push(rel);
             } else if meta.is_file() {
+                bytes = bytes.saturating_add(meta.len());
+                if bytes > max_bytes {
+                    return Err(ProgramError::TooLarge {
+                        path: shown,
+                        limit: max_bytes,
+                    });
+                }
                 header.set_entry_type(tar::EntryType::Regular);
                 header.set_mode(if meta.permissions().mode() & 0o111 != 0 {
                     0o755
@@ -289,6 +319,33 @@ mod tests {
             Err(ProgramError::Digest { .. })
         ));
         assert_eq!(fs::read_dir(out.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_folder_over_its_limits_or_with_special_bits_is_refused_naming_the_path() {
+        let d = folder();
+        let total: u64 = ["bot", "lib/a.txt", "lib/sub/b.txt"]
+            .iter()
+            .map(|f| fs::metadata(d.path().join(f)).unwrap().len())
+            .sum();
+        assert!(pack_within(d.path(), total, 100).is_ok());
+        match pack_within(d.path(), total - 1, 100) {
+            Err(ProgramError::TooLarge { limit, .. }) => assert_eq!(limit, total - 1),
+            other => panic!("{other:?}"),
+        }
+        match pack_within(d.path(), u64::MAX, 2) {
+            Err(ProgramError::TooManyEntries { limit: 2, .. }) => {}
+            other => panic!("{other:?}"),
+        }
+        fs::set_permissions(
+            d.path().join("lib/a.txt"),
+            fs::Permissions::from_mode(0o4755),
+        )
+        .unwrap();
+        match pack(d.path()) {
+            Err(ProgramError::Mode { path }) => assert_eq!(path, "lib/a.txt"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

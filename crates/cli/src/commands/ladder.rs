@@ -137,6 +137,9 @@ pub struct Verdict {
     pub status: Status,
     /// Why it was refused, the build's output, and `check`'s diagnosis.
     pub log: String,
+    /// The packed program folder of an active version.
+    #[serde(skip)]
+    pub program: Option<kakehiki_store::Program>,
 }
 
 /// Read and validate a ladder file against the referee's games: its per-match settings are
@@ -174,6 +177,7 @@ pub fn process_upload(
                 config.name,
                 offered.join(", ")
             ),
+            program: None,
         });
     };
     let sources =
@@ -184,6 +188,7 @@ pub fn process_upload(
                 return Ok(Verdict {
                     status: Status::Refused,
                     log: format!("upload refused: {e}\n"),
+                    program: None,
                 })
             }
         };
@@ -211,8 +216,29 @@ pub fn process_upload(
         return Ok(Verdict {
             status: Status::BuildFailed,
             log,
+            program: None,
         });
     }
+    // The built folder is measured and packed before the check: one over the ladder's limits
+    // (or holding a link, a special file or a set-user-ID bit) is never checked nor kept.
+    let program = match kakehiki_ladder::program::pack_within(
+        program_dir,
+        config.limits.program_mib.saturating_mul(1 << 20),
+        config.limits.program_entries,
+    ) {
+        Ok(p) => p,
+        Err(e @ kakehiki_ladder::program::ProgramError::Io(_)) => {
+            return Err(e).context("cannot pack the built program")
+        }
+        Err(e) => {
+            log.push_str(&format!("build failed: {e}\n"));
+            return Ok(Verdict {
+                status: Status::BuildFailed,
+                log,
+                program: None,
+            });
+        }
+    };
     // A fresh seed for every check, so a bot cannot tell it from a match.
     let verdict = super::check::check_program(
         &config.game,
@@ -235,6 +261,7 @@ pub fn process_upload(
             Status::CheckFailed
         },
         log,
+        program: verdict.passed.then_some(program),
     })
 }
 

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use kakehiki_contest::{MatchJob, WorkerHooks};
-use kakehiki_ladder::program::{materialize_refs, pack};
+use kakehiki_ladder::program::materialize_refs;
 use kakehiki_ladder::LadderConfig;
 use kakehiki_store::{BuildClaim, Store, VersionStatus};
 
@@ -114,16 +114,9 @@ fn build_claimed(
         done.store(true, Ordering::SeqCst);
         verdict
     })?;
-    let mut log = verdict.log;
+    let log = verdict.log;
     let (status, program) = match verdict.status {
-        Status::Active => match pack(&program_dir) {
-            Ok(p) => (VersionStatus::Active, Some(p)),
-            Err(e @ kakehiki_ladder::program::ProgramError::Io(_)) => return Err(e.into()),
-            Err(e) => {
-                log.push_str(&format!("build failed: {e}\n"));
-                (VersionStatus::BuildFailed, None)
-            }
-        },
+        Status::Active => (VersionStatus::Active, verdict.program),
         Status::BuildFailed => (VersionStatus::BuildFailed, None),
         Status::CheckFailed => (VersionStatus::CheckFailed, None),
         Status::Refused => (VersionStatus::Refused, None),

@@ -934,3 +934,49 @@ fn a_check_slower_than_check_seconds_fails_the_version() {
         t.elapsed()
     );
 }
+
+/// A 100-byte upload whose build writes 2 MiB into its folder would be kept in the store (and
+/// unpacked by every worker): over `limits.program_mib` it fails the build, naming the file,
+/// before `check` runs; too many files fail it the same way.
+#[test]
+fn a_program_folder_over_the_ladders_limits_fails_the_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let bot = dir.path().join("bot.py");
+    std::fs::write(&bot, "print('never run')\n").unwrap();
+    for (limits, build, said) in [
+        (
+            "program_mib = 1",
+            "head -c 2097152 /dev/zero > big.bin",
+            "the program folder is over 1048576 bytes (reached at \\\"big.bin\\\")",
+        ),
+        (
+            "program_entries = 20",
+            "mkdir many && cd many && for i in $(seq 30); do : > f$i; done",
+            "the program folder has over 20 files and folders",
+        ),
+    ] {
+        let config = dir.path().join("ladder.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "name = \"g\"\ngame = \"geister\"\nlanguages = [\"py\"]\n\
+                 [recipes.py]\nmain = \"bot.py\"\nrun = \"python3 bot.py\"\n\
+                 build = \"sh -c 'cp -R \\\"$SRC\\\"/. . && {build}'\"\n\
+                 [limits]\n{limits}\n"
+            ),
+        )
+        .unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+            .args(["ladder", "build", "--json", "--language", "py", "--config"])
+            .arg(&config)
+            .arg(&bot)
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        assert_eq!(out.status.code(), Some(4), "{v} {out:?}");
+        assert_eq!(v["status"], "build_failed", "{v}");
+        let log = v["log"].as_str().unwrap();
+        assert!(log.contains(said.replace("\\\"", "\"").as_str()), "{log}");
+        assert!(!log.contains("check ("), "checked anyway: {log}");
+    }
+}
