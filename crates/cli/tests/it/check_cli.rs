@@ -371,3 +371,47 @@ fn check_stops_at_its_time_limit_and_starts_from_its_seed() {
         "{out}"
     );
 }
+
+/// The beginner's reply without a newline, over pipes and over TCP: the timeout's first line
+/// names what arrived and the fix, in `check`'s text (the seat record carries it, so `play`,
+/// the viewers and the ladder say the same).
+#[test]
+fn check_names_a_reply_without_a_newline_over_pipes_and_tcp() {
+    let dir = tempfile::tempdir().unwrap();
+    let pipe = dir.path().join("pipe.py");
+    std::fs::write(
+        &pipe,
+        "import sys\nsys.stdin.readline()\nsys.stdout.write('SET:ABCD')\nsys.stdout.flush()\nsys.stdin.read()\n",
+    )
+    .unwrap();
+    let tcp = dir.path().join("tcp.py");
+    std::fs::write(
+        &tcp,
+        "import socket, sys\ns = socket.create_connection((sys.argv[1], int(sys.argv[2])))\n\
+         s.recv(100)\ns.sendall(b'SET:ABCD')\nwhile s.recv(100):\n    pass\n",
+    )
+    .unwrap();
+    for seat in [
+        format!("cmd:python3 {}", pipe.display()),
+        format!("tcp-cmd:python3 {} {{host}} {{port}}", tcp.display()),
+    ] {
+        let (code, out, err) = check(&[
+            "geister",
+            "--rules",
+            "gpw",
+            "--seat",
+            &seat,
+            "--seeds",
+            "1",
+            "--opt",
+            "set_timeout_ms=300",
+        ]);
+        assert_eq!(code, Some(4), "{seat}: {out}{err}");
+        assert!(
+            out.contains(
+                "set-up: not_ready: SET?: timeout: no reply to SET? within 300 ms: your bot wrote \"SET:ABCD\" but no newline after it; end each reply with \"\\n\" and flush"
+            ),
+            "{seat}: {out}"
+        );
+    }
+}

@@ -1228,9 +1228,17 @@ impl Table {
         let detail = match answer.outcome {
             // A failed handshake's kind is `not_ready`: its detail says it was a timeout.
             ExchangeOutcome::Timeout if ask.handshake => {
-                format!("timeout: no reply to {} within {limit_ms} ms", ask.kind)
+                format!(
+                    "timeout: no reply to {} within {limit_ms} ms{}",
+                    ask.kind,
+                    unterminated_hint(&answer.bytes)
+                )
             }
-            ExchangeOutcome::Timeout => format!("no reply to {} within {limit_ms} ms", ask.kind),
+            ExchangeOutcome::Timeout => format!(
+                "no reply to {} within {limit_ms} ms{}",
+                ask.kind,
+                unterminated_hint(&answer.bytes)
+            ),
             _ => format!(
                 "{} ({})",
                 answer.outcome.as_str().replace('_', " "),
@@ -1432,6 +1440,21 @@ async fn read_reply(
     let mut answer = answer_of(received, Some(written), ask);
     answer.discarded = discarded.summary();
     answer
+}
+
+/// What a timeout's detail adds when the seat did write something, only without the line's
+/// end: the beginner's mistake of a reply with no newline (or one the protocol's framing never
+/// ended), named with what arrived and the fix.
+fn unterminated_hint(partial: &[u8]) -> String {
+    if partial.is_empty() {
+        return String::new();
+    }
+    const SHOWN: usize = 60;
+    let text = String::from_utf8_lossy(&partial[..partial.len().min(SHOWN)]);
+    let more = if partial.len() > SHOWN { "..." } else { "" };
+    format!(
+        ": your bot wrote {text:?}{more} but no newline after it; end each reply with \"\\n\" and flush"
+    )
 }
 
 fn answer_of(r: Received, written: Option<Instant>, ask: &Ask) -> Answer {
