@@ -228,6 +228,10 @@ fn caller(app: &App, headers: &HeaderMap) -> Result<Option<LadderUser>, ApiError
         ))?;
     let mut store = app.store.get();
     match store.ladder_user_by_token(&sha256_hex(token.trim())) {
+        Ok(Some(user)) if user.disabled => Err(ApiError(
+            StatusCode::FORBIDDEN,
+            "this account is disabled by the ladder's organisers",
+        )),
         Ok(Some(user)) => Ok(Some(user)),
         Ok(None) => Err(ApiError(StatusCode::UNAUTHORIZED, "unknown API token")),
         Err(e) => {

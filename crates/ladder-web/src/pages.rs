@@ -371,7 +371,10 @@ pub(super) fn session(
     };
     let hash = sha256_hex(id);
     let mut store = app.store.get();
-    Ok(store.ladder_session(&hash, now_secs())?.map(|s| (hash, s)))
+    Ok(store
+        .ladder_session(&hash, now_secs())?
+        .filter(|s| !s.user.disabled)
+        .map(|s| (hash, s)))
 }
 
 /// Start a session of `name`: its `Set-Cookie`.
@@ -832,6 +835,15 @@ async fn login(
                 context! { title => "Log in", form_csrf => &f.csrf, name, error => "wrong name or password" },
             );
         };
+        if user.disabled {
+            return message(
+                &app,
+                None,
+                StatusCode::FORBIDDEN,
+                "Account disabled",
+                "this account is disabled by the ladder's organisers: ask them",
+            );
+        }
         // A session this browser had is over: the new one replaces it.
         if let Some(old) = secret_cookie(&headers, app.web.session_cookie) {
             let mut store = app.store.get();

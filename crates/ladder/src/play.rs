@@ -229,6 +229,13 @@ impl Matchmaker {
             }
             self.languages.insert(entrant, v.language);
         }
+        // A version no longer among those played (its bot retired, its owner's account disabled
+        // by an organiser) is matched no more; its rating and matches stay.
+        for r in &ratings {
+            if r.version != 0 && !self.languages.contains_key(&r.entrant) {
+                retire.push(r.entrant.clone());
+            }
+        }
         for e in &enter {
             store.ladder_enter(&ladder, e)?;
         }

@@ -21,6 +21,22 @@ pub(crate) const CLAIM_ORDER: &str = "COALESCE((SELECT MAX(e.claimed_at) FROM kk
        WHERE e.ladder = b.ladder AND e.bot = b.bot), -1),
      v.created_at, b.ladder, b.bot, b.version";
 
+/// The condition (over `kk_ladder_versions v`, with `status` the placeholder of the status
+/// `active`) of the versions a ladder plays, for both backends: each bot's newest active
+/// version, unless the bot is retired or its owner's account disabled.
+pub(crate) fn active_versions(status: &str) -> String {
+    format!(
+        "v.status = {status} AND v.version = (SELECT MAX(w.version)
+             FROM kk_ladder_versions w
+             WHERE w.ladder = v.ladder AND w.bot = v.bot AND w.status = {status})
+         AND NOT EXISTS (SELECT 1 FROM kk_ladder_bots b
+             JOIN kk_ladder_users u ON u.name = b.owner
+             WHERE b.ladder = v.ladder AND b.name = v.bot
+               AND (b.retired <> 0 OR u.disabled <> 0))
+         ORDER BY v.bot"
+    )
+}
+
 /// A build claimed by a worker: the upload to build.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildClaim {

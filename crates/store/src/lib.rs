@@ -193,6 +193,9 @@ pub struct LadderUser {
     pub signup_pending: bool,
     /// Seconds since the Unix epoch.
     pub created_at: i64,
+    /// Disabled by an organiser: it can neither log in nor use its token, and its bot is not
+    /// matched.
+    pub disabled: bool,
 }
 
 /// A web session of a ladder account, found by the SHA-256 of its cookie.
@@ -591,6 +594,19 @@ pub trait Store: LadderPlay + LadderBuilds + Send {
 
     /// Every ladder account, by name.
     fn ladder_users(&mut self) -> Result<Vec<LadderUser>, StoreError>;
+
+    /// Disable or enable the account `name`; disabling ends its sessions. `false` if there is
+    /// no such account.
+    fn ladder_set_disabled(&mut self, name: &str, disabled: bool) -> Result<bool, StoreError>;
+
+    /// Retire bot `bot` of `ladder` (its versions are matched no more) or bring it back.
+    /// `false` if there is no such bot.
+    fn ladder_set_retired(
+        &mut self,
+        ladder: &str,
+        bot: &str,
+        retired: bool,
+    ) -> Result<bool, StoreError>;
 
     /// Start a web session of account `username`: the store keeps `id_sha256` (the SHA-256 of
     /// the session cookie, never the cookie), the session's CSRF token and when it expires

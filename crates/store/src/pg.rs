@@ -49,7 +49,7 @@ fn col<'a, T: postgres::types::FromSql<'a>>(
 
 /// The columns of a ladder account as [`ladder_user_from`] reads them (the first five).
 const USER_COLUMNS: &str =
-    "u.name, u.role, u.password_hash, u.signup_code_sha256 IS NOT NULL, u.created_at";
+    "u.name, u.role, u.password_hash, u.signup_code_sha256 IS NOT NULL, u.created_at, u.disabled <> 0";
 
 fn ladder_user_from(r: &postgres::Row, context: &'static str) -> Result<LadderUser, StoreError> {
     let role: String = col(r, 1, context)?;
@@ -59,6 +59,7 @@ fn ladder_user_from(r: &postgres::Row, context: &'static str) -> Result<LadderUs
         password_hash: col(r, 2, context)?,
         signup_pending: col(r, 3, context)?,
         created_at: col(r, 4, context)?,
+        disabled: col(r, 5, context)?,
     })
 }
 
@@ -728,6 +729,43 @@ impl Store for PgStore {
         rows.iter().map(|r| ladder_user_from(r, CONTEXT)).collect()
     }
 
+    fn ladder_set_disabled(&mut self, name: &str, disabled: bool) -> Result<bool, StoreError> {
+        const CONTEXT: &str = "disabling an account";
+        let mut tx = self.client.transaction().map_err(err(CONTEXT))?;
+        let n = tx
+            .execute(
+                "UPDATE kk_ladder_users SET disabled = $2 WHERE name = $1",
+                &[&name, &i64::from(disabled)],
+            )
+            .map_err(err(CONTEXT))?;
+        if disabled {
+            tx.execute(
+                "DELETE FROM kk_ladder_sessions WHERE username = $1",
+                &[&name],
+            )
+            .map_err(err(CONTEXT))?;
+        }
+        tx.commit().map_err(err(CONTEXT))?;
+        Ok(n > 0)
+    }
+
+    fn ladder_set_retired(
+        &mut self,
+        ladder: &str,
+        bot: &str,
+        retired: bool,
+    ) -> Result<bool, StoreError> {
+        const CONTEXT: &str = "retiring a bot";
+        let n = self
+            .client
+            .execute(
+                "UPDATE kk_ladder_bots SET retired = $3 WHERE ladder = $1 AND name = $2",
+                &[&ladder, &bot, &i64::from(retired)],
+            )
+            .map_err(err(CONTEXT))?;
+        Ok(n > 0)
+    }
+
     fn create_ladder_session(
         &mut self,
         id_sha256: &str,
@@ -777,8 +815,8 @@ impl Store for PgStore {
         row.map(|r| {
             Ok(LadderSession {
                 user: ladder_user_from(&r, CONTEXT)?,
-                csrf_token: col(&r, 5, CONTEXT)?,
-                expires_at: col(&r, 6, CONTEXT)?,
+                csrf_token: col(&r, 6, CONTEXT)?,
+                expires_at: col(&r, 7, CONTEXT)?,
             })
         })
         .transpose()
@@ -933,10 +971,7 @@ impl Store for PgStore {
 
     fn active_bot_versions(&mut self, ladder: &str) -> Result<Vec<BotVersion>, StoreError> {
         self.versions_where(
-            "v.status = $2 AND v.version = (SELECT MAX(w.version)
-                 FROM kk_ladder_versions w
-                 WHERE w.ladder = v.ladder AND w.bot = v.bot AND w.status = $2)
-             ORDER BY v.bot",
+            &crate::ladder_builds::active_versions("$2"),
             ladder,
             VersionStatus::Active.as_str(),
         )

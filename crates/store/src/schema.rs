@@ -177,6 +177,10 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // 7: when each build was last claimed, so builds are claimed round-robin across accounts
     // (the account served longest ago first; crates/store/src/ladder_builds.rs).
     "ALTER TABLE kk_ladder_builds ADD COLUMN claimed_at BIGINT;",
+    // 8: an organiser disables an account (it can no longer log in or use its token, and its
+    // bot is matched no more) or retires a bot (matched no more); both keep their history.
+    "ALTER TABLE kk_ladder_users ADD COLUMN disabled BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE kk_ladder_bots ADD COLUMN retired BIGINT NOT NULL DEFAULT 0;",
 ];
 
 /// The newest schema version this program knows.

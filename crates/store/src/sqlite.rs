@@ -22,16 +22,23 @@ use crate::{
 
 /// The columns of a ladder account as [`ladder_user_from`] reads them.
 const USER_COLUMNS: &str =
-    "u.name, u.role, u.password_hash, u.signup_code_sha256 IS NOT NULL, u.created_at";
+    "u.name, u.role, u.password_hash, u.signup_code_sha256 IS NOT NULL, u.created_at, u.disabled <> 0";
 
-type UserRow = (String, String, Option<String>, bool, i64);
+type UserRow = (String, String, Option<String>, bool, i64, bool);
 
 fn user_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<UserRow> {
-    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+    Ok((
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        r.get(5)?,
+    ))
 }
 
 fn ladder_user_from(
-    (name, role, password_hash, signup_pending, created_at): UserRow,
+    (name, role, password_hash, signup_pending, created_at, disabled): UserRow,
 ) -> Result<LadderUser, StoreError> {
     Ok(LadderUser {
         name,
@@ -39,6 +46,7 @@ fn ladder_user_from(
         password_hash,
         signup_pending,
         created_at,
+        disabled,
     })
 }
 
@@ -166,7 +174,7 @@ impl SqliteStore {
         value: &str,
     ) -> Result<Option<LadderUser>, StoreError> {
         const CONTEXT: &str = "reading a ladder account";
-        let row: Option<(String, String, Option<String>, bool, i64)> = self
+        let row: Option<UserRow> = self
             .conn
             .query_row(
                 &format!("SELECT {USER_COLUMNS} FROM kk_ladder_users u WHERE {condition}"),
@@ -972,6 +980,43 @@ impl Store for SqliteStore {
         rows.into_iter().map(ladder_user_from).collect()
     }
 
+    fn ladder_set_disabled(&mut self, name: &str, disabled: bool) -> Result<bool, StoreError> {
+        const CONTEXT: &str = "disabling an account";
+        let tx = self.conn.transaction().map_err(err(CONTEXT))?;
+        let n = tx
+            .execute(
+                "UPDATE kk_ladder_users SET disabled = ?2 WHERE name = ?1",
+                params![name, i64::from(disabled)],
+            )
+            .map_err(err(CONTEXT))?;
+        if disabled {
+            tx.execute(
+                "DELETE FROM kk_ladder_sessions WHERE username = ?1",
+                params![name],
+            )
+            .map_err(err(CONTEXT))?;
+        }
+        tx.commit().map_err(err(CONTEXT))?;
+        Ok(n > 0)
+    }
+
+    fn ladder_set_retired(
+        &mut self,
+        ladder: &str,
+        bot: &str,
+        retired: bool,
+    ) -> Result<bool, StoreError> {
+        const CONTEXT: &str = "retiring a bot";
+        let n = self
+            .conn
+            .execute(
+                "UPDATE kk_ladder_bots SET retired = ?3 WHERE ladder = ?1 AND name = ?2",
+                params![ladder, bot, i64::from(retired)],
+            )
+            .map_err(err(CONTEXT))?;
+        Ok(n > 0)
+    }
+
     fn create_ladder_session(
         &mut self,
         id_sha256: &str,
@@ -1019,7 +1064,7 @@ impl Store for SqliteStore {
                      WHERE s.id_sha256 = ?1 AND s.expires_at > ?2"
                 ),
                 params![id_sha256, now],
-                |r| Ok((user_row(r)?, r.get(5)?, r.get(6)?)),
+                |r| Ok((user_row(r)?, r.get(6)?, r.get(7)?)),
             )
             .optional()
             .map_err(err(CONTEXT))?;
@@ -1189,10 +1234,7 @@ impl Store for SqliteStore {
 
     fn active_bot_versions(&mut self, ladder: &str) -> Result<Vec<BotVersion>, StoreError> {
         self.versions_where(
-            "v.status = ?2 AND v.version = (SELECT MAX(w.version)
-                 FROM kk_ladder_versions w
-                 WHERE w.ladder = v.ladder AND w.bot = v.bot AND w.status = ?2)
-             ORDER BY v.bot",
+            &crate::ladder_builds::active_versions("?2"),
             ladder,
             VersionStatus::Active.as_str(),
         )

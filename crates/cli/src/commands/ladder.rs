@@ -37,6 +37,14 @@ pub enum LadderCommand {
     /// and the contestants' pages (sign-up, login, the upload form, a version's log, the
     /// organiser's page).
     Serve(super::ladder_serve::ServeArgs),
+    /// Disable an account: it can no longer log in or use its API token, its sessions end and
+    /// its bot is matched no more (matches already queued or running finish); its versions,
+    /// ratings and matches stay. `--enable` enables it again.
+    Disable(DisableArgs),
+    /// Retire a bot of a ladder: it is matched no more (matches already queued or running
+    /// finish) and leaves the leaderboard; its versions, ratings and matches stay. `--undo`
+    /// brings it back.
+    Retire(RetireArgs),
     /// Freeze the ladder (no more matches are queued), or thaw it with --thaw.
     Freeze(super::ladder_final::FreezeArgs),
     /// Freeze the ladder and run its final over the frozen versions with a contest format, into
@@ -73,6 +81,46 @@ pub struct InviteArgs {
     pub json: bool,
 }
 
+/// The store of an organiser's command.
+#[derive(Args, Debug)]
+pub struct StoreArgs {
+    /// SQLite store.
+    #[arg(
+        long,
+        default_value = "kakehiki.sqlite",
+        conflicts_with = "database_url"
+    )]
+    pub db: PathBuf,
+    /// PostgreSQL store.
+    #[arg(long, env = "KAKEHIKI_DATABASE_URL")]
+    pub database_url: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct DisableArgs {
+    /// The account's name.
+    pub name: String,
+    /// Enable the account again.
+    #[arg(long)]
+    pub enable: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct RetireArgs {
+    /// The bot's name (its owner's account name).
+    pub bot: String,
+    /// The ladder (its `name`).
+    #[arg(long)]
+    pub ladder: String,
+    /// Bring the bot back.
+    #[arg(long)]
+    pub undo: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
 #[derive(Args, Debug)]
 pub struct BuildArgs {
     /// The ladder file.
@@ -96,6 +144,8 @@ pub fn run(args: LadderArgs) -> anyhow::Result<u8> {
     match args.command {
         LadderCommand::Build(a) => build(a),
         LadderCommand::Invite(a) => invite(a),
+        LadderCommand::Disable(a) => disable(a),
+        LadderCommand::Retire(a) => retire(a),
         LadderCommand::Serve(a) => super::ladder_serve::run(a),
         LadderCommand::Freeze(a) => super::ladder_final::freeze(a),
         LadderCommand::Final(a) => super::ladder_final::final_(a),
@@ -294,6 +344,41 @@ struct Invited<'a> {
     role: &'static str,
     signup_url: String,
     token: &'a str,
+}
+
+fn disable(args: DisableArgs) -> anyhow::Result<u8> {
+    let mut store = kakehiki_store::open_store(&args.store.db, args.store.database_url.as_deref())?;
+    if !store.ladder_set_disabled(&args.name, !args.enable)? {
+        anyhow::bail!("there is no account {:?}", args.name);
+    }
+    if args.enable {
+        println!(
+            "enabled {}: it may log in again and its bot is matched again",
+            args.name
+        );
+    } else {
+        println!(
+            "disabled {}: its sessions ended, its token is refused and its bot is matched no more",
+            args.name
+        );
+    }
+    Ok(exit::OK)
+}
+
+fn retire(args: RetireArgs) -> anyhow::Result<u8> {
+    let mut store = kakehiki_store::open_store(&args.store.db, args.store.database_url.as_deref())?;
+    if !store.ladder_set_retired(&args.ladder, &args.bot, !args.undo)? {
+        anyhow::bail!("ladder {:?} has no bot {:?}", args.ladder, args.bot);
+    }
+    if args.undo {
+        println!("{} is back on ladder {}", args.bot, args.ladder);
+    } else {
+        println!(
+            "retired {} from ladder {}: it is matched no more; its history stays",
+            args.bot, args.ladder
+        );
+    }
+    Ok(exit::OK)
 }
 
 fn invite(args: InviteArgs) -> anyhow::Result<u8> {

@@ -980,3 +980,63 @@ fn a_program_folder_over_the_ladders_limits_fails_the_build() {
         assert!(!log.contains("check ("), "checked anyway: {log}");
     }
 }
+
+/// The organiser's commands: `ladder disable NAME` (and `--enable`), `ladder retire BOT
+/// --ladder L` (and `--undo`); an unknown account or bot is an error that names it.
+#[test]
+fn an_organiser_disables_an_account_and_retires_a_bot_from_the_command_line() {
+    use kakehiki_store::{NewBotVersion, SqliteStore, Store};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ladder.sqlite");
+    assert_eq!(invite(&db, "alice", &[]).status.code(), Some(0));
+    SqliteStore::open(&db)
+        .unwrap()
+        .add_bot_version(&NewBotVersion {
+            ladder: "g".into(),
+            bot: "alice".into(),
+            owner: "alice".into(),
+            language: "python".into(),
+            source_sha256: "0".repeat(64),
+        })
+        .unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+            .arg("ladder")
+            .args(args)
+            .arg("--db")
+            .arg(&db)
+            .env_remove("KAKEHIKI_DATABASE_URL")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr),
+        )
+    };
+    let user = |db: &Path| {
+        SqliteStore::open(db)
+            .unwrap()
+            .ladder_user("alice")
+            .unwrap()
+            .unwrap()
+    };
+    let (code, out) = run(&["disable", "alice"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("disabled alice"), "{out}");
+    assert!(user(&db).disabled);
+    let (code, out) = run(&["disable", "alice", "--enable"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(!user(&db).disabled);
+    let (code, out) = run(&["disable", "nobody"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("there is no account \"nobody\""), "{out}");
+    let (code, out) = run(&["retire", "alice", "--ladder", "g"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("retired alice from ladder g"), "{out}");
+    let (code, out) = run(&["retire", "alice", "--ladder", "g", "--undo"]);
+    assert_eq!(code, Some(0), "{out}");
+    let (code, out) = run(&["retire", "bob", "--ladder", "g"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("ladder \"g\" has no bot \"bob\""), "{out}");
+}

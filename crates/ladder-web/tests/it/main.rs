@@ -20,6 +20,12 @@ use tower::ServiceExt;
 
 /// A ladder of Geister on a fresh SQLite store (kept in the returned folder).
 fn ladder() -> (tempfile::TempDir, Router) {
+    let (dir, router, _) = ladder_with_store();
+    (dir, router)
+}
+
+/// [`ladder`], with one more connection to its store.
+fn ladder_with_store() -> (tempfile::TempDir, Router, Box<dyn kakehiki_store::Store>) {
     let dir = tempfile::tempdir().unwrap();
     let config = LadderConfig::parse("name = \"g\"\ngame = \"geister\"\n", "ladder.toml", &|g| {
         kakehiki_contest::RefereeArena.game_type(g)
@@ -30,7 +36,8 @@ fn ladder() -> (tempfile::TempDir, Router) {
         .map(|_| kakehiki_store::open_store(&db, None).unwrap())
         .collect();
     let app = App::new(Arc::new(config), stores, false);
-    (dir, router(app))
+    let store = kakehiki_store::open_store(&db, None).unwrap();
+    (dir, router(app), store)
 }
 
 /// A request from a client at 192.0.2.1.
@@ -290,4 +297,76 @@ async fn a_tokenless_upload_is_refused_before_its_body_is_read() {
     })
     .await
     .unwrap();
+}
+
+#[tokio::test]
+async fn a_disabled_account_is_refused_its_token_and_its_login() {
+    let (_dir, app, mut store) = ladder_with_store();
+    let invitation =
+        kakehiki_ladder::accounts::invite("dan", kakehiki_store::LadderRole::Contestant).unwrap();
+    store.create_ladder_user(&invitation.user).unwrap();
+    let password = "a long enough password";
+    let hash = kakehiki_ladder::accounts::hash_password(password).unwrap();
+    store
+        .ladder_sign_up(&invitation.user.signup_code_sha256, &hash)
+        .unwrap()
+        .unwrap();
+    let upload = |token: &str| {
+        let mut r = request(
+            "POST",
+            "/api/ladders/g/submissions?language=python",
+            Body::from("print(1)\n"),
+        );
+        r.headers_mut().insert(
+            header::AUTHORIZATION,
+            format!("Bearer {token}").parse().unwrap(),
+        );
+        r
+    };
+    let r = app
+        .clone()
+        .oneshot(upload(&invitation.token))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    assert!(store.ladder_set_disabled("dan", true).unwrap());
+    let r = app
+        .clone()
+        .oneshot(upload(&invitation.token))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    assert!(text(r).await.contains("disabled"));
+
+    // The right password logs in no more.
+    let form = app
+        .clone()
+        .oneshot(request("GET", "/login", Body::empty()))
+        .await
+        .unwrap();
+    let cookie = form.headers()[header::SET_COOKIE]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    let token = cookie.split_once('=').unwrap().1.to_string();
+    let mut r = request(
+        "POST",
+        "/login",
+        Body::from(format!(
+            "name=dan&password={}&csrf={token}",
+            password.replace(' ', "+")
+        )),
+    );
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        "application/x-www-form-urlencoded".parse().unwrap(),
+    );
+    r.headers_mut()
+        .insert(header::COOKIE, cookie.parse().unwrap());
+    let r = app.clone().oneshot(r).await.unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    assert!(text(r).await.contains("this account is disabled"));
 }

@@ -299,3 +299,61 @@ fn a_bot_is_never_in_more_than_its_share_of_the_open_matches() {
         assert!(seen.values().all(|&n| n <= 1), "seed {seed}: {seen:?}");
     }
 }
+
+/// A disabled account's bot and a retired bot leave the leaderboard and are matched no more;
+/// their ratings stay in the store.
+#[test]
+fn disabled_accounts_and_retired_bots_are_matched_no_more() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::open(&dir.path().join("l.sqlite")).unwrap();
+    for name in ["ann", "ben", "cat"] {
+        store
+            .create_ladder_user(&NewLadderUser {
+                name: name.into(),
+                role: LadderRole::Contestant,
+                token_sha256: format!("{name:0>64}"),
+                signup_code_sha256: format!("{name:1>64}"),
+            })
+            .unwrap();
+        add_active(&mut store, name);
+    }
+    let c = config(
+        "name = \"n\"\ngame = \"geister\"\nbuiltins = [\"random\"]\nlanguages = [\"python\"]\n",
+    );
+    let mut mm = Matchmaker::new(c, 2, 9);
+    mm.sync(&mut store).unwrap();
+    let on_board = |store: &mut SqliteStore| -> Vec<String> {
+        store
+            .ladder_ratings("n", true)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.entrant)
+            .filter(|e| !e.starts_with("builtin:"))
+            .collect()
+    };
+    assert_eq!(on_board(&mut store).len(), 3);
+    assert!(store.ladder_set_disabled("ann", true).unwrap());
+    assert!(store.ladder_set_retired("n", "ben", true).unwrap());
+    mm.sync(&mut store).unwrap();
+    assert_eq!(on_board(&mut store), ["cat@v1"]);
+    mm.step(&mut store, 6, 6).unwrap();
+    while let Some(claim) = store.claim("test", Duration::from_secs(600), 3).unwrap() {
+        let job: MatchJob = serde_json::from_str(&claim.spec_json).unwrap();
+        assert!(
+            !job.entrants
+                .iter()
+                .any(|e| e.starts_with("ann@") || e.starts_with("ben@")),
+            "{:?}",
+            job.entrants
+        );
+    }
+    // The ratings stay (inactive), and both come back.
+    let all = store.ladder_ratings("n", false).unwrap();
+    assert!(all.iter().any(|r| r.entrant == "ann@v1" && !r.active));
+    assert!(store.ladder_set_disabled("ann", false).unwrap());
+    assert!(store.ladder_set_retired("n", "ben", false).unwrap());
+    mm.sync(&mut store).unwrap();
+    let mut back = on_board(&mut store);
+    back.sort();
+    assert_eq!(back, ["ann@v1", "ben@v1", "cat@v1"]);
+}

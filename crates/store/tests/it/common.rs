@@ -936,3 +936,71 @@ pub fn ladder_builds_are_claimed_round_robin_across_accounts(store: &mut dyn Sto
         ]
     );
 }
+
+/// An organiser disables an account (its sessions end, and its bot's versions are no longer
+/// played) or retires a bot; both come back, and nothing of their history goes.
+pub fn ladder_accounts_are_disabled_and_bots_retired(store: &mut dyn Store) {
+    use kakehiki_store::{LadderRole, NewBotVersion, NewLadderUser, VersionStatus};
+    for (i, name) in ["dan", "eve"].iter().enumerate() {
+        store
+            .create_ladder_user(&NewLadderUser {
+                name: (*name).into(),
+                role: LadderRole::Contestant,
+                token_sha256: (i + 1).to_string().repeat(64),
+                signup_code_sha256: (i + 3).to_string().repeat(64),
+            })
+            .unwrap();
+        let v = store
+            .add_bot_version(&NewBotVersion {
+                ladder: "g".into(),
+                bot: (*name).into(),
+                owner: (*name).into(),
+                language: "python".into(),
+                source_sha256: "0".repeat(64),
+            })
+            .unwrap();
+        store
+            .set_bot_version_status("g", name, v, VersionStatus::Active, "")
+            .unwrap();
+    }
+    let played = |store: &mut dyn Store| -> Vec<String> {
+        store
+            .active_bot_versions("g")
+            .unwrap()
+            .into_iter()
+            .map(|v| v.bot)
+            .collect()
+    };
+    assert_eq!(played(store), ["dan", "eve"]);
+    store
+        .create_ladder_session(&"a".repeat(64), "dan", "csrf", i64::MAX / 2)
+        .unwrap();
+    assert!(!store.ladder_user("dan").unwrap().unwrap().disabled);
+
+    assert!(store.ladder_set_disabled("dan", true).unwrap());
+    assert!(store.ladder_user("dan").unwrap().unwrap().disabled);
+    assert!(
+        store
+            .ladder_user_by_token(&"1".repeat(64))
+            .unwrap()
+            .unwrap()
+            .disabled
+    );
+    assert_eq!(store.ladder_session(&"a".repeat(64), 0).unwrap(), None);
+    assert_eq!(played(store), ["eve"]);
+    assert_eq!(
+        store.bot_versions("g", "dan").unwrap().len(),
+        1,
+        "history stays"
+    );
+    assert!(store.ladder_set_disabled("dan", false).unwrap());
+    assert_eq!(played(store), ["dan", "eve"]);
+    assert!(!store.ladder_set_disabled("nobody", true).unwrap());
+
+    assert!(store.ladder_set_retired("g", "eve", true).unwrap());
+    assert_eq!(played(store), ["dan"]);
+    assert!(store.ladder_set_retired("g", "eve", false).unwrap());
+    assert_eq!(played(store), ["dan", "eve"]);
+    assert!(!store.ladder_set_retired("g", "nobody", true).unwrap());
+    assert!(!store.ladder_set_retired("h", "eve", true).unwrap());
+}

@@ -195,3 +195,11 @@ fn ladder_builds_are_claimed_round_robin_across_accounts() {
     };
     common::ladder_builds_are_claimed_round_robin_across_accounts(&mut s);
 }
+
+#[test]
+fn ladder_accounts_are_disabled_and_bots_retired() {
+    let Some(mut s) = fresh("disable") else {
+        return;
+    };
+    common::ladder_accounts_are_disabled_and_bots_retired(&mut s);
+}

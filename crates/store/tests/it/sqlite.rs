@@ -299,3 +299,9 @@ fn ladder_builds_are_claimed_round_robin_across_accounts() {
     let (_d, mut s) = fresh();
     common::ladder_builds_are_claimed_round_robin_across_accounts(&mut s);
 }
+
+#[test]
+fn ladder_accounts_are_disabled_and_bots_retired() {
+    let (_d, mut s) = fresh();
+    common::ladder_accounts_are_disabled_and_bots_retired(&mut s);
+}
