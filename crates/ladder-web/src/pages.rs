@@ -215,6 +215,7 @@ pub(super) fn routes(upload_limit: usize) -> Router<App> {
             get(version_upload_page),
         )
         .route("/organiser", get(organiser))
+        .route("/organiser/accounts/:name", post(organiser_account))
 }
 
 // ------------------------------------------------------------------------------------ uploads
@@ -1161,6 +1162,69 @@ async fn version_upload_page(
     .await
 }
 
+#[derive(Deserialize)]
+struct AccountForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    action: String,
+}
+
+/// `POST /organiser/accounts/NAME` (`action` = `disable` or `enable`): an organiser disables or
+/// enables an account, as `kakehiki ladder disable` does. Anyone else gets the 404 page.
+async fn organiser_account(
+    State(app): State<App>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    Form(f): Form<AccountForm>,
+) -> Response {
+    on_thread(move || {
+        let viewer = viewer!(app, headers);
+        let Some(s) = viewer
+            .as_ref()
+            .map(|v| &v.1)
+            .filter(|s| s.user.role == LadderRole::Organiser)
+        else {
+            return not_found(&app, viewer.as_ref().map(|v| &v.1));
+        };
+        if !same_secret(&s.csrf_token, &f.csrf) {
+            return csrf_refused(&app);
+        }
+        let disabled = match f.action.as_str() {
+            "disable" => true,
+            "enable" => false,
+            _ => {
+                return message(
+                    &app,
+                    Some(s),
+                    StatusCode::BAD_REQUEST,
+                    "Not done",
+                    "the form's action must be disable or enable",
+                )
+            }
+        };
+        if disabled && name == s.user.name {
+            return message(
+                &app,
+                Some(s),
+                StatusCode::BAD_REQUEST,
+                "Not done",
+                "you cannot disable your own account",
+            );
+        }
+        let done = {
+            let mut store = app.store.get();
+            store.ladder_set_disabled(&name, disabled)
+        };
+        match done {
+            Ok(true) => see_other("/organiser", []),
+            Ok(false) => not_found(&app, Some(s)),
+            Err(e) => store_failed(&app, e),
+        }
+    })
+    .await
+}
+
 async fn organiser(State(app): State<App>, headers: HeaderMap) -> Response {
     on_thread(move || {
         let viewer = viewer!(app, headers);
@@ -1227,6 +1291,8 @@ async fn organiser(State(app): State<App>, headers: HeaderMap) -> Response {
                     name => &u.name,
                     role => u.role.as_str(),
                     signed_up => !u.signup_pending,
+                    disabled => u.disabled,
+                    own => u.name == s.user.name,
                 }
             })
             .collect();
@@ -1243,6 +1309,7 @@ async fn organiser(State(app): State<App>, headers: HeaderMap) -> Response {
             "organiser.html",
             context! {
                 title => "Organiser",
+                csrf => &s.csrf_token,
                 users,
                 versions => rows,
                 building,
@@ -1366,9 +1433,10 @@ const TEMPLATES: &[(&str, &str)] = &[
         "organiser.html",
         r#"{% extends "base.html" %}{% block body %}
 <h2>Contestants</h2>
-<table id="users"><tr><th>name</th><th>role</th><th>signed up</th></tr>
-{% for u in users %}<tr><td>{{ u.name }}</td><td>{{ u.role }}</td><td>{{ "yes" if u.signed_up else "no" }}</td></tr>{% endfor %}
+<table id="users"><tr><th>name</th><th>role</th><th>signed up</th><th>account</th></tr>
+{% for u in users %}<tr><td>{{ u.name }}</td><td>{{ u.role }}</td><td>{{ "yes" if u.signed_up else "no" }}</td><td>{% if u.disabled %}<b>disabled</b>{% else %}active{% endif %}{% if not u.own %} <form method="post" action="/organiser/accounts/{{ u.name }}"><input type="hidden" name="csrf" value="{{ csrf }}"><input type="hidden" name="action" value="{{ "enable" if u.disabled else "disable" }}"><button>{{ "enable" if u.disabled else "disable" }}</button></form>{% endif %}</td></tr>{% endfor %}
 </table>
+<p class="muted">A disabled account can neither log in nor use its token, and its bot is matched no more; its history stays. Retiring one bot: <code>kakehiki ladder retire BOT --ladder {{ ladder }}</code>.</p>
 <h2>Play</h2>
 <p id="play">{% if frozen %}<b>Frozen</b>: no match is queued (<code>kakehiki ladder freeze --thaw</code> goes on){% else %}Matchmaking runs{% endif %} · {{ queued_total }} matches queued so far, {{ rated }} results rated · queue depth {{ open }} (queued or running)</p>
 <p id="workers">{{ running|length }} running on {{ workers|length }} worker{{ "" if workers|length == 1 else "s" }}{% if workers %}: {{ workers|join(", ") }}{% endif %}.</p>

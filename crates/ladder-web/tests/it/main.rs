@@ -370,3 +370,117 @@ async fn a_disabled_account_is_refused_its_token_and_its_login() {
     assert_eq!(r.status(), StatusCode::FORBIDDEN);
     assert!(text(r).await.contains("this account is disabled"));
 }
+
+#[tokio::test]
+async fn an_organiser_disables_an_account_from_the_organisers_page() {
+    let (_dir, app, mut store) = ladder_with_store();
+    let olga =
+        kakehiki_ladder::accounts::invite("olga", kakehiki_store::LadderRole::Organiser).unwrap();
+    store.create_ladder_user(&olga.user).unwrap();
+    let dan =
+        kakehiki_ladder::accounts::invite("dan", kakehiki_store::LadderRole::Contestant).unwrap();
+    store.create_ladder_user(&dan.user).unwrap();
+    // Olga's session, made as the login would.
+    let cookie_value = "c".repeat(64);
+    store
+        .create_ladder_session(
+            &kakehiki_ladder::accounts::sha256_hex(&cookie_value),
+            "olga",
+            "the-csrf-token",
+            i64::MAX / 2,
+        )
+        .unwrap();
+    let cookie = format!("kk_session={cookie_value}");
+    let post = |path: &str, body: &str, cookie: Option<&str>| {
+        let mut r = request("POST", path, Body::from(body.to_string()));
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            "application/x-www-form-urlencoded".parse().unwrap(),
+        );
+        if let Some(c) = cookie {
+            r.headers_mut().insert(header::COOKIE, c.parse().unwrap());
+        }
+        r
+    };
+    let page = app
+        .clone()
+        .oneshot({
+            let mut r = request("GET", "/organiser", Body::empty());
+            r.headers_mut()
+                .insert(header::COOKIE, cookie.parse().unwrap());
+            r
+        })
+        .await
+        .unwrap();
+    let html = text(page).await;
+    assert!(
+        html.contains("action=\"/organiser/accounts/dan\""),
+        "{html}"
+    );
+    // Without the session's CSRF token, or as a stranger: refused.
+    let r = app
+        .clone()
+        .oneshot(post(
+            "/organiser/accounts/dan",
+            "action=disable&csrf=wrong",
+            Some(&cookie),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    let r = app
+        .clone()
+        .oneshot(post(
+            "/organiser/accounts/dan",
+            "action=disable&csrf=the-csrf-token",
+            None,
+        ))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    assert!(!store.ladder_user("dan").unwrap().unwrap().disabled);
+    // The organiser disables, then enables.
+    let r = app
+        .clone()
+        .oneshot(post(
+            "/organiser/accounts/dan",
+            "action=disable&csrf=the-csrf-token",
+            Some(&cookie),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert!(store.ladder_user("dan").unwrap().unwrap().disabled);
+    let r = app
+        .clone()
+        .oneshot(post(
+            "/organiser/accounts/dan",
+            "action=enable&csrf=the-csrf-token",
+            Some(&cookie),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert!(!store.ladder_user("dan").unwrap().unwrap().disabled);
+    // Not oneself, and not an account that does not exist.
+    let r = app
+        .clone()
+        .oneshot(post(
+            "/organiser/accounts/olga",
+            "action=disable&csrf=the-csrf-token",
+            Some(&cookie),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    let r = app
+        .clone()
+        .oneshot(post(
+            "/organiser/accounts/nobody",
+            "action=disable&csrf=the-csrf-token",
+            Some(&cookie),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+}
