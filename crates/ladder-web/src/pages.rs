@@ -1267,12 +1267,13 @@ async fn organiser(State(app): State<App>, headers: HeaderMap) -> Response {
                 store.ladder_state(name),
                 store.ladder_open_matches(name),
                 store.ladder_running(name),
+                store.ladder_storage(name),
             ) {
-                (Ok(st), Ok(open), Ok(running)) => Ok((st, open, running)),
-                (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => Err(e),
+                (Ok(st), Ok(open), Ok(running), Ok(storage)) => Ok((st, open, running, storage)),
+                (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), _) | (.., Err(e)) => Err(e),
             }
         };
-        let (state, open, running) = match play {
+        let (state, open, running, storage) = match play {
             Ok(p) => p,
             Err(e) => return store_failed(&app, e),
         };
@@ -1318,6 +1319,9 @@ async fn organiser(State(app): State<App>, headers: HeaderMap) -> Response {
                 rated => state.rated_seq,
                 open,
                 running => running.iter().map(|(i, w)| context! { index => i, worker => w }).collect::<Vec<_>>(),
+                storage => storage.iter().map(|u| context! { kind => u.kind, rows => u.rows, mib => format!("{:.1}", u.bytes as f64 / 1048576.0) }).collect::<Vec<_>>(),
+                retention_days => app.config.limits.retention_days,
+                keep_versions => app.config.limits.keep_versions,
                 workers,
             },
         )
@@ -1442,6 +1446,11 @@ const TEMPLATES: &[(&str, &str)] = &[
 <p id="workers">{{ running|length }} running on {{ workers|length }} worker{{ "" if workers|length == 1 else "s" }}{% if workers %}: {{ workers|join(", ") }}{% endif %}.</p>
 {% if running %}<ul>{% for m in running %}<li>match {{ m.index }} on {{ m.worker }}</li>{% endfor %}</ul>{% endif %}
 <p><a href="/leaderboard">the leaderboard</a></p>
+<h2>Storage</h2>
+<table id="storage"><tr><th>kind</th><th>rows</th><th>MiB</th></tr>
+{% for u in storage %}<tr><td>{{ u.kind }}</td><td class="num">{{ u.rows }}</td><td class="num">{{ u.mib }}</td></tr>{% endfor %}
+</table>
+<p class="muted">Uploads and programs of versions older than {{ retention_days }} days are pruned (never a bot's newest active version nor its {{ keep_versions }} newest).</p>
 <h2>Builds</h2>
 <p id="queue">{{ building|length }} waiting or building (one at a time).</p>
 {% if building %}<ul>{% for v in building %}<li><a href="{{ v.url }}">{{ v.bot }} v{{ v.version }}</a> ({{ v.language }})</li>{% endfor %}</ul>{% endif %}

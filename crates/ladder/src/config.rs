@@ -146,6 +146,11 @@ pub struct Limits {
     pub program_mib: u64,
     /// Most files and folders the built program folder may have.
     pub program_entries: u64,
+    /// Days an upload and its built program are kept once a newer version replaced them (and
+    /// a refused or failed one's), unless among its bot's `keep_versions` newest.
+    pub retention_days: u64,
+    /// A bot's newest versions whose upload and program are always kept.
+    pub keep_versions: u64,
 }
 
 impl Default for Limits {
@@ -161,6 +166,8 @@ impl Default for Limits {
             check_seconds: 300,
             program_mib: 64,
             program_entries: 10_000,
+            retention_days: 30,
+            keep_versions: 5,
         }
     }
 }
@@ -363,6 +370,8 @@ impl LadderConfig {
             ("limits.check_seconds", l.check_seconds, 1, 24 * 3600),
             ("limits.program_mib", l.program_mib, 1, 1 << 20),
             ("limits.program_entries", l.program_entries, 1, 10_000_000),
+            ("limits.retention_days", l.retention_days, 1, 36_500),
+            ("limits.keep_versions", l.keep_versions, 1, 1_000_000),
         ] {
             if !(min..=max).contains(&value) {
                 return Err(invalid(

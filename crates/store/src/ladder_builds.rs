@@ -65,7 +65,85 @@ pub fn abandoned_log(attempts: u32) -> String {
     )
 }
 
+/// What [`LadderBuilds::ladder_prune`] removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pruned {
+    /// Uploads (and their build rows) removed.
+    pub uploads: u64,
+    /// Built programs removed.
+    pub programs: u64,
+}
+
+/// One kind of a ladder's data in the store: how many rows and bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StorageUse {
+    /// `uploads`, `programs` or `replays`.
+    pub kind: &'static str,
+    pub rows: u64,
+    pub bytes: u64,
+}
+
+/// The versions of `{table}` (`kk_ladder_builds` or `kk_ladder_programs`) a prune removes, for
+/// both backends (`p(n)` writes placeholder `n`: 1 the ladder, 2 how many newest versions of a
+/// bot are kept, 3 the creation time before which a version may go): never one `building`, never
+/// a bot's newest active version nor one of its `keep` newest; every other one created before.
+pub(crate) fn prune_sql(table: &str, p: &dyn Fn(usize) -> String) -> String {
+    format!(
+        "DELETE FROM {table} WHERE {table}.ladder = {l} AND EXISTS (
+            SELECT 1 FROM kk_ladder_versions v
+            WHERE v.ladder = {table}.ladder AND v.bot = {table}.bot AND v.version = {table}.version
+              AND v.status <> 'building' AND v.created_at < {before}
+              AND v.version <= (SELECT MAX(w.version) FROM kk_ladder_versions w
+                                WHERE w.ladder = v.ladder AND w.bot = v.bot) - {keep}
+              AND v.version <> COALESCE((SELECT MAX(w.version) FROM kk_ladder_versions w
+                                WHERE w.ladder = v.ladder AND w.bot = v.bot
+                                  AND w.status = 'active'), -1))",
+        l = p(1),
+        keep = p(2),
+        before = p(3),
+    )
+}
+
+/// The sizes of a ladder's data by kind, for both backends (`len` the backend's byte length of
+/// a blob, `p(n)` its placeholder `n`: 1 the ladder, 2 the ladder's contest row).
+pub(crate) fn storage_sql(len: &str, p: &dyn Fn(usize) -> String) -> String {
+    format!(
+        "SELECT 'uploads', COUNT(*), COALESCE(SUM({len}(upload)), 0) FROM kk_ladder_builds WHERE ladder = {l}
+         UNION ALL
+         SELECT 'programs', COUNT(*), COALESCE(SUM({len}(archive)), 0) FROM kk_ladder_programs WHERE ladder = {l}
+         UNION ALL
+         SELECT 'replays', COUNT(*), COALESCE(SUM({len}(replay)), 0) FROM kk_results WHERE contest = {c}",
+        l = p(1),
+        c = p(2),
+    )
+}
+
+/// The rows of [`storage_sql`] as [`StorageUse`]s.
+pub(crate) fn storage_rows(rows: Vec<(String, i64, i64)>) -> Vec<StorageUse> {
+    rows.into_iter()
+        .map(|(kind, n, bytes)| StorageUse {
+            kind: match kind.as_str() {
+                "uploads" => "uploads",
+                "programs" => "programs",
+                _ => "replays",
+            },
+            rows: u64::try_from(n).unwrap_or(0),
+            bytes: u64::try_from(bytes).unwrap_or(0),
+        })
+        .collect()
+}
+
 pub trait LadderBuilds {
+    /// Remove the uploads and built programs of `ladder`'s versions created before `before`
+    /// (seconds since the Unix epoch) that are not `building`, not their bot's newest active
+    /// version and not among its `keep` newest versions ([`prune_sql`]); the versions, their
+    /// logs, ratings and matches stay.
+    fn ladder_prune(&mut self, ladder: &str, keep: u64, before: i64) -> Result<Pruned, StoreError>;
+
+    /// The bytes `ladder` holds in the store by kind: uploads, built programs and the replays
+    /// of its matches (compressed).
+    fn ladder_storage(&mut self, ladder: &str) -> Result<Vec<StorageUse>, StoreError>;
+
     /// Keep the upload of `version` (status `building`) for whoever builds it.
     fn ladder_put_upload(
         &mut self,

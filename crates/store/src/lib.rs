@@ -21,7 +21,7 @@ mod sqlite;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-pub use ladder_builds::{abandoned_log, BuildClaim, LadderBuilds, Program};
+pub use ladder_builds::{abandoned_log, BuildClaim, LadderBuilds, Program, Pruned, StorageUse};
 pub use ladder_play::{
     ladder_contest, version_entrant, LadderEntrant, LadderPlay, LadderRating, LadderSeat,
     LadderState, INITIAL_MU, INITIAL_SIGMA, LADDER_FINGERPRINT,

@@ -117,6 +117,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
         .context("cannot adopt the uploads a stopped server left")?;
     start_builders(&args)?;
     start_matchmaker(&args, &config)?;
+    start_pruner(&args, &config)?;
     start_workers(&args, &data)?;
     let mut stores = vec![store];
     for _ in 1..HANDLER_CONNECTIONS {
@@ -168,6 +169,43 @@ fn start_matchmaker(args: &ServeArgs, config: &LadderConfig) -> anyhow::Result<(
             std::thread::sleep(std::time::Duration::from_millis(200));
         })
         .context("cannot start the matchmaker")?;
+    Ok(())
+}
+
+/// How often the server prunes old uploads and programs.
+const PRUNE_EVERY: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Start the pruner: a thread with its own store that removes, every ten minutes (and at
+/// start), the uploads and programs older than `limits.retention_days` that no bot needs
+/// (`LadderBuilds::ladder_prune`).
+fn start_pruner(args: &ServeArgs, config: &LadderConfig) -> anyhow::Result<()> {
+    let mut store = kakehiki_store::open_store(&args.db, args.database_url.as_deref())
+        .context("cannot open the store")?;
+    let (ladder, keep, days) = (
+        config.name.clone(),
+        config.limits.keep_versions,
+        config.limits.retention_days,
+    );
+    std::thread::Builder::new()
+        .name("ladder-pruner".into())
+        .spawn(move || loop {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            let before =
+                i64::try_from(now.saturating_sub(days.saturating_mul(86_400))).unwrap_or(i64::MAX);
+            match store.ladder_prune(&ladder, keep, before) {
+                Ok(p) if p.uploads + p.programs > 0 => tracing::info!(
+                    "ladder {ladder}: pruned {} uploads and {} programs older than {days} days",
+                    p.uploads,
+                    p.programs
+                ),
+                Ok(_) => {}
+                Err(e) => tracing::error!("ladder pruner: {e}"),
+            }
+            std::thread::sleep(PRUNE_EVERY);
+        })
+        .context("cannot start the pruner")?;
     Ok(())
 }
 

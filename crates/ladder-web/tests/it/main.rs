@@ -417,6 +417,12 @@ async fn an_organiser_disables_an_account_from_the_organisers_page() {
         html.contains("action=\"/organiser/accounts/dan\""),
         "{html}"
     );
+    // The store's use by kind.
+    assert!(html.contains("<table id=\"storage\">"), "{html}");
+    assert!(
+        html.contains("<td>uploads</td>") && html.contains("<td>replays</td>"),
+        "{html}"
+    );
     // Without the session's CSRF token, or as a stranger: refused.
     let r = app
         .clone()

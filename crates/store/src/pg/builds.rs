@@ -4,7 +4,10 @@
 use std::time::Duration;
 
 use super::{col, err, PgStore};
-use crate::ladder_builds::{abandoned_log, BuildClaim, LadderBuilds, Program, CLAIM_ORDER};
+use crate::ladder_builds::{
+    abandoned_log, prune_sql, storage_rows, storage_sql, BuildClaim, LadderBuilds, Program, Pruned,
+    StorageUse, CLAIM_ORDER,
+};
 use crate::{from_db, now_secs, to_db, StoreError, VersionStatus};
 
 const PUT_PROGRAM: &str = "INSERT INTO kk_ladder_programs (ladder, bot, version, sha256, archive)
@@ -29,6 +32,44 @@ impl LadderBuilds for PgStore {
             )
             .map_err(err("keeping an upload"))?;
         Ok(())
+    }
+
+    fn ladder_prune(&mut self, ladder: &str, keep: u64, before: i64) -> Result<Pruned, StoreError> {
+        const CONTEXT: &str = "pruning the ladder's uploads and programs";
+        let p = |n: usize| format!("${n}");
+        let mut tx = self.client.transaction().map_err(err(CONTEXT))?;
+        let mut pruned = Pruned::default();
+        let keep = to_db(keep);
+        for (table, count) in [
+            ("kk_ladder_builds", &mut pruned.uploads),
+            ("kk_ladder_programs", &mut pruned.programs),
+        ] {
+            *count = tx
+                .execute(&prune_sql(table, &p), &[&ladder, &keep, &before])
+                .map_err(err(CONTEXT))?;
+        }
+        tx.commit().map_err(err(CONTEXT))?;
+        Ok(pruned)
+    }
+
+    fn ladder_storage(&mut self, ladder: &str) -> Result<Vec<StorageUse>, StoreError> {
+        const CONTEXT: &str = "measuring the ladder's storage";
+        let p = |n: usize| format!("${n}");
+        // SUM of bigints is numeric on PostgreSQL: read back as bigint.
+        let sql = storage_sql("octet_length", &p).replace(")), 0)", ")), 0)::BIGINT");
+        let rows = self
+            .client
+            .query(&sql, &[&ladder, &crate::ladder_contest(ladder)])
+            .map_err(err(CONTEXT))?;
+        let mut out = Vec::new();
+        for r in &rows {
+            out.push((
+                col::<String>(r, 0, CONTEXT)?,
+                col::<i64>(r, 1, CONTEXT)?,
+                col::<i64>(r, 2, CONTEXT)?,
+            ));
+        }
+        Ok(storage_rows(out))
     }
 
     fn ladder_upload(

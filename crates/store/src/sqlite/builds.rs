@@ -5,7 +5,10 @@ use std::time::Duration;
 use rusqlite::{params, OptionalExtension, TransactionBehavior};
 
 use super::{err, SqliteStore};
-use crate::ladder_builds::{abandoned_log, BuildClaim, LadderBuilds, Program, CLAIM_ORDER};
+use crate::ladder_builds::{
+    abandoned_log, prune_sql, storage_rows, storage_sql, BuildClaim, LadderBuilds, Program, Pruned,
+    StorageUse, CLAIM_ORDER,
+};
 use crate::{from_db, now_secs, to_db, StoreError, VersionStatus};
 
 impl LadderBuilds for SqliteStore {
@@ -25,6 +28,44 @@ impl LadderBuilds for SqliteStore {
             )
             .map_err(err("keeping an upload"))?;
         Ok(())
+    }
+
+    fn ladder_prune(&mut self, ladder: &str, keep: u64, before: i64) -> Result<Pruned, StoreError> {
+        const CONTEXT: &str = "pruning the ladder's uploads and programs";
+        let p = |n: usize| format!("?{n}");
+        let tx = self.conn.transaction().map_err(err(CONTEXT))?;
+        let mut pruned = Pruned::default();
+        for (table, count) in [
+            ("kk_ladder_builds", &mut pruned.uploads),
+            ("kk_ladder_programs", &mut pruned.programs),
+        ] {
+            *count = tx
+                .execute(&prune_sql(table, &p), params![ladder, to_db(keep), before])
+                .map_err(err(CONTEXT))? as u64;
+        }
+        tx.commit().map_err(err(CONTEXT))?;
+        Ok(pruned)
+    }
+
+    fn ladder_storage(&mut self, ladder: &str) -> Result<Vec<StorageUse>, StoreError> {
+        const CONTEXT: &str = "measuring the ladder's storage";
+        let p = |n: usize| format!("?{n}");
+        let mut stmt = self
+            .conn
+            .prepare(&storage_sql("length", &p))
+            .map_err(err(CONTEXT))?;
+        let rows = stmt
+            .query_map(params![ladder, crate::ladder_contest(ladder)], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
+            })
+            .map_err(err(CONTEXT))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(err(CONTEXT))?;
+        Ok(storage_rows(rows))
     }
 
     fn ladder_upload(

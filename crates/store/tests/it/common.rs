@@ -1004,3 +1004,96 @@ pub fn ladder_accounts_are_disabled_and_bots_retired(store: &mut dyn Store) {
     assert!(!store.ladder_set_retired("g", "nobody", true).unwrap());
     assert!(!store.ladder_set_retired("h", "eve", true).unwrap());
 }
+
+/// Old uploads and programs are pruned, never a version being built, a bot's newest active one
+/// or its newest few; the store's use is measured by kind.
+pub fn ladder_old_uploads_and_programs_are_pruned_and_measured(store: &mut dyn Store) {
+    use kakehiki_store::{LadderRole, NewBotVersion, NewLadderUser, Program, VersionStatus};
+    store
+        .create_ladder_user(&NewLadderUser {
+            name: "pat".into(),
+            role: LadderRole::Contestant,
+            token_sha256: "7".repeat(64),
+            signup_code_sha256: "8".repeat(64),
+        })
+        .unwrap();
+    let statuses = [
+        VersionStatus::Refused,
+        VersionStatus::Active,
+        VersionStatus::CheckFailed,
+        VersionStatus::Active,
+        VersionStatus::Building,
+    ];
+    let mut versions = Vec::new();
+    for (i, status) in statuses.iter().enumerate() {
+        let v = store
+            .add_bot_version(&NewBotVersion {
+                ladder: "g".into(),
+                bot: "pat".into(),
+                owner: "pat".into(),
+                language: "python".into(),
+                source_sha256: "0".repeat(64),
+            })
+            .unwrap();
+        store
+            .ladder_put_upload("g", "pat", v, &vec![b'x'; 100 * (i + 1)])
+            .unwrap();
+        if *status != VersionStatus::Building {
+            store
+                .set_bot_version_status("g", "pat", v, *status, "")
+                .unwrap();
+        }
+        if *status == VersionStatus::Active {
+            store
+                .ladder_put_program(
+                    "g",
+                    "pat",
+                    v,
+                    &Program {
+                        sha256: format!("{v:0>64}"),
+                        archive: vec![1; 1000],
+                    },
+                )
+                .unwrap();
+        }
+        versions.push(v);
+    }
+    let use_of = |store: &mut dyn Store, kind: &str| {
+        let u = store.ladder_storage("g").unwrap();
+        let row = u.iter().find(|r| r.kind == kind).unwrap();
+        (row.rows, row.bytes)
+    };
+    assert_eq!(use_of(store, "uploads"), (5, 1500));
+    assert_eq!(use_of(store, "programs"), (2, 2000));
+    assert_eq!(use_of(store, "replays"), (0, 0));
+    // Nothing is older than the epoch.
+    let none = store.ladder_prune("g", 1, 0).unwrap();
+    assert_eq!((none.uploads, none.programs), (0, 0));
+    // Everything is older than the far future: all but the newest active (v4), the one being
+    // built (v5) and the newest one (v5 again) go.
+    let far = i64::MAX / 4;
+    let pruned = store.ladder_prune("g", 1, far).unwrap();
+    assert_eq!((pruned.uploads, pruned.programs), (3, 1));
+    for (i, v) in versions.iter().enumerate() {
+        let kept = store.ladder_upload("g", "pat", *v).unwrap().is_some();
+        assert_eq!(kept, i >= 3, "v{v}");
+    }
+    assert_eq!(
+        store
+            .ladder_program_sha256("g", "pat", versions[3])
+            .unwrap(),
+        Some(format!("{:0>64}", versions[3]))
+    );
+    assert_eq!(
+        store
+            .ladder_program_sha256("g", "pat", versions[1])
+            .unwrap(),
+        None
+    );
+    // The versions and their statuses stay.
+    assert_eq!(store.bot_versions("g", "pat").unwrap().len(), 5);
+    assert_eq!(use_of(store, "uploads"), (2, 900));
+    // Another ladder is untouched.
+    let other = store.ladder_prune("h", 0, far).unwrap();
+    assert_eq!((other.uploads, other.programs), (0, 0));
+}

@@ -203,3 +203,11 @@ fn ladder_accounts_are_disabled_and_bots_retired() {
     };
     common::ladder_accounts_are_disabled_and_bots_retired(&mut s);
 }
+
+#[test]
+fn ladder_old_uploads_and_programs_are_pruned_and_measured() {
+    let Some(mut s) = fresh("prune") else {
+        return;
+    };
+    common::ladder_old_uploads_and_programs_are_pruned_and_measured(&mut s);
+}

@@ -305,3 +305,9 @@ fn ladder_accounts_are_disabled_and_bots_retired() {
     let (_d, mut s) = fresh();
     common::ladder_accounts_are_disabled_and_bots_retired(&mut s);
 }
+
+#[test]
+fn ladder_old_uploads_and_programs_are_pruned_and_measured() {
+    let (_d, mut s) = fresh();
+    common::ladder_old_uploads_and_programs_are_pruned_and_measured(&mut s);
+}
