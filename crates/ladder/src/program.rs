@@ -245,6 +245,8 @@ pub fn materialize(
         .join(bot)
         .join(format!("v{version}-{short}"));
     if dest.is_dir() {
+        // Used now: [`prune_unused`] keeps it.
+        touch(&dest);
         return Ok(dest);
     }
     let program = store
@@ -252,6 +254,55 @@ pub fn materialize(
         .ok_or_else(missing)?;
     unpack(&program, &dest)?;
     Ok(dest)
+}
+
+/// Mark a program folder as used now (its modification time).
+fn touch(dir: &Path) {
+    if let Ok(f) = fs::File::open(dir) {
+        let _ = f.set_modified(std::time::SystemTime::now());
+    }
+}
+
+/// How long a worker keeps an unpacked program no match has used.
+pub const KEEP_UNUSED: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
+
+/// Remove the program folders under `root` (`LADDER/BOT/vN-DIGEST`, as [`materialize`] makes
+/// them) that no match has used for `unused_for`; returns how many went. A folder whose time
+/// cannot be read is kept.
+pub fn prune_unused(root: &Path, unused_for: std::time::Duration) -> io::Result<u64> {
+    let now = std::time::SystemTime::now();
+    let mut removed = 0;
+    let dirs = |p: &Path| -> io::Result<Vec<PathBuf>> {
+        match fs::read_dir(p) {
+            Ok(rd) => Ok(rd
+                .filter_map(Result::ok)
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| e.path())
+                .collect()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(e) => Err(e),
+        }
+    };
+    for ladder in dirs(root)? {
+        for bot in dirs(&ladder)? {
+            for program in dirs(&bot)? {
+                let name = program.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                if !name.starts_with('v') || !name.contains('-') {
+                    continue;
+                }
+                let old = fs::metadata(&program)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| now.duration_since(t).ok())
+                    .is_some_and(|age| age > unused_for);
+                if old {
+                    fs::remove_dir_all(&program)?;
+                    removed += 1;
+                }
+            }
+        }
+    }
+    Ok(removed)
 }
 
 /// Replace every [`program_ref`] among a match's seat folders by the folder [`materialize`]
@@ -346,6 +397,35 @@ mod tests {
             Err(ProgramError::Mode { path }) => assert_eq!(path, "lib/a.txt"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn programs_no_match_used_for_a_while_are_pruned() {
+        let root = tempfile::tempdir().unwrap();
+        let old = root.path().join("g/bob/v1-0123456789abcdef");
+        let new = root.path().join("g/bob/v2-fedcba9876543210");
+        for d in [&old, &new] {
+            fs::create_dir_all(d).unwrap();
+            fs::write(d.join("bot.py"), b"x").unwrap();
+        }
+        let week_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(8 * 86400);
+        fs::File::open(&old)
+            .unwrap()
+            .set_modified(week_ago)
+            .unwrap();
+        assert_eq!(prune_unused(root.path(), KEEP_UNUSED).unwrap(), 1);
+        assert!(!old.exists() && new.is_dir());
+        // Used again, a folder is kept: its time is now.
+        fs::File::open(&new)
+            .unwrap()
+            .set_modified(week_ago)
+            .unwrap();
+        touch(&new);
+        assert_eq!(prune_unused(root.path(), KEEP_UNUSED).unwrap(), 0);
+        assert_eq!(
+            prune_unused(&root.path().join("missing"), KEEP_UNUSED).unwrap(),
+            0
+        );
     }
 
     #[test]

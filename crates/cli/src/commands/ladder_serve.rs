@@ -245,11 +245,11 @@ fn start_workers(args: &ServeArgs, data: &std::path::Path) -> anyhow::Result<()>
     let opts = kakehiki_contest::WorkerOptions {
         jobs: usize::from(args.workers),
         poll: std::time::Duration::from_millis(100),
-        hooks: Some(Arc::new(super::ladder_work::LadderWork {
-            programs: data.to_path_buf(),
-            builds: false,
-            lease: std::time::Duration::from_secs(args.lease_secs),
-        })),
+        hooks: Some(Arc::new(super::ladder_work::LadderWork::new(
+            data.to_path_buf(),
+            false,
+            std::time::Duration::from_secs(args.lease_secs),
+        ))),
         lease: std::time::Duration::from_secs(args.lease_secs),
         ..kakehiki_contest::WorkerOptions::default()
     };

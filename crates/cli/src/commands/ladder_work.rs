@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use kakehiki_contest::{MatchJob, WorkerHooks};
-use kakehiki_ladder::program::materialize_refs;
+use kakehiki_ladder::program::{materialize_refs, prune_unused, KEEP_UNUSED};
 use kakehiki_ladder::LadderConfig;
 use kakehiki_store::{BuildClaim, Store, VersionStatus};
 
@@ -26,6 +26,36 @@ pub struct LadderWork {
     /// every quarter of the lease while it builds, so the build of a worker that dies is taken
     /// over within a lease.
     pub lease: Duration,
+    /// When the unpacked programs were last pruned (at most once an hour).
+    pub pruned: std::sync::Mutex<Option<Instant>>,
+}
+
+/// How often a worker prunes the programs it unpacked and no match used for a week.
+const PRUNE_PROGRAMS_EVERY: Duration = Duration::from_secs(3600);
+
+impl LadderWork {
+    pub fn new(programs: PathBuf, builds: bool, lease: Duration) -> LadderWork {
+        LadderWork {
+            programs,
+            builds,
+            lease,
+            pruned: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Remove the unpacked programs no match used for [`KEEP_UNUSED`], once an hour.
+    fn prune_programs(&self) {
+        let mut last = self.pruned.lock().unwrap_or_else(|p| p.into_inner());
+        if last.is_some_and(|t| t.elapsed() < PRUNE_PROGRAMS_EVERY) {
+            return;
+        }
+        *last = Some(Instant::now());
+        match prune_unused(&self.programs, KEEP_UNUSED) {
+            Ok(0) => {}
+            Ok(n) => tracing::info!("pruned {n} unpacked programs no match used for a week"),
+            Err(e) => tracing::warn!("cannot prune the unpacked programs: {e}"),
+        }
+    }
 }
 
 impl WorkerHooks for LadderWork {
@@ -37,6 +67,7 @@ impl WorkerHooks for LadderWork {
     }
 
     fn prepare(&self, store: &mut dyn Store, job: &mut MatchJob) -> Result<(), String> {
+        self.prune_programs();
         materialize_refs(store, &self.programs, &mut job.seat_dirs).map_err(|e| e.to_string())
     }
 }

@@ -55,12 +55,12 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<u8> {
         max_attempts: args.max_attempts,
         poll: Duration::from_millis(args.poll_ms),
         exit_when_idle: args.exit_when_idle,
-        hooks: Some(Arc::new(LadderWork {
-            programs: std::path::absolute(&args.programs)
+        hooks: Some(Arc::new(LadderWork::new(
+            std::path::absolute(&args.programs)
                 .with_context(|| format!("bad programs folder {}", args.programs.display()))?,
-            builds: !args.no_builds,
-            lease: Duration::from_secs(args.lease_secs),
-        })),
+            !args.no_builds,
+            Duration::from_secs(args.lease_secs),
+        ))),
         ..WorkerOptions::default()
     };
     eprintln!(
