@@ -231,6 +231,8 @@ pub enum UploadError {
     Store(StoreError),
     #[error("the upload could not be saved")]
     NotSaved,
+    #[error("your bot's uploads and programs take {used} bytes of your {quota} (limits.account_mib): the oldest are pruned after {days} days")]
+    Quota { used: u64, quota: u64, days: u64 },
 }
 
 impl UploadError {
@@ -238,6 +240,7 @@ impl UploadError {
         match self {
             UploadError::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
             UploadError::OwnedByOther(_) => StatusCode::FORBIDDEN,
+            UploadError::Quota { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             UploadError::Store(_) | UploadError::NotSaved => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -275,6 +278,21 @@ pub(super) fn accept_upload(
             retry_after,
         })?;
     let ladder = &app.config.name;
+    let quota = app.config.limits.account_mib.saturating_mul(1 << 20);
+    let used = {
+        let mut store = app.store.get();
+        store.ladder_bot_storage(ladder, &user.name).map_err(|e| {
+            tracing::error!("store: {e}");
+            UploadError::Store(e)
+        })?
+    };
+    if used.saturating_add(body.len() as u64) > quota {
+        return Err(UploadError::Quota {
+            used,
+            quota,
+            days: app.config.limits.retention_days,
+        });
+    }
     let new = NewBotVersion {
         ladder: ladder.clone(),
         // One bot per contestant and ladder, named after them.

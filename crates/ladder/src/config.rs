@@ -151,6 +151,9 @@ pub struct Limits {
     pub retention_days: u64,
     /// A bot's newest versions whose upload and program are always kept.
     pub keep_versions: u64,
+    /// What one account's uploads and built programs may take in the store, in MiB: an upload
+    /// past it is refused until older versions are pruned.
+    pub account_mib: u64,
 }
 
 impl Default for Limits {
@@ -168,6 +171,7 @@ impl Default for Limits {
             program_entries: 10_000,
             retention_days: 30,
             keep_versions: 5,
+            account_mib: 1024,
         }
     }
 }
@@ -372,6 +376,7 @@ impl LadderConfig {
             ("limits.program_entries", l.program_entries, 1, 10_000_000),
             ("limits.retention_days", l.retention_days, 1, 36_500),
             ("limits.keep_versions", l.keep_versions, 1, 1_000_000),
+            ("limits.account_mib", l.account_mib, 1, 1 << 30),
         ] {
             if !(min..=max).contains(&value) {
                 return Err(invalid(

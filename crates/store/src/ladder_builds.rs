@@ -133,6 +133,19 @@ pub(crate) fn storage_rows(rows: Vec<(String, i64, i64)>) -> Vec<StorageUse> {
         .collect()
 }
 
+/// The bytes one bot's uploads and programs take, for both backends (`len` and `p` as for
+/// [`storage_sql`]: 1 the ladder, 2 the bot).
+pub(crate) fn bot_storage_sql(len: &str, p: &dyn Fn(usize) -> String) -> String {
+    format!(
+        "SELECT COALESCE((SELECT SUM({len}(upload)) FROM kk_ladder_builds
+                          WHERE ladder = {l} AND bot = {b}), 0)
+              + COALESCE((SELECT SUM({len}(archive)) FROM kk_ladder_programs
+                          WHERE ladder = {l} AND bot = {b}), 0)",
+        l = p(1),
+        b = p(2),
+    )
+}
+
 pub trait LadderBuilds {
     /// Remove the uploads and built programs of `ladder`'s versions created before `before`
     /// (seconds since the Unix epoch) that are not `building`, not their bot's newest active
@@ -143,6 +156,9 @@ pub trait LadderBuilds {
     /// The bytes `ladder` holds in the store by kind: uploads, built programs and the replays
     /// of its matches (compressed).
     fn ladder_storage(&mut self, ladder: &str) -> Result<Vec<StorageUse>, StoreError>;
+
+    /// The bytes the uploads and programs of `bot` of `ladder` take (its owner's quota).
+    fn ladder_bot_storage(&mut self, ladder: &str, bot: &str) -> Result<u64, StoreError>;
 
     /// Keep the upload of `version` (status `building`) for whoever builds it.
     fn ladder_put_upload(

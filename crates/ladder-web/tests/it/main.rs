@@ -26,10 +26,17 @@ fn ladder() -> (tempfile::TempDir, Router) {
 
 /// [`ladder`], with one more connection to its store.
 fn ladder_with_store() -> (tempfile::TempDir, Router, Box<dyn kakehiki_store::Store>) {
+    ladder_of("")
+}
+
+/// [`ladder_with_store`] with `more` added to its ladder file.
+fn ladder_of(more: &str) -> (tempfile::TempDir, Router, Box<dyn kakehiki_store::Store>) {
     let dir = tempfile::tempdir().unwrap();
-    let config = LadderConfig::parse("name = \"g\"\ngame = \"geister\"\n", "ladder.toml", &|g| {
-        kakehiki_contest::RefereeArena.game_type(g)
-    })
+    let config = LadderConfig::parse(
+        &format!("name = \"g\"\ngame = \"geister\"\n{more}"),
+        "ladder.toml",
+        &|g| kakehiki_contest::RefereeArena.game_type(g),
+    )
     .unwrap();
     let db = dir.path().join("ladder.sqlite");
     let stores = (0..2)
@@ -489,4 +496,34 @@ async fn an_organiser_disables_an_account_from_the_organisers_page() {
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn an_account_over_its_storage_quota_is_refused_before_a_version_is_made() {
+    let (_dir, app, mut store) = ladder_of("[limits]\naccount_mib = 1\n");
+    let invitation =
+        kakehiki_ladder::accounts::invite("dan", kakehiki_store::LadderRole::Contestant).unwrap();
+    store.create_ladder_user(&invitation.user).unwrap();
+    let upload = || {
+        let mut r = request(
+            "POST",
+            "/api/ladders/g/submissions?language=python",
+            Body::from(vec![b'#'; 600 << 10]),
+        );
+        r.headers_mut().insert(
+            header::AUTHORIZATION,
+            format!("Bearer {}", invitation.token).parse().unwrap(),
+        );
+        r
+    };
+    let r = app.clone().oneshot(upload()).await.unwrap();
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    let r = app.clone().oneshot(upload()).await.unwrap();
+    assert_eq!(r.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let body = text(r).await;
+    assert!(
+        body.contains("your bot's uploads and programs take 614400 bytes of your 1048576"),
+        "{body}"
+    );
+    assert_eq!(store.bot_versions("g", "dan").unwrap().len(), 1);
 }

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use super::{col, err, PgStore};
 use crate::ladder_builds::{
-    abandoned_log, prune_sql, storage_rows, storage_sql, BuildClaim, LadderBuilds, Program, Pruned,
-    StorageUse, CLAIM_ORDER,
+    abandoned_log, bot_storage_sql, prune_sql, storage_rows, storage_sql, BuildClaim, LadderBuilds,
+    Program, Pruned, StorageUse, CLAIM_ORDER,
 };
 use crate::{from_db, now_secs, to_db, StoreError, VersionStatus};
 
@@ -70,6 +70,18 @@ impl LadderBuilds for PgStore {
             ));
         }
         Ok(storage_rows(out))
+    }
+
+    fn ladder_bot_storage(&mut self, ladder: &str, bot: &str) -> Result<u64, StoreError> {
+        const CONTEXT: &str = "measuring a bot's storage";
+        let p = |n: usize| format!("${n}");
+        let sql = format!("SELECT ({})::BIGINT", bot_storage_sql("octet_length", &p));
+        let row = self
+            .client
+            .query_one(&sql, &[&ladder, &bot])
+            .map_err(err(CONTEXT))?;
+        let bytes: i64 = col(&row, 0, CONTEXT)?;
+        Ok(u64::try_from(bytes).unwrap_or(0))
     }
 
     fn ladder_upload(

@@ -6,8 +6,8 @@ use rusqlite::{params, OptionalExtension, TransactionBehavior};
 
 use super::{err, SqliteStore};
 use crate::ladder_builds::{
-    abandoned_log, prune_sql, storage_rows, storage_sql, BuildClaim, LadderBuilds, Program, Pruned,
-    StorageUse, CLAIM_ORDER,
+    abandoned_log, bot_storage_sql, prune_sql, storage_rows, storage_sql, BuildClaim, LadderBuilds,
+    Program, Pruned, StorageUse, CLAIM_ORDER,
 };
 use crate::{from_db, now_secs, to_db, StoreError, VersionStatus};
 
@@ -66,6 +66,18 @@ impl LadderBuilds for SqliteStore {
             .collect::<Result<Vec<_>, _>>()
             .map_err(err(CONTEXT))?;
         Ok(storage_rows(rows))
+    }
+
+    fn ladder_bot_storage(&mut self, ladder: &str, bot: &str) -> Result<u64, StoreError> {
+        const CONTEXT: &str = "measuring a bot's storage";
+        let p = |n: usize| format!("?{n}");
+        let bytes: i64 = self
+            .conn
+            .query_row(&bot_storage_sql("length", &p), params![ladder, bot], |r| {
+                r.get(0)
+            })
+            .map_err(err(CONTEXT))?;
+        Ok(u64::try_from(bytes).unwrap_or(0))
     }
 
     fn ladder_upload(

@@ -1066,6 +1066,8 @@ pub fn ladder_old_uploads_and_programs_are_pruned_and_measured(store: &mut dyn S
     assert_eq!(use_of(store, "uploads"), (5, 1500));
     assert_eq!(use_of(store, "programs"), (2, 2000));
     assert_eq!(use_of(store, "replays"), (0, 0));
+    assert_eq!(store.ladder_bot_storage("g", "pat").unwrap(), 3500);
+    assert_eq!(store.ladder_bot_storage("g", "nobody").unwrap(), 0);
     // Nothing is older than the epoch.
     let none = store.ladder_prune("g", 1, 0).unwrap();
     assert_eq!((none.uploads, none.programs), (0, 0));
@@ -1093,6 +1095,7 @@ pub fn ladder_old_uploads_and_programs_are_pruned_and_measured(store: &mut dyn S
     // The versions and their statuses stay.
     assert_eq!(store.bot_versions("g", "pat").unwrap().len(), 5);
     assert_eq!(use_of(store, "uploads"), (2, 900));
+    assert_eq!(store.ladder_bot_storage("g", "pat").unwrap(), 1900);
     // Another ladder is untouched.
     let other = store.ladder_prune("h", 0, far).unwrap();
     assert_eq!((other.uploads, other.programs), (0, 0));
