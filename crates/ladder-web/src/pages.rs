@@ -721,7 +721,7 @@ async fn signup(
         let Some(turn) = password_turn(&app) else {
             return busy(&app, None);
         };
-        let hash = new_password_hash(&f.password, "sign-up");
+        let hash = new_password_hash(&f.password, &[&app.config.name, "kakehiki"], "sign-up");
         drop(turn);
         let hash = match hash {
             Ok(h) => h,
@@ -786,17 +786,25 @@ struct LoginForm {
 
 /// The hash of a new password, or what the visitor is told: 400 with the rule it breaks, or 500
 /// when hashing failed (logged with `what`, the form it came from).
-fn new_password_hash(password: &str, what: &str) -> Result<String, (StatusCode, String)> {
-    accounts::hash_password(password).map_err(|e| match e {
-        AccountError::BadPassword => (StatusCode::BAD_REQUEST, e.to_string()),
-        e => {
-            tracing::error!("{what}: {e}");
-            (
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "the password could not be hashed".to_string(),
-            )
-        }
-    })
+fn new_password_hash(
+    password: &str,
+    related: &[&str],
+    what: &str,
+) -> Result<String, (StatusCode, String)> {
+    accounts::check_password(password, related)
+        .and_then(|()| accounts::hash_password(password))
+        .map_err(|e| match e {
+            AccountError::BadPassword | AccountError::WeakPassword(_) => {
+                (StatusCode::BAD_REQUEST, e.to_string())
+            }
+            e => {
+                tracing::error!("{what}: {e}");
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "the password could not be hashed".to_string(),
+                )
+            }
+        })
 }
 
 /// A hash no password matches quickly: an unknown name costs as long as a wrong password.
@@ -930,7 +938,11 @@ async fn change_password(
         if f.password != f.password2 {
             return refused(StatusCode::BAD_REQUEST, "the two new passwords differ");
         }
-        let hash = new_password_hash(&f.password, "password change");
+        let hash = new_password_hash(
+            &f.password,
+            &[&s.user.name, &app.config.name, "kakehiki"],
+            "password change",
+        );
         drop(turn);
         let hash = match hash {
             Ok(h) => h,

@@ -16,6 +16,10 @@ pub enum AccountError {
     BadName(String),
     #[error("a password has {MIN_PASSWORD} to {MAX_PASSWORD} bytes")]
     BadPassword,
+    #[error(
+        "this password is too easy to guess ({0}): choose a longer one, or several unrelated words"
+    )]
+    WeakPassword(String),
     #[error("cannot hash the password: {0}")]
     Hash(String),
 }
@@ -93,6 +97,33 @@ pub fn invite(name: &str, role: LadderRole) -> Result<Invitation, AccountError> 
     })
 }
 
+/// The characters of a password the strength estimate reads (a longer one is not weaker, and
+/// the estimate's time grows with the length).
+const ESTIMATED_CHARS: usize = 100;
+
+/// Whether `password` may be chosen: [`MIN_PASSWORD`] to [`MAX_PASSWORD`] bytes, and not easy
+/// to guess by zxcvbn's estimate (common passwords, dictionary words, keyboard patterns, dates
+/// and the `related` words, such as the account's and the ladder's names): its score must be 3
+/// of 4 or more (about 10^10 guesses).
+pub fn check_password(password: &str, related: &[&str]) -> Result<(), AccountError> {
+    if !(MIN_PASSWORD..=MAX_PASSWORD).contains(&password.len()) {
+        return Err(AccountError::BadPassword);
+    }
+    let head: String = password.chars().take(ESTIMATED_CHARS).collect();
+    let estimate = zxcvbn::zxcvbn(&head, related);
+    if estimate.score() >= zxcvbn::Score::Three {
+        return Ok(());
+    }
+    let why = estimate
+        .feedback()
+        .and_then(|f| f.warning())
+        .map(|w| w.to_string())
+        .unwrap_or_else(|| "it would be guessed in few tries".to_string());
+    Err(AccountError::WeakPassword(
+        why.trim_end_matches('.').to_lowercase(),
+    ))
+}
+
 /// The argon2id hash of `password` with a random salt, as a PHC string.
 pub fn hash_password(password: &str) -> Result<String, AccountError> {
     if !(MIN_PASSWORD..=MAX_PASSWORD).contains(&password.len()) {
@@ -119,6 +150,32 @@ pub fn verify_password(password: &str, hash: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn common_and_related_passwords_are_refused_and_strong_ones_taken() {
+        for weak in ["password123", "qwertyuiop", "1234567890", "alicealice1"] {
+            match check_password(weak, &["alice"]) {
+                Err(AccountError::WeakPassword(why)) => assert!(!why.is_empty(), "{weak}"),
+                other => panic!("{weak}: {other:?}"),
+            }
+        }
+        assert!(matches!(
+            check_password("short", &[]),
+            Err(AccountError::BadPassword)
+        ));
+        for strong in [
+            "correct horse battery",
+            "a long enough password",
+            "Tr0ub4dor&3x-9",
+        ] {
+            assert!(check_password(strong, &["alice"]).is_ok(), "{strong}");
+        }
+        // A long password is read in part, and taken when that part is strong.
+        let long = format!("correct horse battery {}", "z".repeat(1000));
+        assert!(check_password(&long, &[]).is_ok());
+        let e = check_password("password123", &[]).unwrap_err().to_string();
+        assert!(e.starts_with("this password is too easy to guess ("), "{e}");
+    }
 
     #[test]
     fn invitations_hold_fresh_secrets_and_store_only_their_hashes() {

@@ -516,13 +516,13 @@ fn sign_up_log_in_upload(dir: &Path, url: &str, db: &Db) {
     assert_eq!(o.status, 200, "{}", o.body);
     assert!(
         o.body
-            .contains("<tr><td>alice</td><td>contestant</td><td>yes</td></tr>"),
+            .contains("<tr><td>alice</td><td>contestant</td><td>yes</td><td>active <form method=\"post\" action=\"/organiser/accounts/alice\">"),
         "{}",
         o.body
     );
     assert!(o
         .body
-        .contains("<tr><td>olga</td><td>organiser</td><td>yes</td></tr>"));
+        .contains("<tr><td>olga</td><td>organiser</td><td>yes</td><td>active</td></tr>"));
     assert!(o.body.contains("0 waiting or building"), "{}", o.body);
     // The play: matchmaking runs, with its queue depth and workers.
     assert!(

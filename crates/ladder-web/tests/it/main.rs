@@ -527,3 +527,59 @@ async fn an_account_over_its_storage_quota_is_refused_before_a_version_is_made()
     );
     assert_eq!(store.bot_versions("g", "dan").unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn a_common_password_is_refused_at_sign_up_with_the_reason() {
+    let (_dir, app, mut store) = ladder_with_store();
+    let invitation =
+        kakehiki_ladder::accounts::invite("dan", kakehiki_store::LadderRole::Contestant).unwrap();
+    store.create_ladder_user(&invitation.user).unwrap();
+    let form = app
+        .clone()
+        .oneshot(request(
+            "GET",
+            &format!("/signup?code={}", invitation.signup_code),
+            Body::empty(),
+        ))
+        .await
+        .unwrap();
+    let cookie = form.headers()[header::SET_COOKIE]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    let csrf = cookie.split_once('=').unwrap().1.to_string();
+    let sign_up = |password: &str| {
+        let mut r = request(
+            "POST",
+            "/signup",
+            Body::from(format!(
+                "code={}&password={password}&password2={password}&csrf={csrf}",
+                invitation.signup_code
+            )),
+        );
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            "application/x-www-form-urlencoded".parse().unwrap(),
+        );
+        r.headers_mut()
+            .insert(header::COOKIE, cookie.parse().unwrap());
+        r
+    };
+    let r = app.clone().oneshot(sign_up("password123")).await.unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    let page = text(r).await;
+    assert!(
+        page.contains("this password is too easy to guess ("),
+        "{page}"
+    );
+    // The code is still unused; a strong password signs up.
+    let r = app
+        .clone()
+        .oneshot(sign_up("violet+kettle+harbour+drum"))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+}
