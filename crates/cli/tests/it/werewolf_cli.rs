@@ -395,3 +395,52 @@ fn check_werewolf_meets_every_role_request_of_a_well_behaved_bot() {
         "{v}"
     );
 }
+
+/// An agent that reads one request and exits with status 3 is reported with its own exit status
+/// and stderr, over TCP (AIWolf) and over WebSocket (the NLP division), not as the referee's
+/// SIGKILL of a forfeited seat.
+#[test]
+fn an_agent_that_exits_is_reported_with_its_own_exit_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let tcp = dir.path().join("tcp.py");
+    std::fs::write(
+        &tcp,
+        "import socket, sys\ns = socket.create_connection((sys.argv[1], int(sys.argv[2])))\n\
+         s.makefile('rb').readline()\nsys.stderr.write('giving up\\n')\nsys.exit(3)\n",
+    )
+    .unwrap();
+    let ws = dir.path().join("ws.py");
+    std::fs::write(
+        &ws,
+        "import sys, socket, base64, os, urllib.parse\n\
+         u = urllib.parse.urlparse(sys.argv[1])\n\
+         s = socket.create_connection((u.hostname, u.port))\n\
+         key = base64.b64encode(os.urandom(16)).decode()\n\
+         s.sendall(('GET %s HTTP/1.1\\r\\nHost: %s:%d\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n'\n\
+         \x20   'Sec-WebSocket-Key: %s\\r\\nSec-WebSocket-Version: 13\\r\\n\\r\\n' % (u.path or '/', u.hostname, u.port, key)).encode())\n\
+         buf = b''\n\
+         while b'\\r\\n\\r\\n' not in buf:\n\
+         \x20   buf += s.recv(1)\n\
+         s.recv(4096)\nsys.stderr.write('giving up\\n')\nsys.exit(3)\n",
+    )
+    .unwrap();
+    for (game, seat) in [
+        (
+            "werewolf",
+            format!("tcp-cmd:python3 {} {{host}} {{port}}", tcp.display()),
+        ),
+        (
+            "werewolf-nlp",
+            format!("ws-cmd:python3 {} {{url}}", ws.display()),
+        ),
+    ] {
+        let out = kakehiki()
+            .args(["play", game, "--seat", &seat, "--fill", "builtin:random"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(text.contains("seat 0 ended: exit code 3"), "{game}: {text}");
+        assert!(text.contains("| giving up"), "{game}: {text}");
+    }
+}

@@ -543,11 +543,16 @@ impl Transport for WsSeat {
     }
 
     fn kill(&mut self) {
+        // An agent whose connection is already gone (it closed it, or it broke) is usually
+        // exiting: it is left to [`Transport::finish`], which gives it the table's grace and
+        // then stops it, so its contestant sees its own exit status and not the referee's
+        // SIGKILL. It holds nothing a connected agent does not.
+        let already_gone = self.gone.is_some();
         // Dropped: the connection closes without a close frame.
         self.ws = None;
         self.gone
             .get_or_insert_with(|| "stopped by the referee".into());
-        if let Some(c) = &mut self.client {
+        if let Some(c) = self.client.as_mut().filter(|_| !already_gone) {
             c.kill();
         }
     }

@@ -78,6 +78,17 @@ async fn seat_one(
             Ok(name),
         ),
         Err(why) => {
+            // A client that gave up (it closed its connection) is usually exiting: a moment to
+            // do so, so that its contestant sees its own exit status and not the SIGKILL that
+            // stops a forfeited seat.
+            if let Some(c) = client.as_mut() {
+                let _ = tokio::time::timeout(Duration::from_millis(300), async {
+                    while c.try_exit().is_none() {
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                })
+                .await;
+            }
             let seat = TcpSeat {
                 conn: None,
                 client,
