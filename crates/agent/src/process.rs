@@ -1320,6 +1320,12 @@ impl ClientProcess {
         stop_bot(self.pgid, &self.confinement);
     }
 
+    /// Give the client `within` to exit by itself; its exit status if it did (it is left
+    /// running otherwise: [`ClientProcess::finish`] stops it).
+    pub async fn exit_within(&mut self, within: Duration) -> Option<ExitInfo> {
+        wait_child(&mut self.child, within).await
+    }
+
     /// The confinement layers this process runs under (`None` at sandbox level off).
     pub fn sandbox(&self) -> Option<&SandboxReport> {
         self.confinement.report.as_ref()

@@ -94,9 +94,9 @@ impl App {
     }
 }
 
-/// Every route of the ladder: the JSON API, the public pages and the web pages. Serve it with
-/// client addresses (`into_make_service_with_connect_info::<SocketAddr>()`): the login rate
-/// limit counts per address.
+/// Every route of the ladder: the JSON API, the public pages and the web pages, each answer
+/// with the headers of [`with_security_headers`]. Serve it with [`serve::serve`], which gives the
+/// handlers the client's address (the login rate limit counts per address).
 pub fn router(app: App) -> Router {
     let upload_limit = upload_limit(&app.config);
     let router = Router::new()
@@ -436,8 +436,6 @@ pub(crate) fn upload_download(app: &App, v: &kakehiki_store::BotVersion) -> Resp
                 header::CONTENT_DISPOSITION,
                 format!("attachment; filename=\"{name}\""),
             ),
-            (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_string()),
-            (header::CACHE_CONTROL, "no-store".to_string()),
         ],
         bytes,
     )
@@ -695,7 +693,8 @@ fn not_found(message: &str) -> Response {
     )
 }
 
-fn now_secs() -> i64 {
+/// Seconds since the Unix epoch (0 before it).
+pub(crate) fn now_secs() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)

@@ -24,7 +24,7 @@ use minijinja::{context, Environment};
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::App;
+use crate::{now_secs, App};
 
 /// The session cookie: 64 random hex digits; the store keeps only their SHA-256.
 pub const SESSION_COOKIE: &str = "kk_session";
@@ -332,13 +332,6 @@ pub(super) fn accept_upload(
 
 // ------------------------------------------------------------------------ cookies and sessions
 
-fn now_secs() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
-}
-
 /// The value of cookie `name` in the request's `Cookie` headers.
 pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers
@@ -447,7 +440,9 @@ fn csrf_refused(app: &App) -> Response {
 
 // ----------------------------------------------------------------------------------- rendering
 
-/// A rendered page with the headers every page has.
+/// A rendered page. The router adds what every answer has (no caching, no framing, nosniff:
+/// `crate::router`); a contestant's page runs no script at all, so its policy is stricter than
+/// the public pages'.
 fn html(status: StatusCode, body: String) -> Response {
     let mut r = (status, body).into_response();
     let h = r.headers_mut();
@@ -455,8 +450,6 @@ fn html(status: StatusCode, body: String) -> Response {
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/html; charset=utf-8"),
     );
-    // Pages hold private data (logs, tokens of forms): never cached, never framed.
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     h.insert(
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static(
@@ -464,7 +457,6 @@ fn html(status: StatusCode, body: String) -> Response {
              frame-ancestors 'none'; base-uri 'none'",
         ),
     );
-    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     r
 }
 

@@ -123,7 +123,7 @@ fn refuse(stream: TcpStream) {
 }
 
 /// The router with the request and body time limits of `limits`.
-pub fn with_timeouts(router: Router, limits: &ServeLimits) -> Router {
+fn with_timeouts(router: Router, limits: &ServeLimits) -> Router {
     router
         .layer(RequestBodyTimeoutLayer::new(limits.body_timeout))
         .layer(TimeoutLayer::with_status_code(

@@ -104,15 +104,24 @@ pub(crate) fn prune_sql(table: &str, p: &dyn Fn(usize) -> String) -> String {
     )
 }
 
-/// The sizes of a ladder's data by kind, for both backends (`len` the backend's byte length of
-/// a blob, `p(n)` its placeholder `n`: 1 the ladder, 2 the ladder's contest row).
-pub(crate) fn storage_sql(len: &str, p: &dyn Fn(usize) -> String) -> String {
+/// How a backend measures blobs: its byte length of a blob (`length`, `octet_length`) and what
+/// makes a sum of them a 64-bit integer (nothing on SQLite; `::BIGINT` on PostgreSQL, whose
+/// `SUM` of bigints is a numeric).
+pub(crate) struct BlobSize {
+    pub len: &'static str,
+    pub int: &'static str,
+}
+
+/// The sizes of a ladder's data by kind, for both backends (`p(n)` the backend's placeholder
+/// `n`: 1 the ladder, 2 the ladder's contest row).
+pub(crate) fn storage_sql(size: &BlobSize, p: &dyn Fn(usize) -> String) -> String {
+    let BlobSize { len, int } = size;
     format!(
-        "SELECT 'uploads', COUNT(*), COALESCE(SUM({len}(upload)), 0) FROM kk_ladder_builds WHERE ladder = {l}
+        "SELECT 'uploads', COUNT(*), COALESCE(SUM({len}(upload)), 0){int} FROM kk_ladder_builds WHERE ladder = {l}
          UNION ALL
-         SELECT 'programs', COUNT(*), COALESCE(SUM({len}(archive)), 0) FROM kk_ladder_programs WHERE ladder = {l}
+         SELECT 'programs', COUNT(*), COALESCE(SUM({len}(archive)), 0){int} FROM kk_ladder_programs WHERE ladder = {l}
          UNION ALL
-         SELECT 'replays', COUNT(*), COALESCE(SUM({len}(replay)), 0) FROM kk_results WHERE contest = {c}",
+         SELECT 'replays', COUNT(*), COALESCE(SUM({len}(replay)), 0){int} FROM kk_results WHERE contest = {c}",
         l = p(1),
         c = p(2),
     )
@@ -133,14 +142,15 @@ pub(crate) fn storage_rows(rows: Vec<(String, i64, i64)>) -> Vec<StorageUse> {
         .collect()
 }
 
-/// The bytes one bot's uploads and programs take, for both backends (`len` and `p` as for
+/// The bytes one bot's uploads and programs take, for both backends (`size` and `p` as for
 /// [`storage_sql`]: 1 the ladder, 2 the bot).
-pub(crate) fn bot_storage_sql(len: &str, p: &dyn Fn(usize) -> String) -> String {
+pub(crate) fn bot_storage_sql(size: &BlobSize, p: &dyn Fn(usize) -> String) -> String {
+    let BlobSize { len, int } = size;
     format!(
-        "SELECT COALESCE((SELECT SUM({len}(upload)) FROM kk_ladder_builds
-                          WHERE ladder = {l} AND bot = {b}), 0)
-              + COALESCE((SELECT SUM({len}(archive)) FROM kk_ladder_programs
-                          WHERE ladder = {l} AND bot = {b}), 0)",
+        "SELECT (COALESCE((SELECT SUM({len}(upload)) FROM kk_ladder_builds
+                           WHERE ladder = {l} AND bot = {b}), 0)
+               + COALESCE((SELECT SUM({len}(archive)) FROM kk_ladder_programs
+                           WHERE ladder = {l} AND bot = {b}), 0)){int}",
         l = p(1),
         b = p(2),
     )

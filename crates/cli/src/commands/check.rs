@@ -469,17 +469,14 @@ impl Ctx<'_> {
     /// The match of `spec`, or `None` when the check's time limit ran out first.
     fn run_match(&self, spec: &MatchSpec) -> anyhow::Result<Option<MatchRecord>> {
         let rules = spec.rules.as_deref().unwrap_or_default();
-        let played = match self.deadline {
-            None => self.runtime.block_on(self.driver.play(spec)),
-            Some(deadline) => {
-                let left = deadline.saturating_duration_since(Instant::now());
-                // The timer is made inside the runtime (it needs its clock).
-                let timed = async { tokio::time::timeout(left, self.driver.play(spec)).await };
-                match self.runtime.block_on(timed) {
-                    Ok(played) => played,
-                    Err(_) => return Ok(None),
-                }
-            }
+        // Without a limit, a timer that never fires (tokio's `timeout` takes `Duration::MAX`
+        // as the far future); the timer is made inside the runtime, whose clock it needs.
+        let left = self.deadline.map_or(Duration::MAX, |d| {
+            d.saturating_duration_since(Instant::now())
+        });
+        let timed = async { tokio::time::timeout(left, self.driver.play(spec)).await };
+        let Ok(played) = self.runtime.block_on(timed) else {
+            return Ok(None);
         };
         played.map(Some).map_err(|e| {
             // An option one of the rule sets refuses: say how to check the others.

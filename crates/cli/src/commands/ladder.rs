@@ -81,21 +81,6 @@ pub struct InviteArgs {
     pub json: bool,
 }
 
-/// The store of an organiser's command.
-#[derive(Args, Debug)]
-pub struct StoreArgs {
-    /// SQLite store.
-    #[arg(
-        long,
-        default_value = "kakehiki.sqlite",
-        conflicts_with = "database_url"
-    )]
-    pub db: PathBuf,
-    /// PostgreSQL store.
-    #[arg(long, env = "KAKEHIKI_DATABASE_URL")]
-    pub database_url: Option<String>,
-}
-
 #[derive(Args, Debug)]
 pub struct DisableArgs {
     /// The account's name.
@@ -104,7 +89,7 @@ pub struct DisableArgs {
     #[arg(long)]
     pub enable: bool,
     #[command(flatten)]
-    pub store: StoreArgs,
+    pub store: super::contest::StoreArgs,
 }
 
 #[derive(Args, Debug)]
@@ -118,7 +103,7 @@ pub struct RetireArgs {
     #[arg(long)]
     pub undo: bool,
     #[command(flatten)]
-    pub store: StoreArgs,
+    pub store: super::contest::StoreArgs,
 }
 
 #[derive(Args, Debug)]
@@ -347,7 +332,7 @@ struct Invited<'a> {
 }
 
 fn disable(args: DisableArgs) -> anyhow::Result<u8> {
-    let mut store = kakehiki_store::open_store(&args.store.db, args.store.database_url.as_deref())?;
+    let mut store = args.store.open()?;
     if !store.ladder_set_disabled(&args.name, !args.enable)? {
         anyhow::bail!("there is no account {:?}", args.name);
     }
@@ -366,7 +351,7 @@ fn disable(args: DisableArgs) -> anyhow::Result<u8> {
 }
 
 fn retire(args: RetireArgs) -> anyhow::Result<u8> {
-    let mut store = kakehiki_store::open_store(&args.store.db, args.store.database_url.as_deref())?;
+    let mut store = args.store.open()?;
     if !store.ladder_set_retired(&args.ladder, &args.bot, !args.undo)? {
         anyhow::bail!("ladder {:?} has no bot {:?}", args.ladder, args.bot);
     }

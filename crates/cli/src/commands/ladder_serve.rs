@@ -189,9 +189,7 @@ fn start_pruner(args: &ServeArgs, config: &LadderConfig) -> anyhow::Result<()> {
     std::thread::Builder::new()
         .name("ladder-pruner".into())
         .spawn(move || loop {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
+            let now = kakehiki_referee::files::unix_now().as_secs();
             let before =
                 i64::try_from(now.saturating_sub(days.saturating_mul(86_400))).unwrap_or(i64::MAX);
             match store.ladder_prune(&ladder, keep, before) {

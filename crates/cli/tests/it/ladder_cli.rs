@@ -24,8 +24,18 @@ fn have(program: &str) -> bool {
 /// `kakehiki ladder build --json` of `upload` in `language` on the minimal ladder: its exit
 /// code and report.
 fn ladder_build(dir: &Path, language: &str, upload: &Path) -> (Option<i32>, Value) {
+    ladder_build_of(dir, MINIMAL, language, upload)
+}
+
+/// [`ladder_build`] on the ladder file `config_text` (written to `dir/ladder.toml`).
+fn ladder_build_of(
+    dir: &Path,
+    config_text: &str,
+    language: &str,
+    upload: &Path,
+) -> (Option<i32>, Value) {
     let config = dir.join("ladder.toml");
-    std::fs::write(&config, MINIMAL).unwrap();
+    std::fs::write(&config, config_text).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
         .args([
             "ladder",
@@ -888,8 +898,6 @@ fn options_the_game_refuses_are_named_before_any_match() {
 #[test]
 fn a_check_slower_than_check_seconds_fails_the_version() {
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("ladder.toml");
-    std::fs::write(&config, format!("{MINIMAL}[limits]\ncheck_seconds = 2\n")).unwrap();
     let bot = dir.path().join("bot.py");
     std::fs::write(
         &bot,
@@ -903,21 +911,13 @@ fn a_check_slower_than_check_seconds_fails_the_version() {
     )
     .unwrap();
     let t = std::time::Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
-        .args([
-            "ladder",
-            "build",
-            "--json",
-            "--language",
-            "python",
-            "--config",
-        ])
-        .arg(&config)
-        .arg(&bot)
-        .output()
-        .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    assert_eq!(out.status.code(), Some(4), "{v} {out:?}");
+    let (code, v) = ladder_build_of(
+        dir.path(),
+        &format!("{MINIMAL}[limits]\ncheck_seconds = 2\n"),
+        "python",
+        &bot,
+    );
+    assert_eq!(code, Some(4), "{v}");
     assert_eq!(v["status"], "check_failed", "{v}");
     let log = v["log"].as_str().unwrap();
     assert!(
@@ -955,25 +955,14 @@ fn a_program_folder_over_the_ladders_limits_fails_the_build() {
             "the program folder has over 20 files and folders",
         ),
     ] {
-        let config = dir.path().join("ladder.toml");
-        std::fs::write(
-            &config,
-            format!(
-                "name = \"g\"\ngame = \"geister\"\nlanguages = [\"py\"]\n\
-                 [recipes.py]\nmain = \"bot.py\"\nrun = \"python3 bot.py\"\n\
-                 build = \"sh -c 'cp -R \\\"$SRC\\\"/. . && {build}'\"\n\
-                 [limits]\n{limits}\n"
-            ),
-        )
-        .unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
-            .args(["ladder", "build", "--json", "--language", "py", "--config"])
-            .arg(&config)
-            .arg(&bot)
-            .output()
-            .unwrap();
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-        assert_eq!(out.status.code(), Some(4), "{v} {out:?}");
+        let config = format!(
+            "name = \"g\"\ngame = \"geister\"\nlanguages = [\"py\"]\n\
+             [recipes.py]\nmain = \"bot.py\"\nrun = \"python3 bot.py\"\n\
+             build = \"sh -c 'cp -R \\\"$SRC\\\"/. . && {build}'\"\n\
+             [limits]\n{limits}\n"
+        );
+        let (code, v) = ladder_build_of(dir.path(), &config, "py", &bot);
+        assert_eq!(code, Some(4), "{v}");
         assert_eq!(v["status"], "build_failed", "{v}");
         let log = v["log"].as_str().unwrap();
         assert!(log.contains(said.replace("\\\"", "\"").as_str()), "{log}");

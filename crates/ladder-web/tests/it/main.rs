@@ -59,6 +59,38 @@ fn request(method: &str, uri: &str, body: Body) -> Request<Body> {
     r
 }
 
+/// A form posted to `path` with `body` (url-encoded), and the `cookie` header if any.
+fn form_post(path: &str, body: String, cookie: Option<&str>) -> Request<Body> {
+    let mut r = request("POST", path, Body::from(body));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        "application/x-www-form-urlencoded".parse().unwrap(),
+    );
+    if let Some(c) = cookie {
+        r.headers_mut().insert(header::COOKIE, c.parse().unwrap());
+    }
+    r
+}
+
+/// The pre-session cookie the form at `path` sets (`NAME=VALUE`) and its value, the token the
+/// form must carry (double-submit CSRF).
+async fn pre_session(app: &Router, path: &str) -> (String, String) {
+    let form = app
+        .clone()
+        .oneshot(request("GET", path, Body::empty()))
+        .await
+        .unwrap();
+    let cookie = form.headers()[header::SET_COOKIE]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    let token = cookie.split_once('=').unwrap().1.to_string();
+    (cookie, token)
+}
+
 async fn text(response: axum::response::Response) -> String {
     let bytes = response.into_body().collect().await.unwrap().to_bytes();
     String::from_utf8_lossy(&bytes).into_owned()
@@ -150,20 +182,7 @@ async fn a_request_that_does_not_parse_is_refused_without_echoing_it() {
 #[tokio::test]
 async fn a_burst_of_logins_is_answered_busy_beyond_the_password_slots() {
     let (_dir, app) = ladder();
-    // The login form's pre-session cookie (double-submit CSRF).
-    let form = app
-        .clone()
-        .oneshot(request("GET", "/login", Body::empty()))
-        .await
-        .unwrap();
-    let cookie = form.headers()[header::SET_COOKIE]
-        .to_str()
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string();
-    let token = cookie.split_once('=').unwrap().1.to_string();
+    let (cookie, token) = pre_session(&app, "/login").await;
     let burst = 4 * kakehiki_ladder_web::pages::password_slots() + 4;
     let started = Instant::now();
     let mut answers = Vec::new();
@@ -171,17 +190,11 @@ async fn a_burst_of_logins_is_answered_busy_beyond_the_password_slots() {
         let app = app.clone();
         let (cookie, token) = (cookie.clone(), token.clone());
         answers.push(tokio::spawn(async move {
-            let mut r = request(
-                "POST",
+            let r = form_post(
                 "/login",
-                Body::from(format!("name=user{i}&password=wrong-password&csrf={token}")),
+                format!("name=user{i}&password=wrong-password&csrf={token}"),
+                Some(&cookie),
             );
-            r.headers_mut().insert(
-                header::CONTENT_TYPE,
-                "application/x-www-form-urlencoded".parse().unwrap(),
-            );
-            r.headers_mut()
-                .insert(header::COOKIE, cookie.parse().unwrap());
             let r = app.oneshot(r).await.unwrap();
             (r.status(), r.headers().get(header::RETRY_AFTER).is_some())
         }));
@@ -336,6 +349,21 @@ async fn a_disabled_account_is_refused_its_token_and_its_login() {
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::ACCEPTED);
+    // The upload comes back as a download, with the headers of every answer.
+    let mut get = request(
+        "GET",
+        "/api/ladders/g/bots/dan/versions/1/upload",
+        Body::empty(),
+    );
+    get.headers_mut().insert(
+        header::AUTHORIZATION,
+        format!("Bearer {}", invitation.token).parse().unwrap(),
+    );
+    let r = app.clone().oneshot(get).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(r.headers()[header::CACHE_CONTROL], "no-store");
+    assert_eq!(r.headers()[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+    assert_eq!(text(r).await, "print(1)\n");
     assert!(store.ladder_set_disabled("dan", true).unwrap());
     let r = app
         .clone()
@@ -346,33 +374,15 @@ async fn a_disabled_account_is_refused_its_token_and_its_login() {
     assert!(text(r).await.contains("disabled"));
 
     // The right password logs in no more.
-    let form = app
-        .clone()
-        .oneshot(request("GET", "/login", Body::empty()))
-        .await
-        .unwrap();
-    let cookie = form.headers()[header::SET_COOKIE]
-        .to_str()
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string();
-    let token = cookie.split_once('=').unwrap().1.to_string();
-    let mut r = request(
-        "POST",
+    let (cookie, token) = pre_session(&app, "/login").await;
+    let r = form_post(
         "/login",
-        Body::from(format!(
+        format!(
             "name=dan&password={}&csrf={token}",
             password.replace(' ', "+")
-        )),
+        ),
+        Some(&cookie),
     );
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        "application/x-www-form-urlencoded".parse().unwrap(),
-    );
-    r.headers_mut()
-        .insert(header::COOKIE, cookie.parse().unwrap());
     let r = app.clone().oneshot(r).await.unwrap();
     assert_eq!(r.status(), StatusCode::FORBIDDEN);
     assert!(text(r).await.contains("this account is disabled"));
@@ -398,17 +408,7 @@ async fn an_organiser_disables_an_account_from_the_organisers_page() {
         )
         .unwrap();
     let cookie = format!("kk_session={cookie_value}");
-    let post = |path: &str, body: &str, cookie: Option<&str>| {
-        let mut r = request("POST", path, Body::from(body.to_string()));
-        r.headers_mut().insert(
-            header::CONTENT_TYPE,
-            "application/x-www-form-urlencoded".parse().unwrap(),
-        );
-        if let Some(c) = cookie {
-            r.headers_mut().insert(header::COOKIE, c.parse().unwrap());
-        }
-        r
-    };
+    let post = |path: &str, body: &str, cookie: Option<&str>| form_post(path, body.into(), cookie);
     let page = app
         .clone()
         .oneshot({
@@ -534,39 +534,17 @@ async fn a_common_password_is_refused_at_sign_up_with_the_reason() {
     let invitation =
         kakehiki_ladder::accounts::invite("dan", kakehiki_store::LadderRole::Contestant).unwrap();
     store.create_ladder_user(&invitation.user).unwrap();
-    let form = app
-        .clone()
-        .oneshot(request(
-            "GET",
-            &format!("/signup?code={}", invitation.signup_code),
-            Body::empty(),
-        ))
-        .await
-        .unwrap();
-    let cookie = form.headers()[header::SET_COOKIE]
-        .to_str()
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string();
-    let csrf = cookie.split_once('=').unwrap().1.to_string();
+    let (cookie, csrf) =
+        pre_session(&app, &format!("/signup?code={}", invitation.signup_code)).await;
     let sign_up = |password: &str| {
-        let mut r = request(
-            "POST",
+        form_post(
             "/signup",
-            Body::from(format!(
+            format!(
                 "code={}&password={password}&password2={password}&csrf={csrf}",
                 invitation.signup_code
-            )),
-        );
-        r.headers_mut().insert(
-            header::CONTENT_TYPE,
-            "application/x-www-form-urlencoded".parse().unwrap(),
-        );
-        r.headers_mut()
-            .insert(header::COOKIE, cookie.parse().unwrap());
-        r
+            ),
+            Some(&cookie),
+        )
     };
     let r = app.clone().oneshot(sign_up("password123")).await.unwrap();
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);

@@ -82,6 +82,18 @@ fn strong_ranks_above_random_within_200_games() {
     assert_eq!(ratings[0].games, ratings[1].games);
 }
 
+/// A contestant's account named `name`.
+fn add_contestant(store: &mut dyn Store, name: &str) {
+    store
+        .create_ladder_user(&NewLadderUser {
+            name: name.into(),
+            role: LadderRole::Contestant,
+            token_sha256: format!("{name:0>64}"),
+            signup_code_sha256: format!("{name:1>64}"),
+        })
+        .unwrap();
+}
+
 fn add_active(store: &mut dyn Store, bot: &str) -> u64 {
     let v = store
         .add_bot_version(&NewBotVersion {
@@ -105,14 +117,7 @@ fn a_new_version_replaces_the_old_in_new_matches_and_tables_are_filled() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = SqliteStore::open(&dir.path().join("l.sqlite")).unwrap();
     for name in ["alice", "bob"] {
-        store
-            .create_ladder_user(&NewLadderUser {
-                name: name.into(),
-                role: LadderRole::Contestant,
-                token_sha256: format!("{name:0>64}"),
-                signup_code_sha256: format!("{name:1>64}"),
-            })
-            .unwrap();
+        add_contestant(&mut store, name);
     }
     let c =
         config("name = \"n\"\ngame = \"nac\"\nbuiltins = [\"random\"]\nlanguages = [\"python\"]\n");
@@ -269,14 +274,7 @@ fn a_bot_is_never_in_more_than_its_share_of_the_open_matches() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = SqliteStore::open(&dir.path().join("l.sqlite")).unwrap();
         for name in names {
-            store
-                .create_ladder_user(&NewLadderUser {
-                    name: name.into(),
-                    role: LadderRole::Contestant,
-                    token_sha256: format!("{name:0>64}"),
-                    signup_code_sha256: format!("{name:1>64}"),
-                })
-                .unwrap();
+            add_contestant(&mut store, name);
             add_active(&mut store, name);
         }
         let mut mm = Matchmaker::new(c.clone(), 2, seed);
@@ -307,14 +305,7 @@ fn disabled_accounts_and_retired_bots_are_matched_no_more() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = SqliteStore::open(&dir.path().join("l.sqlite")).unwrap();
     for name in ["ann", "ben", "cat"] {
-        store
-            .create_ladder_user(&NewLadderUser {
-                name: name.into(),
-                role: LadderRole::Contestant,
-                token_sha256: format!("{name:0>64}"),
-                signup_code_sha256: format!("{name:1>64}"),
-            })
-            .unwrap();
+        add_contestant(&mut store, name);
         add_active(&mut store, name);
     }
     let c = config(

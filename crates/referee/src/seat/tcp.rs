@@ -675,13 +675,9 @@ impl Transport for SharedTcpSeat {
             };
             // The client has until the linger's end to exit on its own.
             let oom = client.oom_killed();
-            let wait = until.saturating_duration_since(Instant::now());
-            let _ = tokio::time::timeout(wait, async {
-                while client.try_exit().is_none() {
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
-            })
-            .await;
+            client
+                .exit_within(until.saturating_duration_since(Instant::now()))
+                .await;
             let (exit, mut stderr, out) =
                 client.finish_with_output(Duration::from_millis(10)).await;
             if !out.is_empty() {

@@ -135,6 +135,8 @@ pub struct WsSeat {
     client: Option<ClientProcess>,
     /// Why the connection is gone, once it is.
     gone: Option<String>,
+    /// Whether the agent connected (its WebSocket handshake completed).
+    connected: bool,
     written_at: Option<Instant>,
     clock: Option<Arc<Mutex<RequestClock>>>,
 }
@@ -161,6 +163,7 @@ impl WsSeat {
             team: String::new(),
             client,
             gone: Some(why),
+            connected: false,
             written_at: None,
             clock: None,
         }
@@ -342,6 +345,7 @@ pub async fn handshake(stream: TcpStream, name_timeout: Duration, secret: Option
     };
     let mut seat = WsSeat::not_connected(String::new(), None);
     seat.gone = None;
+    seat.connected = true;
     let sent = Instant::now();
     if let Err(e) = ws.send(Message::Text(NAME_REQUEST.into())).await {
         let why = format!("cannot send NAME: {e}");
@@ -543,11 +547,12 @@ impl Transport for WsSeat {
     }
 
     fn kill(&mut self) {
-        // An agent whose connection is already gone (it closed it, or it broke) is usually
-        // exiting: it is left to [`Transport::finish`], which gives it the table's grace and
-        // then stops it, so its contestant sees its own exit status and not the referee's
-        // SIGKILL. It holds nothing a connected agent does not.
-        let already_gone = self.gone.is_some();
+        // An agent that connected and whose connection is already gone (it closed it, or it
+        // broke) is usually exiting: it is left to [`Transport::finish`], which gives it the
+        // table's grace and then stops it, so its contestant sees its own exit status and not
+        // the referee's SIGKILL. It holds nothing a connected agent does not. One that never
+        // connected is stopped now, as before.
+        let already_gone = self.connected && self.gone.is_some();
         // Dropped: the connection closes without a close frame.
         self.ws = None;
         self.gone

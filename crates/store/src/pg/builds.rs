@@ -5,10 +5,16 @@ use std::time::Duration;
 
 use super::{col, err, PgStore};
 use crate::ladder_builds::{
-    abandoned_log, bot_storage_sql, prune_sql, storage_rows, storage_sql, BuildClaim, LadderBuilds,
-    Program, Pruned, StorageUse, CLAIM_ORDER,
+    abandoned_log, bot_storage_sql, prune_sql, storage_rows, storage_sql, BlobSize, BuildClaim,
+    LadderBuilds, Program, Pruned, StorageUse, CLAIM_ORDER,
 };
 use crate::{from_db, now_secs, to_db, StoreError, VersionStatus};
+
+/// Blob sizes on PostgreSQL.
+const BLOB_SIZE: BlobSize = BlobSize {
+    len: "octet_length",
+    int: "::BIGINT",
+};
 
 const PUT_PROGRAM: &str = "INSERT INTO kk_ladder_programs (ladder, bot, version, sha256, archive)
      VALUES ($1, $2, $3, $4, $5)
@@ -55,8 +61,7 @@ impl LadderBuilds for PgStore {
     fn ladder_storage(&mut self, ladder: &str) -> Result<Vec<StorageUse>, StoreError> {
         const CONTEXT: &str = "measuring the ladder's storage";
         let p = |n: usize| format!("${n}");
-        // SUM of bigints is numeric on PostgreSQL: read back as bigint.
-        let sql = storage_sql("octet_length", &p).replace(")), 0)", ")), 0)::BIGINT");
+        let sql = storage_sql(&BLOB_SIZE, &p);
         let rows = self
             .client
             .query(&sql, &[&ladder, &crate::ladder_contest(ladder)])
@@ -75,7 +80,7 @@ impl LadderBuilds for PgStore {
     fn ladder_bot_storage(&mut self, ladder: &str, bot: &str) -> Result<u64, StoreError> {
         const CONTEXT: &str = "measuring a bot's storage";
         let p = |n: usize| format!("${n}");
-        let sql = format!("SELECT ({})::BIGINT", bot_storage_sql("octet_length", &p));
+        let sql = bot_storage_sql(&BLOB_SIZE, &p);
         let row = self
             .client
             .query_one(&sql, &[&ladder, &bot])

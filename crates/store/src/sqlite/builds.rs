@@ -6,10 +6,16 @@ use rusqlite::{params, OptionalExtension, TransactionBehavior};
 
 use super::{err, SqliteStore};
 use crate::ladder_builds::{
-    abandoned_log, bot_storage_sql, prune_sql, storage_rows, storage_sql, BuildClaim, LadderBuilds,
-    Program, Pruned, StorageUse, CLAIM_ORDER,
+    abandoned_log, bot_storage_sql, prune_sql, storage_rows, storage_sql, BlobSize, BuildClaim,
+    LadderBuilds, Program, Pruned, StorageUse, CLAIM_ORDER,
 };
 use crate::{from_db, now_secs, to_db, StoreError, VersionStatus};
+
+/// Blob sizes on SQLite.
+const BLOB_SIZE: BlobSize = BlobSize {
+    len: "length",
+    int: "",
+};
 
 impl LadderBuilds for SqliteStore {
     fn ladder_put_upload(
@@ -52,7 +58,7 @@ impl LadderBuilds for SqliteStore {
         let p = |n: usize| format!("?{n}");
         let mut stmt = self
             .conn
-            .prepare(&storage_sql("length", &p))
+            .prepare(&storage_sql(&BLOB_SIZE, &p))
             .map_err(err(CONTEXT))?;
         let rows = stmt
             .query_map(params![ladder, crate::ladder_contest(ladder)], |r| {
@@ -73,9 +79,11 @@ impl LadderBuilds for SqliteStore {
         let p = |n: usize| format!("?{n}");
         let bytes: i64 = self
             .conn
-            .query_row(&bot_storage_sql("length", &p), params![ladder, bot], |r| {
-                r.get(0)
-            })
+            .query_row(
+                &bot_storage_sql(&BLOB_SIZE, &p),
+                params![ladder, bot],
+                |r| r.get(0),
+            )
             .map_err(err(CONTEXT))?;
         Ok(u64::try_from(bytes).unwrap_or(0))
     }

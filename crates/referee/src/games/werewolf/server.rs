@@ -82,12 +82,7 @@ async fn seat_one(
             // do so, so that its contestant sees its own exit status and not the SIGKILL that
             // stops a forfeited seat.
             if let Some(c) = client.as_mut() {
-                let _ = tokio::time::timeout(Duration::from_millis(300), async {
-                    while c.try_exit().is_none() {
-                        tokio::time::sleep(Duration::from_millis(10)).await;
-                    }
-                })
-                .await;
+                c.exit_within(Duration::from_millis(300)).await;
             }
             let seat = TcpSeat {
                 conn: None,
