@@ -44,6 +44,15 @@ pub struct MatchJob {
     /// by anyone who knows the file. The seed played is in the report and the replay.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub public_seed: bool,
+    /// Each seat's thinking time in the whole match, in seconds (a ladder's
+    /// `thinking_seconds`); 0 for none. A seat past it stops the match and is charged with a
+    /// loss, every other seat scores a win ([`kakehiki_referee::thinking_record`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub thinking_s: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl MatchJob {
@@ -95,6 +104,7 @@ impl MatchJob {
             sandbox: def.sandbox.clone(),
             cpu_millis: def.cpu_millis,
             public_seed: def.public_seeds,
+            thinking_s: 0,
         }
     }
 
@@ -124,6 +134,7 @@ impl MatchJob {
             sandbox: None,
             cpu_millis: None,
             public_seed: true,
+            thinking_s: 0,
         }
     }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use kakehiki_agent::{BotProcess, DeniedPath, ReadOutcome};
 use kakehiki_core::{GameType, SeatSpec};
-use kakehiki_referee::{find_game, MatchSpec, RefereeError};
+use kakehiki_referee::{find_game, MatchRecord, MatchSpec, RefereeError};
 
 use crate::arena::{Arena, MatchJob, PlayError, Played, PreflightProblem};
 use crate::programs::{check_command, command_line, program_paths};
@@ -99,17 +99,43 @@ impl Arena for RefereeArena {
         spec.options = job.options.clone();
         apply_sandbox(&mut spec, job).map_err(PlayError::Failed)?;
         let mut record = on_runtime(async {
-            if job.timeout_s == 0 {
-                driver.play(&spec).await.map_err(referee_error)
-            } else {
-                let limit = Duration::from_secs(job.timeout_s);
-                match tokio::time::timeout(limit, driver.play(&spec)).await {
-                    Ok(r) => r.map_err(referee_error),
-                    // Stopped at its limit, the match is still scored: the seats that used the
-                    // most thinking time are charged (none used any: the host's fault).
-                    Err(_) => kakehiki_referee::overtime_record(driver, &spec, limit)
-                        .map_err(referee_error),
+            let n = spec.seats.len();
+            // The whole match's wall-clock limit (0: none) ...
+            let over_limit = async {
+                match job.timeout_s {
+                    0 => std::future::pending::<()>().await,
+                    s => tokio::time::sleep(Duration::from_secs(s)).await,
                 }
+            };
+            // ... and each seat's thinking budget (0: none), looked at four times a second.
+            let budget = Duration::from_secs(job.thinking_s);
+            let over_budget = async {
+                if job.thinking_s == 0 {
+                    return std::future::pending::<MatchRecord>().await;
+                }
+                let mut tick = tokio::time::interval(Duration::from_millis(250));
+                loop {
+                    tick.tick().await;
+                    let used = spec.clock.totals(n);
+                    if used.iter().any(|&us| us > budget.as_micros() as u64) {
+                        if let Some(r) = kakehiki_referee::thinking_record(driver, &spec, budget) {
+                            return r;
+                        }
+                    }
+                }
+            };
+            tokio::select! {
+                r = driver.play(&spec) => r.map_err(referee_error),
+                // Stopped at its limit, the match is still scored: the seats that used the
+                // most thinking time are charged (none used any: the host's fault).
+                () = over_limit => kakehiki_referee::overtime_record(
+                    driver,
+                    &spec,
+                    Duration::from_secs(job.timeout_s),
+                )
+                .map_err(referee_error),
+                // A seat past its share is charged, never the others.
+                r = over_budget => Ok(r),
             }
         })??;
         record.stamp_sandbox(&spec);

@@ -191,6 +191,7 @@ struct RawLadder {
     limits: Limits,
     matches_per_hour: Option<u64>,
     match_timeout_s: Option<u64>,
+    thinking_seconds: Option<u64>,
     sandbox: Option<String>,
     cpus_per_bot: Option<toml::Value>,
     #[serde(default)]
@@ -221,6 +222,10 @@ pub struct LadderConfig {
     /// [`LadderConfig::check_match_settings`] raises the default to the game's longest legal
     /// match under the ladder's limits if that is longer.
     pub match_timeout_given: bool,
+    /// ... each seat's thinking time over a whole match, in seconds (0: none): the ladder's
+    /// own time rule on top of the game's. A seat past it stops the match and loses it; the
+    /// others win. It bounds how long a legal but slow bot holds a worker.
+    pub thinking_seconds: u64,
     /// ... the bot sandbox level (`best` when absent), ...
     pub sandbox: Option<String>,
     /// ... each bot's CPU quota in thousandths of a CPU, ...
@@ -233,6 +238,12 @@ pub struct LadderConfig {
 /// The default wall-clock limit of one ladder match, in seconds (seat limits end a match long
 /// before).
 pub const DEFAULT_MATCH_TIMEOUT_S: u64 = 3600;
+
+/// The default thinking time of one seat over a whole ladder match, in seconds: far above
+/// what a healthy bot uses (a Geister bot answering each of 100 moves in a second uses 100), far
+/// below what one answering just inside the game's per-move limit can use (9 s a move over a long
+/// Geister game held a worker for 22 minutes), which would otherwise hold a worker that long.
+pub const DEFAULT_THINKING_SECONDS: u64 = 300;
 
 /// The default match rate.
 pub const DEFAULT_MATCHES_PER_HOUR: u64 = 600;
@@ -399,6 +410,15 @@ impl LadderConfig {
                 format!("expected an integer from 0 (no limit) to 604800, found {match_timeout_s}"),
             ));
         }
+        let thinking_seconds = raw.thinking_seconds.unwrap_or(DEFAULT_THINKING_SECONDS);
+        if thinking_seconds > 7 * 24 * 3600 {
+            return Err(invalid(
+                "thinking_seconds",
+                format!(
+                    "expected an integer from 0 (no limit) to 604800, found {thinking_seconds}"
+                ),
+            ));
+        }
         let sandbox = match raw.sandbox {
             None => None,
             Some(l) if ["best", "strict", "off"].contains(&l.as_str()) => Some(l),
@@ -438,6 +458,7 @@ impl LadderConfig {
             matches_per_hour,
             match_timeout_s,
             match_timeout_given: raw.match_timeout_s.is_some(),
+            thinking_seconds,
             sandbox,
             cpu_millis,
             options,
@@ -457,6 +478,7 @@ impl LadderConfig {
         );
         job.sandbox = self.sandbox.clone();
         job.cpu_millis = self.cpu_millis;
+        job.thinking_s = self.thinking_seconds;
         job
     }
 
@@ -543,6 +565,8 @@ mod tests {
         assert_eq!(c.limits.uploads_per_hour, 60);
         assert_eq!(c.matches_per_hour, DEFAULT_MATCHES_PER_HOUR);
         assert_eq!(c.match_timeout_s, DEFAULT_MATCH_TIMEOUT_S);
+        assert_eq!(c.thinking_seconds, DEFAULT_THINKING_SECONDS);
+        assert_eq!(c.probe_job(2).thinking_s, DEFAULT_THINKING_SECONDS);
         assert_eq!((c.sandbox.as_deref(), c.cpu_millis), (None, None));
         assert!(c.options.is_empty());
     }
@@ -550,16 +574,18 @@ mod tests {
     #[test]
     fn per_match_settings_are_read_and_bad_ones_named() {
         let c = parse(&format!(
-            "{MINIMAL}match_timeout_s = 600\nsandbox = \"strict\"\ncpus_per_bot = 0.5\n[options]\nturn_ms = 2000\nname = \"x\"\n"
+            "{MINIMAL}match_timeout_s = 600\nthinking_seconds = 0\nsandbox = \"strict\"\ncpus_per_bot = 0.5\n[options]\nturn_ms = 2000\nname = \"x\"\n"
         ))
         .unwrap();
         assert_eq!(c.match_timeout_s, 600);
+        assert_eq!(c.thinking_seconds, 0, "0 turns the budget off");
         assert_eq!(c.sandbox.as_deref(), Some("strict"));
         assert_eq!(c.cpu_millis, Some(500));
         assert_eq!(c.options["turn_ms"], "2000");
         assert_eq!(c.options["name"], "x");
         for (text, key) in [
             ("match_timeout_s = 700000", "match_timeout_s"),
+            ("thinking_seconds = 700000", "thinking_seconds"),
             ("sandbox = \"loose\"", "sandbox"),
             ("cpus_per_bot = 0", "cpus_per_bot"),
             ("cpus_per_bot = \"all\"", "cpus_per_bot"),

@@ -408,6 +408,7 @@ impl Matchmaker {
             cpu_millis: self.config.cpu_millis,
             // The ladder's seeds are always secret: drawn fresh when the match is played.
             public_seed: false,
+            thinking_s: self.config.thinking_seconds,
         };
         if store.ladder_queue(&self.config.name, index, &job.to_json())? {
             let mut seen = std::collections::HashSet::new();

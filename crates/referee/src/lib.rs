@@ -16,5 +16,5 @@ pub mod seat;
 pub use driver::{
     BoxFuture, GameDriver, ListenNotice, MatchRecord, MatchSpec, RefereeError, SEED_ENV,
 };
-pub use overtime::overtime_record;
+pub use overtime::{overtime_record, thinking_record};
 pub use registry::{find_game, GAMES};

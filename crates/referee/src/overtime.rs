@@ -34,7 +34,6 @@ pub fn overtime_record(
     spec: &MatchSpec,
     limit: Duration,
 ) -> Result<MatchRecord, RefereeError> {
-    let game = driver.game_type();
     let n = spec.seats.len();
     let limit_s = limit.as_secs();
     let totals = spec.clock.totals(n);
@@ -43,6 +42,72 @@ pub fn overtime_record(
         return Err(RefereeError::OverTimeUnattributed { limit_s });
     }
     let charged: Vec<bool> = totals.iter().map(|&t| t == most).collect();
+    let ties = charged.iter().filter(|&&c| c).count();
+    let most_of = if ties == 1 {
+        "the most of any seat".to_string()
+    } else {
+        format!("the most of any seat, tied with {} other(s)", ties - 1)
+    };
+    let detail = |s: usize| {
+        format!(
+            "the match exceeded match_timeout_s = {limit_s} s; this seat used {} s of it, {most_of}",
+            secs(totals[s])
+        )
+    };
+    let facts = json!({
+        "match_timeout_s": limit_s,
+        "thinking_us": totals,
+        "charged": (0..n).filter(|&s| charged[s]).collect::<Vec<_>>(),
+    });
+    Ok(charged_record(driver, spec, &charged, detail, facts))
+}
+
+/// The record of `spec`'s match, stopped when a seat's thinking time in `spec.clock` passed
+/// `budget` (a ladder's `thinking_seconds`, each seat's share of the match): every seat past it
+/// scores 0 with a [`SeatErrorKind::Timeout`] error naming the budget and its time; every other
+/// seat, however slow the match, scores the game's win score and is never charged. `None` when
+/// no seat is past the budget (the match must go on).
+pub fn thinking_record(
+    driver: &dyn GameDriver,
+    spec: &MatchSpec,
+    budget: Duration,
+) -> Option<MatchRecord> {
+    let n = spec.seats.len();
+    let totals = spec.clock.totals(n);
+    let budget_us = budget.as_micros() as u64;
+    let charged: Vec<bool> = totals.iter().take(n).map(|&t| t > budget_us).collect();
+    if !charged.contains(&true) {
+        return None;
+    }
+    let budget_s = budget.as_secs();
+    let detail = |s: usize| {
+        format!(
+            "this seat thought for {:.2} s in this match, past its share thinking_seconds = \
+             {budget_s} s: the match was stopped and this seat charged; answer faster (the \
+             game's per-move limit is not the ladder's whole-match budget)",
+            totals[s] as f64 / 1e6
+        )
+    };
+    let facts = json!({
+        "thinking_seconds": budget_s,
+        "thinking_us": totals,
+        "charged": (0..n).filter(|&s| charged[s]).collect::<Vec<_>>(),
+    });
+    Some(charged_record(driver, spec, &charged, detail, facts))
+}
+
+/// The record of a match cut off with the `charged` seats losing (each with the error
+/// `detail(seat)`) and every other seat scoring the game's win score; `facts` go into the
+/// report (`extra.overtime`) and the replay's one event.
+fn charged_record(
+    driver: &dyn GameDriver,
+    spec: &MatchSpec,
+    charged: &[bool],
+    detail: impl Fn(usize) -> String,
+    facts: serde_json::Value,
+) -> MatchRecord {
+    let game = driver.game_type();
+    let n = spec.seats.len();
     let win = driver.forfeit_win_score();
     let scores: Vec<Score> = charged
         .iter()
@@ -53,27 +118,17 @@ pub fn overtime_record(
         scores,
         winner: (free.len() == 1).then(|| free[0]),
     };
-    let ties = charged.iter().filter(|&&c| c).count();
     let seats = spec
         .seats
         .iter()
         .enumerate()
         .map(|(s, seat)| {
             let errors = if charged[s] {
-                let most_of = if ties == 1 {
-                    "the most of any seat".to_string()
-                } else {
-                    format!("the most of any seat, tied with {} other(s)", ties - 1)
-                };
                 vec![SeatError {
                     turn: 0,
                     at: OVERTIME_AT.into(),
                     kind: SeatErrorKind::Timeout,
-                    detail: format!(
-                        "the match exceeded match_timeout_s = {limit_s} s; this seat used {} s \
-                         of it, {most_of}",
-                        secs(totals[s])
-                    ),
+                    detail: detail(s),
                 }]
             } else {
                 Vec::new()
@@ -84,11 +139,6 @@ pub fn overtime_record(
     let rules = spec.rules.as_deref().unwrap_or(game.default_rules());
     let mut report = MatchReport::new(game.name, rules, spec.seed, &outcome, seats);
     report.everyone_lost = free.is_empty();
-    let facts = json!({
-        "match_timeout_s": limit_s,
-        "thinking_us": totals,
-        "charged": (0..n).filter(|&s| charged[s]).collect::<Vec<_>>(),
-    });
     report.extra.insert("overtime".into(), facts.clone());
     let mut replay = ReplayLog::new();
     replay.push(&ReplayHeader {
@@ -104,7 +154,7 @@ pub fn overtime_record(
     let mut event = facts;
     event["event"] = json!("overtime");
     replay.push(&event);
-    Ok(MatchRecord { report, replay })
+    MatchRecord { report, replay }
 }
 
 #[cfg(test)]
@@ -183,5 +233,32 @@ mod tests {
             e.to_string().contains("no seat used any thinking time"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn past_its_thinking_budget_a_seat_is_charged_and_a_slow_seat_within_it_is_not() {
+        let driver = crate::find_game("nac").unwrap();
+        let s = spec(4);
+        s.clock.add(0, 29_000_000);
+        assert!(thinking_record(driver, &s, Duration::from_secs(30)).is_none());
+        s.clock.add(2, 31_000_000);
+        let rec = thinking_record(driver, &s, Duration::from_secs(30)).unwrap();
+        let r = &rec.report;
+        assert_eq!(r.scores, vec![1.0, 1.0, 0.0, 1.0]);
+        assert!(
+            r.seats[0].errors.is_empty(),
+            "29 s of 30 is within the budget"
+        );
+        let e = &r.seats[2].errors[0];
+        assert_eq!(e.kind, SeatErrorKind::Timeout);
+        assert!(
+            e.detail.starts_with(
+                "this seat thought for 31.00 s in this match, past its share thinking_seconds = 30 s"
+            ),
+            "{}",
+            e.detail
+        );
+        assert_eq!(r.extra["overtime"]["charged"], json!([2]));
+        assert_eq!(r.extra["overtime"]["thinking_seconds"], json!(30));
     }
 }

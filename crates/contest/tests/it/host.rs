@@ -681,3 +681,53 @@ fn a_match_past_its_time_limit_is_stored_scored_with_the_slowest_seat_charged() 
         kakehiki_contest::standings::SeatResult::Loss
     );
 }
+
+/// A ladder's thinking budget (`thinking_s`): a bot answering every turn legally but slowly
+/// (0.7 s of its 1 s) passes its 1 s share of the match after two turns; the match is stopped
+/// there, long before the game would end, the slow seat charged with the budget named, and the
+/// built-in seats, never charged, win.
+#[test]
+fn a_seat_past_its_thinking_budget_stops_the_match_and_only_it_is_charged() {
+    use kakehiki_contest::Arena;
+    let dir = tempfile::tempdir().unwrap();
+    let bot = dir.path().join("slow_bot.py");
+    let slow = "import sys, time\n\
+                class Slow:\n    \
+                    def __init__(self, f):\n        self.f = f\n    \
+                    def write(self, t):\n        \
+                        if not t.startswith('READY'):\n            time.sleep(0.7)\n        \
+                        return self.f.write(t)\n    \
+                    def __getattr__(self, a):\n        return getattr(self.f, a)\n\
+                sys.stdout = Slow(sys.stdout)\n";
+    let source = std::fs::read_to_string(repo_file("examples/bots/python/nac_bot.py")).unwrap();
+    std::fs::write(&bot, format!("{slow}{source}")).unwrap();
+    let mut job =
+        kakehiki_contest::MatchJob::probe("t".into(), "nac", None, 4, Default::default(), 0);
+    job.seats = vec![
+        kakehiki_core::SeatSpec::Builtin("random".into()),
+        kakehiki_core::SeatSpec::Cmd(vec!["python3".into(), bot.display().to_string()]),
+        kakehiki_core::SeatSpec::Builtin("random".into()),
+        kakehiki_core::SeatSpec::Builtin("strong".into()),
+    ];
+    job.thinking_s = 1;
+    let played = RefereeArena.play(&job).unwrap();
+    let r = &played.report;
+    assert_eq!(r.scores, vec![1.0, 0.0, 1.0, 1.0], "{r:?}");
+    let e = r.seats[1].errors.last().unwrap();
+    assert_eq!(e.kind, kakehiki_core::SeatErrorKind::Timeout, "{e:?}");
+    assert!(
+        e.detail.contains("past its share thinking_seconds = 1 s"),
+        "{}",
+        e.detail
+    );
+    for seat in [0, 2, 3] {
+        assert!(r.seats[seat].errors.is_empty(), "{:?}", r.seats[seat]);
+    }
+    assert_eq!(r.extra["overtime"]["charged"], serde_json::json!([1]));
+    // Stopped at the budget, not at the game's end (a whole game of its turns is minutes).
+    let used = r.extra["overtime"]["thinking_us"][1].as_u64().unwrap();
+    assert!((1_000_000..10_000_000).contains(&used), "{used} µs");
+    assert!(played
+        .replay
+        .contains(kakehiki_referee::overtime::OVERTIME_FORMAT));
+}
