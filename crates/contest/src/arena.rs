@@ -175,6 +175,10 @@ pub enum PlayError {
     /// stops; a rerun on a working machine plays the match.
     #[error("{0}")]
     HostFault(String),
+    /// The match was taken away while it was played ([`Arena::play_until`]'s `stop`): nothing
+    /// is recorded by whoever played it.
+    #[error("the match was stopped while it was played")]
+    Stopped,
 }
 
 impl PlayError {
@@ -255,6 +259,18 @@ pub trait Arena: Send + Sync {
     /// host fault); bot misbehaviour, exceeding the time limit of the whole match included, is
     /// recorded in the report instead.
     fn play(&self, job: &MatchJob) -> Result<Played, PlayError>;
+
+    /// Play `job` as [`Arena::play`] does, but give up with [`PlayError::Stopped`] soon after
+    /// `stop` is set (the match was taken away: stopped by an organiser, or its lease lost). An
+    /// arena that cannot stop a match midway plays it to its end.
+    fn play_until(
+        &self,
+        job: &MatchJob,
+        stop: &std::sync::atomic::AtomicBool,
+    ) -> Result<Played, PlayError> {
+        let _ = stop;
+        self.play(job)
+    }
 
     /// Check a match's game, rule set, seats and options as playing it would, without starting
     /// anything (a ladder refuses bad options before its first match). An arena that plays no

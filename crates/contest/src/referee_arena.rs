@@ -93,6 +93,17 @@ impl Arena for RefereeArena {
     }
 
     fn play(&self, job: &MatchJob) -> Result<Played, PlayError> {
+        self.play_until(job, &std::sync::atomic::AtomicBool::new(false))
+    }
+
+    /// The match is played with its limits watched beside it: the whole match's
+    /// `match_timeout_s`, each seat's thinking budget, and `stop`; whichever comes first ends it
+    /// (the seats' processes are stopped as the match is dropped).
+    fn play_until(
+        &self,
+        job: &MatchJob,
+        stop: &std::sync::atomic::AtomicBool,
+    ) -> Result<Played, PlayError> {
         let driver = find_game(&job.game).map_err(|e| PlayError::Failed(e.to_string()))?;
         let mut spec = MatchSpec::new(&job.game, job.seed_to_play(), job.seats.clone());
         spec.rules = job.rules.clone();
@@ -124,8 +135,16 @@ impl Arena for RefereeArena {
                     }
                 }
             };
+            // ... and whether the match was taken away, looked at ten times a second.
+            let stopped = async {
+                let mut tick = tokio::time::interval(Duration::from_millis(100));
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    tick.tick().await;
+                }
+            };
             tokio::select! {
                 r = driver.play(&spec) => r.map_err(referee_error),
+                () = stopped => Err(PlayError::Stopped),
                 // Stopped at its limit, the match is still scored: the seats that used the
                 // most thinking time are charged (none used any: the host's fault).
                 () = over_limit => kakehiki_referee::overtime_record(

@@ -329,8 +329,12 @@ fn start_pass<'a>(
 }
 
 /// Play one job, turning a panic of the player into an error.
-fn play_guarded(arena: &dyn Arena, job: &MatchJob) -> Result<crate::arena::Played, PlayError> {
-    match catch_unwind(AssertUnwindSafe(|| arena.play(job))) {
+fn play_guarded(
+    arena: &dyn Arena,
+    job: &MatchJob,
+    stop: &AtomicBool,
+) -> Result<crate::arena::Played, PlayError> {
+    match catch_unwind(AssertUnwindSafe(|| arena.play_until(job, stop))) {
         Ok(r) => r,
         Err(p) => {
             let msg = p
@@ -381,7 +385,7 @@ fn play_batch(
                 };
                 let job = MatchJob::new(def, &m);
                 let start = Instant::now();
-                let outcome = play_guarded(arena.as_ref(), &job);
+                let outcome = play_guarded(arena.as_ref(), &job, &AtomicBool::new(false));
                 let elapsed = start.elapsed().as_millis() as u64;
                 let mut st = store.lock().unwrap_or_else(|e| e.into_inner());
                 let stored = match outcome {
@@ -427,6 +431,8 @@ fn play_batch(
                             .push((m.index, e.clone()));
                         st.record_failure(&def.name, m.index, &job.to_json(), &e)
                     }
+                    // A local run never takes a match away from itself.
+                    Err(PlayError::Stopped) => Ok(()),
                 };
                 drop(st);
                 pb.inc(1);
@@ -583,6 +589,9 @@ pub struct WorkerSummary {
     /// Results that arrived after another worker had stored the same match.
     pub duplicates: u64,
     pub failed: u64,
+    /// Matches taken away while this worker played them (stopped by an organiser, or their
+    /// lease lost), given up unrecorded.
+    pub stopped: u64,
     /// Times the database connection was lost and made again.
     pub reconnects: u64,
 }
@@ -764,6 +773,7 @@ fn worker_loop(
                 }
             }
             let done = AtomicBool::new(false);
+            let lost = AtomicBool::new(false);
             let start = Instant::now();
             let outcome = std::thread::scope(|scope| {
                 // Heartbeats keep the lease while the match runs.
@@ -777,11 +787,16 @@ fn worker_loop(
                             // A failed heartbeat is not fatal: the result is keyed, a duplicate
                             // from another worker is ignored. No reconnect here: the result's
                             // store call below makes the connection again.
-                            let _ = lock().store().heartbeat(&claim, opts.lease);
+                            // A heartbeat that finds the match no longer this worker's (an
+                            // organiser stopped it, or the lease was lost to another worker)
+                            // stops it here.
+                            if let Ok(false) = lock().store().heartbeat(&claim, opts.lease) {
+                                lost.store(true, Ordering::SeqCst);
+                            }
                         }
                     }
                 });
-                let r = play_guarded(arena, &job);
+                let r = play_guarded(arena, &job, &lost);
                 done.store(true, Ordering::SeqCst);
                 r
             });
@@ -820,6 +835,8 @@ fn worker_loop(
                     lock().call(|s| s.release_failed(&claim, &e, opts.max_attempts))?;
                     summary.failed += 1;
                 }
+                // No longer this worker's: whoever took it away records what happened.
+                Err(PlayError::Stopped) => summary.stopped += 1,
             }
         }
         Ok(())
@@ -866,6 +883,7 @@ pub fn run_worker(
         total.played += s.played;
         total.duplicates += s.duplicates;
         total.failed += s.failed;
+        total.stopped += s.stopped;
         total.reconnects += s.reconnects;
     }
     Ok(total)

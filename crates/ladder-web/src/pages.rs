@@ -216,6 +216,7 @@ pub(super) fn routes(upload_limit: usize) -> Router<App> {
         )
         .route("/organiser", get(organiser))
         .route("/organiser/accounts/:name", post(organiser_account))
+        .route("/organiser/bots/:name", post(organiser_bot))
 }
 
 // ------------------------------------------------------------------------------------ uploads
@@ -1201,14 +1202,11 @@ async fn organiser_account(
     Form(f): Form<AccountForm>,
 ) -> Response {
     on_thread(move || {
-        let viewer = viewer!(app, headers);
-        let Some(s) = viewer
-            .as_ref()
-            .map(|v| &v.1)
-            .filter(|s| s.user.role == LadderRole::Organiser)
-        else {
-            return not_found(&app, viewer.as_ref().map(|v| &v.1));
+        let s = match organiser_only(&app, &headers) {
+            Ok(s) => s,
+            Err(r) => return *r,
         };
+        let s = &s;
         if !same_secret(&s.csrf_token, &f.csrf) {
             return csrf_refused(&app);
         }
@@ -1247,16 +1245,66 @@ async fn organiser_account(
     .await
 }
 
+/// An organiser's session; anyone else gets the 404 page (an organiser's page is not said to
+/// exist), a store failure its page.
+fn organiser_only(app: &App, headers: &HeaderMap) -> Result<LadderSession, Box<Response>> {
+    let viewer = session(app, headers).map_err(|e| Box::new(store_failed(app, e)))?;
+    match viewer {
+        Some((_, s)) if s.user.role == LadderRole::Organiser => Ok(s),
+        v => Err(Box::new(not_found(app, v.as_ref().map(|v| &v.1)))),
+    }
+}
+
+/// `POST /organiser/bots/NAME` (`action` = `retire` or `restore`): an organiser retires a bot
+/// (it is matched no more and its queued and running matches stop; its history stays) or
+/// brings it back, as `kakehiki ladder retire` does. Anyone else gets the 404 page.
+async fn organiser_bot(
+    State(app): State<App>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    Form(f): Form<AccountForm>,
+) -> Response {
+    on_thread(move || {
+        let s = match organiser_only(&app, &headers) {
+            Ok(s) => s,
+            Err(r) => return *r,
+        };
+        if !same_secret(&s.csrf_token, &f.csrf) {
+            return csrf_refused(&app);
+        }
+        let retired = match f.action.as_str() {
+            "retire" => true,
+            "restore" => false,
+            _ => {
+                return message(
+                    &app,
+                    Some(&s),
+                    StatusCode::BAD_REQUEST,
+                    "Not done",
+                    "the form's action must be retire or restore",
+                )
+            }
+        };
+        let done = {
+            let mut store = app.store.get();
+            store.ladder_set_retired(&app.config.name, &name, retired)
+        };
+        match done {
+            Ok(true) => see_other("/organiser", []),
+            Ok(false) => not_found(&app, Some(&s)),
+            Err(e) => store_failed(&app, e),
+        }
+    })
+    .await
+}
+
 async fn organiser(State(app): State<App>, headers: HeaderMap) -> Response {
     on_thread(move || {
-        let viewer = viewer!(app, headers);
-        let Some(s) = viewer
-            .as_ref()
-            .map(|v| &v.1)
-            .filter(|s| s.user.role == LadderRole::Organiser)
-        else {
-            return not_found(&app, viewer.as_ref().map(|v| &v.1));
+        let s = match organiser_only(&app, &headers) {
+            Ok(s) => s,
+            Err(r) => return *r,
         };
+        let s = &s;
         let data = {
             let mut store = app.store.get();
             let users = store.ladder_users();
@@ -1290,12 +1338,19 @@ async fn organiser(State(app): State<App>, headers: HeaderMap) -> Response {
                 store.ladder_open_matches(name),
                 store.ladder_running(name),
                 store.ladder_storage(name),
+                store.ladder_retired_bots(name),
             ) {
-                (Ok(st), Ok(open), Ok(running), Ok(storage)) => Ok((st, open, running, storage)),
-                (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), _) | (.., Err(e)) => Err(e),
+                (Ok(st), Ok(open), Ok(running), Ok(storage), Ok(retired)) => {
+                    Ok((st, open, running, storage, retired))
+                }
+                (Err(e), ..)
+                | (_, Err(e), ..)
+                | (_, _, Err(e), ..)
+                | (_, _, _, Err(e), _)
+                | (.., Err(e)) => Err(e),
             }
         };
-        let (state, open, running, storage) = match play {
+        let (state, open, running, storage, retired) = match play {
             Ok(p) => p,
             Err(e) => return store_failed(&app, e),
         };
@@ -1325,6 +1380,17 @@ async fn organiser(State(app): State<App>, headers: HeaderMap) -> Response {
             .map(version_row)
             .collect();
         let rows: Vec<_> = versions.iter().map(version_row).collect();
+        let mut bots: Vec<(&str, &str)> = versions
+            .iter()
+            .map(|v| (v.bot.as_str(), v.owner.as_str()))
+            .collect();
+        bots.dedup();
+        let bots: Vec<_> = bots
+            .into_iter()
+            .map(|(bot, owner)| {
+                context! { name => bot, owner, retired => retired.iter().any(|r| r == bot) }
+            })
+            .collect();
         render(
             &app,
             Some(s),
@@ -1335,6 +1401,7 @@ async fn organiser(State(app): State<App>, headers: HeaderMap) -> Response {
                 csrf => &s.csrf_token,
                 users,
                 versions => rows,
+                bots,
                 building,
                 frozen => state.frozen,
                 queued_total => state.next_match,
@@ -1462,7 +1529,12 @@ const TEMPLATES: &[(&str, &str)] = &[
 <table id="users"><tr><th>name</th><th>role</th><th>signed up</th><th>account</th></tr>
 {% for u in users %}<tr><td>{{ u.name }}</td><td>{{ u.role }}</td><td>{{ "yes" if u.signed_up else "no" }}</td><td>{% if u.disabled %}<b>disabled</b>{% else %}active{% endif %}{% if not u.own %} <form method="post" action="/organiser/accounts/{{ u.name }}"><input type="hidden" name="csrf" value="{{ csrf }}"><input type="hidden" name="action" value="{{ "enable" if u.disabled else "disable" }}"><button>{{ "enable" if u.disabled else "disable" }}</button></form>{% endif %}</td></tr>{% endfor %}
 </table>
-<p class="muted">A disabled account can neither log in nor use its token, and its bot is matched no more; its history stays. Retiring one bot: <code>kakehiki ladder retire BOT --ladder {{ ladder }}</code>.</p>
+<p class="muted">A disabled account can neither log in nor use its token, and its bot is matched no more: its queued and running matches stop (each recorded failed with the reason, never rated); its history stays.</p>
+<h2>Bots</h2>
+<table id="bots"><tr><th>bot</th><th>owner</th><th>played</th></tr>
+{% for b in bots %}<tr><td>{{ b.name }}</td><td>{{ b.owner }}</td><td>{% if b.retired %}<b>retired</b>{% else %}yes{% endif %} <form method="post" action="/organiser/bots/{{ b.name }}"><input type="hidden" name="csrf" value="{{ csrf }}"><input type="hidden" name="action" value="{{ "restore" if b.retired else "retire" }}"><button>{{ "bring back" if b.retired else "retire" }}</button></form></td></tr>{% endfor %}
+</table>
+<p class="muted">A retired bot is matched no more and its queued and running matches stop; its versions, ratings and matches stay, and it can be brought back.</p>
 <h2>Play</h2>
 <p id="play">{% if frozen %}<b>Frozen</b>: no match is queued (<code>kakehiki ladder freeze --thaw</code> goes on){% else %}Matchmaking runs{% endif %} · {{ queued_total }} matches queued so far, {{ rated }} results rated · queue depth {{ open }} (queued or running)</p>
 <p id="workers">{{ running|length }} running on {{ workers|length }} worker{{ "" if workers|length == 1 else "s" }}{% if workers %}: {{ workers|join(", ") }}{% endif %}.</p>

@@ -229,11 +229,26 @@ impl Matchmaker {
             }
             self.languages.insert(entrant, v.language);
         }
-        // A version no longer among those played (its bot retired, its owner's account disabled
-        // by an organiser) is matched no more; its rating and matches stay.
+        // A version no longer among those played is matched no more; its rating and matches
+        // stay. When its bot has no version played at all (retired, or its owner's account
+        // disabled, by an organiser), its open matches stop too.
+        let played_bots: std::collections::HashSet<&str> = enter
+            .iter()
+            .map(|e| e.bot.as_str())
+            .chain(
+                ratings
+                    .iter()
+                    .filter(|r| self.languages.contains_key(&r.entrant))
+                    .map(|r| r.bot.as_str()),
+            )
+            .collect();
+        let mut stop = std::collections::HashSet::new();
         for r in &ratings {
             if r.version != 0 && !self.languages.contains_key(&r.entrant) {
                 retire.push(r.entrant.clone());
+                if !played_bots.contains(r.bot.as_str()) {
+                    stop.insert(r.entrant.clone());
+                }
             }
         }
         for e in &enter {
@@ -242,9 +257,49 @@ impl Matchmaker {
         for e in &retire {
             store.ladder_retire(&ladder, e)?;
         }
+        if !stop.is_empty() {
+            self.stop_matches_of(store, &stop)?;
+        }
         self.reload(store)?;
         self.synced = Some(std::time::Instant::now());
         Ok(())
+    }
+
+    /// Stop every queued or running match with one of `entrants` in it
+    /// ([`LadderPlay::ladder_cancel`]): it is recorded failed with the reason, never rated; a
+    /// worker playing it stops at its next heartbeat. Returns how many were stopped.
+    pub fn stop_matches_of(
+        &mut self,
+        store: &mut dyn Store,
+        entrants: &std::collections::HashSet<String>,
+    ) -> Result<u64, PlayError> {
+        let ladder = self.config.name.clone();
+        let mut stopped = 0;
+        for (index, spec) in store.ladder_open_specs(&ladder)? {
+            let Ok(job) = serde_json::from_str::<MatchJob>(&spec) else {
+                continue;
+            };
+            let Some(who) = job.entrants.iter().find(|e| entrants.contains(*e)) else {
+                continue;
+            };
+            let reason = format!(
+                "stopped unplayed: {who} is no longer played (its bot retired, or its account \
+                 disabled, by an organiser)"
+            );
+            if store.ladder_cancel(&ladder, index, &reason)? {
+                stopped += 1;
+                tracing::info!("ladder {ladder}: match {index} {reason}");
+                let mut seen = std::collections::HashSet::new();
+                for e in &job.entrants {
+                    if seen.insert(e) {
+                        if let Some(p) = self.pending.get_mut(e) {
+                            *p = p.saturating_sub(1);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(stopped)
     }
 
     /// Read every entrant's rating again.

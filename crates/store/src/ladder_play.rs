@@ -154,6 +154,19 @@ pub trait LadderPlay {
     /// How many of the ladder's matches are queued or running.
     fn ladder_open_matches(&mut self, ladder: &str) -> Result<u64, StoreError>;
 
+    /// The ladder's queued and running matches: index and queued spec (a match job's JSON), by
+    /// index.
+    fn ladder_open_specs(&mut self, ladder: &str) -> Result<Vec<(u64, String)>, StoreError>;
+
+    /// Stop match `index` of the ladder if it is queued or running: it becomes failed with
+    /// `reason` as its error, no worker claims it again, and a worker playing it loses its lease
+    /// at its next heartbeat (and stops the match). `false` when it was not open.
+    fn ladder_cancel(&mut self, ladder: &str, index: u64, reason: &str)
+        -> Result<bool, StoreError>;
+
+    /// The ladder's retired bots, by name.
+    fn ladder_retired_bots(&mut self, ladder: &str) -> Result<Vec<String>, StoreError>;
+
     /// Apply the result stored with sequence number `seq` (the next one to rate) to the ratings:
     /// each seat's rating row gets its new μ and σ, one more game, its win and its errors, and
     /// the seats are recorded, in one transaction. An entrant sitting in several seats (a

@@ -731,3 +731,25 @@ fn a_seat_past_its_thinking_budget_stops_the_match_and_only_it_is_charged() {
         .replay
         .contains(kakehiki_referee::overtime::OVERTIME_FORMAT));
 }
+
+/// A match taken away while it is played (`play_until`'s flag) ends at once with
+/// `PlayError::Stopped`, its bots stopped with it, and no record.
+#[test]
+fn a_match_taken_away_is_stopped_midway() {
+    use kakehiki_contest::Arena;
+    let dir = tempfile::tempdir().unwrap();
+    let bot = dir.path().join("sleeper.sh");
+    std::fs::write(&bot, "#!/bin/sh\nexec sleep 600\n").unwrap();
+    let mut job =
+        kakehiki_contest::MatchJob::probe("t".into(), "nac", None, 4, Default::default(), 0);
+    job.seats[0] = kakehiki_core::SeatSpec::Cmd(vec!["sh".into(), bot.display().to_string()]);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let r = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+        RefereeArena.play_until(&job, &stop)
+    });
+    assert_eq!(r.unwrap_err(), kakehiki_contest::PlayError::Stopped);
+}

@@ -9,7 +9,7 @@ use kakehiki_contest::{
     compute_standings, coordinate, load_results, run_local, run_worker, OutputFormat, RunError,
     RunOptions, WorkerOptions,
 };
-use kakehiki_store::{PgStore, SqliteStore, Store, StoreError};
+use kakehiki_store::{LadderPlay, PgStore, SqliteStore, Store, StoreError};
 
 fn sqlite(dir: &tempfile::TempDir, name: &str) -> Box<dyn Store> {
     Box::new(SqliteStore::open(&dir.path().join(name)).unwrap())
@@ -283,4 +283,95 @@ fn postgres_coordinator_and_workers_finish_every_match_once() {
     assert_eq!(store.stored_indices("pg").unwrap().len(), 59);
     let f = store.failures("pg").unwrap();
     assert_eq!((f[0].index, f[0].attempts), (5, 2));
+}
+
+/// An arena whose match lasts until it is stopped (or a minute, then fails the test's match).
+struct UntilStopped {
+    stopped: AtomicBool,
+}
+
+impl kakehiki_contest::Arena for UntilStopped {
+    fn game_type(&self, game: &str) -> Result<&'static kakehiki_core::GameType, String> {
+        FakeArena::new().game_type(game)
+    }
+    fn play(
+        &self,
+        job: &kakehiki_contest::MatchJob,
+    ) -> Result<kakehiki_contest::Played, kakehiki_contest::PlayError> {
+        self.play_until(job, &AtomicBool::new(false))
+    }
+    fn play_until(
+        &self,
+        _: &kakehiki_contest::MatchJob,
+        stop: &AtomicBool,
+    ) -> Result<kakehiki_contest::Played, kakehiki_contest::PlayError> {
+        for _ in 0..6000 {
+            if stop.load(Ordering::SeqCst) {
+                self.stopped.store(true, Ordering::SeqCst);
+                return Err(kakehiki_contest::PlayError::Stopped);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Err(kakehiki_contest::PlayError::Failed("never stopped".into()))
+    }
+}
+
+/// A match taken away from the worker playing it (an organiser stopped it: its queue row is no
+/// longer running) is stopped by the worker at its next heartbeat and left as the organiser
+/// recorded it: no result, no other failure, no retry.
+#[test]
+fn a_worker_stops_a_match_taken_away_at_its_next_heartbeat() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.sqlite");
+    let mut store = SqliteStore::open(&path).unwrap();
+    let contest = kakehiki_store::ladder_contest("x");
+    store
+        .register_contest(&kakehiki_store::ContestRow {
+            name: contest.clone(),
+            fingerprint: "f".into(),
+            definition: "{}".into(),
+        })
+        .unwrap();
+    let job =
+        kakehiki_contest::MatchJob::probe(contest.clone(), "rps", None, 2, Default::default(), 0);
+    store
+        .enqueue(
+            &contest,
+            &[kakehiki_store::QueuedMatch {
+                index: 0,
+                spec_json: job.to_json(),
+            }],
+        )
+        .unwrap();
+    let arena = Arc::new(UntilStopped {
+        stopped: AtomicBool::new(false),
+    });
+    let stop = AtomicBool::new(false);
+    let summary = std::thread::scope(|scope| {
+        let worker = scope.spawn(|| {
+            let opts = WorkerOptions {
+                jobs: 1,
+                lease: Duration::from_millis(300),
+                poll: Duration::from_millis(20),
+                name: "w".into(),
+                ..WorkerOptions::default()
+            };
+            let connect = || SqliteStore::open(&path).map(|s| Box::new(s) as Box<dyn Store>);
+            run_worker(&connect, arena.clone(), &opts, &stop).unwrap()
+        });
+        while store.ladder_running("x").unwrap().is_empty() {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(store.ladder_cancel("x", 0, "stopped by the test").unwrap());
+        while !arena.stopped.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        stop.store(true, Ordering::SeqCst);
+        worker.join().unwrap()
+    });
+    assert_eq!((summary.stopped, summary.played, summary.failed), (1, 0, 0));
+    assert!(store.stored_indices(&contest).unwrap().is_empty());
+    let f = store.failures(&contest).unwrap();
+    assert_eq!(f.len(), 1);
+    assert_eq!(f[0].error, "stopped by the test");
 }

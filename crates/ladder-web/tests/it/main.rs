@@ -561,3 +561,95 @@ async fn a_common_password_is_refused_at_sign_up_with_the_reason() {
         .unwrap();
     assert_eq!(r.status(), StatusCode::SEE_OTHER);
 }
+
+#[tokio::test]
+async fn an_organiser_retires_and_brings_back_a_bot_from_the_organisers_page() {
+    let (_dir, app, mut store) = ladder_with_store();
+    let olga =
+        kakehiki_ladder::accounts::invite("olga", kakehiki_store::LadderRole::Organiser).unwrap();
+    store.create_ladder_user(&olga.user).unwrap();
+    let dan =
+        kakehiki_ladder::accounts::invite("dan", kakehiki_store::LadderRole::Contestant).unwrap();
+    store.create_ladder_user(&dan.user).unwrap();
+    store
+        .add_bot_version(&kakehiki_store::NewBotVersion {
+            ladder: "g".into(),
+            bot: "dan".into(),
+            owner: "dan".into(),
+            language: "python".into(),
+            source_sha256: "0".repeat(64),
+        })
+        .unwrap();
+    let cookie_value = "c".repeat(64);
+    store
+        .create_ladder_session(
+            &kakehiki_ladder::accounts::sha256_hex(&cookie_value),
+            "olga",
+            "the-csrf-token",
+            i64::MAX / 2,
+        )
+        .unwrap();
+    let cookie = format!("kk_session={cookie_value}");
+    let organiser_page = || {
+        let mut r = request("GET", "/organiser", Body::empty());
+        r.headers_mut()
+            .insert(header::COOKIE, cookie.parse().unwrap());
+        r
+    };
+    let html = text(app.clone().oneshot(organiser_page()).await.unwrap()).await;
+    assert!(html.contains("<table id=\"bots\">"), "{html}");
+    assert!(html.contains("action=\"/organiser/bots/dan\""), "{html}");
+    let post =
+        |body: &str, cookie: Option<&str>| form_post("/organiser/bots/dan", body.into(), cookie);
+    // A stranger, a wrong token, a bad action: refused, nothing retired.
+    let r = app
+        .clone()
+        .oneshot(post("action=retire&csrf=the-csrf-token", None))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    let r = app
+        .clone()
+        .oneshot(post("action=retire&csrf=wrong", Some(&cookie)))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    let r = app
+        .clone()
+        .oneshot(post("action=drop&csrf=the-csrf-token", Some(&cookie)))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    assert!(store.ladder_retired_bots("g").unwrap().is_empty());
+    // Retired, shown so, then brought back.
+    let r = app
+        .clone()
+        .oneshot(post("action=retire&csrf=the-csrf-token", Some(&cookie)))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert_eq!(store.ladder_retired_bots("g").unwrap(), ["dan"]);
+    let html = text(app.clone().oneshot(organiser_page()).await.unwrap()).await;
+    assert!(
+        html.contains("<b>retired</b>") && html.contains("bring back"),
+        "{html}"
+    );
+    let r = app
+        .clone()
+        .oneshot(post("action=restore&csrf=the-csrf-token", Some(&cookie)))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert!(store.ladder_retired_bots("g").unwrap().is_empty());
+    // A bot that does not exist: 404.
+    let r = app
+        .clone()
+        .oneshot(form_post(
+            "/organiser/bots/nobody",
+            "action=retire&csrf=the-csrf-token".into(),
+            Some(&cookie),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+}

@@ -348,3 +348,80 @@ fn disabled_accounts_and_retired_bots_are_matched_no_more() {
     back.sort();
     assert_eq!(back, ["ann@v1", "ben@v1", "cat@v1"]);
 }
+
+/// Disabling an account or retiring a bot stops its queued and running matches at the next
+/// sync: each is recorded failed with the reason (never rated), the worker playing one loses
+/// its lease at its next heartbeat; the other matches go on, and a bot's new version does not
+/// stop the matches its previous version was queued in.
+#[test]
+fn a_disabled_account_or_retired_bot_has_its_open_matches_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::open(&dir.path().join("l.sqlite")).unwrap();
+    for name in ["ann", "ben", "cat", "dan"] {
+        add_contestant(&mut store, name);
+        add_active(&mut store, name);
+    }
+    let c = config(
+        "name = \"n\"\ngame = \"geister\"\nbuiltins = [\"random\"]\nlanguages = [\"python\"]\n",
+    );
+    let mut mm = Matchmaker::new(c, 2, 5);
+    mm.step(&mut store, 8, 8).unwrap();
+    let open = store.ladder_open_specs("n").unwrap();
+    assert!(open.len() >= 3, "{open:?}");
+    let with = |spec: &str, who: &str| {
+        let job: MatchJob = serde_json::from_str(spec).unwrap();
+        job.entrants
+            .iter()
+            .any(|e| e.starts_with(&format!("{who}@")))
+    };
+    // A worker is playing the first match with ann or ben in it.
+    let lease = Duration::from_secs(600);
+    let mut running = None;
+    while let Some(claim) = store.claim("w1", lease, 3).unwrap() {
+        if with(&claim.spec_json, "ann") || with(&claim.spec_json, "ben") {
+            running = Some(claim);
+            break;
+        }
+    }
+    let running = running.expect("a match of ann or ben");
+    assert!(store.heartbeat(&running, lease).unwrap());
+    // dan uploads a new version: his old version's matches go on.
+    add_active(&mut store, "dan");
+    assert!(store.ladder_set_disabled("ann", true).unwrap());
+    assert!(store.ladder_set_retired("n", "ben", true).unwrap());
+    mm.sync(&mut store).unwrap();
+    assert!(
+        !store.heartbeat(&running, lease).unwrap(),
+        "the running match is no longer the worker's"
+    );
+    let failures = store.failures(&ladder_contest("n")).unwrap();
+    let stopped: Vec<_> = failures
+        .iter()
+        .filter(|f| f.error.starts_with("stopped unplayed: "))
+        .collect();
+    let expected = open
+        .iter()
+        .filter(|(_, s)| with(s, "ann") || with(s, "ben"))
+        .count();
+    assert!(expected >= 1);
+    assert_eq!(stopped.len(), expected, "{failures:?}");
+    assert!(
+        stopped[0]
+            .error
+            .contains("no longer played (its bot retired, or its account disabled"),
+        "{}",
+        stopped[0].error
+    );
+    for (index, spec) in store.ladder_open_specs("n").unwrap() {
+        assert!(!with(&spec, "ann") && !with(&spec, "ben"), "match {index}");
+    }
+    let dan_v1 = open.iter().filter(|(_, s)| with(s, "dan")).count();
+    let dan_v1_open = store
+        .ladder_open_specs("n")
+        .unwrap()
+        .iter()
+        .filter(|(_, s)| with(s, "dan"))
+        .count();
+    assert!(dan_v1 >= 1);
+    assert_eq!(dan_v1_open, dan_v1, "dan's matches are not stopped");
+}

@@ -276,6 +276,50 @@ impl LadderPlay for PgStore {
         Ok(from_db(col(&row, 0, CONTEXT)?))
     }
 
+    fn ladder_open_specs(&mut self, ladder: &str) -> Result<Vec<(u64, String)>, StoreError> {
+        const CONTEXT: &str = "listing a ladder's open matches";
+        let rows = self
+            .client
+            .query(
+                "SELECT idx, spec FROM kk_matches
+                 WHERE state IN ('queued', 'running') AND contest = $1 ORDER BY idx",
+                &[&ladder_contest(ladder)],
+            )
+            .map_err(err(CONTEXT))?;
+        rows.iter()
+            .map(|r| Ok((from_db(col(r, 0, CONTEXT)?), col(r, 1, CONTEXT)?)))
+            .collect()
+    }
+
+    fn ladder_cancel(
+        &mut self,
+        ladder: &str,
+        index: u64,
+        reason: &str,
+    ) -> Result<bool, StoreError> {
+        let n = self
+            .client
+            .execute(
+                "UPDATE kk_matches SET state = 'failed', lease_until = NULL, last_error = $3
+                 WHERE contest = $1 AND idx = $2 AND state IN ('queued', 'running')",
+                &[&ladder_contest(ladder), &to_db(index), &reason],
+            )
+            .map_err(err("stopping a ladder match"))?;
+        Ok(n == 1)
+    }
+
+    fn ladder_retired_bots(&mut self, ladder: &str) -> Result<Vec<String>, StoreError> {
+        const CONTEXT: &str = "listing a ladder's retired bots";
+        let rows = self
+            .client
+            .query(
+                "SELECT name FROM kk_ladder_bots WHERE ladder = $1 AND retired = 1 ORDER BY name",
+                &[&ladder],
+            )
+            .map_err(err(CONTEXT))?;
+        rows.iter().map(|r| col(r, 0, CONTEXT)).collect()
+    }
+
     fn ladder_rate(
         &mut self,
         ladder: &str,

@@ -289,6 +289,58 @@ impl LadderPlay for SqliteStore {
             .map_err(err("counting a ladder's open matches"))
     }
 
+    fn ladder_open_specs(&mut self, ladder: &str) -> Result<Vec<(u64, String)>, StoreError> {
+        const CONTEXT: &str = "listing a ladder's open matches";
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT idx, spec FROM kk_matches
+                 WHERE state IN ('queued', 'running') AND contest = ?1 ORDER BY idx",
+            )
+            .map_err(err(CONTEXT))?;
+        let rows = stmt
+            .query_map(params![crate::ladder_play::ladder_contest(ladder)], |r| {
+                Ok((from_db(r.get(0)?), r.get(1)?))
+            })
+            .map_err(err(CONTEXT))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(err(CONTEXT))
+    }
+
+    fn ladder_cancel(
+        &mut self,
+        ladder: &str,
+        index: u64,
+        reason: &str,
+    ) -> Result<bool, StoreError> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE kk_matches SET state = 'failed', lease_until = NULL, last_error = ?3
+                 WHERE contest = ?1 AND idx = ?2 AND state IN ('queued', 'running')",
+                params![
+                    crate::ladder_play::ladder_contest(ladder),
+                    to_db(index),
+                    reason
+                ],
+            )
+            .map_err(err("stopping a ladder match"))?;
+        Ok(n == 1)
+    }
+
+    fn ladder_retired_bots(&mut self, ladder: &str) -> Result<Vec<String>, StoreError> {
+        const CONTEXT: &str = "listing a ladder's retired bots";
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT name FROM kk_ladder_bots WHERE ladder = ?1 AND retired = 1 ORDER BY name",
+            )
+            .map_err(err(CONTEXT))?;
+        let rows = stmt
+            .query_map(params![ladder], |r| r.get(0))
+            .map_err(err(CONTEXT))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(err(CONTEXT))
+    }
+
     fn ladder_rate(
         &mut self,
         ladder: &str,

@@ -502,6 +502,33 @@ pub fn ladder_play_queues_rates_and_lists(store: &mut dyn Store) {
     assert_eq!(claim.contest, ladder_contest("g"));
     assert_eq!(store.ladder_running("g").unwrap(), [(0, "w1".to_string())]);
     assert_eq!(store.ladder_open_matches("g").unwrap(), 2);
+    assert_eq!(
+        store.ladder_open_specs("g").unwrap(),
+        [(0, "{\"m\":0}".to_string()), (1, "{\"m\":1}".to_string())]
+    );
+    assert!(store.ladder_open_specs("h").unwrap().is_empty());
+    // Stopping: a queued match and a running one become failed with the reason; the running
+    // one's worker loses its lease; a match not open is not stopped again.
+    assert!(store.ladder_cancel("g", 1, "stopped: queued").unwrap());
+    assert!(!store.ladder_cancel("g", 1, "again").unwrap());
+    assert!(store.heartbeat(&claim, Duration::from_secs(60)).unwrap());
+    assert!(store.ladder_cancel("g", 0, "stopped: running").unwrap());
+    assert!(!store.heartbeat(&claim, Duration::from_secs(60)).unwrap());
+    assert!(!store.ladder_cancel("h", 0, "no such ladder").unwrap());
+    assert_eq!(store.ladder_open_matches("g").unwrap(), 0);
+    let failed: Vec<(u64, String)> = store
+        .failures(&ladder_contest("g"))
+        .unwrap()
+        .into_iter()
+        .map(|f| (f.index, f.error))
+        .collect();
+    assert_eq!(
+        failed,
+        [
+            (0, "stopped: running".to_string()),
+            (1, "stopped: queued".to_string())
+        ]
+    );
 
     // Rating: only the next sequence number is applied, once.
     let seats = vec![
@@ -999,7 +1026,10 @@ pub fn ladder_accounts_are_disabled_and_bots_retired(store: &mut dyn Store) {
 
     assert!(store.ladder_set_retired("g", "eve", true).unwrap());
     assert_eq!(played(store), ["dan"]);
+    assert_eq!(store.ladder_retired_bots("g").unwrap(), ["eve"]);
+    assert!(store.ladder_retired_bots("h").unwrap().is_empty());
     assert!(store.ladder_set_retired("g", "eve", false).unwrap());
+    assert!(store.ladder_retired_bots("g").unwrap().is_empty());
     assert_eq!(played(store), ["dan", "eve"]);
     assert!(!store.ladder_set_retired("g", "nobody", true).unwrap());
     assert!(!store.ladder_set_retired("h", "eve", true).unwrap());
