@@ -1028,4 +1028,36 @@ fn an_organiser_disables_an_account_and_retires_a_bot_from_the_command_line() {
     let (code, out) = run(&["retire", "bob", "--ladder", "g"]);
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("ladder \"g\" has no bot \"bob\""), "{out}");
+    // The ladder's state, by `ladder status`: an unknown ladder is named; a known one shows its
+    // bots, accounts and storage.
+    let (code, out) = run(&["status", "--ladder", "g"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("the store has no ladder \"g\""), "{out}");
+    let mut store = SqliteStore::open(&db).unwrap();
+    store
+        .register_contest(&kakehiki_store::ContestRow {
+            name: kakehiki_store::ladder_contest("g"),
+            fingerprint: kakehiki_store::LADDER_FINGERPRINT.into(),
+            definition: "{}".into(),
+        })
+        .unwrap();
+    assert!(store.ladder_set_retired("g", "alice", true).unwrap());
+    let (code, out) = run(&["status", "--ladder", "g"]);
+    assert_eq!(code, Some(0), "{out}");
+    for line in [
+        "ladder g",
+        "0 queued, 0 running, 0 failed or stopped",
+        "retired: alice",
+        "accounts  1 (0 disabled)",
+        "versions  1 building, 0 active",
+        "uploads",
+    ] {
+        assert!(out.contains(line), "{line:?} in {out}");
+    }
+    let (code, out) = run(&["status", "--ladder", "g", "--json"]);
+    assert_eq!(code, Some(0), "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["retired_bots"], serde_json::json!(["alice"]));
+    assert_eq!(v["versions"]["building"], 1);
+    assert!(v["storage_bytes"].as_u64().is_some(), "{v}");
 }
