@@ -119,7 +119,8 @@ pub(crate) fn storage_sql(size: &BlobSize, p: &dyn Fn(usize) -> String) -> Strin
     format!(
         "SELECT 'uploads', COUNT(*), COALESCE(SUM({len}(upload)), 0){int} FROM kk_ladder_builds WHERE ladder = {l}
          UNION ALL
-         SELECT 'programs', COUNT(*), COALESCE(SUM({len}(archive)), 0){int} FROM kk_ladder_programs WHERE ladder = {l}
+         SELECT 'programs', COUNT(*), COALESCE(SUM({len}(a.archive)), 0){int} FROM kk_ladder_archives a
+           WHERE EXISTS (SELECT 1 FROM kk_ladder_programs p WHERE p.ladder = {l} AND p.sha256 = a.sha256)
          UNION ALL
          SELECT 'replays', COUNT(*), COALESCE(SUM({len}(replay)), 0){int} FROM kk_results WHERE contest = {c}",
         l = p(1),
@@ -149,12 +150,54 @@ pub(crate) fn bot_storage_sql(size: &BlobSize, p: &dyn Fn(usize) -> String) -> S
     format!(
         "SELECT (COALESCE((SELECT SUM({len}(upload)) FROM kk_ladder_builds
                            WHERE ladder = {l} AND bot = {b}), 0)
-               + COALESCE((SELECT SUM({len}(archive)) FROM kk_ladder_programs
-                           WHERE ladder = {l} AND bot = {b}), 0)){int}",
+               + COALESCE((SELECT SUM({len}(a.archive)) FROM kk_ladder_archives a
+                           WHERE EXISTS (SELECT 1 FROM kk_ladder_programs p
+                                         WHERE p.ladder = {l} AND p.bot = {b}
+                                           AND p.sha256 = a.sha256)), 0)){int}",
         l = p(1),
         b = p(2),
     )
 }
+
+/// Keeping a built program, for both backends: its archive once by digest (`p(1)` the digest,
+/// `p(2)` the archive; already kept: nothing), then the version's pointer to it (`p(1)` to
+/// `p(4)`: ladder, bot, version, digest).
+pub(crate) fn put_program_sql(p: &dyn Fn(usize) -> String) -> [String; 2] {
+    [
+        format!(
+            "INSERT INTO kk_ladder_archives (sha256, archive) VALUES ({}, {})
+             ON CONFLICT (sha256) DO NOTHING",
+            p(1),
+            p(2)
+        ),
+        format!(
+            "INSERT INTO kk_ladder_programs (ladder, bot, version, sha256)
+             VALUES ({}, {}, {}, {})
+             ON CONFLICT (ladder, bot, version) DO UPDATE SET sha256 = excluded.sha256",
+            p(1),
+            p(2),
+            p(3),
+            p(4)
+        ),
+    ]
+}
+
+/// A version's program with its archive, for both backends (`p(1)` to `p(3)`: ladder, bot,
+/// version).
+pub(crate) fn program_sql(p: &dyn Fn(usize) -> String) -> String {
+    format!(
+        "SELECT p.sha256, a.archive FROM kk_ladder_programs p
+         JOIN kk_ladder_archives a ON a.sha256 = p.sha256
+         WHERE p.ladder = {} AND p.bot = {} AND p.version = {}",
+        p(1),
+        p(2),
+        p(3)
+    )
+}
+
+/// Archives no version points at any more (after a prune).
+pub(crate) const PRUNE_ARCHIVES: &str = "DELETE FROM kk_ladder_archives WHERE NOT EXISTS
+    (SELECT 1 FROM kk_ladder_programs p WHERE p.sha256 = kk_ladder_archives.sha256)";
 
 pub trait LadderBuilds {
     /// Remove the uploads and built programs of `ladder`'s versions created before `before`

@@ -181,6 +181,18 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // bot is matched no more) or retires a bot (matched no more); both keep their history.
     "ALTER TABLE kk_ladder_users ADD COLUMN disabled BIGINT NOT NULL DEFAULT 0;
     ALTER TABLE kk_ladder_bots ADD COLUMN retired BIGINT NOT NULL DEFAULT 0;",
+    // 9: built programs kept once by digest: a version points at its program's archive, and
+    // the same program built again (the same upload, another account's copy of a starter) takes
+    // no more room. Archives no version points at go with the next prune.
+    "CREATE TABLE kk_ladder_archives (
+        sha256 TEXT PRIMARY KEY,
+        archive {blob} NOT NULL
+    );
+    INSERT INTO kk_ladder_archives (sha256, archive)
+        SELECT sha256, archive FROM kk_ladder_programs WHERE true
+        ON CONFLICT (sha256) DO NOTHING;
+    ALTER TABLE kk_ladder_programs DROP COLUMN archive;
+    CREATE INDEX kk_ladder_programs_by_sha256 ON kk_ladder_programs (sha256);",
 ];
 
 /// The newest schema version this program knows.

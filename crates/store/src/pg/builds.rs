@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use super::{col, err, PgStore};
 use crate::ladder_builds::{
-    abandoned_log, bot_storage_sql, prune_sql, storage_rows, storage_sql, BlobSize, BuildClaim,
-    LadderBuilds, Program, Pruned, StorageUse, CLAIM_ORDER,
+    abandoned_log, bot_storage_sql, program_sql, prune_sql, put_program_sql, storage_rows,
+    storage_sql, BlobSize, BuildClaim, LadderBuilds, Program, Pruned, StorageUse, CLAIM_ORDER,
+    PRUNE_ARCHIVES,
 };
 use crate::{from_db, now_secs, to_db, StoreError, VersionStatus};
 
@@ -16,10 +17,24 @@ const BLOB_SIZE: BlobSize = BlobSize {
     int: "::BIGINT",
 };
 
-const PUT_PROGRAM: &str = "INSERT INTO kk_ladder_programs (ladder, bot, version, sha256, archive)
-     VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT (ladder, bot, version)
-     DO UPDATE SET sha256 = excluded.sha256, archive = excluded.archive";
+/// Placeholder `n` on PostgreSQL.
+fn pg(n: usize) -> String {
+    format!("${n}")
+}
+
+/// Keep `program` once by digest and point `ladder`'s `bot` v`version` at it, in `tx`.
+fn put_program(
+    tx: &mut postgres::Transaction<'_>,
+    ladder: &str,
+    bot: &str,
+    version: i64,
+    program: &Program,
+) -> Result<(), postgres::Error> {
+    let [archive, pointer] = put_program_sql(&pg);
+    tx.execute(&archive, &[&program.sha256, &program.archive])?;
+    tx.execute(&pointer, &[&ladder, &bot, &version, &program.sha256])?;
+    Ok(())
+}
 
 impl LadderBuilds for PgStore {
     fn ladder_put_upload(
@@ -54,6 +69,7 @@ impl LadderBuilds for PgStore {
                 .execute(&prune_sql(table, &p), &[&ladder, &keep, &before])
                 .map_err(err(CONTEXT))?;
         }
+        tx.execute(PRUNE_ARCHIVES, &[]).map_err(err(CONTEXT))?;
         tx.commit().map_err(err(CONTEXT))?;
         Ok(pruned)
     }
@@ -258,11 +274,7 @@ impl LadderBuilds for PgStore {
             return Ok(false);
         }
         if let Some(p) = program {
-            tx.execute(
-                PUT_PROGRAM,
-                &[&claim.ladder, &claim.bot, &version, &p.sha256, &p.archive],
-            )
-            .map_err(err(CONTEXT))?;
+            put_program(&mut tx, &claim.ladder, &claim.bot, version, p).map_err(err(CONTEXT))?;
         }
         tx.execute(
             "UPDATE kk_ladder_versions SET status = $4, log = $5
@@ -281,19 +293,10 @@ impl LadderBuilds for PgStore {
         version: u64,
         program: &Program,
     ) -> Result<(), StoreError> {
-        self.client
-            .execute(
-                PUT_PROGRAM,
-                &[
-                    &ladder,
-                    &bot,
-                    &to_db(version),
-                    &program.sha256,
-                    &program.archive,
-                ],
-            )
-            .map_err(err("keeping a program"))?;
-        Ok(())
+        const CONTEXT: &str = "keeping a program";
+        let mut tx = self.client.transaction().map_err(err(CONTEXT))?;
+        put_program(&mut tx, ladder, bot, to_db(version), program).map_err(err(CONTEXT))?;
+        tx.commit().map_err(err(CONTEXT))
     }
 
     fn ladder_program_sha256(
@@ -322,11 +325,7 @@ impl LadderBuilds for PgStore {
         const CONTEXT: &str = "reading a program";
         let row = self
             .client
-            .query_opt(
-                "SELECT sha256, archive FROM kk_ladder_programs
-                 WHERE ladder = $1 AND bot = $2 AND version = $3",
-                &[&ladder, &bot, &to_db(version)],
-            )
+            .query_opt(&program_sql(&pg), &[&ladder, &bot, &to_db(version)])
             .map_err(err(CONTEXT))?;
         row.map(|r| {
             Ok(Program {

@@ -6,8 +6,9 @@ use rusqlite::{params, OptionalExtension, TransactionBehavior};
 
 use super::{err, SqliteStore};
 use crate::ladder_builds::{
-    abandoned_log, bot_storage_sql, prune_sql, storage_rows, storage_sql, BlobSize, BuildClaim,
-    LadderBuilds, Program, Pruned, StorageUse, CLAIM_ORDER,
+    abandoned_log, bot_storage_sql, program_sql, prune_sql, put_program_sql, storage_rows,
+    storage_sql, BlobSize, BuildClaim, LadderBuilds, Program, Pruned, StorageUse, CLAIM_ORDER,
+    PRUNE_ARCHIVES,
 };
 use crate::{from_db, now_secs, to_db, StoreError, VersionStatus};
 
@@ -49,6 +50,7 @@ impl LadderBuilds for SqliteStore {
                 .execute(&prune_sql(table, &p), params![ladder, to_db(keep), before])
                 .map_err(err(CONTEXT))? as u64;
         }
+        tx.execute(PRUNE_ARCHIVES, []).map_err(err(CONTEXT))?;
         tx.commit().map_err(err(CONTEXT))?;
         Ok(pruned)
     }
@@ -264,18 +266,12 @@ impl LadderBuilds for SqliteStore {
             return Ok(false);
         }
         if let Some(p) = program {
+            let [archive, pointer] = put_program_sql(&|n| format!("?{n}"));
+            tx.execute(&archive, params![p.sha256, p.archive])
+                .map_err(err(CONTEXT))?;
             tx.execute(
-                "INSERT INTO kk_ladder_programs (ladder, bot, version, sha256, archive)
-                 VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT (ladder, bot, version)
-                 DO UPDATE SET sha256 = excluded.sha256, archive = excluded.archive",
-                params![
-                    claim.ladder,
-                    claim.bot,
-                    to_db(claim.version),
-                    p.sha256,
-                    p.archive
-                ],
+                &pointer,
+                params![claim.ladder, claim.bot, to_db(claim.version), p.sha256],
             )
             .map_err(err(CONTEXT))?;
         }
@@ -302,16 +298,17 @@ impl LadderBuilds for SqliteStore {
         version: u64,
         program: &Program,
     ) -> Result<(), StoreError> {
-        self.conn
-            .execute(
-                "INSERT INTO kk_ladder_programs (ladder, bot, version, sha256, archive)
-                 VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT (ladder, bot, version)
-                 DO UPDATE SET sha256 = excluded.sha256, archive = excluded.archive",
-                params![ladder, bot, to_db(version), program.sha256, program.archive],
-            )
-            .map_err(err("keeping a program"))?;
-        Ok(())
+        const CONTEXT: &str = "keeping a program";
+        let [archive, pointer] = put_program_sql(&|n| format!("?{n}"));
+        let tx = self.conn.transaction().map_err(err(CONTEXT))?;
+        tx.execute(&archive, params![program.sha256, program.archive])
+            .map_err(err(CONTEXT))?;
+        tx.execute(
+            &pointer,
+            params![ladder, bot, to_db(version), program.sha256],
+        )
+        .map_err(err(CONTEXT))?;
+        tx.commit().map_err(err(CONTEXT))
     }
 
     fn ladder_program_sha256(
@@ -338,8 +335,7 @@ impl LadderBuilds for SqliteStore {
     ) -> Result<Option<Program>, StoreError> {
         self.conn
             .query_row(
-                "SELECT sha256, archive FROM kk_ladder_programs
-                 WHERE ladder = ?1 AND bot = ?2 AND version = ?3",
+                &program_sql(&|n| format!("?{n}")),
                 params![ladder, bot, to_db(version)],
                 |r| {
                     Ok(Program {

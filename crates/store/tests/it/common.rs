@@ -1130,3 +1130,79 @@ pub fn ladder_old_uploads_and_programs_are_pruned_and_measured(store: &mut dyn S
     let other = store.ladder_prune("h", 0, far).unwrap();
     assert_eq!((other.uploads, other.programs), (0, 0));
 }
+
+/// A program built again (another version of the same bot, another bot's copy) is kept once by
+/// its digest: the store's use and each bot's count it once; a version's program reads back
+/// whole; a prune removes a version's pointer and the archive only when no version points at it.
+pub fn ladder_programs_are_kept_once_by_digest(store: &mut dyn Store) {
+    use kakehiki_store::{LadderRole, NewBotVersion, NewLadderUser, Program, VersionStatus};
+    for (i, name) in ["pat", "quin"].iter().enumerate() {
+        store
+            .create_ladder_user(&NewLadderUser {
+                name: (*name).into(),
+                role: LadderRole::Contestant,
+                token_sha256: (i + 1).to_string().repeat(64),
+                signup_code_sha256: (i + 3).to_string().repeat(64),
+            })
+            .unwrap();
+    }
+    let program = Program {
+        sha256: "d".repeat(64),
+        archive: vec![7; 1000],
+    };
+    let mut made = Vec::new();
+    for bot in ["pat", "pat", "quin"] {
+        let v = store
+            .add_bot_version(&NewBotVersion {
+                ladder: "g".into(),
+                bot: bot.into(),
+                owner: bot.into(),
+                language: "python".into(),
+                source_sha256: "0".repeat(64),
+            })
+            .unwrap();
+        store
+            .set_bot_version_status("g", bot, v, VersionStatus::Active, "")
+            .unwrap();
+        store.ladder_put_program("g", bot, v, &program).unwrap();
+        made.push((bot, v));
+    }
+    let programs = |store: &mut dyn Store| {
+        let u = store.ladder_storage("g").unwrap();
+        let row = u.iter().find(|r| r.kind == "programs").unwrap();
+        (row.rows, row.bytes)
+    };
+    assert_eq!(programs(store), (1, 1000), "one archive for three versions");
+    assert_eq!(store.ladder_bot_storage("g", "pat").unwrap(), 1000);
+    assert_eq!(store.ladder_bot_storage("g", "quin").unwrap(), 1000);
+    for (bot, v) in &made {
+        assert_eq!(
+            store.ladder_program("g", bot, *v).unwrap().as_ref(),
+            Some(&program)
+        );
+    }
+    // pat's first version is pruned (not its newest active one): quin's copy keeps the archive.
+    let far = i64::MAX / 4;
+    let pruned = store.ladder_prune("g", 1, far).unwrap();
+    assert_eq!(pruned.programs, 1);
+    assert_eq!(store.ladder_program("g", "pat", made[0].1).unwrap(), None);
+    assert_eq!(
+        store
+            .ladder_program("g", "quin", made[2].1)
+            .unwrap()
+            .as_ref(),
+        Some(&program)
+    );
+    assert_eq!(programs(store), (1, 1000));
+    // A version rebuilt with another program: the old archive goes with the next prune once no
+    // version points at it.
+    let other = Program {
+        sha256: "e".repeat(64),
+        archive: vec![8; 10],
+    };
+    for (bot, v) in &made[1..] {
+        store.ladder_put_program("g", bot, *v, &other).unwrap();
+    }
+    store.ladder_prune("g", 1, far).unwrap();
+    assert_eq!(programs(store), (1, 10));
+}

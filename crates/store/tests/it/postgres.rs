@@ -211,3 +211,11 @@ fn ladder_old_uploads_and_programs_are_pruned_and_measured() {
     };
     common::ladder_old_uploads_and_programs_are_pruned_and_measured(&mut s);
 }
+
+#[test]
+fn ladder_programs_are_kept_once_by_digest() {
+    let Some(mut s) = fresh("dedup") else {
+        return;
+    };
+    common::ladder_programs_are_kept_once_by_digest(&mut s);
+}

@@ -69,7 +69,7 @@ fn a_schema_2_file_is_numbered_in_index_order_when_upgraded() {
              DROP TABLE kk_ladder_state; DROP TABLE kk_ladder_versions;
              DROP TABLE kk_ladder_bots; DROP TABLE kk_ladder_users;
              DROP TABLE kk_ladder_builds; DROP TABLE kk_ladder_files;
-             DROP TABLE kk_ladder_programs;
+             DROP TABLE kk_ladder_programs; DROP TABLE kk_ladder_archives;
              DELETE FROM kk_schema WHERE version >= 3;",
         )
         .unwrap();
@@ -310,4 +310,49 @@ fn ladder_accounts_are_disabled_and_bots_retired() {
 fn ladder_old_uploads_and_programs_are_pruned_and_measured() {
     let (_d, mut s) = fresh();
     common::ladder_old_uploads_and_programs_are_pruned_and_measured(&mut s);
+}
+
+#[test]
+fn ladder_programs_are_kept_once_by_digest() {
+    let (_d, mut s) = fresh();
+    common::ladder_programs_are_kept_once_by_digest(&mut s);
+}
+
+/// A schema 8 file's built programs (kept in each version's row) are moved into the archives
+/// kept once by digest when it is opened to write: two versions with one program, one archive.
+#[test]
+fn a_schema_8_files_programs_are_kept_once_by_digest_when_upgraded() {
+    use kakehiki_store::LadderBuilds;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.sqlite");
+    drop(SqliteStore::open(&path).unwrap());
+    // Back to schema 8: programs with their archive in the version's row.
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            "DROP TABLE kk_ladder_programs; DROP TABLE kk_ladder_archives;
+             CREATE TABLE kk_ladder_programs (
+                 ladder TEXT NOT NULL, bot TEXT NOT NULL, version BIGINT NOT NULL,
+                 sha256 TEXT NOT NULL, archive BLOB NOT NULL,
+                 PRIMARY KEY (ladder, bot, version));
+             INSERT INTO kk_ladder_programs VALUES ('g', 'pat', 1, 'dd', x'0102');
+             INSERT INTO kk_ladder_programs VALUES ('g', 'pat', 2, 'dd', x'0102');
+             INSERT INTO kk_ladder_programs VALUES ('g', 'quin', 1, 'ee', x'03');
+             DELETE FROM kk_schema WHERE version >= 9;",
+        )
+        .unwrap();
+    let mut s = SqliteStore::open(&path).unwrap();
+    for (bot, v, archive) in [
+        ("pat", 1, vec![1u8, 2]),
+        ("pat", 2, vec![1, 2]),
+        ("quin", 1, vec![3]),
+    ] {
+        assert_eq!(
+            s.ladder_program("g", bot, v).unwrap().unwrap().archive,
+            archive
+        );
+    }
+    let programs = s.ladder_storage("g").unwrap();
+    let row = programs.iter().find(|r| r.kind == "programs").unwrap();
+    assert_eq!((row.rows, row.bytes), (2, 3));
 }
