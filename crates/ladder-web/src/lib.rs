@@ -3,6 +3,7 @@
 //! contestants' and organisers' pages ([`pages`]). `kakehiki ladder serve` opens the store,
 //! starts the builders, matchmaker and workers and serves [`router`].
 
+pub mod cache;
 pub mod pages;
 pub mod pool;
 pub mod serve;
@@ -30,6 +31,8 @@ pub struct App {
     pub store: Arc<StorePool>,
     /// The web pages' templates, cookie settings and rate limits.
     pub web: Arc<pages::Web>,
+    /// The leaderboard and bots' matches the public pages show, kept current by the ratings.
+    pub cache: Arc<cache::Cache>,
 }
 
 /// Why the uploads a stopped server left could not be adopted.
@@ -85,12 +88,24 @@ pub fn adopt_lost_uploads(
 impl App {
     /// The server's state: the ladder `config`, the request handlers' store connections
     /// `stores` (at least one) and whether cookies are marked `Secure`.
+    ///
+    /// A thread keeps the pages' cache current ([`cache::Cache::start_refresher`]); tell it
+    /// when the ratings moved with [`App::ratings_moved`].
     pub fn new(config: Arc<LadderConfig>, stores: Vec<Box<dyn Store>>, cookie_secure: bool) -> App {
+        let store = Arc::new(StorePool::new(stores));
+        let cache = Arc::new(cache::Cache::new(&config.name));
+        cache::Cache::start_refresher(&cache, &store);
         App {
             web: Arc::new(pages::Web::new(&config, cookie_secure)),
             config,
-            store: Arc::new(StorePool::new(stores)),
+            store,
+            cache,
         }
+    }
+
+    /// The ratings moved (results rated, entrants joined or left): the pages show it at once.
+    pub fn ratings_moved(&self) {
+        self.cache.notify();
     }
 }
 
@@ -489,13 +504,11 @@ async fn leaderboard(
         }
         let (page, per) = q.page();
         let first = (page - 1).saturating_mul(per);
-        let (ratings, total) = {
-            let mut store = app.store.get();
-            match store.ladder_ratings_page(&ladder, first, per) {
-                Ok(v) => v,
-                Err(e) => return store_error(e),
-            }
+        let board = match app.cache.board(app.store.get().as_mut()) {
+            Ok(b) => b,
+            Err(e) => return store_error(e),
         };
+        let (ratings, total) = board.page(first, per);
         let rows: Vec<serde_json::Value> = ratings
             .iter()
             .enumerate()
@@ -539,7 +552,13 @@ async fn bot_matches(
         }
         let limit = q.limit.unwrap_or(50).clamp(1, 500);
         let mut store = app.store.get();
-        let tables = match store.ladder_bot_tables(&ladder, &bot, q.before, limit) {
+        // The newest matches are kept in memory; older pages and longer ones are read.
+        let tables = if q.before.is_none() && limit <= cache::BOT_MATCHES {
+            app.cache.bot_tables(store.as_mut(), &bot, limit)
+        } else {
+            store.ladder_bot_tables(&ladder, &bot, q.before, limit)
+        };
+        let tables = match tables {
             Ok(v) => v,
             Err(e) => return store_error(e),
         };
@@ -710,21 +729,18 @@ async fn leaderboard_html(
     blocking(move || {
         let (me, _) = page_visitor(&app, &headers);
         let (number, per) = q.page();
-        let (ratings, total) = {
-            let mut store = app.store.get();
-            match store.ladder_ratings_page(&app.config.name, (number - 1).saturating_mul(per), per)
-            {
-                Ok(v) => v,
-                Err(e) => return store_error(e),
-            }
+        let board = match app.cache.board(app.store.get().as_mut()) {
+            Ok(b) => b,
+            Err(e) => return store_error(e),
         };
+        let (ratings, total) = board.page((number - 1).saturating_mul(per), per);
         page(
             StatusCode::OK,
             kakehiki_web::ladder::leaderboard_page(
                 &app.config.name,
                 &app.config.game,
                 &app.config.rules,
-                &ratings,
+                ratings,
                 now_secs(),
                 number as usize,
                 per as usize,
@@ -769,7 +785,7 @@ fn group_tables(
 }
 
 /// Matches a bot's page lists at once.
-const BOT_PAGE_MATCHES: usize = 50;
+const BOT_PAGE_MATCHES: usize = cache::BOT_MATCHES;
 
 /// `GET /bots/BOT`: a bot's rating, rating over time and recent matches.
 async fn bot_html(
@@ -782,16 +798,23 @@ async fn bot_html(
         let (me, user) = page_visitor(&app, &headers);
         let ladder = app.config.name.clone();
         let mut store = app.store.get();
-        let row = match store.ladder_bot_rating(&ladder, &bot) {
-            Ok(v) => v,
+        // The rating, rank and newest matches from memory; the versions only for whom they
+        // are shown (their owner, an organiser) or to tell a bot with nothing from none.
+        let board = match app.cache.board(store.as_mut()) {
+            Ok(b) => b,
             Err(e) => return store_error(e),
         };
-        let tables = match store.ladder_bot_tables(&ladder, &bot, q.before, BOT_PAGE_MATCHES) {
+        let row = board.bot(&bot);
+        let tables = match q.before {
+            None => app.cache.bot_tables(store.as_mut(), &bot, BOT_PAGE_MATCHES),
+            Some(_) => store.ladder_bot_tables(&ladder, &bot, q.before, BOT_PAGE_MATCHES),
+        };
+        let tables = match tables {
             Ok(v) => v,
             Err(e) => return store_error(e),
         };
         let matches = group_tables(&bot, tables);
-        let versions = if bot.starts_with("builtin:") {
+        let versions = if bot.starts_with("builtin:") || (user.is_none() && row.is_some()) {
             Vec::new()
         } else {
             match store.bot_versions(&ladder, &bot) {
@@ -820,7 +843,7 @@ async fn bot_html(
             kakehiki_web::ladder::bot_page(
                 &ladder,
                 &bot,
-                row.as_ref().map(|(rank, r)| (*rank as usize, r)),
+                row,
                 &matches,
                 &owner_versions,
                 older,

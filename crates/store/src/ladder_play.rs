@@ -204,6 +204,16 @@ pub trait LadderPlay {
         limit: usize,
     ) -> Result<Vec<LadderSeat>, StoreError>;
 
+    /// Every seat of the matches whose results were rated with sequence numbers in
+    /// (`after`, `upto`], by match index and seat: what the ratings moved by since `after` (a
+    /// page cache kept current by it).
+    fn ladder_seats_rated(
+        &mut self,
+        ladder: &str,
+        after: u64,
+        upto: u64,
+    ) -> Result<Vec<LadderSeat>, StoreError>;
+
     /// Every seat of rated match `index`, in seat order (empty if it is not rated).
     fn ladder_match_seats(
         &mut self,

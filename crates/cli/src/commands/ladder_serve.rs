@@ -115,15 +115,15 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
         .context("cannot keep the ladder file in the store")?;
     kakehiki_ladder_web::adopt_lost_uploads(&config, &mut *store, &data)
         .context("cannot adopt the uploads a stopped server left")?;
-    start_builders(&args)?;
-    start_matchmaker(&args, &config)?;
-    start_pruner(&args, &config)?;
-    start_workers(&args, &data)?;
     let mut stores = vec![store];
     for _ in 1..HANDLER_CONNECTIONS {
         stores.push(open().context("cannot open the store")?);
     }
     let app = kakehiki_ladder_web::App::new(config.clone(), stores, args.cookie_secure);
+    start_builders(&args)?;
+    start_matchmaker(&args, &config, app.clone())?;
+    start_pruner(&args, &config)?;
+    start_workers(&args, &data)?;
     let router = kakehiki_ladder_web::router(app);
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime
@@ -144,7 +144,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
 
 /// Start the matchmaker: a thread with its own store that rates new results and keeps the
 /// ladder's queue filled (crates/ladder/src/play.rs).
-fn start_matchmaker(args: &ServeArgs, config: &LadderConfig) -> anyhow::Result<()> {
+fn start_matchmaker(
+    args: &ServeArgs,
+    config: &LadderConfig,
+    app: kakehiki_ladder_web::App,
+) -> anyhow::Result<()> {
     use kakehiki_contest::arena::Arena;
     let game = kakehiki_contest::RefereeArena
         .game_type(&config.game)
@@ -163,7 +167,12 @@ fn start_matchmaker(args: &ServeArgs, config: &LadderConfig) -> anyhow::Result<(
         .spawn(move || loop {
             let budget = rate.available(std::time::Instant::now());
             match mm.step(store.as_mut(), open, budget) {
-                Ok(step) => rate.spend(step.queued),
+                Ok(step) => {
+                    rate.spend(step.queued);
+                    if step.rated + step.skipped > 0 {
+                        app.ratings_moved();
+                    }
+                }
                 Err(e) => tracing::error!("ladder matchmaker: {e}"),
             }
             std::thread::sleep(std::time::Duration::from_millis(200));

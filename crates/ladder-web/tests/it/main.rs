@@ -653,3 +653,120 @@ async fn an_organiser_retires_and_brings_back_a_bot_from_the_organisers_page() {
         .unwrap();
     assert_eq!(r.status(), StatusCode::NOT_FOUND);
 }
+
+/// The leaderboard and a bot's newest matches are served from memory and follow the ratings:
+/// a result rated after a bot's matches were first read shows on its list (added from the
+/// seats rated since, not read again) once the server is told the ratings moved.
+#[tokio::test]
+async fn the_pages_follow_the_ratings_they_keep_in_memory() {
+    use kakehiki_store::{LadderEntrant, LadderSeat, NewResult};
+    let dir = tempfile::tempdir().unwrap();
+    let config = LadderConfig::parse("name = \"g\"\ngame = \"geister\"\n", "ladder.toml", &|g| {
+        kakehiki_contest::RefereeArena.game_type(g)
+    })
+    .unwrap();
+    let db = dir.path().join("ladder.sqlite");
+    let mut store = kakehiki_store::open_store(&db, None).unwrap();
+    let contest = kakehiki_store::ladder_contest("g");
+    store
+        .register_contest(&kakehiki_store::ContestRow {
+            name: contest.clone(),
+            fingerprint: kakehiki_store::LADDER_FINGERPRINT.into(),
+            definition: "{}".into(),
+        })
+        .unwrap();
+    store.ladder_state("g").unwrap();
+    for bot in ["ann", "bob"] {
+        store
+            .ladder_enter(
+                "g",
+                &LadderEntrant {
+                    entrant: format!("{bot}@v1"),
+                    bot: bot.into(),
+                    version: 1,
+                    owner: bot.into(),
+                },
+            )
+            .unwrap();
+    }
+    let names = vec!["ann@v1".to_string(), "bob@v1".to_string()];
+    let play = |store: &mut Box<dyn kakehiki_store::Store>, index: u64, seq: u64, winner: usize| {
+        store
+            .put_result(&NewResult {
+                contest: &contest,
+                index,
+                entrants: &names,
+                report_json: "{}",
+                replay: "{}\n",
+                duration_ms: 1,
+                worker: "t",
+            })
+            .unwrap();
+        let seats: Vec<LadderSeat> = (0..2)
+            .map(|seat| LadderSeat {
+                index,
+                seat,
+                entrant: names[seat].clone(),
+                bot: names[seat].trim_end_matches("@v1").into(),
+                version: 1,
+                score: if seat == winner { 1.0 } else { 0.0 },
+                place: if seat == winner { 1 } else { 2 },
+                errors: 0,
+                mu_after: if seat == winner { 27.0 } else { 23.0 },
+                sigma_after: 8.0,
+                played_at: 1,
+            })
+            .collect();
+        assert!(store.ladder_rate("g", seq, &seats).unwrap());
+    };
+    play(&mut store, 0, 1, 0);
+    let stores = (0..2)
+        .map(|_| kakehiki_store::open_store(&db, None).unwrap())
+        .collect();
+    let app = App::new(Arc::new(config), stores, false);
+    let r = router(app.clone());
+    let json_of = |path: &'static str| {
+        let r = r.clone();
+        async move {
+            let resp = r
+                .oneshot(request("GET", path, Body::empty()))
+                .await
+                .unwrap();
+            assert_eq!(resp.status(), StatusCode::OK);
+            serde_json::from_str::<serde_json::Value>(&text(resp).await).unwrap()
+        }
+    };
+    let board = json_of("/api/ladders/g/leaderboard").await;
+    assert_eq!(board["rows"][0]["bot"], "ann");
+    assert_eq!(board["rows"][0]["games"], 1);
+    let ann = json_of("/api/ladders/g/bots/ann/matches").await;
+    assert_eq!(ann["matches"].as_array().unwrap().len(), 1);
+
+    play(&mut store, 1, 2, 1);
+    app.ratings_moved();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let board = json_of("/api/ladders/g/leaderboard").await;
+        if board["rows"][0]["games"] == 2 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{board}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let ann = json_of("/api/ladders/g/bots/ann/matches").await;
+    let indices: Vec<u64> = ann["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(indices, [1, 0], "{ann}");
+    let page = text(
+        r.clone()
+            .oneshot(request("GET", "/bots/ann", Body::empty()))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert!(page.contains("href=\"/matches/1\""), "{page}");
+}

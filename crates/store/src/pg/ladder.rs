@@ -467,4 +467,35 @@ impl LadderPlay for PgStore {
             .map_err(err(CONTEXT))?;
         rows.iter().map(|r| seat_row(r, CONTEXT)).collect()
     }
+
+    fn ladder_seats_rated(
+        &mut self,
+        ladder: &str,
+        after: u64,
+        upto: u64,
+    ) -> Result<Vec<LadderSeat>, StoreError> {
+        const CONTEXT: &str = "reading the seats of newly rated ladder matches";
+        let st = self.prepared(
+            &format!(
+                "SELECT {SEAT_COLUMNS} FROM kk_ladder_match_seats
+                 WHERE ladder = $1 AND idx IN (
+                     SELECT idx FROM kk_results WHERE contest = $2 AND seq > $3 AND seq <= $4)
+                 ORDER BY idx, seat"
+            ),
+            CONTEXT,
+        )?;
+        let rows = self
+            .client
+            .query(
+                &st,
+                &[
+                    &ladder,
+                    &ladder_contest(ladder),
+                    &to_db(after),
+                    &to_db(upto),
+                ],
+            )
+            .map_err(err(CONTEXT))?;
+        rows.iter().map(|r| seat_row(r, CONTEXT)).collect()
+    }
 }

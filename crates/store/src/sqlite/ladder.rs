@@ -476,4 +476,34 @@ impl LadderPlay for SqliteStore {
             .map_err(err(CONTEXT))?;
         rows.collect::<Result<Vec<_>, _>>().map_err(err(CONTEXT))
     }
+
+    fn ladder_seats_rated(
+        &mut self,
+        ladder: &str,
+        after: u64,
+        upto: u64,
+    ) -> Result<Vec<LadderSeat>, StoreError> {
+        const CONTEXT: &str = "reading the seats of newly rated ladder matches";
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {SEAT_COLUMNS} FROM kk_ladder_match_seats
+                 WHERE ladder = ?1 AND idx IN (
+                     SELECT idx FROM kk_results WHERE contest = ?2 AND seq > ?3 AND seq <= ?4)
+                 ORDER BY idx, seat"
+            ))
+            .map_err(err(CONTEXT))?;
+        let rows = stmt
+            .query_map(
+                params![
+                    ladder,
+                    crate::ladder_play::ladder_contest(ladder),
+                    to_db(after),
+                    to_db(upto)
+                ],
+                seat_row,
+            )
+            .map_err(err(CONTEXT))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(err(CONTEXT))
+    }
 }

@@ -634,6 +634,28 @@ pub fn ladder_play_queues_rates_and_lists(store: &mut dyn Store) {
     let m = store.ladder_match_seats("g", 0).unwrap();
     assert_eq!(m, seats);
     assert!(store.ladder_match_seats("g", 9).unwrap().is_empty());
+    // The seats of the matches rated in a range of result numbers (results stored in the order
+    // 1 then 0: numbers 1 and 2).
+    let contest = ladder_contest("g");
+    let names = vec!["a".to_string(), "b".to_string()];
+    for index in [1, 0] {
+        assert!(store
+            .put_result(&result(&contest, index, &names, "r\n"))
+            .unwrap());
+    }
+    let rated = |store: &mut dyn Store, after, upto| -> Vec<(u64, usize)> {
+        store
+            .ladder_seats_rated("g", after, upto)
+            .unwrap()
+            .iter()
+            .map(|s| (s.index, s.seat))
+            .collect()
+    };
+    assert_eq!(rated(store, 0, 1), [(1, 0), (1, 1)]);
+    assert_eq!(rated(store, 1, 2), [(0, 0), (0, 1)]);
+    assert_eq!(rated(store, 0, 2), [(0, 0), (0, 1), (1, 0), (1, 1)]);
+    assert!(rated(store, 2, 9).is_empty());
+    assert!(store.ladder_seats_rated("h", 0, 9).unwrap().is_empty());
     store.ladder_set_frozen("g", true).unwrap();
     assert!(store.ladder_state("g").unwrap().frozen);
     store.ladder_set_frozen("g", false).unwrap();
