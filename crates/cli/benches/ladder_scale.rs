@@ -15,7 +15,9 @@
 //! `KAKEHIKI_BENCH_READERS` (default 16), `KAKEHIKI_BENCH_WRITERS` (default 2),
 //! `KAKEHIKI_BENCH_SERVE_ARGS` (more arguments for `ladder serve`, split on spaces),
 //! `KAKEHIKI_BENCH_BINARIES` (`kakehiki` binaries to compare, separated by commas: each serves
-//! the same store in turn, round after round), `KAKEHIKI_BENCH_ROUNDS` (default 1).
+//! the same store in turn, round after round), `KAKEHIKI_BENCH_ROUNDS` (default 1),
+//! `KAKEHIKI_BENCH_WRITE_RATE` (results per second over all writers; default 0, as fast as they
+//! can: they then take whatever CPU the pages leave, so a cheaper server shows as more writes).
 //!
 //! Population: accounts, bots, versions, the ladder's contest row and the rating rows through the
 //! store's API; the matches in bulk SQL: one row per seat in `kk_ladder_match_seats`, one result
@@ -501,6 +503,7 @@ struct Writers {
 impl Writers {
     fn start(
         writers: u64,
+        rate: f64,
         url: &str,
         bots: u64,
         next: &Arc<AtomicU64>,
@@ -518,7 +521,19 @@ impl Writers {
                         .expect("open the store");
                     let contest = ladder_contest(LADDER);
                     let mut rng = Rng::new(77 + w + next.load(Ordering::Relaxed));
+                    // Each writer's share of the rate, paced from its start.
+                    let every =
+                        (rate > 0.0).then(|| Duration::from_secs_f64(writers as f64 / rate));
+                    let began = Instant::now();
+                    let mut n = 0u32;
                     while !stop.load(Ordering::Relaxed) {
+                        if let Some(every) = every {
+                            let due = began + every * n;
+                            if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                                std::thread::sleep(wait);
+                            }
+                            n += 1;
+                        }
                         let a = rng.below(bots);
                         let b = (a + 1 + rng.below(bots - 1)) % bots;
                         let entrants = [
@@ -586,7 +601,7 @@ fn serve_and_measure(
     url: &str,
     dir: &Path,
     size: (u64, u64),
-    (secs, readers, writers): (u64, u64, u64),
+    (secs, readers, writers, rate): (u64, u64, u64, f64),
     next: &Arc<AtomicU64>,
     sample: &(serde_json::Value, String),
     pg: &mut postgres::Client,
@@ -612,7 +627,9 @@ fn serve_and_measure(
         Command::new(bin)
             .args(["ladder", "serve", "--config"])
             .arg(&config)
-            .args(["--database-url", url, "--workers", "0", "--bind"])
+            .args(["--database-url", url, "--workers", "0"])
+            // Every reader is on the one loopback address: let 64 of them in at once.
+            .args(["--max-client-connections", "256", "--bind"])
             .arg(format!("127.0.0.1:{port}"))
             .arg("--data")
             .arg(dir.join("data"))
@@ -648,7 +665,7 @@ fn serve_and_measure(
         Target::P50(TARGET_P50_MS),
     );
     let rated_before = rated_count(pg);
-    let w = Writers::start(writers, url, size.0, next, sample);
+    let w = Writers::start(writers, rate, url, size.0, next, sample);
     let writing = Instant::now();
     let (ok16, rps16) = measure(
         &format!("{readers} readers, {writers} writers storing results"),
@@ -719,6 +736,7 @@ fn main() {
     let readers: u64 = env_or("KAKEHIKI_BENCH_READERS", 16).max(1);
     let writers: u64 = env_or("KAKEHIKI_BENCH_WRITERS", 2);
     let rounds: u64 = env_or("KAKEHIKI_BENCH_ROUNDS", 1).max(1);
+    let rate: f64 = env_or("KAKEHIKI_BENCH_WRITE_RATE", 0.0f64).max(0.0);
     let bins: Vec<PathBuf> = match std::env::var("KAKEHIKI_BENCH_BINARIES") {
         Ok(list) if !list.trim().is_empty() => list.split(',').map(PathBuf::from).collect(),
         _ => vec![binary()],
@@ -757,7 +775,7 @@ fn main() {
                 &url,
                 dir.path(),
                 (bots, matches),
-                (secs, readers, writers),
+                (secs, readers, writers, rate),
                 &next,
                 &sample,
                 &mut pg,

@@ -240,7 +240,9 @@
         arrow = sv('line', { class: 'move-arrow', x1: P + fx * C + C / 2, y1: P + fy * C + C / 2, x2: P + tx * C + C / 2 - dx * e, y2: P + ty * C + C / 2 - dy * e, stroke: '#7a5600', 'stroke-width': 4, 'marker-end': 'url(#geister-arrow)' });
       }
     }
-    for (const g of s.board.pieces) {
+    // The ghosts on the board: one token per ghost, `SLCXY` (seat, label, r/b, x, y).
+    const ghosts = s.board.pieces.split(' ').filter(t => t.length === 5).map(t => ({ seat: +t[0], label: t[1], red: t[2] === 'r', x: +t[3], y: +t[4] }));
+    for (const g of ghosts) {
       const known = view === 'referee' || view === 'seat' + g.seat;
       const colour = known ? (g.red ? 'red' : 'blue') : 'unknown';
       const fill = colour === 'red' ? '#d63a3a' : colour === 'blue' ? '#2f6fd6' : '#9a9a9a';

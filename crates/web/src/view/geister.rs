@@ -63,16 +63,25 @@ impl Board {
         }
     }
 
+    /// The board after a step. Its ghosts are one string (a step's board is drawn from it, and a
+    /// match has hundreds of steps: a JSON object per ghost made the model four times larger and
+    /// slower): a token per ghost on the board, separated by spaces, each `SLCXY` with `S` the
+    /// seat (`0`, `1`), `L` the label (`A`–`H`), `C` its colour (`r` red, `b` blue) and `X`, `Y`
+    /// its square (`0`–`5`, seat 0's frame).
     fn picture(&self) -> Value {
-        let mut pieces = Vec::new();
+        let mut pieces = String::with_capacity(16 * 6);
         for seat in 0..2 {
             for g in 0..8 {
                 let s = self.pos[seat][g];
                 if s != OFF {
-                    pieces.push(json!({
-                        "seat": seat, "label": ((b'A' + g as u8) as char).to_string(),
-                        "red": self.red[seat][g], "x": s % 6, "y": s / 6,
-                    }));
+                    if !pieces.is_empty() {
+                        pieces.push(' ');
+                    }
+                    pieces.push((b'0' + seat as u8) as char);
+                    pieces.push((b'A' + g as u8) as char);
+                    pieces.push(if self.red[seat][g] { 'r' } else { 'b' });
+                    pieces.push((b'0' + s % 6) as char);
+                    pieces.push((b'0' + s / 6) as char);
                 }
             }
         }
@@ -105,7 +114,7 @@ pub(super) fn build(
         if !matches!(kind, "assign" | "set" | "turn" | "line" | "fault" | "end") {
             continue;
         }
-        let e: Event = serde_json::from_value(v.clone())
+        let e: Event = serde::Deserialize::deserialize(v)
             .map_err(|e| shape(line, format!("bad Geister {kind:?} event: {e}")))?;
         let step = steps.len();
         match e {

@@ -140,10 +140,10 @@ fn record_of(p: &ParsedReplay) -> Result<SeatRecord, ViewError> {
         match v["event"].as_str() {
             Some(SEAT_EVENT) if v.get("outcome").is_some() => record
                 .exchanges
-                .push(serde_json::from_value(v.clone()).map_err(bad)?),
+                .push(serde::Deserialize::deserialize(v).map_err(bad)?),
             Some(SEAT_END_EVENT) => record
                 .ends
-                .push(serde_json::from_value(v.clone()).map_err(bad)?),
+                .push(serde::Deserialize::deserialize(v).map_err(bad)?),
             _ => {}
         }
     }
@@ -160,7 +160,7 @@ pub(crate) fn generic_steps(p: &ParsedReplay) -> Result<Built, ViewError> {
     for (line, v) in &p.events {
         match v["event"].as_str() {
             Some(SEAT_EVENT) if v.get("outcome").is_some() => {
-                let e: SeatExchange = serde_json::from_value(v.clone())
+                let e: SeatExchange = serde::Deserialize::deserialize(v)
                     .map_err(|err| shape(*line, format!("bad seat line: {err}")))?;
                 let last = steps.last().map(|s| s["at"].as_str() == Some(&e.at));
                 if last != Some(true) {

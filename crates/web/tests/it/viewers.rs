@@ -207,11 +207,25 @@ fn geister_moves_are_told_in_the_board_frame() {
             assert!(told.ends_with(&square(&s["to"])), "{told}");
             // The square entered is where the board shows the ghost afterwards.
             let (x, y) = (&s["to"][0], &s["to"][1]);
+            // The board's ghosts: `SLCXY` tokens (seat, label, colour, x, y).
+            let token = |t: &str| {
+                let c: Vec<char> = t.chars().collect();
+                (
+                    u64::from(c[0].to_digit(10).unwrap()),
+                    c[1].to_string(),
+                    u64::from(c[3].to_digit(10).unwrap()),
+                    u64::from(c[4].to_digit(10).unwrap()),
+                )
+            };
             assert!(s["board"]["pieces"]
-                .as_array()
+                .as_str()
                 .unwrap()
-                .iter()
-                .any(|g| g["seat"] == seat && g["label"] == label && &g["x"] == x && &g["y"] == y));
+                .split(' ')
+                .map(token)
+                .any(|(gs, gl, gx, gy)| gs == seat
+                    && gl == label
+                    && x.as_u64() == Some(gx)
+                    && y.as_u64() == Some(gy)));
         }
         checked[seat as usize] += 1;
     }
