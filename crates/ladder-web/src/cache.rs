@@ -9,6 +9,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Condvar, Mutex, RwLock, Weak};
 use std::time::Duration;
 
+use axum::body::Bytes;
 use kakehiki_store::{LadderRating, LadderSeat, Store, StoreError};
 
 use crate::pool::StorePool;
@@ -35,7 +36,22 @@ pub struct Board {
     pub rows: Vec<LadderRating>,
     /// Each bot's position in `rows`.
     by_bot: HashMap<String, usize>,
+    /// Pages of this board already rendered for anyone (no visitor's name in them), by what
+    /// and which page: made once per board, at most [`MAX_RENDERED`].
+    rendered: Mutex<HashMap<(Rendered, u64, u64), Bytes>>,
 }
+
+/// What a kept rendering of a board is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Rendered {
+    /// The leaderboard page, for a visitor not signed in.
+    Html,
+    /// The leaderboard API's JSON.
+    Json,
+}
+
+/// Renderings of one board kept at most (pages asked for with odd sizes are made each time).
+const MAX_RENDERED: usize = 32;
 
 impl Board {
     fn new(seq: u64, rows: Vec<LadderRating>) -> Board {
@@ -43,7 +59,37 @@ impl Board {
         for (i, r) in rows.iter().enumerate() {
             by_bot.entry(r.bot.clone()).or_insert(i);
         }
-        Board { seq, rows, by_bot }
+        Board {
+            seq,
+            rows,
+            by_bot,
+            rendered: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Page `page` of `per` rows of this board as `kind`, made by `make` the first time.
+    pub fn rendered(
+        &self,
+        kind: Rendered,
+        page: u64,
+        per: u64,
+        make: impl FnOnce() -> String,
+    ) -> Bytes {
+        let key = (kind, page, per);
+        if let Some(r) = self
+            .rendered
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+        {
+            return r.clone();
+        }
+        let r = Bytes::from(make());
+        let mut kept = self.rendered.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.len() < MAX_RENDERED {
+            kept.insert(key, r.clone());
+        }
+        r
     }
 
     /// A bot's rank (1 is best) and rating, if it is active.
@@ -363,6 +409,20 @@ mod tests {
         let (rows, total) = b.page(1, 5);
         assert_eq!((rows.len(), total), (2, 3));
         assert_eq!(b.page(9, 5).0.len(), 0);
+        // A rendering is made once per board and page.
+        let made = std::cell::Cell::new(0);
+        for _ in 0..3 {
+            let r = b.rendered(Rendered::Html, 1, 100, || {
+                made.set(made.get() + 1);
+                "page".into()
+            });
+            assert_eq!(&r[..], b"page");
+        }
+        b.rendered(Rendered::Json, 1, 100, || {
+            made.set(made.get() + 1);
+            "{}".into()
+        });
+        assert_eq!(made.get(), 2);
     }
 
     #[test]

@@ -508,28 +508,31 @@ async fn leaderboard(
             Ok(b) => b,
             Err(e) => return store_error(e),
         };
-        let (ratings, total) = board.page(first, per);
-        let rows: Vec<serde_json::Value> = ratings
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                json!({
-                    "rank": first + i as u64 + 1,
-                    "bot": r.bot,
-                    "owner": r.owner,
-                    "version": r.version,
-                    "mu": r.mu,
-                    "sigma": r.sigma,
-                    "games": r.games,
-                    "wins": r.wins,
-                    "win_rate": if r.games == 0 { 0.0 } else { r.wins as f64 / r.games as f64 },
-                    "errors": r.errors,
-                    "last_played": r.last_played,
+        let json = board.rendered(cache::Rendered::Json, page, per, || {
+            let (ratings, total) = board.page(first, per);
+            let rows: Vec<serde_json::Value> = ratings
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    json!({
+                        "rank": first + i as u64 + 1,
+                        "bot": r.bot,
+                        "owner": r.owner,
+                        "version": r.version,
+                        "mu": r.mu,
+                        "sigma": r.sigma,
+                        "games": r.games,
+                        "wins": r.wins,
+                        "win_rate": if r.games == 0 { 0.0 } else { r.wins as f64 / r.games as f64 },
+                        "errors": r.errors,
+                        "last_played": r.last_played,
+                    })
                 })
-            })
-            .collect();
-        Json(json!({ "ladder": ladder, "page": page, "per": per, "total": total, "rows": rows }))
-            .into_response()
+                .collect();
+            json!({ "ladder": ladder, "page": page, "per": per, "total": total, "rows": rows })
+                .to_string()
+        });
+        ([(header::CONTENT_TYPE, "application/json")], json).into_response()
     })
     .await
 }
@@ -734,8 +737,7 @@ async fn leaderboard_html(
             Err(e) => return store_error(e),
         };
         let (ratings, total) = board.page((number - 1).saturating_mul(per), per);
-        page(
-            StatusCode::OK,
+        let render = || {
             kakehiki_web::ladder::leaderboard_page(
                 &app.config.name,
                 &app.config.game,
@@ -746,8 +748,14 @@ async fn leaderboard_html(
                 per as usize,
                 total as usize,
                 &me,
-            ),
-        )
+            )
+        };
+        // The same page for everyone not signed in: made once per board.
+        let html = match me.user {
+            None => board.rendered(cache::Rendered::Html, number, per, render),
+            Some(_) => render().into(),
+        };
+        (StatusCode::OK, axum::response::Html(html)).into_response()
     })
     .await
 }
