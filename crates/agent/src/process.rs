@@ -183,24 +183,79 @@ struct Shared {
 
 #[derive(Default)]
 struct Capped {
-    bytes: Vec<u8>,
+    /// The first half of the cap.
+    head: Vec<u8>,
+    /// The last bytes past the head, at most the other half: a long traceback keeps its end,
+    /// the exception itself.
+    tail: std::collections::VecDeque<u8>,
+    /// Bytes between the two, dropped.
     dropped: u64,
 }
 
 impl Capped {
     fn push(&mut self, data: &[u8], cap: usize) {
-        let room = cap.saturating_sub(self.bytes.len());
+        let head_cap = cap / 2;
+        let tail_cap = cap - head_cap;
+        let room = head_cap.saturating_sub(self.head.len());
         let take = room.min(data.len());
-        self.bytes.extend_from_slice(&data[..take]);
-        self.dropped += (data.len() - take) as u64;
+        self.head.extend_from_slice(&data[..take]);
+        let rest = &data[take..];
+        // Only the last `tail_cap` bytes of `rest` can stay; older tail bytes make room.
+        let rest = &rest[rest.len().saturating_sub(tail_cap)..];
+        self.dropped += (data.len() - take - rest.len()) as u64;
+        let over = (self.tail.len() + rest.len()).saturating_sub(tail_cap);
+        self.tail.drain(..over);
+        self.dropped += over as u64;
+        self.tail.extend(rest);
     }
 
     fn text(&self) -> String {
-        let mut s = String::from_utf8_lossy(&self.bytes).into_owned();
+        let mut s = String::from_utf8_lossy(&self.head).into_owned();
+        let (a, b) = self.tail.as_slices();
         if self.dropped > 0 {
-            s.push_str(&format!("\n[... {} more bytes dropped]\n", self.dropped));
+            s.push_str(&format!(
+                "\n[... {} more bytes dropped; the last {} follow]\n",
+                self.dropped,
+                self.tail.len()
+            ));
         }
+        let mut tail = Vec::with_capacity(self.tail.len());
+        tail.extend_from_slice(a);
+        tail.extend_from_slice(b);
+        s.push_str(&String::from_utf8_lossy(&tail));
         s
+    }
+}
+
+#[cfg(test)]
+mod capped_tests {
+    use super::Capped;
+
+    fn capped(chunks: &[&[u8]], cap: usize) -> Capped {
+        let mut c = Capped::default();
+        for ch in chunks {
+            c.push(ch, cap);
+        }
+        c
+    }
+
+    #[test]
+    fn under_the_cap_everything_is_kept_in_order() {
+        let c = capped(&[b"abc", b"def", b"g"], 10);
+        assert_eq!(c.text(), "abcdefg");
+    }
+
+    #[test]
+    fn over_the_cap_the_first_and_last_halves_are_kept() {
+        let c = capped(&[b"0123456789", b"abcdefghij", b"XYZ"], 10);
+        assert_eq!(c.dropped, 13);
+        assert_eq!(
+            c.text(),
+            "01234\n[... 13 more bytes dropped; the last 5 follow]\nijXYZ"
+        );
+        let one = capped(&[b"Traceback\n", &[b'.'; 1000], b"\nValueError: bad\n"], 40);
+        assert!(one.text().starts_with("Traceback\n"), "{}", one.text());
+        assert!(one.text().ends_with("ValueError: bad\n"), "{}", one.text());
     }
 }
 

@@ -900,6 +900,12 @@ async fn match_html(
 fn hide_stderr(replay: &str, visible: &[bool]) -> String {
     let mut out = String::with_capacity(replay.len());
     for line in replay.lines() {
+        // Only a line naming stderr can hold any: the others are kept as they are, unparsed.
+        if !line.contains("\"stderr") {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
         let parsed = serde_json::from_str::<serde_json::Value>(line).ok();
         // Older replays carry stderr as lines of their own.
         if parsed.as_ref().is_some_and(|v| {

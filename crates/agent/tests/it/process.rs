@@ -169,6 +169,8 @@ async fn captures_stderr_capped() {
     let text = bot.stderr_text();
     assert!(text.starts_with("err\nerr\n"));
     assert!(text.contains("more bytes dropped"), "{text}");
+    // The end is kept too: the last line the bot wrote.
+    assert!(text.ends_with("err\n"), "{text}");
 }
 
 #[tokio::test]
