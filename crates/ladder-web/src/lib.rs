@@ -622,20 +622,14 @@ fn seen_match(
         (Ok(_), Ok(_)) => return Err(ApiError(StatusCode::NOT_FOUND, "no such match")),
         (Err(e), _) | (_, Err(e)) => return Err(store_failed(e)),
     };
-    let seats = store
-        .ladder_match_seats(ladder, index)
-        .map_err(store_failed)?;
+    // Each seat's bot, from its entrant's name (`BOT@vN`; a bot's name has no `@`), or the
+    // built-in (`builtin:NAME`) itself.
     let bots: Vec<String> = result
         .entrants
         .iter()
-        .enumerate()
-        .map(|(seat, name)| {
-            seats
-                .iter()
-                .find(|s| s.seat == seat)
-                .map(|s| s.bot.clone())
-                .or_else(|| name.rsplit_once("@v").map(|(b, _)| b.to_string()))
-                .unwrap_or_else(|| name.clone())
+        .map(|name| match name.rsplit_once("@v") {
+            Some((bot, _)) if !name.starts_with("builtin:") => bot.to_string(),
+            _ => name.clone(),
         })
         .collect();
     // Which seats' stderr the user may read: their own bot's, or all for an organiser.
