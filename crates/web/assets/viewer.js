@@ -115,6 +115,16 @@
   }
 
   // ---------------------------------------------------------------- side panels
+  // A reply time in milliseconds as read: under one as microseconds, and none recorded (a game
+  // that records whole milliseconds, a built-in answering at once) as under 1 ms, never a bare
+  // "0.0 ms".
+  function duration(ms) {
+    if (ms >= 10) return `${ms.toFixed(0)} ms`;
+    if (ms >= 1) return `${ms.toFixed(1)} ms`;
+    if (ms > 0) return `${Math.max(1, Math.round(ms * 1000))} µs`;
+    return 'under 1 ms';
+  }
+
   function drawPanels() {
     panels.replaceChildren();
     const many = model.seats.length > 7;
@@ -124,7 +134,7 @@
       const chip = (model.game === 'nac' || model.game === 'religion-war' || model.game === 'geister') ? seatChip(i) : null;
       box.append(el('h4', {}, chip, seatLabel(i)));
       const mean = s.moves ? (s.total_ms / s.moves) : 0;
-      box.append(el('div', { class: 'muted', text: `${s.moves} replies · mean ${mean.toFixed(1)} ms · max ${s.max_ms.toFixed(1)} ms` }));
+      box.append(el('div', { class: 'muted', text: `${s.moves} replies · mean ${duration(mean)} · max ${duration(s.max_ms)}` }));
       if (s.errors.length) {
         const ul = el('ul', { class: 'errors' });
         for (const e of s.errors.slice(0, 200)) {

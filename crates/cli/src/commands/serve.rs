@@ -30,8 +30,8 @@ pub struct ServeArgs {
     #[arg(long)]
     pub players: Option<usize>,
     /// Games in the set, all on the same connections (werewolf, default 100); geister: stop
-    /// after this many games (default: serve until stopped).
-    #[arg(long)]
+    /// after this many games (default: serve until stopped). At least 1.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub games: Option<u32>,
     /// Geister: several games on one connection (spec §3.8's extension): a connection stays
     /// open after its end message and plays the next game with a new SET?, the two clients
@@ -115,6 +115,11 @@ fn run_nlp(args: ServeArgs) -> anyhow::Result<u8> {
         config.server.web_socket.port = p;
     }
     let games_to_play = args.games.or(config.game.games).unwrap_or(100);
+    if games_to_play == 0 {
+        anyhow::bail!(
+            "the configuration's game.games is 0: a set plays at least 1 game (set it, or give --games N)"
+        );
+    }
     let settings = config.settings().context("bad configuration")?;
     let seed = args
         .seed

@@ -187,6 +187,12 @@ fn flags_that_cannot_apply_are_errors_naming_them() {
         ),
         (vec!["werewolf", "--config", cfg], "--config"),
         (vec!["geister", "--players", "4"], "--players"),
+        // A set of no games would wait for ever.
+        (vec!["werewolf", "--games", "0"], "--games"),
+        (
+            vec!["werewolf", "--protocol", "nlp", "--games", "0"],
+            "--games",
+        ),
     ] {
         let out = kakehiki()
             .arg("serve")
