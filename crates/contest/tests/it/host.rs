@@ -161,17 +161,18 @@ fn idle_workers_wait_for_the_next_stage_of_a_staged_contest() {
         );
         let _ = done_tx.send(r.map_err(|e| e.to_string()));
     });
-    // Let the coordinator queue the first stage.
+    // Let the coordinator queue the first stage (one connection polls; a coordinator that ended
+    // early says why).
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while sqlite(&db)
-        .queue_counts("gs")
-        .map(|c| c.total())
-        .unwrap_or(0)
-        == 0
-    {
+    let mut poll = sqlite(&db);
+    while poll.queue_counts("gs").map(|c| c.total()).unwrap_or(0) == 0 {
+        if let Ok(r) = done_rx.try_recv() {
+            panic!("the coordinator ended before queueing anything: {r:?}");
+        }
         assert!(std::time::Instant::now() < deadline, "nothing was queued");
         std::thread::sleep(Duration::from_millis(20));
     }
+    drop(poll);
     let arena = Arc::new(FakeArena::new());
     let stop = AtomicBool::new(false);
     let played: u64 = std::thread::scope(|scope| {
