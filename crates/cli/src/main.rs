@@ -89,9 +89,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&cli.log));
+    // Colours only on a terminal: a log written to a file holds no escape codes.
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     // The referee holds a descriptor per bot pipe, listener and connection: take the whole hard
     // limit; commands check their own need against it (fd_budget).

@@ -79,14 +79,17 @@ pub enum StoreError {
         source: postgres::Error,
     },
     #[error(
-        "contest {name:?} is already in the store with a different definition (stored fingerprint {stored}, \
-         this definition {given}): results of one contest must come from one definition; use a new contest \
-         name or another database"
+        "contest {name:?} is already in the store with a different definition ({}; stored \
+         fingerprint {stored}, this definition {given}): results of one contest must come from one \
+         definition; use a new contest name or another database",
+        if changed.is_empty() { "the stored one cannot be compared".to_string() } else { format!("changed: {}", changed.join(", ")) }
     )]
     DefinitionChanged {
         name: String,
         stored: String,
         given: String,
+        /// What differs, as paths into the definition (`seed`, `entrants[2].seat`), at most ten.
+        changed: Vec<String>,
     },
     #[error("database schema version {found} is newer than this program supports (up to {supported}); upgrade kakehiki")]
     SchemaTooNew { found: i64, supported: i64 },
@@ -299,7 +302,12 @@ impl ContestRow {
     /// What registering this contest returns when the store already has a contest of its name
     /// with fingerprint `stored`: `false` (not new) for the same definition, otherwise
     /// [`StoreError::DefinitionChanged`].
-    pub(crate) fn already_registered(&self, stored: String) -> Result<bool, StoreError> {
+    /// `stored_definition` is the stored row's definition, to name what changed.
+    pub(crate) fn already_registered(
+        &self,
+        stored: String,
+        stored_definition: &str,
+    ) -> Result<bool, StoreError> {
         if stored == self.fingerprint {
             Ok(false)
         } else {
@@ -307,9 +315,61 @@ impl ContestRow {
                 name: self.name.clone(),
                 stored,
                 given: self.fingerprint.clone(),
+                changed: changed_paths(stored_definition, &self.definition),
             })
         }
     }
+}
+
+/// Where two JSON definitions differ, as paths (`seed`, `options.turn_ms`, `entrants[2].seat`,
+/// `entrants` when a list's length changed), at most ten; empty when either is not JSON.
+pub fn changed_paths(old: &str, new: &str) -> Vec<String> {
+    fn walk(path: &str, a: &serde_json::Value, b: &serde_json::Value, out: &mut Vec<String>) {
+        use serde_json::Value;
+        if out.len() >= 10 || a == b {
+            return;
+        }
+        let join = |k: &str| {
+            if path.is_empty() {
+                k.to_string()
+            } else {
+                format!("{path}.{k}")
+            }
+        };
+        match (a, b) {
+            (Value::Object(x), Value::Object(y)) => {
+                let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+                for k in keys {
+                    let null = Value::Null;
+                    walk(
+                        &join(k),
+                        x.get(k).unwrap_or(&null),
+                        y.get(k).unwrap_or(&null),
+                        out,
+                    );
+                }
+            }
+            (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+                for (i, (p, q)) in x.iter().zip(y).enumerate() {
+                    walk(&format!("{path}[{i}]"), p, q, out);
+                }
+            }
+            _ => out.push(if path.is_empty() {
+                "the whole definition".into()
+            } else {
+                path.to_string()
+            }),
+        }
+    }
+    let (Ok(a), Ok(b)) = (
+        serde_json::from_str::<serde_json::Value>(old),
+        serde_json::from_str::<serde_json::Value>(new),
+    ) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    walk("", &a, &b, &mut out);
+    out
 }
 
 /// A finished match to store.
@@ -836,13 +896,31 @@ mod tests {
         let c = ContestRow {
             name: "c".into(),
             fingerprint: "new".into(),
-            definition: "{}".into(),
+            definition: r#"{"seed": 2, "options": {"turn_ms": "500"}, "entrants": [{"seat": "a"}, {"seat": "c"}]}"#.into(),
         };
-        assert!(!c.already_registered("new".into()).unwrap());
-        let err = c.already_registered("old".into()).unwrap_err();
+        assert!(!c.already_registered("new".into(), "{}").unwrap());
+        let old = r#"{"seed": 1, "options": {"turn_ms": "500"}, "entrants": [{"seat": "a"}, {"seat": "b"}]}"#;
+        let err = c.already_registered("old".into(), old).unwrap_err();
         assert!(
-            matches!(&err, StoreError::DefinitionChanged { name, stored, given }
-                if name == "c" && stored == "old" && given == "new"),
+            matches!(&err, StoreError::DefinitionChanged { name, stored, given, changed }
+                if name == "c" && stored == "old" && given == "new"
+                    && changed == &["entrants[1].seat", "seed"]),
+            "{err}"
+        );
+        assert!(
+            err.to_string()
+                .contains("(changed: entrants[1].seat, seed;"),
+            "{err}"
+        );
+        // A list that grew is named whole; an unreadable stored definition is said so.
+        assert_eq!(
+            changed_paths(r#"{"entrants": [1]}"#, r#"{"entrants": [1, 2]}"#),
+            ["entrants"]
+        );
+        let err = c.already_registered("old".into(), "not json").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("the stored one cannot be compared"),
             "{err}"
         );
     }

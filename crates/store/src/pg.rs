@@ -252,12 +252,13 @@ impl Store for PgStore {
         }
         let row = tx
             .query_one(
-                "SELECT fingerprint FROM kk_contests WHERE name = $1",
+                "SELECT fingerprint, definition FROM kk_contests WHERE name = $1",
                 &[&contest.name],
             )
             .map_err(err("looking up a contest"))?;
         let stored: String = col(&row, 0, "looking up a contest")?;
-        contest.already_registered(stored)
+        let definition: String = col(&row, 1, "looking up a contest")?;
+        contest.already_registered(stored, &definition)
     }
 
     fn contest(&mut self, name: &str) -> Result<Option<ContestRow>, StoreError> {

@@ -391,16 +391,16 @@ impl Store for SqliteStore {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(err("registering a contest"))?;
-        let stored: Option<String> = tx
+        let stored: Option<(String, String)> = tx
             .query_row(
-                "SELECT fingerprint FROM kk_contests WHERE name = ?1",
+                "SELECT fingerprint, definition FROM kk_contests WHERE name = ?1",
                 params![contest.name],
-                |r| r.get(0),
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()
             .map_err(err("looking up a contest"))?;
         match stored {
-            Some(stored) => contest.already_registered(stored),
+            Some((stored, definition)) => contest.already_registered(stored, &definition),
             None => {
                 tx.execute(
                     "INSERT INTO kk_contests (name, fingerprint, definition) VALUES (?1, ?2, ?3)",

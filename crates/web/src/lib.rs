@@ -165,8 +165,10 @@ pub fn app_with_opener(opener: StoreOpener, readers: usize) -> Result<Router, St
             let Ok(mut store) = warm() else { return };
             let names = store.contest_names().unwrap_or_default();
             for name in names {
-                if let Err(e) = contest_data(store.as_mut(), &state, &name) {
-                    tracing::warn!("reading contest {name:?} at start: {e}");
+                match contest_data(store.as_mut(), &state, &name) {
+                    // A request got there first and is reading it: the normal state, not a fault.
+                    Ok(_) | Err(WebError::Loading { .. }) => {}
+                    Err(e) => tracing::warn!("reading contest {name:?} at start: {e}"),
                 }
             }
         });

@@ -54,6 +54,10 @@ pub struct PlayArgs {
     /// seats (e.g. --fill builtin:random for the six other Diplomacy powers).
     #[arg(long, value_name = "SPEC")]
     pub fill: Option<SeatSpec>,
+    /// With --fill: the number of seats to fill up to, instead of the game's usual number
+    /// (`--players 5` for a five-player Werewolf village).
+    #[arg(long, value_name = "N", requires = "fill")]
+    pub players: Option<usize>,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }
@@ -204,7 +208,22 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
     let seed = args.seed.unwrap_or_else(kakehiki_core::fresh_seed);
     let mut seats = args.seats;
     if let Some(fill) = &args.fill {
-        let want = driver.game_type().default_seats;
+        let game = driver.game_type();
+        let want = args.players.unwrap_or(game.default_seats);
+        if !(game.min_seats..=game.max_seats).contains(&want) {
+            bail!(
+                "--players {want}: {} is played by {} to {} players",
+                game.name,
+                game.min_seats,
+                game.max_seats
+            );
+        }
+        if seats.len() > want {
+            bail!(
+                "--players {want} but {} --seat options were given",
+                seats.len()
+            );
+        }
         while seats.len() < want {
             seats.push(fill.clone());
         }

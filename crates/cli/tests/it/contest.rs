@@ -276,6 +276,8 @@ fn bad_input_gives_clear_errors_and_stores_nothing() {
     std::fs::write(d.join("ok.toml"), good.replace("games = 4", "games = 8")).unwrap();
     let err = fails(&["contest", "run", "ok.toml", "--db", "s.sqlite"], d);
     assert!(err.contains("different definition"), "{err}");
+    // It names what changed.
+    assert!(err.contains("changed: games"), "{err}");
     assert_eq!(stored(&d.join("s.sqlite")).len(), 20);
 
     // Options the game does not know: refused with the driver's message before any match is

@@ -450,3 +450,44 @@ fn an_agent_that_exits_is_reported_with_its_own_exit_status() {
         assert!(text.contains("| giving up"), "{game}: {text}");
     }
 }
+
+/// `--players N` with `--fill` makes a village of N (5 here) rather than the usual 15; a count
+/// the game does not allow, or fewer than the seats given, is refused with the range.
+#[test]
+fn play_werewolf_players_sets_the_village_size() {
+    let out = kakehiki()
+        .args(["play", "werewolf", "--seed", "5", "--json"])
+        .args(["--seat", "builtin:sample", "--fill", "builtin:sample"])
+        .args(["--players", "5"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["seats"].as_array().unwrap().len(), 5, "{v}");
+    for (players, says) in [
+        ("99", "werewolf is played by"),
+        ("0", "werewolf is played by"),
+    ] {
+        let out = kakehiki()
+            .args(["play", "werewolf", "--seat", "builtin:sample"])
+            .args(["--fill", "builtin:sample", "--players", players])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(says),
+            "{players}: {err}"
+        );
+    }
+    let out = kakehiki()
+        .args(["play", "werewolf", "--players", "5"])
+        .args(["--seat", "builtin:sample"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("--fill"), "{err}");
+}
