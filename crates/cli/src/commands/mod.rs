@@ -22,6 +22,31 @@ pub mod worker;
 use kakehiki_core::MatchReport;
 
 /// A readable summary of a match report.
+/// A seat in the game's own terms, from its report's fields: `Agent[03] SEER` (Werewolf, dead
+/// ones marked), `FRANCE, 17 centres` (Diplomacy); empty for games that say nothing.
+fn seat_as(seat: &kakehiki_core::SeatReport) -> String {
+    let x = &seat.extra;
+    if let Some(power) = x.get("power").and_then(|v| v.as_str()) {
+        let centres = x.get("centers").and_then(|v| v.as_u64()).unwrap_or(0);
+        let noun = if centres == 1 { "centre" } else { "centres" };
+        return kakehiki_core::text::terminal_line(&format!("{power}, {centres} {noun}"));
+    }
+    if let Some(role) = x.get("role").and_then(|v| v.as_str()) {
+        let agent = x
+            .get("agent")
+            .and_then(|v| v.as_u64())
+            .map(|a| format!("Agent[{a:02}] "))
+            .unwrap_or_default();
+        let dead = if x.get("alive").and_then(|v| v.as_bool()) == Some(false) {
+            ", dead"
+        } else {
+            ""
+        };
+        return kakehiki_core::text::terminal_line(&format!("{agent}{role}{dead}"));
+    }
+    String::new()
+}
+
 pub fn summary(report: &MatchReport) -> String {
     let mut out = format!(
         "{} (rules {}), seed {}\n",
@@ -34,7 +59,19 @@ pub fn summary(report: &MatchReport) -> String {
         .max()
         .unwrap_or(4)
         .max(4);
-    out.push_str(&format!("  seat  {:<width$}  score\n", "spec"));
+    // Who each seat was in the game's own terms, where the game says (a Werewolf agent's number
+    // and role, a Diplomacy power and its centres).
+    let roles: Vec<String> = report.seats.iter().map(seat_as).collect();
+    let with_roles = roles.iter().any(|r| !r.is_empty());
+    let role_width = roles.iter().map(String::len).max().unwrap_or(0).max(2);
+    if with_roles {
+        out.push_str(&format!(
+            "  seat  {:<width$}  {:<role_width$}  score\n",
+            "spec", "as"
+        ));
+    } else {
+        out.push_str(&format!("  seat  {:<width$}  score\n", "spec"));
+    }
     for (i, seat) in report.seats.iter().enumerate() {
         // Two decimals for people; `--json` keeps the exact score.
         let score = report
@@ -43,7 +80,14 @@ pub fn summary(report: &MatchReport) -> String {
             .map(|t| kakehiki_core::score_text_decimal(t))
             .unwrap_or_else(|| "?".into());
         let spec = kakehiki_core::text::terminal_line(&seat.spec);
-        out.push_str(&format!("  {i:>4}  {spec:<width$}  {score}\n"));
+        if with_roles {
+            let role = &roles[i];
+            out.push_str(&format!(
+                "  {i:>4}  {spec:<width$}  {role:<role_width$}  {score}\n"
+            ));
+        } else {
+            out.push_str(&format!("  {i:>4}  {spec:<width$}  {score}\n"));
+        }
     }
     let team = report.extra.get("winner_team").and_then(|v| v.as_str());
     match (report.winner, team) {
@@ -77,4 +121,41 @@ pub fn summary(report: &MatchReport) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seat(extra: serde_json::Value) -> kakehiki_core::SeatReport {
+        kakehiki_core::SeatReport {
+            spec: "builtin:x".into(),
+            errors: Vec::new(),
+            extra: extra.as_object().cloned().unwrap_or_default(),
+        }
+    }
+
+    #[test]
+    fn a_seat_is_named_in_the_games_own_terms() {
+        use serde_json::json;
+        assert_eq!(
+            seat_as(&seat(json!({"agent": 3, "role": "SEER", "alive": false}))),
+            "Agent[03] SEER, dead"
+        );
+        assert_eq!(
+            seat_as(&seat(
+                json!({"agent": 12, "role": "VILLAGER", "alive": true})
+            )),
+            "Agent[12] VILLAGER"
+        );
+        assert_eq!(
+            seat_as(&seat(json!({"power": "FRANCE", "centers": 17}))),
+            "FRANCE, 17 centres"
+        );
+        assert_eq!(
+            seat_as(&seat(json!({"power": "ITALY", "centers": 1}))),
+            "ITALY, 1 centre"
+        );
+        assert_eq!(seat_as(&seat(json!({}))), "");
+    }
 }
