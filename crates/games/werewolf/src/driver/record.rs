@@ -100,11 +100,41 @@ impl Invalid<'_> {
             true => SeatErrorKind::IllegalAction,
             false => SeatErrorKind::InvalidReply,
         };
-        let reply = line.map(|l| l.chars().take(200).collect::<String>());
         let (kind, value) = (self.kind, self.value);
-        let detail = format!("{kind} reply {reply:?} is invalid: settled as {value:?}");
+        let what = match settled.rule_violation {
+            true => "outside this rule set's sentence templates",
+            false => "invalid",
+        };
+        let mut detail = match line {
+            Some(l) => {
+                let reply: String = l.chars().take(200).collect();
+                format!("{kind} reply {reply:?} is {what}: settled as {value:?}")
+            }
+            None => format!("no {kind} reply: settled as {value:?}"),
+        };
+        if !settled.rule_violation {
+            if let Some(hint) = expected(kind) {
+                detail.push_str("; ");
+                detail.push_str(hint);
+            }
+        }
         (fault, detail)
     }
+}
+
+/// What a valid reply to a request of `kind` looks like, for an invalid one's message.
+fn expected(kind: &str) -> Option<&'static str> {
+    Some(match kind {
+        "TALK" | "WHISPER" => {
+            "a talk is one sentence of the protocol (COMINGOUT Agent[01] SEER, VOTE Agent[03], \
+             ESTIMATE Agent[02] WEREWOLF, ...) or Over or Skip, agents named with two digits"
+        }
+        "VOTE" | "DIVINE" | "GUARD" | "ATTACK" => {
+            "the reply names one agent: {\"agentIdx\":3}, Agent[03] or 3 (not a sentence such as \
+             VOTE Agent[03])"
+        }
+        _ => return None,
+    })
 }
 
 /// The replay's last game event.
@@ -213,4 +243,48 @@ fn jsonl<T: Serialize>(items: &[T]) -> String {
         text.push('\n');
     }
     text
+}
+
+#[cfg(test)]
+mod invalid_tests {
+    use super::*;
+
+    fn fault(kind: &str, line: Option<&str>, rule_violation: bool) -> String {
+        let invalid = Invalid {
+            event: "invalid",
+            seat: 0,
+            at: "day 1",
+            kind,
+            value: "-1",
+        };
+        let settled = Settled {
+            value: "-1".into(),
+            invalid: true,
+            rule_violation,
+        };
+        invalid.fault(line, &settled).1
+    }
+
+    #[test]
+    fn an_invalid_reply_is_quoted_plainly_with_what_was_expected() {
+        let vote = fault("VOTE", Some("VOTE Agent[15]"), false);
+        assert_eq!(
+            vote,
+            "VOTE reply \"VOTE Agent[15]\" is invalid: settled as \"-1\"; the reply names one \
+             agent: {\"agentIdx\":3}, Agent[03] or 3 (not a sentence such as VOTE Agent[03])"
+        );
+        assert!(!vote.contains("Some("));
+        let talk = fault("TALK", Some("ok"), false);
+        assert!(talk.starts_with("TALK reply \"ok\" is invalid"), "{talk}");
+        assert!(talk.contains("COMINGOUT Agent[01] SEER"), "{talk}");
+        assert_eq!(
+            fault("DIVINE", None, false).split(';').next().unwrap(),
+            "no DIVINE reply: settled as \"-1\""
+        );
+        let seed = fault("TALK", Some("hello"), true);
+        assert_eq!(
+            seed,
+            "TALK reply \"hello\" is outside this rule set's sentence templates: settled as \"-1\""
+        );
+    }
 }
