@@ -754,17 +754,27 @@ pub async fn wait_connection(
         if let Some(conn) = queue.next(step).await {
             return Ok(conn);
         }
+        // Where the seat listened: a client that connects elsewhere (a port of its own, another
+        // seat's) is never seen, so the message names the address and how it was given.
+        let addr = queue.addr;
+        let given = if client.is_some() {
+            " (its command line gets it as {host} {port})"
+        } else {
+            ""
+        };
         if let Some(e) = exited(client.as_deref_mut()) {
             return Err(Received::failure(
                 ExchangeOutcome::Crash,
-                format!("the client exited before connecting: {e}"),
+                format!(
+                    "the client exited before connecting to {addr}, where this seat listened{given}: {e}"
+                ),
             ));
         }
         if Instant::now() >= deadline {
             return Err(Received::failure(
                 ExchangeOutcome::Timeout,
                 format!(
-                    "no connection within {} ms",
+                    "no connection to {addr}, where this seat listened{given}, within {} ms",
                     deadline.saturating_duration_since(started).as_millis()
                 ),
             ));
