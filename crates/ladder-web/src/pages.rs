@@ -1202,47 +1202,67 @@ async fn organiser_account(
     Form(f): Form<AccountForm>,
 ) -> Response {
     on_thread(move || {
-        let s = match organiser_only(&app, &headers) {
-            Ok(s) => s,
-            Err(r) => return *r,
-        };
-        let s = &s;
-        if !same_secret(&s.csrf_token, &f.csrf) {
-            return csrf_refused(&app);
-        }
-        let disabled = match f.action.as_str() {
-            "disable" => true,
-            "enable" => false,
-            _ => {
-                return message(
-                    &app,
-                    Some(s),
-                    StatusCode::BAD_REQUEST,
-                    "Not done",
-                    "the form's action must be disable or enable",
-                )
-            }
-        };
-        if disabled && name == s.user.name {
-            return message(
-                &app,
-                Some(s),
-                StatusCode::BAD_REQUEST,
-                "Not done",
-                "you cannot disable your own account",
-            );
-        }
-        let done = {
-            let mut store = app.store.get();
-            store.ladder_set_disabled(&name, disabled)
-        };
-        match done {
-            Ok(true) => see_other("/organiser", []),
-            Ok(false) => not_found(&app, Some(s)),
-            Err(e) => store_failed(&app, e),
-        }
+        organiser_switch(
+            &app,
+            &headers,
+            &f,
+            ("disable", "enable"),
+            |s, store, disabled| {
+                if disabled && name == s.user.name {
+                    return Err("you cannot disable your own account");
+                }
+                Ok(store.ladder_set_disabled(&name, disabled))
+            },
+        )
     })
     .await
+}
+
+/// An organiser's two-way form (`action` = `words.0` to switch on, `words.1` off): the
+/// organiser's session (the 404 page for anyone else), its CSRF token and the action checked,
+/// then `apply(session, store, on)`: 303 back to the organiser's page when it is done, the 404
+/// page when there is no such thing, 400 with the reason `apply` refuses with.
+fn organiser_switch(
+    app: &App,
+    headers: &HeaderMap,
+    f: &AccountForm,
+    words: (&str, &str),
+    apply: impl FnOnce(
+        &LadderSession,
+        &mut dyn kakehiki_store::Store,
+        bool,
+    ) -> Result<Result<bool, StoreError>, &'static str>,
+) -> Response {
+    let s = match organiser_only(app, headers) {
+        Ok(s) => s,
+        Err(r) => return *r,
+    };
+    if !same_secret(&s.csrf_token, &f.csrf) {
+        return csrf_refused(app);
+    }
+    let on = match f.action.as_str() {
+        a if a == words.0 => true,
+        a if a == words.1 => false,
+        _ => {
+            return message(
+                app,
+                Some(&s),
+                StatusCode::BAD_REQUEST,
+                "Not done",
+                &format!("the form's action must be {} or {}", words.0, words.1),
+            )
+        }
+    };
+    let done = {
+        let mut store = app.store.get();
+        apply(&s, store.as_mut(), on)
+    };
+    match done {
+        Err(refused) => message(app, Some(&s), StatusCode::BAD_REQUEST, "Not done", refused),
+        Ok(Ok(true)) => see_other("/organiser", []),
+        Ok(Ok(false)) => not_found(app, Some(&s)),
+        Ok(Err(e)) => store_failed(app, e),
+    }
 }
 
 /// An organiser's session; anyone else gets the 404 page (an organiser's page is not said to
@@ -1265,35 +1285,14 @@ async fn organiser_bot(
     Form(f): Form<AccountForm>,
 ) -> Response {
     on_thread(move || {
-        let s = match organiser_only(&app, &headers) {
-            Ok(s) => s,
-            Err(r) => return *r,
-        };
-        if !same_secret(&s.csrf_token, &f.csrf) {
-            return csrf_refused(&app);
-        }
-        let retired = match f.action.as_str() {
-            "retire" => true,
-            "restore" => false,
-            _ => {
-                return message(
-                    &app,
-                    Some(&s),
-                    StatusCode::BAD_REQUEST,
-                    "Not done",
-                    "the form's action must be retire or restore",
-                )
-            }
-        };
-        let done = {
-            let mut store = app.store.get();
-            store.ladder_set_retired(&app.config.name, &name, retired)
-        };
-        match done {
-            Ok(true) => see_other("/organiser", []),
-            Ok(false) => not_found(&app, Some(&s)),
-            Err(e) => store_failed(&app, e),
-        }
+        let ladder = app.config.name.clone();
+        organiser_switch(
+            &app,
+            &headers,
+            &f,
+            ("retire", "restore"),
+            |_, store, retired| Ok(store.ladder_set_retired(&ladder, &name, retired)),
+        )
     })
     .await
 }
