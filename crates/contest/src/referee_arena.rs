@@ -110,7 +110,6 @@ impl Arena for RefereeArena {
         spec.options = job.options.clone();
         apply_sandbox(&mut spec, job).map_err(PlayError::Failed)?;
         let mut record = on_runtime(async {
-            let n = spec.seats.len();
             // The whole match's wall-clock limit (0: none) ...
             let over_limit = async {
                 match job.timeout_s {
@@ -127,11 +126,9 @@ impl Arena for RefereeArena {
                 let mut tick = tokio::time::interval(Duration::from_millis(250));
                 loop {
                     tick.tick().await;
-                    let used = spec.clock.totals(n);
-                    if used.iter().any(|&us| us > budget.as_micros() as u64) {
-                        if let Some(r) = kakehiki_referee::thinking_record(driver, &spec, budget) {
-                            return r;
-                        }
+                    // A record only once a seat is past the budget.
+                    if let Some(r) = kakehiki_referee::thinking_record(driver, &spec, budget) {
+                        return r;
                     }
                 }
             };

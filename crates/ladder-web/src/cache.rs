@@ -217,14 +217,13 @@ impl Cache {
     /// Read what changed: the leaderboard again when the rated count moved or a second passed,
     /// and the seats rated since into every kept bot's matches.
     pub fn refresh(&self, store: &mut dyn Store) -> Result<(), StoreError> {
-        let seq = store.ladder_state(&self.ladder)?.rated_seq;
-        let rows = store.ladder_ratings(&self.ladder, true)?;
-        let board = Arc::new(Board::new(seq, rows));
-        let from = {
+        let board = self.read_board(store)?;
+        let seq = board.seq;
+        let (from, none_kept) = {
             let bots = self.bots.lock().unwrap_or_else(|e| e.into_inner());
-            bots.seq
+            (bots.seq, bots.map.is_empty())
         };
-        let new = if seq > from && !self.bots_empty() {
+        let new = if seq > from && !none_kept {
             Some(store.ladder_seats_rated(&self.ladder, from, seq)?)
         } else {
             None
@@ -260,14 +259,6 @@ impl Cache {
         Ok(())
     }
 
-    fn bots_empty(&self) -> bool {
-        self.bots
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .map
-            .is_empty()
-    }
-
     /// The leaderboard, read from `store` the first time.
     pub fn board(&self, store: &mut dyn Store) -> Result<Arc<Board>, StoreError> {
         if let Some(b) = self
@@ -278,11 +269,16 @@ impl Cache {
         {
             return Ok(b.clone());
         }
-        let seq = store.ladder_state(&self.ladder)?.rated_seq;
-        let rows = store.ladder_ratings(&self.ladder, true)?;
-        let board = Arc::new(Board::new(seq, rows));
+        let board = self.read_board(store)?;
         let mut slot = self.board.write().unwrap_or_else(|e| e.into_inner());
         Ok(slot.get_or_insert(board).clone())
+    }
+
+    /// The board as the store has it now.
+    fn read_board(&self, store: &mut dyn Store) -> Result<Arc<Board>, StoreError> {
+        let seq = store.ladder_state(&self.ladder)?.rated_seq;
+        let rows = store.ladder_ratings(&self.ladder, true)?;
+        Ok(Arc::new(Board::new(seq, rows)))
     }
 
     /// The seats of `bot`'s newest `limit` matches (at most [`BOT_MATCHES`]), newest first,

@@ -217,7 +217,10 @@ impl Matchmaker {
             }
         }
         self.languages.clear();
+        // Bots with a version played.
+        let mut played_bots = std::collections::HashSet::new();
         for v in store.active_bot_versions(&ladder)? {
+            played_bots.insert(v.bot.clone());
             let entrant = version_entrant(&v.bot, v.version);
             if !active.contains(entrant.as_str()) {
                 enter.push(LadderEntrant {
@@ -232,21 +235,11 @@ impl Matchmaker {
         // A version no longer among those played is matched no more; its rating and matches
         // stay. When its bot has no version played at all (retired, or its owner's account
         // disabled, by an organiser), its open matches stop too.
-        let played_bots: std::collections::HashSet<&str> = enter
-            .iter()
-            .map(|e| e.bot.as_str())
-            .chain(
-                ratings
-                    .iter()
-                    .filter(|r| self.languages.contains_key(&r.entrant))
-                    .map(|r| r.bot.as_str()),
-            )
-            .collect();
         let mut stop = std::collections::HashSet::new();
         for r in &ratings {
             if r.version != 0 && !self.languages.contains_key(&r.entrant) {
                 retire.push(r.entrant.clone());
-                if !played_bots.contains(r.bot.as_str()) {
+                if !played_bots.contains(&r.bot) {
                     stop.insert(r.entrant.clone());
                 }
             }
