@@ -617,14 +617,10 @@ impl kakehiki_contest::Arena for NoBound {
     }
 }
 
-/// A match stopped at `match_timeout_s` is stored as played, not discarded: the seat that used
-/// the most thinking time (a slow bot answering every turn legally, 0.7 s of its 1 s) is
-/// charged a loss with a timeout error naming the limit and its time; the built-in seats win.
-#[test]
-fn a_match_past_its_time_limit_is_stored_scored_with_the_slowest_seat_charged() {
-    use kakehiki_contest::Arena;
-    let dir = tempfile::tempdir().unwrap();
-    let bot = dir.path().join("slow_bot.py");
+/// The example NAC bot, made to answer every turn legally but slowly (0.7 s of its 1 s), written
+/// into `dir`.
+fn slow_nac_bot(dir: &std::path::Path) -> std::path::PathBuf {
+    let bot = dir.join("slow_bot.py");
     let slow = "import sys, time\n\
                 class Slow:\n    \
                     def __init__(self, f):\n        self.f = f\n    \
@@ -635,6 +631,17 @@ fn a_match_past_its_time_limit_is_stored_scored_with_the_slowest_seat_charged() 
                 sys.stdout = Slow(sys.stdout)\n";
     let source = std::fs::read_to_string(repo_file("examples/bots/python/nac_bot.py")).unwrap();
     std::fs::write(&bot, format!("{slow}{source}")).unwrap();
+    bot
+}
+
+/// A match stopped at `match_timeout_s` is stored as played, not discarded: the seat that used
+/// the most thinking time (a slow bot answering every turn legally, 0.7 s of its 1 s) is
+/// charged a loss with a timeout error naming the limit and its time; the built-in seats win.
+#[test]
+fn a_match_past_its_time_limit_is_stored_scored_with_the_slowest_seat_charged() {
+    use kakehiki_contest::Arena;
+    let dir = tempfile::tempdir().unwrap();
+    let bot = slow_nac_bot(dir.path());
     let text = format!(
         "name = \"slow\"\ngame = \"nac\"\nformat = \"random-tables\"\nmin_games = 1\nseed = 3\n\
          match_timeout_s = 2\n\
@@ -691,17 +698,7 @@ fn a_match_past_its_time_limit_is_stored_scored_with_the_slowest_seat_charged() 
 fn a_seat_past_its_thinking_budget_stops_the_match_and_only_it_is_charged() {
     use kakehiki_contest::Arena;
     let dir = tempfile::tempdir().unwrap();
-    let bot = dir.path().join("slow_bot.py");
-    let slow = "import sys, time\n\
-                class Slow:\n    \
-                    def __init__(self, f):\n        self.f = f\n    \
-                    def write(self, t):\n        \
-                        if not t.startswith('READY'):\n            time.sleep(0.7)\n        \
-                        return self.f.write(t)\n    \
-                    def __getattr__(self, a):\n        return getattr(self.f, a)\n\
-                sys.stdout = Slow(sys.stdout)\n";
-    let source = std::fs::read_to_string(repo_file("examples/bots/python/nac_bot.py")).unwrap();
-    std::fs::write(&bot, format!("{slow}{source}")).unwrap();
+    let bot = slow_nac_bot(dir.path());
     let mut job =
         kakehiki_contest::MatchJob::probe("t".into(), "nac", None, 4, Default::default(), 0);
     job.seats = vec![

@@ -388,16 +388,16 @@ async fn a_disabled_account_is_refused_its_token_and_its_login() {
     assert!(text(r).await.contains("this account is disabled"));
 }
 
-#[tokio::test]
-async fn an_organiser_disables_an_account_from_the_organisers_page() {
-    let (_dir, app, mut store) = ladder_with_store();
-    let olga =
-        kakehiki_ladder::accounts::invite("olga", kakehiki_store::LadderRole::Organiser).unwrap();
-    store.create_ladder_user(&olga.user).unwrap();
-    let dan =
-        kakehiki_ladder::accounts::invite("dan", kakehiki_store::LadderRole::Contestant).unwrap();
-    store.create_ladder_user(&dan.user).unwrap();
-    // Olga's session, made as the login would.
+/// Accounts of the organiser olga and the contestant dan, and olga's session made as the login
+/// would (CSRF token `the-csrf-token`): its cookie header value.
+fn organiser_and_dan(store: &mut dyn kakehiki_store::Store) -> String {
+    for (name, role) in [
+        ("olga", kakehiki_store::LadderRole::Organiser),
+        ("dan", kakehiki_store::LadderRole::Contestant),
+    ] {
+        let invitation = kakehiki_ladder::accounts::invite(name, role).unwrap();
+        store.create_ladder_user(&invitation.user).unwrap();
+    }
     let cookie_value = "c".repeat(64);
     store
         .create_ladder_session(
@@ -407,7 +407,13 @@ async fn an_organiser_disables_an_account_from_the_organisers_page() {
             i64::MAX / 2,
         )
         .unwrap();
-    let cookie = format!("kk_session={cookie_value}");
+    format!("kk_session={cookie_value}")
+}
+
+#[tokio::test]
+async fn an_organiser_disables_an_account_from_the_organisers_page() {
+    let (_dir, app, mut store) = ladder_with_store();
+    let cookie = organiser_and_dan(store.as_mut());
     let post = |path: &str, body: &str, cookie: Option<&str>| form_post(path, body.into(), cookie);
     let page = app
         .clone()
@@ -565,12 +571,7 @@ async fn a_common_password_is_refused_at_sign_up_with_the_reason() {
 #[tokio::test]
 async fn an_organiser_retires_and_brings_back_a_bot_from_the_organisers_page() {
     let (_dir, app, mut store) = ladder_with_store();
-    let olga =
-        kakehiki_ladder::accounts::invite("olga", kakehiki_store::LadderRole::Organiser).unwrap();
-    store.create_ladder_user(&olga.user).unwrap();
-    let dan =
-        kakehiki_ladder::accounts::invite("dan", kakehiki_store::LadderRole::Contestant).unwrap();
-    store.create_ladder_user(&dan.user).unwrap();
+    let cookie = organiser_and_dan(store.as_mut());
     store
         .add_bot_version(&kakehiki_store::NewBotVersion {
             ladder: "g".into(),
@@ -580,16 +581,6 @@ async fn an_organiser_retires_and_brings_back_a_bot_from_the_organisers_page() {
             source_sha256: "0".repeat(64),
         })
         .unwrap();
-    let cookie_value = "c".repeat(64);
-    store
-        .create_ladder_session(
-            &kakehiki_ladder::accounts::sha256_hex(&cookie_value),
-            "olga",
-            "the-csrf-token",
-            i64::MAX / 2,
-        )
-        .unwrap();
-    let cookie = format!("kk_session={cookie_value}");
     let organiser_page = || {
         let mut r = request("GET", "/organiser", Body::empty());
         r.headers_mut()

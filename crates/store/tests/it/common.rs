@@ -32,6 +32,21 @@ pub fn result<'a>(
     }
 }
 
+/// Contestant accounts `names`, each with a token and sign-up code hash of its own (the name,
+/// padded: nothing else in a test uses them).
+pub fn contestants(store: &mut dyn Store, names: &[&str]) {
+    for name in names {
+        store
+            .create_ladder_user(&kakehiki_store::NewLadderUser {
+                name: (*name).into(),
+                role: kakehiki_store::LadderRole::Contestant,
+                token_sha256: format!("{name:t>64}"),
+                signup_code_sha256: format!("{name:s>64}"),
+            })
+            .unwrap();
+    }
+}
+
 pub fn registers_contests_and_refuses_changed_definitions(store: &mut dyn Store) {
     assert!(store.register_contest(&contest("c1", "aaa")).unwrap());
     assert!(!store.register_contest(&contest("c1", "aaa")).unwrap());
@@ -935,17 +950,8 @@ pub fn ladder_builds_are_claimed_once_taken_over_and_stored_with_their_program(
 /// Builds are claimed round-robin across accounts: one account's queue of builds waits behind
 /// every other account's first.
 pub fn ladder_builds_are_claimed_round_robin_across_accounts(store: &mut dyn Store) {
-    use kakehiki_store::{LadderRole, NewBotVersion, NewLadderUser, VersionStatus};
-    for (i, name) in ["ann", "ben", "cat"].iter().enumerate() {
-        store
-            .create_ladder_user(&NewLadderUser {
-                name: (*name).into(),
-                role: LadderRole::Contestant,
-                token_sha256: i.to_string().repeat(64),
-                signup_code_sha256: (i + 5).to_string().repeat(64),
-            })
-            .unwrap();
-    }
+    use kakehiki_store::{NewBotVersion, VersionStatus};
+    contestants(store, &["ann", "ben", "cat"]);
     let upload = |store: &mut dyn Store, bot: &str| {
         let v = store
             .add_bot_version(&NewBotVersion {
@@ -1060,15 +1066,8 @@ pub fn ladder_accounts_are_disabled_and_bots_retired(store: &mut dyn Store) {
 /// Old uploads and programs are pruned, never a version being built, a bot's newest active one
 /// or its newest few; the store's use is measured by kind.
 pub fn ladder_old_uploads_and_programs_are_pruned_and_measured(store: &mut dyn Store) {
-    use kakehiki_store::{LadderRole, NewBotVersion, NewLadderUser, Program, VersionStatus};
-    store
-        .create_ladder_user(&NewLadderUser {
-            name: "pat".into(),
-            role: LadderRole::Contestant,
-            token_sha256: "7".repeat(64),
-            signup_code_sha256: "8".repeat(64),
-        })
-        .unwrap();
+    use kakehiki_store::{NewBotVersion, Program, VersionStatus};
+    contestants(store, &["pat"]);
     let statuses = [
         VersionStatus::Refused,
         VersionStatus::Active,
@@ -1157,17 +1156,8 @@ pub fn ladder_old_uploads_and_programs_are_pruned_and_measured(store: &mut dyn S
 /// its digest: the store's use and each bot's count it once; a version's program reads back
 /// whole; a prune removes a version's pointer and the archive only when no version points at it.
 pub fn ladder_programs_are_kept_once_by_digest(store: &mut dyn Store) {
-    use kakehiki_store::{LadderRole, NewBotVersion, NewLadderUser, Program, VersionStatus};
-    for (i, name) in ["pat", "quin"].iter().enumerate() {
-        store
-            .create_ladder_user(&NewLadderUser {
-                name: (*name).into(),
-                role: LadderRole::Contestant,
-                token_sha256: (i + 1).to_string().repeat(64),
-                signup_code_sha256: (i + 3).to_string().repeat(64),
-            })
-            .unwrap();
-    }
+    use kakehiki_store::{NewBotVersion, Program, VersionStatus};
+    contestants(store, &["pat", "quin"]);
     let program = Program {
         sha256: "d".repeat(64),
         archive: vec![7; 1000],
