@@ -78,3 +78,9 @@ mod tests {
         assert_eq!(terminal_line("勝ち — ok"), "勝ち — ok");
     }
 }
+
+/// The last `lines` lines of `text` (a stderr tail), without its trailing line end.
+pub fn last_lines(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.trim_end().lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}

@@ -292,7 +292,7 @@ pub fn process_upload(
         }
     };
     // A fresh seed for every check, so a bot cannot tell it from a match.
-    let verdict = super::check::check_program(
+    let verdict = kakehiki_check::check_program(
         &config.game,
         &config.rules,
         &config.options,

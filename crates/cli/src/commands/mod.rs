@@ -114,7 +114,7 @@ pub fn summary(report: &MatchReport) -> String {
         // At the game's own labels, identical ones condensed (as `check` shows them).
         for (i, seat) in report.seats.iter().enumerate() {
             // Error details quote what the bot sent.
-            for line in check::error_lines(&seat.errors) {
+            for line in kakehiki_check::error_lines(&seat.errors) {
                 let line = kakehiki_core::text::terminal_line(&line);
                 out.push_str(&format!("  seat {i}: {line}\n"));
             }

@@ -7,7 +7,7 @@ use anyhow::{bail, Context};
 use clap::Args;
 use kakehiki_agent::{check_mounts, DeniedPath, SandboxConfig, SandboxLevel};
 use kakehiki_core::exchange::{SeatEnd, SeatRecord};
-use kakehiki_core::text::{terminal_line, terminal_text};
+use kakehiki_core::text::{last_lines, terminal_line, terminal_text};
 use kakehiki_core::SeatSpec;
 use kakehiki_referee::{find_game, MatchSpec};
 
@@ -418,10 +418,4 @@ pub fn seat_ends(replay: &kakehiki_core::replay::ReplayLog) -> BTreeMap<usize, S
         .and_then(|parsed| SeatRecord::of(&parsed).ok())
         .map(|record| record.ends.into_iter().map(|e| (e.seat, e)).collect())
         .unwrap_or_default()
-}
-
-/// The last `lines` lines of `text`.
-pub fn last_lines(text: &str, lines: usize) -> String {
-    let all: Vec<&str> = text.trim_end().lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
 }
