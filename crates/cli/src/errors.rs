@@ -1,20 +1,9 @@
 //! Error messages as the user reads them: the chain of causes, each said once.
 
-/// `error` and its causes joined with ": ", leaving out a cause whose text the message before
-/// it already contains (library errors often include their source in their own message, and
-/// the chain would repeat it: "cannot open x: No such file (os error 2): No such file (os error
-/// 2)").
+/// `error` and its causes joined with ": ", each said once
+/// ([`kakehiki_core::text::error_chain`]).
 pub fn render(error: &anyhow::Error) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    for cause in error.chain() {
-        let text = cause.to_string();
-        let text = text.trim();
-        if text.is_empty() || parts.iter().any(|p| p.contains(text)) {
-            continue;
-        }
-        parts.push(text.to_string());
-    }
-    parts.join(": ")
+    kakehiki_core::text::error_chain(error.as_ref())
 }
 
 #[cfg(test)]

@@ -56,6 +56,30 @@ fn needs_escape(c: char, keep_lines: bool) -> bool {
     }
 }
 
+/// The last `lines` lines of `text` (a stderr tail), without its trailing line end.
+pub fn last_lines(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.trim_end().lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// `error` and its causes joined with ": ", leaving out a cause whose text the message before
+/// it already contains (library errors often include their source in their own message, and
+/// the chain would repeat it: "cannot open x: No such file (os error 2): No such file (os error
+/// 2)").
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cause = Some(error);
+    while let Some(e) = cause {
+        let text = e.to_string();
+        let text = text.trim();
+        if !text.is_empty() && !parts.iter().any(|p| p.contains(text)) {
+            parts.push(text.to_string());
+        }
+        cause = e.source();
+    }
+    parts.join(": ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,10 +101,4 @@ mod tests {
         // Ordinary text, including other scripts, is unchanged.
         assert_eq!(terminal_line("勝ち — ok"), "勝ち — ok");
     }
-}
-
-/// The last `lines` lines of `text` (a stderr tail), without its trailing line end.
-pub fn last_lines(text: &str, lines: usize) -> String {
-    let all: Vec<&str> = text.trim_end().lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
 }

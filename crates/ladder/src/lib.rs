@@ -7,6 +7,7 @@ pub mod build;
 pub mod config;
 pub mod intake;
 pub mod matchmaking;
+pub mod pipeline;
 pub mod play;
 pub mod program;
 

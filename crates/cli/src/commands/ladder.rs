@@ -8,8 +8,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use kakehiki_contest::arena::Arena;
 use kakehiki_contest::RefereeArena;
-use kakehiki_ladder::build::BuildOutcome;
-use kakehiki_ladder::intake::IntakeError;
+use kakehiki_ladder::pipeline::{process_upload, Status};
 use kakehiki_ladder::LadderConfig;
 use serde::Serialize;
 
@@ -154,46 +153,6 @@ pub fn run(args: LadderArgs) -> anyhow::Result<u8> {
     }
 }
 
-/// Where an upload stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    Active,
-    BuildFailed,
-    CheckFailed,
-    Refused,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Active => "active",
-            Status::BuildFailed => "build_failed",
-            Status::CheckFailed => "check_failed",
-            Status::Refused => "refused",
-        }
-    }
-
-    /// The exit status of a command that reports it: 0 active, 4 otherwise.
-    pub fn exit_code(self) -> u8 {
-        match self {
-            Status::Active => exit::OK,
-            _ => exit::SEAT_ERRORS,
-        }
-    }
-}
-
-/// What the ladder made of an upload.
-#[derive(Debug, Clone, Serialize)]
-pub struct Verdict {
-    pub status: Status,
-    /// Why it was refused, the build's output, and `check`'s diagnosis.
-    pub log: String,
-    /// The packed program folder of an active version.
-    #[serde(skip)]
-    pub program: Option<kakehiki_store::Program>,
-}
-
 /// Read and validate a ladder file against the referee's games: its per-match settings are
 /// checked as the game checks a match's (an unknown option or a bad value is named here, not
 /// in every match), and its `match_timeout_s` against the longest legal match under its limits
@@ -207,114 +166,6 @@ pub fn load_config(path: &Path) -> anyhow::Result<LadderConfig> {
         )
     })?;
     Ok(config)
-}
-
-/// Take in `upload` for `language` of the ladder `config`: unpack it (under `tmp_parent`), build
-/// it into `program_dir` (which must not exist) and check the built bot. Errors are the host's
-/// (a folder that cannot be written, a sandbox that cannot start); everything the upload causes
-/// is in the verdict.
-pub fn process_upload(
-    config: &LadderConfig,
-    language: &str,
-    upload: &[u8],
-    program_dir: &Path,
-    tmp_parent: &Path,
-) -> anyhow::Result<Verdict> {
-    let Some(recipe) = config.recipe(language) else {
-        let offered: Vec<&str> = config.languages.iter().map(|(l, _)| l.as_str()).collect();
-        return Ok(Verdict {
-            status: Status::Refused,
-            log: format!(
-                "the ladder {} offers no language {language:?}: expected one of {}\n",
-                config.name,
-                offered.join(", ")
-            ),
-            program: None,
-        });
-    };
-    let sources =
-        match kakehiki_ladder::intake::unpack(upload, &recipe.main, &config.limits, tmp_parent) {
-            Ok(s) => s,
-            Err(e @ IntakeError::Io(_)) => return Err(e).context("cannot take in the upload"),
-            Err(e) => {
-                return Ok(Verdict {
-                    status: Status::Refused,
-                    log: format!("upload refused: {e}\n"),
-                    program: None,
-                })
-            }
-        };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    let outcome = runtime
-        .block_on(kakehiki_ladder::build::build(
-            recipe,
-            sources.root(),
-            program_dir,
-            &config.limits,
-            &kakehiki_agent::SandboxConfig::default(),
-        ))
-        .context("cannot run the build")?;
-    drop(runtime);
-    let mut log = format!("{language} build ({}):\n{}", recipe.build, outcome.log());
-    if !log.ends_with('\n') {
-        log.push('\n');
-    }
-    log.push_str(&outcome.summary());
-    log.push('\n');
-    if !matches!(outcome, BuildOutcome::Built { .. }) {
-        return Ok(Verdict {
-            status: Status::BuildFailed,
-            log,
-            program: None,
-        });
-    }
-    // The built folder is measured and packed before the check: one over the ladder's limits
-    // (or holding a link, a special file or a set-user-ID bit) is never checked nor kept.
-    let program = match kakehiki_ladder::program::pack_within(
-        program_dir,
-        config.limits.program_mib.saturating_mul(1 << 20),
-        config.limits.program_entries,
-    ) {
-        Ok(p) => p,
-        Err(e @ kakehiki_ladder::program::ProgramError::Io(_)) => {
-            return Err(e).context("cannot pack the built program")
-        }
-        Err(e) => {
-            log.push_str(&format!("build failed: {e}\n"));
-            return Ok(Verdict {
-                status: Status::BuildFailed,
-                log,
-                program: None,
-            });
-        }
-    };
-    // A fresh seed for every check, so a bot cannot tell it from a match.
-    let verdict = kakehiki_check::check_program(
-        &config.game,
-        &config.rules,
-        &config.options,
-        &recipe.run,
-        program_dir,
-        kakehiki_core::fresh_seed() >> 2,
-        std::time::Duration::from_secs(config.limits.check_seconds),
-    )
-    .context("cannot check the built bot")?;
-    log.push_str(&format!(
-        "check ({} {}, cmd:{}):\n{}",
-        config.game, config.rules, recipe.run, verdict.diagnosis
-    ));
-    Ok(Verdict {
-        status: if verdict.passed {
-            Status::Active
-        } else {
-            Status::CheckFailed
-        },
-        log,
-        program: verdict.passed.then_some(program),
-    })
 }
 
 fn build(args: BuildArgs) -> anyhow::Result<u8> {
@@ -337,7 +188,10 @@ fn build(args: BuildArgs) -> anyhow::Result<u8> {
         print!("{}", kakehiki_core::text::terminal_text(&verdict.log));
         println!("status: {}", verdict.status.as_str());
     }
-    Ok(verdict.status.exit_code())
+    Ok(match verdict.status {
+        Status::Active => exit::OK,
+        _ => exit::SEAT_ERRORS,
+    })
 }
 
 #[derive(Serialize)]

@@ -229,7 +229,7 @@ fn start_builders(args: &ServeArgs) -> anyhow::Result<()> {
         std::thread::Builder::new()
             .name(format!("ladder-builder-{slot}"))
             .spawn(move || loop {
-                match super::ladder_work::build_one(&mut *store, &name, lease) {
+                match kakehiki_ladder::pipeline::build_one(&mut *store, &name, lease) {
                     Ok(true) => continue,
                     Ok(false) => {}
                     Err(e) => tracing::error!("ladder builder: {e}"),
@@ -252,7 +252,7 @@ fn start_workers(args: &ServeArgs, data: &std::path::Path) -> anyhow::Result<()>
     let opts = kakehiki_contest::WorkerOptions {
         jobs: usize::from(args.workers),
         poll: std::time::Duration::from_millis(100),
-        hooks: Some(Arc::new(super::ladder_work::LadderWork::new(
+        hooks: Some(Arc::new(kakehiki_ladder::pipeline::LadderWork::new(
             data.to_path_buf(),
             false,
             std::time::Duration::from_secs(args.lease_secs),

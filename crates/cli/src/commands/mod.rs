@@ -8,7 +8,6 @@ pub mod games;
 pub mod ladder;
 pub mod ladder_final;
 pub mod ladder_serve;
-pub mod ladder_work;
 pub mod play;
 pub mod replay;
 pub mod sandbox;

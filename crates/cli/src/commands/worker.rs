@@ -11,8 +11,8 @@ use clap::Args;
 use kakehiki_contest::{run_worker, RefereeArena, WorkerOptions};
 use kakehiki_store::{redact_url, PgStore, Store};
 
-use super::ladder_work::LadderWork;
 use crate::exit;
+use kakehiki_ladder::pipeline::LadderWork;
 
 #[derive(Args, Debug)]
 pub struct WorkerArgs {
