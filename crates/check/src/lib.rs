@@ -112,7 +112,14 @@ pub struct CheckedMatch {
     exit: Option<String>,
     /// The last lines of its stderr, for a match with errors.
     stderr_tail: String,
+    /// The check stopped the bot after [`IDENTICAL_ERRORS`] identical errors and went on.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    stopped_early: bool,
 }
+
+/// Identical errors (the same kind and detail) after which `check` stops the bot's match and
+/// goes on to the next.
+pub const IDENTICAL_ERRORS: usize = 3;
 
 /// Reply times of one kind of request under one rule set, over every match.
 #[derive(Debug, Serialize, Clone, PartialEq)]
@@ -150,6 +157,9 @@ pub struct CheckReport {
     /// Why the check stopped before its last match (its time limit ran out), if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// Planned matches not played, and why (a start-up that failed the same way twice).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
 }
 
 /// One kind of request the game sends and the replies the checked bot gave to it.
@@ -302,9 +312,45 @@ pub fn evaluate(args: &CheckOptions) -> Result<CheckReport, CheckError> {
     let mut matches = Vec::new();
     let mut played = Vec::new();
     let mut stopped = None;
-    for case in &cases {
+    let mut skipped: Vec<String> = Vec::new();
+    let mut skip_notes: Vec<String> = Vec::new();
+    // Per rule set, the start-up failure of its last match, if it had one.
+    let mut failed_start: BTreeMap<&str, String> = BTreeMap::new();
+    for (i, case) in cases.iter().enumerate() {
+        if skipped.iter().any(|r| *r == case.rules) {
+            continue;
+        }
         match ctx.play(case)? {
             Some((m, p)) => {
+                let start = m
+                    .errors
+                    .iter()
+                    .find(|e| e.kind == SeatErrorKind::NotReady)
+                    .map(|e| e.detail.clone());
+                match start {
+                    // The same start-up failure twice: the others of this rule set would
+                    // wait out the same set-up.
+                    Some(d) if failed_start.get(case.rules.as_str()) == Some(&d) => {
+                        let rest = cases[i + 1..]
+                            .iter()
+                            .filter(|c| c.rules == case.rules)
+                            .count();
+                        if rest > 0 {
+                            skip_notes.push(format!(
+                                "your bot failed its start-up the same way twice under rules {}: check did not play the other {rest} planned match{} of these rules (fix the start-up first)",
+                                case.rules,
+                                if rest == 1 { "" } else { "es" }
+                            ));
+                            skipped.push(case.rules.clone());
+                        }
+                    }
+                    Some(d) => {
+                        failed_start.insert(&case.rules, d);
+                    }
+                    None => {
+                        failed_start.remove(case.rules.as_str());
+                    }
+                }
                 matches.push(m);
                 played.push(p);
             }
@@ -402,6 +448,7 @@ pub fn evaluate(args: &CheckOptions) -> Result<CheckReport, CheckError> {
         coverage,
         warnings,
         stopped,
+        skipped: skip_notes,
     })
 }
 
@@ -525,6 +572,7 @@ impl Ctx<'_> {
         }
         spec.rules = Some(case.rules.clone());
         spec.options = self.options.clone();
+        spec.clock.stop_after_identical(IDENTICAL_ERRORS);
         if let Some(progress) = self.args.progress {
             progress(&format!(
                 "check: {} rules {} seed {seed}, your bot in seat {seat} of {n} ({})",
@@ -562,6 +610,7 @@ impl Ctx<'_> {
             },
             exit,
             errors,
+            stopped_early: spec.clock.stopped(seat),
         };
         let played = Played {
             rules: case.rules.clone(),
@@ -955,7 +1004,11 @@ pub fn diagnosis(r: &CheckReport) -> String {
         for line in error_lines(&m.errors) {
             out.push_str(&format!("      {}\n", terminal_line(&line)));
         }
-        if let Some(exit) = &m.exit {
+        if m.stopped_early {
+            out.push_str(&format!(
+                "      check stopped your bot here after {IDENTICAL_ERRORS} identical errors (the rest of the match would repeat them) and went on to the next match\n"
+            ));
+        } else if let Some(exit) = &m.exit {
             out.push_str(&format!(
                 "      your bot's program: {}\n",
                 terminal_line(exit)
@@ -1019,6 +1072,9 @@ pub fn diagnosis(r: &CheckReport) -> String {
     }
     for w in &r.warnings {
         out.push_str(&format!("warning: {w}\n"));
+    }
+    for s in &r.skipped {
+        out.push_str(&format!("SKIP  {s}\n"));
     }
     if let Some(stopped) = &r.stopped {
         out.push_str(&format!("STOP  {stopped}\n"));
@@ -1132,6 +1188,7 @@ mod tests {
             coverage: vec![],
             warnings: vec![],
             stopped: None,
+            skipped: Vec::new(),
         };
         let text = diagnosis(&report);
         assert!(
@@ -1292,11 +1349,13 @@ mod tests {
                 warnings: vec![],
                 exit: Some("exit code 3".into()),
                 stderr_tail: last_lines("a\nTraceback\nboom\n", 2),
+                stopped_early: false,
             }],
             timings: vec![],
             coverage: vec![],
             warnings: vec![],
             stopped: None,
+            skipped: Vec::new(),
         };
         let text = diagnosis(&report);
         assert!(text.contains("FAIL  rules seed, seed 1000, seat 1 of 2 (last seat): 1 error\n      ply 2: crash: crash (output closed, exit code 3)\n      your bot's program: exit code 3\n      your bot's stderr (last lines):\n      | Traceback\n      | boom\n"), "{text}");

@@ -242,6 +242,14 @@ fn check_condenses_identical_timeouts_with_their_labels() {
         matches(&v).len() - 1,
         "one line per match where the bot moves (seed rules: first and last seat): {text}"
     );
+    // Three identical errors stop the bot's match: check goes on to the next.
+    assert_eq!(n, 3, "{v}");
+    assert_eq!(matches(&v)[0]["stopped_early"], true, "{v}");
+    assert_eq!(
+        text.matches("      check stopped your bot here after 3 identical errors (the rest of the match would repeat them) and went on to the next match\n").count(),
+        matches(&v).len() - 1,
+        "{text}"
+    );
 }
 
 /// A bot that crashes: how its program ended (its exit code) and its stderr are shown.
@@ -411,6 +419,12 @@ fn check_names_a_reply_without_a_newline_over_pipes_and_tcp() {
             out.contains(
                 "set-up: not_ready: SET?: timeout: no reply to SET? within 300 ms: your bot wrote \"SET:ABCD\" but no newline after it; end each reply with \"\\n\" and flush"
             ),
+            "{seat}: {out}"
+        );
+        // The same start-up failure twice: the rule set's other matches are not played.
+        assert_eq!(out.matches("FAIL  ").count(), 2, "{seat}: {out}");
+        assert!(
+            out.contains("SKIP  your bot failed its start-up the same way twice under rules gpw: check did not play the other 1 planned match of these rules (fix the start-up first)\n"),
             "{seat}: {out}"
         );
     }

@@ -458,7 +458,16 @@ struct ClockState {
     used: Vec<u64>,
     /// When each seat's request still unanswered was written, if it has one.
     pending: Vec<Option<Instant>>,
+    /// Stop a seat once it has made this many identical errors (`check` only: a contest plays
+    /// every match to its end by the game's rules).
+    stop_after: Option<usize>,
+    /// The seats stopped so ([`SeatClock::stopped`]).
+    stopped: Vec<usize>,
 }
+
+/// Why a seat stopped after identical errors is down ([`SeatClock::stop_after_identical`]).
+pub const STOPPED_AFTER_IDENTICAL: &str =
+    "stopped after identical errors: the rest of the match would repeat them";
 
 impl SeatClock {
     fn state(&self) -> std::sync::MutexGuard<'_, ClockState> {
@@ -485,6 +494,18 @@ impl SeatClock {
         if let Some(p) = st.pending.get_mut(seat) {
             *p = None;
         }
+    }
+
+    /// Stop a seat (as if it had exited) once it has made `n` identical errors (the same kind
+    /// and detail): `check` goes on to its next match instead of waiting out the same mistake
+    /// to the end of this one. A match of a contest never sets it.
+    pub fn stop_after_identical(&self, n: usize) {
+        self.state().stop_after = Some(n.max(1));
+    }
+
+    /// Whether `seat` was stopped after identical errors.
+    pub fn stopped(&self, seat: usize) -> bool {
+        self.state().stopped.contains(&seat)
     }
 
     /// Each seat's time so far in µs, the request it is thinking about now included; at least
@@ -671,13 +692,27 @@ impl Table {
 
     /// Record a fault the driver found in a reply (invalid, illegal, out of protocol).
     pub fn fault(&mut self, seat: usize, at: &str, kind: SeatErrorKind, detail: impl Into<String>) {
-        if let Some(errors) = self.errors.get_mut(seat) {
-            errors.push(SeatError {
-                turn: self.turn,
-                at: at.to_string(),
-                kind,
-                detail: detail.into(),
-            });
+        let Some(errors) = self.errors.get_mut(seat) else {
+            return;
+        };
+        let error = SeatError {
+            turn: self.turn,
+            at: at.to_string(),
+            kind,
+            detail: detail.into(),
+        };
+        let same = errors
+            .iter()
+            .filter(|e| e.kind == error.kind && e.detail == error.detail)
+            .count()
+            + 1;
+        errors.push(error);
+        let limit = self.clock.as_ref().and_then(|c| c.state().stop_after);
+        if limit.is_some_and(|n| same >= n) && self.down(seat).is_none() {
+            if let Some(c) = &self.clock {
+                c.state().stopped.push(seat);
+            }
+            self.kill(seat, STOPPED_AFTER_IDENTICAL);
         }
     }
 
@@ -1211,6 +1246,12 @@ impl Table {
         if answer.outcome == ExchangeOutcome::Reply {
             return;
         }
+        // A seat stopped after identical errors made no new one.
+        if answer.outcome == ExchangeOutcome::NotRunning
+            && self.down(ask.seat) == Some(STOPPED_AFTER_IDENTICAL)
+        {
+            return;
+        }
         // A seat that is down is reported once, where it went down.
         if answer.outcome == ExchangeOutcome::NotRunning
             && self.errors[ask.seat].iter().any(|e| {
@@ -1489,6 +1530,31 @@ pub fn simple_seat(spec: &SeatSpec) -> Option<Seat> {
 #[cfg(test)]
 mod deadline_tests {
     use super::*;
+
+    #[test]
+    fn a_seat_is_stopped_after_identical_errors_only_when_asked() {
+        let fault = |t: &mut Table, detail: &str| {
+            t.fault(0, "ply 3", SeatErrorKind::InvalidReply, detail);
+        };
+        let clock = SeatClock::default();
+        let mut t = Table::new(vec![Seat::Silent], ReplayLog::new()).clocked(clock.clone());
+        for _ in 0..5 {
+            fault(&mut t, "the same");
+        }
+        assert_eq!(t.down(0), None, "a contest's match is never stopped");
+
+        let clock = SeatClock::default();
+        clock.stop_after_identical(3);
+        let mut t = Table::new(vec![Seat::Silent], ReplayLog::new()).clocked(clock.clone());
+        fault(&mut t, "one");
+        fault(&mut t, "two");
+        fault(&mut t, "one");
+        assert_eq!(t.down(0), None, "two identical errors and another");
+        assert!(!clock.stopped(0));
+        fault(&mut t, "one");
+        assert_eq!(t.down(0), Some(STOPPED_AFTER_IDENTICAL));
+        assert!(clock.stopped(0));
+    }
 
     #[tokio::test]
     async fn a_far_deadline_waits_for_the_future_and_a_near_one_ends_it() {
