@@ -317,7 +317,7 @@ pub fn evaluate(args: &CheckOptions) -> Result<CheckReport, CheckError> {
     // Per rule set, the start-up failure of its last match, if it had one.
     let mut failed_start: BTreeMap<&str, String> = BTreeMap::new();
     for (i, case) in cases.iter().enumerate() {
-        if skipped.iter().any(|r| *r == case.rules) {
+        if skipped.contains(&case.rules) {
             continue;
         }
         match ctx.play(case)? {
