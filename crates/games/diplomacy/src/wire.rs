@@ -481,7 +481,19 @@ pub fn reply_object(raw: &str, truncated: bool) -> Result<Map<String, Value>, St
     match serde_json::from_str::<Value>(raw) {
         Ok(Value::Object(m)) => Ok(m),
         Ok(_) => Err(format!("reply is not a JSON object: {}", clip(raw))),
-        Err(e) => Err(format!("reply is not valid JSON ({e}): {}", clip(raw))),
+        Err(e) => Err(format!(
+            "reply is not valid JSON ({e}): {}{}",
+            clip(raw),
+            debug_hint(raw)
+        )),
+    }
+}
+
+/// What a reply that is not JSON at all adds: most often it is the bot's own debug output.
+fn debug_hint(raw: &str) -> &'static str {
+    match raw.trim_start().chars().next() {
+        Some('{' | '[' | '"') => "",
+        _ => "; a line that is not JSON is most often debug output: write it to stderr (stdout carries only replies)",
     }
 }
 

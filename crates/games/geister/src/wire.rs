@@ -156,7 +156,7 @@ impl From<Action> for Command {
 /// Why a line is not a valid command.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CommandError {
-    #[error("unknown command {0:?}: expected SET:<4 letters A-H> or MOV:<ghost>,<N|E|W|S>")]
+    #[error("unknown command {0:?}: expected SET:<4 letters A-H> or MOV:<ghost>,<N|E|W|S>; a line that is not a command is most often debug output: write it to stderr (the connection carries only commands)")]
     Unknown(String),
     #[error("bad placement {0:?}: expected SET: and exactly 4 distinct letters A-H")]
     BadSet(String),
@@ -287,6 +287,15 @@ pub fn frame(raw: &[u8]) -> Line {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_that_is_no_command_is_named_as_debug_output() {
+        let e = parse_command("thinking about ghost B").unwrap_err().to_string();
+        assert!(
+            e.ends_with("a line that is not a command is most often debug output: write it to stderr (the connection carries only commands)"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn message_lengths_match_the_table() {

@@ -1231,6 +1231,12 @@ impl Table {
 
     fn note_error(&mut self, ask: &Ask, answer: &Answer) {
         let limit_ms = ask.limit.as_millis();
+        // `builtin:silent` never answers by design (read from its answer, so that a re-run,
+        // whose seats are all replayed, says the same).
+        let silent = answer
+            .detail
+            .as_deref()
+            .is_some_and(|d| d.starts_with(SILENT_BOT));
         let what = if ask.handshake {
             SeatErrorKind::NotReady
         } else {
@@ -1272,13 +1278,13 @@ impl Table {
                 format!(
                     "timeout: no reply to {} within {limit_ms} ms{}",
                     ask.kind,
-                    unterminated_hint(&answer.bytes)
+                    unterminated_hint(&answer.bytes, silent)
                 )
             }
             ExchangeOutcome::Timeout => format!(
                 "no reply to {} within {limit_ms} ms{}",
                 ask.kind,
-                unterminated_hint(&answer.bytes)
+                unterminated_hint(&answer.bytes, silent)
             ),
             _ => format!(
                 "{} ({})",
@@ -1483,12 +1489,20 @@ async fn read_reply(
     answer
 }
 
+/// What a live seat's timeout adds when nothing at all arrived: the bot may be slow, or its
+/// reply may sit in its output buffer.
+pub const NOTHING_ARRIVED: &str = ": nothing arrived while your bot was running (too slow, or a reply written but not flushed: flush after each reply)";
+
 /// What a timeout's detail adds when the seat did write something, only without the line's
 /// end: the beginner's mistake of a reply with no newline (or one the protocol's framing never
 /// ended), named with what arrived and the fix.
-fn unterminated_hint(partial: &[u8]) -> String {
+fn unterminated_hint(partial: &[u8], silent: bool) -> String {
     if partial.is_empty() {
-        return String::new();
+        return if silent {
+            String::new()
+        } else {
+            NOTHING_ARRIVED.to_string()
+        };
     }
     const SHOWN: usize = 60;
     let text = String::from_utf8_lossy(&partial[..partial.len().min(SHOWN)]);

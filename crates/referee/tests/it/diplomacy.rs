@@ -522,7 +522,13 @@ fn a_timeout_names_its_phase_and_its_limit() {
     assert!(!e.is_empty());
     assert_eq!(e[0].kind, SeatErrorKind::Timeout);
     assert_eq!(e[0].at, "S1901M");
-    assert_eq!(e[0].detail, "no reply to orders within 1500 ms");
+    assert_eq!(
+        e[0].detail,
+        format!(
+            "no reply to orders within 1500 ms{}",
+            kakehiki_referee::seat::NOTHING_ARRIVED
+        )
+    );
     let ev = events(&rec);
     let x = ev
         .iter()
