@@ -122,6 +122,7 @@ fn wait(seat: usize, at: &str, kind: &str, limit: Option<Duration>) -> Wait {
         limit,
         since: Instant::now(),
         timeout_not_ready: kind == "SET?",
+        handshake: false,
     }
 }
 
