@@ -85,6 +85,13 @@ impl ReplayLog {
         &self.lines
     }
 
+    /// Put `event` before every line so far: a header whose facts are known only once the
+    /// first events are written (Geister names the peers a seat connected from, and a seat may
+    /// play its placement before its opponent has connected).
+    pub fn push_front<T: Serialize>(&mut self, event: &T) {
+        self.lines.insert(0, Self::line_of(event).0);
+    }
+
     /// Add `key` with `value` as the last field of the header line (the referee's own facts
     /// about a match that a re-run cannot reproduce, e.g. the sandbox the bots ran in). The
     /// other bytes of the header stay as they were; [`strip_header_field`] undoes it.
@@ -219,5 +226,21 @@ mod tests {
             "{err}"
         );
         assert!(matches!(ReplayLog::parse("\n\n"), Err(ReplayError::Empty)));
+    }
+
+    #[test]
+    fn a_line_pushed_to_the_front_comes_before_the_lines_so_far() {
+        let mut log = ReplayLog::new();
+        log.push(&serde_json::json!({"event": "turn", "n": 1}));
+        log.push(&serde_json::json!({"event": "turn", "n": 2}));
+        log.push_front(&serde_json::json!({"event": "header"}));
+        assert_eq!(
+            log.lines(),
+            [
+                r#"{"event":"header"}"#,
+                r#"{"event":"turn","n":1}"#,
+                r#"{"event":"turn","n":2}"#
+            ]
+        );
     }
 }

@@ -6,7 +6,7 @@
 //! * [`session`]: the referee's side of one game as a pure state machine over timed inputs; the
 //!   driver in `kakehiki-referee` only moves bytes and reads the clock.
 //! * [`record`]: the game's side of the referee's record (the replay header's parameters, the
-//!   report's facts, errors of events, the upgrade of `kakehiki-geister/1` replays).
+//!   report's facts, errors of events, the upgrade of `kakehiki-geister/1` and `/2` replays).
 //! * [`bots`]: built-in bots `random`, `rush` and `strong`.
 //! * [`ranking`]: the seed league's ranking rules and the GPW/GAT points rules.
 //!

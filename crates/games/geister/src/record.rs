@@ -13,10 +13,13 @@ use crate::engine::{outcome_of, End, EndReason};
 use crate::rules::Rules;
 use crate::session::{Disposition, Event, FaultKind, Session, TurnOutcome};
 
-/// Replay format name.
-pub const FORMAT: &str = "kakehiki-geister/2";
-/// The older format the referee upgrades ([`upgrade_v1`]).
+/// Replay format name. Its times count from the game's start: a TCP seat is assigned (sent
+/// `SET?`) when its own client connects.
+pub const FORMAT: &str = "kakehiki-geister/3";
+/// The older formats the referee upgrades ([`upgrade`]): `/1` (events only, [`upgrade_v1`])
+/// and `/2` (the seat record of a game whose clock started once both TCP seats had connected).
 pub const FORMAT_V1: &str = "kakehiki-geister/1";
+pub const FORMAT_V2: &str = "kakehiki-geister/2";
 
 /// Per seat: how it is connected.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -290,7 +293,8 @@ pub fn v1_seat_record(events: &[(usize, Value)], tcp: &[bool]) -> Result<Vec<Val
                 if !tcp[seat] {
                     continue;
                 }
-                exchange(seat, SETUP, "connect", Reply, Some(""), Some(0))
+                // The seat was assigned when its client connected, `t` ms into the game.
+                exchange(seat, SETUP, "connect", Reply, Some(""), Some(t * 1000))
             }
             Event::Set { t, raw: r, .. } => {
                 exchange(seat, SETUP, "SET?", Reply, raw(&r).as_deref(), since(t))
@@ -334,8 +338,25 @@ pub fn v1_seat_record(events: &[(usize, Value)], tcp: &[bool]) -> Result<Vec<Val
     Ok(out)
 }
 
-/// A `kakehiki-geister/1` replay as the `@2` replay its events imply (the seat record in place
-/// of its events), for the referee to re-run.
+/// An older replay as a current one for the referee to re-run (its seat record, which the
+/// re-run plays again): a `/1` replay's events imply it ([`upgrade_v1`]); a `/2` replay has one
+/// (its re-run dates each seat's assignment at its connection instead of once both had come).
+pub fn upgrade(old: &ParsedReplay) -> Result<ParsedReplay, String> {
+    match old.header.format.as_str() {
+        FORMAT_V1 => upgrade_v1(old),
+        FORMAT_V2 => {
+            let mut new = old.clone();
+            new.header.format = FORMAT.into();
+            Ok(new)
+        }
+        found => Err(format!(
+            "format {found:?} is neither {FORMAT_V1:?} nor {FORMAT_V2:?}"
+        )),
+    }
+}
+
+/// A `kakehiki-geister/1` replay as the current replay its events imply (the seat record in
+/// place of its events), for the referee to re-run.
 pub fn upgrade_v1(old: &ParsedReplay) -> Result<ParsedReplay, String> {
     if old.header.format != FORMAT_V1 {
         let found = &old.header.format;

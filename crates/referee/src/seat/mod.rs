@@ -293,6 +293,9 @@ pub struct Wait {
     pub since: Instant,
     /// A timeout is the seat's start-up failing ([`SeatErrorKind::NotReady`]).
     pub timeout_not_ready: bool,
+    /// Any failure is the seat's start-up handshake failing ([`Ask::handshake`]): the wait
+    /// for a client's connection.
+    pub handshake: bool,
 }
 
 impl Wait {
@@ -1072,7 +1075,8 @@ impl Table {
         let (i, answer) = self.first_answer(waits, &mut builtin).await?;
         let w = &waits[i];
         let mut ask = w.ask();
-        ask.handshake = w.timeout_not_ready && answer.outcome == ExchangeOutcome::Timeout;
+        ask.handshake =
+            w.handshake || (w.timeout_not_ready && answer.outcome == ExchangeOutcome::Timeout);
         self.note(ask, &answer, w.limit.is_some());
         Some((i, answer))
     }

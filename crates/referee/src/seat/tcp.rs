@@ -615,19 +615,25 @@ impl Transport for SharedTcpSeat {
         Box::pin(async move { lock(&self.seat).await.write_line(bytes, deadline).await })
     }
 
+    /// Cancel-safe, the wait for the connection included: a read dropped before it ends (a
+    /// game awaiting this seat's connection and another seat's line at once, see
+    /// [`super::Table::first`]) leaves the seat still waiting for its connection.
     fn read(&mut self, deadline: Instant) -> BoxFuture<'_, Received> {
         Box::pin(async move {
-            if std::mem::take(&mut self.greet) {
+            if self.greet {
                 let seat = self.seat.lock().await;
+                self.greet = false;
                 return connected(seat.conn.as_ref().and_then(|c| c.peer));
             }
-            let Some((queue, framing)) = self.queue.take() else {
+            let Some((queue, framing)) = self.queue.clone() else {
                 return lock(&self.seat).await.read_line(deadline).await;
             };
             // The first request of a seat still waiting: its connection.
             let mut q = queue.lock().await;
             let mut seat = self.seat.lock().await;
-            match wait_connection(&mut q, seat.client.as_mut(), deadline).await {
+            let r = wait_connection(&mut q, seat.client.as_mut(), deadline).await;
+            self.queue = None;
+            match r {
                 Ok((stream, peer)) => {
                     seat.conn = Some(framing(stream));
                     connected(Some(peer))

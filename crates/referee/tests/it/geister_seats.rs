@@ -1,7 +1,7 @@
 //! Geister on the one seat layer: a bot that crashes is reported at the game's own label (`ply
 //! N`, as the report's `plies` counts), with its exit code and stderr in the `seat_end` record and
-//! the report, over pipes (`cmd:`) and TCP (`tcp-cmd:`); an `@1` replay upgrades to `@2` and
-//! verifies.
+//! the report, over pipes (`cmd:`) and TCP (`tcp-cmd:`); an `@1` replay upgrades to the current
+//! format and verifies.
 
 use kakehiki_core::replay::ReplayLog;
 use kakehiki_core::{SeatErrorKind, SeatSpec};
@@ -152,13 +152,13 @@ async fn a_tcp_client_exiting_before_it_connects_is_seen_with_its_exit_and_stder
 }
 
 #[test]
-fn a_v1_replay_upgrades_to_v2_and_verifies() {
+fn a_v1_replay_upgrades_to_the_current_format_and_verifies() {
     let text = include_str!("../data/geister-v1.jsonl");
     let old = ReplayLog::parse(text).unwrap();
     let driver = find_game("geister").unwrap();
     let new = driver.upgrade(&old).expect("the v1 replay upgrades");
     let new_text = new.to_text();
-    assert!(new_text.contains("\"format\":\"kakehiki-geister/2\""));
+    assert!(new_text.contains("\"format\":\"kakehiki-geister/3\""));
     let again = verify_replay(&new_text).expect("the upgraded replay verifies");
     // The same game: the same moves, end and plies as the v1 replay recorded.
     let moves = |t: &str| -> Vec<String> {
@@ -182,7 +182,7 @@ fn a_v1_replay_upgrades_to_v2_and_verifies() {
     assert_eq!(again.report.extra["plies"], 16);
     // Its stderr is kept as the seat's ending.
     assert!(new_text.contains("\"event\":\"seat_end\""));
-    // A v2 replay has nothing to upgrade.
+    // A current replay has nothing to upgrade.
     assert!(driver
         .upgrade(&ReplayLog::parse(&new_text).unwrap())
         .is_err());

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use kakehiki_core::{SeatErrorKind, SeatSpec};
 use kakehiki_geister::Rules;
 use kakehiki_referee::driver::verify_replay;
-use kakehiki_referee::games::geister::{play_on_table, Table};
+use kakehiki_referee::games::geister::{play_on_table, Table, FORMAT};
 use kakehiki_referee::{find_game, MatchRecord, MatchSpec};
 use serde_json::Value;
 
@@ -462,7 +462,8 @@ async fn builtin_games_are_reproducible_and_tampering_is_detected() {
     assert!(verify_replay(&tampered).is_err());
     // A replay that is not JSON, or of another format, is a clear error.
     assert!(verify_replay("not json\n").is_err());
-    let other_format = text.replacen("kakehiki-geister/2", "kakehiki-geister/9", 1);
+    let other_format = text.replacen(FORMAT, "kakehiki-geister/9", 1);
+    assert_ne!(other_format, text);
     let err = verify_replay(&other_format).unwrap_err().to_string();
     assert!(err.contains("format"), "{err}");
 }

@@ -6,6 +6,7 @@ mod diplomacy;
 mod diplomacy_daide;
 mod exhaust;
 mod geister_seats;
+mod geister_setup;
 mod geister_tcp;
 mod nac_referee;
 mod sandbox_match;

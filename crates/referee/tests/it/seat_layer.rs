@@ -223,6 +223,7 @@ fn wait(seat: usize, limit: Option<Duration>) -> Wait {
         limit,
         since: Instant::now(),
         timeout_not_ready: false,
+        handshake: false,
     }
 }
 

@@ -185,3 +185,65 @@ fn report_end_names_use_the_tracker_vocabulary() {
     assert_eq!(EndReason::LostAllRed.report_name(), "lost_all_bad");
     assert_eq!(EndReason::SetTimeout.report_name(), "timeout");
 }
+
+/// Spec §3.6 and its worked example (§3.10): a seat assigned before its opponent places at once
+/// (`OK `), a line meanwhile is out of turn (`NG `), and the game starts when the opponent,
+/// assigned later, has placed too.
+#[test]
+fn a_seat_assigned_first_places_at_once_and_play_starts_once_both_have_placed() {
+    let mut s = Session::new(Rules::gpw());
+    assert_eq!(msgs(&s.assign(0, 40), 0), ["SET?"]);
+    let outs = s.line(0, &text("SET:hfad"), 55);
+    assert_eq!(msgs(&outs, 0), ["OK "]);
+    assert!(msgs(&outs, 1).is_empty());
+    assert_eq!(msgs(&s.line(0, &text("MOV:H,E"), 60), 0), ["NG "]);
+    assert_eq!(s.first_set_at(), Some(55));
+    assert_eq!(msgs(&s.assign(1, 900), 1), ["SET?"]);
+    let outs = s.line(1, &text("SET:DBCE"), 950);
+    assert_eq!(msgs(&outs, 1), ["OK "]);
+    assert_eq!(
+        msgs(&outs, 0),
+        ["MOV?14R24B34B44R15B25R35B45R41u31u21u11u40u30u20u10u"]
+    );
+    assert_eq!(s.log_lines(), ["player=0,SET:HFAD", "player=1,SET:DBCE"]);
+}
+
+/// A seat whose opponent never connects: its placement is answered and kept, and it wins by the
+/// opponent's connection timeout with its placement on record (replay event, compatible log,
+/// the end message's board).
+#[test]
+fn a_placement_is_kept_when_the_opponent_never_connects() {
+    let mut s = Session::new(Rules::gpw());
+    s.assign(0, 3);
+    assert_eq!(msgs(&s.line(0, &text("SET:ABCD"), 10), 0), ["OK "]);
+    let outs = s.fault(1, FaultKind::ConnectTimeout, "no connection", 30_000);
+    assert_eq!(
+        msgs(&outs, 0),
+        ["WON:14R24R34R44R15B25B35B45B41b31b21b11b40b30b20b10b"]
+    );
+    assert!(msgs(&outs, 1).is_empty());
+    let set: Vec<&Event> = s
+        .events()
+        .iter()
+        .filter(|e| matches!(e, Event::Set { .. }))
+        .collect();
+    assert!(
+        matches!(
+            set[..],
+            [Event::Set {
+                seat: 0,
+                t: 10,
+                accepted: true,
+                red: Some(ref red),
+                ..
+            }] if red == "ABCD"
+        ),
+        "{set:?}"
+    );
+    let end = s.game().end().unwrap();
+    assert_eq!(
+        (end.winner, end.reason),
+        (Some(0), EndReason::ConnectTimeout)
+    );
+    assert_eq!(s.log_lines(), ["player=0,SET:ABCD", "winner=0"]);
+}

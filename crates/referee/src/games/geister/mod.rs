@@ -5,9 +5,12 @@
 //! The game — rules, replies, clocks, faults, its replay events and compatible log — is the pure
 //! [`kakehiki_geister::Session`]; this driver is its flow over the table. The protocol lets a
 //! seat speak at any time (a line out of turn is answered `NG ` at once), so the flow listens to
-//! every live seat with [`Table::first`](crate::seat::Table::first). The session's clock is
-//! virtual: a reply's time is its request's time plus the seat's measured reply time, so a re-run
-//! (the same flow on replayed seats) reproduces the replay byte for byte.
+//! every live seat with [`Table::first`](crate::seat::Table::first), together with the TCP seats
+//! whose client has not connected yet: each seat is assigned (`SET?`) when its own client
+//! connects, and plays its placement without waiting for its opponent's. The session's clock is
+//! virtual, from the game's start: a reply's time is its request's time plus the seat's measured
+//! reply time (a connection's, the time it took), so a re-run (the same flow on replayed seats)
+//! reproduces the replay byte for byte.
 
 pub mod serve;
 
@@ -18,7 +21,7 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 use kakehiki_agent::{BotProcess, ClientProcess};
-use kakehiki_core::exchange::{ExchangeOutcome, SeatExchange};
+use kakehiki_core::exchange::ExchangeOutcome;
 use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
 use kakehiki_core::{seeded_rng, Bot, GameType, SeatSpec};
 use kakehiki_geister::bots::make_bot;
@@ -36,10 +39,10 @@ use crate::files::{unix_now, write_first_free};
 use crate::seat::pipe::Pipe;
 pub use crate::seat::tcp::{client_argv, ConnQueue};
 use crate::seat::tcp::{launch, Conn, SharedQueue, SharedTcpSeat};
-use crate::seat::{Ask, Seat, Wait};
+use crate::seat::{Answer, Seat, Wait};
 pub use serve::{play_on_table, Table};
 
-pub use kakehiki_geister::record::{SeatInfo, FORMAT, FORMAT_V1};
+pub use kakehiki_geister::record::{SeatInfo, FORMAT, FORMAT_V1, FORMAT_V2};
 
 /// Driver options besides the rule parameters ([`RULE_KEYS`]).
 pub const DRIVER_KEYS: &[&str] = &["host", "port0", "port1", "log_dir"];
@@ -93,8 +96,13 @@ pub struct Players {
 /// The game's flow over a table (live or replayed).
 struct Flow {
     table: crate::seat::Table,
-    /// The replay's header, written once the seats have connected (it names their peers).
+    /// The replay's header, put before the first line once no seat's connection is awaited any
+    /// more (it names their peers), or at the end.
     head: ReplayHeader,
+    header_written: bool,
+    /// The TCP seats whose client's connection is awaited: a seat is assigned (sent `SET?`) as
+    /// soon as its own connection comes, whether or not its opponent's has.
+    connecting: [bool; 2],
     session: Session,
     bots: [Option<Box<dyn Bot<Geister> + Send>>; 2],
     /// What each live seat is awaited for, and its request's time on the virtual clock.
@@ -122,55 +130,43 @@ fn wait(seat: usize, at: &str, kind: &str, limit: Option<Duration>) -> Wait {
         limit,
         since: Instant::now(),
         timeout_not_ready: kind == "SET?",
+        handshake: false,
+    }
+}
+
+/// Awaiting the connection of TCP seat `seat` for `limit` from the game's start, `since`
+/// (every failure is the seat not getting ready).
+fn connect_wait(seat: usize, since: Instant, limit: Duration) -> Wait {
+    Wait {
+        seat,
+        at: SETUP.into(),
+        kind: "connect".into(),
+        limit: Some(limit),
+        since,
+        timeout_not_ready: true,
+        handshake: true,
     }
 }
 
 impl Flow {
+    /// The game: seats without a connection to wait for are assigned at once; a TCP seat when
+    /// its client connects (within `connect_timeout_ms` of the start), each on its own, so a
+    /// seat whose client came first places (and is answered) while its opponent's is awaited
+    /// (spec §3.6, §3.10). Then every live seat is listened to until the end.
     async fn run(&mut self, tcp: [bool; 2]) {
-        let rules = self.session.rules().clone();
-        let mut faults = Vec::new();
-        let connect: Vec<usize> = (0..2).filter(|&s| tcp[s]).collect();
-        if !connect.is_empty() {
-            let asks = connect
-                .iter()
-                .map(|&s| {
-                    let limit = ms(rules.connect_timeout_ms);
-                    let mut a = Ask::new(s, SETUP, "connect", Vec::new(), limit);
-                    a.handshake = true;
-                    a
-                })
-                .collect();
-            let answers = self.table.ask(asks, |_, _| Vec::new()).await;
-            for (&s, a) in connect.iter().zip(&answers) {
-                let detail = a.detail.as_deref();
-                match FaultKind::of_connect(a.outcome, detail, rules.connect_timeout_ms) {
-                    Some((kind, detail)) => faults.push((s, kind, detail)),
-                    None => {
-                        let peer = a.text().filter(|p| !p.is_empty());
-                        self.head.params["seats"][s]["peer"] = serde_json::json!(peer);
-                    }
-                }
-            }
-        }
-        // The header first, with the peers the connections came from.
-        let mut log = ReplayLog::new();
-        log.push(&self.head);
-        for l in std::mem::take(self.table.log()).lines() {
-            if let Ok(e) = serde_json::from_str::<SeatExchange>(l) {
-                log.push(&e);
-            }
-        }
-        *self.table.log() = log;
+        let connect_limit = ms(self.session.rules().connect_timeout_ms);
+        let start = Instant::now();
         let mut outs = Vec::new();
-        for s in (0..2).filter(|s| !faults.iter().any(|f| f.0 == *s)) {
-            outs.extend(self.session.assign(s, 0));
+        for (s, tcp) in tcp.into_iter().enumerate() {
+            if tcp {
+                self.connecting[s] = true;
+                self.waits[s] = Some((connect_wait(s, start, connect_limit), 0));
+            } else {
+                outs.extend(self.session.assign(s, 0));
+            }
         }
+        self.header_once_connected();
         self.deliver(outs).await;
-        if !faults.is_empty() {
-            let outs = self.session.faults(&faults, self.now);
-            self.record_events(Some(&connect));
-            self.deliver(outs).await;
-        }
         while !self.session.is_over() {
             self.listen();
             let waits: Vec<Wait> = self.waits.iter().flatten().map(|w| w.0.clone()).collect();
@@ -189,6 +185,10 @@ impl Flow {
             let since = self.waits[seat].as_ref().map_or(self.now, |w| w.1);
             let now = since + answer.time_us.unwrap_or(0) / 1000;
             self.now = self.now.max(now);
+            if self.connecting[seat] {
+                self.connect_answer(seat, &answer, &waits).await;
+                continue;
+            }
             if answer.outcome == ExchangeOutcome::Reply {
                 self.read_since_write[seat] = true;
             }
@@ -200,12 +200,71 @@ impl Flow {
             self.record_events(Some(&[seat]));
             self.deliver(outs).await;
         }
+        self.write_header();
+    }
+
+    /// What came of the wait for TCP seat `seat`'s connection (`waits`: this round's): the seat
+    /// is assigned, or fails. A seat whose connection timed out fails together with every seat
+    /// still awaited at the same deadline (both: a double forfeit), each asked once more at
+    /// once, so a connection already there is still taken.
+    async fn connect_answer(&mut self, seat: usize, answer: &Answer, waits: &[Wait]) {
+        let limit_ms = self.session.rules().connect_timeout_ms;
+        let mut answers = vec![(seat, answer.clone())];
+        if answer.outcome == ExchangeOutcome::Timeout {
+            for w in waits {
+                if w.seat != seat && self.connecting[w.seat] {
+                    let got = self.table.first(std::slice::from_ref(w), |_, _| Vec::new());
+                    if let Some((_, a)) = got.await {
+                        answers.push((w.seat, a));
+                    }
+                }
+            }
+        }
+        let mut outs = Vec::new();
+        let mut faults = Vec::new();
+        for (s, a) in &answers {
+            self.connecting[*s] = false;
+            match FaultKind::of_connect(a.outcome, a.detail.as_deref(), limit_ms) {
+                Some((kind, detail)) => faults.push((*s, kind, detail)),
+                None => {
+                    let peer = a.text().filter(|p| !p.is_empty());
+                    self.head.params["seats"][*s]["peer"] = serde_json::json!(peer);
+                    outs.extend(self.session.assign(*s, self.now));
+                }
+            }
+        }
+        self.header_once_connected();
+        self.record_events(None);
+        self.deliver(outs).await;
+        if !faults.is_empty() {
+            let outs = self.session.faults(&faults, self.now);
+            let noted: Vec<usize> = faults.iter().map(|f| f.0).collect();
+            self.record_events(Some(&noted));
+            self.deliver(outs).await;
+        }
+    }
+
+    /// The header, once no seat's connection is awaited (it names the peers).
+    fn header_once_connected(&mut self) {
+        if !self.connecting.contains(&true) {
+            self.write_header();
+        }
+    }
+
+    /// The header before every line so far, once.
+    fn write_header(&mut self) {
+        if !std::mem::replace(&mut self.header_written, true) {
+            self.table.log().push_front(&self.head);
+        }
     }
 
     /// Every live seat not awaited for a reply is listened to (a line out of turn is answered).
     fn listen(&mut self) {
         let at = self.session.label();
         for s in 0..2 {
+            if self.connecting[s] {
+                continue;
+            }
             if !self.session.is_live(s) {
                 self.waits[s] = None;
                 continue;
@@ -292,6 +351,8 @@ async fn run_flow(
     let mut flow = Flow {
         table,
         head: record::header(setup.seed, &setup.specs, params),
+        header_written: false,
+        connecting: [false; 2],
         session: Session::new(setup.rules.clone()),
         bots,
         waits: [None, None],
@@ -456,6 +517,8 @@ fn bad(msg: impl Into<String>) -> RefereeError {
 /// Re-run a replay: the same flow on a table of replayed seats.
 pub fn rerun_replay(replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
     let h = &replay.header;
+    // An older format is to be upgraded: its re-run is not the same game any more.
+    crate::driver::check_format(&h.format, FORMAT)?;
     let (params, transports) = record::rerun_params(h).map_err(bad)?;
     let setup = GameSetup {
         rules: params.rules.clone(),
@@ -502,9 +565,10 @@ impl GameDriver for GeisterDriver {
         rerun_replay(replay)
     }
 
-    /// `kakehiki-geister/1`: its events imply the seat record; the same flow re-runs on it.
+    /// `kakehiki-geister/1` (its events imply the seat record) and `/2` (whose game clock
+    /// started once both TCP seats had connected): the same flow re-runs on the seat record.
     fn upgrade(&self, old: &ParsedReplay) -> Result<ReplayLog, RefereeError> {
-        let new = record::upgrade_v1(old).map_err(bad)?;
+        let new = record::upgrade(old).map_err(bad)?;
         Ok(rerun_replay(&new)?.replay)
     }
 }
