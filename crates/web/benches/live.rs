@@ -12,7 +12,8 @@
 //!
 //!     cargo bench -p kakehiki-web --bench live --profile test
 //!
-//! (`--profile test` reuses the test build; the figures of docs/contests.md were taken so.)
+//! (`--profile test` reuses the test build; the figures of docs/design-contest-runner.md were
+//! taken so.)
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
