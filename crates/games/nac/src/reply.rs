@@ -89,6 +89,35 @@ impl Issue {
     }
 }
 
+/// A reply's deviations in one line for the seat's error record (the replay keeps each one):
+/// `reply "3 x": not_a_number in field 1 "x", target 0 used`; at most three listed, and for a
+/// reply with no number at its start, the hint that it is most often debug output.
+pub fn describe_reply(raw: &str, issues: &[Issue]) -> String {
+    const LISTED: usize = 3;
+    let shown: String = raw.chars().take(60).collect();
+    let cut = if raw.chars().count() > 60 { "..." } else { "" };
+    let mut d = format!("reply {shown:?}{cut}: ");
+    let said: Vec<String> = issues
+        .iter()
+        .take(LISTED)
+        .map(|i| {
+            let full = i.describe(0);
+            full.strip_prefix("turn 0: ").unwrap_or(&full).to_string()
+        })
+        .collect();
+    d.push_str(&said.join("; "));
+    if issues.len() > LISTED {
+        d.push_str(&format!(" (and {} more)", issues.len() - LISTED));
+    }
+    let first_field_bad = issues
+        .iter()
+        .any(|i| i.code == IssueCode::NotANumber && i.field == Some(0));
+    if first_field_bad {
+        d.push_str("; a line that is not numbers is most often debug output: write it to stderr (stdout carries only replies)");
+    }
+    d
+}
+
 /// The picks a reply line yields and the deviations found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParsedReply {

@@ -241,9 +241,11 @@ impl Game {
                 deaths.push((seat, reason));
                 continue;
             };
-            for issue in &parsed.issues {
+            if !parsed.issues.is_empty() {
+                let raw = a.text().unwrap_or_default();
+                let detail = kakehiki_nac::reply::describe_reply(raw.trim_end(), &parsed.issues);
                 self.table
-                    .fault(seat, &at, SeatErrorKind::InvalidReply, issue.describe(t));
+                    .fault(seat, &at, SeatErrorKind::InvalidReply, detail);
             }
             moves.push(MoveEvent {
                 seat,

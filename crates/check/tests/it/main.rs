@@ -1,0 +1,3 @@
+//! The bot checker's integration tests: one program (`cargo test -p kakehiki-check --test it`).
+
+mod zoo;

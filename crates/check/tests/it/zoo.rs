@@ -1,0 +1,270 @@
+//! A zoo of beginner bots: each makes one of the common mistakes on purpose, in at least two
+//! languages where the transport differs, and `check`'s diagnosis of it is asserted line by
+//! line: the first line about the mistake names its cause, its place in the game's own terms,
+//! and the fix. Each check finishes well under 30 s (the Geister set-up limit is shortened to
+//! 2 s so that the two start-up failures check waits out before it skips a rule set's other
+//! matches take 4 s, not 60).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use kakehiki_check::{diagnosis, evaluate, CheckOptions, CheckReport};
+
+/// A zoo bot's file in `dir`.
+fn bot(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+/// `check GAME --seat SEAT [--rules RULES] [--opt K=V ...] --seeds 1`: the report and its
+/// diagnosis, which must have taken under 30 s.
+fn check(
+    game: &str,
+    rules: Option<&str>,
+    seat: &str,
+    opts: &[(&str, &str)],
+) -> (CheckReport, String) {
+    let mut o = CheckOptions::new(game, seat.parse().unwrap());
+    o.rules = rules.map(str::to_string);
+    o.seeds = 1;
+    for (k, v) in opts {
+        o.options.insert(k.to_string(), v.to_string());
+    }
+    let start = Instant::now();
+    let report = evaluate(&o).unwrap();
+    let took = start.elapsed();
+    let text = diagnosis(&report);
+    assert!(took < Duration::from_secs(30), "{seat}: {took:?}\n{text}");
+    assert!(!report.passed, "{seat}: {text}");
+    (report, text)
+}
+
+/// The lines of the diagnosis's first failed match, from its `FAIL` line to the next match.
+fn first_failure(text: &str) -> Vec<&str> {
+    let mut lines = text.lines().skip_while(|l| !l.starts_with("FAIL  "));
+    let mut out: Vec<&str> = lines.next().into_iter().collect();
+    out.extend(lines.take_while(|l| l.starts_with("      ")));
+    out
+}
+
+/// The first failed match's lines are `want`, line by line.
+fn assert_first_failure(text: &str, want: &[&str]) {
+    let got = first_failure(text);
+    assert_eq!(got, want, "\n{text}");
+}
+
+const GEISTER_FAST_SETUP: &[(&str, &str)] = &[("set_timeout_ms", "2000")];
+
+const SKIPPED_GPW: &str = "SKIP  your bot failed its start-up the same way twice under rules gpw: check did not play the other 1 planned match of these rules (fix the start-up first)";
+
+/// A reply with no newline, over pipes (sh) and over TCP (bash's /dev/tcp): what arrived, and
+/// the fix.
+#[test]
+fn a_reply_without_a_newline() {
+    let dir = tempfile::tempdir().unwrap();
+    let pipe = bot(
+        dir.path(),
+        "nonl.sh",
+        "read -r line\nprintf 'SET:ABCD'\ncat > /dev/null\n",
+    );
+    let tcp = bot(
+        dir.path(),
+        "nonl_tcp.sh",
+        "exec 3<>/dev/tcp/$1/$2\nread -r line <&3\nprintf 'SET:ABCD' >&3\ncat <&3 > /dev/null\n",
+    );
+    for seat in [
+        format!("cmd:sh {pipe}"),
+        format!("tcp-cmd:bash {tcp} {{host}} {{port}}"),
+    ] {
+        let (_, text) = check("geister", Some("gpw"), &seat, GEISTER_FAST_SETUP);
+        assert_first_failure(
+            &text,
+            &[
+                "FAIL  seed 1000, seat 0 of 2 (first seat): 1 error",
+                "      set-up: not_ready: SET?: timeout: no reply to SET? within 2000 ms: your bot wrote \"SET:ABCD\" but no newline after it; end each reply with \"\\n\" and flush",
+                "      your bot's program: exit code 0",
+            ],
+        );
+        assert!(text.contains(SKIPPED_GPW), "{text}");
+    }
+}
+
+/// Output never flushed: Python's print to a pipe and awk's print are buffered; nothing arrives
+/// while the bot runs.
+#[test]
+fn output_never_flushed() {
+    let dir = tempfile::tempdir().unwrap();
+    let py = bot(
+        dir.path(),
+        "noflush.py",
+        "import sys\nfor line in sys.stdin:\n    if line.startswith('SET?'):\n        print('SET:ABCD')\n",
+    );
+    let awk = bot(
+        dir.path(),
+        "noflush.awk",
+        "/^SET\\?/ { print \"SET:ABCD\" }\n",
+    );
+    for seat in [format!("cmd:python3 {py}"), format!("cmd:awk -f {awk}")] {
+        let (_, text) = check("geister", Some("gpw"), &seat, GEISTER_FAST_SETUP);
+        let lines = first_failure(&text);
+        assert_eq!(
+            lines[..2],
+            [
+                "FAIL  seed 1000, seat 0 of 2 (first seat): 1 error",
+                "      set-up: not_ready: SET?: timeout: no reply to SET? within 2000 ms: nothing arrived while your bot was running (too slow, or a reply written but not flushed: flush after each reply)",
+            ],
+            "\n{text}"
+        );
+        assert!(text.contains(SKIPPED_GPW), "{text}");
+    }
+}
+
+/// Debug output on stdout, in Geister (Python and sh over pipes), NAC (Python and sh) and
+/// Diplomacy (Python and sh): named as debug output, with the fix.
+#[test]
+fn debug_output_on_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let geister_py = bot(
+        dir.path(),
+        "g.py",
+        "import sys\nfor line in sys.stdin:\n    print('got', line.strip(), flush=True)\n",
+    );
+    let geister_sh = bot(
+        dir.path(),
+        "g.sh",
+        "while read -r line; do echo \"got $line\"; done\n",
+    );
+    for seat in [
+        format!("cmd:python3 {geister_py}"),
+        format!("cmd:sh {geister_sh}"),
+    ] {
+        let (_, text) = check("geister", Some("gpw"), &seat, GEISTER_FAST_SETUP);
+        let lines = first_failure(&text);
+        assert_eq!(
+            lines[1],
+            "      set-up: invalid_reply: placement \"got SET?\" refused: unknown command \"got SET?\": expected SET:<4 letters A-H> or MOV:<ghost>,<N|E|W|S>; a line that is not a command is most often debug output: write it to stderr (the connection carries only commands)",
+            "\n{text}"
+        );
+        // The same refusal again and again: the match is stopped after three.
+        assert_eq!(
+            lines.last().copied(),
+            Some("      check stopped your bot here after 3 identical errors (the rest of the match would repeat them) and went on to the next match"),
+            "\n{text}"
+        );
+    }
+
+    let nac_py = bot(
+        dir.path(),
+        "n.py",
+        "import sys\nprint('READY', flush=True)\nfor line in sys.stdin:\n    print('debug: a line', flush=True)\n",
+    );
+    let nac_sh = bot(
+        dir.path(),
+        "n.sh",
+        "echo READY\nwhile read -r line; do echo 'debug: a line'; done\n",
+    );
+    for seat in [format!("cmd:python3 {nac_py}"), format!("cmd:sh {nac_sh}")] {
+        let (_, text) = check("nac", None, &seat, &[]);
+        let lines = first_failure(&text);
+        assert_eq!(
+            lines[1],
+            "      turn 1: invalid_reply: reply \"debug: a line\": not_a_number in field 0 \"debug:\", target 0 used; not_a_number in field 1 \"a\", target 0 used; not_a_number in field 2 \"line\", target 0 used (and 2 more); a line that is not numbers is most often debug output: write it to stderr (stdout carries only replies)",
+            "\n{text}"
+        );
+    }
+
+    let dip_py = bot(
+        dir.path(),
+        "d.py",
+        "import sys, json\nfor line in sys.stdin:\n    print('DEBUG got a message', flush=True)\n    print(json.dumps({'ready': True}), flush=True)\n",
+    );
+    let dip_sh = bot(
+        dir.path(),
+        "d.sh",
+        "while read -r line; do echo 'DEBUG got a message'; echo '{\"ready\": true}'; done\n",
+    );
+    for seat in [format!("cmd:python3 {dip_py}"), format!("cmd:sh {dip_sh}")] {
+        let (_, text) = check("diplomacy", None, &seat, &[]);
+        let lines = first_failure(&text);
+        assert_eq!(
+            lines[..2],
+            [
+                "FAIL  seed 1000, seat 0 of 7 (first seat): 1 error",
+                "      start: not_ready: reply is not valid JSON (expected value at line 1 column 1): DEBUG got a message; a line that is not JSON is most often debug output: write it to stderr (stdout carries only replies)",
+            ],
+            "\n{text}"
+        );
+    }
+}
+
+/// A client that connects to the wrong port (Python over TCP): the referee names the address
+/// its seat listened on and how the command line gets it; the bot's own error is in its
+/// stderr.
+#[test]
+fn the_wrong_port() {
+    let dir = tempfile::tempdir().unwrap();
+    let py = bot(
+        dir.path(),
+        "wrong.py",
+        "import socket, sys\nsocket.create_connection((sys.argv[1], int(sys.argv[2]) + 1))\n",
+    );
+    let seat = format!("tcp-cmd:python3 {py} {{host}} {{port}}");
+    let (_, text) = check(
+        "geister",
+        Some("gpw"),
+        &seat,
+        &[("port0", "0"), ("port1", "0"), ("set_timeout_ms", "2000")],
+    );
+    let lines = first_failure(&text);
+    assert_eq!(
+        lines[0],
+        "FAIL  seed 1000, seat 0 of 2 (first seat): 1 error"
+    );
+    let (head, tail) = (
+        "      set-up: not_ready: connect: crash (the client exited before connecting to ",
+        ", where this seat listened (its command line gets it as {host} {port}): exit code 1)",
+    );
+    assert!(
+        lines[1].starts_with(head) && lines[1].ends_with(tail),
+        "\n{text}"
+    );
+    assert_eq!(lines[2], "      your bot's program: exit code 1");
+    assert_eq!(lines[3], "      your bot's stderr (last lines):");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("      | ") && l.contains("Error")),
+        "\n{text}"
+    );
+}
+
+/// A crash mid-game (Python): the ply it happened at, the exit code and the exception, the
+/// last line of the stderr tail.
+#[test]
+fn a_crash_names_its_ply_exit_code_and_exception() {
+    let dir = tempfile::tempdir().unwrap();
+    let py = bot(
+        dir.path(),
+        "crash.py",
+        "import sys\nfor line in sys.stdin:\n    if line.startswith('SET?'):\n        print('SET:ABCD', flush=True)\n    elif line.startswith('MOV?'):\n        x = int(line[100])\n",
+    );
+    let seat = format!("cmd:python3 {py}");
+    let (_, text) = check("geister", Some("gpw"), &seat, GEISTER_FAST_SETUP);
+    let lines = first_failure(&text);
+    assert_eq!(
+        lines[..4],
+        [
+            "FAIL  seed 1000, seat 0 of 2 (first seat): 1 error",
+            "      ply 1: crash: crash (output closed before the reply: exit code 1)",
+            "      your bot's program: exit code 1",
+            "      your bot's stderr (last lines):",
+        ],
+        "\n{text}"
+    );
+    assert_eq!(
+        lines.last().copied(),
+        Some("      | IndexError: string index out of range"),
+        "\n{text}"
+    );
+}
