@@ -16,6 +16,49 @@ pub const SEAT_EVENT: &str = "seat";
 /// The `event` of a [`SeatEnd`] line.
 pub const SEAT_END_EVENT: &str = "seat_end";
 
+/// The replay as a reader may see it: the `stderr` of every `seat_end` line of a seat not in
+/// `visible` emptied (and marked `stderr_hidden`, the other fields as they were, so the replay
+/// still verifies: a re-run repeats the recorded ending), and the `stderr` lines of older
+/// replays of such seats left out. The one place that hides a bot's stderr: the contest pages
+/// (`visible` empty: nobody), the ladder's pages and API (its owner and the organisers) and
+/// their live streams all call it. A line that names stderr but cannot be read is dropped
+/// rather than risk a leak.
+pub fn hide_stderr(replay: &str, visible: &[bool]) -> String {
+    let sees =
+        |seat: Option<u64>| seat.is_some_and(|s| visible.get(s as usize).copied().unwrap_or(false));
+    let mut out = String::with_capacity(replay.len());
+    for line in replay.lines() {
+        // Only a line naming stderr can hold any: the others are kept as they are, unparsed.
+        if !line.contains("\"stderr") {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        let Ok(mut v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let seat = v["seat"].as_u64();
+        if v["event"] == "stderr" {
+            if sees(seat) {
+                out.push_str(line);
+                out.push('\n');
+            }
+            continue;
+        }
+        if v["event"] == SEAT_END_EVENT && !sees(seat) {
+            if let Some(o) = v.as_object_mut() {
+                o.insert("stderr".into(), serde_json::Value::String(String::new()));
+                o.insert("stderr_hidden".into(), serde_json::Value::Bool(true));
+            }
+            out.push_str(&v.to_string());
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// How the detail of a reply taken without its line terminator begins (at the deadline, or
 /// when the output closed after it).
 pub const NO_TERMINATOR: &str = "no line terminator";
@@ -248,6 +291,41 @@ impl SeatRecord {
     /// How one seat's program ended, if it ran one.
     pub fn end_of(&self, seat: usize) -> Option<&SeatEnd> {
         self.ends.iter().find(|e| e.seat == seat)
+    }
+}
+
+#[cfg(test)]
+mod hide_stderr_tests {
+    use super::*;
+
+    #[test]
+    fn only_the_visible_seats_keep_their_stderr() {
+        let replay = concat!(
+            r#"{"event":"header","seats":["a","b"]}"#,
+            "\n",
+            r#"{"event":"stderr","seat":0,"text":"OLD-0"}"#,
+            "\n",
+            r#"{"event":"stderr","seat":1,"text":"OLD-1"}"#,
+            "\n",
+            r#"{"event":"seat_end","seat":0,"exit":"exit code 0","stderr":"MINE"}"#,
+            "\n",
+            r#"{"event":"seat_end","seat":1,"exit":"exit code 1","stderr":"THEIRS"}"#,
+            "\n",
+            r#"{"event":"seat_end","seat":1,"stderr":"BROKEN"#,
+            "\n",
+        );
+        let seen = hide_stderr(replay, &[true, false]);
+        assert!(seen.contains("OLD-0") && seen.contains("MINE"), "{seen}");
+        for hidden in ["OLD-1", "THEIRS", "BROKEN"] {
+            assert!(!seen.contains(hidden), "{seen}");
+        }
+        assert!(seen.contains(r#""exit":"exit code 1""#), "{seen}");
+        assert!(seen.contains(r#""stderr_hidden":true"#), "{seen}");
+        assert_eq!(seen.lines().count(), 4, "{seen}");
+        let public = hide_stderr(replay, &[]);
+        for hidden in ["OLD-0", "OLD-1", "MINE", "THEIRS", "BROKEN"] {
+            assert!(!public.contains(hidden), "{public}");
+        }
     }
 }
 

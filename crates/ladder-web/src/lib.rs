@@ -657,7 +657,7 @@ fn seen_match(
             }
         }
     }
-    let replay = hide_stderr(&replay, &visible);
+    let replay = kakehiki_core::exchange::hide_stderr(&replay, &visible);
     Ok(SeenMatch {
         result,
         report,
@@ -887,43 +887,4 @@ async fn match_html(
         )
     })
     .await
-}
-
-/// The replay with the `stderr` of every `seat_end` line of a seat not in `visible` emptied
-/// (and marked `stderr_hidden`), and the `stderr` lines of older replays of such seats left out.
-fn hide_stderr(replay: &str, visible: &[bool]) -> String {
-    let mut out = String::with_capacity(replay.len());
-    for line in replay.lines() {
-        // Only a line naming stderr can hold any: the others are kept as they are, unparsed.
-        if !line.contains("\"stderr") {
-            out.push_str(line);
-            out.push('\n');
-            continue;
-        }
-        let parsed = serde_json::from_str::<serde_json::Value>(line).ok();
-        // Older replays carry stderr as lines of their own.
-        if parsed.as_ref().is_some_and(|v| {
-            v["event"] == "stderr"
-                && !v["seat"]
-                    .as_u64()
-                    .is_some_and(|s| visible.get(s as usize).copied().unwrap_or(false))
-        }) {
-            continue;
-        }
-        let hidden = parsed
-            .filter(|v| v["event"] == kakehiki_core::exchange::SEAT_END_EVENT)
-            .and_then(|mut v| {
-                let seat = v["seat"].as_u64()? as usize;
-                if visible.get(seat).copied().unwrap_or(false) {
-                    return None;
-                }
-                let o = v.as_object_mut()?;
-                o.insert("stderr".into(), json!(""));
-                o.insert("stderr_hidden".into(), json!(true));
-                Some(v.to_string())
-            });
-        out.push_str(hidden.as_deref().unwrap_or(line));
-        out.push('\n');
-    }
-    out
 }

@@ -31,7 +31,6 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use kakehiki_contest::stored_definition;
-use kakehiki_core::exchange::SEAT_END_EVENT;
 use kakehiki_store::{Store, StoreError, StoredResult};
 use serde_json::{json, Value};
 
@@ -475,22 +474,20 @@ fn public_match(r: StoredResult) -> Value {
 /// The replay of a stored match as the public may see it: no stderr, entrants named instead
 /// of seat specs, no client addresses.
 pub fn public_replay(replay: &str, entrants: &[String]) -> String {
+    let replay = strip_private(replay);
     let mut out = String::with_capacity(replay.len());
     for (i, line) in replay.lines().enumerate() {
+        if i > 0 || !line.contains("\"header\"") {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
         let v = serde_json::from_str::<Value>(line).ok();
         let kind = v
             .as_ref()
             .and_then(|v| v.get("event"))
             .and_then(Value::as_str);
-        if kind == Some("stderr") {
-            continue;
-        }
-        if kind == Some(SEAT_END_EVENT) {
-            out.push_str(&without_stderr(line));
-            out.push('\n');
-            continue;
-        }
-        if i == 0 && kind == Some("header") {
+        if kind == Some("header") {
             if let Some(mut h) = v {
                 h["seats"] = json!(entrants);
                 if let Some(seats) = h["params"]["seats"].as_array_mut() {
@@ -517,31 +514,7 @@ pub fn public_replay(replay: &str, entrants: &[String]) -> String {
 /// `stderr` of every `seat_end` line (emptied, so the replay still verifies: a re-run repeats
 /// the recorded ending).
 pub fn strip_private(replay: &str) -> String {
-    let mut out = String::with_capacity(replay.len());
-    for line in replay.lines() {
-        let kind = serde_json::from_str::<Value>(line)
-            .ok()
-            .and_then(|v| v.get("event").and_then(Value::as_str).map(str::to_string));
-        match kind.as_deref() {
-            Some("stderr") => continue,
-            Some(SEAT_END_EVENT) => out.push_str(&without_stderr(line)),
-            _ => out.push_str(line),
-        }
-        out.push('\n');
-    }
-    out
-}
-
-/// A `seat_end` line with its stderr emptied (the other bytes as they were).
-fn without_stderr(line: &str) -> String {
-    match serde_json::from_str::<kakehiki_core::exchange::SeatEnd>(line) {
-        Ok(mut end) => {
-            end.stderr.clear();
-            serde_json::to_string(&end).unwrap_or_default()
-        }
-        // Not a seat ending after all: keep nothing of it rather than leak.
-        Err(_) => String::from("{}"),
-    }
+    kakehiki_core::exchange::hide_stderr(replay, &[])
 }
 
 fn one_match(
@@ -822,10 +795,23 @@ mod private_tests {
         ] {
             assert!(!text.contains("SECRET-STDERR"), "{text}");
             // The ending itself stays, so the replay still says how the program ended.
-            assert!(
-                text.contains(r#""exit":"exit code 3","exit_code":3,"stderr":"""#),
+            let end: Value = serde_json::from_str(text.lines().nth(2).unwrap()).unwrap();
+            assert_eq!(
+                (
+                    &end["event"],
+                    &end["exit"],
+                    &end["exit_code"],
+                    &end["stderr"]
+                ),
+                (
+                    &json!("seat_end"),
+                    &json!("exit code 3"),
+                    &json!(3),
+                    &json!("")
+                ),
                 "{text}"
             );
+            assert_eq!(end["stderr_hidden"], true, "{text}");
             assert_eq!(text.lines().count(), 3);
         }
         let report = serde_json::json!({"seats":[{"spec":"cmd:python3 bot.py","errors":[],
