@@ -9,12 +9,11 @@ use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
+pub use crate::types::Loc;
 use crate::types::{Power, Unit, UnitKind, POWER_NAMES};
 
 /// Province id (`0..NUM_PROVINCES`).
 pub type Prov = u8;
-/// Location id: a province id or a coast id (`NUM_PROVINCES..NUM_LOCATIONS`).
-pub type Loc = u8;
 
 /// Number of provinces of the standard map.
 pub const NUM_PROVINCES: usize = 75;

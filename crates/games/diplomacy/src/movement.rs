@@ -928,9 +928,9 @@ impl Resolver {
     /// The effective order at `p`, typed, with letters and coasts filled in.
     fn effective(&self, map: &Map, p: Prov) -> Order {
         let pi = p as usize;
-        let me = crate::bots::uref(map, &self.unit[pi].expect("unit exists"));
+        let me = crate::order::uref(map, &self.unit[pi].expect("unit exists"));
         let target = self.unit[self.target[pi] as usize]
-            .map(|t| crate::bots::uref(map, &t))
+            .map(|t| crate::order::uref(map, &t))
             .unwrap_or(me);
         let dest_loc = |l: Loc| Dest {
             prov: map.prov_of(l),

@@ -9,7 +9,17 @@ use std::fmt;
 use smallvec::SmallVec;
 
 use crate::map::{Loc, Map, Prov};
-use crate::types::UnitKind;
+use crate::types::{Unit, UnitKind};
+
+/// The order-side reference to a unit on the board (letter and coast filled in).
+pub fn uref(map: &Map, u: &Unit) -> UnitRef {
+    let prov = map.prov_of(u.loc);
+    UnitRef {
+        kind: Some(u.kind),
+        prov,
+        coast: if u.loc != prov { Some(u.loc) } else { None },
+    }
+}
 
 /// A unit as written in an order: letter optional, province, coast if one was named and exists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

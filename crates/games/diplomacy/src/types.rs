@@ -2,7 +2,8 @@
 
 use std::fmt;
 
-use crate::map::Loc;
+/// Location id: a province id or a coast id (`NUM_PROVINCES..NUM_LOCATIONS` of the map).
+pub type Loc = u8;
 
 /// Wire names of the seven powers, in seat order.
 pub const POWER_NAMES: [&str; 7] = [

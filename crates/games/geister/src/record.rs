@@ -160,8 +160,7 @@ pub fn report(
     report
 }
 
-/// The label of the moments before the first ply (connection, placement).
-pub const SETUP: &str = "set-up";
+pub use crate::session::SETUP;
 
 /// The seat error an event shows, if any: `(seat, label, kind, detail)`. `at` labels a line out
 /// of turn and a fault. A fault of a seat in `noted` is left out: the seat layer recorded it.

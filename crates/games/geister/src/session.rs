@@ -13,6 +13,9 @@ use crate::engine::{Colour, EndReason, Geister, Move, PlayRules, TurnFault, LABE
 use crate::rules::Rules;
 use crate::wire::{frame, parse_command, Command, Line, ServerMsg};
 
+/// The label of the moments before the first ply (connection, placement).
+pub const SETUP: &str = "set-up";
+
 /// A message to write to one seat.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Out {
@@ -282,7 +285,7 @@ impl Session {
         if self.game.in_play() || self.game.is_over() {
             format!("ply {}", self.game.ply() + 1)
         } else {
-            crate::record::SETUP.to_string()
+            SETUP.to_string()
         }
     }
 

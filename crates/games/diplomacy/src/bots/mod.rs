@@ -17,15 +17,7 @@ pub mod values;
 
 pub use strong::{huff_orders, stillness, strong_orders, value_orders, StrongConfig};
 
-/// The order-side reference to a unit on the board (letter and coast filled in).
-pub fn uref(map: &Map, u: &Unit) -> UnitRef {
-    let prov = map.prov_of(u.loc);
-    UnitRef {
-        kind: Some(u.kind),
-        prov,
-        coast: if u.loc != prov { Some(u.loc) } else { None },
-    }
-}
+pub use crate::order::uref;
 
 /// The destination written for location `l` (coast only for split provinces).
 pub fn dest_of(map: &Map, l: Loc) -> Dest {
