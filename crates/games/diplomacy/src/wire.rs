@@ -696,9 +696,13 @@ mod tests {
             read_orders(r#"{"orders":["A PAR H"],"draw":true}"#, false),
             Ok((vec!["A PAR H".to_string()], true))
         );
-        assert!(read_orders("x", false)
+        assert!(read_orders("x", false).unwrap_err().ends_with(
+            "x; a line that is not JSON is most often debug output: write it to stderr (stdout carries only replies); no orders"
+        ));
+        // JSON gone wrong is not called debug output.
+        assert!(read_orders("{\"orders\"", false)
             .unwrap_err()
-            .ends_with("x; no orders"));
+            .ends_with("{\"orders\"; no orders"));
         assert!(read_orders("{}", true)
             .unwrap_err()
             .contains("longer than 1048576 bytes"));
