@@ -708,7 +708,7 @@ impl ContestDef {
             cpu_millis,
             jobs,
         };
-        let planned = crate::schedule::planned_size(&def);
+        let planned = def.planned_size();
         if planned > MAX_MATCHES {
             return Err(ctx.invalid(
                 raw.format.span(),
@@ -769,3 +769,36 @@ pub fn cpu_millis(v: &toml::Value) -> Option<u32> {
 
 /// What `cpus_per_bot` must be.
 pub const CPUS_EXPECTED: &str = "expected a number of CPUs per bot from 0.01 to 1024 (e.g. 1, 0.5)";
+
+/// Number of ways to choose `k` of `n` (saturating).
+pub fn binomial(n: u64, k: u64) -> u64 {
+    if k > n {
+        return 0;
+    }
+    let k = k.min(n - k);
+    let mut r: u128 = 1;
+    for i in 0..k {
+        r = r * u128::from(n - i) / u128::from(i + 1);
+        if r > u128::from(u64::MAX) {
+            return u64::MAX;
+        }
+    }
+    r as u64
+}
+
+impl ContestDef {
+    /// An upper estimate of the number of matches this definition schedules (to refuse absurd
+    /// ones).
+    pub fn planned_size(&self) -> u64 {
+        let n = self.entrants.len() as u64;
+        let k = self.seats as u64;
+        match self.format {
+            Format::RoundRobin | Format::GeisterGpw => binomial(n, k).saturating_mul(self.games),
+            Format::RandomTables | Format::AiwolfQualifier => {
+                n.saturating_mul(self.min_games).saturating_mul(3) / k.max(1) + n
+            }
+            Format::AiwolfGameSet => self.sets.saturating_mul(self.games),
+            Format::GeisterSeed => n.saturating_mul(n),
+        }
+    }
+}

@@ -55,35 +55,7 @@ fn planned(def: &ContestDef, index: u64, stage: &str, entrants: Vec<usize>) -> P
     }
 }
 
-/// Number of ways to choose `k` of `n` (saturating).
-pub fn binomial(n: u64, k: u64) -> u64 {
-    if k > n {
-        return 0;
-    }
-    let k = k.min(n - k);
-    let mut r: u128 = 1;
-    for i in 0..k {
-        r = r * u128::from(n - i) / u128::from(i + 1);
-        if r > u128::from(u64::MAX) {
-            return u64::MAX;
-        }
-    }
-    r as u64
-}
-
-/// An upper estimate of the number of matches a definition schedules (to refuse absurd ones).
-pub fn planned_size(def: &ContestDef) -> u64 {
-    let n = def.entrants.len() as u64;
-    let k = def.seats as u64;
-    match def.format {
-        Format::RoundRobin | Format::GeisterGpw => binomial(n, k).saturating_mul(def.games),
-        Format::RandomTables | Format::AiwolfQualifier => {
-            n.saturating_mul(def.min_games).saturating_mul(3) / k.max(1) + n
-        }
-        Format::AiwolfGameSet => def.sets.saturating_mul(def.games),
-        Format::GeisterSeed => n.saturating_mul(n),
-    }
-}
+pub use crate::config::binomial;
 
 /// All `k`-subsets of `0..n` in lexicographic order.
 fn combinations(n: usize, k: usize) -> Vec<Vec<usize>> {

@@ -7,7 +7,7 @@
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use super::plan::SYSTEM_DIRS;
+use super::SYSTEM_DIRS;
 use super::{Layer, PathMap, SandboxReport};
 use crate::sandbox::SandboxConfig;
 use crate::SpawnError;

@@ -31,6 +31,12 @@ mod paths;
 mod plan;
 mod uid;
 
+/// System directories every bot may read and execute. Nothing under `/opt`, `/home`, `/root`
+/// or `/srv` is mounted unless the command line or `--ro-path` names it.
+const SYSTEM_DIRS: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
+];
+
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::OnceLock;

@@ -9,15 +9,11 @@ use std::path::{Component, Path, PathBuf};
 
 use super::child::{Bind, ChildPlan, FileCopy, Namespaces, Overlay, SeatListen, Stage, UserNs};
 use super::filters::{self, LandlockSpec};
-use super::{capabilities, Cgroup, Layer, PathMap, SandboxLevel, SandboxReport, UidLease};
+use super::{
+    capabilities, Cgroup, Layer, PathMap, SandboxLevel, SandboxReport, UidLease, SYSTEM_DIRS,
+};
 use crate::sandbox::SandboxConfig;
 use crate::SpawnError;
-
-/// System directories every bot may read and execute. Nothing under `/opt`, `/home`, `/root`
-/// or `/srv` is mounted unless the command line or `--ro-path` names it.
-pub(super) const SYSTEM_DIRS: &[&str] = &[
-    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
-];
 
 /// The largest of a bot's own files copied into its jail at each start (a bot's script, jar or
 /// compiled program); a larger one is bound, and its mount names its host path.
