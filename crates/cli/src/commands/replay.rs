@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args;
-use kakehiki_referee::driver::{upgrade_replay, verify_replay};
+use kakehiki_referee::verify::{upgrade_replay, verify_replay};
 use kakehiki_referee::RefereeError;
 
 use crate::exit;

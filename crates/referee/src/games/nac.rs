@@ -18,11 +18,10 @@ use kakehiki_nac::{State, Variant, NUM_SEATS};
 use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 
-use crate::driver::{
-    as_task, check_format, BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError,
-};
+use crate::driver::{as_task, BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
 use crate::seat::pipe::{start_seats, WRITE_FAILED};
 use crate::seat::{Answer, Ask, Seat, Table, NO_TERMINATOR};
+use crate::verify::check_format;
 
 pub use crate::profile::{Profile, TurnProfile};
 pub use kakehiki_nac::record::Limits;

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use kakehiki_core::{SeatErrorKind, SeatSpec};
-use kakehiki_referee::driver::verify_replay;
+use kakehiki_referee::verify::verify_replay;
 use kakehiki_referee::{find_game, MatchRecord, MatchSpec};
 use serde_json::Value;
 

@@ -13,7 +13,7 @@ use kakehiki_diplomacy::daide::message::DSeason;
 use kakehiki_diplomacy::daide::token::{from_text, to_text};
 use kakehiki_diplomacy::daide::{DOrder, Frame, Message};
 use kakehiki_diplomacy::Power;
-use kakehiki_referee::driver::verify_replay;
+use kakehiki_referee::verify::verify_replay;
 use kakehiki_referee::{find_game, MatchRecord, MatchSpec};
 use serde_json::Value;
 

@@ -13,8 +13,9 @@ use std::time::Duration;
 
 use kakehiki_agent::{ClientProcess, SandboxConfig};
 use kakehiki_core::{SeatErrorKind, SeatSpec};
-use kakehiki_referee::driver::{verify_replay, ListenNotice};
+use kakehiki_referee::driver::ListenNotice;
 use kakehiki_referee::games::werewolf::server::{serve_set, SetConfig};
+use kakehiki_referee::verify::verify_replay;
 use kakehiki_referee::{find_game, MatchSpec};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use kakehiki_core::replay::ReplayLog;
 use kakehiki_core::{SeatErrorKind, SeatSpec};
-use kakehiki_referee::driver::{verify_replay, ListenNotice};
+use kakehiki_referee::driver::ListenNotice;
 use kakehiki_referee::games::geister::{FORMAT, FORMAT_V2};
+use kakehiki_referee::verify::verify_replay;
 use kakehiki_referee::{find_game, MatchRecord, MatchSpec, RefereeError};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

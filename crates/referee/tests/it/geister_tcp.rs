@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use kakehiki_core::{SeatErrorKind, SeatSpec};
 use kakehiki_geister::Rules;
-use kakehiki_referee::driver::verify_replay;
 use kakehiki_referee::games::geister::{play_on_table, Table, FORMAT};
+use kakehiki_referee::verify::verify_replay;
 use kakehiki_referee::{find_game, MatchRecord, MatchSpec};
 use serde_json::Value;
 

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use kakehiki_core::replay::ReplayLog;
 use kakehiki_core::{SeatErrorKind, SeatSpec};
-use kakehiki_referee::driver::verify_replay;
+use kakehiki_referee::verify::verify_replay;
 use kakehiki_referee::{find_game, MatchRecord, MatchSpec, RefereeError};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -222,7 +222,12 @@ async fn worked_example_crosses_the_pipe_byte_for_byte() {
             .map(|e| e["code"].as_str().unwrap())
             .collect();
         assert_eq!(codes, ["out_of_range", "not_a_number", "missing_field"]);
-        assert_eq!(kinds(&record, 3), vec![(1, SeatErrorKind::InvalidReply); 3]);
+        // One error for the reply, naming each deviation.
+        assert_eq!(kinds(&record, 3), vec![(1, SeatErrorKind::InvalidReply)]);
+        assert_eq!(
+            record.report.seats[3].errors[0].detail,
+            "reply \"5 5 9 x\": out_of_range in field 2 \"9\", target 0 used; not_a_number in field 3 \"x\", target 0 used; missing_field in field 4, target 0 used"
+        );
         for seat in 0..3 {
             assert!(record.report.seats[seat].errors.is_empty());
         }

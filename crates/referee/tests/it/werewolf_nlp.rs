@@ -9,9 +9,10 @@ use serde_json::Value;
 use tokio_tungstenite::tungstenite::Message;
 
 use kakehiki_core::SeatSpec;
-use kakehiki_referee::driver::{verify_replay, MatchRecord, MatchSpec};
+use kakehiki_referee::driver::{MatchRecord, MatchSpec};
 use kakehiki_referee::find_game;
 use kakehiki_referee::seat::ws::sign_player_token;
+use kakehiki_referee::verify::verify_replay;
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 
 use kakehiki_agent::{ClientProcess, SandboxConfig};
 use kakehiki_core::SeatSpec;
-use kakehiki_referee::driver::verify_replay;
 use kakehiki_referee::games::werewolf::server::{serve_set, SetConfig};
 use kakehiki_referee::games::werewolf::{ErrorRecord, TimingRecord, WEREWOLF};
+use kakehiki_referee::verify::verify_replay;
 use kakehiki_referee::{GameDriver, MatchSpec};
 use tokio::net::TcpListener;
 

@@ -17,10 +17,9 @@ use serde_json::json;
 mod daide;
 mod seats;
 
-use crate::driver::{
-    as_task, check_format, BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError,
-};
+use crate::driver::{as_task, BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
 use crate::seat::{Answer, Ask, ReplyFilter, Table};
+use crate::verify::check_format;
 use daide::DaideSeats;
 
 pub use kakehiki_diplomacy::wire::{FORMAT, FORMAT_V1, GAME_TYPE as DIPLOMACY_TYPE};

@@ -518,7 +518,7 @@ fn bad(msg: impl Into<String>) -> RefereeError {
 pub fn rerun_replay(replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
     let h = &replay.header;
     // An older format is to be upgraded: its re-run is not the same game any more.
-    crate::driver::check_format(&h.format, FORMAT)?;
+    crate::verify::check_format(&h.format, FORMAT)?;
     let (params, transports) = record::rerun_params(h).map_err(bad)?;
     let setup = GameSetup {
         rules: params.rules.clone(),

@@ -530,7 +530,7 @@ pub fn builtin_names() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::driver::verify_replay;
+    use crate::verify::verify_replay;
     use kakehiki_core::SeatSpec;
 
     /// The bound of 15 agents under aiwolf-0.6's defaults, worked out by hand, and its parts
