@@ -101,6 +101,9 @@ struct Strayed {
     notification: bool,
     /// It answered a request a second time.
     twice: bool,
+    /// After that, a reply of its was read while packets that ask for none were unanswered: it
+    /// may be its answer to one of them, and the bot one behind from then on.
+    behind: bool,
 }
 
 /// A line a seat sent while no reply was outstanding, as the ledger recorded it.
@@ -194,6 +197,8 @@ impl Ledger {
     /// waits for an answer.
     pub fn answered(&mut self, at: At) {
         if let Some(w) = self.windows.get_mut(at.agent - 1) {
+            let strayed = &mut self.strayed[at.agent - 1];
+            strayed.behind |= strayed.notification && !w.unanswered.is_empty();
             *w = Window {
                 answered: Some((at, 0)),
                 unanswered: VecDeque::new(),
@@ -212,10 +217,11 @@ impl Ledger {
 
     /// The note an invalid reply of `agent` ends with when it is likely an answer to an earlier
     /// packet: the seat answered a packet that asks for no reply earlier in this game, and
-    /// packets of that kind sent since its last reply were still unanswered when this one came.
+    /// packets of that kind sent since its last reply were still unanswered when this one came,
+    /// or when an earlier one came (it has been one behind since).
     pub fn behind_note(&self, agent: usize) -> Option<&'static str> {
         let strayed = self.strayed.get(agent - 1)?;
-        (strayed.notification && self.awaits_strays(agent))
+        (strayed.notification && (strayed.behind || self.awaits_strays(agent)))
             .then_some("(one behind: your bot answered an earlier packet that asks for no reply)")
     }
 
@@ -555,8 +561,14 @@ mod tests {
             l.behind_note(1),
             Some("(one behind: your bot answered an earlier packet that asks for no reply)")
         );
+        l.stray(at(1, 0, Request::Talk), "ok");
         l.answered(at(1, 0, Request::Talk));
         assert_eq!(l.behind_note(1), None, "caught up: its own mistake");
+        // A reply read while a packet that asks for none was unanswered: one behind since.
+        l.told(at(1, 0, Request::DailyFinish));
+        l.answered(at(1, 0, Request::Vote));
+        l.answered(at(1, 0, Request::Divine));
+        assert!(l.behind_note(1).is_some());
         l.start(1);
         l.told(at(0, 0, Request::Initialize));
         assert_eq!(l.behind_note(1), None, "a new game");
