@@ -527,6 +527,17 @@ mod tests {
         }
     }
 
+    /// The contest server's validation (AIWolfCommon 0.6's `Content`, `Agent\[\d+\]`) takes an
+    /// agent with one digit as the same agent; so does this parser. Two digits stay the standard.
+    #[test]
+    fn an_agent_with_one_digit_is_the_same_agent() {
+        assert_eq!(
+            parse("VOTE Agent[3]").unwrap(),
+            parse("VOTE Agent[03]").unwrap()
+        );
+        assert!(is_2015_template("VOTE Agent[3]", false));
+    }
+
     #[test]
     fn parses_to_typed_sentences() {
         assert_eq!(

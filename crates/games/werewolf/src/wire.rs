@@ -413,6 +413,25 @@ pub fn render_reply(r: &Reply) -> Option<String> {
     }
 }
 
+/// Whether `line` has the form of a reply to `request`: a talk sentence, `Over`, `Skip` or
+/// nothing for TALK and WHISPER, one agent for the four target requests, a role, `none` or `any`
+/// for ROLE, anything for NAME; never for a packet that asks for no reply. The form only, not
+/// whether the game can use it (a dead target has the form): a line without it may be the
+/// seat's answer to an earlier packet, arriving late.
+pub fn has_reply_form(request: Request, line: &str, players: usize) -> bool {
+    let t = crate::talk::trim_reply(line);
+    match request {
+        Request::Name => true,
+        Request::Role => {
+            let t = t.to_ascii_uppercase();
+            Role::from_name(&t).is_some() || t == "NONE" || t == "ANY"
+        }
+        Request::Talk | Request::Whisper => t.is_empty() || crate::talk::is_valid(t),
+        r if r.is_target() => parse_target(line, players).is_some(),
+        _ => false,
+    }
+}
+
 /// The engine reply for a received line (§4.8): `None` is no answer; a line cut at
 /// [`MAX_REPLY_BYTES`] (`overlong`) is an invalid one.
 pub fn reply_from_line(
@@ -506,6 +525,34 @@ mod tests {
                 Request::Vote
             };
             assert_eq!(reply_from_line(req, line.as_deref(), false, 15), r);
+        }
+    }
+
+    #[test]
+    fn reply_forms() {
+        for (request, line, form) in [
+            (Request::Talk, "Over", true),
+            (Request::Talk, " VOTE Agent[03] ", true),
+            (Request::Talk, "", true),
+            (Request::Talk, "ok", false),
+            (Request::Talk, "15", false),
+            (Request::Whisper, "ATTACK Agent[02]", true),
+            (Request::Vote, "{\"agentIdx\":3}", true),
+            (Request::Vote, "15", true),
+            (Request::Vote, "Over", false),
+            (Request::Attack, "ok", false),
+            (Request::Role, "seer", true),
+            (Request::Role, "none", true),
+            (Request::Role, "ok", false),
+            (Request::Name, "ok", true),
+            (Request::Initialize, "ok", false),
+            (Request::Finish, "", false),
+        ] {
+            assert_eq!(
+                has_reply_form(request, line, 15),
+                form,
+                "{request:?} {line:?}"
+            );
         }
     }
 }

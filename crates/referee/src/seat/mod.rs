@@ -146,6 +146,13 @@ pub trait Transport: Send {
         (Vec::new(), 0)
     }
 
+    /// Acknowledge what has arrived at once, where the transport can: a bot whose next write
+    /// waits for the acknowledgement of its last one (Nagle's algorithm, on by default in most
+    /// socket libraries) then sends it without waiting for the referee's delayed one (40 ms on
+    /// Linux). Called while the table waits for a further unit from a seat that sent nothing in
+    /// between.
+    fn ack_now(&mut self) {}
+
     /// A failure already known before writing (output cap passed, connection gone).
     fn failed(&self) -> Option<Received> {
         None
@@ -210,6 +217,10 @@ pub struct Ask {
     /// Diplomacy §6) are listed in the exchange's `discarded` and the seat is read again until
     /// its deadline. `None`: the first unit is the reply. Cut units are always the reply.
     pub accept: Option<ReplyFilter>,
+    /// With `accept`: once a unit was not accepted, how long to wait for another; when none
+    /// comes within it (or by the deadline), the last unit not accepted is the reply after all
+    /// (an invalid one, for the driver to judge). `None`: wait until the deadline, then time out.
+    pub patience: Option<Duration>,
 }
 
 /// A test of a reply unit: `true` when it answers the request ([`Ask::accept`]).
@@ -248,6 +259,7 @@ impl Ask {
             handshake: false,
             unterminated_is_reply: false,
             accept: None,
+            patience: None,
         }
     }
 }
@@ -366,6 +378,15 @@ impl Answer {
             discarded: e.discarded.clone(),
         }
     }
+}
+
+/// What came of [`Table::tell_taking`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Told {
+    /// The failure, if the message could not be delivered (the seat gone).
+    pub failed: Option<Answer>,
+    /// What the seat had written while no reply was outstanding, taken before the message.
+    pub discarded: Vec<String>,
 }
 
 /// What a finished table hands back: the replay, every seat's errors, and how each program ended.
@@ -1052,6 +1073,70 @@ impl Table {
         Some(answer)
     }
 
+    /// [`Table::tell`], first taking out of the way what the seat wrote while no reply was
+    /// outstanding (as [`Table::ask`] does before a request): a protocol whose seats must not
+    /// answer such messages learns which message such output followed. What was taken is
+    /// recorded with the message (an exchange `sent`, or the failure's), and given back; a re-run
+    /// gives back what was recorded.
+    pub async fn tell_taking(
+        &mut self,
+        seat: usize,
+        at: &str,
+        kind: &str,
+        msg: Vec<u8>,
+        limit: Duration,
+    ) -> Told {
+        if self.down(seat).is_some() {
+            return Told::default();
+        }
+        let ask = || Ask::new(seat, at, kind, Vec::new(), limit);
+        let (answer, ask) = match &mut self.seats[seat] {
+            Seat::Live(t) => {
+                let discarded = Discarded::from(t.take_unsolicited()).summary();
+                let written = match t.failed() {
+                    Some(failed) => Err((failed, None)),
+                    None => {
+                        let start = Instant::now();
+                        match t.write_owned(msg, start + limit).await {
+                            Ok(()) => Ok(()),
+                            Err(failed) => Err((failed, Some(start))),
+                        }
+                    }
+                };
+                let ask = ask();
+                let mut answer = match written {
+                    Err((failed, start)) => answer_of(failed, start, &ask),
+                    Ok(()) if discarded.is_empty() => return Told::default(),
+                    Ok(()) => Answer {
+                        outcome: ExchangeOutcome::Sent,
+                        bytes: Vec::new(),
+                        truncated: false,
+                        time_us: None,
+                        detail: None,
+                        discarded: Vec::new(),
+                    },
+                };
+                answer.discarded = discarded;
+                (answer, ask)
+            }
+            Seat::Replayed { exchanges, .. } => {
+                let head_is_this = exchanges
+                    .front()
+                    .is_some_and(|e| e.limit_ms.is_none() && e.at == at && e.kind == kind);
+                match head_is_this.then(|| exchanges.pop_front()).flatten() {
+                    Some(e) => (Answer::of_record(&e), ask()),
+                    None => return Told::default(),
+                }
+            }
+            _ => return Told::default(),
+        };
+        self.note(ask, &answer, false);
+        Told {
+            discarded: answer.discarded.clone(),
+            failed: (answer.outcome != ExchangeOutcome::Sent).then_some(answer),
+        }
+    }
+
     /// Await whichever of `waits` answers first: for protocols where a seat may speak at any
     /// time (Geister answers a line out of turn at once). Each wait is a request already written
     /// (`limit` set: its clock runs from `since`) or a seat merely listened to (`limit` `None`:
@@ -1474,19 +1559,48 @@ async fn read_reply(
     mut discarded: Discarded,
 ) -> Answer {
     let mut stale = 0;
-    let received = loop {
-        let r = t.read(deadline).await;
-        match &ask.accept {
-            Some(f) if r.outcome == ExchangeOutcome::Reply && !r.truncated && !(f.0)(&r.bytes) => {
-                if stale < DISCARDED_KEPT {
-                    stale += 1;
-                    discarded.units.push(r.bytes)
-                } else {
-                    discarded.dropped += 1
-                }
-            }
-            _ => break r,
+    let mut keep = |discarded: &mut Discarded, bytes: Vec<u8>| {
+        if stale < DISCARDED_KEPT {
+            stale += 1;
+            discarded.units.push(bytes)
+        } else {
+            discarded.dropped += 1
         }
+    };
+    // The last unit not accepted, while the seat is given `patience` to send another.
+    let mut held: Option<Received> = None;
+    let received = loop {
+        let until = match (&held, ask.patience) {
+            (Some(h), Some(p)) => deadline.min(h.at + p),
+            _ => deadline,
+        };
+        let r = t.read(until).await;
+        let stale_unit = match &ask.accept {
+            Some(f) => r.outcome == ExchangeOutcome::Reply && !r.truncated && !(f.0)(&r.bytes),
+            None => false,
+        };
+        if stale_unit {
+            let older = match ask.patience {
+                Some(_) => {
+                    t.ack_now();
+                    held.replace(r)
+                }
+                None => Some(r),
+            };
+            if let Some(older) = older {
+                keep(&mut discarded, older.bytes);
+            }
+            continue;
+        }
+        match held.take() {
+            // Nothing more within the patience or by the deadline, or the seat failed: the
+            // last unit it sent is the reply (a failure shows at its next request).
+            Some(h) if r.outcome != ExchangeOutcome::Reply => break h,
+            // Accepted: the unit held was stale after all.
+            Some(h) => keep(&mut discarded, h.bytes),
+            None => {}
+        }
+        break r;
     };
     let mut answer = answer_of(received, Some(written), ask);
     answer.discarded = discarded.summary();

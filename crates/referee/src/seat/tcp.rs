@@ -369,6 +369,16 @@ impl Conn {
         self.write(bytes, false).map(|_| ())
     }
 
+    /// Acknowledge what has arrived at once (Linux's TCP_QUICKACK; elsewhere nothing): a client
+    /// whose next write waits for that acknowledgement (Nagle's algorithm) sends it now.
+    pub fn ack_now(&self) {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        {
+            let stream: &tokio::net::TcpStream = self.rd.as_ref();
+            let _ = socket2::SockRef::from(stream).set_tcp_quickack(true);
+        }
+    }
+
     /// Lines that arrived while no reply was outstanding, taken out of the way.
     pub fn drain_unsolicited(&mut self) -> Vec<Vec<u8>> {
         self.read_available();
@@ -498,6 +508,12 @@ impl Transport for TcpSeat {
         match self.conn.as_mut() {
             Some(c) => (c.drain_unsolicited(), 0),
             None => (Vec::new(), 0),
+        }
+    }
+
+    fn ack_now(&mut self) {
+        if let Some(c) = &self.conn {
+            c.ack_now();
         }
     }
 

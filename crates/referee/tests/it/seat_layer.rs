@@ -8,7 +8,7 @@ use kakehiki_agent::SandboxConfig;
 use kakehiki_core::exchange::{ExchangeOutcome, SeatRecord};
 use kakehiki_core::replay::ReplayLog;
 use kakehiki_core::{SeatErrorKind, SeatSpec};
-use kakehiki_referee::seat::{pipe, tcp, Ask, Seat, Table, Wait};
+use kakehiki_referee::seat::{pipe, tcp, Ask, ReplyFilter, Seat, Table, Wait};
 use tokio::time::Instant;
 
 fn header() -> ReplayLog {
@@ -274,4 +274,79 @@ async fn a_silent_seats_timeout_comes_at_once_when_no_live_seat_owes_a_reply() {
         .unwrap();
     assert_eq!((i, a.text().as_deref()), (0, Some("late go")));
     table.finish(Duration::from_millis(10)).await;
+}
+
+/// The flow of [`lines_that_answer_earlier_messages_are_taken_aside_and_replay`]: two messages
+/// that ask for no reply, a request whose reply follows the seat's answers to them, and one
+/// whose only line is no reply. What each step gave back.
+async fn stray_flow(table: &mut Table, live: bool) -> Vec<String> {
+    let limit = Duration::from_secs(5);
+    let mut out = Vec::new();
+    let told = table
+        .tell_taking(0, "t1", "note", b"tell 1\n".to_vec(), limit)
+        .await;
+    out.push(format!("{told:?}"));
+    if live {
+        // The answer to `tell 1` arrives before the next message.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let told = table
+        .tell_taking(0, "t2", "note", b"tell 2\n".to_vec(), limit)
+        .await;
+    out.push(format!("{told:?}"));
+    let filtered = |msg: &str| {
+        let mut ask = Ask::new(0, msg, "ask", format!("{msg}\n").into_bytes(), limit);
+        ask.accept = Some(ReplyFilter::new(|b| b.starts_with(b"reply")));
+        ask.patience = Some(Duration::from_millis(200));
+        ask
+    };
+    let a = table.ask_one(filtered("ask 3"), |_, _| Vec::new()).await;
+    out.push(format!("{:?} {:?}", a.text(), a.discarded));
+    let started = Instant::now();
+    let a = table.ask_one(filtered("junk 4"), |_, _| Vec::new()).await;
+    if live {
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+    out.push(format!("{:?} {:?} {:?}", a.outcome, a.text(), a.discarded));
+    out
+}
+
+/// A seat that answers messages that ask for none: [`Table::tell_taking`] takes its answers out
+/// of the way (recorded with the next message), a request with a filter sets them aside until
+/// its reply comes, and a lone line that is no reply is the reply after the patience, not a
+/// timeout. A replayed table gives back the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lines_that_answer_earlier_messages_are_taken_aside_and_replay() {
+    let specs = vec![cmd(
+        "sh -c 'while read l; do case \"$l\" in tell*) echo \"ack $l\";; ask*) echo \"ack $l\"; \
+         echo \"reply $l\";; junk*) echo junk;; esac; done'",
+    )];
+    let seats = pipe::start_seats(&specs, &SandboxConfig::default(), "t").unwrap();
+    let mut table = Table::new(seats, header());
+    let live = stray_flow(&mut table, true).await;
+    assert_eq!(
+        live,
+        [
+            "Told { failed: None, discarded: [] }",
+            "Told { failed: None, discarded: [\"ack tell 1\"] }",
+            "Some(\"reply ask 3\") [\"ack tell 2\", \"ack ask 3\"]",
+            "Reply Some(\"junk\") []",
+        ]
+    );
+    let done = table.finish(Duration::from_millis(500)).await;
+    assert!(done.errors[0].is_empty(), "{:?}", done.errors);
+    let text = done.log.to_text();
+    assert!(
+        text.contains(r#"{"event":"seat","seat":0,"at":"t2","kind":"note","outcome":"sent","discarded":["ack tell 1"]}"#),
+        "{text}"
+    );
+    let parsed = ReplayLog::parse(&text).unwrap();
+    let mut again = Table::replayed(&parsed, 1, header()).unwrap();
+    assert_eq!(stray_flow(&mut again, false).await, live);
+    let rerun = again.finish(Duration::from_millis(10)).await;
+    assert_eq!(rerun.log.to_text(), text);
 }

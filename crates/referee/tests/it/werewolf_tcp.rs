@@ -322,3 +322,99 @@ async fn an_agent_that_dies_mid_game_leaves_its_exit_and_stderr_in_the_report_an
     assert_eq!(s.extra["counts"]["disconnects"], 1, "{s:?}");
     verify_replay(&replay).unwrap();
 }
+
+/// The beginner's mistake of issue 38: a client that answers every packet, "ok" to those that
+/// ask for no reply. Its first error names the packet it answered (INITIALIZE), where (day 0),
+/// and the fix; every later stray line names its own packet; its replies are still its own (the
+/// strays are not taken for them); a re-run of the replay says the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_answers_every_packet_is_told_which_packet_and_the_fix() {
+    let Some(py) = python() else {
+        eprintln!("python3 not found: skipping");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("reply_all.py");
+    std::fs::write(
+        &script,
+        r#"import json, socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+f = s.makefile("rwb")
+me, n = None, 5
+for line in f:
+    p = json.loads(line)
+    req = p["request"]
+    if p.get("gameInfo"):
+        me = p["gameInfo"]["agent"]
+        n = len(p["gameInfo"]["statusMap"])
+    if req == "NAME":
+        out = "zoo"
+    elif req == "ROLE":
+        out = "none"
+    elif req in ("TALK", "WHISPER"):
+        out = "Over"
+    elif req in ("VOTE", "DIVINE", "GUARD", "ATTACK"):
+        out = '{"agentIdx":%d}' % (me % n + 1)
+    elif req == "FINISH":
+        break
+    else:
+        out = "ok"
+    f.write((out + "\n").encode())
+    f.flush()
+"#,
+    )
+    .unwrap();
+    let spec = with_samples(&format!(
+        "tcp-cmd:{py} {} {{host}} {{port}}",
+        script.display()
+    ));
+    let record = WEREWOLF.play(&spec).await.unwrap();
+    let errors = &record.report.seats[0].errors;
+    let lines: Vec<String> = errors
+        .iter()
+        .map(|e| format!("{}: {}: {}", e.at, e.kind.as_str(), e.detail))
+        .collect();
+    assert_eq!(
+        lines.first().map(String::as_str),
+        Some(
+            "day 0: unsolicited_output: your bot replied \"ok\" to INITIALIZE, which asks for no \
+             reply (only NAME, ROLE, TALK, WHISPER, VOTE, ATTACK, DIVINE and GUARD do); every \
+             later reply is one behind: reply only to those requests"
+        ),
+        "{lines:#?}"
+    );
+    assert_eq!(
+        lines.get(1).map(String::as_str),
+        Some(
+            "day 0: unsolicited_output: your bot replied \"ok\" to DAILY_INITIALIZE, which asks \
+             for no reply: discarded"
+        ),
+        "{lines:#?}"
+    );
+    // Every stray line is its answer to a packet that asks for no reply, named as such.
+    let stray: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.contains("unsolicited_output"))
+        .collect();
+    assert!(stray.len() >= 3, "{lines:#?}");
+    assert!(
+        stray.iter().skip(1).all(|l| {
+            ["DAILY_INITIALIZE", "DAILY_FINISH", "FINISH"]
+                .iter()
+                .any(|k| {
+                    l.ends_with(&format!(
+                        "replied \"ok\" to {k}, which asks for no reply: discarded"
+                    ))
+                })
+        }),
+        "{lines:#?}"
+    );
+    // Its talk is its own: no "ok" was taken for a TALK reply.
+    assert!(
+        !lines.iter().any(|l| l.contains("TALK reply")),
+        "{lines:#?}"
+    );
+    // The replay re-runs to the same bytes, and to the same errors.
+    let rerun = verify_replay(&record.replay.to_text()).unwrap();
+    assert_eq!(&rerun.report.seats[0].errors, errors);
+}

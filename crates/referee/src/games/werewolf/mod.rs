@@ -25,11 +25,13 @@ use kakehiki_werewolf::driver::config::ConfigError;
 use kakehiki_werewolf::driver::record::{HeaderParams, Invalid, LogLine, Written};
 use kakehiki_werewolf::driver::v1;
 use kakehiki_werewolf::ledger::{At, Heard, Ledger};
-use kakehiki_werewolf::wire::{decode_line, label, render_reply, reply_from_line, Histories};
+use kakehiki_werewolf::wire::{
+    decode_line, has_reply_form, label, render_reply, reply_from_line, Histories,
+};
 use kakehiki_werewolf::{GameInfo, Pending, Request, Team, Werewolf, WEREWOLF_TYPE};
 
 use crate::driver::{as_task, BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
-use crate::seat::{Ask, Table};
+use crate::seat::{Ask, ReplyFilter, Table};
 pub use kakehiki_werewolf::driver::config::{
     dealt_role, without_role_requests, Config, DEFAULT_FILL_TIMEOUT_MS, DEFAULT_NAME_TIMEOUT_MS,
     OPTION_KEYS,
@@ -77,6 +79,10 @@ pub struct Roster {
     pub bots: Vec<Option<Box<dyn Agent>>>,
     /// The agents' names (their NAME replies), counts and §6.3 records.
     pub ledger: Ledger,
+    /// Seats that, in this game, sent a line that was no reply while a reply was awaited after
+    /// packets that ask for none, and nothing more within [`PATIENCE`]: they are not waited for
+    /// in that way again this game (they do not answer every packet; their replies are bad).
+    waited_in_vain: Vec<bool>,
 }
 
 impl Roster {
@@ -85,6 +91,7 @@ impl Roster {
             bots: specs.iter().map(|_| None).collect(),
             specs,
             ledger: Ledger::new(names, cfg.contest_limit_ms),
+            waited_in_vain: Vec::new(),
         }
     }
 }
@@ -159,6 +166,7 @@ async fn play_game(
     let engine = |e: kakehiki_werewolf::EngineError| RefereeError::BadReplay(e.to_string());
     let mut h = Histories::new(n);
     roster.ledger.start(game);
+    roster.waited_in_vain = vec![false; n];
     let mut log = Vec::new();
     loop {
         for line in g.drain_log() {
@@ -184,17 +192,24 @@ async fn play_game(
                     }
                     let packet = h.packet(&g, agent, request).into_bytes();
                     let (s, limit) = (agent - 1, cfg.time_limit());
-                    if let Some(failed) = table.tell(s, &label, request.name(), packet, limit).await
-                    {
-                        let at = At {
-                            day,
-                            turn,
-                            agent,
-                            request,
-                        };
-                        roster
+                    let at = At {
+                        day,
+                        turn,
+                        agent,
+                        request,
+                    };
+                    // What the seat sent since its last reply answered an earlier packet.
+                    let told = table
+                        .tell_taking(s, &label, request.name(), packet, limit)
+                        .await;
+                    for line in &told.discarded {
+                        stray(table, &mut roster.ledger, at, line);
+                    }
+                    match told.failed {
+                        Some(failed) => roster
                             .ledger
-                            .gone(at, failed.detail.as_deref().unwrap_or("connection closed"));
+                            .gone(at, failed.detail.as_deref().unwrap_or("connection closed")),
+                        None => roster.ledger.told(at),
                     }
                 }
                 g.ack().map_err(engine)?;
@@ -223,8 +238,14 @@ async fn play_game(
                         value: &settled.value,
                     };
                     table.record(&invalid);
-                    let (fault, detail) = invalid.fault(line, &settled);
+                    let (fault, mut detail) = invalid.fault(line, &settled);
+                    if let Some(note) = line.and(roster.ledger.behind_note(agent)) {
+                        detail = format!("{detail} {note}");
+                    }
                     table.fault(agent - 1, &label, fault, detail);
+                }
+                if line.is_some() {
+                    roster.ledger.answered(at);
                 }
             }
         }
@@ -240,17 +261,35 @@ async fn play_game(
     Ok(out)
 }
 
-/// A line the seat sent while no reply was outstanding (a late reply if one is owed): discarded.
-fn stray(table: &mut Table, ledger: &mut Ledger, at: At, label: &str, line: &str) {
-    let why = ledger.stray(at, line);
-    let detail = format!("{why}: {line:?} arrived while no reply was outstanding; discarded");
+/// A line the seat sent while no reply was outstanding, seen at `now` (a late reply if one is
+/// owed, else matched to the packet it answered): discarded, and recorded at that packet.
+fn stray(table: &mut Table, ledger: &mut Ledger, now: At, line: &str) {
+    if line.starts_with('[') && line.ends_with(" more lines discarded]") {
+        // The seat record keeps the first lines of a flood and counts the rest.
+        let detail = format!("{}: also discarded", &line[1..line.len() - 1]);
+        table.fault(
+            now.agent - 1,
+            &now.label(),
+            SeatErrorKind::UnsolicitedOutput,
+            detail,
+        );
+        return;
+    }
+    let stray = ledger.stray(now, line);
+    let turn = std::mem::replace(&mut table.turn, stray.at.day);
     table.fault(
-        at.agent - 1,
-        label,
+        now.agent - 1,
+        &stray.at.label(),
         SeatErrorKind::UnsolicitedOutput,
-        detail,
+        stray.detail,
     );
+    table.turn = turn;
 }
+
+/// How long a seat that was sent packets asking for no reply is given to send another line,
+/// after one that is not a reply to the request (likely its answer to such a packet): long enough
+/// for a bot descheduled for a moment. A seat whose reply is simply bad waits it once a game.
+const PATIENCE: Duration = Duration::from_millis(250);
 
 /// Ask one seat; returns (line, cut at 64 KiB, outcome, elapsed µs).
 async fn ask(
@@ -268,8 +307,19 @@ async fn ask(
         false => h.packet(g, at.agent, at.request).into_bytes(),
     };
     let bots = &mut roster.bots;
+    let mut first = Ask::new(s, label, kind, packet, limit);
+    let (request, n) = (at.request, roster.ledger.names.len());
+    let filtered = roster.ledger.awaits_strays(at.agent) && !roster.waited_in_vain[s];
+    if filtered {
+        // A bot that answers every packet sends its answers to those first: they are not the
+        // reply, which follows them.
+        first.accept = Some(ReplyFilter::new(move |b| {
+            has_reply_form(request, &decode_line(b), n)
+        }));
+        first.patience = Some(PATIENCE);
+    }
     let mut answer = table
-        .ask_one(Ask::new(s, label, kind, packet, limit), |seat, _| {
+        .ask_one(first, |seat, _| {
             let Some(bot) = bots.get_mut(seat).and_then(Option::as_mut) else {
                 return Vec::new();
             };
@@ -282,19 +332,13 @@ async fn ask(
         })
         .await;
     for line in std::mem::take(&mut answer.discarded) {
-        stray(table, &mut roster.ledger, at, label, &line);
+        stray(table, &mut roster.ledger, at, &line);
     }
     // A reply that timed out earlier and arrives now is that late reply, not this one:
     // recorded, and the seat is awaited again within what is left of its limit.
     let mut waited = 0;
     while roster.ledger.owes(at.agent) && answer.outcome == ExchangeOutcome::Reply {
-        stray(
-            table,
-            &mut roster.ledger,
-            at,
-            label,
-            &decode_line(&answer.bytes),
-        );
+        stray(table, &mut roster.ledger, at, &decode_line(&answer.bytes));
         waited += answer.time_us.unwrap_or(0);
         let left = limit.saturating_sub(Duration::from_micros(waited));
         let again = Ask::new(s, label, kind, Vec::new(), left);
@@ -305,6 +349,9 @@ async fn ask(
     match answer.outcome {
         ExchangeOutcome::Reply => {
             let text = decode_line(&answer.bytes);
+            if filtered && !answer.truncated && !has_reply_form(request, &text, n) {
+                roster.waited_in_vain[s] = true;
+            }
             let outcome = ledger.heard(at, Heard::Line(&text, us));
             (Some(text), answer.truncated, outcome, us)
         }
