@@ -268,3 +268,93 @@ fn a_crash_names_its_ply_exit_code_and_exception() {
         "\n{text}"
     );
 }
+
+/// An AIWolf agent that answers every packet, the ones that ask for no reply too (Python and
+/// bash over TCP): the first line names the packet, why every later reply was one behind, and
+/// the fix.
+#[test]
+fn replies_to_packets_that_ask_for_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let py = bot(
+        dir.path(),
+        "all.py",
+        "import socket, sys, json\n\
+         s = socket.create_connection((sys.argv[1], int(sys.argv[2])))\n\
+         f = s.makefile('rwb')\n\
+         for line in f:\n\
+         \x20   req = json.loads(line)['request']\n\
+         \x20   out = {'NAME': 'zoo', 'ROLE': 'none', 'TALK': 'Over', 'WHISPER': 'Over'}.get(req, 'ok')\n\
+         \x20   if req in ('VOTE', 'DIVINE', 'GUARD', 'ATTACK'):\n\
+         \x20       out = '1'\n\
+         \x20   if req == 'FINISH':\n\
+         \x20       break\n\
+         \x20   f.write((out + '\\n').encode()); f.flush()\n",
+    );
+    let sh = bot(
+        dir.path(),
+        "all.sh",
+        r#"exec 3<>/dev/tcp/$1/$2
+while read -r line <&3; do
+  case "$line" in
+    *'"request":"NAME"'*) echo zoo >&3 ;;
+    *'"request":"ROLE"'*) echo none >&3 ;;
+    *'"request":"TALK"'*|*'"request":"WHISPER"'*) echo Over >&3 ;;
+    *'"request":"VOTE"'*|*'"request":"DIVINE"'*|*'"request":"GUARD"'*|*'"request":"ATTACK"'*) echo 1 >&3 ;;
+    *'"request":"FINISH"'*) exit 0 ;;
+    *) echo ok >&3 ;;
+  esac
+done
+"#,
+    );
+    for seat in [
+        format!("tcp-cmd:python3 {py} {{host}} {{port}}"),
+        format!("tcp-cmd:bash {sh} {{host}} {{port}}"),
+    ] {
+        let (_, text) = check("werewolf", Some("aiwolf-0.6"), &seat, &[]);
+        let lines = first_failure(&text);
+        assert_eq!(
+            lines[1],
+            "      day 0: unsolicited_output: your bot replied \"ok\" to INITIALIZE, which asks for no reply (only NAME, ROLE, TALK, WHISPER, VOTE, ATTACK, DIVINE and GUARD do); every later reply is one behind: reply only to those requests",
+            "\n{text}"
+        );
+        assert_eq!(
+            lines[2],
+            "      day 0: unsolicited_output: your bot replied \"ok\" to DAILY_INITIALIZE, which asks for no reply: discarded",
+            "\n{text}"
+        );
+    }
+}
+
+/// An agent that reads one request and exits with status 3 (Python and bash over TCP): its own
+/// exit code and stderr, not a signal.
+#[test]
+fn a_tcp_agent_that_exits_keeps_its_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let py = bot(
+        dir.path(),
+        "exit3.py",
+        "import socket, sys\ns = socket.create_connection((sys.argv[1], int(sys.argv[2])))\n\
+         s.makefile('rb').readline()\nsys.stderr.write('giving up\\n')\nsys.exit(3)\n",
+    );
+    let sh = bot(
+        dir.path(),
+        "exit3.sh",
+        "exec 3<>/dev/tcp/$1/$2\nread -r line <&3\necho 'giving up' >&2\nexit 3\n",
+    );
+    for seat in [
+        format!("tcp-cmd:python3 {py} {{host}} {{port}}"),
+        format!("tcp-cmd:bash {sh} {{host}} {{port}}"),
+    ] {
+        let (_, text) = check("werewolf", Some("aiwolf-0.6"), &seat, &[]);
+        assert_first_failure(
+            &text,
+            &[
+                "FAIL  seed 1000, seat 0 of 15 (first seat): 1 error",
+                "      day 0: not_ready: disconnected before NAME: connection closed by the client (EOF)",
+                "      your bot's program: exit code 3",
+                "      your bot's stderr (last lines):",
+                "      | giving up",
+            ],
+        );
+    }
+}
