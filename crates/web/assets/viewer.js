@@ -222,10 +222,11 @@
     for (let y = 0; y < 6; y++) for (let x = 0; x < 6; x++) {
       svg.append(sv('rect', { x: P + x * C, y: P + y * C, width: C, height: C, fill: (x + y) % 2 ? '#e9dcc0' : '#f6ecd6', stroke: '#b9a67a' }));
     }
-    // Files a–f and ranks 1–6 of the board's frame, as the move text names squares.
+    // The protocol's x (columns, from the left) and y (rows, from the top), 0 to 5, of seat 0's
+    // frame, in which the board is drawn and the move text names squares `(x,y)`.
     for (let i = 0; i < 6; i++) {
-      svg.append(sv('text', { x: P + i * C + C - 4, y: P + 6 * C - 4, 'text-anchor': 'end', 'font-size': 10, fill: '#5a4a25', class: 'coord', text: 'abcdef'[i] }));
-      svg.append(sv('text', { x: P + 3, y: P + (5 - i) * C + 12, 'font-size': 10, fill: '#5a4a25', class: 'coord', text: String(i + 1) }));
+      svg.append(sv('text', { x: P + i * C + C - 4, y: P + 6 * C - 4, 'text-anchor': 'end', 'font-size': 10, fill: '#5a4a25', class: 'coord', text: 'x' + i }));
+      svg.append(sv('text', { x: P + 3, y: P + i * C + 12, 'font-size': 10, fill: '#5a4a25', class: 'coord', text: 'y' + i }));
     }
     // Exits: seat 0 leaves through the top corners, seat 1 through the bottom ones.
     for (const [x, y, seat] of [[0, 0, 0], [5, 0, 0], [0, 5, 1], [5, 5, 1]]) {

@@ -25,10 +25,11 @@ fn global(seat: usize, own: u8) -> u8 {
     }
 }
 
-/// A square in the board's frame as drawn: files `a`–`f` left to right, ranks `1`–`6` from the
-/// bottom (seat 0's home rows) up.
+/// A square as drawn, in the protocol's own coordinates of seat 0's frame (the board is drawn
+/// in it): `(x,y)`, x the column from the left, y the row from the top (seat 1's side), both
+/// 0 to 5, as seat 0's board string names it.
 fn square_name(global: u8) -> String {
-    format!("{}{}", (b'a' + global % 6) as char, 6 - global / 6)
+    format!("({},{})", global % 6, global / 6)
 }
 
 /// A direction of a seat's own frame (`N`: towards the opponent) as drawn on the board: seat 1
@@ -269,9 +270,24 @@ pub(super) fn build(
                 seat, kind, detail, ..
             } => {
                 let k = serde_json::to_value(kind).unwrap_or(Value::Null);
-                panel(panels, seat, line)?.error(
+                // Said as `check` and `play` say it: at the ply the seat was asked for (or the
+                // set-up), with the seat record's kind.
+                use kakehiki_geister::session::FaultKind;
+                let placed = b.placed.get(seat).copied().unwrap_or(false);
+                let (at, error_kind) = match kind {
+                    FaultKind::SetTimeout | FaultKind::ConnectTimeout => {
+                        ("set-up".to_string(), "not_ready")
+                    }
+                    _ if !placed => ("set-up".to_string(), "crash"),
+                    FaultKind::Disconnect => (format!("ply {}", step + 1), "disconnect"),
+                    FaultKind::Exit | FaultKind::WriteFailed => {
+                        (format!("ply {}", step + 1), "crash")
+                    }
+                };
+                panel(panels, seat, line)?.error_labelled(
                     step.saturating_sub(1),
-                    k.as_str().unwrap_or("fault"),
+                    &at,
+                    error_kind,
                     &detail,
                 );
                 pending_notes.push(format!(

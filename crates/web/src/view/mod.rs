@@ -104,6 +104,23 @@ impl Panel {
         });
     }
 
+    /// An error at `step`, shown with the game's label `at` (the label no step has: a crash
+    /// before the ply it was asked for).
+    pub(crate) fn error_labelled(
+        &mut self,
+        step: usize,
+        at: &str,
+        kind: impl Into<String>,
+        detail: impl Into<String>,
+    ) {
+        self.errors.push(PanelError {
+            step,
+            at: at.to_string(),
+            kind: kind.into(),
+            detail: detail.into(),
+        });
+    }
+
     /// An error at the game's label `at`; its step is found once the steps are known.
     pub(crate) fn error_at(
         &mut self,

@@ -183,7 +183,7 @@ fn geister_moves_are_told_in_the_board_frame() {
     let m = model(&replay);
     let square = |xy: &Value| {
         let (x, y) = (xy[0].as_u64().unwrap(), xy[1].as_u64().unwrap());
-        format!("{}{}", (b'a' + x as u8) as char, 6 - y)
+        format!("({x},{y})")
     };
     let mut checked = [0, 0];
     for s in m["steps"].as_array().unwrap() {

@@ -113,12 +113,54 @@ impl Invalid<'_> {
             None => format!("no {kind} reply: settled as {value:?}"),
         };
         if !settled.rule_violation {
-            if let Some(hint) = expected(kind) {
-                detail.push_str("; ");
-                detail.push_str(hint);
+            match line.and_then(named_agent) {
+                // A readable agent the rules refused: say so, and what the contest server does.
+                Some(agent) if matches!(kind, "VOTE" | "DIVINE" | "GUARD" | "ATTACK") => {
+                    detail.push_str(&format!(
+                        "; Agent[{agent:02}] cannot be chosen here (dead, yourself, or one the rules exclude){}",
+                        refused_target(kind, &settled.value)
+                    ));
+                }
+                _ => {
+                    if let Some(hint) = expected(kind) {
+                        detail.push_str("; ");
+                        detail.push_str(hint);
+                    }
+                }
             }
         }
         (fault, detail)
+    }
+}
+
+/// The agent a target reply names in one of its accepted forms (`3`, `Agent[03]`,
+/// `{"agentIdx":3}`), if it does.
+fn named_agent(line: &str) -> Option<u32> {
+    let t = line.trim();
+    if let Ok(n) = t.parse::<u32>() {
+        return Some(n);
+    }
+    if let Some(inner) = t.strip_prefix("Agent[").and_then(|r| r.strip_suffix(']')) {
+        return inner.parse().ok();
+    }
+    serde_json::from_str::<serde_json::Value>(t)
+        .ok()?
+        .get("agentIdx")?
+        .as_u64()
+        .and_then(|n| u32::try_from(n).ok())
+}
+
+/// What the AIWolf 0.6 contest server does with a target its rules refuse, where the game
+/// settled it the same way (`settled`: the target used, `-1` for none).
+fn refused_target(kind: &str, settled: &str) -> &'static str {
+    match (kind, settled) {
+        ("VOTE", v) if v != "-1" => {
+            ": the contest server, like this one, votes for a random other living agent instead"
+        }
+        ("DIVINE", "-1") => {
+            ": the contest server, like this one, ignores it: no divination that night"
+        }
+        _ => "",
     }
 }
 
@@ -281,6 +323,15 @@ mod invalid_tests {
             fault("DIVINE", None, false).split(';').next().unwrap(),
             "no DIVINE reply: settled as \"-1\""
         );
+        // A readable agent the rules refused: not a format error.
+        assert_eq!(
+            fault("DIVINE", Some("Agent[05]"), false),
+            "DIVINE reply \"Agent[05]\" is invalid: settled as \"-1\"; Agent[05] cannot be chosen here \
+             (dead, yourself, or one the rules exclude): the contest server, like this one, ignores \
+             it: no divination that night"
+        );
+        assert!(fault("VOTE", Some("{\"agentIdx\":7}"), false)
+            .ends_with("Agent[07] cannot be chosen here (dead, yourself, or one the rules exclude)"));
         let seed = fault("TALK", Some("hello"), true);
         assert_eq!(
             seed,
