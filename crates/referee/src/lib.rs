@@ -8,6 +8,7 @@ pub mod accept;
 pub mod driver;
 pub mod files;
 pub mod games;
+mod isolation;
 pub mod overtime;
 pub mod profile;
 pub mod registry;

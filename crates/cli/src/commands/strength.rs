@@ -13,7 +13,7 @@ use kakehiki_referee::{find_game, MatchSpec};
 use serde::Serialize;
 use serde_json::json;
 
-use super::play::{deny_outputs_and_other_seats, SandboxArgs};
+use super::play::SandboxArgs;
 use crate::exit;
 
 /// Which setups to play.
@@ -129,7 +129,7 @@ pub fn run(args: StrengthArgs) -> anyhow::Result<u8> {
                 k += 1;
                 let mut spec = MatchSpec::new("diplomacy", seed, seats);
                 spec.set_sandbox(args.sandbox.config(7)?);
-                deny_outputs_and_other_seats(&mut spec, None, false)?;
+                spec.deny_outputs_and_other_seats([])?;
                 if let Some(y) = args.max_year {
                     spec.options.insert("max_year".into(), y.to_string());
                 }
