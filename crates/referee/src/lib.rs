@@ -13,6 +13,7 @@ pub mod overtime;
 pub mod profile;
 pub mod registry;
 pub mod seat;
+pub mod strength;
 
 pub use driver::{
     BoxFuture, GameDriver, ListenNotice, MatchRecord, MatchSpec, RefereeError, SEED_ENV,
