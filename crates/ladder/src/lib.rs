@@ -6,6 +6,7 @@
 pub mod accounts;
 pub mod build;
 pub mod config;
+pub mod final_contest;
 pub mod intake;
 pub mod matchmaking;
 pub mod pipeline;
