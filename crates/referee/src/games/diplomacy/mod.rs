@@ -16,6 +16,7 @@ use serde_json::json;
 
 mod daide;
 mod seats;
+pub mod serve;
 
 use crate::driver::{
     as_task, check_format, BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError,
