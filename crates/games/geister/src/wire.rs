@@ -290,7 +290,9 @@ mod tests {
 
     #[test]
     fn a_line_that_is_no_command_is_named_as_debug_output() {
-        let e = parse_command("thinking about ghost B").unwrap_err().to_string();
+        let e = parse_command("thinking about ghost B")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.ends_with("a line that is not a command is most often debug output: write it to stderr (the connection carries only commands)"),
             "{e}"
