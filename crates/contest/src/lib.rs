@@ -7,6 +7,7 @@
 //!   finished stages) to the list of matches with their seeds.
 //! * [`runner`]: plays the matches in parallel and stores each result with its replay; a run
 //!   killed at any moment continues where it stopped.
+//! * [`export`]: a stored contest's replays written out as files.
 //! * [`standings`], [`ratings`], [`geister`]: points, Weng-Lin, Bradley-Terry with bootstrap
 //!   intervals, the Geister league tie-breaks, Werewolf per role and team.
 //!
@@ -15,6 +16,7 @@
 
 pub mod arena;
 pub mod config;
+pub mod export;
 pub mod geister;
 pub mod programs;
 pub mod ratings;
@@ -26,6 +28,7 @@ pub mod standings;
 
 pub use arena::{Arena, MatchJob, PlayError, Played, PreflightProblem};
 pub use config::{ConfigError, ContestDef, Entrant, Format, Scoring};
+pub use export::{export_replays, ExportError};
 #[cfg(feature = "referee")]
 pub use referee_arena::RefereeArena;
 pub use runner::{

@@ -297,6 +297,15 @@ pub enum RefereeError {
     AlreadyCurrent(String),
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
+    /// A process seat whose sandbox would show it what it may not see (a match's output,
+    /// another seat's program or folder), or whose launch line cannot work in it
+    /// ([`MatchSpec::deny_outputs_and_other_seats`]).
+    #[error("seat {seat} is refused")]
+    SeatRefused {
+        seat: usize,
+        #[source]
+        source: kakehiki_agent::SpawnError,
+    },
     /// A bot could not be started because of the machine (no room for its working directory,
     /// out of file descriptors, an rlimit the referee cannot set): not the bot's fault, so the
     /// match is not played rather than scored as that seat's loss.

@@ -8,10 +8,12 @@ pub mod accept;
 pub mod driver;
 pub mod files;
 pub mod games;
+mod isolation;
 pub mod overtime;
 pub mod profile;
 pub mod registry;
 pub mod seat;
+pub mod strength;
 pub mod verify;
 
 pub use driver::{

@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
 use kakehiki_contest::{
-    compute_standings, coordinate, load_results, preflight, run_local, store_files,
+    compute_standings, coordinate, export_replays, load_results, preflight, run_local, store_files,
     stored_definition, Arena, ContestDef, MatchJob, OutputFormat, PlayError, Played, RefereeArena,
     RunOptions, RunSummary,
 };
@@ -277,32 +277,5 @@ fn standings(args: StandingsArgs) -> anyhow::Result<u8> {
 /// Write every stored replay of a contest to `<out>/<contest>/<index>.jsonl`.
 pub fn replays(args: ReplaysArgs) -> anyhow::Result<Vec<PathBuf>> {
     let mut store = args.store.open_read_only()?;
-    let def = stored_definition(store.as_mut(), &args.name)?;
-    let dir = args.out.join(sanitize(&def.name));
-    kakehiki_core::private_files::create_dir_all(&dir)
-        .with_context(|| format!("cannot create {}", dir.display()))?;
-    let mut paths = Vec::new();
-    for index in store.stored_indices(&def.name)? {
-        let Some(text) = store.replay(&def.name, index)? else {
-            bail!("the replay of match {index} disappeared while exporting");
-        };
-        let path = dir.join(format!("{index:06}.jsonl"));
-        kakehiki_core::private_files::write(&path, text)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        paths.push(path);
-    }
-    Ok(paths)
-}
-
-/// A contest name as a directory name.
-fn sanitize(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    Ok(export_replays(store.as_mut(), &args.name, &args.out)?)
 }

@@ -238,102 +238,13 @@ fn retire(args: RetireArgs) -> anyhow::Result<u8> {
 }
 
 fn status(args: StatusArgs) -> anyhow::Result<u8> {
-    use kakehiki_store::VersionStatus;
     let mut store = args.store.open()?;
-    let name = &args.ladder;
-    let contest = kakehiki_store::ladder_contest(name);
-    if store.contest(&contest)?.is_none() {
-        anyhow::bail!(
-            "the store has no ladder {name:?} (a ladder is registered when `ladder serve` first \
-             runs it)"
-        );
-    }
-    let state = store.ladder_state(name)?;
-    let queue = store.queue_counts(&contest)?;
-    let running = store.ladder_running(name)?;
-    let entrants = store.ladder_ratings(name, true)?;
-    let retired = store.ladder_retired_bots(name)?;
-    let accounts = store.ladder_users()?;
-    let disabled = accounts.iter().filter(|u| u.disabled).count();
-    let mut versions = Vec::new();
-    for st in [
-        VersionStatus::Building,
-        VersionStatus::Active,
-        VersionStatus::BuildFailed,
-        VersionStatus::CheckFailed,
-        VersionStatus::Refused,
-    ] {
-        versions.push((st.as_str(), store.bot_versions_in(name, st)?.len()));
-    }
-    let storage = store.ladder_storage(name)?;
-    let total: u64 = storage.iter().map(|u| u.bytes).sum();
+    let status = kakehiki_ladder::status::status(store.as_mut(), &args.ladder)?;
     if args.json {
-        let v = serde_json::json!({
-            "ladder": name,
-            "frozen": state.frozen,
-            "matches_queued_so_far": state.next_match,
-            "results_rated": state.rated_seq,
-            "queued": queue.queued,
-            "running": running.iter().map(|(i, w)| serde_json::json!({"index": i, "worker": w})).collect::<Vec<_>>(),
-            "failed_or_stopped": queue.failed,
-            "entrants_played": entrants.len(),
-            "retired_bots": retired,
-            "accounts": accounts.len(),
-            "accounts_disabled": disabled,
-            "versions": versions.iter().map(|(k, n)| (k.to_string(), serde_json::json!(n))).collect::<serde_json::Map<_, _>>(),
-            "storage": storage.iter().map(|u| serde_json::json!({"kind": u.kind, "rows": u.rows, "bytes": u.bytes})).collect::<Vec<_>>(),
-            "storage_bytes": total,
-        });
-        println!("{v:#}");
-        return Ok(exit::OK);
-    }
-    let mib = |b: u64| format!("{:.1} MiB", b as f64 / 1_048_576.0);
-    println!("ladder {name}");
-    println!(
-        "  play      {} · {} matches queued so far, {} results rated",
-        if state.frozen {
-            "FROZEN"
-        } else {
-            "matchmaking"
-        },
-        state.next_match,
-        state.rated_seq
-    );
-    println!(
-        "  queue     {} queued, {} running, {} failed or stopped",
-        queue.queued,
-        running.len(),
-        queue.failed
-    );
-    for (i, w) in &running {
-        println!("            match {i} on {w}");
-    }
-    println!(
-        "  entrants  {} played{}",
-        entrants.len(),
-        if retired.is_empty() {
-            String::new()
-        } else {
-            format!("; retired: {}", retired.join(", "))
-        }
-    );
-    println!("  accounts  {} ({} disabled)", accounts.len(), disabled);
-    println!(
-        "  versions  {}",
-        versions
-            .iter()
-            .map(|(k, n)| format!("{n} {k}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    println!("  storage   {} in all", mib(total));
-    for u in &storage {
-        println!(
-            "            {:<9} {:>7} rows {:>12}",
-            u.kind,
-            u.rows,
-            mib(u.bytes)
-        );
+        // Through a JSON value: its keys sorted, as the pretty printer shows them.
+        println!("{:#}", serde_json::to_value(&status)?);
+    } else {
+        print!("{}", status.text());
     }
     Ok(exit::OK)
 }

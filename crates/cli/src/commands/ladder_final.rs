@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
-use kakehiki_store::version_entrant;
+use kakehiki_ladder::final_contest::{final_contest, FinalOptions};
 
 use super::contest::{run_contest, RunArgs, StoreArgs};
 use super::ladder::load_config;
@@ -86,79 +86,18 @@ pub fn final_(args: FinalArgs) -> anyhow::Result<u8> {
         .unwrap_or_else(|| format!("{}-final", config.name));
     let data = std::path::absolute(&args.data)
         .with_context(|| format!("bad data folder {}", args.data.display()))?;
-    let mut entrants = Vec::new();
-    {
-        let mut store = args.store.open()?;
-        store
-            .ladder_set_frozen(&config.name, true)
-            .context("cannot freeze the ladder")?;
-        let versions = store
-            .active_bot_versions(&config.name)
-            .context("cannot read the ladder's versions")?;
-        for v in &versions {
-            let recipe = config.recipe(&v.language).with_context(|| {
-                format!(
-                    "{} v{} is in {:?}, which the ladder file no longer offers",
-                    v.bot, v.version, v.language
-                )
-            })?;
-            // Unpacked from the store under the data folder, as a worker does.
-            let dir = kakehiki_ladder::program::materialize(
-                &mut *store,
-                &data,
-                &config.name,
-                &v.bot,
-                v.version,
-            )
-            .with_context(|| format!("cannot get the program of {} v{}", v.bot, v.version))?;
-            entrants.push(toml::toml! {
-                name = (version_entrant(&v.bot, v.version))
-                seat = (format!("cmd:{}", recipe.run))
-                dir = (dir.display().to_string())
-            });
-        }
-        if args.builtins {
-            for b in &config.builtins {
-                entrants.push(toml::toml! {
-                    name = (format!("builtin:{b}"))
-                    seat = (format!("builtin:{b}"))
-                });
-            }
-        }
-    }
-    if entrants.len() < 2 {
-        anyhow::bail!(
-            "the final of ladder {} needs at least two entrants, and it has {} active version{}{}",
-            config.name,
-            entrants.len(),
-            if entrants.len() == 1 { "" } else { "s" },
-            if args.builtins {
-                " and built-ins"
-            } else {
-                " (--builtins adds the ladder's built-ins)"
-            }
-        );
-    }
-    let mut file = toml::Table::new();
-    file.insert("name".into(), name.clone().into());
-    file.insert("game".into(), config.game.clone().into());
-    file.insert("rules".into(), config.rules.clone().into());
-    file.insert("format".into(), args.format.clone().into());
-    file.insert("seed".into(), toml::Value::Integer(args.seed as i64));
-    file.insert("games".into(), toml::Value::Integer(args.games as i64));
-    file.insert(
-        "entrants".into(),
-        toml::Value::Array(entrants.into_iter().map(toml::Value::Table).collect()),
-    );
+    let opts = FinalOptions {
+        name: name.clone(),
+        format: args.format.clone(),
+        games: args.games,
+        seed: args.seed,
+        builtins: args.builtins,
+    };
+    let text = final_contest(&config, args.store.open()?.as_mut(), &data, &opts)?;
     let out = args
         .out
         .clone()
         .unwrap_or_else(|| data.join(format!("{name}.toml")));
-    let text = format!(
-        "# The final of ladder {:?} over its frozen versions, written by `kakehiki ladder final`.\n{}",
-        config.name,
-        toml::to_string(&file).context("cannot write the final's contest file")?
-    );
     kakehiki_core::private_files::write(&out, text.as_bytes())
         .with_context(|| format!("cannot write {}", out.display()))?;
     eprintln!(

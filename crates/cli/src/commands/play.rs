@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::Args;
-use kakehiki_agent::{check_mounts, DeniedPath, SandboxConfig, SandboxLevel};
+use kakehiki_agent::{DeniedPath, SandboxConfig, SandboxLevel};
 use kakehiki_core::exchange::{SeatEnd, SeatRecord};
 use kakehiki_core::text::{last_lines, terminal_line, terminal_text};
 use kakehiki_core::SeatSpec;
@@ -239,7 +239,7 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
     spec.options = parse_options(&args.options)?;
     // The flags' sandbox, keeping what the spec gives bots (each seat's seed, KAKEHIKI_SEED).
     spec.set_sandbox(args.sandbox.config(spec.seats.len())?);
-    deny_outputs_and_other_seats(&mut spec, args.replay.as_deref(), args.view)?;
+    spec.deny_outputs_and_other_seats(outputs(args.replay.as_deref(), args.view)?)?;
     // A `tcp` seat waits for a client the contestant starts: say where, as soon as it listens.
     let kinds: Vec<&'static str> = spec
         .seats
@@ -325,60 +325,24 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
     Ok(exit::OK)
 }
 
-/// Refuse, before the match, a seat whose sandbox would show it this match's replay or viewer
-/// page, or what another seat is given (its program, its folder); then every bot's sandbox
-/// refuses them too.
-pub(crate) fn deny_outputs_and_other_seats(
-    spec: &mut MatchSpec,
-    replay: Option<&std::path::Path>,
-    view: bool,
-) -> anyhow::Result<()> {
+/// What this match writes that no seat may see: its replay and, with `view`, its viewer page
+/// (for [`MatchSpec::deny_outputs_and_other_seats`]).
+fn outputs(replay: Option<&std::path::Path>, view: bool) -> anyhow::Result<Vec<DeniedPath>> {
+    let Some(path) = replay else {
+        return Ok(Vec::new());
+    };
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    if let Some(path) = replay {
-        let path = cwd.join(path);
-        let mut page = path.as_os_str().to_owned();
-        page.push(".html");
-        let jail = &mut spec.sandbox.jail;
-        jail.denied
-            .push(DeniedPath::new(&path, "this match's replay"));
-        if view {
-            jail.denied.push(DeniedPath::new(
-                page,
-                "this match's viewer page (every seat's stderr)",
-            ));
-        }
+    let path = cwd.join(path);
+    let mut page = path.as_os_str().to_owned();
+    page.push(".html");
+    let mut denied = vec![DeniedPath::new(&path, "this match's replay")];
+    if view {
+        denied.push(DeniedPath::new(
+            page,
+            "this match's viewer page (every seat's stderr)",
+        ));
     }
-    let commands: Vec<(usize, &Vec<String>)> = spec
-        .seats
-        .iter()
-        .enumerate()
-        .filter_map(|(i, s)| match s {
-            SeatSpec::Cmd(argv) | SeatSpec::TcpCmd(argv) | SeatSpec::Daide(Some(argv)) => {
-                Some((i, argv))
-            }
-            _ => None,
-        })
-        .collect();
-    // What each seat is shown, with only the outputs denied.
-    let mut shown = BTreeMap::new();
-    for &(i, argv) in &commands {
-        let mounts = check_mounts(argv, &spec.sandbox.for_seat(i))
-            .with_context(|| format!("seat {i} is refused"))?;
-        shown.insert(i, mounts);
-    }
-    for &(i, argv) in &commands {
-        let mut cfg = spec.sandbox.for_seat(i);
-        for (&j, theirs) in &shown {
-            for p in theirs.iter().filter(|p| j != i && !shown[&i].contains(p)) {
-                cfg.jail.denied.push(DeniedPath::new(
-                    p,
-                    format!("what seat {j} is given (its program or folder)"),
-                ));
-            }
-        }
-        check_mounts(argv, &cfg).with_context(|| format!("seat {i} is refused"))?;
-    }
-    Ok(())
+    Ok(denied)
 }
 
 /// Write `bytes` to `path` through a temporary file in the same directory, renamed over it: a

@@ -318,14 +318,11 @@ fn run_seed_and_out(args: &ServeArgs, default_out: &str) -> anyhow::Result<(u64,
     Ok((seed, out))
 }
 
-/// DAIDE's customary port (David Norman's AiServer, Parlance).
-const DAIDE_PORT: u16 = 16713;
-
 /// `serve diplomacy --protocol daide`: game after game, each with the seven DAIDE clients that
 /// connect (in order: AUS, ENG, ..., TUR), each game's replay in `--out`.
 fn run_diplomacy_daide(args: ServeArgs) -> anyhow::Result<u8> {
-    use kakehiki_core::SeatSpec;
-    use kakehiki_referee::{find_game, ListenNotice, MatchSpec};
+    use kakehiki_referee::games::diplomacy::serve::{game_line, ServeConfig, DAIDE_PORT};
+    use kakehiki_referee::{find_game, ListenNotice};
     refuse_flags(
         "serve diplomacy --protocol daide",
         &[
@@ -336,21 +333,19 @@ fn run_diplomacy_daide(args: ServeArgs) -> anyhow::Result<u8> {
             ("--rules", args.rules.is_some()),
         ],
     )?;
-    let mut options = super::play::parse_options(&args.options)?;
+    let options = super::play::parse_options(&args.options)?;
     for key in ["host", "port"] {
         if options.contains_key(key) {
             bail!("--opt {key}=: give --{key} instead");
         }
     }
-    let host = args.host.clone().unwrap_or_else(|| "127.0.0.1".into());
-    let port = args.port.unwrap_or(DAIDE_PORT);
-    options.insert("host".into(), host.clone());
-    options.insert("port".into(), port.to_string());
-    // A standing server waits as long as a game may for its seven players.
-    options
-        .entry("connect_ms".into())
-        .or_insert_with(|| "600000".into());
     let (seed, out) = run_seed_and_out(&args, "diplomacy-games")?;
+    let cfg = ServeConfig {
+        host: args.host.clone().unwrap_or_else(|| "127.0.0.1".into()),
+        port: args.port.unwrap_or(DAIDE_PORT),
+        seed,
+        options,
+    };
     let driver = find_game("diplomacy").context("diplomacy is not registered")?;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let mut k: u64 = 0;
@@ -359,9 +354,8 @@ fn run_diplomacy_daide(args: ServeArgs) -> anyhow::Result<u8> {
         if args.games.is_some_and(|n| k > u64::from(n)) {
             break;
         }
-        let game_seed = seed.wrapping_add(k);
-        let mut spec = MatchSpec::new("diplomacy", game_seed, vec![SeatSpec::Daide(None); 7]);
-        spec.options = options.clone();
+        let game_seed = cfg.game_seed(k);
+        let mut spec = cfg.game(k);
         spec.on_listen = ListenNotice::new(move |seat, addr| {
             if seat == 0 {
                 eprintln!(
@@ -383,30 +377,14 @@ fn run_diplomacy_daide(args: ServeArgs) -> anyhow::Result<u8> {
                 serde_json::json!({"game": k, "seed": game_seed, "replay": path, "report": r})
             );
         } else {
-            let centres: Vec<String> = r
-                .seats
-                .iter()
-                .zip(["AUS", "ENG", "FRA", "GER", "ITA", "RUS", "TUR"])
-                .map(|(s, p)| {
-                    format!(
-                        "{p} {}",
-                        s.extra.get("centers").cloned().unwrap_or_default()
-                    )
-                })
-                .collect();
-            let end = r.extra.get("end").and_then(|v| v.as_str()).unwrap_or("?");
-            println!(
-                "game {k} seed {game_seed}: {end}; centres {}; replay {}",
-                centres.join(", "),
-                path.display()
-            );
+            println!("{}", game_line(k, r, &path));
         }
     }
     Ok(exit::OK)
 }
 
 fn run_geister(args: ServeArgs) -> anyhow::Result<u8> {
-    use kakehiki_referee::games::geister::serve::{serve, serve_rules, ServeConfig};
+    use kakehiki_referee::games::geister::serve::{game_line, serve, serve_rules, ServeConfig};
     use kakehiki_referee::games::geister::Table;
     let rules = serve_rules(
         args.rules.clone(),
@@ -489,54 +467,4 @@ fn run_geister(args: ServeArgs) -> anyhow::Result<u8> {
         Some(e) => Err(e.context("a replay could not be written")),
         None => Ok(exit::OK),
     }
-}
-
-/// One line per served game: number, seed, the two clients, the result, the replay.
-fn game_line(n: u64, record: &kakehiki_referee::MatchRecord, path: &std::path::Path) -> String {
-    let r = &record.report;
-    let peers: Vec<String> = record
-        .replay
-        .to_text()
-        .lines()
-        .next()
-        .and_then(|h| serde_json::from_str::<serde_json::Value>(h).ok())
-        .and_then(|h| h["params"]["seats"].as_array().cloned())
-        .unwrap_or_default()
-        .iter()
-        .map(|s| s["peer"].as_str().unwrap_or("?").to_string())
-        .collect();
-    let peer = |i: usize| peers.get(i).cloned().unwrap_or_else(|| "?".into());
-    let reason = r
-        .extra
-        .get("reason")
-        .and_then(|v| v.as_str())
-        .unwrap_or("?");
-    let plies = r.extra.get("plies").and_then(|v| v.as_u64()).unwrap_or(0);
-    let result = match r.winner {
-        Some(w) => format!("seat {w} won"),
-        None if r.everyone_lost => "both lost".into(),
-        None => "draw".into(),
-    };
-    let errors: Vec<String> = r
-        .seats
-        .iter()
-        .enumerate()
-        .flat_map(|(i, s)| {
-            s.errors
-                .iter()
-                .map(move |e| format!("seat {i} {}: {}", e.kind.as_str(), e.detail))
-        })
-        .collect();
-    let mut line = format!(
-        "game {n} seed {}: seat 0 {} vs seat 1 {}: {result} ({reason}, {plies} plies); replay {}",
-        r.seed,
-        peer(0),
-        peer(1),
-        path.display()
-    );
-    if !errors.is_empty() {
-        line.push_str("; ");
-        line.push_str(&errors.join("; "));
-    }
-    line
 }

@@ -13,6 +13,7 @@ pub mod daide;
 pub mod datc;
 pub mod engine;
 pub mod map;
+pub mod map_data;
 pub mod movement;
 pub mod order;
 pub mod outcome;

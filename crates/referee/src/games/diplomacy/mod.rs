@@ -16,6 +16,7 @@ use serde_json::json;
 
 mod daide;
 mod seats;
+pub mod serve;
 
 use crate::driver::{as_task, BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
 use crate::seat::{Answer, Ask, ReplyFilter, Table};

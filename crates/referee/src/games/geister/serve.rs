@@ -283,3 +283,53 @@ pub fn serve_rules(
     spec.check_option_keys(kakehiki_geister::rules::RULE_KEYS)?;
     super::rules_from(&spec)
 }
+
+/// One line per served game: number, seed, the two clients, the result, the replay.
+pub fn game_line(n: u64, record: &MatchRecord, path: &std::path::Path) -> String {
+    let r = &record.report;
+    let peers: Vec<String> = record
+        .replay
+        .to_text()
+        .lines()
+        .next()
+        .and_then(|h| serde_json::from_str::<serde_json::Value>(h).ok())
+        .and_then(|h| h["params"]["seats"].as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .map(|s| s["peer"].as_str().unwrap_or("?").to_string())
+        .collect();
+    let peer = |i: usize| peers.get(i).cloned().unwrap_or_else(|| "?".into());
+    let reason = r
+        .extra
+        .get("reason")
+        .and_then(|v| v.as_str())
+        .unwrap_or("?");
+    let plies = r.extra.get("plies").and_then(|v| v.as_u64()).unwrap_or(0);
+    let result = match r.winner {
+        Some(w) => format!("seat {w} won"),
+        None if r.everyone_lost => "both lost".into(),
+        None => "draw".into(),
+    };
+    let errors: Vec<String> = r
+        .seats
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| {
+            s.errors
+                .iter()
+                .map(move |e| format!("seat {i} {}: {}", e.kind.as_str(), e.detail))
+        })
+        .collect();
+    let mut line = format!(
+        "game {n} seed {}: seat 0 {} vs seat 1 {}: {result} ({reason}, {plies} plies); replay {}",
+        r.seed,
+        peer(0),
+        peer(1),
+        path.display()
+    );
+    if !errors.is_empty() {
+        line.push_str("; ");
+        line.push_str(&errors.join("; "));
+    }
+    line
+}
