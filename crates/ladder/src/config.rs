@@ -30,6 +30,12 @@ pub enum LadderConfigError {
         key: String,
         message: String,
     },
+    /// Settings the games refuse ([`LadderConfig::check_match_settings`]).
+    #[error("{source_name}: the ladder's matches cannot be played: {message}")]
+    Unplayable {
+        source_name: String,
+        message: String,
+    },
 }
 
 /// How one language's sources become a bot, and how the bot is launched.
@@ -480,6 +486,23 @@ impl LadderConfig {
         job.cpu_millis = self.cpu_millis;
         job.thinking_s = self.thinking_seconds;
         job
+    }
+
+    /// Read and validate a ladder file against the referee's games: its per-match settings are
+    /// checked as the game checks a match's (an unknown option or a bad value is named here,
+    /// not in every match), and its `match_timeout_s` against the longest legal match under its
+    /// limits ([`LadderConfig::check_match_settings`]).
+    pub fn load_playable(path: &Path) -> Result<LadderConfig, LadderConfigError> {
+        use kakehiki_contest::arena::Arena;
+        let arena = kakehiki_contest::RefereeArena;
+        let mut config = LadderConfig::load(path, &|g| arena.game_type(g))?;
+        config
+            .check_match_settings(&arena)
+            .map_err(|message| LadderConfigError::Unplayable {
+                source_name: path.display().to_string(),
+                message,
+            })?;
+        Ok(config)
     }
 
     /// Check the ladder's per-match settings as the game checks a match's (an unknown option

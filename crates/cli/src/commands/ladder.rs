@@ -2,12 +2,10 @@
 //! as the ladder would (intake, build in the sandbox, `check`) and says whether the bot would be
 //! active.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use kakehiki_contest::arena::Arena;
-use kakehiki_contest::RefereeArena;
 use kakehiki_ladder::pipeline::{process_upload, Status};
 use kakehiki_ladder::LadderConfig;
 use serde::Serialize;
@@ -153,23 +151,8 @@ pub fn run(args: LadderArgs) -> anyhow::Result<u8> {
     }
 }
 
-/// Read and validate a ladder file against the referee's games: its per-match settings are
-/// checked as the game checks a match's (an unknown option or a bad value is named here, not
-/// in every match), and its `match_timeout_s` against the longest legal match under its limits
-/// ([`LadderConfig::check_match_settings`]).
-pub fn load_config(path: &Path) -> anyhow::Result<LadderConfig> {
-    let mut config = LadderConfig::load(path, &|g| RefereeArena.game_type(g))?;
-    config.check_match_settings(&RefereeArena).map_err(|e| {
-        anyhow::anyhow!(
-            "{}: the ladder's matches cannot be played: {e}",
-            path.display()
-        )
-    })?;
-    Ok(config)
-}
-
 fn build(args: BuildArgs) -> anyhow::Result<u8> {
-    let config = load_config(&args.config)?;
+    let config = LadderConfig::load_playable(&args.config)?;
     let upload = std::fs::read(&args.path)
         .with_context(|| format!("cannot read {}", args.path.display()))?;
     let work = tempfile::Builder::new()

@@ -8,7 +8,7 @@ use clap::Args;
 use kakehiki_ladder::final_contest::{final_contest, FinalOptions};
 
 use super::contest::{run_contest, RunArgs, StoreArgs};
-use super::ladder::load_config;
+use kakehiki_ladder::LadderConfig;
 
 #[derive(Args, Debug)]
 pub struct FreezeArgs {
@@ -59,7 +59,7 @@ pub struct FinalArgs {
 }
 
 pub fn freeze(args: FreezeArgs) -> anyhow::Result<u8> {
-    let config = load_config(&args.config)?;
+    let config = LadderConfig::load_playable(&args.config)?;
     let mut store = args.store.open()?;
     store
         .ladder_set_frozen(&config.name, !args.thaw)
@@ -79,7 +79,7 @@ pub fn freeze(args: FreezeArgs) -> anyhow::Result<u8> {
 /// Freeze the ladder, write the final's contest file over its active versions, and run it into
 /// the same store, where `kakehiki contest standings` and `kakehiki web` publish it.
 pub fn final_(args: FinalArgs) -> anyhow::Result<u8> {
-    let config = load_config(&args.config)?;
+    let config = LadderConfig::load_playable(&args.config)?;
     let name = args
         .name
         .clone()

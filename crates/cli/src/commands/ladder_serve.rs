@@ -10,8 +10,6 @@ use clap::Args;
 use kakehiki_ladder::play::{MatchRate, Matchmaker};
 use kakehiki_ladder::LadderConfig;
 
-use super::ladder::load_config;
-
 #[derive(Args, Debug)]
 pub struct ServeArgs {
     /// The ladder file.
@@ -90,7 +88,7 @@ impl ServeArgs {
 const HANDLER_CONNECTIONS: usize = 4;
 
 pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
-    let config = Arc::new(load_config(&args.config)?);
+    let config = Arc::new(LadderConfig::load_playable(&args.config)?);
     let limits = args.limits();
     crate::fd_budget::check(
         crate::fd_budget::for_server(limits.connections, 0),

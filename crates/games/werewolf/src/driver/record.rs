@@ -330,8 +330,9 @@ mod invalid_tests {
              (dead, yourself, or one the rules exclude): the contest server, like this one, ignores \
              it: no divination that night"
         );
-        assert!(fault("VOTE", Some("{\"agentIdx\":7}"), false)
-            .ends_with("Agent[07] cannot be chosen here (dead, yourself, or one the rules exclude)"));
+        assert!(fault("VOTE", Some("{\"agentIdx\":7}"), false).ends_with(
+            "Agent[07] cannot be chosen here (dead, yourself, or one the rules exclude)"
+        ));
         let seed = fault("TALK", Some("hello"), true);
         assert_eq!(
             seed,
