@@ -10,7 +10,8 @@ use rand_chacha::ChaCha8Rng;
 use crate::rng::{self, pick, shuffle};
 use crate::settings::{RuleSet, Settings, SettingsError, WinCount};
 use crate::talk;
-use crate::types::{Judge, Request, Role, Species, Status, Talk, Team, Vote};
+use crate::talk::Talk;
+use crate::types::{Judge, Request, Role, Species, Status, Team, Vote};
 
 /// What the engine waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

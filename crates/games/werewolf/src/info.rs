@@ -4,7 +4,8 @@
 //! packets and the built-in agents' observations are built from it.
 
 use crate::engine::Werewolf;
-use crate::types::{Judge, Role, Status, Talk, Vote};
+use crate::talk::Talk;
+use crate::types::{Judge, Role, Status, Vote};
 
 /// The `gameInfo` of one recipient, borrowing the engine's lists.
 #[derive(Debug, Clone, PartialEq)]

@@ -42,4 +42,5 @@ pub static WEREWOLF_TYPE: GameType = GameType {
 pub use engine::{EngineError, Pending, Reply, Settled, Werewolf};
 pub use info::GameInfo;
 pub use settings::{RuleSet, Settings, SettingsError, WinCount};
-pub use types::{Judge, Request, Role, Species, Status, Talk, Team, Vote};
+pub use talk::Talk;
+pub use types::{Judge, Request, Role, Species, Status, Team, Vote};

@@ -122,29 +122,6 @@ impl Status {
     }
 }
 
-/// One talk or whisper entry.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Talk {
-    pub idx: u32,
-    pub day: u32,
-    pub turn: u32,
-    /// Agent number (1-based).
-    pub agent: usize,
-    pub text: String,
-    /// The text parsed once by the engine (`None` for `Skip`, `Over` and unparsable text when
-    /// validation is off). Public, derived from `text` only; not on the wire.
-    pub parsed: Option<std::sync::Arc<crate::talk::Utterance>>,
-}
-
-impl Talk {
-    pub fn is_skip(&self) -> bool {
-        self.text == "Skip"
-    }
-    pub fn is_over(&self) -> bool {
-        self.text == "Over"
-    }
-}
-
 /// One vote (or attack vote): voter, day, target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Vote {

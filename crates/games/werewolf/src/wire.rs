@@ -7,7 +7,8 @@ use crate::engine::{Reply, Werewolf};
 use crate::info::GameInfo;
 use crate::rng::wire_random_seed;
 use crate::settings::Settings;
-use crate::types::{Judge, Request, Role, Talk, Vote};
+use crate::talk::Talk;
+use crate::types::{Judge, Request, Role, Vote};
 
 /// Longest reply line accepted (§4.1); longer lines are invalid replies.
 pub const MAX_REPLY_BYTES: usize = 64 * 1024;

@@ -22,7 +22,8 @@ use crate::engine::Reply;
 use crate::info::GameInfo;
 use crate::settings::Settings;
 use crate::talk;
-use crate::types::{agent_str, Judge, Request, Role, Species, Status, Talk, Vote};
+use crate::talk::Talk;
+use crate::types::{agent_str, Judge, Request, Role, Species, Status, Vote};
 
 /// Names of the built-in agents (`builtin:<name>`).
 pub const NLP_BUILTIN_NAMES: &[&str] = &["sample", "sample-en", "random", "random-en"];
