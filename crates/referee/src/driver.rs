@@ -11,6 +11,10 @@ use kakehiki_core::{GameType, MatchReport, SeatSpec};
 /// A boxed future, for the object-safe driver trait.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// The built-in seat every game has: it never answers, so every request to it times out at
+/// its limit (at once: nothing waits for it). `check` plays it as the timing-out opponent.
+pub const SILENT_BOT: &str = "silent";
+
 /// The environment variable that gives each process bot its own seed (decimal, below 2^63): a
 /// keyed hash of the match seed and its seat ([`kakehiki_core::seat_seed`]), so a bot that seeds
 /// its generator from it plays the same match again from the same replay, and learns nothing of
@@ -42,7 +46,7 @@ pub struct MatchSpec {
     pub on_listen: ListenNotice,
     /// Each seat's thinking time as the match goes (every driver's live table adds to it): a
     /// caller that stops a match at its time limit charges the seats that used the most.
-    pub clock: crate::seat::SeatClock,
+    pub clock: crate::clock::SeatClock,
 }
 
 /// A callback told `(seat, address)` when a `tcp` seat's listener is bound; does nothing by
@@ -93,7 +97,7 @@ impl MatchSpec {
             options: BTreeMap::new(),
             sandbox,
             on_listen: ListenNotice::default(),
-            clock: crate::seat::SeatClock::default(),
+            clock: crate::clock::SeatClock::default(),
         }
     }
 
@@ -155,7 +159,7 @@ impl MatchSpec {
 
     /// Fail on a `builtin:NAME` seat `game` has no bot for (every game has `builtin:silent`).
     pub fn check_builtins(&self, game: &GameType) -> Result<(), RefereeError> {
-        let silent = crate::seat::SILENT_BOT;
+        let silent = SILENT_BOT;
         for (seat, s) in self.seats.iter().enumerate() {
             match s {
                 SeatSpec::Builtin(b) if !game.builtin_bots.contains(&b.as_str()) && b != silent => {

@@ -5,6 +5,7 @@
 //! [`kakehiki_agent`]. Every driver is listed once, in [`registry::GAMES`].
 
 pub mod accept;
+pub mod clock;
 pub mod driver;
 pub mod files;
 pub mod games;

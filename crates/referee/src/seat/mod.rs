@@ -35,9 +35,7 @@ use tokio::time::Instant;
 
 use crate::driver::BoxFuture;
 
-/// The built-in seat every game has: it never answers, so every request to it times out at
-/// its limit (at once: nothing waits for it). `check` plays it as the timing-out opponent.
-pub const SILENT_BOT: &str = "silent";
+pub use crate::driver::SILENT_BOT;
 
 pub use kakehiki_core::exchange::NO_TERMINATOR;
 
@@ -468,87 +466,7 @@ pub const EXCESS_EVENT: &str = "excess_connections";
 /// Lines kept of the output a seat wrote outside its window, before a count.
 const DISCARDED_KEPT: usize = 10;
 
-/// Each seat's thinking time so far in one match (the sum of its replies' times, in µs), kept
-/// by the match's [`Table`] and read by whoever gave it: when a match outlasts its time limit,
-/// its caller charges the seats that used the most. Only a live seat's answers to requests with
-/// a limit count: built-in, silent and replayed seats use no time, and a message in a listening
-/// window (a chat that lasts its time whatever the seats do) is not thinking time.
-#[derive(Debug, Clone, Default)]
-pub struct SeatClock(std::sync::Arc<std::sync::Mutex<ClockState>>);
-
-#[derive(Debug, Default)]
-struct ClockState {
-    /// Each seat's answered time, µs.
-    used: Vec<u64>,
-    /// When each seat's request still unanswered was written, if it has one.
-    pending: Vec<Option<Instant>>,
-    /// Stop a seat once it has made this many identical errors (`check` only: a contest plays
-    /// every match to its end by the game's rules).
-    stop_after: Option<usize>,
-    /// The seats stopped so ([`SeatClock::stopped`]).
-    stopped: Vec<usize>,
-}
-
-/// Why a seat stopped after identical errors is down ([`SeatClock::stop_after_identical`]).
-pub const STOPPED_AFTER_IDENTICAL: &str =
-    "stopped after identical errors: the rest of the match would repeat them";
-
-impl SeatClock {
-    fn state(&self) -> std::sync::MutexGuard<'_, ClockState> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// `seat` was written a request at `since` and thinks until it answers ([`SeatClock::add`]):
-    /// a match stopped meanwhile counts that time too.
-    pub fn start(&self, seat: usize, since: Instant) {
-        let mut st = self.state();
-        if st.pending.len() <= seat {
-            st.pending.resize(seat + 1, None);
-        }
-        st.pending[seat] = Some(since);
-    }
-
-    /// Add `us` to `seat`'s time: it answered (its request is no longer pending).
-    pub fn add(&self, seat: usize, us: u64) {
-        let mut st = self.state();
-        if st.used.len() <= seat {
-            st.used.resize(seat + 1, 0);
-        }
-        st.used[seat] = st.used[seat].saturating_add(us);
-        if let Some(p) = st.pending.get_mut(seat) {
-            *p = None;
-        }
-    }
-
-    /// Stop a seat (as if it had exited) once it has made `n` identical errors (the same kind
-    /// and detail): `check` goes on to its next match instead of waiting out the same mistake
-    /// to the end of this one. A match of a contest never sets it.
-    pub fn stop_after_identical(&self, n: usize) {
-        self.state().stop_after = Some(n.max(1));
-    }
-
-    /// Whether `seat` was stopped after identical errors.
-    pub fn stopped(&self, seat: usize) -> bool {
-        self.state().stopped.contains(&seat)
-    }
-
-    /// Each seat's time so far in µs, the request it is thinking about now included; at least
-    /// `seats` long.
-    pub fn totals(&self, seats: usize) -> Vec<u64> {
-        let st = self.state();
-        let now = Instant::now();
-        let n = seats.max(st.used.len()).max(st.pending.len());
-        (0..n)
-            .map(|s| {
-                let used = st.used.get(s).copied().unwrap_or(0);
-                let thinking = st.pending.get(s).copied().flatten().map_or(0, |since| {
-                    now.saturating_duration_since(since).as_micros() as u64
-                });
-                used.saturating_add(thinking)
-            })
-            .collect()
-    }
-}
+pub use crate::clock::{SeatClock, STOPPED_AFTER_IDENTICAL};
 
 /// The seats of one match, their recording, and the replay being written.
 pub struct Table {
@@ -731,10 +649,10 @@ impl Table {
             .count()
             + 1;
         errors.push(error);
-        let limit = self.clock.as_ref().and_then(|c| c.state().stop_after);
+        let limit = self.clock.as_ref().and_then(|c| c.stop_limit());
         if limit.is_some_and(|n| same >= n) && self.down(seat).is_none() {
             if let Some(c) = &self.clock {
-                c.state().stopped.push(seat);
+                c.mark_stopped(seat);
             }
             self.kill(seat, STOPPED_AFTER_IDENTICAL);
         }
