@@ -104,6 +104,10 @@ pub struct CheckedMatch {
     seats: usize,
     /// What the match tests: `first seat`, `last seat`, `an opponent that times out`, ...
     case: String,
+    /// The bot's seat in the game's own terms (`Agent[01] SEER`, `FRANCE, 5 centres`), where
+    /// the game says.
+    #[serde(rename = "as", skip_serializing_if = "String::is_empty")]
+    as_seat: String,
     errors: Vec<SeatError>,
     /// Legal but costly behaviour (a reply without a line terminator, discarded output).
     warnings: Vec<String>,
@@ -602,6 +606,7 @@ impl Ctx<'_> {
             seat,
             seats: n,
             case: case.name.clone(),
+            as_seat: report_seat.map(|s| s.in_game_terms()).unwrap_or_default(),
             warnings: warnings_of(&seats, seat),
             stderr_tail: if errors.is_empty() {
                 String::new()
@@ -984,15 +989,20 @@ pub fn diagnosis(r: &CheckReport) -> String {
         } else {
             String::new()
         };
+        let as_seat = if m.as_seat.is_empty() {
+            String::new()
+        } else {
+            format!(" as {}", terminal_line(&m.as_seat))
+        };
         if m.errors.is_empty() {
             out.push_str(&format!(
-                "ok    {rules}seed {}, seat {} of {} ({}): no errors\n",
+                "ok    {rules}seed {}, seat {} of {} ({}){as_seat}: no errors\n",
                 m.seed, m.seat, m.seats, m.case
             ));
             continue;
         }
         out.push_str(&format!(
-            "FAIL  {rules}seed {}, seat {} of {} ({}): {} error{}\n",
+            "FAIL  {rules}seed {}, seat {} of {} ({}){as_seat}: {} error{}\n",
             m.seed,
             m.seat,
             m.seats,
@@ -1341,6 +1351,7 @@ mod tests {
                 seat: 1,
                 seats: 2,
                 case: "last seat".into(),
+                as_seat: String::new(),
                 errors: vec![err(
                     "ply 2",
                     SeatErrorKind::Crash,

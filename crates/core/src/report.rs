@@ -81,6 +81,34 @@ pub struct SeatReport {
     pub extra: Map<String, Value>,
 }
 
+impl SeatReport {
+    /// The seat in the game's own terms, from its game-specific fields: `Agent[03] SEER`
+    /// (Werewolf, `, dead` for a dead one), `FRANCE, 17 centres` (Diplomacy); empty for games
+    /// that say nothing. Not escaped for a terminal.
+    pub fn in_game_terms(&self) -> String {
+        let x = &self.extra;
+        if let Some(power) = x.get("power").and_then(|v| v.as_str()) {
+            let centres = x.get("centers").and_then(|v| v.as_u64()).unwrap_or(0);
+            let noun = if centres == 1 { "centre" } else { "centres" };
+            return format!("{power}, {centres} {noun}");
+        }
+        if let Some(role) = x.get("role").and_then(|v| v.as_str()) {
+            let agent = x
+                .get("agent")
+                .and_then(|v| v.as_u64())
+                .map(|a| format!("Agent[{a:02}] "))
+                .unwrap_or_default();
+            let dead = if x.get("alive").and_then(|v| v.as_bool()) == Some(false) {
+                ", dead"
+            } else {
+                ""
+            };
+            return format!("{agent}{role}{dead}");
+        }
+        String::new()
+    }
+}
+
 /// The result of one match: what `kakehiki play --json` prints and what the store keeps.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MatchReport {

@@ -190,7 +190,7 @@ fn debug_output_on_stdout() {
         assert_eq!(
             lines[..2],
             [
-                "FAIL  seed 1000, seat 0 of 7 (first seat): 1 error",
+                "FAIL  seed 1000, seat 0 of 7 (first seat) as AUSTRIA, 2 centres: 1 error",
                 "      start: not_ready: reply is not valid JSON (expected value at line 1 column 1): DEBUG got a message; a line that is not JSON is most often debug output: write it to stderr (stdout carries only replies)",
             ],
             "\n{text}"
@@ -349,7 +349,7 @@ fn a_tcp_agent_that_exits_keeps_its_exit_code() {
         assert_first_failure(
             &text,
             &[
-                "FAIL  seed 1000, seat 0 of 15 (first seat): 1 error",
+                "FAIL  seed 1000, seat 0 of 15 (first seat) as Agent[01] POSSESSED, dead: 1 error",
                 "      day 0: not_ready: disconnected before NAME: connection closed by the client (EOF)",
                 "      your bot's program: exit code 3",
                 "      your bot's stderr (last lines):",

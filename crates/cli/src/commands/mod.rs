@@ -21,29 +21,10 @@ pub mod worker;
 use kakehiki_core::MatchReport;
 
 /// A readable summary of a match report.
-/// A seat in the game's own terms, from its report's fields: `Agent[03] SEER` (Werewolf, dead
-/// ones marked), `FRANCE, 17 centres` (Diplomacy); empty for games that say nothing.
+/// A seat in the game's own terms ([`kakehiki_core::SeatReport::in_game_terms`]), escaped for
+/// the terminal.
 fn seat_as(seat: &kakehiki_core::SeatReport) -> String {
-    let x = &seat.extra;
-    if let Some(power) = x.get("power").and_then(|v| v.as_str()) {
-        let centres = x.get("centers").and_then(|v| v.as_u64()).unwrap_or(0);
-        let noun = if centres == 1 { "centre" } else { "centres" };
-        return kakehiki_core::text::terminal_line(&format!("{power}, {centres} {noun}"));
-    }
-    if let Some(role) = x.get("role").and_then(|v| v.as_str()) {
-        let agent = x
-            .get("agent")
-            .and_then(|v| v.as_u64())
-            .map(|a| format!("Agent[{a:02}] "))
-            .unwrap_or_default();
-        let dead = if x.get("alive").and_then(|v| v.as_bool()) == Some(false) {
-            ", dead"
-        } else {
-            ""
-        };
-        return kakehiki_core::text::terminal_line(&format!("{agent}{role}{dead}"));
-    }
-    String::new()
+    kakehiki_core::text::terminal_line(&seat.in_game_terms())
 }
 
 pub fn summary(report: &MatchReport) -> String {
