@@ -12,7 +12,7 @@
 //! Parsing accepts every level; [`above_level`] finds the first token a game's level does not
 //! allow (a server answers `HUH` with `ERR` before it).
 
-use super::message::{power_token, tok, Cursor, DOrder, DProv, MessageError, Out, R};
+use super::grammar::{power_token, tok, Cursor, DOrder, DProv, MessageError, Out, R};
 use super::token::{Token, BRA, KET};
 use crate::types::Power;
 
