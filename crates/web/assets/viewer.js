@@ -158,9 +158,9 @@
   const exchangeRow = (x, withSeat) => el('tr', { class: 'exchange', 'data-outcome': x.outcome },
     ...(withSeat ? [el('td', { text: seatName(x.seat) })] : []),
     el('td', { text: x.at }), el('td', { text: x.kind }), el('td', { class: x.outcome === 'reply' || x.outcome === 'sent' ? '' : 'err', text: x.outcome + (x.detail ? ' (' + x.detail + ')' : '') }),
-    el('td', { class: 'num', text: (x.time_ms === undefined ? '-' : x.time_ms.toFixed(1)) + ' / ' + (x.limit_ms === undefined ? '-' : x.limit_ms) }),
+    el('td', { class: 'num', text: (x.time_ms === undefined ? '-' : duration(x.time_ms)) + ' / ' + (x.limit_ms === undefined ? '-' : x.limit_ms + ' ms') }),
     el('td', {}, el('code', { text: x.raw === undefined ? '' : x.raw })));
-  const exchangeHead = withSeat => [...(withSeat ? ['seat'] : []), 'at', 'kind', 'outcome', 'ms / limit', 'reply'];
+  const exchangeHead = withSeat => [...(withSeat ? ['seat'] : []), 'at', 'kind', 'outcome', 'time / limit', 'reply'];
   // Whether a step shows the moment `label` (as step_has in crates/web/src/view/seats.rs): it
   // names it in `at`, or its title is the label, alone or before a parenthesis.
   function stepHas(s, label) {
@@ -329,7 +329,7 @@
         ? el('tr', { 'data-seat': m.seat },
           el('td', {}, seatChip(m.seat), seatName(m.seat)), el('td', { text: m.status }), el('td', { text: m.raw !== undefined ? m.raw : (m.raw_b64 ? '(binary)' : '') }),
           el('td', { class: 'picks', text: (m.picks || []).map(p => p + 1).join(' ') }),
-          el('td', { class: 'num', text: m.time_us !== undefined ? (m.time_us / 1000).toFixed(1) : '' }),
+          el('td', { class: 'num', text: m.time_us !== undefined ? duration(m.time_us / 1000) : '' }),
           el('td', { class: 'err', text: (m.errors || []).map(e => e.code).join(', ') + (m.detail ? ' ' + m.detail : '') }))
         : el('tr', { 'data-seat': m.seat, class: 'hidden-row' }, el('td', {}, seatChip(m.seat), seatName(m.seat)), el('td', { class: 'muted', colspan: 5, text: 'not seen by seat ' + me })));
       // A night's picks reach every seat only as counts per target (in the next day's block).
@@ -338,7 +338,7 @@
         for (const m of s.moves) for (const p of m.picks || []) if (p >= 0 && p < x.targets) counts[p]++;
         moveRows.push(el('tr', { class: 'counts' }, el('td', { text: 'all seats (counts, told next day)' }), el('td', { colspan: 5, text: counts.map((c, t) => `${Noun} ${t + 1}: ${c}`).join(' · ') })));
       }
-      out.append(table(['seat', 'status', 'reply', 'picks (' + noun + 's)', 'time (ms)', 'errors'], moveRows, { id: 'nac-moves' }));
+      out.append(table(['seat', 'status', 'reply', 'picks (' + noun + 's)', 'time', 'errors'], moveRows, { id: 'nac-moves' }));
     }
     for (const d of s.deaths || []) if (sees(d.seat)) out.append(el('p', { class: 'err', text: `${seatName(d.seat)} is out: ${d.reason} — ${d.detail}` }));
     // A seat can work out the scores only from revealed affection, or once the game is over.
