@@ -643,14 +643,17 @@ impl Table {
             kind,
             detail: detail.into(),
         };
-        let same = errors
-            .iter()
-            .filter(|e| e.kind == error.kind && e.detail == error.detail)
-            .count()
-            + 1;
-        errors.push(error);
+        // Counted only under `check`'s rule: a contest's match never pays for it.
         let limit = self.clock.as_ref().and_then(|c| c.stop_limit());
-        if limit.is_some_and(|n| same >= n) && self.down(seat).is_none() {
+        let reached = limit.is_some_and(|n| {
+            let same = errors
+                .iter()
+                .filter(|e| e.kind == error.kind && e.detail == error.detail)
+                .count();
+            same + 1 >= n
+        });
+        errors.push(error);
+        if reached && self.down(seat).is_none() {
             if let Some(c) = &self.clock {
                 c.mark_stopped(seat);
             }
@@ -961,34 +964,9 @@ impl Table {
         msg: Vec<u8>,
         limit: Duration,
     ) -> Option<Answer> {
-        if self.down(seat).is_some() {
-            return None;
-        }
-        // A delivered message is not recorded: the ask is made only for a failure.
-        let ask = || Ask::new(seat, at, kind, Vec::new(), limit);
-        let (answer, ask) = match &mut self.seats[seat] {
-            Seat::Live(t) => {
-                let (failed, start) = match t.failed() {
-                    Some(failed) => (failed, None),
-                    None => {
-                        let start = Instant::now();
-                        (t.write_owned(msg, start + limit).await.err()?, Some(start))
-                    }
-                };
-                let ask = ask();
-                (answer_of(failed, start, &ask), ask)
-            }
-            Seat::Replayed { exchanges, .. } => {
-                let head_is_this = exchanges
-                    .front()
-                    .is_some_and(|e| e.limit_ms.is_none() && e.at == at && e.kind == kind);
-                let e = head_is_this.then(|| exchanges.pop_front()).flatten()?;
-                (Answer::of_record(&e), ask())
-            }
-            _ => return None,
-        };
-        self.note(ask, &answer, false);
-        Some(answer)
+        self.tell_with(seat, at, kind, msg, limit, false)
+            .await
+            .failed
     }
 
     /// [`Table::tell`], first taking out of the way what the seat wrote while no reply was
@@ -1004,13 +982,31 @@ impl Table {
         msg: Vec<u8>,
         limit: Duration,
     ) -> Told {
+        self.tell_with(seat, at, kind, msg, limit, true).await
+    }
+
+    /// [`Table::tell`] (`take` false) and [`Table::tell_taking`] (`take` true): a delivered
+    /// message is recorded only when something was taken with it.
+    async fn tell_with(
+        &mut self,
+        seat: usize,
+        at: &str,
+        kind: &str,
+        msg: Vec<u8>,
+        limit: Duration,
+        take: bool,
+    ) -> Told {
         if self.down(seat).is_some() {
             return Told::default();
         }
         let ask = || Ask::new(seat, at, kind, Vec::new(), limit);
         let (answer, ask) = match &mut self.seats[seat] {
             Seat::Live(t) => {
-                let discarded = Discarded::from(t.take_unsolicited()).summary();
+                let discarded = if take {
+                    Discarded::from(t.take_unsolicited()).summary()
+                } else {
+                    Vec::new()
+                };
                 let written = match t.failed() {
                     Some(failed) => Err((failed, None)),
                     None => {
