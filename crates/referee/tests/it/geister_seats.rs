@@ -9,6 +9,8 @@ use kakehiki_referee::verify::verify_replay;
 use kakehiki_referee::{find_game, MatchRecord, MatchSpec};
 use serde_json::Value;
 
+use crate::support::events;
+
 /// Places, then crashes (exit code 3, a line on stderr) at its first `MOV?`.
 const PIPE_CRASHER: &str = r#"
 import sys
@@ -40,15 +42,6 @@ async fn play(seats: Vec<SeatSpec>) -> MatchRecord {
         .play(&spec)
         .await
         .expect("the match runs")
-}
-
-fn events(r: &MatchRecord, kind: &str) -> Vec<Value> {
-    r.replay
-        .lines()
-        .iter()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|v| v["event"] == kind)
-        .collect()
 }
 
 /// The crasher in `seat` against `builtin:random`: its crash is at its first ply, labelled as

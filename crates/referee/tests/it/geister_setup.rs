@@ -14,6 +14,8 @@ use kakehiki_referee::games::geister::{FORMAT, FORMAT_V2};
 use kakehiki_referee::verify::verify_replay;
 use kakehiki_referee::{find_game, MatchRecord, MatchSpec, RefereeError};
 use serde_json::Value;
+
+use crate::support::events;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::task::JoinHandle;
@@ -71,15 +73,6 @@ async fn finished(game: JoinHandle<Result<MatchRecord, RefereeError>>) -> MatchR
         .expect("the match ends in time")
         .unwrap()
         .expect("the match runs")
-}
-
-fn events(r: &MatchRecord, kind: &str) -> Vec<Value> {
-    r.replay
-        .lines()
-        .iter()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|v| v["event"] == kind)
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,6 +11,8 @@ use kakehiki_referee::verify::verify_replay;
 use kakehiki_referee::{find_game, MatchRecord, MatchSpec};
 use serde_json::Value;
 
+use crate::support::events;
+
 fn client_path() -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../examples/bots/python/geister_client.py")
@@ -62,15 +64,6 @@ async fn play(rules: &str, seats: Vec<SeatSpec>, opts: &[(&str, &str)]) -> Match
 
 fn extra<'a>(r: &'a MatchRecord, key: &str) -> &'a Value {
     r.report.extra.get(key).unwrap_or(&Value::Null)
-}
-
-fn events(r: &MatchRecord, kind: &str) -> Vec<Value> {
-    r.replay
-        .lines()
-        .iter()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|v| v["event"] == kind)
-        .collect()
 }
 
 fn kinds(r: &MatchRecord, seat: usize) -> Vec<SeatErrorKind> {

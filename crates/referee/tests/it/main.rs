@@ -11,5 +11,6 @@ mod geister_tcp;
 mod nac_referee;
 mod sandbox_match;
 mod seat_layer;
+mod support;
 mod werewolf_nlp;
 mod werewolf_tcp;
