@@ -113,7 +113,9 @@ impl Invalid<'_> {
             None => format!("no {kind} reply: settled as {value:?}"),
         };
         if !settled.rule_violation {
-            match line.and_then(named_agent) {
+            // Any seat number the reply's form names ([`crate::wire::parse_target`], with no
+            // upper bound: one past the table is refused the same way).
+            match line.and_then(|l| crate::wire::parse_target(l, usize::MAX)) {
                 // A readable agent the rules refused: say so, and what the contest server does.
                 Some(agent) if matches!(kind, "VOTE" | "DIVINE" | "GUARD" | "ATTACK") => {
                     detail.push_str(&format!(
@@ -131,23 +133,6 @@ impl Invalid<'_> {
         }
         (fault, detail)
     }
-}
-
-/// The agent a target reply names in one of its accepted forms (`3`, `Agent[03]`,
-/// `{"agentIdx":3}`), if it does.
-fn named_agent(line: &str) -> Option<u32> {
-    let t = line.trim();
-    if let Ok(n) = t.parse::<u32>() {
-        return Some(n);
-    }
-    if let Some(inner) = t.strip_prefix("Agent[").and_then(|r| r.strip_suffix(']')) {
-        return inner.parse().ok();
-    }
-    serde_json::from_str::<serde_json::Value>(t)
-        .ok()?
-        .get("agentIdx")?
-        .as_u64()
-        .and_then(|n| u32::try_from(n).ok())
 }
 
 /// What the AIWolf 0.6 contest server does with a target its rules refuse, where the game
