@@ -475,38 +475,27 @@ fn public_match(r: StoredResult) -> Value {
 /// of seat specs, no client addresses.
 pub fn public_replay(replay: &str, entrants: &[String]) -> String {
     let replay = strip_private(replay);
-    let mut out = String::with_capacity(replay.len());
-    for (i, line) in replay.lines().enumerate() {
-        if i > 0 || !line.contains("\"header\"") {
-            out.push_str(line);
-            out.push('\n');
-            continue;
-        }
-        let v = serde_json::from_str::<Value>(line).ok();
-        let kind = v
-            .as_ref()
-            .and_then(|v| v.get("event"))
-            .and_then(Value::as_str);
-        if kind == Some("header") {
-            if let Some(mut h) = v {
-                h["seats"] = json!(entrants);
-                if let Some(seats) = h["params"]["seats"].as_array_mut() {
-                    for s in seats {
-                        if let Some(o) = s.as_object_mut() {
-                            if o.contains_key("peer") {
-                                o.insert("peer".into(), Value::Null);
-                            }
-                        }
-                    }
+    // Only the first line is the header: it is rewritten, the rest kept as it is.
+    let (first, rest) = replay.split_once('\n').unwrap_or((&replay, ""));
+    let header = serde_json::from_str::<Value>(first)
+        .ok()
+        .filter(|v| v["event"] == "header");
+    let Some(mut h) = header else {
+        return replay;
+    };
+    h["seats"] = json!(entrants);
+    if let Some(seats) = h["params"]["seats"].as_array_mut() {
+        for s in seats {
+            if let Some(o) = s.as_object_mut() {
+                if o.contains_key("peer") {
+                    o.insert("peer".into(), Value::Null);
                 }
-                out.push_str(&h.to_string());
-                out.push('\n');
-                continue;
             }
         }
-        out.push_str(line);
-        out.push('\n');
     }
+    let mut out = h.to_string();
+    out.push('\n');
+    out.push_str(rest);
     out
 }
 
