@@ -605,7 +605,8 @@ pub fn strong_orders<R: Rng>(
 }
 
 /// A support of one of our units whose order changed after the support was chosen would be
-/// void (unmatched): it becomes a hold.
+/// void (unmatched): it becomes a hold. A support of a move that now goes to the other coast of
+/// the same province follows the move (a support naming a coast must name the move's coast).
 fn match_own_supports(orders: &mut [Order]) {
     let by_prov = |orders: &[Order], p: Prov| {
         orders
@@ -615,8 +616,15 @@ fn match_own_supports(orders: &mut [Order]) {
     };
     for i in 0..orders.len() {
         let keep = match orders[i] {
-            Order::SupportMove { target, dest, .. } => match by_prov(orders, target.prov) {
-                Some(Order::Move { dest: d, .. }) => d.prov == dest.prov,
+            Order::SupportMove { unit, target, dest } => match by_prov(orders, target.prov) {
+                Some(Order::Move { dest: d, .. }) if d.prov == dest.prov => {
+                    orders[i] = Order::SupportMove {
+                        unit,
+                        target,
+                        dest: d,
+                    };
+                    true
+                }
                 Some(_) => false,
                 None => true,
             },

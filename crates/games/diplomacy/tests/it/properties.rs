@@ -229,10 +229,11 @@ fn strong_orders_in_random_positions(seed: u64, phases: usize) {
             };
             assert!(
                 matches!(e.reason, kakehiki_diplomacy::VoidReason::Unmatched(_)) && !supported_own,
-                "illegal strong order in {}: {:?} {:?}",
+                "illegal strong order in {}: {:?} {:?}; its orders: {:?}",
                 board.phase,
                 orders[e.index],
-                e.reason
+                e.reason,
+                orders.iter().filter(|o| o.0 == e.power).collect::<Vec<_>>()
             );
         }
         // Random orders move the game on, so positions vary.
@@ -252,4 +253,11 @@ proptest! {
     fn strong_orders_are_legal_complete_and_deterministic(seed in any::<u64>()) {
         strong_orders_in_random_positions(seed, 24);
     }
+}
+
+/// Found by the property above on CI: in F1908M strong Russia's army supported a move of its
+/// fleet that the fleet no longer made.
+#[test]
+fn strong_supports_match_their_own_units_orders_seed_14652057594896246149() {
+    strong_orders_in_random_positions(14652057594896246149, 24);
 }
