@@ -254,6 +254,15 @@ pub async fn serve(store: Box<dyn Store>, addr: std::net::SocketAddr) -> std::io
 pub async fn serve_router(router: Router, addr: std::net::SocketAddr) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     tracing::info!("web UI on http://{}", listener.local_addr()?);
+    serve_listener(router, listener).await
+}
+
+/// Serve a router on a bound listener (port 0 given, the caller reads the port) until the
+/// process ends.
+pub async fn serve_listener(
+    router: Router,
+    listener: tokio::net::TcpListener,
+) -> std::io::Result<()> {
     axum::serve(listener, router).await
 }
 

@@ -46,9 +46,16 @@ pub fn run(args: WebArgs) -> anyhow::Result<u8> {
             None => format!("cannot open the results store {}", args.db.display()),
         })?;
     let runtime = tokio::runtime::Runtime::new()?;
-    println!("Kakehiki web UI on http://{} (Ctrl-C to stop)", args.bind);
     runtime
-        .block_on(kakehiki_web::serve_router(app, args.bind))
+        .block_on(async {
+            let listener = tokio::net::TcpListener::bind(args.bind).await?;
+            // The address bound, so that `--bind 127.0.0.1:0` says which port it got.
+            println!(
+                "Kakehiki web UI on http://{} (Ctrl-C to stop)",
+                listener.local_addr()?
+            );
+            kakehiki_web::serve_listener(app, listener).await
+        })
         .with_context(|| format!("cannot serve on {}", args.bind))?;
     Ok(exit::OK)
 }

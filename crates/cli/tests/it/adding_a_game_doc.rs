@@ -4,10 +4,11 @@
 //! the seat record.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use kakehiki_core::exchange::{SeatEnd, SeatExchange};
 use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
+
+use crate::support::kakehiki;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -109,7 +110,7 @@ fn the_replay_shown_is_what_the_command_writes() {
     );
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.jsonl");
-    let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+    let out = kakehiki()
         .args(args)
         .arg("--replay")
         .arg(&path)

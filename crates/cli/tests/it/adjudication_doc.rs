@@ -3,9 +3,11 @@
 //! byte.
 
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
+
+use crate::support::kakehiki;
 
 /// The fenced blocks of a Markdown text whose info string is `info`, in order.
 fn blocks(text: &str, info: &str) -> Vec<(String, String)> {
@@ -35,7 +37,7 @@ fn blocks(text: &str, info: &str) -> Vec<(String, String)> {
 }
 
 fn adjudicate(input: &str) -> String {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+    let mut child = kakehiki()
         .args(["diplomacy", "adjudicate"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

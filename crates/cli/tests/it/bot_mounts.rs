@@ -8,8 +8,10 @@ use std::process::Command;
 
 use kakehiki_agent::{Layer, SandboxLevel, SandboxReport};
 
+use crate::support;
+
 fn kakehiki(dir: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_kakehiki"));
+    let mut c = support::kakehiki();
     c.current_dir(dir);
     c
 }

@@ -3,14 +3,11 @@
 //! request whose replies all timed out in its timing table, condenses identical errors at the
 //! game's own labels, and shows how a crashed or exited bot ended with its stderr.
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-fn kakehiki() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kakehiki"))
-}
+use crate::support::kakehiki;
 
 /// `kakehiki check ARGS`: its exit code, stdout and stderr.
 fn check(args: &[&str]) -> (Option<i32>, String, String) {

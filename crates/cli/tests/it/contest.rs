@@ -4,9 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_kakehiki")
-}
+use crate::support::bin;
 
 /// A NAC round robin of CPU-bound built-in bots: 5 entrants, 5 tables, `games` games each.
 fn nac_contest(dir: &Path, name: &str, games: u32) -> PathBuf {

@@ -2,23 +2,13 @@
 //! worker processes play it, one is killed with SIGKILL in the middle of a match, and every match
 //! still completes exactly once. Needs KAKEHIKI_TEST_DATABASE_URL (CI: `.ci/postgres.sh`).
 
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_kakehiki")
-}
+use crate::support::{bin, repo};
 
 fn database_url() -> Option<String> {
     kakehiki_store::test_database_url()
-}
-
-fn repo_root() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
 }
 
 fn worker(url: &str) -> Child {
@@ -45,7 +35,7 @@ fn three_workers_one_killed_mid_match_every_match_completes_exactly_once() {
     let url = kakehiki_store::fresh_test_schema(&url, "workers");
     let dir = tempfile::tempdir().unwrap();
     // Each match has a process bot that starts slowly, so a match takes about half a second.
-    let bot = repo_root().join("examples/bots/python/nac_bot.py");
+    let bot = repo().join("examples/bots/python/nac_bot.py");
     let mut text = String::from("name = \"pg-workers\"\ngame = \"nac\"\nformat = \"round-robin\"\nseed = 5\ngames = 4\nbootstrap = 20\n");
     text.push_str(&format!(
         "\n[[entrants]]\nname = \"slow-python\"\nseat = \"cmd:sh -c 'sleep 0.4; exec python3 {}'\"\n",

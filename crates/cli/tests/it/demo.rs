@@ -2,21 +2,11 @@
 //! give a result (not seven equal draws), and the demo ends with the command that shows them in
 //! the browser.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use serde_json::Value;
 
-fn kakehiki() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kakehiki"))
-}
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
+use crate::support::{kakehiki, repo};
 
 fn standings(db: &Path, contest: &str) -> Value {
     let out = kakehiki()

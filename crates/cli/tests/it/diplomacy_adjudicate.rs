@@ -2,14 +2,16 @@
 //! blank line, exit code 0 at end of input.
 
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
+
+use crate::support::kakehiki;
 
 const EX1_IN: &str = r#"{"phase":"S1901M","units":{"AUSTRIA":["A BUD","A VIE","F TRI"],"ENGLAND":["A LVP","F EDI","F LON"],"FRANCE":["A MAR","A PAR","F BRE"],"GERMANY":["A BER","A MUN","F KIE"],"ITALY":["A ROM","A VEN","F NAP"],"RUSSIA":["A MOS","A WAR","F SEV","F STP/SC"],"TURKEY":["A CON","A SMY","F ANK"]},"orders":{"ENGLAND":["f edi -> nrg"],"FRANCE":["A PAR - BUR"],"GERMANY":["A MUN - BUR"]}}"#;
 const EX1_OUT: &str = r#"{"phase":"S1901M","next_phase":"F1901M","results":{"A MUN":"fails","A PAR":"fails","F EDI":"succeeds"},"units":{"AUSTRIA":["A BUD","A VIE","F TRI"],"ENGLAND":["A LVP","F LON","F NWG"],"FRANCE":["A MAR","A PAR","F BRE"],"GERMANY":["A BER","A MUN","F KIE"],"ITALY":["A ROM","A VEN","F NAP"],"RUSSIA":["A MOS","A WAR","F SEV","F STP/SC"],"TURKEY":["A CON","A SMY","F ANK"]},"dislodged":{},"destroyed":[],"centers":{"AUSTRIA":["BUD","TRI","VIE"],"ENGLAND":["EDI","LON","LVP"],"FRANCE":["BRE","MAR","PAR"],"GERMANY":["BER","KIE","MUN"],"ITALY":["NAP","ROM","VEN"],"RUSSIA":["MOS","SEV","STP","WAR"],"TURKEY":["ANK","CON","SMY"]},"errors":[]}"#;
 
 #[test]
 fn adjudicate_service_end_to_end() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+    let mut child = kakehiki()
         .args(["diplomacy", "adjudicate"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -35,7 +37,7 @@ fn adjudicate_service_end_to_end() {
 fn adjudicate_answers_each_line_before_the_next_arrives() {
     use std::io::{BufRead, BufReader};
     for threads in ["1", "2"] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+        let mut child = kakehiki()
             .args(["diplomacy", "adjudicate", "--threads", threads])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -57,7 +59,7 @@ fn adjudicate_answers_each_line_before_the_next_arrives() {
 
 #[test]
 fn adjudicate_rejects_zero_threads() {
-    let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+    let out = kakehiki()
         .args(["diplomacy", "adjudicate", "--threads", "0"])
         .stdin(Stdio::null())
         .output()

@@ -3,17 +3,15 @@
 //! well-known facts.
 
 use std::collections::BTreeSet;
-use std::process::Command;
 
 use kakehiki_diplomacy::map::{bits, standard};
 use kakehiki_diplomacy::{Board, ProvinceKind, UnitKind};
 use serde_json::Value;
 
+use crate::support::kakehiki;
+
 fn run(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
-        .args(args)
-        .output()
-        .expect("run kakehiki");
+    let out = kakehiki().args(args).output().expect("run kakehiki");
     assert_eq!(
         out.status.code(),
         Some(0),

@@ -2,12 +2,14 @@
 //! a summary that agrees with its games, the text table, a process opponent in the sandbox, and
 //! clear errors for bad flags.
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
+use crate::support;
+
 fn kakehiki(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+    support::kakehiki()
         .args(args)
         .output()
         .expect("run kakehiki")

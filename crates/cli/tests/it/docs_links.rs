@@ -4,17 +4,11 @@
 //! with pulldown-cmark, as a Markdown renderer reads them, so code spans and code blocks are
 //! not links.
 
+use crate::support::repo;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("repository root")
-}
 
 /// Every `.md` file under `dir`, skipping build output and version control.
 fn markdown_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -166,7 +160,7 @@ fn check_named_doc(root: &Path, file: &Path, name: &str) -> Option<String> {
 
 #[test]
 fn every_markdown_link_resolves_inside_the_repository() {
-    let root = repo_root();
+    let root = repo();
     let mut files = Vec::new();
     markdown_files(&root, &mut files);
     for must in ["README.md", "docs/adjudicator.md", "starters/README.md"] {
@@ -206,7 +200,7 @@ fn every_markdown_link_resolves_inside_the_repository() {
 /// caught; code spans are not links.
 #[test]
 fn the_checker_catches_bad_links() {
-    let root = repo_root();
+    let root = repo();
     let dir = root.join("target").join("docs-links-selftest");
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("t.md");

@@ -6,22 +6,10 @@
 //! dev-dependency); `kakehiki games` never lists it.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn kakehiki() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kakehiki"))
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+use crate::support::{described, kakehiki};
 
 /// A process bot: paper, except `X` in round 2 and `rock` in round 3 (both invalid); says
 /// goodbye on stderr at `END`.
@@ -50,7 +38,7 @@ fn play(dir: &Path, seats: &[&str], extra: &[&str]) -> PathBuf {
         cmd.args(["--seat", s]);
     }
     let out = cmd.args(extra).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", described(&out));
     replay
 }
 
@@ -91,7 +79,7 @@ fn play_and_replay_verify_with_the_seat_record() {
         .args(["--seat", &bot, "--seat", "builtin:random"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", described(&out));
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let errors = &report["seats"][0]["errors"];
     assert_eq!(errors[0]["at"], "round 2", "{report}");
@@ -114,8 +102,12 @@ fn play_and_replay_verify_with_the_seat_record() {
     assert_eq!(end["stderr"], "bye: won 0, lost 3\n");
 
     let out = kakehiki().arg("replay").arg(&replay).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(text(&out).contains("byte for byte"), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", described(&out));
+    assert!(
+        described(&out).contains("byte for byte"),
+        "{}",
+        described(&out)
+    );
 
     // A changed reply is found: the re-run parses the recorded bytes again.
     let tampered = std::fs::read_to_string(&replay)
@@ -124,7 +116,7 @@ fn play_and_replay_verify_with_the_seat_record() {
     let t = dir.path().join("tampered.jsonl");
     std::fs::write(&t, tampered).unwrap();
     let out = kakehiki().arg("replay").arg(&t).output().unwrap();
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(3), "{}", described(&out));
 }
 
 /// A replay whose format is older than the driver's is refused before the re-run with a pointer
@@ -141,7 +133,7 @@ fn old_and_unknown_formats_get_specific_errors() {
     let old = dir.path().join("old.jsonl");
     std::fs::write(&old, current.replace("rps-replay@1", "rps-replay@0")).unwrap();
     let out = kakehiki().arg("replay").arg(&old).output().unwrap();
-    let t = text(&out);
+    let t = described(&out);
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert!(
         t.contains("replay format kakehiki/rps-replay@0 is older than this kakehiki's kakehiki/rps-replay@1: convert it with `kakehiki replay --upgrade"),
@@ -153,7 +145,7 @@ fn old_and_unknown_formats_get_specific_errors() {
         .arg(&old)
         .output()
         .unwrap();
-    let t = text(&out);
+    let t = described(&out);
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert!(
         t.contains("rps has no older replay format to upgrade from \"kakehiki/rps-replay@0\""),
@@ -165,7 +157,7 @@ fn old_and_unknown_formats_get_specific_errors() {
         .arg(&replay)
         .output()
         .unwrap();
-    let t = text(&out);
+    let t = described(&out);
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert!(
         t.contains("is already in the current format (kakehiki/rps-replay@1): nothing to upgrade"),
@@ -179,7 +171,7 @@ fn old_and_unknown_formats_get_specific_errors() {
         let f = dir.path().join("other.jsonl");
         std::fs::write(&f, current.replace("kakehiki/rps-replay@1", format)).unwrap();
         let out = kakehiki().arg("replay").arg(&f).output().unwrap();
-        let t = text(&out);
+        let t = described(&out);
         assert_eq!(out.status.code(), Some(1), "{t}");
         assert!(t.contains(says), "{format}: {t}");
     }
@@ -190,7 +182,7 @@ fn old_and_unknown_formats_get_specific_errors() {
         .args(["-o", "x.jsonl"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", described(&out));
 }
 
 /// `check` plays a contestant's rps bot like any game's: a good bot passes, a bad one fails
@@ -203,7 +195,7 @@ fn check_plays_an_rps_bot() {
         .args(["check", "rps", "--seat", &good, "--json"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", described(&out));
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["passed"], true, "{r}");
     // The bot in the first and in the last seat.
@@ -220,7 +212,7 @@ fn check_plays_an_rps_bot() {
         .args(["check", "rps", "--seat", &bad, "--json"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(4), "{}", described(&out));
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["passed"], false, "{r}");
     let e = &r["matches"][0]["errors"][0];
@@ -257,7 +249,7 @@ fn view_shows_rps_with_the_generic_viewer_and_seat_panels() {
         .arg(&page_path)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", described(&out));
     let page = std::fs::read_to_string(&page_path).unwrap();
     let m = page_model(&page);
     assert_eq!(m["extra"]["generic"], true, "{m}");
@@ -333,7 +325,7 @@ seat = {bot:?}
         .args(["--quiet", "--no-standings"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", described(&out));
     let out = kakehiki()
         .args([
             "contest",
@@ -346,7 +338,7 @@ seat = {bot:?}
         .arg(&db)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", described(&out));
     let s: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(s["complete"], true, "{s}");
     assert_eq!(s["matches_stored"], 6, "{s}");
@@ -368,7 +360,7 @@ seat = {bot:?}
         .arg(&rdir)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", described(&out));
     let mut verified = 0;
     for f in std::fs::read_dir(rdir.join("rps-cup")).unwrap() {
         let f = f.unwrap().path();
@@ -381,7 +373,7 @@ seat = {bot:?}
             Some(0),
             "{}: {}",
             f.display(),
-            text(&out)
+            described(&out)
         );
         verified += 1;
     }

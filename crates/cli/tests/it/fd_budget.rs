@@ -4,9 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_kakehiki")
-}
+use crate::support::{bin, text};
 
 /// A NAC round robin of four built-ins: four seats a match.
 fn contest(dir: &Path) -> PathBuf {
@@ -38,14 +36,6 @@ fn run(dir: &Path, soft: u32, hard: u32, db: &str) -> Output {
         .args(["--jobs", "8", "--quiet", "--no-standings"])
         .output()
         .unwrap()
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 #[test]

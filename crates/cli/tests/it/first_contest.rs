@@ -2,16 +2,18 @@
 //! first on PATH: ```` ```toml file=NAME ```` blocks are saved, ```` ```sh first-contest ````
 //! blocks run (stdout and stderr together), each ```` ```text output ```` block is matched against
 //! the output of the command block before it, ```` ```sh first-contest-background ```` starts the
-//! web server (on a free port in place of 8080) and every `http://127.0.0.1:8080/...` address on
+//! web server (on port 0 in place of 8080, the port read back from what it prints) and every `http://127.0.0.1:8080/...` address on
 //! the page is fetched from it.
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
+
+use crate::support::{loopback_url, start_and_read, Says, Server};
 
 fn fenced_blocks(doc: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
@@ -68,14 +70,6 @@ fn output_matches(expected: &str, actual: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// A plain HTTP/1.0 GET: (status line, body).
 fn get(port: u16, path: &str) -> std::io::Result<(String, String)> {
     let mut s = TcpStream::connect(("127.0.0.1", port))?;
@@ -86,15 +80,6 @@ fn get(port: u16, path: &str) -> std::io::Result<(String, String)> {
     let status = text.lines().next().unwrap_or("").to_string();
     let body = text.split_once("\r\n\r\n").map(|x| x.1).unwrap_or("");
     Ok((status, body.to_string()))
-}
-
-struct Background(Child);
-
-impl Drop for Background {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 #[test]
@@ -108,9 +93,8 @@ fn the_first_contest_walkthrough_works_as_written() {
         std::env::var("PATH").unwrap_or_default()
     );
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
     let mut last_output: Option<String> = None;
-    let mut background = Vec::new();
+    let mut background: Option<(Server, u16)> = None;
     let (mut ran, mut checked) = (0, 0);
     for (info, body) in fenced_blocks(&doc) {
         if let Some(name) = info.strip_prefix("toml file=") {
@@ -135,16 +119,15 @@ fn the_first_contest_walkthrough_works_as_written() {
             }
             checked += 1;
         } else if info == "sh first-contest-background" {
-            let cmd = body.trim().replace("8080", &port.to_string());
-            let child = Command::new("bash")
-                .args(["-c", &format!("exec {cmd}")])
+            // Port 0 in place of 8080: the server says where it listens.
+            let mut cmd = Command::new("bash");
+            cmd.args(["-c", &format!("exec {}", body.trim().replace("8080", "0"))])
                 .current_dir(dir.path())
                 .env("PATH", &path)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap();
-            background.push(Background(child));
+                .stderr(Stdio::null());
+            let (server, url) = start_and_read(cmd, Says::Stdout, loopback_url);
+            let port = url.rsplit(':').next().unwrap().parse().unwrap();
+            background = Some((server, port));
             ran += 1;
         }
     }
@@ -174,18 +157,13 @@ fn the_first_contest_walkthrough_works_as_written() {
     paths.sort_unstable();
     paths.dedup();
     assert!(paths.len() >= 3, "{paths:?}");
-    assert!(!background.is_empty(), "the web server was not started");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "the web server did not listen");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let (server, port) = background.expect("the web server was not started");
     for p in paths {
         let (status, body) = get(port, p).unwrap();
         assert!(status.contains(" 200"), "{p}: {status}");
         assert!(body.contains("first-contest"), "{p}: {body}");
     }
-    drop(background);
+    drop(server);
 }
 
 #[test]

@@ -3,15 +3,9 @@
 //! read-only commands create nothing, and error messages say each cause once.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_kakehiki")
-}
-
-fn repo_file(rel: &str) -> String {
-    format!("{}/../../{rel}", env!("CARGO_MANIFEST_DIR"))
-}
+use crate::support::{bin, repo_file, text};
 
 fn nac_bot() -> String {
     format!(
@@ -43,14 +37,6 @@ fn results(db: &Path) -> i64 {
     };
     conn.query_row("SELECT COUNT(*) FROM kk_results", [], |r| r.get(0))
         .unwrap_or(0)
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 #[test]

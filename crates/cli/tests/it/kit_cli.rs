@@ -3,14 +3,12 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::Value;
 
-fn kakehiki() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kakehiki"))
-}
+use crate::support::kakehiki;
 
 /// `play` with a `tcp` seat says on stderr where it waits, and a client connecting there is
 /// the seat: it gets the game's first message.

@@ -2,17 +2,15 @@
 //! sandbox with the language's recipe and checked; exit 0 when the bot would be active, 4 when
 //! it was refused or its build or check failed.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
 
+use crate::support::{kakehiki, repo};
+
 const MINIMAL: &str =
     "name = \"g\"\ngame = \"geister\"\nbuiltins = [\"random\", \"strong\"]\nlanguages = [\"python\", \"cpp\"]\n";
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn have(program: &str) -> bool {
     Command::new(program)
@@ -36,7 +34,7 @@ fn ladder_build_of(
 ) -> (Option<i32>, Value) {
     let config = dir.join("ladder.toml");
     std::fs::write(&config, config_text).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+    let out = kakehiki()
         .args([
             "ladder",
             "build",
@@ -91,7 +89,7 @@ fn the_java_javascript_and_rust_starters_build_pass_check_and_are_active() {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("ladder.toml");
         std::fs::write(&config, all).unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+        let out = kakehiki()
             .args(["ladder", "build", "--json", "--config"])
             .arg(&config)
             .args(["--language", language])
@@ -195,7 +193,7 @@ fn a_hostile_archive_is_refused_and_an_unknown_language_too() {
 }
 
 fn invite(db: &Path, name: &str, extra: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+    kakehiki()
         .args(["ladder", "invite", name, "--json", "--db"])
         .arg(db)
         .args(extra)
@@ -291,7 +289,7 @@ fn serve_with(dir: &Path, config: &Path, store: &[String], extra: &[&str]) -> (S
         .unwrap()
         .port();
     let server = Server(
-        Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+        kakehiki()
             .args(["ladder", "serve", "--config"])
             .arg(config)
             .args(store)
@@ -320,7 +318,7 @@ impl Drop for Server {
 }
 
 fn submit(server: &str, token: &str, language: &str, path: &Path) -> (Option<i32>, Value, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+    let out = kakehiki()
         .args([
             "submit", "--server", server, "--token", token, "--ladder", "g",
         ])
@@ -485,7 +483,7 @@ run = "python3 bot.py"
     let store = ["--db".to_string(), db.display().to_string()];
     let lease = ["--workers", "0", "--lease-secs", "3"];
     let (first, server) = serve_with(dir.path(), &config, &store, &lease);
-    let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+    let out = kakehiki()
         .args(["submit", "--server", &server, "--token", &token])
         .args(["--ladder", "g", "--language", "python", "--json"])
         .arg(&starter)
@@ -571,7 +569,7 @@ fn a_ladder_on_postgresql_is_played_by_workers_and_a_killed_worker_loses_nothing
 /// A `kakehiki worker` on `url` with a short lease, unpacking programs in `programs`.
 fn worker(url: &str, programs: &Path) -> Server {
     Server(
-        Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+        kakehiki()
             .args(["worker", "--database-url", url, "--lease-secs", "3"])
             .args(["--poll-ms", "100", "--programs"])
             .arg(programs)
@@ -585,7 +583,7 @@ fn plays_rates_and_lists(dir: &Path, store: &[String], external: Option<&str>) {
     let config = dir.join("ladder.toml");
     std::fs::write(&config, MINIMAL).unwrap();
     let token_of = |name: &str| {
-        let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+        let out = kakehiki()
             .args(["ladder", "invite", name, "--json"])
             .args(store)
             .env_remove("KAKEHIKI_DATABASE_URL")
@@ -778,7 +776,7 @@ fn the_final_freezes_the_ladder_and_plays_the_active_versions() {
     };
     let tokens = [token_of("alice"), token_of("bob")];
     let final_ = |extra: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+        kakehiki()
             .args(["ladder", "final", "--config"])
             .arg(&config)
             .arg("--db")
@@ -810,7 +808,7 @@ fn the_final_freezes_the_ladder_and_plays_the_active_versions() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("kakehiki contest standings g-final"), "{err}");
     // Published: the final's standings hold both versions; the ladder is frozen.
-    let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+    let out = kakehiki()
         .args([
             "contest",
             "standings",
@@ -845,7 +843,7 @@ fn options_the_game_refuses_are_named_before_any_match() {
     let config = dir.path().join("ladder.toml");
     let serve = |text: &str| {
         std::fs::write(&config, format!("{MINIMAL}{text}")).unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+        let out = kakehiki()
             .args(["ladder", "serve", "--config"])
             .arg(&config)
             .arg("--db")
@@ -874,7 +872,7 @@ fn options_the_game_refuses_are_named_before_any_match() {
 
     // A good option: the bot is built and checked with it.
     std::fs::write(&config, format!("{MINIMAL}[options]\nmax_plies = 40\n")).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+    let out = kakehiki()
         .args([
             "ladder",
             "build",
@@ -989,7 +987,7 @@ fn an_organiser_disables_an_account_and_retires_a_bot_from_the_command_line() {
         })
         .unwrap();
     let run = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+        let out = kakehiki()
             .arg("ladder")
             .args(args)
             .arg("--db")

@@ -10,12 +10,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::support::{kakehiki, loopback_url, repo, start_and_read, Says, Server};
+
 const MINIMAL: &str =
     "name = \"g\"\ngame = \"geister\"\nbuiltins = [\"random\", \"strong\"]\nlanguages = [\"python\", \"cpp\"]\n";
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// The store a test serves: an SQLite file, or a PostgreSQL schema of its own.
 enum Db {
@@ -34,7 +32,7 @@ impl Db {
 
 /// `kakehiki ladder invite NAME --json`: the sign-up code and the API token.
 fn invite(db: &Db, name: &str, extra: &[&str]) -> (String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+    let out = kakehiki()
         .args(["ladder", "invite", name, "--json"])
         .args(db.args())
         .args(extra)
@@ -49,31 +47,6 @@ fn invite(db: &Db, name: &str, extra: &[&str]) -> (String, String) {
 }
 
 /// Kills the server when the test ends, however it ends.
-struct Server(std::process::Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn wait_for_port(port: u16, what: &str) {
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(started.elapsed().as_secs() < 20, "{what} did not start");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 /// `kakehiki ladder serve` of `config` on a free loopback port with an SQLite store; its URL.
 fn serve(dir: &Path, config: &str, extra: &[&str]) -> (Server, String, Db) {
     let db = Db::Sqlite(dir.join("ladder.sqlite"));
@@ -85,23 +58,16 @@ fn serve(dir: &Path, config: &str, extra: &[&str]) -> (Server, String, Db) {
 fn serve_on(dir: &Path, config: &str, extra: &[&str], db: &Db) -> (Server, String) {
     let path = dir.join("ladder.toml");
     std::fs::write(&path, config).unwrap();
-    let port = free_port();
-    let server = Server(
-        Command::new(env!("CARGO_BIN_EXE_kakehiki"))
-            .args(["ladder", "serve", "--config"])
-            .arg(&path)
-            .args(db.args())
-            .arg("--data")
-            .arg(dir.join("data"))
-            .args(["--bind", &format!("127.0.0.1:{port}")])
-            .args(extra)
-            .env_remove("KAKEHIKI_DATABASE_URL")
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    wait_for_port(port, "the server");
-    (server, format!("http://127.0.0.1:{port}"))
+    let mut cmd = kakehiki();
+    cmd.args(["ladder", "serve", "--config"])
+        .arg(&path)
+        .args(db.args())
+        .arg("--data")
+        .arg(dir.join("data"))
+        .args(["--bind", "127.0.0.1:0"])
+        .args(extra)
+        .env_remove("KAKEHIKI_DATABASE_URL");
+    start_and_read(cmd, Says::Stderr, loopback_url)
 }
 
 /// An answer: status, headers we look at, body.
@@ -532,7 +498,7 @@ fn sign_up_log_in_upload(dir: &Path, url: &str, db: &Db) {
     );
     assert!(o.body.contains("queue depth "), "{}", o.body);
     assert!(o.body.contains("id=\"workers\">"), "{}", o.body);
-    let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+    let out = kakehiki()
         .args(["ladder", "freeze", "--config"])
         .arg(dir.join("ladder.toml"))
         .args(db.args())
@@ -601,7 +567,7 @@ fn sign_up_log_in_upload(dir: &Path, url: &str, db: &Db) {
     assert_eq!(after.log_in("alice", NEW).status, 401);
     assert_eq!(after.sign_up(&again_code, PASSWORD).status, 303);
     assert_eq!(after.get("/me").status, 200);
-    let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+    let out = kakehiki()
         .args(["ladder", "invite", "nobody", "--again"])
         .args(db.args())
         .env_remove("KAKEHIKI_DATABASE_URL")
@@ -748,16 +714,6 @@ fn uploads_are_rate_limited_per_account_through_the_api_and_the_form() {
 
 // ------------------------------------------------------------------------------- in a browser
 
-/// Kills chromedriver when the test ends.
-struct Driver(std::process::Child);
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn on_path(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|d| d.join(name))
@@ -782,16 +738,14 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
     let dir = tempfile::tempdir().unwrap();
     let (_server, url, db) = serve(dir.path(), MINIMAL, &[]);
     let (code, _) = invite(&db, "alice", &[]);
-    let port = free_port();
-    let _driver = Driver(
-        Command::new(driver)
-            .arg(format!("--port={port}"))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    wait_for_port(port, "chromedriver");
+    let mut cmd = Command::new(driver);
+    cmd.arg("--port=0").stderr(std::process::Stdio::null());
+    let (_driver, port) = start_and_read(cmd, Says::Stdout, |line| {
+        line.strip_prefix("ChromeDriver was started successfully on port ")?
+            .trim_end_matches('.')
+            .parse::<u16>()
+            .ok()
+    });
     let profile = tempfile::tempdir().unwrap();
     let bot = repo()
         .join("starters/geister/python/bot.py")

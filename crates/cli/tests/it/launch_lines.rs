@@ -4,21 +4,14 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
+
+use crate::support::{self, described};
 
 fn kakehiki(dir: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_kakehiki"));
+    let mut c = support::kakehiki();
     c.current_dir(dir);
     c
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 fn nac_example() -> String {
@@ -72,11 +65,11 @@ fn check_takes_plays_sandbox_flags_and_seat_dir_counts_from_0() {
         .args(["--sandbox", "best", "--disk-mib", "64"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", described(&out));
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("passed"),
         "{}",
-        text(&out)
+        described(&out)
     );
     // check plays one bot: its folder is seat 0's.
     let out = kakehiki(d)
@@ -91,8 +84,8 @@ fn check_takes_plays_sandbox_flags_and_seat_dir_counts_from_0() {
         .args(["--seat-dir", "1=bot"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(text(&out).contains("from 0"), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", described(&out));
+    assert!(described(&out).contains("from 0"), "{}", described(&out));
 
     // play: seat 0 is the first seat.
     let out = kakehiki(d)
@@ -115,7 +108,7 @@ fn check_takes_plays_sandbox_flags_and_seat_dir_counts_from_0() {
         ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", described(&out));
     let out = kakehiki(d)
         .args([
             "play",
@@ -135,11 +128,11 @@ fn check_takes_plays_sandbox_flags_and_seat_dir_counts_from_0() {
         ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", described(&out));
     assert!(
-        text(&out).contains("N must be a seat number, from 0 to 3"),
+        described(&out).contains("N must be a seat number, from 0 to 3"),
         "{}",
-        text(&out)
+        described(&out)
     );
 }
 
@@ -179,20 +172,20 @@ fn keep_seat_files_copies_each_process_seats_working_folder_out() {
             .arg(format!("kept-{level}"))
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{level}: {}", text(&out));
+        assert_eq!(out.status.code(), Some(0), "{level}: {}", described(&out));
         let log = std::fs::read_to_string(kept.join("seat-0/logs/bot.log"));
         assert_eq!(
             log.ok().as_deref(),
             Some("seat 0 was here\n"),
             "{level}: {}",
-            text(&out)
+            described(&out)
         );
         let crash = std::fs::read_to_string(kept.join("seat-2/crash.log"));
         assert_eq!(
             crash.ok().as_deref(),
             Some("about to crash\n"),
             "{level}: {}",
-            text(&out)
+            described(&out)
         );
         assert!(
             !kept.join("seat-1").exists(),
@@ -219,7 +212,7 @@ fn a_launch_line_that_enters_a_hidden_folder_is_refused_with_the_flag_that_shows
         .args(["play", "nac", "--seat", &line, "--fill", "builtin:random"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", described(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains(&format!("names the folder {}", bot.display())),
@@ -234,11 +227,11 @@ fn a_launch_line_that_enters_a_hidden_folder_is_refused_with_the_flag_that_shows
         .args(["check", "nac", "--seat", &line])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", described(&out));
     assert!(
-        text(&out).contains(&format!("names the folder {}", bot.display())),
+        described(&out).contains(&format!("names the folder {}", bot.display())),
         "{}",
-        text(&out)
+        described(&out)
     );
     // As the seat's folder, it runs.
     let out = kakehiki(d)
@@ -253,5 +246,5 @@ fn a_launch_line_that_enters_a_hidden_folder_is_refused_with_the_flag_that_shows
         .args(["--seat-dir", &format!("0={}", bot.display()), "--strict"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", described(&out));
 }

@@ -25,5 +25,6 @@ mod play_cli;
 mod serve_diplomacy_daide;
 mod serve_geister_seed;
 mod starters;
+mod support;
 mod view_cli;
 mod werewolf_cli;

@@ -4,9 +4,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-fn kakehiki() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kakehiki"))
-}
+use crate::support::kakehiki;
 
 fn python_bot() -> String {
     format!(

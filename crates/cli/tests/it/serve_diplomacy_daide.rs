@@ -5,6 +5,8 @@ use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
+use crate::support::kakehiki;
+
 #[test]
 fn serve_diplomacy_daide_plays_a_game_with_the_clients_that_connect() {
     let dir = tempfile::tempdir().unwrap();
@@ -13,7 +15,7 @@ fn serve_diplomacy_daide_plays_a_game_with_the_clients_that_connect() {
         .local_addr()
         .unwrap()
         .port();
-    let mut server = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+    let mut server = kakehiki()
         .args(["serve", "diplomacy", "--protocol", "daide", "--games", "1"])
         .args(["--port", &port.to_string(), "--seed", "5"])
         .args(["--opt", "max_year=1901", "--opt", "connect_ms=30000"])
@@ -58,11 +60,7 @@ fn serve_diplomacy_daide_plays_a_game_with_the_clients_that_connect() {
     let replay = dir.path().join("game-000001.jsonl");
     let text = std::fs::read_to_string(&replay).unwrap();
     assert!(text.contains("'client0'") && text.contains("'client6'"));
-    let check = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
-        .arg("replay")
-        .arg(&replay)
-        .output()
-        .unwrap();
+    let check = kakehiki().arg("replay").arg(&replay).output().unwrap();
     assert!(
         String::from_utf8_lossy(&check.stdout).contains("byte for byte"),
         "{}",
@@ -72,7 +70,7 @@ fn serve_diplomacy_daide_plays_a_game_with_the_clients_that_connect() {
 
 #[test]
 fn serve_diplomacy_needs_the_daide_protocol() {
-    let out = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+    let out = kakehiki()
         .args(["serve", "diplomacy", "--games", "1"])
         .output()
         .unwrap();

@@ -3,13 +3,15 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
+
+use crate::support::kakehiki;
 
 /// Serves one game between two clients that leave at once; returns the printed run seed, the
 /// recorded one and the game's summary line.
 fn serve_one(extra: &[&str]) -> (u64, String, String) {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kakehiki"))
+    let mut child = kakehiki()
         .args(["serve", "geister", "--port", "0", "--games", "1"])
         .args(["--opt", "pace_ms=0", "--opt", "linger_ms=0"])
         .arg("--out")

@@ -10,13 +10,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-fn kakehiki() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kakehiki"))
-}
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use crate::support::{kakehiki, repo};
 
 fn starter_dir(game: &str, lang: &str) -> PathBuf {
     repo()

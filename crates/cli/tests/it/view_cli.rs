@@ -1,11 +1,7 @@
 //! `kakehiki view` and `play --view`: one self-contained page per replay, with the bots' stderr;
 //! and the Werewolf summary naming the winning team.
 
-use std::process::Command;
-
-fn kakehiki() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kakehiki"))
-}
+use crate::support::kakehiki;
 
 #[test]
 fn play_view_writes_a_self_contained_page_with_the_bots_stderr() {

@@ -4,15 +4,13 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-fn kakehiki() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kakehiki"))
-}
+use crate::support::kakehiki;
 
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
