@@ -12,6 +12,7 @@
 //!
 //! See `docs/referee.md` for the design.
 
+pub mod activity;
 pub mod jail;
 mod process;
 mod sandbox;

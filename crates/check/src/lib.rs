@@ -125,6 +125,11 @@ pub struct CheckedMatch {
 /// goes on to the next.
 pub const IDENTICAL_ERRORS: usize = 3;
 
+/// How long a bot that owes a reply may wait to read its input, asleep and using no CPU,
+/// before `check` gives up on that reply (a contest waits out the whole limit): such a bot waits
+/// for the referee while the referee waits for it.
+pub const WAITING_GIVEN: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Reply times of one kind of request under one rule set, over every match.
 #[derive(Debug, Serialize, Clone, PartialEq)]
 pub struct KindTimes {
@@ -577,6 +582,7 @@ impl Ctx<'_> {
         spec.rules = Some(case.rules.clone());
         spec.options = self.options.clone();
         spec.clock.stop_after_identical(IDENTICAL_ERRORS);
+        spec.clock.stop_when_waiting(WAITING_GIVEN);
         if let Some(progress) = self.args.progress {
             progress(&format!(
                 "check: {} rules {} seed {seed}, your bot in seat {seat} of {n} ({})",

@@ -23,6 +23,9 @@ struct ClockState {
     stop_after: Option<usize>,
     /// The seats stopped so ([`SeatClock::stopped`]).
     stopped: Vec<usize>,
+    /// Stop waiting for a reply once the bot has waited this long for input, asleep and using
+    /// no CPU (`check` only: a contest gives every reply its whole limit).
+    waiting_stop: Option<std::time::Duration>,
 }
 
 /// Why a seat stopped after identical errors is down ([`SeatClock::stop_after_identical`]).
@@ -61,6 +64,18 @@ impl SeatClock {
     /// to the end of this one. A match of a contest never sets it.
     pub fn stop_after_identical(&self, n: usize) {
         self.state().stop_after = Some(n.max(1));
+    }
+
+    /// Stop waiting for a reply once the bot has spent `after` asleep reading its input, using
+    /// no CPU ([`kakehiki_agent::activity`]): it waits for the referee while the referee waits
+    /// for it, and would time out however long it were given. `check` only.
+    pub fn stop_when_waiting(&self, after: std::time::Duration) {
+        self.state().waiting_stop = Some(after);
+    }
+
+    /// How long a bot may wait for input while it owes a reply before it is given up, if ever.
+    pub(crate) fn waiting_stop(&self) -> Option<std::time::Duration> {
+        self.state().waiting_stop
     }
 
     /// Whether `seat` was stopped after identical errors.

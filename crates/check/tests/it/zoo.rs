@@ -1,9 +1,9 @@
 //! A zoo of beginner bots: each makes one of the common mistakes on purpose, in at least two
 //! languages where the transport differs, and `check`'s diagnosis of it is asserted line by
 //! line: the first line about the mistake names its cause, its place in the game's own terms,
-//! and the fix. Each check finishes well under 30 s (the Geister set-up limit is shortened to
-//! 2 s so that the two start-up failures check waits out before it skips a rule set's other
-//! matches take 4 s, not 60).
+//! and the fix. Each check finishes well under 30 s at the games' own limits: a bot that waits
+//! for input while it owes a reply (no newline, nothing flushed) is given up on after a second,
+//! not at its 30 s set-up limit.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -54,8 +54,6 @@ fn assert_first_failure(text: &str, want: &[&str]) {
     assert_eq!(got, want, "\n{text}");
 }
 
-const GEISTER_FAST_SETUP: &[(&str, &str)] = &[("set_timeout_ms", "2000")];
-
 const SKIPPED_GPW: &str = "SKIP  your bot failed its start-up the same way twice under rules gpw: check did not play the other 1 planned match of these rules (fix the start-up first)";
 
 /// A reply with no newline, over pipes (sh) and over TCP (bash's /dev/tcp): what arrived, and
@@ -77,12 +75,12 @@ fn a_reply_without_a_newline() {
         format!("cmd:sh {pipe}"),
         format!("tcp-cmd:bash {tcp} {{host}} {{port}}"),
     ] {
-        let (_, text) = check("geister", Some("gpw"), &seat, GEISTER_FAST_SETUP);
+        let (_, text) = check("geister", Some("gpw"), &seat, &[]);
         assert_first_failure(
             &text,
             &[
                 "FAIL  seed 1000, seat 0 of 2 (first seat): 1 error",
-                "      set-up: not_ready: SET?: timeout: no reply to SET? within 2000 ms: your bot wrote \"SET:ABCD\" but no newline after it; end each reply with \"\\n\" and flush",
+                "      set-up: not_ready: SET?: timeout: no reply to SET? (its limit: 30000 ms): check stopped waiting: your bot was waiting to read its input (asleep, using no CPU), so it would never have replied: your bot wrote \"SET:ABCD\" but no newline after it; end each reply with \"\\n\" and flush",
                 "      your bot's program: exit code 0",
             ],
         );
@@ -106,13 +104,13 @@ fn output_never_flushed() {
         "/^SET\\?/ { print \"SET:ABCD\" }\n",
     );
     for seat in [format!("cmd:python3 {py}"), format!("cmd:awk -f {awk}")] {
-        let (_, text) = check("geister", Some("gpw"), &seat, GEISTER_FAST_SETUP);
+        let (_, text) = check("geister", Some("gpw"), &seat, &[]);
         let lines = first_failure(&text);
         assert_eq!(
             lines[..2],
             [
                 "FAIL  seed 1000, seat 0 of 2 (first seat): 1 error",
-                "      set-up: not_ready: SET?: timeout: no reply to SET? within 2000 ms: nothing arrived while your bot was running (too slow, or a reply written but not flushed: flush after each reply)",
+                "      set-up: not_ready: SET?: timeout: no reply to SET? (its limit: 30000 ms): check stopped waiting: your bot was waiting to read its input (asleep, using no CPU), so it would never have replied; nothing arrived: a reply written but not flushed stays in your bot's output buffer; flush after each reply",
             ],
             "\n{text}"
         );
@@ -139,7 +137,7 @@ fn debug_output_on_stdout() {
         format!("cmd:python3 {geister_py}"),
         format!("cmd:sh {geister_sh}"),
     ] {
-        let (_, text) = check("geister", Some("gpw"), &seat, GEISTER_FAST_SETUP);
+        let (_, text) = check("geister", Some("gpw"), &seat, &[]);
         let lines = first_failure(&text);
         assert_eq!(
             lines[1],
@@ -250,7 +248,7 @@ fn a_crash_names_its_ply_exit_code_and_exception() {
         "import sys\nfor line in sys.stdin:\n    if line.startswith('SET?'):\n        print('SET:ABCD', flush=True)\n    elif line.startswith('MOV?'):\n        x = int(line[100])\n",
     );
     let seat = format!("cmd:python3 {py}");
-    let (_, text) = check("geister", Some("gpw"), &seat, GEISTER_FAST_SETUP);
+    let (_, text) = check("geister", Some("gpw"), &seat, &[]);
     let lines = first_failure(&text);
     assert_eq!(
         lines[..4],

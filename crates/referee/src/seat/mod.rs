@@ -156,6 +156,12 @@ pub trait Transport: Send {
         None
     }
 
+    /// The process group of the bot's program, where the referee launched it: `check` watches
+    /// it for a bot waiting for input while it owes a reply ([`SeatClock::stop_when_waiting`]).
+    fn pgid(&self) -> Option<i32> {
+        None
+    }
+
     /// Stop the bot now (its exit is collected by [`Transport::finish`]).
     fn kill(&mut self);
 
@@ -694,7 +700,8 @@ impl Table {
                 let Seat::Live(t) = &mut self.seats[ask.seat] else {
                     return Answer::not_running("the seat changed while it was asked");
                 };
-                let answer = read_reply(t, &ask, written, deadline, discarded).await;
+                let watch = watch_of(self.clock.as_ref(), t.as_ref());
+                let answer = read_reply(t, &ask, written, deadline, discarded, watch).await;
                 self.span = answer
                     .time_us
                     .map(|us| (written, written + Duration::from_micros(us)));
@@ -824,6 +831,7 @@ impl Table {
         let mut reads = Vec::with_capacity(waiting.len());
         {
             let asks = &asks;
+            let clock = self.clock.as_ref();
             // Each live seat is read for the first of its asks (a second one in the same round
             // is not answered).
             for (seat, t) in self.seats.iter_mut().enumerate() {
@@ -833,9 +841,10 @@ impl Table {
                     continue;
                 };
                 let discarded = std::mem::take(&mut discarded[i]);
+                let watch = watch_of(clock, t.as_ref());
                 reads.push(async move {
                     let ask = &asks[i];
-                    let answer = read_reply(t, ask, written, deadline, discarded).await;
+                    let answer = read_reply(t, ask, written, deadline, discarded, watch).await;
                     let result = each(ask, &answer);
                     (i, answer, result)
                 });
@@ -1160,6 +1169,7 @@ impl Table {
                 .filter(|_| !live_due)
         };
         let mut reads: Vec<BoxFuture<'_, (usize, Received)>> = Vec::new();
+        let clock = self.clock.as_ref();
         let mut seats: Vec<Option<&mut Seat>> = self.seats.iter_mut().map(Some).collect();
         for (i, w) in waits.iter().enumerate() {
             let deadline = w.limit.map_or(far, |l| w.since + l);
@@ -1168,7 +1178,11 @@ impl Table {
                     if let Some(failed) = t.failed() {
                         return Some((i, answer_of(failed, None, &w.ask())));
                     }
-                    reads.push(Box::pin(async move { (i, t.read(deadline).await) }));
+                    // Only a seat that owes a reply is watched for waiting on its input.
+                    let watch = w.limit.and_then(|_| watch_of(clock, t.as_ref()));
+                    reads.push(Box::pin(async move {
+                        (i, read_watched(t.as_mut(), deadline, watch).await)
+                    }));
                 }
                 Some(Seat::Silent) if w.limit.is_some() => reads.push(Box::pin(async move {
                     tokio::time::sleep_until(deadline).await;
@@ -1275,20 +1289,26 @@ impl Table {
         {
             return;
         }
+        // `check` gave up on a bot waiting for input: said first, then what arrived.
+        let (within, hint) = match answer.detail.as_deref() {
+            Some(d) if d == WAITING_FOR_INPUT => (
+                format!("(its limit: {limit_ms} ms)"),
+                match answer.bytes.is_empty() {
+                    true => format!(": {d}{WAITING_NOTHING_ARRIVED}"),
+                    false => format!(": {d}{}", unterminated_hint(&answer.bytes, silent)),
+                },
+            ),
+            _ => (
+                format!("within {limit_ms} ms"),
+                unterminated_hint(&answer.bytes, silent),
+            ),
+        };
         let detail = match answer.outcome {
             // A failed handshake's kind is `not_ready`: its detail says it was a timeout.
             ExchangeOutcome::Timeout if ask.handshake => {
-                format!(
-                    "timeout: no reply to {} within {limit_ms} ms{}",
-                    ask.kind,
-                    unterminated_hint(&answer.bytes, silent)
-                )
+                format!("timeout: no reply to {} {within}{hint}", ask.kind)
             }
-            ExchangeOutcome::Timeout => format!(
-                "no reply to {} within {limit_ms} ms{}",
-                ask.kind,
-                unterminated_hint(&answer.bytes, silent)
-            ),
+            ExchangeOutcome::Timeout => format!("no reply to {} {within}{hint}", ask.kind),
             _ => format!(
                 "{} ({})",
                 answer.outcome.as_str().replace('_', " "),
@@ -1471,6 +1491,7 @@ async fn read_reply(
     written: Instant,
     deadline: Instant,
     mut discarded: Discarded,
+    watch: Option<Watch>,
 ) -> Answer {
     let mut stale = 0;
     let mut keep = |discarded: &mut Discarded, bytes: Vec<u8>| {
@@ -1488,7 +1509,7 @@ async fn read_reply(
             (Some(h), Some(p)) => deadline.min(h.at + p),
             _ => deadline,
         };
-        let r = t.read(until).await;
+        let r = read_watched(t.as_mut(), until, watch).await;
         let stale_unit = match &ask.accept {
             Some(f) => r.outcome == ExchangeOutcome::Reply && !r.truncated && !(f.0)(&r.bytes),
             None => false,
@@ -1520,6 +1541,76 @@ async fn read_reply(
     answer.discarded = discarded.summary();
     answer
 }
+
+/// How `check` watches a seat while its reply is owed ([`SeatClock::stop_when_waiting`]).
+#[derive(Debug, Clone, Copy)]
+struct Watch {
+    pgid: i32,
+    after: Duration,
+}
+
+fn watch_of(clock: Option<&SeatClock>, t: &dyn Transport) -> Option<Watch> {
+    let after = clock?.waiting_stop()?;
+    Some(Watch {
+        pgid: t.pgid()?,
+        after,
+    })
+}
+
+/// How often a watched seat's processes are looked at.
+const WATCH_EVERY: Duration = Duration::from_millis(100);
+
+/// The next reply unit by `deadline`; with a watch, sooner once the bot waits for input (a
+/// timeout whose detail is [`WAITING_FOR_INPUT`], with what arrived so far).
+async fn read_watched(t: &mut dyn Transport, deadline: Instant, watch: Option<Watch>) -> Received {
+    let Some(w) = watch else {
+        return t.read(deadline).await;
+    };
+    let read = tokio::select! {
+        r = t.read(deadline) => Some(r),
+        () = waiting_for_input(w) => None,
+    };
+    match read {
+        Some(r) => r,
+        // The read given up was cancel-safe: what arrived so far (a line without its newline)
+        // is read at once.
+        None => {
+            let mut r = t.read(Instant::now()).await;
+            if r.outcome == ExchangeOutcome::Timeout {
+                r.detail = Some(WAITING_FOR_INPUT.to_string());
+            }
+            r
+        }
+    }
+}
+
+/// Resolves once the watched bot has been asleep reading its input, using no CPU, for
+/// `w.after`. Never resolves where its processes cannot be read.
+async fn waiting_for_input(w: Watch) {
+    let mut since: Option<(Instant, u64)> = None;
+    loop {
+        tokio::time::sleep(WATCH_EVERY).await;
+        let now = Instant::now();
+        match kakehiki_agent::activity::group_activity(w.pgid) {
+            Some(a) if a.reading_input && a.all_asleep => match since {
+                Some((at, ticks)) if ticks == a.cpu_ticks => {
+                    if now.saturating_duration_since(at) >= w.after {
+                        return;
+                    }
+                }
+                _ => since = Some((now, a.cpu_ticks)),
+            },
+            _ => since = None,
+        }
+    }
+}
+
+/// A timeout's detail when `check` stopped waiting for a bot that waits for input.
+pub const WAITING_FOR_INPUT: &str = "check stopped waiting: your bot was waiting to read its input (asleep, using no CPU), so it would never have replied";
+
+/// What such a timeout adds after [`WAITING_FOR_INPUT`]: with nothing arrived, the reply is in
+/// the bot's output buffer (or was never written).
+pub const WAITING_NOTHING_ARRIVED: &str = "; nothing arrived: a reply written but not flushed stays in your bot's output buffer; flush after each reply";
 
 /// What a live seat's timeout adds when nothing at all arrived: the bot may be slow, or its
 /// reply may sit in its output buffer.

@@ -161,6 +161,10 @@ impl Transport for Pipe {
         (units, dropped)
     }
 
+    fn pgid(&self) -> Option<i32> {
+        Some(self.proc.pgid())
+    }
+
     fn failed(&self) -> Option<Received> {
         self.proc.output_exceeded().map(|bytes| {
             Received::failure(

@@ -517,6 +517,10 @@ impl Transport for TcpSeat {
         }
     }
 
+    fn pgid(&self) -> Option<i32> {
+        self.client.as_ref().map(ClientProcess::pgid)
+    }
+
     fn failed(&self) -> Option<Received> {
         match &self.conn {
             Some(c) => c
@@ -660,6 +664,10 @@ impl Transport for SharedTcpSeat {
                 }
             }
         })
+    }
+
+    fn pgid(&self) -> Option<i32> {
+        self.seat.try_lock().ok()?.pgid()
     }
 
     fn failed(&self) -> Option<Received> {
