@@ -166,7 +166,11 @@ pub(super) fn build(
                 }
                 let step = steps.len();
                 let pn = panel(panels, seat, line)?;
-                pn.time(elapsed_ms as f64);
+                // A replay with a seat record has its reply times from it (the placement's
+                // included, in µs); an older one from its plies.
+                if pn.exchanges.is_empty() {
+                    pn.time(elapsed_ms as f64);
+                }
                 let outcome_name = serde_json::to_value(outcome).unwrap_or(Value::Null);
                 let mut from = Value::Null;
                 let mut to = Value::Null;
@@ -269,7 +273,6 @@ pub(super) fn build(
             Event::Fault {
                 seat, kind, detail, ..
             } => {
-                let k = serde_json::to_value(kind).unwrap_or(Value::Null);
                 // Said as `check` and `play` say it: at the ply the seat was asked for (or the
                 // set-up), with the seat record's kind.
                 use kakehiki_geister::session::FaultKind;
@@ -290,10 +293,8 @@ pub(super) fn build(
                     error_kind,
                     &detail,
                 );
-                pending_notes.push(format!(
-                    "seat {seat}: {} ({detail})",
-                    k.as_str().unwrap_or("")
-                ));
+                // The step says what the panel says: the seat record's kind, not the event's.
+                pending_notes.push(format!("seat {seat}: {at}: {error_kind} ({detail})"));
             }
             Event::End {
                 winner,

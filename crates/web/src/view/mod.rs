@@ -192,7 +192,12 @@ pub fn view_model(text: &str, opts: &ViewOptions) -> Result<Value, ViewError> {
         game,
         "nac" | "religion-war" | "geister" | "werewolf" | "werewolf-nlp" | "diplomacy"
     );
-    let has_seat_record = seats::fill(&parsed, &mut panels, opts.private, !board)?;
+    // Geister's reply times come from the seat record (its placement is a reply too).
+    let counts = seats::Counts {
+        times: !board || game == "geister",
+        errors: !board,
+    };
+    let has_seat_record = seats::fill(&parsed, &mut panels, opts.private, counts)?;
     let (unit, steps, result, extra) = match game {
         "nac" | "religion-war" => nac::build(&parsed, &mut panels)?,
         "geister" => geister::build(&parsed, &mut panels)?,

@@ -57,18 +57,26 @@ fn panel_exchange(e: &SeatExchange) -> PanelExchange {
     }
 }
 
+/// What [`fill`] counts from the seat record besides the requests, exits and stderr.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Counts {
+    /// Reply times (a reply to a request with a limit, from a live seat).
+    pub times: bool,
+    /// Transport failures, as errors labelled with the game's own words.
+    pub errors: bool,
+}
+
 /// Fill the panels from the replay's seat record: every request, exit, stderr when `private`,
-/// and, with `counts`, the reply times and transport failures (as errors labelled with the
-/// game's own words). Returns whether the replay has a seat record.
+/// and what `counts` asks for. Returns whether the replay has a seat record.
 ///
-/// `counts` is off for the games whose board viewer still counts times and errors from the seat
-/// record itself (their builders were ported with their drivers); it is meant to be on for every
-/// game once those builders leave it to this function.
+/// Some games' board viewers still count times or errors from their own events (their
+/// builders were ported with their drivers); `counts` is meant to be all on for every game once
+/// those builders leave it to this function.
 pub(crate) fn fill(
     p: &ParsedReplay,
     panels: &mut [Panel],
     private: bool,
-    counts: bool,
+    counts: Counts,
 ) -> Result<bool, ViewError> {
     let record = record_of(p)?;
     if record.exchanges.is_empty() && record.ends.is_empty() {
@@ -91,13 +99,11 @@ pub(crate) fn fill(
                 format!("seat {} does not exist ({n} seats)", e.seat),
             )
         })?;
-        if !counts {
-            // The game's board viewer counts them.
-        } else if e.outcome.is_reply() {
-            if let (Some(us), Some(_)) = (e.time_us, e.limit_ms) {
+        if e.outcome.is_reply() {
+            if let (Some(us), Some(_), true) = (e.time_us, e.limit_ms, counts.times) {
                 pn.time(us as f64 / 1000.0);
             }
-        } else {
+        } else if counts.errors {
             let what = match e.outcome.as_str() {
                 "timeout" => format!(
                     "no reply to {} within {} ms",

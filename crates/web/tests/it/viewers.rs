@@ -232,6 +232,44 @@ fn geister_moves_are_told_in_the_board_frame() {
     assert!(checked[0] > 3 && checked[1] > 3, "{checked:?}");
 }
 
+/// A Geister bot that places and then crashes at its first move: its panel counts its one
+/// reply (the placement), and the step and the panel both call the crash a crash at the ply it
+/// was asked for, as `check` does.
+#[test]
+fn a_crashed_geister_seat_is_told_as_check_tells_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let bot = dir.path().join("crash.py");
+    std::fs::write(
+        &bot,
+        "import sys\nfor line in sys.stdin:\n    if line.startswith('SET?'):\n        print('SET:ABCD', flush=True)\n    elif line.startswith('MOV?'):\n        sys.exit(1)\n",
+    )
+    .unwrap();
+    let seat = format!("cmd:python3 {}", bot.display());
+    let replay = play("geister", 3, &[&seat, "builtin:random"], &[]);
+    let m = model(&replay);
+    let p0 = &m["seats"][0];
+    assert_eq!(p0["moves"], 1, "the placement is a reply: {p0}");
+    let errors = p0["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{p0}");
+    assert_eq!(errors[0]["at"], "ply 1", "{p0}");
+    assert_eq!(errors[0]["kind"], "crash", "{p0}");
+    let notes: Vec<&str> = m["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["notes"].as_array().unwrap())
+        .filter_map(Value::as_str)
+        .filter(|n| n.starts_with("seat 0: "))
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("seat 0: ply 1: crash (")),
+        "{notes:?}"
+    );
+    assert!(!notes.iter().any(|n| n.contains(": exit (")), "{notes:?}");
+}
+
 /// The phases of an AIWolf game log (`day,kind,...` lines) as `(day, phase)` in order.
 fn phases_of(log: &[String]) -> Vec<(u64, &'static str)> {
     let mut out: Vec<(u64, &'static str)> = Vec::new();
