@@ -88,6 +88,65 @@ fn a_reply_without_a_newline() {
     }
 }
 
+/// Where check stopped waiting, and why: the bot waits for input while it owes a reply.
+const WAITED: &str = "check stopped waiting: your bot was waiting to read its input (asleep, using no CPU), so it would never have replied";
+
+/// A reply with no newline in the other games where a reply is a line: Diplomacy's JSON over
+/// pipes (Python) and AIWolf's name over TCP (Python), given up on as soon as the bot waits
+/// for input; NAC's turn replies (Python over pipes), taken at the deadline and named.
+#[test]
+fn a_reply_without_a_newline_in_every_line_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let dip = bot(
+        dir.path(),
+        "nonl_dip.py",
+        "import sys, json\nfor line in sys.stdin:\n    sys.stdout.write(json.dumps({'ready': True})); sys.stdout.flush()\n",
+    );
+    let (_, text) = check("diplomacy", None, &format!("cmd:python3 {dip}"), &[]);
+    assert_first_failure(
+        &text,
+        &[
+            "FAIL  seed 1000, seat 0 of 7 (first seat) as AUSTRIA, 2 centres: 1 error",
+            &format!("      start: not_ready: start: timeout: no reply to start (its limit: 10000 ms): {WAITED}: your bot wrote \"{{\\\"ready\\\": true}}\" but no newline after it; end each reply with \"\\n\" and flush"),
+            "      your bot's program: killed by signal 9",
+        ],
+    );
+    let ww = bot(
+        dir.path(),
+        "nonl_ww.py",
+        "import socket, sys, json\n\
+         s = socket.create_connection((sys.argv[1], int(sys.argv[2])))\n\
+         for line in s.makefile('rb'):\n\
+         \x20   if json.loads(line)['request'] == 'NAME':\n\
+         \x20       s.sendall(b'zoo')\n",
+    );
+    let (_, text) = check(
+        "werewolf",
+        Some("aiwolf-0.6"),
+        &format!("tcp-cmd:python3 {ww} {{host}} {{port}}"),
+        &[],
+    );
+    assert_first_failure(
+        &text,
+        &[
+            "FAIL  seed 1000, seat 0 of 15 (first seat) as Agent[01] POSSESSED, dead: 1 error",
+            &format!("      day 0: not_ready: no NAME reply (its limit: 5000 ms): {WAITED}: your bot wrote \"zoo\" but no newline after it; end each reply with \"\\n\" and flush"),
+            "      your bot's program: exit code 0",
+        ],
+    );
+    let nac = bot(
+        dir.path(),
+        "nonl_nac.py",
+        "import sys\nprint('READY', flush=True)\nfor line in sys.stdin:\n    p = line.split()\n    if len(p) == 2 and p[1] in ('D', 'N'):\n        sys.stdout.write('0 1 2 3 4' if p[1] == 'D' else '0 1'); sys.stdout.flush()\n",
+    );
+    let (_, text) = check("nac", None, &format!("cmd:python3 {nac}"), &[]);
+    assert_eq!(
+        first_failure(&text)[1],
+        "      turn 1: invalid_reply: reply \"0 1 2 3 4\": no_newline: your bot wrote no newline after it, so it was taken only at the deadline; end each reply with \"\\n\" and flush",
+        "\n{text}"
+    );
+}
+
 /// Output never flushed: Python's print to a pipe and awk's print are buffered; nothing arrives
 /// while the bot runs.
 #[test]
@@ -116,6 +175,58 @@ fn output_never_flushed() {
         );
         assert!(text.contains(SKIPPED_GPW), "{text}");
     }
+}
+
+/// Output never flushed in the other games: Diplomacy (Python's print to a pipe), NAC (awk's
+/// print) and AIWolf over TCP (Python's buffered socket file): given up on as soon as the bot
+/// waits for input, with the fix.
+#[test]
+fn output_never_flushed_in_every_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let nothing = format!("{WAITED}; nothing arrived: a reply written but not flushed stays in your bot's output buffer; flush after each reply");
+    let dip = bot(
+        dir.path(),
+        "noflush_dip.py",
+        "import sys, json\nfor line in sys.stdin:\n    print(json.dumps({'ready': True}))\n",
+    );
+    let (_, text) = check("diplomacy", None, &format!("cmd:python3 {dip}"), &[]);
+    assert_eq!(
+        first_failure(&text)[1],
+        format!("      start: not_ready: start: timeout: no reply to start (its limit: 10000 ms): {nothing}"),
+        "\n{text}"
+    );
+    let nac = bot(
+        dir.path(),
+        "noflush_nac.awk",
+        "BEGIN { print \"READY\" }\n{ print \"0 0 0 0 0\" }\n",
+    );
+    let (_, text) = check("nac", None, &format!("cmd:awk -f {nac}"), &[]);
+    assert_eq!(
+        first_failure(&text)[1],
+        format!("      ready: not_ready: READY: timeout: no reply to READY (its limit: 5000 ms): {nothing}"),
+        "\n{text}"
+    );
+    let ww = bot(
+        dir.path(),
+        "noflush_ww.py",
+        "import socket, sys, json\n\
+         s = socket.create_connection((sys.argv[1], int(sys.argv[2])))\n\
+         r = s.makefile('rb'); w = s.makefile('wb')\n\
+         for line in r:\n\
+         \x20   if json.loads(line)['request'] == 'NAME':\n\
+         \x20       w.write(b'zoo\\n')\n",
+    );
+    let (_, text) = check(
+        "werewolf",
+        Some("aiwolf-0.6"),
+        &format!("tcp-cmd:python3 {ww} {{host}} {{port}}"),
+        &[],
+    );
+    assert_eq!(
+        first_failure(&text)[1],
+        format!("      day 0: not_ready: no NAME reply (its limit: 5000 ms): {nothing}"),
+        "\n{text}"
+    );
 }
 
 /// Debug output on stdout, in Geister (Python and sh over pipes), NAC (Python and sh) and
@@ -196,9 +307,9 @@ fn debug_output_on_stdout() {
     }
 }
 
-/// A client that connects to the wrong port (Python over TCP): the referee names the address
-/// its seat listened on and how the command line gets it; the bot's own error is in its
-/// stderr.
+/// A client that connects to the wrong port: Python in Geister, bash in Werewolf (both over
+/// TCP). The referee names the address its seat listened on, how the command line gets it,
+/// and how a wrong one fails; the bot's own error is in its stderr.
 #[test]
 fn the_wrong_port() {
     let dir = tempfile::tempdir().unwrap();
@@ -207,32 +318,46 @@ fn the_wrong_port() {
         "wrong.py",
         "import socket, sys\nsocket.create_connection((sys.argv[1], int(sys.argv[2]) + 1))\n",
     );
-    let seat = format!("tcp-cmd:python3 {py} {{host}} {{port}}");
-    let (_, text) = check(
-        "geister",
-        Some("gpw"),
-        &seat,
-        &[("port0", "0"), ("port1", "0"), ("set_timeout_ms", "2000")],
+    let sh = bot(
+        dir.path(),
+        "wrong.sh",
+        "exec 3<>/dev/tcp/$1/$(($2 + 1))\nread -r line <&3\n",
     );
+    let told = "where this seat listened (its command line gets it as {host} {port}; a connection anywhere else fails, often as \"permission denied\")";
+    let seat = format!("tcp-cmd:python3 {py} {{host}} {{port}}");
+    let (_, text) = check("geister", Some("gpw"), &seat, &[]);
     let lines = first_failure(&text);
     assert_eq!(
-        lines[0],
-        "FAIL  seed 1000, seat 0 of 2 (first seat): 1 error"
-    );
-    let (head, tail) = (
-        "      set-up: not_ready: connect: crash (the client exited before connecting to ",
-        ", where this seat listened (its command line gets it as {host} {port}): exit code 1)",
-    );
-    assert!(
-        lines[1].starts_with(head) && lines[1].ends_with(tail),
+        lines[..4],
+        [
+            "FAIL  seed 1000, seat 0 of 2 (first seat): 1 error",
+            &format!("      set-up: not_ready: connect: crash (the client exited before connecting to 127.0.0.1:10000, {told}: exit code 1)"),
+            "      your bot's program: exit code 1",
+            "      your bot's stderr (last lines):",
+        ],
         "\n{text}"
     );
-    assert_eq!(lines[2], "      your bot's program: exit code 1");
-    assert_eq!(lines[3], "      your bot's stderr (last lines):");
     assert!(
         lines
             .iter()
             .any(|l| l.starts_with("      | ") && l.contains("Error")),
+        "\n{text}"
+    );
+    let seat = format!("tcp-cmd:bash {sh} {{host}} {{port}}");
+    let (_, text) = check("werewolf", Some("aiwolf-0.6"), &seat, &[]);
+    let lines = first_failure(&text);
+    assert_eq!(
+        lines[..4],
+        [
+            "FAIL  seed 1000, seat 0 of 15 (first seat) as Agent[01] POSSESSED, dead: 1 error",
+            &format!("      day 0: not_ready: the client exited before connecting to 127.0.0.1:10000, {told}: exit code 1"),
+            "      your bot's program: exit code 1",
+            "      your bot's stderr (last lines):",
+        ],
+        "\n{text}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("/dev/tcp/127.0.0.1/10001")),
         "\n{text}"
     );
 }

@@ -115,6 +115,9 @@ pub fn describe_reply(raw: &str, issues: &[Issue]) -> String {
     if first_field_bad {
         d.push_str("; a line that is not numbers is most often debug output: write it to stderr (stdout carries only replies)");
     }
+    if issues.iter().any(|i| i.code == IssueCode::NoNewline) {
+        d.push_str(": your bot wrote no newline after it, so it was taken only at the deadline; end each reply with \"\\n\" and flush");
+    }
     d
 }
 

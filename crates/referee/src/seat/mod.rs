@@ -1290,19 +1290,8 @@ impl Table {
             return;
         }
         // `check` gave up on a bot waiting for input: said first, then what arrived.
-        let (within, hint) = match answer.detail.as_deref() {
-            Some(d) if d == WAITING_FOR_INPUT => (
-                format!("(its limit: {limit_ms} ms)"),
-                match answer.bytes.is_empty() {
-                    true => format!(": {d}{WAITING_NOTHING_ARRIVED}"),
-                    false => format!(": {d}{}", unterminated_hint(&answer.bytes, silent)),
-                },
-            ),
-            _ => (
-                format!("within {limit_ms} ms"),
-                unterminated_hint(&answer.bytes, silent),
-            ),
-        };
+        let (within, hint) =
+            timeout_words(limit_ms, &answer.bytes, answer.detail.as_deref(), silent);
         let detail = match answer.outcome {
             // A failed handshake's kind is `not_ready`: its detail says it was a timeout.
             ExchangeOutcome::Timeout if ask.handshake => {
@@ -1544,17 +1533,23 @@ async fn read_reply(
 
 /// How `check` watches a seat while its reply is owed ([`SeatClock::stop_when_waiting`]).
 #[derive(Debug, Clone, Copy)]
-struct Watch {
+pub(crate) struct Watch {
     pgid: i32,
     after: Duration,
 }
 
+impl Watch {
+    /// The watch of a bot's process group under `clock`'s rule, if it has one.
+    pub(crate) fn of(clock: Option<&SeatClock>, pgid: Option<i32>) -> Option<Watch> {
+        Some(Watch {
+            after: clock?.waiting_stop()?,
+            pgid: pgid?,
+        })
+    }
+}
+
 fn watch_of(clock: Option<&SeatClock>, t: &dyn Transport) -> Option<Watch> {
-    let after = clock?.waiting_stop()?;
-    Some(Watch {
-        pgid: t.pgid()?,
-        after,
-    })
+    Watch::of(clock, t.pgid())
 }
 
 /// How often a watched seat's processes are looked at.
@@ -1586,7 +1581,7 @@ async fn read_watched(t: &mut dyn Transport, deadline: Instant, watch: Option<Wa
 
 /// Resolves once the watched bot has been asleep reading its input, using no CPU, for
 /// `w.after`. Never resolves where its processes cannot be read.
-async fn waiting_for_input(w: Watch) {
+pub(crate) async fn waiting_for_input(w: Watch) {
     let mut since: Option<(Instant, u64)> = None;
     loop {
         tokio::time::sleep(WATCH_EVERY).await;
@@ -1611,6 +1606,30 @@ pub const WAITING_FOR_INPUT: &str = "check stopped waiting: your bot was waiting
 /// What such a timeout adds after [`WAITING_FOR_INPUT`]: with nothing arrived, the reply is in
 /// the bot's output buffer (or was never written).
 pub const WAITING_NOTHING_ARRIVED: &str = "; nothing arrived: a reply written but not flushed stays in your bot's output buffer; flush after each reply";
+
+/// How a timeout is told: `within N ms` (or the limit alone, when `check` stopped waiting
+/// first) and what follows it: why check stopped, what arrived without its newline, or that
+/// nothing did.
+pub(crate) fn timeout_words(
+    limit_ms: u128,
+    partial: &[u8],
+    detail: Option<&str>,
+    silent: bool,
+) -> (String, String) {
+    match detail {
+        Some(d) if d == WAITING_FOR_INPUT => (
+            format!("(its limit: {limit_ms} ms)"),
+            match partial.is_empty() {
+                true => format!(": {d}{WAITING_NOTHING_ARRIVED}"),
+                false => format!(": {d}{}", unterminated_hint(partial, silent)),
+            },
+        ),
+        _ => (
+            format!("within {limit_ms} ms"),
+            unterminated_hint(partial, silent),
+        ),
+    }
+}
 
 /// What a live seat's timeout adds when nothing at all arrived: the bot may be slow, or its
 /// reply may sit in its output buffer.

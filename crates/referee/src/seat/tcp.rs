@@ -765,7 +765,8 @@ pub fn launch(
     label: &str,
 ) -> Result<(ClientProcess, ConnQueue), SpawnError> {
     let (client, seat_port) = ClientProcess::spawn_seat(argv_for, sandbox, port)?;
-    let queue = ConnQueue::single(seat_port.listener, label).map_err(SpawnError::Host)?;
+    let mut queue = ConnQueue::single(seat_port.listener, label).map_err(SpawnError::Host)?;
+    queue.told = Some(seat_port.addr);
     Ok((client, queue))
 }
 
@@ -786,9 +787,9 @@ pub async fn wait_connection(
         }
         // Where the seat listened: a client that connects elsewhere (a port of its own, another
         // seat's) is never seen, so the message names the address and how it was given.
-        let addr = queue.addr;
+        let addr = queue.told.unwrap_or(queue.addr);
         let given = if client.is_some() {
-            " (its command line gets it as {host} {port})"
+            " (its command line gets it as {host} {port}; a connection anywhere else fails, often as \"permission denied\")"
         } else {
             ""
         };
@@ -818,6 +819,9 @@ pub struct ConnQueue {
     /// `None`: a seat whose client could not be started.
     acceptor: Option<CappedAcceptor>,
     addr: SocketAddr,
+    /// The address a launched client was told to connect to (its `{host}` and `{port}`), which
+    /// its messages name: the listener's own address may be the wildcard.
+    told: Option<SocketAddr>,
 }
 
 impl ConnQueue {
@@ -849,6 +853,7 @@ impl ConnQueue {
         ConnQueue {
             addr: acceptor.local_addr(),
             acceptor: Some(acceptor),
+            told: None,
         }
     }
 
@@ -867,6 +872,7 @@ impl ConnQueue {
         ConnQueue {
             acceptor: None,
             addr,
+            told: None,
         }
     }
 

@@ -20,11 +20,25 @@ use super::{game_header, run_game, write_game_log, Config, Counts, Records, Rost
 use crate::accept::{Accepted, CappedAcceptor, Slot, SERVE_CONN_CAP};
 use crate::driver::{MatchSpec, RefereeError};
 use crate::seat::tcp::{self, Conn, ConnQueue, TcpSeat, MAX_LINE};
-use crate::seat::{Seat, Table};
+use crate::seat::{
+    timeout_words, waiting_for_input, Seat, SeatClock, Table, Watch, WAITING_FOR_INPUT,
+};
+use kakehiki_core::exchange::ExchangeOutcome;
 
 /// Send NAME on a fresh connection and read the agent's name (§4.2); an empty name is
 /// `unnamed-K`, K counting connections. `Err` explains why no agent was seated.
 pub async fn name_connection(conn: &mut Conn, limit: Duration, k: u64) -> Result<String, String> {
+    name_watched(conn, limit, k, None).await
+}
+
+/// [`name_connection`], given up sooner under `check`'s rule when the agent waits for input
+/// instead of answering ([`crate::seat::SeatClock::stop_when_waiting`]).
+async fn name_watched(
+    conn: &mut Conn,
+    limit: Duration,
+    k: u64,
+    watch: Option<Watch>,
+) -> Result<String, String> {
     let deadline = Instant::now() + limit;
     if let Err(r) = conn.write_by(name_packet().into_bytes(), deadline).await {
         return Err(format!(
@@ -32,9 +46,27 @@ pub async fn name_connection(conn: &mut Conn, limit: Duration, k: u64) -> Result
             r.detail.unwrap_or_default()
         ));
     }
-    let r = conn.next_line(Instant::now() + limit).await;
+    let r = match watch {
+        None => conn.next_line(deadline).await,
+        Some(w) => {
+            let read = tokio::select! {
+                r = conn.next_line(deadline) => Some(r),
+                () = waiting_for_input(w) => None,
+            };
+            match read {
+                Some(r) => r,
+                None => {
+                    let mut r = conn.next_line(Instant::now()).await;
+                    if r.outcome == ExchangeOutcome::Timeout {
+                        r.detail = Some(WAITING_FOR_INPUT.to_string());
+                    }
+                    r
+                }
+            }
+        }
+    };
     match r.outcome {
-        kakehiki_core::exchange::ExchangeOutcome::Reply => {
+        ExchangeOutcome::Reply => {
             let name = decode_line(&r.bytes);
             let name = kakehiki_werewolf::talk::trim_reply(&name);
             Ok(if name.is_empty() {
@@ -43,8 +75,10 @@ pub async fn name_connection(conn: &mut Conn, limit: Duration, k: u64) -> Result
                 name.to_string()
             })
         }
-        kakehiki_core::exchange::ExchangeOutcome::Timeout => {
-            Err(format!("no NAME reply within {} ms", limit.as_millis()))
+        ExchangeOutcome::Timeout => {
+            let (within, hint) =
+                timeout_words(limit.as_millis(), &r.bytes, r.detail.as_deref(), false);
+            Err(format!("no NAME reply {within}{hint}"))
         }
         _ => Err(format!(
             "disconnected before NAME: {}",
@@ -60,13 +94,15 @@ async fn seat_one(
     mut client: Option<kakehiki_agent::ClientProcess>,
     cfg: &Config,
     k: u64,
+    clock: Option<&SeatClock>,
 ) -> (Seat, Result<String, String>) {
     let deadline = Instant::now() + cfg.connect_timeout;
     let named = match tcp::wait_connection(queue, client.as_mut(), deadline).await {
         Ok((stream, peer)) => {
             let mut conn = Conn::start(stream, MAX_LINE);
             conn.peer = Some(peer);
-            name_connection(&mut conn, cfg.name_timeout, k)
+            let watch = Watch::of(clock, client.as_ref().map(|c| c.pgid()));
+            name_watched(&mut conn, cfg.name_timeout, k, watch)
                 .await
                 .map(|name| (conn, name))
         }
@@ -152,11 +188,11 @@ pub async fn seat_match(
                         let why = format!("cannot start the agent: {e}");
                         (Seat::NotStarted(why.clone()), Err(why))
                     }
-                    Ok((client, mut queue)) => seat_one(&mut queue, Some(client), cfg, k).await,
+                    Ok((client, mut queue)) => seat_one(&mut queue, Some(client), cfg, k, Some(&spec.clock)).await,
                 }
             }
             SeatSpec::Tcp => match shared.as_mut() {
-                Some(q) => seat_one(q, None, cfg, k).await,
+                Some(q) => seat_one(q, None, cfg, k, Some(&spec.clock)).await,
                 None => unreachable!("a listener exists whenever a tcp seat does"),
             },
             SeatSpec::Daide(_) => return Err(crate::driver::daide_unsupported("werewolf", i)),
