@@ -12,9 +12,11 @@
 //!
 //! Replays are kept in the store, compressed with zstd.
 
+mod db;
 mod ladder_builds;
 mod ladder_play;
 mod pg;
+mod queries;
 mod schema;
 mod sqlite;
 
