@@ -6,7 +6,8 @@
 //! [`ladder_contest`]`(NAME)` (fingerprint [`LADDER_FINGERPRINT`]), so the existing queue, workers
 //! and leases play them.
 
-use crate::StoreError;
+use crate::db::{args, Conn, Db, Row, Tx};
+use crate::{from_db, now_secs, to_db, StoreError};
 
 /// The fingerprint of a ladder's contest row: contest runners skip such rows (their definition is
 /// not a contest file).
@@ -241,6 +242,422 @@ pub(crate) fn rating_updates(seats: &[LadderSeat]) -> Vec<(&str, f64, f64, bool,
         }
     }
     out
+}
+
+const SEAT_COLUMNS: &str = "idx, seat, entrant, bot, version, score, place, errors, mu_after, \
+                            sigma_after, played_at";
+
+fn seat_from(r: &Row<'_>) -> Result<LadderSeat, StoreError> {
+    Ok(LadderSeat {
+        index: from_db(r.get(0)?),
+        seat: from_db(r.get(1)?) as usize,
+        entrant: r.get(2)?,
+        bot: r.get(3)?,
+        version: from_db(r.get(4)?),
+        score: r.get(5)?,
+        place: from_db(r.get(6)?),
+        errors: from_db(r.get(7)?),
+        mu_after: r.get(8)?,
+        sigma_after: r.get(9)?,
+        played_at: r.get(10)?,
+    })
+}
+
+const RATING_COLUMNS: &str =
+    "entrant, bot, version, owner, active, mu, sigma, games, wins, errors, last_played";
+
+fn rating_from(r: &Row<'_>) -> Result<LadderRating, StoreError> {
+    Ok(LadderRating {
+        entrant: r.get(0)?,
+        bot: r.get(1)?,
+        version: from_db(r.get(2)?),
+        owner: r.get(3)?,
+        active: r.get::<i64>(4)? != 0,
+        mu: r.get(5)?,
+        sigma: r.get(6)?,
+        games: from_db(r.get(7)?),
+        wins: from_db(r.get(8)?),
+        errors: from_db(r.get(9)?),
+        last_played: r.get(10)?,
+    })
+}
+
+/// Move the rated count from `seq - 1` to `seq` inside `tx`; `false` if it was elsewhere.
+fn bump_rated(tx: &mut impl Conn, ladder: &str, seq: u64) -> Result<bool, StoreError> {
+    let n = tx.execute(
+        "rating a ladder match",
+        "UPDATE kk_ladder_state SET rated_seq = $2 WHERE ladder = $1 AND rated_seq = $3",
+        args![ladder, to_db(seq), to_db(seq.saturating_sub(1))],
+    )?;
+    Ok(n == 1 && seq > 0)
+}
+
+/// A row limit or offset as the database takes it.
+fn count_db(n: u64) -> i64 {
+    to_db(n.min(i64::MAX as u64))
+}
+
+impl<D: Db> LadderPlay for D {
+    fn ladder_state(&mut self, ladder: &str) -> Result<LadderState, StoreError> {
+        const CONTEXT: &str = "reading the ladder's state";
+        let read = |db: &mut D| {
+            db.query_opt(
+                CONTEXT,
+                "SELECT next_match, rated_seq, frozen FROM kk_ladder_state WHERE ladder = $1",
+                args![ladder],
+                |r| {
+                    Ok(LadderState {
+                        next_match: from_db(r.get(0)?),
+                        rated_seq: from_db(r.get(1)?),
+                        frozen: r.get::<i64>(2)? != 0,
+                    })
+                },
+            )
+        };
+        if let Some(state) = read(self)? {
+            return Ok(state);
+        }
+        self.execute(
+            CONTEXT,
+            "INSERT INTO kk_ladder_state (ladder, next_match, rated_seq, frozen)
+             VALUES ($1, 0, 0, 0) ON CONFLICT (ladder) DO NOTHING",
+            args![ladder],
+        )?;
+        Ok(read(self)?.unwrap_or_default())
+    }
+
+    fn ladder_set_frozen(&mut self, ladder: &str, frozen: bool) -> Result<(), StoreError> {
+        self.ladder_state(ladder)?;
+        self.execute(
+            "freezing the ladder",
+            "UPDATE kk_ladder_state SET frozen = $2 WHERE ladder = $1",
+            args![ladder, frozen],
+        )?;
+        Ok(())
+    }
+
+    fn ladder_enter(&mut self, ladder: &str, e: &LadderEntrant) -> Result<(), StoreError> {
+        const CONTEXT: &str = "entering a bot in the ladder";
+        let mut tx = self.begin(CONTEXT)?;
+        tx.execute(
+            CONTEXT,
+            "UPDATE kk_ladder_ratings SET active = 0
+             WHERE ladder = $1 AND bot = $2 AND entrant <> $3",
+            args![ladder, &e.bot, &e.entrant],
+        )?;
+        tx.execute(
+            CONTEXT,
+            "INSERT INTO kk_ladder_ratings
+                 (ladder, entrant, bot, version, owner, active, mu, sigma, games, wins, errors,
+                  last_played)
+             VALUES ($1, $2, $3, $4, $5, 1, $6, $7, 0, 0, 0, NULL)
+             ON CONFLICT (ladder, entrant) DO UPDATE SET active = 1",
+            args![
+                ladder,
+                &e.entrant,
+                &e.bot,
+                to_db(e.version),
+                &e.owner,
+                INITIAL_MU,
+                INITIAL_SIGMA
+            ],
+        )?;
+        tx.commit(CONTEXT)
+    }
+
+    fn ladder_retire(&mut self, ladder: &str, entrant: &str) -> Result<(), StoreError> {
+        self.execute(
+            "retiring a ladder entrant",
+            "UPDATE kk_ladder_ratings SET active = 0 WHERE ladder = $1 AND entrant = $2",
+            args![ladder, entrant],
+        )?;
+        Ok(())
+    }
+
+    fn ladder_ratings(
+        &mut self,
+        ladder: &str,
+        active_only: bool,
+    ) -> Result<Vec<LadderRating>, StoreError> {
+        self.query(
+            "reading the ladder's ratings",
+            &format!(
+                "SELECT {RATING_COLUMNS}
+                 FROM kk_ladder_ratings WHERE ladder = $1 AND (active = 1 OR $2 = 0)
+                 ORDER BY mu - 3.0 * sigma DESC, entrant"
+            ),
+            args![ladder, active_only],
+            rating_from,
+        )
+    }
+
+    fn ladder_ratings_page(
+        &mut self,
+        ladder: &str,
+        offset: u64,
+        limit: u64,
+    ) -> Result<(Vec<LadderRating>, u64), StoreError> {
+        const CONTEXT: &str = "reading a page of the ladder's ratings";
+        let page = self.query(
+            CONTEXT,
+            &format!(
+                "SELECT {RATING_COLUMNS}
+                 FROM kk_ladder_ratings WHERE ladder = $1 AND active = 1
+                 ORDER BY mu - 3.0 * sigma DESC, entrant LIMIT $2 OFFSET $3"
+            ),
+            args![ladder, count_db(limit), count_db(offset)],
+            rating_from,
+        )?;
+        let total = self.query_one(
+            CONTEXT,
+            "SELECT COUNT(*) FROM kk_ladder_ratings WHERE ladder = $1 AND active = 1",
+            args![ladder],
+            |r| r.get(0),
+        )?;
+        Ok((page, from_db(total)))
+    }
+
+    fn ladder_bot_rating(
+        &mut self,
+        ladder: &str,
+        bot: &str,
+    ) -> Result<Option<(u64, LadderRating)>, StoreError> {
+        self.query_opt(
+            "reading a bot's rating",
+            "SELECT r.entrant, r.bot, r.version, r.owner, r.active, r.mu, r.sigma, r.games,
+                    r.wins, r.errors, r.last_played,
+                    1 + (SELECT COUNT(*) FROM kk_ladder_ratings o
+                         WHERE o.ladder = r.ladder AND o.active = 1
+                           AND (o.mu - 3.0 * o.sigma > r.mu - 3.0 * r.sigma
+                                OR (o.mu - 3.0 * o.sigma = r.mu - 3.0 * r.sigma
+                                    AND o.entrant < r.entrant)))
+             FROM kk_ladder_ratings r WHERE r.ladder = $1 AND r.bot = $2 AND r.active = 1",
+            args![ladder, bot],
+            |r| Ok((from_db(r.get(11)?), rating_from(r)?)),
+        )
+    }
+
+    fn ladder_queue(
+        &mut self,
+        ladder: &str,
+        index: u64,
+        spec_json: &str,
+    ) -> Result<bool, StoreError> {
+        const CONTEXT: &str = "queueing a ladder match";
+        let mut tx = self.begin(CONTEXT)?;
+        let moved = tx.execute(
+            CONTEXT,
+            "UPDATE kk_ladder_state SET next_match = $2 + 1 WHERE ladder = $1 AND next_match = $2",
+            args![ladder, to_db(index)],
+        )?;
+        if moved != 1 {
+            return Ok(false);
+        }
+        tx.execute(
+            CONTEXT,
+            "INSERT INTO kk_matches (contest, idx, spec, state) VALUES ($1, $2, $3, 'queued')",
+            args![&ladder_contest(ladder), to_db(index), spec_json],
+        )?;
+        tx.commit(CONTEXT)?;
+        Ok(true)
+    }
+
+    fn ladder_running(&mut self, ladder: &str) -> Result<Vec<(u64, String)>, StoreError> {
+        self.query(
+            "listing a ladder's running matches",
+            "SELECT idx, COALESCE(worker, '') FROM kk_matches
+             WHERE state = 'running' AND contest = $1 ORDER BY idx",
+            args![&ladder_contest(ladder)],
+            |r| Ok((from_db(r.get(0)?), r.get(1)?)),
+        )
+    }
+
+    fn ladder_open_matches(&mut self, ladder: &str) -> Result<u64, StoreError> {
+        self.query_one(
+            "counting a ladder's open matches",
+            "SELECT COUNT(*) FROM kk_matches
+             WHERE state IN ('queued', 'running') AND contest = $1",
+            args![&ladder_contest(ladder)],
+            |r| r.get(0).map(from_db),
+        )
+    }
+
+    fn ladder_open_specs(&mut self, ladder: &str) -> Result<Vec<(u64, String)>, StoreError> {
+        self.query(
+            "listing a ladder's open matches",
+            "SELECT idx, spec FROM kk_matches
+             WHERE state IN ('queued', 'running') AND contest = $1 ORDER BY idx",
+            args![&ladder_contest(ladder)],
+            |r| Ok((from_db(r.get(0)?), r.get(1)?)),
+        )
+    }
+
+    fn ladder_cancel(
+        &mut self,
+        ladder: &str,
+        index: u64,
+        reason: &str,
+    ) -> Result<bool, StoreError> {
+        let n = self.execute(
+            "stopping a ladder match",
+            "UPDATE kk_matches SET state = 'failed', lease_until = NULL, last_error = $3
+             WHERE contest = $1 AND idx = $2 AND state IN ('queued', 'running')",
+            args![&ladder_contest(ladder), to_db(index), reason],
+        )?;
+        Ok(n == 1)
+    }
+
+    fn ladder_retired_bots(&mut self, ladder: &str) -> Result<Vec<String>, StoreError> {
+        self.query(
+            "listing a ladder's retired bots",
+            "SELECT name FROM kk_ladder_bots WHERE ladder = $1 AND retired = 1 ORDER BY name",
+            args![ladder],
+            |r| r.get(0),
+        )
+    }
+
+    fn ladder_rate(
+        &mut self,
+        ladder: &str,
+        seq: u64,
+        seats: &[LadderSeat],
+    ) -> Result<bool, StoreError> {
+        const CONTEXT: &str = "rating a ladder match";
+        let mut tx = self.begin(CONTEXT)?;
+        if !bump_rated(&mut tx, ladder, seq)? {
+            return Ok(false);
+        }
+        let now = seats.first().map(|s| s.played_at).unwrap_or_else(now_secs);
+        for (entrant, mu, sigma, won, errors) in rating_updates(seats) {
+            tx.execute(
+                CONTEXT,
+                "UPDATE kk_ladder_ratings SET mu = $3, sigma = $4, games = games + 1,
+                     wins = wins + $5, errors = errors + $6, last_played = $7
+                 WHERE ladder = $1 AND entrant = $2",
+                args![ladder, entrant, mu, sigma, won, to_db(errors), now],
+            )?;
+        }
+        for s in seats {
+            tx.execute(
+                CONTEXT,
+                &format!(
+                    "INSERT INTO kk_ladder_match_seats (ladder, {SEAT_COLUMNS})
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                     ON CONFLICT (ladder, idx, seat) DO NOTHING"
+                ),
+                args![
+                    ladder,
+                    to_db(s.index),
+                    s.seat as i64,
+                    &s.entrant,
+                    &s.bot,
+                    to_db(s.version),
+                    s.score,
+                    to_db(s.place),
+                    to_db(s.errors),
+                    s.mu_after,
+                    s.sigma_after,
+                    s.played_at
+                ],
+            )?;
+        }
+        tx.commit(CONTEXT)?;
+        Ok(true)
+    }
+
+    fn ladder_skip_rating(&mut self, ladder: &str, seq: u64) -> Result<bool, StoreError> {
+        const CONTEXT: &str = "skipping a ladder result";
+        let mut tx = self.begin(CONTEXT)?;
+        let moved = bump_rated(&mut tx, ladder, seq)?;
+        tx.commit(CONTEXT)?;
+        Ok(moved)
+    }
+
+    fn ladder_bot_seats(
+        &mut self,
+        ladder: &str,
+        bot: &str,
+        before: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<LadderSeat>, StoreError> {
+        self.query(
+            "reading a bot's ladder matches",
+            &format!(
+                "SELECT {SEAT_COLUMNS} FROM kk_ladder_match_seats
+                 WHERE ladder = $1 AND bot = $2 AND idx < $3
+                 ORDER BY idx DESC, seat LIMIT $4"
+            ),
+            args![
+                ladder,
+                bot,
+                before.map(to_db).unwrap_or(i64::MAX),
+                count_db(limit as u64)
+            ],
+            seat_from,
+        )
+    }
+
+    fn ladder_bot_tables(
+        &mut self,
+        ladder: &str,
+        bot: &str,
+        before: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<LadderSeat>, StoreError> {
+        self.query(
+            "reading a bot's ladder matches",
+            &format!(
+                "SELECT {SEAT_COLUMNS} FROM kk_ladder_match_seats
+                 WHERE ladder = $1 AND idx IN (
+                     SELECT idx FROM kk_ladder_match_seats
+                     WHERE ladder = $1 AND bot = $2 AND idx < $3
+                     ORDER BY idx DESC LIMIT $4)
+                 ORDER BY idx DESC, seat"
+            ),
+            args![
+                ladder,
+                bot,
+                before.map(to_db).unwrap_or(i64::MAX),
+                count_db(limit as u64)
+            ],
+            seat_from,
+        )
+    }
+
+    fn ladder_seats_rated(
+        &mut self,
+        ladder: &str,
+        after: u64,
+        upto: u64,
+    ) -> Result<Vec<LadderSeat>, StoreError> {
+        self.query(
+            "reading the seats of newly rated ladder matches",
+            &format!(
+                "SELECT {SEAT_COLUMNS} FROM kk_ladder_match_seats
+                 WHERE ladder = $1 AND idx IN (
+                     SELECT idx FROM kk_results WHERE contest = $2 AND seq > $3 AND seq <= $4)
+                 ORDER BY idx, seat"
+            ),
+            args![ladder, &ladder_contest(ladder), to_db(after), to_db(upto)],
+            seat_from,
+        )
+    }
+
+    fn ladder_match_seats(
+        &mut self,
+        ladder: &str,
+        index: u64,
+    ) -> Result<Vec<LadderSeat>, StoreError> {
+        self.query(
+            "reading a ladder match's seats",
+            &format!(
+                "SELECT {SEAT_COLUMNS} FROM kk_ladder_match_seats
+                 WHERE ladder = $1 AND idx = $2 ORDER BY seat"
+            ),
+            args![ladder, to_db(index)],
+            seat_from,
+        )
+    }
 }
 
 #[cfg(test)]

@@ -11,10 +11,16 @@
 //!   (contest, match index) so a late duplicate is ignored.
 //!
 //! Replays are kept in the store, compressed with zstd.
+//!
+//! Each query is written once, for both backends: the trait methods are implemented over one
+//! small interface to a connection (`db.rs`), and `sqlite.rs` and `pg.rs` hold only opening the
+//! database and the hooks where the two really differ (the clock, blob sizes, row locks).
 
+mod db;
 mod ladder_builds;
 mod ladder_play;
 mod pg;
+mod queries;
 mod schema;
 mod sqlite;
 

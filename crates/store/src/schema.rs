@@ -6,6 +6,7 @@
 
 use std::ops::RangeInclusive;
 
+use crate::db::{args, Tx};
 use crate::StoreError;
 
 /// Every migration, in order. Never edit one that has shipped; append a new one.
@@ -217,4 +218,28 @@ pub(crate) fn pending(current: Option<i64>) -> Result<RangeInclusive<i64>, Store
 /// Migration `version` (1-based) for a backend's blob type.
 pub(crate) fn migration(version: i64, blob: &str) -> String {
     MIGRATIONS[(version - 1) as usize].replace("{blob}", blob)
+}
+
+/// Bring the schema up to date in `tx` (a transaction that holds off other migrations), and
+/// commit: the versions still pending are applied and recorded, with the backend's `blob` type.
+pub(crate) fn migrate(mut tx: impl Tx, blob: &str) -> Result<(), StoreError> {
+    tx.execute_batch(
+        "creating the schema version table",
+        "CREATE TABLE IF NOT EXISTS kk_schema (version BIGINT NOT NULL)",
+    )?;
+    let current = tx.query_one(
+        "reading the schema version",
+        "SELECT MAX(version) FROM kk_schema",
+        args![],
+        |r| r.get::<Option<i64>>(0),
+    )?;
+    for version in pending(current)? {
+        tx.execute_batch("applying a schema migration", &migration(version, blob))?;
+        tx.execute(
+            "recording the schema version",
+            "INSERT INTO kk_schema (version) VALUES ($1)",
+            args![version],
+        )?;
+    }
+    tx.commit("committing the schema migration")
 }

@@ -219,3 +219,48 @@ fn ladder_programs_are_kept_once_by_digest() {
     };
     common::ladder_programs_are_kept_once_by_digest(&mut s);
 }
+
+/// Workers registering one contest at once: it is new for exactly one of them, and the same
+/// contest for the others (none fails on the key another just inserted).
+#[test]
+fn concurrent_registrations_store_a_contest_once() {
+    let Some(url) = database_url() else { return };
+    let url = kakehiki_store::fresh_test_schema(&url, "concreg");
+    drop(PgStore::connect(&url).unwrap());
+    for round in 0..5 {
+        let name = format!("c{round}");
+        let new: Vec<bool> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..4)
+                .map(|_| {
+                    let (url, name) = (url.clone(), name.clone());
+                    scope.spawn(move || {
+                        let mut s = PgStore::connect(&url).unwrap();
+                        s.register_contest(&common::contest(&name, "f")).unwrap()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(new.iter().filter(|n| **n).count(), 1, "{new:?}");
+    }
+    let mut s = PgStore::connect(&url).unwrap();
+    let err = s.register_contest(&common::contest("c0", "g")).unwrap_err();
+    assert!(matches!(err, StoreError::DefinitionChanged { .. }), "{err}");
+}
+
+#[test]
+fn a_corrupt_replay_is_reported_not_panicked() {
+    let Some(url) = database_url() else { return };
+    let url = kakehiki_store::fresh_test_schema(&url, "corrupt");
+    let mut s = PgStore::connect(&url).unwrap();
+    s.register_contest(&common::contest("c", "f")).unwrap();
+    let names = vec!["a".to_string()];
+    s.put_result(&common::result("c", 0, &names, "r\n"))
+        .unwrap();
+    postgres::Client::connect(&url, postgres::NoTls)
+        .unwrap()
+        .batch_execute("UPDATE kk_results SET replay = '\\x00010203'::BYTEA")
+        .unwrap();
+    let err = s.replay("c", 0).unwrap_err();
+    assert!(matches!(err, StoreError::Corrupt(_)), "{err}");
+}

@@ -356,3 +356,19 @@ fn a_schema_8_files_programs_are_kept_once_by_digest_when_upgraded() {
     let row = programs.iter().find(|r| r.kind == "programs").unwrap();
     assert_eq!((row.rows, row.bytes), (2, 3));
 }
+
+/// A store opened read-only checks a contest already registered (same definition: not new;
+/// another: the changed definition), reading only.
+#[test]
+fn a_read_only_store_checks_a_registered_contest() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.sqlite");
+    {
+        let mut s = SqliteStore::open(&path).unwrap();
+        assert!(s.register_contest(&common::contest("c", "f")).unwrap());
+    }
+    let mut ro = SqliteStore::open_read_only(&path).unwrap();
+    assert!(!ro.register_contest(&common::contest("c", "f")).unwrap());
+    let err = ro.register_contest(&common::contest("c", "g")).unwrap_err();
+    assert!(matches!(err, StoreError::DefinitionChanged { .. }), "{err}");
+}
