@@ -55,7 +55,7 @@ pub static GEISTER: GeisterDriver = GeisterDriver;
 
 /// The game for the shared match lifecycle: the programs get the rules' `linger_ms` to exit
 /// (a connection is kept that long after the end message).
-const GEISTER_LIFE: Lifecycle<Rules> = Lifecycle {
+pub(crate) const GEISTER_LIFE: Lifecycle<Rules> = Lifecycle {
     game: &GAME_TYPE,
     format: FORMAT,
     params: checked_rules,
@@ -439,7 +439,7 @@ impl GeisterDriver {
             spec.option("port0", 10000u16, "a TCP port number")?,
             spec.option("port1", 10001u16, "a TCP port number")?,
         ];
-        let linger = ms(rules.linger_ms);
+        let linger = GEISTER_LIFE.end_grace(&rules);
         let mut players = Players {
             seats: Vec::new(),
             transports: ["builtin"; 2],
