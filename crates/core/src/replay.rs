@@ -28,6 +28,40 @@ pub struct ReplayHeader {
     pub params: Value,
 }
 
+impl ReplayHeader {
+    /// The header every driver writes (the one place a replay header is built): `format` and
+    /// `game` as the driver declares them, this build's version as the engine, and the game's
+    /// `params` serialised (`null` if they cannot be).
+    pub fn new(
+        format: &str,
+        game: &str,
+        rules: &str,
+        seed: u64,
+        seats: Vec<String>,
+        params: &impl Serialize,
+    ) -> ReplayHeader {
+        ReplayHeader {
+            event: "header".into(),
+            format: format.into(),
+            // Every crate of the workspace has the platform's version.
+            engine: env!("CARGO_PKG_VERSION").into(),
+            game: game.into(),
+            rules: rules.into(),
+            seed,
+            seats,
+            params: serde_json::to_value(params).unwrap_or(Value::Null),
+        }
+    }
+
+    /// This header under another format (an upgrade's re-run writes the current one).
+    pub fn with_format(&self, format: &str) -> ReplayHeader {
+        ReplayHeader {
+            format: format.into(),
+            ..self.clone()
+        }
+    }
+}
+
 /// Why a replay could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {

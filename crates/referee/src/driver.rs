@@ -176,6 +176,16 @@ impl MatchSpec {
         Ok(())
     }
 
+    /// The checks every game's spec goes through, in one order: its rule set, its number of
+    /// seats, its built-in bots, its option keys (`known`). A driver adds its own checks of the
+    /// options' values ([`crate::lifecycle::Lifecycle::params`]).
+    pub fn check_common(&self, game: &GameType, known: &[&str]) -> Result<(), RefereeError> {
+        self.check_rules(game)?;
+        self.check_seats(game)?;
+        self.check_builtins(game)?;
+        self.check_option_keys(known)
+    }
+
     /// Fail on option keys the driver does not know.
     pub fn check_option_keys(&self, known: &[&str]) -> Result<(), RefereeError> {
         for key in self.options.keys() {

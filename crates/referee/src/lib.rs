@@ -10,6 +10,7 @@ pub mod driver;
 pub mod files;
 pub mod games;
 mod isolation;
+pub mod lifecycle;
 pub mod overtime;
 pub mod profile;
 pub mod registry;

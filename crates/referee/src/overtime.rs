@@ -141,16 +141,16 @@ fn charged_record(
     report.everyone_lost = free.is_empty();
     report.extra.insert("overtime".into(), facts.clone());
     let mut replay = ReplayLog::new();
-    replay.push(&ReplayHeader {
-        event: "header".into(),
-        format: OVERTIME_FORMAT.into(),
-        engine: env!("CARGO_PKG_VERSION").into(),
-        game: game.name.into(),
-        rules: rules.into(),
-        seed: spec.seed,
-        seats: spec.seats.iter().map(ToString::to_string).collect(),
-        params: json!({ "options": spec.options }),
-    });
+    let seats = spec.seats.iter().map(ToString::to_string).collect();
+    let params = json!({ "options": spec.options });
+    replay.push(&ReplayHeader::new(
+        OVERTIME_FORMAT,
+        game.name,
+        rules,
+        spec.seed,
+        seats,
+        &params,
+    ));
     let mut event = facts;
     event["event"] = json!("overtime");
     replay.push(&event);

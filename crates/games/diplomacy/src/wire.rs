@@ -37,16 +37,14 @@ pub static GAME_TYPE: GameType = GameType {
 
 /// A replay's header.
 pub fn header(seed: u64, seats: &[String], params: &Params) -> ReplayHeader {
-    ReplayHeader {
-        event: "header".into(),
-        format: FORMAT.into(),
-        engine: env!("CARGO_PKG_VERSION").into(),
-        game: "diplomacy".into(),
-        rules: "standard".into(),
+    ReplayHeader::new(
+        FORMAT,
+        "diplomacy",
+        "standard",
         seed,
-        seats: seats.to_vec(),
-        params: serde_json::to_value(params).unwrap_or(Value::Null),
-    }
+        seats.to_vec(),
+        params,
+    )
 }
 
 /// A header's parameters, checked (seven seats).

@@ -56,16 +56,8 @@ impl HeaderParams {
 
 /// The replay header of a game.
 pub fn header(seed: u64, specs: &[String; 2], params: &HeaderParams) -> ReplayHeader {
-    ReplayHeader {
-        event: "header".into(),
-        format: FORMAT.into(),
-        engine: env!("CARGO_PKG_VERSION").into(),
-        game: "geister".into(),
-        rules: params.rules.name.clone(),
-        seed,
-        seats: specs.to_vec(),
-        params: serde_json::to_value(params).unwrap_or_default(),
-    }
+    let rules = &params.rules.name;
+    ReplayHeader::new(FORMAT, "geister", rules, seed, specs.to_vec(), params)
 }
 
 /// A replay header's parameters, with the peers left out (a re-run records its own), and each

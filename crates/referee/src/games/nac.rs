@@ -18,10 +18,10 @@ use kakehiki_nac::{State, Variant, NUM_SEATS};
 use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 
-use crate::driver::{as_task, BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
+use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
+use crate::lifecycle::Lifecycle;
 use crate::seat::pipe::{start_seats, WRITE_FAILED};
-use crate::seat::{Answer, Ask, Seat, Table, NO_TERMINATOR};
-use crate::verify::check_format;
+use crate::seat::{Answer, Ask, Finished, Seat, Table, NO_TERMINATOR};
 
 pub use crate::profile::{Profile, TurnProfile};
 pub use kakehiki_nac::record::Limits;
@@ -35,20 +35,48 @@ pub const FORMAT_V1: &str = "kakehiki/nac-replay@1";
 pub struct NacDriver {
     variant: Variant,
     game_type: &'static GameType,
+    life: &'static Lifecycle<Limits>,
 }
 
 /// `nac`.
 pub static NAC: NacDriver = NacDriver {
     variant: Variant::Nac,
     game_type: &kakehiki_nac::NAC_TYPE,
+    life: &NAC_LIFE,
 };
 /// `religion-war`.
 pub static RELIGION_WAR: NacDriver = NacDriver {
     variant: Variant::ReligionWar,
     game_type: &kakehiki_nac::RELIGION_WAR_TYPE,
+    life: &RELIGION_WAR_LIFE,
+};
+
+/// Each variant for the shared match lifecycle: the bots get `end_grace_ms` to exit (§2.1).
+const NAC_LIFE: Lifecycle<Limits> = Lifecycle {
+    game: &kakehiki_nac::NAC_TYPE,
+    format: FORMAT,
+    params: |spec| limits_of(&kakehiki_nac::NAC_TYPE, spec),
+    end_grace: |limits| Duration::from_millis(limits.end_grace_ms),
+};
+const RELIGION_WAR_LIFE: Lifecycle<Limits> = Lifecycle {
+    game: &kakehiki_nac::RELIGION_WAR_TYPE,
+    params: |spec| limits_of(&kakehiki_nac::RELIGION_WAR_TYPE, spec),
+    ..NAC_LIFE
 };
 
 const OPTION_KEYS: &[&str] = &["ready_ms", "turn_ms", "end_grace_ms"];
+
+/// The limits of a spec, after checking its rule set, seats and options.
+fn limits_of(game: &GameType, spec: &MatchSpec) -> Result<Limits, RefereeError> {
+    spec.check_common(game, OPTION_KEYS)?;
+    let d = Limits::default();
+    let ms = "a whole number of milliseconds";
+    Ok(Limits {
+        ready_ms: spec.option("ready_ms", d.ready_ms, ms)?,
+        turn_ms: spec.option("turn_ms", d.turn_ms, ms)?,
+        end_grace_ms: spec.option("end_grace_ms", d.end_grace_ms, ms)?,
+    })
+}
 
 /// One match being played (or re-run): the engine, the seats, the built-in bots.
 struct Game {
@@ -62,11 +90,13 @@ struct Game {
     alive: [bool; NUM_SEATS],
     streams: [(Sha256, u64); NUM_SEATS],
     profile: Option<Profile>,
+    /// When the turns ended (the seats' shutdown starts).
+    turns_ended: Option<Instant>,
 }
 
 impl Game {
-    /// A match on `table` (whose log is empty): the replay's header and weights are written.
-    fn new(variant: Variant, seed: u64, limits: Limits, specs: Vec<String>, table: Table) -> Self {
+    /// A match on `table` (whose log holds the header): the weights are written.
+    fn new(variant: Variant, seed: u64, limits: Limits, table: Table) -> Self {
         let mut game = Game {
             variant,
             seed,
@@ -77,22 +107,8 @@ impl Game {
             alive: [true; NUM_SEATS],
             streams: std::array::from_fn(|_| (Sha256::new(), 0)),
             profile: None,
+            turns_ended: None,
         };
-        let params = HeaderParams {
-            variant: variant.params(),
-            mt_seed: seed as u32,
-            limits,
-        };
-        game.table.record(&ReplayHeader {
-            event: "header".into(),
-            format: FORMAT.into(),
-            engine: env!("CARGO_PKG_VERSION").into(),
-            game: variant.name().into(),
-            rules: variant.name().into(),
-            seed,
-            seats: specs,
-            params: serde_json::to_value(params).unwrap_or_default(),
-        });
         game.table.record(&WeightsEvent::new(game.state.weights()));
         game
     }
@@ -280,13 +296,9 @@ impl Game {
         }
     }
 
-    /// Play the match to its end: READY, the turns, then stop the bots (§2.1) and score. The
-    /// profile comes back when one was asked for.
-    async fn play(
-        mut self,
-        started: Instant,
-        specs: Vec<String>,
-    ) -> (MatchRecord, Option<Profile>) {
+    /// The match's flow: READY and the turns; then the table goes back to the lifecycle, which
+    /// stops the bots (§2.1), and the game to [`Game::close`].
+    async fn turns(mut self, started: Instant) -> (Table, Game) {
         self.ready().await;
         if let Some(p) = self.profile.as_mut() {
             p.turns_begin(started);
@@ -303,11 +315,21 @@ impl Game {
         if let Some(p) = self.profile.as_mut() {
             p.turns_end();
         }
-        let shutdown_start = Instant::now();
-        let grace = Duration::from_millis(self.limits.end_grace_ms);
-        let mut finished = self.table.finish(grace).await;
-        if let Some(p) = self.profile.as_mut() {
-            p.shutdown = shutdown_start.elapsed();
+        self.turns_ended = Some(Instant::now());
+        let table = std::mem::replace(&mut self.table, Table::new(Vec::new(), ReplayLog::new()));
+        (table, self)
+    }
+
+    /// Score the match once its seats are finished. The profile comes back when one was asked
+    /// for.
+    fn close(
+        mut self,
+        mut finished: Finished,
+        started: Instant,
+        specs: Vec<String>,
+    ) -> (MatchRecord, Option<Profile>) {
+        if let (Some(p), Some(ended)) = (self.profile.as_mut(), self.turns_ended) {
+            p.shutdown = ended.elapsed();
         }
         let outcome = Outcome::by_max(self.state.scores());
         let total24 = self.state.total24();
@@ -347,18 +369,15 @@ fn bad(msg: impl Into<String>) -> RefereeError {
 }
 
 impl NacDriver {
-    fn check(&self, spec: &MatchSpec) -> Result<Limits, RefereeError> {
-        spec.check_rules(self.game_type)?;
-        spec.check_seats(self.game_type)?;
-        spec.check_builtins(self.game_type)?;
-        spec.check_option_keys(OPTION_KEYS)?;
-        let d = Limits::default();
-        let ms = "a whole number of milliseconds";
-        Ok(Limits {
-            ready_ms: spec.option("ready_ms", d.ready_ms, ms)?,
-            turn_ms: spec.option("turn_ms", d.turn_ms, ms)?,
-            end_grace_ms: spec.option("end_grace_ms", d.end_grace_ms, ms)?,
-        })
+    /// The replay header of a match.
+    fn header(&self, seed: u64, seats: Vec<String>, limits: Limits) -> ReplayHeader {
+        let params = HeaderParams {
+            variant: self.variant.params(),
+            mt_seed: seed as u32,
+            limits,
+        };
+        let name = self.variant.name();
+        self.life.header(name, seed, seats, &params)
     }
 
     /// Play a match, and note where its wall time went in `profile` (for the benchmark).
@@ -367,7 +386,7 @@ impl NacDriver {
         spec: &MatchSpec,
         profile: Option<&mut Profile>,
     ) -> Result<MatchRecord, RefereeError> {
-        let limits = self.check(spec)?;
+        let limits = self.life.check(spec)?;
         let started = Instant::now();
         let mut seats = start_seats(&spec.seats, &spec.sandbox, self.variant.name())?;
         for seat in &mut seats {
@@ -376,18 +395,23 @@ impl NacDriver {
             }
         }
         let specs: Vec<String> = spec.seats.iter().map(|s| s.to_string()).collect();
-        let table = Table::new(seats, ReplayLog::new()).clocked(spec.clock.clone());
-        let mut game = Game::new(self.variant, spec.seed, limits, specs.clone(), table);
-        game.profile = profile.as_ref().map(|_| Profile::default());
-        game.bots = (spec.seats.iter().enumerate())
+        let header = self.header(spec.seed, specs.clone(), limits);
+        let table = self.life.open(spec, seats, Some(&header));
+        let bots: Vec<_> = (spec.seats.iter().enumerate())
             .map(|(i, s)| match s {
                 SeatSpec::Builtin(name) => make_bot(name, i, spec.seed),
                 _ => None,
             })
             .collect();
-        // The match runs as a task of its own: each reply's reader task then wakes it through
-        // the runtime's run queue rather than by unparking the runtime for its caller.
-        let (record, played) = as_task(game.play(started, specs)).await?;
+        let (variant, seed, profiled) = (self.variant, spec.seed, profile.is_some());
+        let flow = move |table| {
+            let mut game = Game::new(variant, seed, limits, table);
+            game.profile = profiled.then(Profile::default);
+            game.bots = bots;
+            game.turns(started)
+        };
+        let close = move |game: Game, finished| game.close(finished, started, specs);
+        let (record, played) = self.life.play(&limits, table, flow, close).await?;
         if let (Some(out), Some(played)) = (profile, played) {
             *out = played;
         }
@@ -420,27 +444,17 @@ impl NacDriver {
         Ok(params.limits)
     }
 
-    /// Play the match of `h` again on recorded seats, on a runtime of its own (and a thread of
-    /// its own, so that re-running works from inside an async caller too).
+    /// Play the match of `h` again on recorded seats (`table`, holding the re-run's header).
     fn replay_on(
         &self,
         h: &ReplayHeader,
         limits: Limits,
         table: Table,
     ) -> Result<MatchRecord, RefereeError> {
-        let game = Game::new(self.variant, h.seed, limits, h.seats.clone(), table);
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .map_err(RefereeError::Io)?;
-        let specs = h.seats.clone();
-        std::thread::scope(|scope| {
-            scope
-                .spawn(move || runtime.block_on(game.play(Instant::now(), specs)))
-                .join()
-        })
-        .map(|(record, _)| record)
-        .map_err(|_| bad("the re-run panicked"))
+        let (variant, seed, started) = (self.variant, h.seed, Instant::now());
+        let flow = |table| Game::new(variant, seed, limits, table).turns(started);
+        let close = |game: Game, finished| game.close(finished, started, h.seats.clone()).0;
+        self.life.rerun(&limits, table, flow, close)
     }
 }
 
@@ -454,13 +468,13 @@ impl GameDriver for NacDriver {
     }
 
     fn check_spec(&self, spec: &MatchSpec) -> Result<(), RefereeError> {
-        self.check(spec).map(drop)
+        self.life.check(spec).map(drop)
     }
 
     /// The READY window (`ready_ms`, one budget for every seat at once), then every turn at
     /// its `turn_ms` (the four seats are asked at once), then `end_grace_ms` to exit.
     fn longest_legal_match(&self, spec: &MatchSpec) -> Result<Option<Duration>, RefereeError> {
-        let limits = self.check(spec)?;
+        let limits = self.life.check(spec)?;
         let turns = u64::from(self.variant.params().turns);
         let ms = limits
             .ready_ms
@@ -475,9 +489,10 @@ impl GameDriver for NacDriver {
 
     fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
         let h = &replay.header;
-        check_format(&h.format, FORMAT)?;
+        crate::verify::check_format(&h.format, FORMAT)?;
         let limits = self.header_limits(h, FORMAT)?;
-        let table = Table::replayed(replay, NUM_SEATS, ReplayLog::new())?;
+        let header = self.header(h.seed, h.seats.clone(), limits);
+        let table = self.life.replayed(replay, NUM_SEATS, Some(&header))?;
         self.replay_on(h, limits, table)
     }
 
@@ -488,7 +503,9 @@ impl GameDriver for NacDriver {
         let limits = self.header_limits(h, FORMAT_V1)?;
         let record = kakehiki_nac::v1::seat_record(old, h, &limits).map_err(bad)?;
         let seats = record.into_iter().map(|(e, end)| Seat::replayed(e, end));
-        let table = Table::new(seats.collect(), ReplayLog::new());
+        let mut header = ReplayLog::new();
+        header.push(&self.header(h.seed, h.seats.clone(), limits));
+        let table = Table::new(seats.collect(), header);
         Ok(self.replay_on(h, limits, table)?.replay)
     }
 }

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
+use kakehiki_core::replay::ParsedReplay;
 use kakehiki_core::{seeded_rng, GameType, MatchReport, SeatErrorKind};
 use kakehiki_rps::{
     builtin_reply, end_message, outcome, parse_reply, request, round_winner, Throw, DEFAULT_ROUNDS,
@@ -17,6 +17,7 @@ use kakehiki_rps::{
 use serde::{Deserialize, Serialize};
 
 use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
+use crate::lifecycle::Lifecycle;
 use crate::seat::pipe::start_seats;
 use crate::seat::{Ask, Table};
 
@@ -29,10 +30,15 @@ pub struct RpsDriver;
 /// `rps`.
 pub static RPS: RpsDriver = RpsDriver;
 
-const OPTION_KEYS: &[&str] = &["rounds", "move_ms"];
-
-/// How long the bots are given to exit after the match.
-const END_GRACE: Duration = Duration::from_millis(500);
+// ANCHOR: lifecycle
+/// The game, as the shared match lifecycle needs it: the bots get half a second to exit.
+const RPS_LIFE: Lifecycle<Params> = Lifecycle {
+    game: &RPS_TYPE,
+    format: FORMAT,
+    params: params_of,
+    end_grace: |_| Duration::from_millis(500),
+};
+// ANCHOR_END: lifecycle
 
 /// The match parameters, recorded in the replay header.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
@@ -60,24 +66,15 @@ struct ResultEvent {
 }
 // ANCHOR_END: events
 
-fn header(seed: u64, seats: &[String], params: Params) -> ReplayLog {
-    let mut log = ReplayLog::new();
-    log.push(&ReplayHeader {
-        event: "header".into(),
-        format: FORMAT.into(),
-        engine: env!("CARGO_PKG_VERSION").into(),
-        game: RPS_TYPE.name.into(),
-        rules: RPS_TYPE.default_rules().into(),
-        seed,
-        seats: seats.to_vec(),
-        params: serde_json::to_value(params).unwrap_or_default(),
-    });
-    log
-}
-
 // ANCHOR: flow
-/// The match, on whatever seats the table holds (live or replayed).
-async fn play_rounds(mut table: Table, p: Params, seed: u64, specs: &[String]) -> MatchRecord {
+/// The match, on whatever seats the table holds (live or replayed): the table goes back to the
+/// lifecycle, which finishes the seats, with the report to fill.
+async fn play_rounds(
+    mut table: Table,
+    p: Params,
+    seed: u64,
+    specs: Vec<String>,
+) -> (Table, MatchReport) {
     let limit = Duration::from_millis(p.move_ms);
     let mut rngs = [seeded_rng(seed, "seat-0"), seeded_rng(seed, "seat-1")];
     let (mut wins, mut last) = ([0u32; 2], [None::<Throw>; 2]);
@@ -131,24 +128,18 @@ async fn play_rounds(mut table: Table, p: Params, seed: u64, specs: &[String]) -
         wins,
         winner: result.winner,
     });
-    let finished = table.finish(END_GRACE).await;
-    let seats = specs.iter().map(|s| (s.clone(), Vec::new())).collect();
+    let seats = specs.into_iter().map(|s| (s, Vec::new())).collect();
     let rules = RPS_TYPE.default_rules();
-    let mut report = MatchReport::new(RPS_TYPE.name, rules, seed, &result, seats);
-    finished.fill_report(&mut report);
-    MatchRecord {
-        report,
-        replay: finished.log,
-    }
+    (
+        table,
+        MatchReport::new(RPS_TYPE.name, rules, seed, &result, seats),
+    )
 }
 // ANCHOR_END: flow
 
 /// The parameters of a spec, after checking its rules, seats and options.
 fn params_of(spec: &MatchSpec) -> Result<Params, RefereeError> {
-    spec.check_rules(&RPS_TYPE)?;
-    spec.check_seats(&RPS_TYPE)?;
-    spec.check_builtins(&RPS_TYPE)?;
-    spec.check_option_keys(OPTION_KEYS)?;
+    spec.check_common(&RPS_TYPE, &["rounds", "move_ms"])?;
     let rounds = spec.option(
         "rounds",
         DEFAULT_ROUNDS,
@@ -174,59 +165,42 @@ impl GameDriver for RpsDriver {
         Some(FORMAT)
     }
 
+    // ANCHOR: play
     fn play<'a>(&'a self, spec: &'a MatchSpec) -> BoxFuture<'a, Result<MatchRecord, RefereeError>> {
         Box::pin(async move {
-            let params = params_of(spec)?;
+            let p = RPS_LIFE.check(spec)?;
             let specs: Vec<String> = spec.seats.iter().map(ToString::to_string).collect();
+            let header = RPS_LIFE.header(RPS_TYPE.default_rules(), spec.seed, specs.clone(), &p);
             let seats = start_seats(&spec.seats, &spec.sandbox, RPS_TYPE.name)?;
-            let table =
-                Table::new(seats, header(spec.seed, &specs, params)).clocked(spec.clock.clone());
-            Ok(play_rounds(table, params, spec.seed, &specs).await)
+            let table = RPS_LIFE.open(spec, seats, Some(&header));
+            let seed = spec.seed;
+            let flow = move |table| play_rounds(table, p, seed, specs);
+            RPS_LIFE.play(&p, table, flow, |r, f| f.record(r)).await
         })
     }
+    // ANCHOR_END: play
 
     fn check_spec(&self, spec: &MatchSpec) -> Result<(), RefereeError> {
-        params_of(spec).map(drop)
+        RPS_LIFE.check(spec).map(drop)
     }
 
     /// Every round waits at most `move_ms` for both throws (asked at once), then the bots get
-    /// [`END_GRACE`] to exit.
+    /// the end grace to exit.
     fn longest_legal_match(&self, spec: &MatchSpec) -> Result<Option<Duration>, RefereeError> {
-        let p = params_of(spec)?;
-        Ok(Some(
-            Duration::from_millis(p.move_ms).saturating_mul(p.rounds) + END_GRACE,
-        ))
+        let p = RPS_LIFE.check(spec)?;
+        let rounds = Duration::from_millis(p.move_ms).saturating_mul(p.rounds);
+        Ok(Some(rounds + RPS_LIFE.end_grace(&p)))
     }
 
     // ANCHOR: rerun
     fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
-        let h = &replay.header;
-        let bad = |m: String| RefereeError::BadReplay(m);
-        if h.format != FORMAT {
-            return Err(bad(format!("format {:?} is not {FORMAT:?}", h.format)));
-        }
-        let params: Params = serde_json::from_value(h.params.clone())
-            .map_err(|e| bad(format!("header params: {e}")))?;
-        if h.seats.len() != 2 {
-            return Err(bad(format!("expected 2 seats, found {}", h.seats.len())));
-        }
-        let table = Table::replayed(replay, 2, header(h.seed, &h.seats, params))?;
-        block_on(play_rounds(table, params, h.seed, &h.seats))
+        let (p, h) = (RPS_LIFE.recorded(replay)?, &replay.header);
+        let header = RPS_LIFE.header(RPS_TYPE.default_rules(), h.seed, h.seats.clone(), &p);
+        let table = RPS_LIFE.replayed(replay, 2, Some(&header))?;
+        let flow = |table| play_rounds(table, p, h.seed, h.seats.clone());
+        RPS_LIFE.rerun(&p, table, flow, |r, f| f.record(r))
     }
     // ANCHOR_END: rerun
-}
-
-/// Run `f` to completion on a fresh runtime of its own thread, so that a re-run works from
-/// inside an async caller too.
-fn block_on<F: std::future::Future + Send>(f: F) -> Result<F::Output, RefereeError>
-where
-    F::Output: Send,
-{
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()?;
-    std::thread::scope(|scope| scope.spawn(move || runtime.block_on(f)).join())
-        .map_err(|_| RefereeError::BadReplay("the re-run panicked".into()))
 }
 
 #[cfg(test)]

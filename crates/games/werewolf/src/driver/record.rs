@@ -63,16 +63,7 @@ pub fn header(
         names: ledger.names.clone(),
         owed: ledger.owed.clone(),
     };
-    ReplayHeader {
-        event: "header".into(),
-        format: FORMAT.into(),
-        engine: env!("CARGO_PKG_VERSION").into(),
-        game: "werewolf".into(),
-        rules: rules.into(),
-        seed,
-        seats: seats.to_vec(),
-        params: serde_json::to_value(params).unwrap_or(Value::Null),
-    }
+    ReplayHeader::new(FORMAT, "werewolf", rules, seed, seats.to_vec(), &params)
 }
 
 /// A line of the AIWolf game log (§7).

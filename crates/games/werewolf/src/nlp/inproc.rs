@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::pin::pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
+use std::task::{Context, Poll, Waker};
 
 use super::bots::{nl_builtin, NlAgent};
 use super::game::{AskError, ChatMessage, GameResult, NlpGame, Table};
@@ -12,20 +12,10 @@ use super::packet::{Packet, RequestKind, OVER};
 use super::seats::{ChatTurns, CHAT_ROUNDS};
 use super::settings::NlpSettings;
 
-fn noop_raw() -> RawWaker {
-    fn clone(_: *const ()) -> RawWaker {
-        noop_raw()
-    }
-    fn noop(_: *const ()) {}
-    static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, noop, noop, noop);
-    RawWaker::new(std::ptr::null(), &VTABLE)
-}
-
 /// Drive a future whose awaits never block (in-process tables) to completion.
 pub fn block_on_ready<F: Future>(f: F) -> F::Output {
-    // SAFETY: the vtable's functions do nothing and never touch the data pointer.
-    let waker = unsafe { Waker::from_raw(noop_raw()) };
-    let mut cx = Context::from_waker(&waker);
+    let waker = Waker::noop();
+    let mut cx = Context::from_waker(waker);
     let mut f = pin!(f);
     loop {
         if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {

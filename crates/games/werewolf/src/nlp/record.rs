@@ -111,17 +111,14 @@ pub fn report(spec_seats: &[String], seed: u64, r: &GameResult) -> MatchReport {
 
 /// The replay header; `engine` is the referee's version.
 pub fn header(spec_seats: &[String], seed: u64, c: &NlpConfig) -> ReplayHeader {
-    ReplayHeader {
-        event: "header".into(),
-        format: FORMAT.into(),
-        // Every crate of the workspace has the platform's version.
-        engine: env!("CARGO_PKG_VERSION").into(),
-        game: "werewolf-nlp".into(),
-        rules: "aiwolf-nlp".into(),
+    ReplayHeader::new(
+        FORMAT,
+        "werewolf-nlp",
+        "aiwolf-nlp",
         seed,
-        seats: spec_seats.to_vec(),
-        params: serde_json::to_value(c).unwrap_or(Value::Null),
-    }
+        spec_seats.to_vec(),
+        c,
+    )
 }
 
 /// Upstream's `win_side`: the winning team, or `NONE`.

@@ -5,9 +5,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use futures_util::FutureExt as _;
 use kakehiki_core::exchange::ExchangeOutcome;
-use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
+use kakehiki_core::replay::{ParsedReplay, ReplayLog};
 use kakehiki_core::{GameType, SeatErrorKind};
 use kakehiki_diplomacy::replay_v1::{self, START};
 use kakehiki_diplomacy::wire::{self, Adjudicated, Params};
@@ -18,9 +17,9 @@ mod daide;
 mod seats;
 pub mod serve;
 
-use crate::driver::{as_task, BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
-use crate::seat::{Answer, Ask, ReplyFilter, Table};
-use crate::verify::check_format;
+use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
+use crate::lifecycle::Lifecycle;
+use crate::seat::{Answer, Ask, Finished, ReplyFilter, Table};
 use daide::DaideSeats;
 
 pub use kakehiki_diplomacy::wire::{FORMAT, FORMAT_V1, GAME_TYPE as DIPLOMACY_TYPE};
@@ -38,15 +37,17 @@ const PRESS: &str = "press";
 /// What a seat is given to take its end message and exit.
 const END_GRACE: Duration = Duration::from_secs(1);
 
+/// The game for the shared match lifecycle: the programs get [`END_GRACE`] to exit.
+const DIPLOMACY_LIFE: Lifecycle<Params> = Lifecycle {
+    game: &DIPLOMACY_TYPE,
+    format: FORMAT,
+    params: checked_params,
+    end_grace: |_| END_GRACE,
+};
+
 /// The rule set, seats and options of a match, checked.
 fn checked_params(spec: &MatchSpec) -> Result<Params, RefereeError> {
-    spec.check_rules(&DIPLOMACY_TYPE)?;
-    spec.check_seats(&DIPLOMACY_TYPE)?;
-    params_from(spec)
-}
-
-fn params_from(spec: &MatchSpec) -> Result<Params, RefereeError> {
-    spec.check_option_keys(wire::OPTION_KEYS)?;
+    spec.check_common(&DIPLOMACY_TYPE, wire::OPTION_KEYS)?;
     Ok(Params::from_options(|k| {
         spec.options.get(k).map(String::as_str)
     })?)
@@ -286,23 +287,23 @@ impl Run {
     }
 }
 
-/// Play (or re-play) a match on `table`: the whole game, then the seats' ends and the report.
+/// Play (or re-play) a match on `table`: the whole game; the table goes back to the lifecycle
+/// with the game, which [`close`] reports on once the seats are finished.
 async fn run_match(
     table: Table,
     params: Params,
     bots: Vec<Option<BuiltinBot>>,
-    seats: &[String],
+    seats: Vec<String>,
     seed: u64,
-    grace: Duration,
-) -> MatchRecord {
+) -> (Table, DiplomacyGame) {
     let mut run = Run {
         table,
         game: DiplomacyGame::new(params.engine_rules()),
         params,
         bots,
         post: wire::Post::default(),
-        daide: DaideSeats::new(seats, params, seed),
-        seat_names: seats.to_vec(),
+        daide: DaideSeats::new(&seats, params, seed),
+        seat_names: seats,
     };
     run.start().await;
     let mut told = [false; 7];
@@ -327,17 +328,18 @@ async fn run_match(
         run.end_seat(p, reason).await;
     }
     run.table.record(&wire::end_event(&run.game));
-    let finished = run.table.finish(grace).await;
-    let mut record = finished.record(wire::report(&run.game, seats, seed));
-    let report = json!({"event": "report", "report": record.report});
-    record.replay.push(&report);
-    record
+    (run.table, run.game)
 }
 
-fn header(seed: u64, seats: &[String], params: &Params) -> ReplayLog {
-    let mut log = ReplayLog::new();
-    log.push(&wire::header(seed, seats, params));
-    log
+/// The record of a match whose seats are finished: its report, also as the replay's last line.
+fn close(seats: &[String], seed: u64) -> impl FnOnce(DiplomacyGame, Finished) -> MatchRecord {
+    let seats = seats.to_vec();
+    move |game, finished| {
+        let mut record = finished.record(wire::report(&game, &seats, seed));
+        let report = json!({"event": "report", "report": record.report});
+        record.replay.push(&report);
+        record
+    }
 }
 
 impl GameDriver for DiplomacyDriver {
@@ -346,7 +348,7 @@ impl GameDriver for DiplomacyDriver {
     }
 
     fn check_spec(&self, spec: &MatchSpec) -> Result<(), RefereeError> {
-        checked_params(spec).map(drop)
+        DIPLOMACY_LIFE.check(spec).map(drop)
     }
 
     /// The powers are asked at once: `connect_ms` for `tcp` seats to connect, the start
@@ -354,29 +356,31 @@ impl GameDriver for DiplomacyDriver {
     /// each `press_rounds` × `press_ms` then `movement_ms`, two retreat phases and an
     /// adjustment; then [`END_GRACE`] to exit.
     fn longest_legal_match(&self, spec: &MatchSpec) -> Result<Option<Duration>, RefereeError> {
-        let p = checked_params(spec)?;
+        let p = DIPLOMACY_LIFE.check(spec)?;
         let connect_ms = seats::connect_ms(spec)?;
         let l = &p.limits;
         let years = u64::from(p.rules.max_year.saturating_sub(1900));
         let movement = u64::from(p.rules.press_rounds) * l.press_ms + l.movement_ms;
         let year = 2 * movement + 2 * l.retreat_ms + l.adjustment_ms;
         let ms = connect_ms + l.start_ms + years * year;
-        Ok(Some(Duration::from_millis(ms) + END_GRACE))
+        Ok(Some(
+            Duration::from_millis(ms) + DIPLOMACY_LIFE.end_grace(&p),
+        ))
     }
 
     fn play<'a>(&'a self, spec: &'a MatchSpec) -> BoxFuture<'a, Result<MatchRecord, RefereeError>> {
         Box::pin(async move {
-            let params = checked_params(spec)?;
+            let params = DIPLOMACY_LIFE.check(spec)?;
             let st = seats::start_seats(spec, &params).await?;
             let names: Vec<String> = spec.seats.iter().map(|s| s.to_string()).collect();
-            let mut table = Table::new(st.seats, header(spec.seed, &names, &params))
-                .clocked(spec.clock.clone());
+            let header = wire::header(spec.seed, &names, &params);
+            let mut table = DIPLOMACY_LIFE.open(spec, st.seats, Some(&header));
             for (seat, count, cap) in st.excess {
                 table.excess_connections(seat, count, cap);
             }
-            let (bots, seed) = (st.bots, spec.seed);
-            as_task(async move { run_match(table, params, bots, &names, seed, END_GRACE).await })
-                .await
+            let (bots, seed, close) = (st.bots, spec.seed, close(&names, spec.seed));
+            let flow = move |table| run_match(table, params, bots, names, seed);
+            DIPLOMACY_LIFE.play(&params, table, flow, close).await
         })
     }
 
@@ -386,13 +390,12 @@ impl GameDriver for DiplomacyDriver {
 
     fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
         let h = &replay.header;
-        check_format(&h.format, FORMAT)?;
         let params = wire::params_of(h).map_err(RefereeError::BadReplay)?;
-        let table = Table::replayed(replay, 7, header(h.seed, &h.seats, &params))?;
+        let header = wire::header(h.seed, &h.seats, &params);
+        let table = DIPLOMACY_LIFE.replayed(replay, 7, Some(&header))?;
         let bots = (0..7).map(|_| None).collect();
-        run_match(table, params, bots, &h.seats, h.seed, Duration::ZERO)
-            .now_or_never()
-            .ok_or_else(|| RefereeError::BadReplay("internal: a replayed seat waited".into()))
+        let flow = |table| run_match(table, params, bots, h.seats.clone(), h.seed);
+        DIPLOMACY_LIFE.rerun(&params, table, flow, close(&h.seats, h.seed))
     }
 
     fn upgrade(&self, old: &ParsedReplay) -> Result<ReplayLog, RefereeError> {
@@ -412,10 +415,7 @@ fn upgrade_v1(old: &ParsedReplay) -> Result<ReplayLog, RefereeError> {
     }
     let params = wire::params_of(h).map_err(RefereeError::BadReplay)?;
     let mut record = ReplayLog::new();
-    record.push(&ReplayHeader {
-        format: FORMAT.into(),
-        ..h.clone()
-    });
+    record.push(&h.with_format(FORMAT));
     for ex in replay_v1::seat_record(old, &params).map_err(RefereeError::BadReplay)? {
         record.push(&ex);
     }

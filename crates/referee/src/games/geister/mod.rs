@@ -19,7 +19,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::FutureExt;
 use kakehiki_agent::{BotProcess, ClientProcess};
 use kakehiki_core::exchange::ExchangeOutcome;
 use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
@@ -34,12 +33,13 @@ use kakehiki_geister::{Out, Rules, Session, GAME_TYPE};
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
-use crate::driver::{as_task, BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
+use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
 use crate::files::{unix_now, write_first_free};
+use crate::lifecycle::Lifecycle;
 use crate::seat::pipe::Pipe;
 pub use crate::seat::tcp::{client_argv, ConnQueue};
 use crate::seat::tcp::{launch, Conn, SharedQueue, SharedTcpSeat};
-use crate::seat::{Answer, Seat, Wait};
+use crate::seat::{Answer, Finished, Seat, Wait};
 pub use serve::{play_on_table, Table};
 
 pub use kakehiki_geister::record::{SeatInfo, FORMAT, FORMAT_V1, FORMAT_V2};
@@ -52,6 +52,23 @@ pub struct GeisterDriver;
 
 /// `geister`.
 pub static GEISTER: GeisterDriver = GeisterDriver;
+
+/// The game for the shared match lifecycle: the programs get the rules' `linger_ms` to exit
+/// (a connection is kept that long after the end message).
+pub(crate) const GEISTER_LIFE: Lifecycle<Rules> = Lifecycle {
+    game: &GAME_TYPE,
+    format: FORMAT,
+    params: checked_rules,
+    end_grace: |rules| ms(rules.linger_ms),
+};
+
+/// The rules of a spec, after checking its rule set, seats and options.
+fn checked_rules(spec: &MatchSpec) -> Result<Rules, RefereeError> {
+    let mut known: Vec<&str> = RULE_KEYS.to_vec();
+    known.extend_from_slice(DRIVER_KEYS);
+    spec.check_common(&GAME_TYPE, &known)?;
+    rules_from(spec)
+}
 
 /// Record `(excess, cap)` of each seat's port, where the excess is not 0.
 pub(crate) fn add_excess_counts(record: &mut MatchRecord, counts: [(u64, usize); 2]) {
@@ -339,18 +356,19 @@ fn builtin_reply(
     Command::from(bot.act(seat, &view)).text().into_bytes()
 }
 
-/// Play (or re-run, on a replayed table) one game: returns the record and the session.
-async fn run_flow(
-    setup: &GameSetup,
+/// One game's flow on `table` (live or replayed): the table goes back to the lifecycle with the
+/// session.
+async fn turns(
     table: crate::seat::Table,
-    params: &HeaderParams,
-    transports: [&str; 2],
+    setup: GameSetup,
+    params: HeaderParams,
+    transports: [&'static str; 2],
     bots: [Option<Box<dyn Bot<Geister> + Send>>; 2],
     live: bool,
-) -> (MatchRecord, Session) {
+) -> (crate::seat::Table, Session) {
     let mut flow = Flow {
         table,
-        head: record::header(setup.seed, &setup.specs, params),
+        head: record::header(setup.seed, &setup.specs, &params),
         header_written: false,
         connecting: [false; 2],
         session: Session::new(setup.rules.clone()),
@@ -365,20 +383,26 @@ async fn run_flow(
     flow.run(transports.map(|t| t == "tcp")).await;
     flow.record_events(None);
     let Flow { table, session, .. } = flow;
-    let finished = table.finish(ms(setup.rules.linger_ms)).await;
-    let report = record::report(&session, setup.seed, &setup.specs, transports);
-    (finished.record(report), session)
+    (table, session)
+}
+
+/// The record of a game, once its seats are finished; and the session.
+fn close(
+    setup: &GameSetup,
+    transports: [&'static str; 2],
+) -> impl FnOnce(Session, Finished) -> (MatchRecord, Session) + Send + 'static {
+    let (seed, specs) = (setup.seed, setup.specs.clone());
+    move |session, finished| {
+        let report = record::report(&session, seed, &specs, transports);
+        (finished.record(report), session)
+    }
 }
 
 /// Play one game with the given seats, as a task of its own on the current runtime (so that a
 /// caller blocked on the runtime does not wake a parked thread for every reply; see
-/// [`as_task`]). Seat failures are recorded; the error is the runtime's shutting down.
+/// [`crate::driver::as_task`]). Seat failures are recorded; the error is the runtime's shutting
+/// down.
 pub async fn run_game(setup: &GameSetup, players: Players) -> Result<MatchRecord, RefereeError> {
-    let setup = setup.clone();
-    as_task(async move { play_game(&setup, players).await }).await
-}
-
-async fn play_game(setup: &GameSetup, players: Players) -> MatchRecord {
     let started_unix_ms = unix_now().as_millis() as u64;
     let (transports, bots) = (players.transports, players.bots);
     let params = HeaderParams::new(&setup.rules, transports, started_unix_ms);
@@ -386,12 +410,15 @@ async fn play_game(setup: &GameSetup, players: Players) -> MatchRecord {
     if let Some(clock) = &setup.clock {
         table = table.clocked(clock.clone());
     }
-    let (record, session) = run_flow(setup, table, &params, transports, bots, true).await;
+    let s = setup.clone();
+    let flow = move |table| turns(table, s, params, transports, bots, true);
+    let close = close(setup, transports);
+    let (record, session) = GEISTER_LIFE.play(&setup.rules, table, flow, close).await?;
     if let Some(dir) = &setup.log_dir {
         let names = log_file_names(started_unix_ms + session.first_set_at().unwrap_or(0));
         write_first_free(dir, names, &session.log_text());
     }
-    record
+    Ok(record)
 }
 
 /// Rules from the spec's rule set (checked first) and options.
@@ -401,18 +428,8 @@ pub fn rules_from(spec: &MatchSpec) -> Result<Rules, RefereeError> {
 }
 
 impl GeisterDriver {
-    fn check(&self, spec: &MatchSpec) -> Result<Rules, RefereeError> {
-        let mut known: Vec<&str> = RULE_KEYS.to_vec();
-        known.extend_from_slice(DRIVER_KEYS);
-        spec.check_option_keys(&known)?;
-        let rules = rules_from(spec)?;
-        spec.check_seats(&GAME_TYPE)?;
-        spec.check_builtins(&GAME_TYPE)?;
-        Ok(rules)
-    }
-
     async fn play_async(&self, spec: &MatchSpec) -> Result<MatchRecord, RefereeError> {
-        let rules = self.check(spec)?;
+        let rules = GEISTER_LIFE.check(spec)?;
         let host: String = spec.option(
             "host",
             "127.0.0.1".to_string(),
@@ -422,7 +439,7 @@ impl GeisterDriver {
             spec.option("port0", 10000u16, "a TCP port number")?,
             spec.option("port1", 10001u16, "a TCP port number")?,
         ];
-        let linger = ms(rules.linger_ms);
+        let linger = GEISTER_LIFE.end_grace(&rules);
         let mut players = Players {
             seats: Vec::new(),
             transports: ["builtin"; 2],
@@ -527,11 +544,19 @@ pub fn rerun_replay(replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> 
         log_dir: None,
         clock: None,
     };
-    let table = crate::seat::Table::replayed(replay, 2, ReplayLog::new())?;
-    let flow = run_flow(&setup, table, &params, transports, [None, None], false);
-    let (mut record, _) = flow
-        .now_or_never()
-        .ok_or_else(|| bad("the re-run waited for a seat that is not replayed"))?;
+    let table = GEISTER_LIFE.replayed(replay, 2, None)?;
+    let close = close(&setup, transports);
+    let flow = |table| {
+        turns(
+            table,
+            setup.clone(),
+            params,
+            transports,
+            [None, None],
+            false,
+        )
+    };
+    let (mut record, _) = GEISTER_LIFE.rerun(&setup.rules, table, flow, close)?;
     for e in replay.events_of::<ConnectionsEvent>("connections")? {
         if e.seat >= 2 {
             return Err(bad(format!("connections event of seat {}", e.seat)));
@@ -551,14 +576,14 @@ impl GameDriver for GeisterDriver {
     }
 
     fn check_spec(&self, spec: &MatchSpec) -> Result<(), RefereeError> {
-        self.check(spec).map(drop)
+        GEISTER_LIFE.check(spec).map(drop)
     }
 
     /// `connect_timeout_ms` for the clients, `set_timeout_ms` for the red ghosts, then each
     /// seat's own clock: its bank and `per_move_ms` for each of its moves (half the plies,
     /// rounded up), the pacing of each ply's messages, then `linger_ms`.
     fn longest_legal_match(&self, spec: &MatchSpec) -> Result<Option<Duration>, RefereeError> {
-        Ok(Some(longest_match(&self.check(spec)?)))
+        Ok(Some(longest_match(&GEISTER_LIFE.check(spec)?)))
     }
 
     fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
@@ -598,7 +623,7 @@ mod tests {
     #[test]
     fn the_longest_legal_match_is_both_clocks_and_the_waits() {
         let mut spec = MatchSpec::new("geister", 1, vec![SeatSpec::Builtin("random".into()); 2]);
-        let r = GEISTER.check(&spec).unwrap();
+        let r = GEISTER_LIFE.check(&spec).unwrap();
         let want = r.connect_timeout_ms
             + r.set_timeout_ms
             + 2 * (r.bank_ms + u64::from(r.max_plies).div_ceil(2) * r.per_move_ms)

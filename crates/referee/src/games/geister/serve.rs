@@ -13,7 +13,7 @@ use kakehiki_geister::Rules;
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
-use super::{add_excess_counts, conn, run_game, GameSetup, Players};
+use super::{add_excess_counts, conn, run_game, GameSetup, Players, GEISTER_LIFE};
 use crate::driver::{MatchRecord, RefereeError};
 use crate::seat::tcp::{ConnQueue, SharedQueue, SharedTcpSeat, TcpSeat};
 use crate::seat::Seat;
@@ -49,7 +49,7 @@ pub async fn play_on_table(
     rules: Rules,
     seed: u64,
 ) -> Result<MatchRecord, RefereeError> {
-    let linger = Duration::from_millis(rules.linger_ms);
+    let linger = GEISTER_LIFE.end_grace(&rules);
     let seats = table
         .queues
         .iter()
@@ -128,7 +128,7 @@ pub async fn serve(
 ) -> u64 {
     let mut kept: [Option<Kept>; 2] = [None, None];
     let mut played = 0u64;
-    let linger = Duration::from_millis(cfg.rules.linger_ms);
+    let linger = GEISTER_LIFE.end_grace(&cfg.rules);
     while cfg.games.is_none_or(|n| played < n) {
         // A kept connection whose client has left since its end message is dropped.
         if kept.iter().any(Option::is_some) {

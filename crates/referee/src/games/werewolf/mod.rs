@@ -31,7 +31,8 @@ use kakehiki_werewolf::wire::{
 use kakehiki_werewolf::{GameInfo, Pending, Request, Team, Werewolf, WEREWOLF_TYPE};
 
 use crate::driver::{as_task, BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
-use crate::seat::{Ask, ReplyFilter, Table};
+use crate::lifecycle::Lifecycle;
+use crate::seat::{Ask, Finished, ReplyFilter, Table};
 pub use kakehiki_werewolf::driver::config::{
     dealt_role, without_role_requests, Config, DEFAULT_FILL_TIMEOUT_MS, DEFAULT_NAME_TIMEOUT_MS,
     OPTION_KEYS,
@@ -39,8 +40,16 @@ pub use kakehiki_werewolf::driver::config::{
 pub use kakehiki_werewolf::driver::record::{EndEvent, GameOutput, FORMAT, FORMAT_V1};
 pub use kakehiki_werewolf::ledger::{Counts, ErrorRecord, TimingRecord};
 
-/// How long a client gets to read its last packets and exit after the game.
+/// How long a client gets to read its last packets and exit after the game (or a set).
 const GRACE: Duration = Duration::from_secs(2);
+
+/// The game for the shared match lifecycle: the agents get [`GRACE`] to exit.
+pub(crate) const WEREWOLF_LIFE: Lifecycle<Config> = Lifecycle {
+    game: &WEREWOLF_TYPE,
+    format: FORMAT,
+    params: checked_config,
+    end_grace: |_| GRACE,
+};
 
 /// The driver.
 pub struct WerewolfDriver;
@@ -373,8 +382,19 @@ fn write_game_log(dir: &std::path::Path, name: &str, out: &GameOutput) -> Result
     Ok(())
 }
 
-/// A replay holding the header of one game: seed, seats, names, the game's options and the
-/// replies owed at its start.
+/// The header of one game: seed, seats, names, the game's options and the replies owed at its
+/// start.
+fn header_of(
+    rules: &str,
+    seed: u64,
+    roster: &Roster,
+    options: &BTreeMap<String, String>,
+) -> ReplayHeader {
+    let ledger = &roster.ledger;
+    kakehiki_werewolf::driver::record::header(rules, seed, &roster.specs, ledger, options)
+}
+
+/// A replay holding the header of one game ([`header_of`]).
 pub fn game_header(
     rules: &str,
     seed: u64,
@@ -382,14 +402,7 @@ pub fn game_header(
     options: &BTreeMap<String, String>,
 ) -> ReplayLog {
     let mut replay = ReplayLog::new();
-    let header = kakehiki_werewolf::driver::record::header(
-        rules,
-        seed,
-        &roster.specs,
-        &roster.ledger,
-        options,
-    );
-    replay.push(&header);
+    replay.push(&header_of(rules, seed, roster, options));
     replay
 }
 
@@ -400,18 +413,6 @@ fn replayed_setup(h: &ReplayHeader) -> Result<(Config, Roster), RefereeError> {
     let mut roster = Roster::new(h.seats.clone(), params.names, &cfg);
     roster.ledger.owed[..params.owed.len()].copy_from_slice(&params.owed);
     Ok((cfg, roster))
-}
-
-/// Run a future that never waits on the outside world (a re-run: every seat answers from the
-/// recording) to its end on this thread.
-fn run_now<F: std::future::Future>(f: F) -> F::Output {
-    let mut f = std::pin::pin!(f);
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    loop {
-        if let std::task::Poll::Ready(v) = std::future::Future::poll(f.as_mut(), &mut cx) {
-            return v;
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -447,26 +448,24 @@ pub fn longest_game(cfg: &Config) -> Duration {
     cfg.connect_timeout
         + cfg.name_timeout
         + Duration::from_millis(s.time_limit_ms).saturating_mul(requests as u32)
-        + GRACE
+        + WEREWOLF_LIFE.end_grace(cfg)
 }
 
 /// The seat count and options of a match, checked, as its configuration.
 fn checked_config(spec: &MatchSpec) -> Result<Config, RefereeError> {
-    spec.check_option_keys(OPTION_KEYS)?;
-    let n = spec.seats.len();
-    if !WEREWOLF_TYPE.accepts_seats(n) {
-        return Err(RefereeError::SeatCount {
-            game: "werewolf".into(),
-            expected: "3 to 18".into(),
-            got: n,
-        });
-    }
-    Ok(Config::from_options(
-        spec.rules.as_deref(),
-        n,
-        &spec.options,
-        false,
-    )?)
+    spec.check_common(&WEREWOLF_TYPE, OPTION_KEYS)?;
+    let (rules, n) = (spec.rules.as_deref(), spec.seats.len());
+    Ok(Config::from_options(rules, n, &spec.options, false)?)
+}
+
+/// The record of a game whose seats are finished (`rules` as its header names them).
+fn record(
+    rules: &str,
+    seed: u64,
+    (out, roster): (GameOutput, Roster),
+    finished: Finished,
+) -> MatchRecord {
+    finished.record(out.report(rules, seed, &roster.specs, &roster.ledger))
 }
 
 impl GameDriver for WerewolfDriver {
@@ -479,66 +478,52 @@ impl GameDriver for WerewolfDriver {
     }
 
     fn check_spec(&self, spec: &MatchSpec) -> Result<(), RefereeError> {
-        checked_config(spec).map(drop)
+        WEREWOLF_LIFE.check(spec).map(drop)
     }
 
     fn longest_legal_match(&self, spec: &MatchSpec) -> Result<Option<Duration>, RefereeError> {
-        Ok(Some(longest_game(&checked_config(spec)?)))
+        Ok(Some(longest_game(&WEREWOLF_LIFE.check(spec)?)))
     }
 
     fn play<'a>(&'a self, spec: &'a MatchSpec) -> BoxFuture<'a, Result<MatchRecord, RefereeError>> {
         Box::pin(async move {
-            let cfg = checked_config(spec)?;
+            let cfg = WEREWOLF_LIFE.check(spec)?;
             let rules = cfg.settings.rule_set.name();
             let (seats, mut roster, unseated) = server::seat_match(spec, &cfg).await?;
-            let header = game_header(rules, spec.seed, &roster, &spec.options);
-            let mut table = Table::new(seats, header).clocked(spec.clock.clone());
+            let header = header_of(rules, spec.seed, &roster, &spec.options);
+            let mut table = WEREWOLF_LIFE.open(spec, seats, Some(&header));
             for (s, why) in unseated {
                 table.fault(s, "day 0", SeatErrorKind::NotReady, why.clone());
                 table.kill(s, &why);
             }
-            let out = run_game(0, spec.seed, &cfg, &mut table, &mut roster).await?;
-            let finished = table.finish(GRACE).await;
+            let (seed, c) = (spec.seed, cfg.clone());
+            let flow = move |mut table| async move {
+                let out = play_game(0, seed, &c, &mut table, &mut roster).await;
+                (table, out.map(|out| (out, roster)))
+            };
+            let close = move |played: Result<_, _>, finished| played.map(|p| (p, finished));
+            let ((out, roster), finished) = WEREWOLF_LIFE.play(&cfg, table, flow, close).await??;
             if let Some(dir) = &cfg.log_dir {
                 write_game_log(dir, "000.log", &out)?;
             }
             Records::new(cfg.log_dir.clone()).flush(&roster.ledger)?;
-            let mut report = out.report(rules, spec.seed, &roster.specs, &roster.ledger);
-            finished.fill_report(&mut report);
-            Ok(MatchRecord {
-                report,
-                replay: finished.log,
-            })
+            Ok(record(rules, spec.seed, (out, roster), finished))
         })
     }
 
     fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
         let h = &replay.header;
-        if h.format != FORMAT {
-            let hint = match h.format == FORMAT_V1 {
-                true => ": convert it first with `kakehiki replay --upgrade`",
-                false => "",
-            };
-            return Err(RefereeError::BadReplay(format!(
-                "format {:?}: expected {FORMAT}{hint}",
-                h.format
-            )));
-        }
+        crate::verify::check_format(&h.format, FORMAT)?;
         let (cfg, mut roster) = replayed_setup(h)?;
-        let mut log = ReplayLog::new();
-        log.push(h);
-        let mut table = Table::replayed(replay, h.seats.len(), log)?;
-        // A replayed table needs no runtime: the game is polled here, not made a task.
-        run_now(async {
-            let out = play_game(0, h.seed, &cfg, &mut table, &mut roster).await?;
-            let finished = table.finish(Duration::ZERO).await;
-            let mut report = out.report(&h.rules, h.seed, &roster.specs, &roster.ledger);
-            finished.fill_report(&mut report);
-            Ok::<_, RefereeError>(MatchRecord {
-                report,
-                replay: finished.log,
-            })
-        })
+        let table = WEREWOLF_LIFE.replayed(replay, h.seats.len(), Some(h))?;
+        let c = &cfg;
+        let flow = |mut table| async move {
+            let out = play_game(0, h.seed, c, &mut table, &mut roster).await;
+            (table, out.map(|out| (out, roster)))
+        };
+        let close =
+            |played: Result<_, _>, finished| Ok(record(&h.rules, h.seed, played?, finished));
+        WEREWOLF_LIFE.rerun(&cfg, table, flow, close)?
     }
 
     /// A werewolf@1 replay (a `reply` event per request) as @2: its replies become the seat
@@ -554,10 +539,7 @@ impl GameDriver for WerewolfDriver {
         }
         let (cfg, _) = replayed_setup(h)?;
         let mut log = ReplayLog::new();
-        log.push(&ReplayHeader {
-            format: FORMAT.into(),
-            ..h.clone()
-        });
+        log.push(&h.with_format(FORMAT));
         let limit_ms = cfg.settings.time_limit_ms;
         for ex in v1::seat_record(old, h.seats.len(), limit_ms).map_err(RefereeError::BadReplay)? {
             log.push(&ex);

@@ -420,7 +420,7 @@ pub async fn serve_set(listener: TcpListener, set: &SetConfig) -> Result<SetResu
     }
     acceptor.abort();
     *table.log() = ReplayLog::new();
-    table.finish(Duration::from_secs(1)).await;
+    table.finish(super::WEREWOLF_LIFE.end_grace(&cfg)).await;
     let excess_connections = excess.load(std::sync::atomic::Ordering::Relaxed);
     if excess_connections > 0 {
         tracing::warn!(

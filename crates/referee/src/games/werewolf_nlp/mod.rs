@@ -21,7 +21,6 @@ use kakehiki_core::replay::{ParsedReplay, ReplayHeader, ReplayLog};
 use kakehiki_core::{GameType, SeatErrorKind, SeatSpec};
 use kakehiki_werewolf::nlp::bound::LongestGame;
 use kakehiki_werewolf::nlp::game::{game_id_now, GameResult};
-use kakehiki_werewolf::nlp::inproc::block_on_ready;
 use kakehiki_werewolf::nlp::logs;
 use kakehiki_werewolf::nlp::options::{self, match_config, BadOption, OPTION_KEYS};
 use kakehiki_werewolf::nlp::packet::{Packet, RequestKind, OVER};
@@ -31,8 +30,9 @@ use kakehiki_werewolf::nlp::{
     nl_builtin, AskError, ChatMessage, NlAgent, NlpConfig, NlpGame, NlpSettings, WEREWOLF_NLP_TYPE,
 };
 
-use crate::driver::{as_task, BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
+use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
 use crate::files::{unix_ms as now_ms, unix_now, update_file, write_files};
+use crate::lifecycle::{run_flow, Lifecycle};
 use crate::seat::ws::{self, NAME_REQUEST};
 use crate::seat::{Ask, Finished, Listen, Seat, Table, SILENT_BOT};
 
@@ -54,6 +54,22 @@ pub static WEREWOLF_NLP: WerewolfNlpDriver = WerewolfNlpDriver;
 
 /// How long a program is given to exit after the game.
 const GRACE: Duration = Duration::from_secs(2);
+
+/// The game for the shared match lifecycle: the agents get [`GRACE`] to exit.
+const NLP_LIFE: Lifecycle<NlpConfig> = Lifecycle {
+    game: &WEREWOLF_NLP_TYPE,
+    format: FORMAT,
+    params: checked_config,
+    end_grace: |_| GRACE,
+};
+
+/// The configuration of a match, checked: its village, and the agents' connect wait.
+fn checked_config(spec: &MatchSpec) -> Result<NlpConfig, RefereeError> {
+    let config = config_from_spec(spec)?;
+    settings_of(&config)?;
+    connect_wait(spec)?;
+    Ok(config)
+}
 
 /// The longest `connect_timeout_ms` may be: a day.
 const MAX_CONNECT_MS: u64 = 86_400_000;
@@ -78,14 +94,19 @@ fn connect_wait(spec: &MatchSpec) -> Result<Duration, RefereeError> {
 /// each counted as a WebSocket agent (the limits are the same whoever sits there): `connect` for
 /// it to connect, then the response timeout for the WebSocket handshake and again for its NAME.
 /// Then the game, every request one after another ([`LongestGame`]: `action + acceptable` each,
-/// every group-chat window its `duration`), and [`GRACE`] for the agents to exit.
-fn longest_match(settings: &NlpSettings, seats: usize, connect: Duration) -> Duration {
+/// every group-chat window its `duration`), and the end grace for the agents to exit.
+fn longest_match(
+    settings: &NlpSettings,
+    seats: usize,
+    connect: Duration,
+    grace: Duration,
+) -> Duration {
     let t = Timeouts::of(settings);
     let seat = connect.saturating_add(t.response().saturating_mul(2));
     let seating = seat.saturating_mul(u32::try_from(seats).unwrap_or(u32::MAX));
     seating
         .saturating_add(LongestGame::of(settings).time())
-        .saturating_add(GRACE)
+        .saturating_add(grace)
 }
 
 /// The server's secret for player tokens (`SECRET_KEY`), when the configuration requires them.
@@ -157,11 +178,29 @@ pub struct Played<S> {
     pub json: Option<JsonLog>,
 }
 
-/// Play `g` on `table` (live or replayed: the same code) and end the seats: the replay is
-/// `played.seats.log`, ending with the `end` event.
-pub async fn run(table: Table, g: Game) -> Played<Finished> {
+/// Play `g` on `table` (live or replayed: the same code) and end the seats as the lifecycle
+/// does ([`run_flow`], under `config`'s end grace): the replay is `played.seats.log`, ending with
+/// the `end` event.
+pub async fn run(table: Table, g: Game, config: &NlpConfig) -> Played<Finished> {
+    run_flow(table, NLP_LIFE.end_grace(config), |t| turns(t, g), ended).await
+}
+
+/// The game's flow for the lifecycle: [`run_game`], the table handed back.
+async fn turns(table: Table, g: Game) -> (Table, Played<()>) {
     let p = run_game(table, g).await;
-    let mut seats = p.seats.finish(GRACE).await;
+    let (result, game, originals, json) = (p.result, p.game, p.originals, p.json);
+    let played = Played {
+        seats: (),
+        result,
+        game,
+        originals,
+        json,
+    };
+    (p.seats, played)
+}
+
+/// A game whose seats are finished: the `end` event closes its replay.
+fn ended(p: Played<()>, mut seats: Finished) -> Played<Finished> {
     seats.log.push(&end_event(&p.result, &p.game));
     let (result, game, originals, json) = (p.result, p.game, p.originals, p.json);
     Played {
@@ -418,27 +457,31 @@ impl GameDriver for WerewolfNlpDriver {
     }
 
     fn check_spec(&self, spec: &MatchSpec) -> Result<(), RefereeError> {
-        settings_of(&config_from_spec(spec)?)?;
-        connect_wait(spec).map(drop)
+        NLP_LIFE.check(spec).map(drop)
     }
 
     /// [`longest_match`] of the match's configuration, options and seats.
     fn longest_legal_match(&self, spec: &MatchSpec) -> Result<Option<Duration>, RefereeError> {
-        let settings = settings_of(&config_from_spec(spec)?)?;
-        let connect = connect_wait(spec)?;
-        Ok(Some(longest_match(&settings, spec.seats.len(), connect)))
+        let config = NLP_LIFE.check(spec)?;
+        let (settings, connect) = (settings_of(&config)?, connect_wait(spec)?);
+        let grace = NLP_LIFE.end_grace(&config);
+        Ok(Some(longest_match(
+            &settings,
+            spec.seats.len(),
+            connect,
+            grace,
+        )))
     }
 
     fn play<'a>(&'a self, spec: &'a MatchSpec) -> BoxFuture<'a, Result<MatchRecord, RefereeError>> {
         Box::pin(async move {
-            let config = config_from_spec(spec)?;
+            let config = NLP_LIFE.check(spec)?;
             let settings = Arc::new(settings_of(&config)?);
             let log_dir = spec.options.get("log_dir").map(std::path::PathBuf::from);
             let (seats, bots) =
                 start_seats(spec, &config, Timeouts::of(&settings).response()).await?;
             let spec_seats: Vec<String> = spec.seats.iter().map(seat_label).collect();
-            let mut log = ReplayLog::new();
-            log.push(&header(&spec_seats, spec.seed, &config));
+            let header = header(&spec_seats, spec.seed, &config);
             let g = Game {
                 settings,
                 seed: spec.seed,
@@ -448,7 +491,10 @@ impl GameDriver for WerewolfNlpDriver {
                 game_id: game_id_now(spec.seed),
                 json_log: log_dir.is_some() || config.json_logger.enable,
             };
-            let p = as_task(run(Table::new(seats, log).clocked(spec.clock.clone()), g)).await?;
+            let table = NLP_LIFE.open(spec, seats, Some(&header));
+            let p = NLP_LIFE
+                .play(&config, table, |t| turns(t, g), ended)
+                .await?;
             write_logs(log_dir.as_deref(), &config, &p)?;
             Ok(record(&spec_seats, spec.seed, p))
         })
@@ -461,27 +507,34 @@ impl GameDriver for WerewolfNlpDriver {
     fn rerun(&self, replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> {
         let h = &replay.header;
         check_rerun_format(&h.format).map_err(RefereeError::BadReplay)?;
-        let (g, log) = replayed_game(replay, h)?;
-        let table = Table::replayed(replay, g.who.len(), log)?;
-        Ok(record(&h.seats, h.seed, block_on_ready(run(table, g))))
+        let (g, config) = replayed_game(replay, h)?;
+        let table = NLP_LIFE.replayed(replay, g.who.len(), Some(h))?;
+        let p = NLP_LIFE.rerun(&config, table, |t| turns(t, g), ended)?;
+        Ok(record(&h.seats, h.seed, p))
     }
 
     fn upgrade(&self, old: &ParsedReplay) -> Result<ReplayLog, RefereeError> {
         check_upgrade_format(&old.header.format).map_err(RefereeError::BadReplay)?;
         let mut h = old.header.clone();
         h.format = FORMAT.into();
-        let (g, log) = replayed_game(old, &h)?;
+        let (g, config) = replayed_game(old, &h)?;
         let ex = v1_exchanges(old, &g.who).map_err(RefereeError::BadReplay)?;
         let seats = ex.into_iter().map(|e| Seat::replayed(e, None)).collect();
-        Ok(block_on_ready(run(Table::new(seats, log), g)).seats.log)
+        let mut log = ReplayLog::new();
+        log.push(&h);
+        let table = Table::new(seats, log);
+        Ok(NLP_LIFE
+            .rerun(&config, table, |t| turns(t, g), ended)?
+            .seats
+            .log)
     }
 }
 
-/// The game of a replay with header `h`, and the re-run's log holding `h`.
+/// The game of a replay with header `h`, and its configuration.
 fn replayed_game(
     replay: &ParsedReplay,
     h: &ReplayHeader,
-) -> Result<(Game, ReplayLog), RefereeError> {
+) -> Result<(Game, NlpConfig), RefereeError> {
     let mut config: NlpConfig = serde_json::from_value(h.params.clone())
         .map_err(|e| RefereeError::BadReplay(format!("params: {e}")))?;
     // A replay from before `on_error_ratio` existed was played under upstream's abort.
@@ -492,8 +545,6 @@ fn replayed_game(
     let game_id =
         replayed_game_id(replay, h.seats.len(), &settings).map_err(RefereeError::BadReplay)?;
     let who = Who::all(&h.seats);
-    let mut log = ReplayLog::new();
-    log.push(h);
     let g = Game {
         settings,
         seed: h.seed,
@@ -502,7 +553,7 @@ fn replayed_game(
         game_id,
         json_log: false,
     };
-    Ok((g, log))
+    Ok((g, config))
 }
 
 /// The match record of a played game.

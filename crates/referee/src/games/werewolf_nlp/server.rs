@@ -153,7 +153,7 @@ async fn play_one(
         game_id: game_id_now(seed),
         json_log: out.is_some() || config.json_logger.enable,
     };
-    let p = run(table, g).await;
+    let p = run(table, g, &config).await;
     let (game, r) = (&p.game, &p.result);
     if let Some(dir) = &out {
         kakehiki_core::private_files::create_dir_all(dir)?;
