@@ -17,6 +17,8 @@ use kakehiki_referee::verify::verify_replay;
 use kakehiki_referee::{find_game, MatchRecord, MatchSpec};
 use serde_json::Value;
 
+use crate::support::Listening;
+
 /// One DAIDE client connection (blocking, loopback only).
 struct Client {
     s: TcpStream,
@@ -24,24 +26,9 @@ struct Client {
     got: Vec<String>,
 }
 
-/// A port free now and never handed to another test of this binary. The referee binds it only
-/// when its match starts, and the test's client polls it until then: two tests given the same
-/// port by the kernel (`bind` to port 0 may hand out a port just released) would let one test's
-/// client reach the other's referee.
-fn free_port() -> u16 {
-    use std::sync::atomic::{AtomicU16, Ordering};
-    static NEXT: AtomicU16 = AtomicU16::new(0);
-    let base = 20_000 + (std::process::id() % 500) as u16 * 40;
-    loop {
-        let port = base + NEXT.fetch_add(1, Ordering::SeqCst) % 20_000;
-        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
-            return port;
-        }
-    }
-}
-
 impl Client {
-    fn connect(port: u16) -> Client {
+    fn connect(port: Listening) -> Client {
+        let port = port.port();
         let until = Instant::now() + Duration::from_secs(20);
         loop {
             match TcpStream::connect(("127.0.0.1", port)) {
@@ -178,7 +165,7 @@ fn power_name(p: Power) -> &'static str {
 /// `connected` is told once the connection is made (before the handshake, which waits for
 /// every seat to connect).
 fn player(
-    port: u16,
+    port: Listening,
     name: &'static str,
     probe: bool,
     silent: bool,
@@ -327,8 +314,9 @@ fn builtin(name: &str) -> SeatSpec {
     SeatSpec::Builtin(name.into())
 }
 
-fn play(seats: Vec<SeatSpec>, opts: &[(&str, String)]) -> MatchRecord {
+fn play(seats: Vec<SeatSpec>, opts: &[(&str, String)], port: Listening) -> MatchRecord {
     let mut spec = MatchSpec::new("diplomacy", 7, seats);
+    spec.on_listen = port.notice();
     for (k, v) in opts {
         spec.options.insert(k.to_string(), v.clone());
     }
@@ -337,9 +325,9 @@ fn play(seats: Vec<SeatSpec>, opts: &[(&str, String)]) -> MatchRecord {
         .expect("match runs")
 }
 
-fn opts(port: u16, max_year: u16) -> Vec<(&'static str, String)> {
+fn opts(max_year: u16) -> Vec<(&'static str, String)> {
     vec![
-        ("port", port.to_string()),
+        ("port", "0".into()),
         ("max_year", max_year.to_string()),
         ("start_ms", "8000".into()),
         ("movement_ms", "3000".into()),
@@ -360,7 +348,7 @@ fn events(rec: &MatchRecord) -> Vec<Value> {
 
 #[test]
 fn daide_json_and_builtin_seats_play_one_game_and_it_replays() {
-    let port = free_port();
+    let port = Listening::new();
     let seats = vec![
         SeatSpec::Daide(None),
         json_bot("press"),
@@ -378,10 +366,10 @@ fn daide_json_and_builtin_seats_play_one_game_and_it_replays() {
         player(port, "PlainBot", false, false, None).join().unwrap()
     });
     // Press rounds for the JSON seats, but DAIDE press level 0: the DAIDE seats take no part.
-    let mut o = opts(port, 1902);
+    let mut o = opts(1902);
     o.push(("press_rounds", "1".into()));
     o.push(("daide_level", "0".into()));
-    let rec = play(seats, &o);
+    let rec = play(seats, &o, port);
     let got_a = a.join().unwrap();
     let got_b = b.join().unwrap();
     let r = &rec.report;
@@ -478,15 +466,15 @@ fn daide_json_and_builtin_seats_play_one_game_and_it_replays() {
 
 #[test]
 fn a_daide_client_that_misses_deadlines_holds_and_stays_in_the_game() {
-    let port = free_port();
+    let port = Listening::new();
     let mut seats: Vec<SeatSpec> = (0..7).map(|_| builtin("random")).collect();
     seats[2] = SeatSpec::Daide(None);
     seats[4] = json_bot("crash");
     let c = player(port, "Sleepy", false, true, None);
-    let mut o = opts(port, 1901);
+    let mut o = opts(1901);
     o.retain(|(k, _)| *k != "movement_ms");
     o.push(("movement_ms", "700".into()));
-    let rec = play(seats, &o);
+    let rec = play(seats, &o, port);
     let got = c.join().unwrap();
     assert_eq!(
         got.last().map(String::as_str),
@@ -517,7 +505,7 @@ fn a_daide_client_that_misses_deadlines_holds_and_stays_in_the_game() {
 
 /// A game whose seat 0 is a DAIDE client doing `f`; the others hold.
 fn broken(f: impl FnOnce(&mut Client) + Send + 'static) -> (MatchRecord, Vec<String>) {
-    let port = free_port();
+    let port = Listening::new();
     let mut seats: Vec<SeatSpec> = (0..7).map(|_| builtin("hold")).collect();
     seats[0] = SeatSpec::Daide(None);
     let t = std::thread::spawn(move || {
@@ -527,11 +515,11 @@ fn broken(f: impl FnOnce(&mut Client) + Send + 'static) -> (MatchRecord, Vec<Str
         while c.next().is_some() {}
         c.got
     });
-    let mut o = opts(port, 1901);
+    let mut o = opts(1901);
     o.retain(|(k, _)| *k != "start_ms");
     o.push(("start_ms", "1500".into()));
     let started = Instant::now();
-    let rec = play(seats, &o);
+    let rec = play(seats, &o, port);
     assert!(
         started.elapsed() < Duration::from_secs(30),
         "the game did not hang"
@@ -670,7 +658,7 @@ fn confined_daide_cmd_clients_play_a_full_game_and_exit_on_off() {
         builtin("random"),
     ];
     let mut spec = MatchSpec::new("diplomacy", 11, seats);
-    for (k, v) in opts(0, 1903) {
+    for (k, v) in opts(1903) {
         if k != "port" {
             spec.options.insert(k.to_string(), v);
         }
@@ -720,7 +708,7 @@ fn confined_daide_cmd_clients_play_a_full_game_and_exit_on_off() {
 
 #[test]
 fn a_draw_voted_by_daide_and_json_seats_ends_the_game_with_drw() {
-    let port = free_port();
+    let port = Listening::new();
     let mut seats: Vec<SeatSpec> = (0..7).map(|_| json_bot("draw")).collect();
     seats[6] = SeatSpec::Daide(None);
     let t = std::thread::spawn(move || {
@@ -746,9 +734,9 @@ fn a_draw_voted_by_daide_and_json_seats_ends_the_game_with_drw() {
         }
         c.got
     });
-    let mut o = opts(port, 1905);
+    let mut o = opts(1905);
     o.push(("draw_votes", "true".into()));
-    let rec = play(seats, &o);
+    let rec = play(seats, &o, port);
     let got = t.join().unwrap();
     assert_eq!(rec.report.extra["end"], "draw", "{:?}", rec.report.extra);
     let n = got.len();
@@ -768,7 +756,7 @@ fn a_draw_voted_by_daide_and_json_seats_ends_the_game_with_drw() {
 /// checks that press outside a round is refused. The acceptor (England) answers every
 /// proposal it receives with `YES`.
 fn press_player(
-    port: u16,
+    port: Listening,
     proposer: bool,
     connected: Option<std::sync::mpsc::Sender<()>>,
 ) -> JoinHandle<Vec<String>> {
@@ -858,7 +846,7 @@ fn press_sent(ev: &[Value], phase: &str, round: u64, power: &str) -> Value {
 
 #[test]
 fn daide_and_json_seats_exchange_press_privately_and_it_replays() {
-    let port = free_port();
+    let port = Listening::new();
     let mut seats: Vec<SeatSpec> = (0..7).map(|_| builtin("hold")).collect();
     seats[0] = SeatSpec::Daide(None);
     seats[1] = SeatSpec::Daide(None);
@@ -869,11 +857,11 @@ fn daide_and_json_seats_exchange_press_privately_and_it_replays() {
         rx.recv().unwrap();
         press_player(port, false, None).join().unwrap()
     });
-    let mut o = opts(port, 1901);
+    let mut o = opts(1901);
     o.retain(|(k, _)| *k != "press_ms");
     o.push(("press_ms", "2000".into()));
     o.push(("press_rounds", "2".into()));
-    let rec = play(seats, &o);
+    let rec = play(seats, &o, port);
     let got_a = a.join().unwrap();
     let got_b = b.join().unwrap();
     let r = &rec.report;
@@ -991,7 +979,7 @@ fn a_daide_level_is_checked_and_never_ignored() {
 /// it (`FM`, then a second connection).
 #[test]
 fn an_early_client_gets_its_rm_before_the_game_starts() {
-    let port = free_port();
+    let port = Listening::new();
     let mut seats: Vec<SeatSpec> = (0..7).map(|_| builtin("hold")).collect();
     seats[0] = SeatSpec::Daide(None);
     seats[1] = SeatSpec::Daide(None);
@@ -1013,10 +1001,10 @@ fn an_early_client_gets_its_rm_before_the_game_starts() {
         c.handshake("late");
         while c.next().is_some() {}
     });
-    let mut o = opts(port, 1901);
+    let mut o = opts(1901);
     o.retain(|(k, _)| !["movement_ms", "retreat_ms"].contains(k));
     o.extend([("movement_ms", "500".into()), ("retreat_ms", "500".into())]);
-    let rec = play(seats, &o);
+    let rec = play(seats, &o, port);
     let waited = early.join().unwrap();
     late.join().unwrap();
     assert!(

@@ -14,13 +14,7 @@ use kakehiki_referee::find_game;
 use kakehiki_referee::seat::ws::sign_player_token;
 use kakehiki_referee::verify::verify_replay;
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use crate::support::Listening;
 
 fn spec(seats: &[&str], seed: u64, opts: &[(&str, String)]) -> MatchSpec {
     let mut s = MatchSpec::new(
@@ -127,7 +121,27 @@ enum Mode {
 }
 
 /// A Rust agent: returns every packet it received.
-async fn client(url: String, name: String, mode: Mode, token: Option<String>) -> Vec<Value> {
+/// The WebSocket URL of a match's listener, once the referee has bound it (port 0).
+async fn ws_url(port: Listening) -> String {
+    let port = tokio::task::spawn_blocking(move || port.port())
+        .await
+        .unwrap();
+    format!("ws://127.0.0.1:{port}/ws")
+}
+
+async fn client(port: Listening, name: String, mode: Mode, token: Option<String>) -> Vec<Value> {
+    client_telling(port, name, mode, token, None).await
+}
+
+/// [`client`], saying on `connected` when its connection is made.
+async fn client_telling(
+    port: Listening,
+    name: String,
+    mode: Mode,
+    token: Option<String>,
+    connected: Option<tokio::sync::oneshot::Sender<()>>,
+) -> Vec<Value> {
+    let url = ws_url(port).await;
     let mut req = url.clone();
     if let Some(t) = token {
         req = format!("{url}?token={t}");
@@ -138,6 +152,9 @@ async fn client(url: String, name: String, mode: Mode, token: Option<String>) ->
             Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
         }
     };
+    if let Some(tx) = connected {
+        let _ = tx.send(());
+    }
     let mut got = Vec::new();
     while let Some(Ok(m)) = ws.next().await {
         let Message::Text(t) = m else { continue };
@@ -183,34 +200,33 @@ async fn ws_game(
     seed: u64,
     extra: &[(&str, String)],
 ) -> (MatchRecord, Vec<Vec<Value>>) {
-    let port = free_port();
+    let port = Listening::new();
     let mut seats: Vec<&str> = vec!["ws"; modes.len()];
     seats.extend(std::iter::repeat_n("builtin:sample", builtins));
     let mut opts = vec![
-        ("port", port.to_string()),
+        ("port", "0".to_string()),
         ("action_ms", "300".to_string()),
         ("response_ms", "300".to_string()),
         ("acceptable_ms", "0".to_string()),
     ];
     opts.extend(extra.iter().cloned());
-    let s = spec(&seats, seed, &opts);
-    let url = format!("ws://127.0.0.1:{port}/ws");
-    let mut handles = Vec::new();
-    for (i, m) in modes.iter().enumerate() {
-        let url = url.clone();
-        let m = *m;
-        // Connect one at a time so seat order is client order.
-        handles.push(tokio::spawn(client(
-            url,
-            format!("rusty{}", i + 1),
-            m,
-            None,
-        )));
-        tokio::time::sleep(Duration::from_millis(30)).await;
-    }
+    let mut s = spec(&seats, seed, &opts);
+    s.on_listen = port.notice();
+    // Connect one at a time so seat order is client order.
+    let modes = modes.to_vec();
+    let clients = tokio::spawn(async move {
+        let mut handles = Vec::new();
+        for (i, m) in modes.into_iter().enumerate() {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            let name = format!("rusty{}", i + 1);
+            handles.push(tokio::spawn(client_telling(port, name, m, None, Some(tx))));
+            let _ = rx.await;
+        }
+        handles
+    });
     let rec = play(&s).await;
     let mut got = Vec::new();
-    for h in handles {
+    for h in clients.await.unwrap() {
         got.push(h.await.unwrap());
     }
     (rec, got)
@@ -256,8 +272,8 @@ async fn websocket_agents_play_whole_games_mixed_with_builtins() {
 
 #[tokio::test]
 async fn tcp_is_an_alias_of_the_ws_seat() {
-    let port = free_port();
-    let s = spec(
+    let port = Listening::new();
+    let mut s = spec(
         &[
             "tcp",
             "builtin:sample",
@@ -266,15 +282,11 @@ async fn tcp_is_an_alias_of_the_ws_seat() {
             "builtin:sample-en",
         ],
         6,
-        &[("port", port.to_string())],
+        &[("port", "0".into())],
     );
+    s.on_listen = port.notice();
     assert_eq!(s.seats[0], "ws".parse::<SeatSpec>().unwrap());
-    let agent = tokio::spawn(client(
-        format!("ws://127.0.0.1:{port}/ws"),
-        "alias1".into(),
-        Mode::Play,
-        None,
-    ));
+    let agent = tokio::spawn(client(port, "alias1".into(), Mode::Play, None));
     let rec = play(&s).await;
     assert!(end(&rec)["winner"].is_string(), "{}", end(&rec));
     assert_eq!(rec.report.seats[0].spec, "ws");
@@ -411,7 +423,6 @@ async fn over_long_speech_is_cut_to_the_limits() {
 
 #[tokio::test]
 async fn token_authentication_admits_only_signed_teams() {
-    let port = free_port();
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("nlp.toml");
     std::fs::write(
@@ -419,7 +430,7 @@ async fn token_authentication_admits_only_signed_teams() {
         "[server.authentication]\nenable = true\nsecret_key = \"k3y\"\n",
     )
     .unwrap();
-    let s = spec(
+    let mut s = spec(
         &[
             "ws",
             "builtin:sample",
@@ -429,15 +440,16 @@ async fn token_authentication_admits_only_signed_teams() {
         ],
         3,
         &[
-            ("port", port.to_string()),
+            ("port", "0".into()),
             ("config", cfg.display().to_string()),
             ("connect_timeout_ms", "1500".into()),
         ],
     );
-    let url = format!("ws://127.0.0.1:{port}/ws");
     // A wrong token is refused: the seat is not ready.
+    let port = Listening::new();
+    s.on_listen = port.notice();
     let bad = tokio::spawn(client(
-        url.clone(),
+        port,
         "kanolab1".into(),
         Mode::Play,
         Some(sign_player_token("wrong", "kanolab")),
@@ -450,8 +462,10 @@ async fn token_authentication_admits_only_signed_teams() {
         rec.report.seats[0]
     );
     let _ = bad.await;
+    let port = Listening::new();
+    s.on_listen = port.notice();
     let good = tokio::spawn(client(
-        url,
+        port,
         "kanolab1".into(),
         Mode::Play,
         Some(sign_player_token("k3y", "kanolab")),
@@ -467,7 +481,7 @@ async fn token_authentication_admits_only_signed_teams() {
 
 #[tokio::test]
 async fn group_chat_over_websocket_broadcasts_and_ignores_a_flood() {
-    let port = free_port();
+    let port = Listening::new();
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("nlp.toml");
     std::fs::write(
@@ -475,7 +489,7 @@ async fn group_chat_over_websocket_broadcasts_and_ignores_a_flood() {
         "[game]\nmax_day = 1\n[game.talk]\nduration = \"300ms\"\n",
     )
     .unwrap();
-    let s = spec(
+    let mut s = spec(
         &[
             "ws",
             "builtin:sample",
@@ -484,14 +498,12 @@ async fn group_chat_over_websocket_broadcasts_and_ignores_a_flood() {
             "builtin:sample",
         ],
         4,
-        &[
-            ("port", port.to_string()),
-            ("config", cfg.display().to_string()),
-        ],
+        &[("port", "0".into()), ("config", cfg.display().to_string())],
     );
-    let url = format!("ws://127.0.0.1:{port}/ws");
+    s.on_listen = port.notice();
     // The flooder sends 50 messages at each phase start.
     let flood = tokio::spawn(async move {
+        let url = ws_url(port).await;
         let (mut ws, _) = loop {
             match tokio_tungstenite::connect_async(url.as_str()).await {
                 Ok(c) => break c,
@@ -1137,10 +1149,11 @@ fn a_v1_replay_upgrades_and_verifies() {
 /// request (its NAME too), talking and whispering at every turn (never `Skip` or `Over`) and
 /// voting for a living agent. Returns when it got INITIALIZE and FINISH.
 async fn slow_client(
-    url: String,
+    port: Listening,
     name: String,
     delay: Duration,
 ) -> (Option<std::time::Instant>, Option<std::time::Instant>) {
+    let url = ws_url(port).await;
     let (mut ws, _) = loop {
         match tokio_tungstenite::connect_async(url.as_str()).await {
             Ok(c) => break c,
@@ -1189,7 +1202,7 @@ async fn slow_client(
 /// forgot the talk would be below the game played.
 #[tokio::test]
 async fn agents_answering_at_their_limits_finish_within_the_longest_legal_match() {
-    let port = free_port();
+    let port = Listening::new();
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("nlp.toml");
     std::fs::write(
@@ -1197,11 +1210,11 @@ async fn agents_answering_at_their_limits_finish_within_the_longest_legal_match(
         "[game]\nmax_day = 1\n[game.talk.max_count]\nper_agent = 8\nper_day = 8\n",
     )
     .unwrap();
-    let s = spec(
+    let mut s = spec(
         &["ws"; 5],
         3,
         &[
-            ("port", port.to_string()),
+            ("port", "0".into()),
             ("config", cfg.display().to_string()),
             ("action_ms", "60".into()),
             ("acceptable_ms", "60".into()),
@@ -1219,11 +1232,11 @@ async fn agents_answering_at_their_limits_finish_within_the_longest_legal_match(
     assert_eq!((game.requests, game.request_ms), (88, 120));
     // 5 × (500 ms + 2 × 120 ms) to seat, 88 × 120 ms, 2 s to exit.
     assert_eq!(longest, Duration::from_millis(5 * 740 + 88 * 120 + 2_000));
-    let url = format!("ws://127.0.0.1:{port}/ws");
+    s.on_listen = port.notice();
     let agents: Vec<_> = (0..5)
         .map(|i| {
             let name = format!("slow{}", i + 1);
-            tokio::spawn(slow_client(url.clone(), name, Duration::from_millis(60)))
+            tokio::spawn(slow_client(port, name, Duration::from_millis(60)))
         })
         .collect();
     let started = std::time::Instant::now();

@@ -420,10 +420,9 @@ async fn start_seats(
     config: &NlpConfig,
     name: Duration,
 ) -> Result<(Vec<Seat>, Vec<Option<Box<dyn NlAgent>>>), RefereeError> {
-    let port = match spec.option("port", 0u16, "a TCP port")? {
-        0 => config.server.web_socket.port,
-        p => p,
-    };
+    // The config file's port unless the spec names one: `port=0` given is a free port of the
+    // system's choosing (announced to `spec.on_listen`), never the config's.
+    let port = spec.option("port", config.server.web_socket.port, "a TCP port")?;
     let secret = secret_of(config)?;
     let wait = ws::Wait {
         host: &config.server.web_socket.host,
