@@ -1,5 +1,8 @@
 //! `kakehiki`: the command line. A thin layer: parse arguments, call the libraries, print.
 
+// The flags' doc comments are clap's help text (`cmd:<command line>`), not rustdoc markup.
+#![allow(rustdoc::invalid_html_tags)]
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};

@@ -3,7 +3,7 @@
 //!
 //! * [`config`]: the contest file ([`ContestDef`]); malformed files are rejected with the line
 //!   and the key.
-//! * [`schedule`]: a pure function from a definition (and, for staged formats, the results of
+//! * [`schedule()`]: a pure function from a definition (and, for staged formats, the results of
 //!   finished stages) to the list of matches with their seeds.
 //! * [`runner`]: plays the matches in parallel and stores each result with its replay; a run
 //!   killed at any moment continues where it stopped.

@@ -110,7 +110,7 @@ impl App {
 }
 
 /// Every route of the ladder: the JSON API, the public pages and the web pages, each answer
-/// with the headers of [`with_security_headers`]. Serve it with [`serve::serve`], which gives the
+/// with the headers of `with_security_headers`. Serve it with [`serve::serve`], which gives the
 /// handlers the client's address (the login rate limit counts per address).
 pub fn router(app: App) -> Router {
     let upload_limit = upload_limit(&app.config);

@@ -6,11 +6,11 @@
 //!    contestant's bot take part (a new version retires the previous one); a built-in the
 //!    ladder file no longer names is retired.
 //! 2. **Rate** the results stored since the last step, one at a time in storing order, each in
-//!    its own transaction with the ladder's rated count ([`LadderPlay::ladder_rate`]): a
+//!    its own transaction with the ladder's rated count ([`kakehiki_store::LadderPlay::ladder_rate`]): a
 //!    matchmaker killed at any moment neither loses nor double-counts a result.
 //! 3. **Queue** matches ([`crate::matchmaking::choose`]) until the ladder has `open` matches
 //!    queued or running, at most `budget` new ones. Each match is queued with its index in one
-//!    transaction ([`LadderPlay::ladder_queue`]), and workers play it from the store's queue like
+//!    transaction ([`kakehiki_store::LadderPlay::ladder_queue`]), and workers play it from the store's queue like
 //!    any contest match.
 
 use std::collections::{BTreeMap, HashMap};
@@ -259,7 +259,7 @@ impl Matchmaker {
     }
 
     /// Stop every queued or running match with one of `entrants` in it
-    /// ([`LadderPlay::ladder_cancel`]): it is recorded failed with the reason, never rated; a
+    /// ([`kakehiki_store::LadderPlay::ladder_cancel`]): it is recorded failed with the reason, never rated; a
     /// worker playing it stops at its next heartbeat. Returns how many were stopped.
     pub fn stop_matches_of(
         &mut self,

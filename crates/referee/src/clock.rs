@@ -5,7 +5,7 @@
 use tokio::time::Instant;
 
 /// Each seat's thinking time so far in one match (the sum of its replies' times, in µs), kept
-/// by the match's [`Table`] and read by whoever gave it: when a match outlasts its time limit,
+/// by the match's [`Table`](crate::seat::Table) and read by whoever gave it: when a match outlasts its time limit,
 /// its caller charges the seats that used the most. Only a live seat's answers to requests with
 /// a limit count: built-in, silent and replayed seats use no time, and a message in a listening
 /// window (a chat that lasts its time whatever the seats do) is not thinking time.

@@ -417,7 +417,7 @@ pub trait GameDriver: Send + Sync {
     }
 
     /// The replay format this driver writes (`kakehiki/<game>-replay@N`). When given,
-    /// [`verify_replay`] refuses a replay of an older `@N` before re-running it, pointing to
+    /// [`verify_replay`](crate::verify::verify_replay) refuses a replay of an older `@N` before re-running it, pointing to
     /// `kakehiki replay --upgrade`; without it only a re-run that gets as far as writing its
     /// header finds the same (a re-run that refuses the old header first says only that).
     fn replay_format(&self) -> Option<&'static str> {

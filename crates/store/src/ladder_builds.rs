@@ -169,7 +169,7 @@ const PRUNE_ARCHIVES: &str = "DELETE FROM kk_ladder_archives WHERE NOT EXISTS
 pub trait LadderBuilds {
     /// Remove the uploads and built programs of `ladder`'s versions created before `before`
     /// (seconds since the Unix epoch) that are not `building`, not their bot's newest active
-    /// version and not among its `keep` newest versions ([`prune_sql`]); the versions, their
+    /// version and not among its `keep` newest versions (`prune_sql`); the versions, their
     /// logs, ratings and matches stay.
     fn ladder_prune(&mut self, ladder: &str, keep: u64, before: i64) -> Result<Pruned, StoreError>;
 

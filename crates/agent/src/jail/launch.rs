@@ -26,7 +26,7 @@ const PATH_LISTS: &[&str] = &[
 /// The `PATH` a confined bot gets: the system's program folders, which its private root shows
 /// at these paths (`/usr`, `/bin`, `/sbin`), never the referee's own `PATH` (a host path such as
 /// `/root/.pyenv/shims`). Folders of the referee's `PATH` that the bot is shown (in a system
-/// folder, or by `--ro-path`, `--seat-dir`) follow them ([`bot_path`]).
+/// folder, or by `--ro-path`, `--seat-dir`) follow them (`bot_path`).
 pub const JAIL_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// What the bot sees of the host's file system: the system folders and `mounts`.

@@ -177,12 +177,12 @@ impl State {
         self.params.picks_in(self.turn)
     }
 
-    /// real[i][s].
+    /// `real[i][s]`.
     pub fn real(&self, target: usize, seat: usize) -> u16 {
         self.real[target][seat]
     }
 
-    /// public[i][s].
+    /// `public[i][s]`.
     pub fn public(&self, target: usize, seat: usize) -> u16 {
         self.public[target][seat]
     }
@@ -376,7 +376,7 @@ pub struct View {
     /// The current turn.
     pub turn: u32,
     pub weights: [u8; MAX_TARGETS],
-    /// public[i][s] for every seat (absolute seat indices).
+    /// `public[i][s]` for every seat (absolute seat indices).
     pub public: [[u16; NUM_SEATS]; MAX_TARGETS],
     /// This seat's own real affinity per target.
     pub own_real: [u16; MAX_TARGETS],

@@ -3,7 +3,7 @@
 //!
 //! The conversation itself is pure ([`kakehiki_diplomacy::daide::server::Session`]); this
 //! transport carries its bytes. The driver writes a seat a
-//! [`Request`](kakehiki_diplomacy::daide::server::Request) (what to send, what to wait for); the
+//! [`Request`] (what to send, what to wait for); the
 //! seat sends the messages, then answers each frame the client sends at once (`THX`, `MIS`,
 //! `TME`, `REJ`, ...), until the request is answered or its deadline (a press round's deadline
 //! is its end, not a timeout). Its reply is every frame

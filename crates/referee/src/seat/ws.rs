@@ -308,7 +308,7 @@ pub async fn start_seats(
 }
 
 /// Handshake and NAME on an accepted TCP stream. The seat holds the NAME answer, or why there is
-/// none (then it is not [`WsSeat::connected`]).
+/// none (then it is not `WsSeat::connected`).
 pub async fn handshake(stream: TcpStream, name_timeout: Duration, secret: Option<&str>) -> WsSeat {
     let mut token: Option<String> = None;
     #[allow(clippy::result_large_err)] // the signature tungstenite's callback requires

@@ -1,6 +1,6 @@
 //! The parts of DAIDE messages that press and messages share: provinces, locations, units,
-//! turns, orders, the payloads of the map and hello messages, and the token writer ([`Out`])
-//! and reader ([`Cursor`]) with their primitives. Messages ([`super::message`]) and press
+//! turns, orders, the payloads of the map and hello messages, and the token writer (`Out`)
+//! and reader (`Cursor`) with their primitives. Messages ([`super::message`]) and press
 //! ([`super::press`]) are built from these (a message holds press, and press holds orders).
 
 use super::token::{Token, BRA, KET};

@@ -1,4 +1,4 @@
-//! Built-in bots. Each decides from its own [`View`] only and draws its randomness from a
+//! Built-in bots. Each decides from its own [`View`](crate::engine::View) only and draws its randomness from a
 //! generator seeded by the referee (`kakehiki_core::seeded_rng(match_seed, "seat-<n>")`), so a
 //! match is reproducible from its seed.
 

@@ -354,7 +354,7 @@ impl GameDriver for DiplomacyDriver {
     /// The powers are asked at once: `connect_ms` for `tcp` seats to connect, the start
     /// handshake (`start_ms`), then every year from 1901 to `max_year`: two movement phases,
     /// each `press_rounds` × `press_ms` then `movement_ms`, two retreat phases and an
-    /// adjustment; then [`END_GRACE`] to exit.
+    /// adjustment; then `END_GRACE` to exit.
     fn longest_legal_match(&self, spec: &MatchSpec) -> Result<Option<Duration>, RefereeError> {
         let p = DIPLOMACY_LIFE.check(spec)?;
         let connect_ms = seats::connect_ms(spec)?;

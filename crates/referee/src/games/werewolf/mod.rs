@@ -394,7 +394,7 @@ fn header_of(
     kakehiki_werewolf::driver::record::header(rules, seed, &roster.specs, ledger, options)
 }
 
-/// A replay holding the header of one game ([`header_of`]).
+/// A replay holding the header of one game (`header_of`).
 pub fn game_header(
     rules: &str,
     seed: u64,
@@ -427,7 +427,7 @@ fn replayed_setup(h: &ReplayHeader) -> Result<(Config, Roster), RefereeError> {
 /// them): `max_talk_turn` talk requests and `1 + max_revote` votes; for every werewolf:
 /// `max_whisper_turn` whisper requests per whisper session (the night's, one before each attack
 /// revote, and under seed-2015 one after each talk round) and `1 + max_attack_revote` attack
-/// votes; a divination and a guard; then [`GRACE`] for the agents to exit.
+/// votes; a divination and a guard; then `GRACE` for the agents to exit.
 pub fn longest_game(cfg: &Config) -> Duration {
     let s = &cfg.settings;
     let n = s.player_num() as u64;

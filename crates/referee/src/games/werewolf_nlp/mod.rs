@@ -459,7 +459,7 @@ impl GameDriver for WerewolfNlpDriver {
         NLP_LIFE.check(spec).map(drop)
     }
 
-    /// [`longest_match`] of the match's configuration, options and seats.
+    /// `longest_match` of the match's configuration, options and seats.
     fn longest_legal_match(&self, spec: &MatchSpec) -> Result<Option<Duration>, RefereeError> {
         let config = NLP_LIFE.check(spec)?;
         let (settings, connect) = (settings_of(&config)?, connect_wait(spec)?);
