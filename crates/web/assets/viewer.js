@@ -134,7 +134,7 @@
       const chip = (model.game === 'nac' || model.game === 'religion-war' || model.game === 'geister') ? seatChip(i) : null;
       box.append(el('h4', {}, chip, seatLabel(i)));
       const mean = s.moves ? (s.total_ms / s.moves) : 0;
-      box.append(el('div', { class: 'muted', text: `${s.moves} replies · mean ${duration(mean)} · max ${duration(s.max_ms)}` }));
+      box.append(el('div', { class: 'muted', text: `${s.moves} ${s.moves === 1 ? 'reply' : 'replies'} · mean ${duration(mean)} · max ${duration(s.max_ms)}` }));
       if (s.errors.length) {
         const ul = el('ul', { class: 'errors' });
         for (const e of s.errors.slice(0, 200)) {
