@@ -255,7 +255,7 @@ proptest! {
     }
 }
 
-/// Found by the property above on CI: in F1908M strong Russia's army supported a move of its
+/// Found by the property above on CI: in F1908M strong Turkey's army supported a move of its
 /// fleet that the fleet no longer made.
 #[test]
 fn strong_supports_match_their_own_units_orders_seed_14652057594896246149() {
