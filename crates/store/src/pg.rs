@@ -55,6 +55,14 @@ impl Statements {
 /// `value` as the type PostgreSQL gave the statement's parameter: an integer as `SMALLINT`,
 /// `INTEGER` (when it fits) or `BOOLEAN` where the statement wants one, anything else as is (a
 /// mismatch is then the driver's error).
+/// Every argument bound as the type of the statement's parameter it fills.
+fn bind_all<'a>(args: &[Value<'a>], st: &Statement) -> Vec<Box<dyn ToSql + Sync + 'a>> {
+    args.iter()
+        .zip(st.params())
+        .map(|(a, ty)| bind(a, ty))
+        .collect()
+}
+
 fn bind<'a>(value: &Value<'a>, ty: &Type) -> Box<dyn ToSql + Sync + 'a> {
     match *value {
         Value::Int(n) => match *ty {
@@ -83,11 +91,7 @@ fn execute(
     args: &[Value<'_>],
 ) -> Result<u64, StoreError> {
     let st = statements.get(client, sql, context)?;
-    let bound: Vec<_> = args
-        .iter()
-        .zip(st.params())
-        .map(|(a, ty)| bind(a, ty))
-        .collect();
+    let bound = bind_all(args, &st);
     let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b.as_ref()).collect();
     client.execute(&st, &refs).map_err(err(context))
 }
@@ -101,11 +105,7 @@ fn query<T>(
     mut read: impl FnMut(&Row<'_>) -> Result<T, StoreError>,
 ) -> Result<Vec<T>, StoreError> {
     let st = statements.get(client, sql, context)?;
-    let bound: Vec<_> = args
-        .iter()
-        .zip(st.params())
-        .map(|(a, ty)| bind(a, ty))
-        .collect();
+    let bound = bind_all(args, &st);
     let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b.as_ref()).collect();
     let rows = client.query(&st, &refs).map_err(err(context))?;
     rows.iter().map(|r| read(&Row::pg(r, context))).collect()
