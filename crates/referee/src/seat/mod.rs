@@ -1555,22 +1555,39 @@ fn watch_of(clock: Option<&SeatClock>, t: &dyn Transport) -> Option<Watch> {
 /// How often a watched seat's processes are looked at.
 const WATCH_EVERY: Duration = Duration::from_millis(100);
 
+/// What [`read_watched`] reads from: a seat's transport, or a connection read before its seat
+/// exists (AIWolf's NAME). Its read must be cancel-safe: nothing read is lost when it is dropped.
+pub(crate) trait ReadUnit {
+    /// The next reply unit, by `deadline`.
+    fn read_unit(&mut self, deadline: Instant) -> BoxFuture<'_, Received>;
+}
+
+impl ReadUnit for dyn Transport {
+    fn read_unit(&mut self, deadline: Instant) -> BoxFuture<'_, Received> {
+        self.read(deadline)
+    }
+}
+
 /// The next reply unit by `deadline`; with a watch, sooner once the bot waits for input (a
 /// timeout whose detail is [`WAITING_FOR_INPUT`], with what arrived so far).
-async fn read_watched(t: &mut dyn Transport, deadline: Instant, watch: Option<Watch>) -> Received {
+pub(crate) async fn read_watched(
+    r: &mut (impl ReadUnit + ?Sized),
+    deadline: Instant,
+    watch: Option<Watch>,
+) -> Received {
     let Some(w) = watch else {
-        return t.read(deadline).await;
+        return r.read_unit(deadline).await;
     };
-    let read = tokio::select! {
-        r = t.read(deadline) => Some(r),
+    let got = tokio::select! {
+        got = r.read_unit(deadline) => Some(got),
         () = waiting_for_input(w) => None,
     };
-    match read {
-        Some(r) => r,
+    match got {
+        Some(got) => got,
         // The read given up was cancel-safe: what arrived so far (a line without its newline)
         // is read at once.
         None => {
-            let mut r = t.read(Instant::now()).await;
+            let mut r = r.read_unit(Instant::now()).await;
             if r.outcome == ExchangeOutcome::Timeout {
                 r.detail = Some(WAITING_FOR_INPUT.to_string());
             }
@@ -1581,7 +1598,7 @@ async fn read_watched(t: &mut dyn Transport, deadline: Instant, watch: Option<Wa
 
 /// Resolves once the watched bot has been asleep reading its input, using no CPU, for
 /// `w.after`. Never resolves where its processes cannot be read.
-pub(crate) async fn waiting_for_input(w: Watch) {
+async fn waiting_for_input(w: Watch) {
     let mut since: Option<(Instant, u64)> = None;
     loop {
         tokio::time::sleep(WATCH_EVERY).await;

@@ -434,6 +434,12 @@ impl Conn {
     }
 }
 
+impl super::ReadUnit for Conn {
+    fn read_unit(&mut self, deadline: Instant) -> BoxFuture<'_, Received> {
+        Box::pin(self.next_line(deadline))
+    }
+}
+
 /// A TCP seat: the client's connection once it is made, and the client's process when the
 /// referee launched it (`tcp-cmd:`).
 pub struct TcpSeat {

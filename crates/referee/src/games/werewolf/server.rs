@@ -20,9 +20,7 @@ use super::{game_header, run_game, write_game_log, Config, Counts, Records, Rost
 use crate::accept::{Accepted, CappedAcceptor, Slot, SERVE_CONN_CAP};
 use crate::driver::{MatchSpec, RefereeError};
 use crate::seat::tcp::{self, Conn, ConnQueue, TcpSeat, MAX_LINE};
-use crate::seat::{
-    timeout_words, waiting_for_input, Seat, SeatClock, Table, Watch, WAITING_FOR_INPUT,
-};
+use crate::seat::{read_watched, timeout_words, Seat, SeatClock, Table, Watch};
 use kakehiki_core::exchange::ExchangeOutcome;
 
 /// Send NAME on a fresh connection and read the agent's name (§4.2); an empty name is
@@ -46,25 +44,7 @@ async fn name_watched(
             r.detail.unwrap_or_default()
         ));
     }
-    let r = match watch {
-        None => conn.next_line(deadline).await,
-        Some(w) => {
-            let read = tokio::select! {
-                r = conn.next_line(deadline) => Some(r),
-                () = waiting_for_input(w) => None,
-            };
-            match read {
-                Some(r) => r,
-                None => {
-                    let mut r = conn.next_line(Instant::now()).await;
-                    if r.outcome == ExchangeOutcome::Timeout {
-                        r.detail = Some(WAITING_FOR_INPUT.to_string());
-                    }
-                    r
-                }
-            }
-        }
-    };
+    let r = read_watched(conn, deadline, watch).await;
     match r.outcome {
         ExchangeOutcome::Reply => {
             let name = decode_line(&r.bytes);
