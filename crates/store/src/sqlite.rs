@@ -163,9 +163,21 @@ impl SqliteStore {
         // WAL: readers (standings, the web view) never block the runner. synchronous=NORMAL in
         // WAL mode loses nothing when the process is killed; only a power loss may drop the
         // last transactions, never corrupt the file.
-        let _mode: String = conn
-            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
-            .map_err(err("switching to WAL mode"))?;
+        // Switching a new file to WAL takes it whole and may answer "database is locked" at
+        // once, without the busy handler, while another connection is opening the same new file:
+        // the switch is tried again, within the same 30 s.
+        let since = std::time::Instant::now();
+        let _mode: String = loop {
+            match conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0)) {
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy
+                        && since.elapsed() < Duration::from_secs(30) =>
+                {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                r => break r.map_err(err("switching to WAL mode"))?,
+            }
+        };
         conn.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
             .map_err(err("setting pragmas"))?;
         conn.set_prepared_statement_cache_capacity(PREPARED_MAX);

@@ -372,3 +372,28 @@ fn a_read_only_store_checks_a_registered_contest() {
     let err = ro.register_contest(&common::contest("c", "g")).unwrap_err();
     assert!(matches!(err, StoreError::DefinitionChanged { .. }), "{err}");
 }
+
+/// Two connections opening one new file at once (a contest's coordinator and its first worker):
+/// both open, neither is told the database is locked while the other switches it to WAL.
+#[test]
+fn two_stores_opening_one_new_file_at_once_both_open() {
+    for _ in 0..40 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.sqlite");
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+        let opens: Vec<_> = (0..2)
+            .map(|_| {
+                let (path, barrier) = (path.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    SqliteStore::open(&path)
+                        .map(|_| ())
+                        .map_err(|e| e.to_string())
+                })
+            })
+            .collect();
+        for o in opens {
+            o.join().unwrap().unwrap();
+        }
+    }
+}
