@@ -1,9 +1,8 @@
-//! `kakehiki ladder serve`'s web pages over HTTP (a hand-kept cookie jar) and in a real browser
+//! `kakehiki ladder serve`'s web pages over HTTP (ureq's cookie store) and in a real browser
 //! (chromium through chromedriver and WebDriver): sign-up with the invitation's link, login and
 //! logout, uploads through the form, a version's page for its owner and organisers only (404 for
 //! anyone else), the organiser's page, CSRF refusals and the rate limits.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -80,11 +79,11 @@ struct Answer {
     body: String,
 }
 
-/// A browser without a browser: follows no redirect, keeps cookies by name.
+/// A browser without a browser: follows no redirect, keeps cookies as a browser does (ureq's
+/// cookie store: a cookie cleared with `Max-Age=0` is dropped, one for another path is not sent).
 struct Visitor {
     base: String,
     agent: ureq::Agent,
-    cookies: BTreeMap<String, String>,
 }
 
 impl Visitor {
@@ -92,16 +91,33 @@ impl Visitor {
         Visitor {
             base: base.to_string(),
             agent: ureq::AgentBuilder::new().redirects(0).build(),
-            cookies: BTreeMap::new(),
         }
     }
 
-    fn cookie_header(&self) -> String {
-        self.cookies
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join("; ")
+    /// A visitor holding one cookie it was never given (an old session's, kept by a thief).
+    fn holding(base: &str, name: &str, value: &str) -> Visitor {
+        let url = url::Url::parse(base).unwrap();
+        let mut store = cookie_store::CookieStore::default();
+        store
+            .insert_raw(&cookie_store::RawCookie::new(name, value), &url)
+            .expect("a cookie for the ladder's own address");
+        Visitor {
+            base: base.to_string(),
+            agent: ureq::AgentBuilder::new()
+                .redirects(0)
+                .cookie_store(store)
+                .build(),
+        }
+    }
+
+    /// The value of the cookie `name` the visitor would send to the ladder, if it holds one.
+    fn cookie(&self, name: &str) -> Option<String> {
+        let url = url::Url::parse(&self.base).unwrap();
+        self.agent
+            .cookie_store()
+            .get_request_values(&url)
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.to_string())
     }
 
     fn answer(&mut self, r: Result<ureq::Response, ureq::Error>) -> Answer {
@@ -115,15 +131,6 @@ impl Visitor {
             .into_iter()
             .map(str::to_string)
             .collect();
-        for c in &set_cookies {
-            let pair = c.split(';').next().unwrap();
-            let (k, v) = pair.split_once('=').unwrap();
-            if v.is_empty() {
-                self.cookies.remove(k);
-            } else {
-                self.cookies.insert(k.to_string(), v.to_string());
-            }
-        }
         Answer {
             status: r.status(),
             location: r.header("location").map(str::to_string),
@@ -135,11 +142,7 @@ impl Visitor {
     }
 
     fn get(&mut self, path: &str) -> Answer {
-        let r = self
-            .agent
-            .get(&format!("{}{path}", self.base))
-            .set("Cookie", &self.cookie_header())
-            .call();
+        let r = self.agent.get(&format!("{}{path}", self.base)).call();
         self.answer(r)
     }
 
@@ -147,7 +150,6 @@ impl Visitor {
         let r = self
             .agent
             .post(&format!("{}{path}", self.base))
-            .set("Cookie", &self.cookie_header())
             .send_form(fields);
         self.answer(r)
     }
@@ -176,7 +178,6 @@ impl Visitor {
         let r = self
             .agent
             .post(&format!("{}{path}", self.base))
-            .set("Cookie", &self.cookie_header())
             .set(
                 "Content-Type",
                 &format!("multipart/form-data; boundary={boundary}"),
@@ -309,7 +310,9 @@ fn sign_up_log_in_upload(dir: &Path, url: &str, db: &Db) {
         "{session}"
     );
     // The store holds the session cookie's hash, never the cookie.
-    let cookie = &alice.cookies["kk_session"];
+    let cookie = &alice
+        .cookie("kk_session")
+        .expect("signed up, alice holds a session");
     assert_eq!(cookie.len(), 64);
     match db {
         Db::Sqlite(path) => {
@@ -337,23 +340,22 @@ fn sign_up_log_in_upload(dir: &Path, url: &str, db: &Db) {
     let again = thief.sign_up(&alice_code, "another password here");
     assert_eq!(again.status, 404, "{}", again.body);
     assert!(again.body.contains("already used"), "{}", again.body);
-    assert!(!thief.cookies.contains_key("kk_session"));
+    assert_eq!(thief.cookie("kk_session"), None);
 
     // Logged in: the contestant's page; logging out ends the session for good.
     let me = alice.get("/me");
     assert_eq!(me.status, 200, "{}", me.body);
     assert!(me.body.contains("signed in as <b id=\"who\">alice</b>"));
-    let old_session = alice.cookies["kk_session"].clone();
+    let old_session = alice.cookie("kk_session").unwrap();
     let out = alice.post("/logout", &[("csrf", &csrf_of(&me.body))]);
     assert_eq!(out.status, 303, "{}", out.body);
-    assert!(!alice.cookies.contains_key("kk_session"));
-    alice
-        .cookies
-        .insert("kk_session".into(), old_session.clone());
-    let gone = alice.get("/me");
+    // Logging out clears the cookie in the browser…
+    assert_eq!(alice.cookie("kk_session"), None);
+    // …and on the server: whoever kept the old cookie is no longer signed in.
+    let mut keeper = Visitor::holding(&url, "kk_session", &old_session);
+    let gone = keeper.get("/me");
     assert_eq!(gone.status, 303);
     assert_eq!(gone.location.as_deref(), Some("/login"));
-    alice.cookies.remove("kk_session");
 
     // Login: a wrong password is refused, the right one starts a session.
     let wrong = alice.log_in("alice", "not the password");
@@ -361,7 +363,7 @@ fn sign_up_log_in_upload(dir: &Path, url: &str, db: &Db) {
     assert!(wrong.body.contains("wrong name or password"));
     let ok = alice.log_in("alice", PASSWORD);
     assert_eq!(ok.status, 303, "{}", ok.body);
-    assert_ne!(alice.cookies["kk_session"], old_session);
+    assert_ne!(alice.cookie("kk_session"), Some(old_session));
 
     // Upload through the form; without the CSRF token it is refused.
     let me = alice.get("/me");

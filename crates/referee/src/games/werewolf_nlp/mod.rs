@@ -128,9 +128,9 @@ pub fn load_config_for(
 
 /// The configuration of a match: the file (if any), then the options, then the seat count.
 pub fn config_from_spec(spec: &MatchSpec) -> Result<NlpConfig, RefereeError> {
-    spec.check_option_keys(OPTION_KEYS)?;
-    spec.check_rules(&WEREWOLF_NLP_TYPE)?;
-    spec.check_builtins(&WEREWOLF_NLP_TYPE)?;
+    // The game's own range of seats first; the village the configuration deals is checked
+    // against the seats afterwards (`settings_of`).
+    spec.check_common(&WEREWOLF_NLP_TYPE, OPTION_KEYS)?;
     let n = spec.seats.len();
     let mut file = None;
     if let Some(p) = spec.options.get("config") {
