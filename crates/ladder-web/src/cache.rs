@@ -32,6 +32,8 @@ pub const REFRESH_EVERY: Duration = Duration::from_secs(1);
 pub struct Board {
     /// The ladder's rated count when it was read.
     pub seq: u64,
+    /// Whether the ladder was frozen then (no match is queued until it reopens).
+    pub frozen: bool,
     /// Every active entrant, best first (the order of `LadderPlay::ladder_ratings`).
     pub rows: Vec<LadderRating>,
     /// Each bot's position in `rows`.
@@ -54,13 +56,14 @@ pub enum Rendered {
 const MAX_RENDERED: usize = 32;
 
 impl Board {
-    fn new(seq: u64, rows: Vec<LadderRating>) -> Board {
+    fn new(seq: u64, frozen: bool, rows: Vec<LadderRating>) -> Board {
         let mut by_bot = HashMap::with_capacity(rows.len());
         for (i, r) in rows.iter().enumerate() {
             by_bot.entry(r.bot.clone()).or_insert(i);
         }
         Board {
             seq,
+            frozen,
             rows,
             by_bot,
             rendered: Mutex::new(HashMap::new()),
@@ -276,9 +279,9 @@ impl Cache {
 
     /// The board as the store has it now.
     fn read_board(&self, store: &mut dyn Store) -> Result<Arc<Board>, StoreError> {
-        let seq = store.ladder_state(&self.ladder)?.rated_seq;
+        let state = store.ladder_state(&self.ladder)?;
         let rows = store.ladder_ratings(&self.ladder, true)?;
-        Ok(Arc::new(Board::new(seq, rows)))
+        Ok(Arc::new(Board::new(state.rated_seq, state.frozen, rows)))
     }
 
     /// The seats of `bot`'s newest `limit` matches (at most [`BOT_MATCHES`]), newest first,
@@ -396,7 +399,7 @@ mod tests {
             errors: 0,
             last_played: None,
         };
-        let b = Board::new(7, vec![r("x"), r("y"), r("z")]);
+        let b = Board::new(7, false, vec![r("x"), r("y"), r("z")]);
         assert_eq!(
             b.bot("y").map(|(rank, r)| (rank, r.bot.as_str())),
             Some((2, "y"))

@@ -4,6 +4,7 @@
 //! starts the builders, matchmaker and workers and serves [`router`].
 
 pub mod cache;
+pub mod kit;
 pub mod pages;
 pub mod pool;
 pub mod serve;
@@ -130,6 +131,8 @@ pub fn router(app: App) -> Router {
         .route("/leaderboard", get(leaderboard_html))
         .route("/bots/:bot", get(bot_html))
         .route("/matches/:index", get(match_html))
+        .route("/protocol", get(kit::protocol))
+        .route("/starters/:language", get(kit::starter_file))
         .merge(pages::routes(upload_limit))
         .with_state(app)
         .layer(axum::middleware::map_response(plain_errors));
@@ -529,8 +532,9 @@ async fn leaderboard(
                     })
                 })
                 .collect();
-            json!({ "ladder": ladder, "page": page, "per": per, "total": total, "rows": rows })
-                .to_string()
+            json!({ "ladder": ladder, "frozen": board.frozen, "page": page, "per": per,
+                    "total": total, "rows": rows })
+            .to_string()
         });
         ([(header::CONTENT_TYPE, "application/json")], json).into_response()
     })
@@ -736,6 +740,7 @@ async fn leaderboard_html(
                 &app.config.name,
                 &app.config.game,
                 &app.config.rules,
+                board.frozen,
                 ratings,
                 now_secs(),
                 number as usize,

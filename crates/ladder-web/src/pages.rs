@@ -204,6 +204,7 @@ pub(super) fn routes(upload_limit: usize) -> Router<App> {
         .route("/logout", post(logout))
         .route("/me", get(me))
         .route("/password", post(change_password))
+        .route("/me/token", post(new_token))
         .route(
             "/upload",
             // The form's fields and multipart framing come on top of the file.
@@ -333,16 +334,17 @@ pub(super) fn accept_upload(
 
 // ------------------------------------------------------------------------ cookies and sessions
 
-/// The value of cookie `name` in the request's `Cookie` headers.
+/// The value of cookie `name` in the request's `Cookie` headers (parsed by the `cookie` crate;
+/// a pair it cannot parse is skipped).
 pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v.trim())
+        .flat_map(cookie::Cookie::split_parse)
+        .filter_map(Result::ok)
+        .find(|c| c.name() == name)
+        .and_then(|c| c.value_raw())
 }
 
 /// A cookie of 64 hex digits (anything else is ignored: never stored, never echoed).
@@ -354,18 +356,19 @@ fn secret_cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 fn set_cookie(
     name: &str,
     value: &str,
-    same_site: &str,
+    same_site: cookie::SameSite,
     max_age: Option<i64>,
     secure: bool,
 ) -> HeaderValue {
-    let mut c = format!("{name}={value}; HttpOnly; SameSite={same_site}; Path=/");
+    let mut c = cookie::Cookie::build((name, value))
+        .http_only(true)
+        .same_site(same_site)
+        .path("/")
+        .secure(secure);
     if let Some(age) = max_age {
-        c.push_str(&format!("; Max-Age={age}"));
+        c = c.max_age(cookie::time::Duration::seconds(age));
     }
-    if secure {
-        c.push_str("; Secure");
-    }
-    HeaderValue::from_str(&c).unwrap_or_else(|_| HeaderValue::from_static(""))
+    HeaderValue::from_str(&c.build().to_string()).unwrap_or_else(|_| HeaderValue::from_static(""))
 }
 
 /// Equal without telling, through its time, how much of a secret was guessed right.
@@ -399,7 +402,7 @@ fn start_session(app: &App, name: &str) -> Result<HeaderValue, StoreError> {
     Ok(set_cookie(
         app.web.session_cookie,
         &id,
-        "Lax",
+        cookie::SameSite::Lax,
         Some(SESSION_SECONDS),
         app.web.cookie_secure,
     ))
@@ -415,7 +418,7 @@ fn pre_session_token(app: &App, headers: &HeaderMap) -> (String, Option<HeaderVa
             let c = set_cookie(
                 app.web.pre_session_cookie,
                 &t,
-                "Strict",
+                cookie::SameSite::Strict,
                 None,
                 app.web.cookie_secure,
             );
@@ -625,6 +628,18 @@ async fn home(State(app): State<App>, headers: HeaderMap) -> Response {
                 title => format!("Ladder {}", app.config.name),
                 languages => app.config.languages.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>(),
                 leaderboard => "/leaderboard",
+                rules => &app.config.rules,
+                recipes => app.config.languages.iter().map(|(l, r)| context! {
+                    name => l,
+                    main => &r.main,
+                    build => &r.build,
+                    run => &r.run,
+                    starter => crate::kit::starter(&app.config.game, l).is_some(),
+                }).collect::<Vec<_>>(),
+                protocol => crate::kit::doc(&app.config.game).is_some(),
+                options => app.config.options.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>(),
+                thinking_seconds => app.config.thinking_seconds,
+                upload_bytes => app.config.limits.upload_bytes,
             },
         )
     })
@@ -643,13 +658,23 @@ async fn signup_form(
     headers: HeaderMap,
 ) -> Response {
     on_thread(move || {
+        // The account the link signs up, named on the form (the name to log in with later).
+        let name = {
+            let mut store = app.store.get();
+            store.ladder_signup_name(&sha256_hex(q.code.trim()))
+        };
+        let name = match name {
+            Ok(Some(name)) => name,
+            Ok(None) => return unknown_signup_code(&app),
+            Err(e) => return store_failed(&app, e),
+        };
         let (csrf, set) = pre_session_token(&app, &headers);
         let r = render(
             &app,
             None,
             StatusCode::OK,
             "signup.html",
-            context! { title => "Sign up", code => q.code, form_csrf => csrf, error => () },
+            context! { title => "Sign up", name, code => q.code, form_csrf => csrf, error => () },
         );
         with_cookie(r, set)
     })
@@ -678,13 +703,24 @@ async fn signup(
         if !pre_session_ok(&app, &headers, &f.csrf) {
             return csrf_refused(&app);
         }
+        let code_sha256 = sha256_hex(f.code.trim());
+        // The code before the hash: an unknown code costs no argon2.
+        let name = {
+            let mut store = app.store.get();
+            store.ladder_signup_name(&code_sha256)
+        };
+        let name = match name {
+            Ok(Some(name)) => name,
+            Ok(None) => return unknown_signup_code(&app),
+            Err(e) => return store_failed(&app, e),
+        };
         let again = |status: StatusCode, error: &str| {
             render(
                 &app,
                 None,
                 status,
                 "signup.html",
-                context! { title => "Sign up", code => &f.code, form_csrf => &f.csrf, error },
+                context! { title => "Sign up", name => &name, code => &f.code, form_csrf => &f.csrf, error },
             )
         };
         if f.password != f.password2 {
@@ -700,21 +736,11 @@ async fn signup(
         if let Err(wait) = app.web.login_by_ip.hit(&client(peer), Instant::now()) {
             return too_many(&app, None, "too many attempts from your address", wait);
         }
-        let code_sha256 = sha256_hex(f.code.trim());
-        // The code before the hash: an unknown code costs no argon2.
-        let known = {
-            let mut store = app.store.get();
-            store.ladder_signup_code_known(&code_sha256)
-        };
-        match known {
-            Ok(true) => {}
-            Ok(false) => return unknown_signup_code(&app),
-            Err(e) => return store_failed(&app, e),
-        }
         let Some(turn) = password_turn(&app) else {
             return busy(&app, None);
         };
-        let hash = new_password_hash(&f.password, &[&app.config.name, "kakehiki"], "sign-up");
+        let related = [name.as_str(), &app.config.name, "kakehiki"];
+        let hash = new_password_hash(&f.password, &related, "sign-up");
         drop(turn);
         let hash = match hash {
             Ok(h) => h,
@@ -983,11 +1009,47 @@ async fn logout(State(app): State<App>, headers: HeaderMap, Form(f): Form<CsrfFo
         let clear = set_cookie(
             app.web.session_cookie,
             "",
-            "Lax",
+            cookie::SameSite::Lax,
             Some(0),
             app.web.cookie_secure,
         );
         see_other("/", [clear])
+    })
+    .await
+}
+
+/// A new API token for the signed-in contestant, shown once; the old token stops working.
+async fn new_token(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Form(f): Form<CsrfForm>,
+) -> Response {
+    on_thread(move || {
+        let Some((_, s)) = viewer!(app, headers) else {
+            return see_other("/login", []);
+        };
+        if !same_secret(&s.csrf_token, &f.csrf) {
+            return csrf_refused(&app);
+        }
+        let (token, token_sha256) = accounts::new_token();
+        let set = {
+            let mut store = app.store.get();
+            store.ladder_set_token(&s.user.name, &token_sha256)
+        };
+        match set {
+            Ok(true) => {}
+            Ok(false) => return see_other("/login", []),
+            Err(e) => return store_failed(&app, e),
+        }
+        tracing::info!("ladder: {} made a new API token", s.user.name);
+        // Never cached, like every page (`Cache-Control: no-store`, lib.rs).
+        render(
+            &app,
+            Some(&s),
+            StatusCode::OK,
+            "token.html",
+            context! { title => "Your new API token", token },
+        )
     })
     .await
 }
@@ -1148,6 +1210,11 @@ async fn version_page(
             Err(e) => return store_failed(&app, e),
         };
         let building = v.status == VersionStatus::Building;
+        // A frozen ladder plays no match: an upload then is built and checked, and waits.
+        let frozen = match app.cache.board(app.store.get().as_mut()) {
+            Ok(b) => b.frozen,
+            Err(e) => return store_failed(&app, e),
+        };
         render(
             &app,
             viewer,
@@ -1158,6 +1225,7 @@ async fn version_page(
                 v => version_row(&v),
                 log => &v.log,
                 building,
+                frozen,
                 // The page reloads itself until the build and check are done.
                 refresh => building.then_some(3),
             },
@@ -1455,12 +1523,19 @@ const TEMPLATES: &[(&str, &str)] = &[
 {% if organiser %}<li><a href="/organiser">the organiser's page</a></li>{% endif %}
 {% else %}<li><a href="/login">log in</a> (new contestants: open the sign-up link of your invitation)</li>{% endif %}
 <li><a href="{{ leaderboard }}">the leaderboard</a></li>
-</ul>{% endblock %}"#,
+</ul>
+<h2>How to enter</h2>
+<p id="rules">The game: {{ game }}, rule set <code>{{ rules }}</code>, played under the original contest's rules and time limits{% if options %} with these options: {% for o in options %}<code>{{ o }}</code>{% if not loop.last %}, {% endif %}{% endfor %}{% endif %}.{% if thinking_seconds %} Each seat has {{ thinking_seconds }} s of thinking time over a whole match.{% endif %}{% if protocol %} What your bot reads and writes: <a href="/protocol" id="protocol">the protocol</a>.{% endif %}</p>
+<p>Upload one source file (it is stored as the entry file) or a zip or tar.gz archive with the entry file at its top, at most {{ upload_bytes }} bytes. It is built in the sandbox, checked as <code>kakehiki check</code> checks a bot, then it plays.</p>
+<div class="scroll"><table id="languages"><tr><th>language</th><th>entry file</th><th>build</th><th>run</th><th>starter</th></tr>
+{% for r in recipes %}<tr><td>{{ r.name }}</td><td><code>{{ r.main }}</code></td><td><code>{{ r.build }}</code></td><td><code>{{ r.run }}</code></td><td>{% if r.starter %}<a href="/starters/{{ r.name }}">{{ r.main }}</a>{% endif %}</td></tr>{% endfor %}
+</table></div>{% endblock %}"#,
     ),
     (
         "signup.html",
         r#"{% extends "base.html" %}{% block body %}
 {% if error %}<p class="err" id="error">{{ error }}</p>{% endif %}
+<p>You are signing up as <b id="account">{{ name }}</b>: the name you log in with.</p>
 <form method="post" action="/signup" id="signup">
 <input type="hidden" name="csrf" value="{{ form_csrf }}">
 <input type="hidden" name="code" value="{{ code }}">
@@ -1495,6 +1570,12 @@ const TEMPLATES: &[(&str, &str)] = &[
 {% if versions %}<table id="versions"><tr><th>version</th><th>language</th><th>status</th></tr>
 {% for v in versions %}<tr><td><a href="{{ v.url }}">v{{ v.version }}</a></td><td>{{ v.language }}</td><td>{{ v.status }}</td></tr>{% endfor %}
 </table>{% else %}<p class="muted">No upload yet.</p>{% endif %}
+<h2>API token</h2>
+<p>Uploads from a script use your API token (<code>Authorization: Bearer TOKEN</code>; the organiser gave it with your invitation). Lost or leaked: make a new one; it is shown once, and the old one stops working at once.</p>
+<form method="post" action="/me/token" id="token-form">
+<input type="hidden" name="csrf" value="{{ csrf }}">
+<button id="new-token">Make a new API token</button>
+</form>
 <h2>Password</h2>
 <form method="post" action="/password" id="password-form">
 <input type="hidden" name="csrf" value="{{ csrf }}">
@@ -1504,6 +1585,14 @@ const TEMPLATES: &[(&str, &str)] = &[
 <button id="change-password">Change the password</button>
 <p class="muted">Every other session of your account is logged out. A forgotten password: ask the organiser for a new sign-up link.</p>
 </form>
+{% endblock %}"#,
+    ),
+    (
+        "token.html",
+        r#"{% extends "base.html" %}{% block body %}
+<p>Your new API token, shown this once (copy it now): the old token no longer works.</p>
+<pre id="token">{{ token }}</pre>
+<p><a href="/me">back to your bot</a></p>
 {% endblock %}"#,
     ),
     (
@@ -1517,6 +1606,7 @@ const TEMPLATES: &[(&str, &str)] = &[
 <tr><th>upload</th><td><a id="upload" href="{{ v.url }}/upload">download</a></td></tr>
 </table>
 {% if building %}<p class="muted">Building and checking: this page reloads itself.</p>{% endif %}
+{% if frozen %}<p class="frozen" id="frozen"><b>The ladder is frozen</b>: no match is played until the organiser reopens it; this version plays then if it is still your newest active one.</p>{% endif %}
 <h2>Build log and check</h2>
 <pre id="log">{{ log }}</pre>
 {% endblock %}"#,
@@ -1652,15 +1742,21 @@ mod tests {
 
     #[test]
     fn session_cookies_are_http_only_same_site_and_secure_only_when_asked() {
-        let c = set_cookie(SESSION_COOKIE, "v", "Lax", Some(5), false);
+        let c = set_cookie(SESSION_COOKIE, "v", cookie::SameSite::Lax, Some(5), false);
         assert_eq!(
             c.to_str().unwrap(),
             "kk_session=v; HttpOnly; SameSite=Lax; Path=/; Max-Age=5"
         );
-        let c = set_cookie(PRE_SESSION_COOKIE, "v", "Strict", None, true);
+        let c = set_cookie(
+            PRE_SESSION_COOKIE,
+            "v",
+            cookie::SameSite::Strict,
+            None,
+            true,
+        );
         assert_eq!(
             c.to_str().unwrap(),
-            "kk_csrf=v; HttpOnly; SameSite=Strict; Path=/; Secure"
+            "kk_csrf=v; HttpOnly; SameSite=Strict; Secure; Path=/"
         );
     }
 
@@ -1690,7 +1786,9 @@ mod tests {
                     users => vec![context!{ name => evil, role => "contestant", signed_up => false }],
                     refresh => 3, v => v.clone(), frozen => false, queued_total => 3, rated => 2,
                     open => 1, running => vec![context! { index => 2, worker => evil }],
-                    workers => vec![evil],
+                    workers => vec![evil], token => evil, rules => evil, options => vec![evil],
+                    recipes => vec![context! { name => evil, main => evil, build => evil, run => evil, starter => true }],
+                    protocol => true, thinking_seconds => 1,
                 })
                 .unwrap_or_else(|e| panic!("{name}: {e:#}"));
             assert!(!out.contains(evil), "{name} does not escape: {out}");

@@ -79,15 +79,22 @@ pub fn check_name(name: &str) -> Result<(), AccountError> {
     }
 }
 
+/// A fresh API token and the hash the store keeps of it.
+pub fn new_token() -> (String, String) {
+    let token = format!("{TOKEN_PREFIX}{}", random_hex());
+    let hash = sha256_hex(&token);
+    (token, hash)
+}
+
 /// A new invitation for `name` with fresh random secrets.
 pub fn invite(name: &str, role: LadderRole) -> Result<Invitation, AccountError> {
     check_name(name)?;
-    let token = format!("{TOKEN_PREFIX}{}", random_hex());
+    let (token, token_sha256) = new_token();
     let signup_code = random_hex();
     let user = NewLadderUser {
         name: name.to_string(),
         role,
-        token_sha256: sha256_hex(&token),
+        token_sha256,
         signup_code_sha256: sha256_hex(&signup_code),
     };
     Ok(Invitation {

@@ -645,9 +645,14 @@ pub trait Store: LadderPlay + LadderBuilds + Send {
         token_sha256: &str,
     ) -> Result<Option<LadderUser>, StoreError>;
 
-    /// Whether `code_sha256` is the hash of an unused sign-up code (checked before a password
-    /// is hashed for it).
-    fn ladder_signup_code_known(&mut self, code_sha256: &str) -> Result<bool, StoreError>;
+    /// The account an unused sign-up code (its hash `code_sha256`) signs up: shown on the
+    /// sign-up form, and checked before a password is hashed for it. `None` for an unknown or
+    /// already used code.
+    fn ladder_signup_name(&mut self, code_sha256: &str) -> Result<Option<String>, StoreError>;
+
+    /// Give account `name` a new API token (its hash): the old token stops working at once.
+    /// Returns whether the account exists.
+    fn ladder_set_token(&mut self, name: &str, token_sha256: &str) -> Result<bool, StoreError>;
 
     /// Use a one-time sign-up code: the account whose unused code hashes to `code_sha256` gets
     /// `password_hash` and the code is spent. Returns the account's name, or `None` for an

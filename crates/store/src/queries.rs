@@ -565,14 +565,22 @@ impl<D: Db> Store for D {
         ladder_user_where(self, "u.token_sha256 = $1", token_sha256)
     }
 
-    fn ladder_signup_code_known(&mut self, code_sha256: &str) -> Result<bool, StoreError> {
-        let row = self.query_opt(
+    fn ladder_signup_name(&mut self, code_sha256: &str) -> Result<Option<String>, StoreError> {
+        self.query_opt(
             "checking a sign-up code",
-            "SELECT 1 FROM kk_ladder_users WHERE signup_code_sha256 = $1",
+            "SELECT name FROM kk_ladder_users WHERE signup_code_sha256 = $1",
             args![code_sha256],
-            |_| Ok(()),
+            |r| r.get(0),
+        )
+    }
+
+    fn ladder_set_token(&mut self, name: &str, token_sha256: &str) -> Result<bool, StoreError> {
+        let n = self.execute(
+            "giving an account a new API token",
+            "UPDATE kk_ladder_users SET token_sha256 = $2 WHERE name = $1",
+            args![name, token_sha256],
         )?;
-        Ok(row.is_some())
+        Ok(n == 1)
     }
 
     fn ladder_sign_up(

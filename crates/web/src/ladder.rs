@@ -43,12 +43,14 @@ impl LadderVisitor {
 pub const LEADERBOARD_PER: usize = 100;
 
 /// Page `page` (from 1) of the leaderboard, `per` rows a page: `ratings` are that page's rows,
-/// best first (as `LadderPlay::ladder_ratings_page` gives them), of `total` entrants.
+/// best first (as `LadderPlay::ladder_ratings_page` gives them), of `total` entrants. A
+/// `frozen` ladder says so above the table (no match is played until it reopens).
 #[allow(clippy::too_many_arguments)]
 pub fn leaderboard_page(
     ladder: &str,
     game: &str,
     rules: &str,
+    frozen: bool,
     ratings: &[LadderRating],
     now: i64,
     page: usize,
@@ -77,7 +79,7 @@ pub fn leaderboard_page(
     render(
         "ladder_board.html",
         json!({"title": format!("{ladder} leaderboard"), "ladder": ladder, "game": game,
-               "rules": rules, "rows": rows, "total": total, "me": me.json(),
+               "rules": rules, "frozen": frozen, "rows": rows, "total": total, "me": me.json(),
                "bpager": page.links("/leaderboard", "page", "per", LEADERBOARD_PER, total)}),
     )
 }
@@ -239,6 +241,7 @@ mod tests {
             "g",
             "geister",
             "gpw",
+            false,
             &[rating("<b>x</b>", 30.0)],
             1130,
             1,
@@ -253,6 +256,7 @@ mod tests {
         assert!(page.contains("30.00 ± 2.00"), "{page}");
         assert!(page.contains("40.0%"), "{page}");
         assert!(page.contains("2 min ago"), "{page}");
+        assert!(!page.contains("Frozen"), "{page}");
     }
 
     #[test]
@@ -261,6 +265,7 @@ mod tests {
             "g",
             "geister",
             "gpw",
+            true,
             &[rating("second", 20.0)],
             1130,
             2,
@@ -285,6 +290,10 @@ mod tests {
         );
         assert!(page.contains("<td class=\"num\">2</td>"), "{page}");
         assert!(page.contains("3 entrants"), "{page}");
+        assert!(
+            page.contains("<b>Frozen</b>: the organiser has stopped matchmaking"),
+            "{page}"
+        );
         assert!(page.contains("page 2 of 3"), "{page}");
         assert!(page.contains("leaderboard?page=3&amp;per=1\""), "{page}");
     }

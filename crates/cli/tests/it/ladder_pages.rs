@@ -262,6 +262,13 @@ fn sign_up_log_in_upload(dir: &Path, url: &str, db: &Db) {
     // Sign-up: the two passwords must agree and be long enough; neither spends the code.
     let mut alice = Visitor::new(&url);
     let form = alice.get(&format!("/signup?code={alice_code}"));
+    assert!(
+        form.body.contains(
+            "You are signing up as <b id=\"account\">alice</b>: the name you log in with."
+        ),
+        "{}",
+        form.body
+    );
     let pre = form
         .set_cookies
         .iter()
@@ -335,9 +342,21 @@ fn sign_up_log_in_upload(dir: &Path, url: &str, db: &Db) {
             }
         }
     }
-    // The code is spent: a second sign-up with it is refused.
+    // The code is spent: its link is refused at once, and so is a sign-up posted with it.
     let mut thief = Visitor::new(&url);
-    let again = thief.sign_up(&alice_code, "another password here");
+    let again = thief.get(&format!("/signup?code={alice_code}"));
+    assert_eq!(again.status, 404, "{}", again.body);
+    assert!(again.body.contains("already used"), "{}", again.body);
+    let login_form = thief.get("/login");
+    let again = thief.post(
+        "/signup",
+        &[
+            ("csrf", &csrf_of(&login_form.body)),
+            ("code", &alice_code),
+            ("password", "another password here"),
+            ("password2", "another password here"),
+        ],
+    );
     assert_eq!(again.status, 404, "{}", again.body);
     assert!(again.body.contains("already used"), "{}", again.body);
     assert_eq!(thief.cookie("kk_session"), None);
@@ -510,6 +529,28 @@ fn sign_up_log_in_upload(dir: &Path, url: &str, db: &Db) {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let o = olga.get("/organiser");
     assert!(o.body.contains("id=\"play\"><b>Frozen</b>"), "{}", o.body);
+    // The public leaderboard and the owner's version page say so too (once the pages' memory
+    // is read again: within a second).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let board = Visitor::new(&url).get("/leaderboard");
+        if board
+            .body
+            .contains("<b>Frozen</b>: the organiser has stopped matchmaking")
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{}", board.body);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let page = alice.get("/bots/alice/versions/1");
+    assert!(
+        page.body.contains(
+            "<b>The ladder is frozen</b>: no match is played until the organiser reopens it"
+        ),
+        "{}",
+        page.body
+    );
     assert!(o
         .body
         .replace("&#x2f;", "/")
@@ -569,6 +610,31 @@ fn sign_up_log_in_upload(dir: &Path, url: &str, db: &Db) {
     assert_eq!(after.log_in("alice", NEW).status, 401);
     assert_eq!(after.sign_up(&again_code, PASSWORD).status, 303);
     assert_eq!(after.get("/me").status, 200);
+
+    // A new API token from her page (a leaked one): shown once, the old one dead at once.
+    let me = after.get("/me");
+    let forged = after.post("/me/token", &[("csrf", "")]);
+    assert_eq!(forged.status, 403, "{}", forged.body);
+    assert_eq!(api(&again_token), 200, "a refused form changes nothing");
+    let made = after.post("/me/token", &[("csrf", &csrf_of(&me.body))]);
+    assert_eq!(made.status, 200, "{}", made.body);
+    let new_token = made
+        .body
+        .split("<pre id=\"token\">")
+        .nth(1)
+        .and_then(|t| t.split("</pre>").next())
+        .expect("the new token is shown")
+        .to_string();
+    assert!(
+        new_token.starts_with("kkl_") && new_token != again_token,
+        "{new_token}"
+    );
+    assert_eq!(api(&again_token), 401);
+    assert_eq!(api(&new_token), 200);
+    assert!(
+        !after.get("/me").body.contains(&new_token),
+        "shown once only"
+    );
     let out = kakehiki()
         .args(["ladder", "invite", "nobody", "--again"])
         .args(db.args())
@@ -591,7 +657,9 @@ fn forms_without_their_csrf_token_are_refused_and_login_is_rate_limited() {
     assert!(
         form.set_cookies
             .iter()
-            .any(|c| c.starts_with("__Host-kk_csrf=") && c.ends_with("; Path=/; Secure")),
+            .any(|c| c.starts_with("__Host-kk_csrf=")
+                && c.contains("; Secure")
+                && c.contains("; Path=/")),
         "{:?}",
         form.set_cookies
     );

@@ -112,6 +112,9 @@ async fn every_route_answers_with_the_security_headers() {
         "/api/ladders/g/leaderboard",
         "/api/ladders/g/matches/1",
         "/api/ladders/other/leaderboard",
+        "/protocol",
+        "/starters/python",
+        "/starters/cobol",
     ] {
         let r = app
             .clone()
@@ -137,6 +140,56 @@ async fn every_route_answers_with_the_security_headers() {
             "{uri}: {csp}"
         );
     }
+}
+
+#[tokio::test]
+async fn the_home_page_says_how_to_enter_and_serves_the_protocol_and_the_starters() {
+    let (_dir, app) = ladder();
+    let get = |uri: &'static str| {
+        let app = app.clone();
+        async move {
+            app.oneshot(request("GET", uri, Body::empty()))
+                .await
+                .unwrap()
+        }
+    };
+    let home = text(get("/").await).await;
+    assert!(home.contains("rule set <code>gpw</code>"), "{home}");
+    assert!(
+        home.contains("<a href=\"/protocol\" id=\"protocol\">the protocol</a>"),
+        "{home}"
+    );
+    assert!(
+        home.contains("<tr><td>python</td><td><code>bot.py</code></td>")
+            && home.contains("<td><code>python3 bot.py</code></td><td><a href=\"/starters/python\">bot.py</a></td></tr>"),
+        "{home}"
+    );
+    assert!(
+        home.contains("<tr><td>java</td><td><code>Main.java</code></td>")
+            && home.contains("<a href=\"/starters/java\">Main.java</a>"),
+        "{home}"
+    );
+    // The protocol and a starter, as text, from the binary: they work offline.
+    let protocol = get("/protocol").await;
+    assert_eq!(protocol.status(), StatusCode::OK);
+    assert_eq!(
+        protocol.headers()[header::CONTENT_TYPE],
+        "text/plain; charset=utf-8"
+    );
+    let protocol = text(protocol).await;
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let expected = std::fs::read_to_string(repo.join("docs/protocols/geister.md")).unwrap();
+    assert_eq!(protocol, expected);
+    let starter = get("/starters/python").await;
+    assert_eq!(starter.status(), StatusCode::OK);
+    assert_eq!(
+        starter.headers()[header::CONTENT_DISPOSITION],
+        "inline; filename=\"bot.py\""
+    );
+    let expected = std::fs::read_to_string(repo.join("starters/geister/python/bot.py")).unwrap();
+    assert_eq!(text(starter).await, expected);
+    // A language the ladder does not offer has no starter.
+    assert_eq!(get("/starters/cobol").await.status(), StatusCode::NOT_FOUND);
 }
 
 #[tokio::test]
@@ -760,4 +813,29 @@ async fn the_pages_follow_the_ratings_they_keep_in_memory() {
     )
     .await;
     assert!(page.contains("href=\"/matches/1\""), "{page}");
+
+    // Frozen by the organiser (another process: `ladder freeze`): the leaderboard's API and page
+    // say so once the pages' memory is read again, and so does a version's page.
+    assert_eq!(board["frozen"], false);
+    store.ladder_set_frozen("g", true).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let board = json_of("/api/ladders/g/leaderboard").await;
+        if board["frozen"] == true {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{board}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let page = text(
+        r.clone()
+            .oneshot(request("GET", "/leaderboard", Body::empty()))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert!(
+        page.contains("<b>Frozen</b>: the organiser has stopped matchmaking"),
+        "{page}"
+    );
 }

@@ -353,8 +353,14 @@ pub fn ladder_accounts_and_bot_versions(store: &mut dyn Store) {
     assert_eq!(o.role, LadderRole::Organiser);
     assert!(store.ladder_user("nobody").unwrap().is_none());
     // The one-time code is known until it is used, then works once.
-    assert!(store.ladder_signup_code_known(&"c".repeat(64)).unwrap());
-    assert!(!store.ladder_signup_code_known(&"9".repeat(64)).unwrap());
+    assert_eq!(
+        store
+            .ladder_signup_name(&"c".repeat(64))
+            .unwrap()
+            .as_deref(),
+        Some("alice")
+    );
+    assert_eq!(store.ladder_signup_name(&"9".repeat(64)).unwrap(), None);
     assert_eq!(
         store
             .ladder_sign_up(&"c".repeat(64), "$argon2id$x")
@@ -373,7 +379,22 @@ pub fn ladder_accounts_and_bot_versions(store: &mut dyn Store) {
             .unwrap(),
         None
     );
-    assert!(!store.ladder_signup_code_known(&"c".repeat(64)).unwrap());
+    assert_eq!(store.ladder_signup_name(&"c".repeat(64)).unwrap(), None);
+    // A new API token: the old one is dead at once, the new one names the account.
+    assert!(store.ladder_set_token("alice", &"d".repeat(64)).unwrap());
+    assert!(!store.ladder_set_token("nobody", &"e".repeat(64)).unwrap());
+    assert!(store
+        .ladder_user_by_token(&"a".repeat(64))
+        .unwrap()
+        .is_none());
+    assert_eq!(
+        store
+            .ladder_user_by_token(&"d".repeat(64))
+            .unwrap()
+            .map(|u| u.name)
+            .as_deref(),
+        Some("alice")
+    );
     let a = store.ladder_user("alice").unwrap().unwrap();
     assert!(!a.signup_pending);
     assert_eq!(a.password_hash.as_deref(), Some("$argon2id$x"));
