@@ -1606,7 +1606,7 @@ const TEMPLATES: &[(&str, &str)] = &[
 <tr><th>upload</th><td><a id="upload" href="{{ v.url }}/upload">download</a></td></tr>
 </table>
 {% if building %}<p class="muted">Building and checking: this page reloads itself.</p>{% endif %}
-{% if frozen %}<p class="frozen" id="frozen"><b>The ladder is frozen</b>: no match is played until the organiser reopens it; this version plays then if it is still your newest active one.</p>{% endif %}
+{% if frozen %}<p class="frozen" id="frozen"><b>The ladder is frozen</b>: no new match is queued until the organiser reopens it; this version plays then if it is still your newest active one.</p>{% endif %}
 <h2>Build log and check</h2>
 <pre id="log">{{ log }}</pre>
 {% endblock %}"#,

@@ -546,7 +546,7 @@ fn sign_up_log_in_upload(dir: &Path, url: &str, db: &Db) {
     let page = alice.get("/bots/alice/versions/1");
     assert!(
         page.body.contains(
-            "<b>The ladder is frozen</b>: no match is played until the organiser reopens it"
+            "<b>The ladder is frozen</b>: no new match is queued until the organiser reopens it"
         ),
         "{}",
         page.body
