@@ -218,6 +218,8 @@ pub(super) fn routes(upload_limit: usize) -> Router<App> {
         .route("/organiser", get(organiser))
         .route("/organiser/accounts/:name", post(organiser_account))
         .route("/organiser/bots/:name", post(organiser_bot))
+        .route("/organiser/ladder", post(organiser_ladder))
+        .route("/organiser/invite", post(organiser_invite))
 }
 
 // ------------------------------------------------------------------------------------ uploads
@@ -1274,6 +1276,7 @@ async fn organiser_account(
             &app,
             &headers,
             &f,
+            &format!("account {name}"),
             ("disable", "enable"),
             |s, store, disabled| {
                 if disabled && name == s.user.name {
@@ -1294,6 +1297,7 @@ fn organiser_switch(
     app: &App,
     headers: &HeaderMap,
     f: &AccountForm,
+    target: &str,
     words: (&str, &str),
     apply: impl FnOnce(
         &LadderSession,
@@ -1327,7 +1331,17 @@ fn organiser_switch(
     };
     match done {
         Err(refused) => message(app, Some(&s), StatusCode::BAD_REQUEST, "Not done", refused),
-        Ok(Ok(true)) => see_other("/organiser", []),
+        Ok(Ok(true)) => {
+            tracing::info!(
+                "ladder {}: organiser {} chose {:?} for {target}",
+                app.config.name,
+                s.user.name,
+                f.action
+            );
+            // The public pages follow at once (a freeze, a retired bot).
+            app.ratings_moved();
+            see_other("/organiser", [])
+        }
         Ok(Ok(false)) => not_found(app, Some(&s)),
         Ok(Err(e)) => store_failed(app, e),
     }
@@ -1358,8 +1372,112 @@ async fn organiser_bot(
             &app,
             &headers,
             &f,
+            &format!("bot {name}"),
             ("retire", "restore"),
             |_, store, retired| Ok(store.ladder_set_retired(&ladder, &name, retired)),
+        )
+    })
+    .await
+}
+
+/// `POST /organiser/ladder` (`action` = `freeze` or `thaw`): an organiser freezes the ladder
+/// (no match is queued; those queued are still played and rated) or lets matchmaking go on, as
+/// `kakehiki ladder freeze [--thaw]` does. Anyone else gets the 404 page.
+async fn organiser_ladder(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Form(f): Form<AccountForm>,
+) -> Response {
+    on_thread(move || {
+        let ladder = app.config.name.clone();
+        organiser_switch(
+            &app,
+            &headers,
+            &f,
+            &format!("ladder {ladder}"),
+            ("freeze", "thaw"),
+            |_, store, frozen| Ok(store.ladder_set_frozen(&ladder, frozen).map(|()| true)),
+        )
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct InviteForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    role: String,
+    /// Present (any value) to invite an existing account again.
+    again: Option<String>,
+}
+
+/// `POST /organiser/invite`: an organiser invites a new account (`role`: `contestant` or
+/// `organiser`), or an existing one `again`, as `kakehiki ladder invite [--again]` does; the
+/// answer shows the sign-up link and the API token this once. Anyone else gets the 404 page.
+async fn organiser_invite(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Form(f): Form<InviteForm>,
+) -> Response {
+    on_thread(move || {
+        let s = match organiser_only(&app, &headers) {
+            Ok(s) => s,
+            Err(r) => return *r,
+        };
+        if !same_secret(&s.csrf_token, &f.csrf) {
+            return csrf_refused(&app);
+        }
+        let refused = |text: &str| message(&app, Some(&s), StatusCode::BAD_REQUEST, "Not invited", text);
+        let role = match f.role.as_str() {
+            "contestant" | "" => LadderRole::Contestant,
+            "organiser" => LadderRole::Organiser,
+            _ => return refused("the role must be contestant or organiser"),
+        };
+        let name = f.name.trim();
+        let invited = {
+            let mut store = app.store.get();
+            accounts::invite_account(store.as_mut(), name, role, f.again.is_some())
+        };
+        let (invitation, role) = match invited {
+            Ok(done) => done,
+            Err(accounts::InviteError::Store(StoreError::UserExists(n))) => {
+                return refused(&format!(
+                    "there is already an account {n:?}: tick \"again\" to give it a new sign-up link and token"
+                ))
+            }
+            Err(accounts::InviteError::Store(e)) => return store_failed(&app, e),
+            Err(e) => return refused(&e.to_string()),
+        };
+        tracing::info!(
+            "ladder {}: organiser {} invited {name} ({}){}",
+            app.config.name,
+            s.user.name,
+            role.as_str(),
+            if f.again.is_some() { " again" } else { "" }
+        );
+        let path = format!("/signup?code={}", invitation.signup_code);
+        // The link as this browser reached the server (the organiser sees it and sends it on).
+        let scheme = if app.web.cookie_secure { "https" } else { "http" };
+        let link = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .filter(|h| h.parse::<axum::http::uri::Authority>().is_ok())
+            .map_or(path.clone(), |host| format!("{scheme}://{host}{path}"));
+        render(
+            &app,
+            Some(&s),
+            StatusCode::OK,
+            "invited.html",
+            context! {
+                title => format!("Invited {name}"),
+                name,
+                role => role.as_str(),
+                link,
+                token => &invitation.token,
+            },
         )
     })
     .await
@@ -1588,6 +1706,17 @@ const TEMPLATES: &[(&str, &str)] = &[
 {% endblock %}"#,
     ),
     (
+        "invited.html",
+        r#"{% extends "base.html" %}{% block body %}
+<p>Invited <b id="invited">{{ name }}</b> ({{ role }}). Send these to them; they are shown this once.</p>
+<table>
+<tr><th>sign-up link (works once)</th><td><code id="link">{{ link }}</code></td></tr>
+<tr><th>API token</th><td><code id="token">{{ token }}</code></td></tr>
+</table>
+<p><a href="/organiser">back to the organiser's page</a></p>
+{% endblock %}"#,
+    ),
+    (
         "token.html",
         r#"{% extends "base.html" %}{% block body %}
 <p>Your new API token, shown this once (copy it now): the old token no longer works.</p>
@@ -1615,6 +1744,13 @@ const TEMPLATES: &[(&str, &str)] = &[
         "organiser.html",
         r#"{% extends "base.html" %}{% block body %}
 <h2>Contestants</h2>
+<form method="post" action="/organiser/invite" id="invite">
+<input type="hidden" name="csrf" value="{{ csrf }}">
+<label>Name <input name="name" id="invite-name" required maxlength="64"></label>
+<label>Role <select name="role" id="invite-role"><option value="contestant">contestant</option><option value="organiser">organiser</option></select></label>
+<label><input type="checkbox" name="again" value="yes" id="invite-again"> again (an existing account: a new sign-up link and token; its password, token and sessions end)</label>
+<button id="invite-submit">Invite</button>
+</form>
 <table id="users"><tr><th>name</th><th>role</th><th>signed up</th><th>account</th></tr>
 {% for u in users %}<tr><td>{{ u.name }}</td><td>{{ u.role }}</td><td>{{ "yes" if u.signed_up else "no" }}</td><td>{% if u.disabled %}<b>disabled</b>{% else %}active{% endif %}{% if not u.own %} <form method="post" action="/organiser/accounts/{{ u.name }}"><input type="hidden" name="csrf" value="{{ csrf }}"><input type="hidden" name="action" value="{{ "enable" if u.disabled else "disable" }}"><button>{{ "enable" if u.disabled else "disable" }}</button></form>{% endif %}</td></tr>{% endfor %}
 </table>
@@ -1626,6 +1762,7 @@ const TEMPLATES: &[(&str, &str)] = &[
 <p class="muted">A retired bot is matched no more and its queued and running matches stop; its versions, ratings and matches stay, and it can be brought back.</p>
 <h2>Play</h2>
 <p id="play">{% if frozen %}<b>Frozen</b>: no match is queued (<code>kakehiki ladder freeze --thaw</code> goes on){% else %}Matchmaking runs{% endif %} · {{ queued_total }} matches queued so far, {{ rated }} results rated · queue depth {{ open }} (queued or running)</p>
+<form method="post" action="/organiser/ladder" id="freeze"><input type="hidden" name="csrf" value="{{ csrf }}"><input type="hidden" name="action" value="{{ "thaw" if frozen else "freeze" }}"><button id="freeze-submit">{{ "Thaw: let matchmaking go on" if frozen else "Freeze: queue no more matches" }}</button></form>
 <p id="workers">{{ running|length }} running on {{ workers|length }} worker{{ "" if workers|length == 1 else "s" }}{% if workers %}: {{ workers|join(", ") }}{% endif %}.</p>
 {% if running %}<ul>{% for m in running %}<li>match {{ m.index }} on {{ m.worker }}</li>{% endfor %}</ul>{% endif %}
 <p><a href="/leaderboard">the leaderboard</a></p>
@@ -1788,7 +1925,7 @@ mod tests {
                     open => 1, running => vec![context! { index => 2, worker => evil }],
                     workers => vec![evil], token => evil, rules => evil, options => vec![evil],
                     recipes => vec![context! { name => evil, main => evil, build => evil, run => evil, starter => true }],
-                    protocol => true, thinking_seconds => 1,
+                    protocol => true, thinking_seconds => 1, link => evil, role => evil,
                 })
                 .unwrap_or_else(|e| panic!("{name}: {e:#}"));
             assert!(!out.contains(evil), "{name} does not escape: {out}");

@@ -3,7 +3,7 @@
 
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
-use kakehiki_store::{LadderRole, NewLadderUser};
+use kakehiki_store::{LadderRole, NewLadderUser, Store, StoreError};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 
@@ -102,6 +102,48 @@ pub fn invite(name: &str, role: LadderRole) -> Result<Invitation, AccountError> 
         signup_code,
         user,
     })
+}
+
+/// Why an account was not invited.
+#[derive(Debug, thiserror::Error)]
+pub enum InviteError {
+    #[error(transparent)]
+    Account(#[from] AccountError),
+    #[error("there is no account {0:?} to invite again (without --again it is created)")]
+    NoAccount(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Invite `name` into `store`: a new account with `role`, or, `again`, an existing account (a
+/// forgotten password, a leaked token: it keeps its role, bot and history; its password, token
+/// and sessions end at once). The invitation's secrets, to be shown once, and the account's
+/// role. The command line (`kakehiki ladder invite`) and the organiser's page both invite
+/// through here.
+pub fn invite_account(
+    store: &mut dyn Store,
+    name: &str,
+    role: LadderRole,
+    again: bool,
+) -> Result<(Invitation, LadderRole), InviteError> {
+    if !again {
+        let invitation = invite(name, role)?;
+        store.create_ladder_user(&invitation.user)?;
+        return Ok((invitation, role));
+    }
+    let Some(existing) = store.ladder_user(name)? else {
+        return Err(InviteError::NoAccount(name.to_string()));
+    };
+    let invitation = invite(name, existing.role)?;
+    let found = store.ladder_reinvite(
+        name,
+        &invitation.user.token_sha256,
+        &invitation.user.signup_code_sha256,
+    )?;
+    if !found {
+        return Err(InviteError::NoAccount(name.to_string()));
+    }
+    Ok((invitation, existing.role))
 }
 
 /// The characters of a password the strength estimate reads (a longer one is not weaker, and

@@ -239,25 +239,8 @@ fn invite(args: InviteArgs) -> anyhow::Result<u8> {
         kakehiki_store::LadderRole::Contestant
     };
     let mut store = kakehiki_store::open_store(&args.db, args.database_url.as_deref())?;
-    let (invitation, role) = if args.again {
-        let Some(existing) = store.ladder_user(&args.name)? else {
-            anyhow::bail!(
-                "there is no account {:?} to invite again (without --again it is created)",
-                args.name
-            );
-        };
-        let invitation = kakehiki_ladder::accounts::invite(&args.name, existing.role)?;
-        store.ladder_reinvite(
-            &args.name,
-            &invitation.user.token_sha256,
-            &invitation.user.signup_code_sha256,
-        )?;
-        (invitation, existing.role)
-    } else {
-        let invitation = kakehiki_ladder::accounts::invite(&args.name, role)?;
-        store.create_ladder_user(&invitation.user)?;
-        (invitation, role)
-    };
+    let (invitation, role) =
+        kakehiki_ladder::accounts::invite_account(store.as_mut(), &args.name, role, args.again)?;
     let out = Invited {
         name: &args.name,
         role: role.as_str(),

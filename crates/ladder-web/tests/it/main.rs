@@ -558,6 +558,170 @@ async fn an_organiser_disables_an_account_from_the_organisers_page() {
 }
 
 #[tokio::test]
+async fn an_organiser_invites_and_freezes_from_the_organisers_page_as_the_command_line_does() {
+    let (_dir, app, mut store) = ladder_with_store();
+    let cookie = organiser_and_dan(store.as_mut());
+    let post = |path: &str, body: &str, cookie: Option<&str>| form_post(path, body.into(), cookie);
+    let html = text(
+        app.clone()
+            .oneshot({
+                let mut r = request("GET", "/organiser", Body::empty());
+                r.headers_mut()
+                    .insert(header::COOKIE, cookie.parse().unwrap());
+                r
+            })
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert!(
+        html.contains("<form method=\"post\" action=\"/organiser/invite\" id=\"invite\">"),
+        "{html}"
+    );
+    assert!(html.contains("Freeze: queue no more matches"), "{html}");
+
+    // Refused without the CSRF token, and as a stranger (404: the page is not said to exist).
+    let r = app
+        .clone()
+        .oneshot(post(
+            "/organiser/invite",
+            "name=erin&csrf=wrong",
+            Some(&cookie),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    let r = app
+        .clone()
+        .oneshot(post(
+            "/organiser/invite",
+            "name=erin&csrf=the-csrf-token",
+            None,
+        ))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    assert!(store.ladder_user("erin").unwrap().is_none());
+
+    // Invited: the link and the token, shown once; they work as the command line's do.
+    let mut r = post(
+        "/organiser/invite",
+        "name=erin&role=contestant&csrf=the-csrf-token",
+        Some(&cookie),
+    );
+    r.headers_mut()
+        .insert(header::HOST, "ladder.example:8080".parse().unwrap());
+    let r = app.clone().oneshot(r).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let html = text(r).await;
+    let between = |a: &str, b: &str| {
+        html.split(a)
+            .nth(1)
+            .and_then(|t| t.split(b).next())
+            .unwrap_or_else(|| panic!("{a}: {html}"))
+            .to_string()
+    };
+    let link = between("<code id=\"link\">", "</code>").replace("&#x2f;", "/");
+    let token = between("<code id=\"token\">", "</code>");
+    assert!(
+        link.starts_with("http://ladder.example:8080/signup?code="),
+        "{link}"
+    );
+    let code = link.split_once("code=").unwrap().1;
+    use kakehiki_ladder::accounts::sha256_hex;
+    assert_eq!(
+        store
+            .ladder_signup_name(&sha256_hex(code))
+            .unwrap()
+            .as_deref(),
+        Some("erin")
+    );
+    let erin = store
+        .ladder_user_by_token(&sha256_hex(&token))
+        .unwrap()
+        .unwrap();
+    assert_eq!(erin.name, "erin");
+    assert_eq!(erin.role, kakehiki_store::LadderRole::Contestant);
+    // A taken name is refused with the way out; `again` gives a new link and token.
+    let r = app
+        .clone()
+        .oneshot(post(
+            "/organiser/invite",
+            "name=erin&csrf=the-csrf-token",
+            Some(&cookie),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    assert!(text(r)
+        .await
+        .contains("there is already an account &quot;erin&quot;: tick"));
+    let r = app
+        .clone()
+        .oneshot(post(
+            "/organiser/invite",
+            "name=erin&again=yes&csrf=the-csrf-token",
+            Some(&cookie),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert!(store
+        .ladder_user_by_token(&sha256_hex(&token))
+        .unwrap()
+        .is_none());
+    let r = app
+        .clone()
+        .oneshot(post(
+            "/organiser/invite",
+            "name=nobody&again=yes&csrf=the-csrf-token",
+            Some(&cookie),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    assert!(text(r)
+        .await
+        .contains("there is no account &quot;nobody&quot; to invite again"));
+    let r = app
+        .clone()
+        .oneshot(post(
+            "/organiser/invite",
+            "name=.bad&csrf=the-csrf-token",
+            Some(&cookie),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+
+    // Freeze and thaw, as `kakehiki ladder freeze [--thaw]`.
+    store.ladder_state("g").unwrap();
+    for (action, frozen) in [("freeze", true), ("thaw", false)] {
+        let r = app
+            .clone()
+            .oneshot(post(
+                "/organiser/ladder",
+                &format!("action={action}&csrf=the-csrf-token"),
+                Some(&cookie),
+            ))
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::SEE_OTHER, "{action}");
+        assert_eq!(store.ladder_state("g").unwrap().frozen, frozen, "{action}");
+    }
+    let r = app
+        .clone()
+        .oneshot(post(
+            "/organiser/ladder",
+            "action=melt&csrf=the-csrf-token",
+            Some(&cookie),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
 async fn an_account_over_its_storage_quota_is_refused_before_a_version_is_made() {
     let (_dir, app, mut store) = ladder_of("[limits]\naccount_mib = 1\n");
     let invitation =
