@@ -1605,11 +1605,8 @@ async fn organiser(State(app): State<App>, headers: HeaderMap) -> Response {
 
 // ----------------------------------------------------------------------------------- templates
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:1rem 2rem;max-width:70rem;color:#222}\
-table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.25rem .6rem;text-align:left}\
-th{background:#f3f3f3}a{color:#0645ad}pre{background:#f7f7f7;padding:.6rem;overflow:auto;white-space:pre-wrap}\
-.muted{color:#777}.err{color:#a40000}nav form{display:inline}label{display:block;margin:.5rem 0}\
-.status{font-weight:bold}@media (max-width:700px){body{margin:.5rem}}";
+/// The pages' stylesheet: the one every contest and ladder page uses.
+const STYLE: &str = kakehiki_web::STYLE;
 
 const TEMPLATES: &[(&str, &str)] = &[
     (
@@ -1685,9 +1682,9 @@ const TEMPLATES: &[(&str, &str)] = &[
 <p class="muted">At most {{ uploads_per_hour }} uploads an hour.</p>
 </form>
 <h2>Versions</h2>
-{% if versions %}<table id="versions"><tr><th>version</th><th>language</th><th>status</th></tr>
-{% for v in versions %}<tr><td><a href="{{ v.url }}">v{{ v.version }}</a></td><td>{{ v.language }}</td><td>{{ v.status }}</td></tr>{% endfor %}
-</table>{% else %}<p class="muted">No upload yet.</p>{% endif %}
+{% if versions %}<div class="scroll"><table id="versions"><tr><th>version</th><th>language</th><th>status</th></tr>
+{% for v in versions %}<tr><td><a href="{{ v.url }}">v{{ v.version }}</a></td><td>{{ v.language }}</td><td class="status s-{{ v.status }}">{{ v.status }}</td></tr>{% endfor %}
+</table></div>{% else %}<p class="muted">No upload yet.</p>{% endif %}
 <h2>API token</h2>
 <p>Uploads from a script use your API token (<code>Authorization: Bearer TOKEN</code>; the organiser gave it with your invitation). Lost or leaked: make a new one; it is shown once, and the old one stops working at once.</p>
 <form method="post" action="/me/token" id="token-form">
@@ -1731,7 +1728,7 @@ const TEMPLATES: &[(&str, &str)] = &[
 <tr><th>bot</th><td>{{ v.bot }}</td></tr>
 <tr><th>owner</th><td>{{ v.owner }}</td></tr>
 <tr><th>language</th><td>{{ v.language }}</td></tr>
-<tr><th>status</th><td class="status" id="status">{{ v.status }}</td></tr>
+<tr><th>status</th><td class="status s-{{ v.status }}" id="status">{{ v.status }}</td></tr>
 <tr><th>upload</th><td><a id="upload" href="{{ v.url }}/upload">download</a></td></tr>
 </table>
 {% if building %}<p class="muted">Building and checking: this page reloads itself.</p>{% endif %}
@@ -1751,14 +1748,14 @@ const TEMPLATES: &[(&str, &str)] = &[
 <label><input type="checkbox" name="again" value="yes" id="invite-again"> again (an existing account: a new sign-up link and token; its password, token and sessions end)</label>
 <button id="invite-submit">Invite</button>
 </form>
-<table id="users"><tr><th>name</th><th>role</th><th>signed up</th><th>account</th></tr>
+<div class="scroll"><table id="users"><tr><th>name</th><th>role</th><th>signed up</th><th>account</th></tr>
 {% for u in users %}<tr><td>{{ u.name }}</td><td>{{ u.role }}</td><td>{{ "yes" if u.signed_up else "no" }}</td><td>{% if u.disabled %}<b>disabled</b>{% else %}active{% endif %}{% if not u.own %} <form method="post" action="/organiser/accounts/{{ u.name }}"><input type="hidden" name="csrf" value="{{ csrf }}"><input type="hidden" name="action" value="{{ "enable" if u.disabled else "disable" }}"><button>{{ "enable" if u.disabled else "disable" }}</button></form>{% endif %}</td></tr>{% endfor %}
-</table>
+</table></div>
 <p class="muted">A disabled account can neither log in nor use its token, and its bot is matched no more: its queued and running matches stop (each recorded failed with the reason, never rated); its history stays.</p>
 <h2>Bots</h2>
-<table id="bots"><tr><th>bot</th><th>owner</th><th>played</th></tr>
+<div class="scroll"><table id="bots"><tr><th>bot</th><th>owner</th><th>played</th></tr>
 {% for b in bots %}<tr><td>{{ b.name }}</td><td>{{ b.owner }}</td><td>{% if b.retired %}<b>retired</b>{% else %}yes{% endif %} <form method="post" action="/organiser/bots/{{ b.name }}"><input type="hidden" name="csrf" value="{{ csrf }}"><input type="hidden" name="action" value="{{ "restore" if b.retired else "retire" }}"><button>{{ "bring back" if b.retired else "retire" }}</button></form></td></tr>{% endfor %}
-</table>
+</table></div>
 <p class="muted">A retired bot is matched no more and its queued and running matches stop; its versions, ratings and matches stay, and it can be brought back.</p>
 <h2>Play</h2>
 <p id="play">{% if frozen %}<b>Frozen</b>: no match is queued (<code>kakehiki ladder freeze --thaw</code> goes on){% else %}Matchmaking runs{% endif %} · {{ queued_total }} matches queued so far, {{ rated }} results rated · queue depth {{ open }} (queued or running)</p>
@@ -1767,17 +1764,17 @@ const TEMPLATES: &[(&str, &str)] = &[
 {% if running %}<ul>{% for m in running %}<li>match {{ m.index }} on {{ m.worker }}</li>{% endfor %}</ul>{% endif %}
 <p><a href="/leaderboard">the leaderboard</a></p>
 <h2>Storage</h2>
-<table id="storage"><tr><th>kind</th><th>rows</th><th>MiB</th></tr>
+<div class="scroll"><table id="storage"><tr><th>kind</th><th>rows</th><th>MiB</th></tr>
 {% for u in storage %}<tr><td>{{ u.kind }}</td><td class="num">{{ u.rows }}</td><td class="num">{{ u.mib }}</td></tr>{% endfor %}
-</table>
+</table></div>
 <p class="muted">Uploads and programs of versions older than {{ retention_days }} days are pruned (never a bot's newest active version nor its {{ keep_versions }} newest).</p>
 <h2>Builds</h2>
 <p id="queue">{{ building|length }} waiting or building (one at a time).</p>
 {% if building %}<ul>{% for v in building %}<li><a href="{{ v.url }}">{{ v.bot }} v{{ v.version }}</a> ({{ v.language }})</li>{% endfor %}</ul>{% endif %}
 <h2>Every version</h2>
-<table id="versions"><tr><th>bot</th><th>version</th><th>owner</th><th>language</th><th>status</th></tr>
-{% for v in versions %}<tr><td>{{ v.bot }}</td><td><a href="{{ v.url }}">v{{ v.version }}</a></td><td>{{ v.owner }}</td><td>{{ v.language }}</td><td>{{ v.status }}</td></tr>{% endfor %}
-</table>
+<div class="scroll"><table id="versions"><tr><th>bot</th><th>version</th><th>owner</th><th>language</th><th>status</th></tr>
+{% for v in versions %}<tr><td>{{ v.bot }}</td><td><a href="{{ v.url }}">v{{ v.version }}</a></td><td>{{ v.owner }}</td><td>{{ v.language }}</td><td class="status s-{{ v.status }}">{{ v.status }}</td></tr>{% endfor %}
+</table></div>
 {% endblock %}"#,
     ),
 ];

@@ -260,6 +260,44 @@ mod tests {
     }
 
     #[test]
+    fn the_visitors_own_row_is_marked() {
+        let me = LadderVisitor {
+            user: Some("ann".into()),
+            ..LadderVisitor::default()
+        };
+        let page = leaderboard_page(
+            "g",
+            "geister",
+            "gpw",
+            false,
+            &[rating("bob", 30.0), rating("ann", 20.0)],
+            1130,
+            1,
+            LEADERBOARD_PER,
+            2,
+            &me,
+        );
+        assert!(
+            page.contains("<tr class=\"mine\"><td class=\"num\">2</td><td><a href=\"/bots/ann\">"),
+            "{page}"
+        );
+        assert_eq!(page.matches("class=\"mine\"").count(), 1, "{page}");
+        let anonymous = leaderboard_page(
+            "g",
+            "geister",
+            "gpw",
+            false,
+            &[rating("ann", 20.0)],
+            1130,
+            1,
+            LEADERBOARD_PER,
+            1,
+            &LadderVisitor::default(),
+        );
+        assert!(!anonymous.contains("class=\"mine\""), "{anonymous}");
+    }
+
+    #[test]
     fn the_leaderboard_is_paged() {
         let page = leaderboard_page(
             "g",

@@ -42,7 +42,7 @@ pub mod view;
 pub use axum;
 pub use contest::ContestData;
 use contest::{Contest, ContestState};
-pub use html::script_hashes;
+pub use html::{script_hashes, STYLE};
 pub use view::{view_model, ViewError, ViewOptions};
 
 /// Why a request failed; each maps to an HTTP status with a JSON or HTML message.
