@@ -90,27 +90,57 @@ pub struct BotMatch {
     pub table: Vec<LadderSeat>,
 }
 
-/// The points of a rating chart `w` × `h` of `values` (oldest first), and their range.
-fn chart(values: &[f64], w: f64, h: f64) -> Option<Value> {
-    if values.len() < 2 {
+/// Left and bottom margins of a rating chart: room for the μ labels and the dates, so that no
+/// label lies over the line.
+const CHART_LEFT: f64 = 44.0;
+const CHART_BOTTOM: f64 = 20.0;
+
+/// When a match was played, as a chart's axis says it: `MM-DD HH:MM`, UTC.
+fn axis_time(unix: i64) -> String {
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(unix.max(0).unsigned_abs());
+    // `2026-12-07T17:03:00Z` → `12-07 17:03`.
+    let full = humantime::format_rfc3339_seconds(at).to_string();
+    full.get(5..16)
+        .map_or(full.clone(), |t| t.replace('T', " "))
+}
+
+/// A rating chart `w` × `h` of `points` (when each match was played, and μ after it; oldest
+/// first): the line's points, its range, and the dates of the first, middle and last matches
+/// under the axis. Matches are spaced evenly (a burst of matches is not squeezed).
+fn chart(points: &[(i64, f64)], w: f64, h: f64) -> Option<Value> {
+    if points.len() < 2 {
         return None;
     }
-    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let min = points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    let max = points.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
     let span = (max - min).max(1e-9);
-    let step = (w - 8.0) / (values.len() - 1) as f64;
-    let points: Vec<String> = values
+    let (left, right, top, bottom) = (CHART_LEFT, w - 4.0, 4.0, h - CHART_BOTTOM);
+    let step = (right - left) / (points.len() - 1) as f64;
+    let x = |i: usize| left + step * i as f64;
+    let line: Vec<String> = points
         .iter()
         .enumerate()
-        .map(|(i, v)| {
-            let x = 4.0 + step * i as f64;
-            let y = 4.0 + (h - 8.0) * (1.0 - (v - min) / span);
-            format!("{x:.1},{y:.1}")
+        .map(|(i, (_, v))| {
+            let y = top + (bottom - top) * (1.0 - (v - min) / span);
+            format!("{:.1},{y:.1}", x(i))
         })
         .collect();
-    Some(
-        json!({"w": w, "h": h, "n": values.len(), "min": min, "max": max, "points": points.join(" ")}),
-    )
+    let last = points.len() - 1;
+    let mut dated = vec![(0, "start")];
+    if last / 2 > 0 && last / 2 < last {
+        dated.push((last / 2, "middle"));
+    }
+    dated.push((last, "end"));
+    let ticks: Vec<Value> = dated
+        .into_iter()
+        .map(|(i, anchor)| {
+            json!({"x": format!("{:.1}", x(i)), "anchor": anchor, "label": axis_time(points[i].0)})
+        })
+        .collect();
+    Some(json!({
+        "w": w, "h": h, "n": points.len(), "min": min, "max": max, "points": line.join(" "),
+        "left": left, "top": top, "bottom": bottom, "ticks": ticks,
+    }))
 }
 
 /// A bot's page. `row`: its rank and rating when it is on the leaderboard; `matches`: its
@@ -125,7 +155,11 @@ pub fn bot_page(
     older: Option<u64>,
     me: &LadderVisitor,
 ) -> String {
-    let mu: Vec<f64> = matches.iter().rev().map(|m| m.mine.mu_after).collect();
+    let mu: Vec<(i64, f64)> = matches
+        .iter()
+        .rev()
+        .map(|m| (m.mine.played_at, m.mine.mu_after))
+        .collect();
     let rows: Vec<Value> = matches
         .iter()
         .map(|m| {
@@ -260,6 +294,52 @@ mod tests {
     }
 
     #[test]
+    fn a_bots_page_dates_its_rating_chart() {
+        let t = 1_796_662_980;
+        let m = |index: u64, mu: f64, at: i64| {
+            let seat = |seat: usize, bot: &str| LadderSeat {
+                index,
+                seat,
+                entrant: format!("{bot}@v1"),
+                bot: bot.into(),
+                version: 1,
+                score: 1.0,
+                place: 1,
+                errors: 0,
+                mu_after: mu,
+                sigma_after: 8.0,
+                played_at: at,
+            };
+            BotMatch {
+                mine: seat(0, "ann"),
+                table: vec![seat(0, "ann"), seat(1, "bob")],
+            }
+        };
+        // Newest first, as the store gives them.
+        let matches = [m(2, 27.0, t + 7200), m(1, 26.0, t + 3600), m(0, 25.0, t)];
+        let page = bot_page(
+            "g",
+            "ann",
+            None,
+            &matches,
+            &[],
+            None,
+            &LadderVisitor::default(),
+        );
+        assert!(page.contains("id=\"rating-chart\""), "{page}");
+        for label in ["12-07 17:03", "12-07 18:03", "12-07 19:03"] {
+            assert!(
+                page.contains(&format!(">{label}</text>")),
+                "{label}: {page}"
+            );
+        }
+        assert!(
+            page.contains("played from 12-07 17:03 to 12-07 19:03 UTC"),
+            "{page}"
+        );
+    }
+
+    #[test]
     fn the_visitors_own_row_is_marked() {
         let me = LadderVisitor {
             user: Some("ann".into()),
@@ -346,9 +426,27 @@ mod tests {
     }
 
     #[test]
-    fn the_chart_spans_its_values() {
-        let c = chart(&[20.0, 30.0, 25.0], 100.0, 50.0).unwrap();
-        assert_eq!(c["points"], "4.0,46.0 50.0,4.0 96.0,25.0");
-        assert!(chart(&[20.0], 100.0, 50.0).is_none());
+    fn the_chart_spans_its_values_beside_its_labels_and_dates_its_matches() {
+        // 2026-12-07 17:03:00 UTC, then an hour and a day later.
+        let t = 1_796_662_980;
+        let c = chart(
+            &[(t, 20.0), (t + 3600, 30.0), (t + 86_400, 25.0)],
+            144.0,
+            50.0,
+        )
+        .unwrap();
+        // The line starts right of the μ labels and ends above the dates.
+        assert_eq!(c["points"], "44.0,30.0 92.0,4.0 140.0,17.0");
+        let labels: Vec<&str> = c["ticks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["label"].as_str().unwrap())
+            .collect();
+        assert_eq!(labels, ["12-07 17:03", "12-07 18:03", "12-08 17:03"]);
+        // Two matches: the first and the last are dated, nothing twice.
+        let c = chart(&[(t, 20.0), (t + 60, 21.0)], 144.0, 50.0).unwrap();
+        assert_eq!(c["ticks"].as_array().unwrap().len(), 2);
+        assert!(chart(&[(t, 20.0)], 100.0, 50.0).is_none());
     }
 }
