@@ -328,9 +328,16 @@ async fn submit(
             Ok(v) => v,
             Err(e) => return e.json_response(),
         };
+        let frozen = match frozen(&app) {
+            Ok(f) => f,
+            Err(e) => return store_error(e),
+        };
         (
             StatusCode::ACCEPTED,
-            Json(json!({ "bot": user.name, "version": version, "status": "building", "log": "" })),
+            Json(
+                json!({ "bot": user.name, "version": version, "status": "building", "log": "",
+                         "frozen": frozen }),
+            ),
         )
             .into_response()
     })
@@ -396,6 +403,11 @@ fn owned_version(
         .ok_or(ApiError(StatusCode::NOT_FOUND, "no such version"))
 }
 
+/// Whether the ladder is frozen (as the pages' memory has it: read again every second).
+fn frozen(app: &App) -> Result<bool, StoreError> {
+    Ok(app.cache.board(app.store.get().as_mut())?.frozen)
+}
+
 async fn version(
     State(app): State<App>,
     Path((ladder, bot, version)): Path<(String, String, u64)>,
@@ -409,6 +421,10 @@ async fn version(
             Ok(v) => v,
             Err(r) => return r.into_response(),
         };
+        let frozen = match frozen(&app) {
+            Ok(f) => f,
+            Err(e) => return store_error(e),
+        };
         Json(json!({
             "bot": v.bot,
             "owner": v.owner,
@@ -416,6 +432,7 @@ async fn version(
             "language": v.language,
             "status": v.status.as_str(),
             "log": v.log,
+            "frozen": frozen,
         }))
         .into_response()
     })

@@ -83,7 +83,8 @@ pub fn run(args: SubmitArgs) -> anyhow::Result<u8> {
     if args.json {
         println!(
             "{}",
-            serde_json::json!({ "status": status, "version": version, "log": log })
+            serde_json::json!({ "status": status, "version": version, "log": log,
+                                "frozen": v["frozen"] == true })
         );
     } else {
         print!("{log}");
@@ -91,6 +92,11 @@ pub fn run(args: SubmitArgs) -> anyhow::Result<u8> {
             println!();
         }
         println!("{bot} version {version}: {status}");
+        if v["frozen"] == true && status != "refused" {
+            println!(
+                "the ladder is frozen: no new match is queued until its organiser reopens it; this version plays then if it is still your newest active one"
+            );
+        }
     }
     Ok(match status.as_str() {
         "active" | "building" => exit::OK,

@@ -551,6 +551,33 @@ fn sign_up_log_in_upload(dir: &Path, url: &str, db: &Db) {
         "{}",
         page.body
     );
+    // The API says it to `kakehiki submit`, which tells its user.
+    let v = ureq::get(&format!("{url}/api/ladders/g/bots/alice/versions/1"))
+        .set("Authorization", &format!("Bearer {old_token}"))
+        .call()
+        .unwrap()
+        .into_string()
+        .unwrap();
+    let v: Value = serde_json::from_str(&v).unwrap();
+    assert_eq!(v["frozen"], true, "{v}");
+    let bot = dir.join("frozen-bot.py");
+    std::fs::copy(repo().join("starters/geister/python/bot.py"), &bot).unwrap();
+    let out = kakehiki()
+        .args([
+            "submit", "--server", &url, "--token", &old_token, "--ladder", "g",
+        ])
+        .args(["--language", "python"])
+        .arg(&bot)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains(
+            "the ladder is frozen: no new match is queued until its organiser reopens it"
+        ),
+        "{said}"
+    );
     assert!(o
         .body
         .replace("&#x2f;", "/")
