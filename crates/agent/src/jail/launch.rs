@@ -295,9 +295,12 @@ fn check_shell_folders(
                     p.display()
                 )));
             }
+            // A build (its working folder kept: `keep_files`) makes folders of its own and
+            // enters them; only a bot's `cd` into a folder it was never given is a mistake.
             if !token.starts_with('/')
                 && !matches!(*token, "." | ".." | "-")
                 && cfg.jail.seat_dir.is_none()
+                && cfg.keep_files.is_none()
             {
                 if let Ok(cwd) = std::env::current_dir() {
                     let host = super::normalize(&cwd.join(token));

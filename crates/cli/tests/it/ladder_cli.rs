@@ -106,6 +106,112 @@ fn the_java_javascript_and_rust_starters_build_pass_check_and_are_active() {
     }
 }
 
+/// A Geister bot in Go over stdin and stdout (one `package main`, the standard library only).
+const GO_BOT: &str = r#"// A Geister bot over stdin and stdout: a random legal move, a blue ghost escaping when it can.
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"math/rand"
+	"os"
+	"strings"
+)
+
+func move(board string, rng *rand.Rand) string {
+	type ghost struct{ x, y int; c byte }
+	var mine [8]ghost
+	taken := map[[2]int]bool{}
+	for i := 0; i < 8; i++ {
+		g := ghost{int(board[3*i] - '0'), int(board[3*i+1] - '0'), board[3*i+2]}
+		mine[i] = g
+		if g.c == 'R' || g.c == 'B' {
+			taken[[2]int{g.x, g.y}] = true
+		}
+	}
+	dirs := []struct{ d string; dx, dy int }{{"N", 0, -1}, {"E", 1, 0}, {"W", -1, 0}, {"S", 0, 1}}
+	var moves []string
+	for i, g := range mine {
+		if g.c != 'R' && g.c != 'B' {
+			continue
+		}
+		letter := string(rune('A' + i))
+		for _, d := range dirs {
+			if g.c == 'B' && ((g.x == 0 && g.y == 0 && (d.d == "N" || d.d == "W")) || (g.x == 5 && g.y == 0 && (d.d == "N" || d.d == "E"))) {
+				return "MOV:" + letter + "," + d.d
+			}
+			nx, ny := g.x+d.dx, g.y+d.dy
+			if nx >= 0 && nx < 6 && ny >= 0 && ny < 6 && !taken[[2]int{nx, ny}] {
+				moves = append(moves, "MOV:"+letter+","+d.d)
+			}
+		}
+	}
+	return moves[rng.Intn(len(moves))]
+}
+
+func main() {
+	rng := rand.New(rand.NewSource(1))
+	in := bufio.NewScanner(os.Stdin)
+	out := bufio.NewWriter(os.Stdout)
+	for in.Scan() {
+		msg := strings.TrimRight(in.Text(), "\r")
+		switch {
+		case msg == "SET?":
+			fmt.Fprintln(out, "SET:ABCD")
+		case strings.HasPrefix(msg, "MOV?"):
+			fmt.Fprintln(out, move(msg[4:], rng))
+		case strings.HasPrefix(msg, "WON:") || strings.HasPrefix(msg, "LST:") || strings.HasPrefix(msg, "DRW:"):
+			return
+		default:
+			continue
+		}
+		out.Flush()
+	}
+}
+"#;
+
+/// The Go recipe of docs/ladder.md ("A language that is not built in: Go"), read from the doc
+/// itself, builds a Go bot in the sandbox and `check` passes it.
+#[test]
+fn the_docs_go_recipe_builds_a_go_bot_that_passes_check() {
+    if !Path::new("/usr/bin/go").exists() {
+        assert!(
+            std::env::var_os("KAKEHIKI_CI").is_none(),
+            "/usr/bin/go missing in CI"
+        );
+        eprintln!("skipped: no /usr/bin/go");
+        return;
+    }
+    let doc = std::fs::read_to_string(repo().join("docs/ladder.md")).unwrap();
+    let section = doc
+        .split("### A language that is not built in: Go")
+        .nth(1)
+        .expect("the Go section of docs/ladder.md");
+    let config = section
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("the Go section's ladder file");
+    assert!(config.contains("[recipes.go]"), "{config}");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ladder.toml");
+    std::fs::write(&path, config).unwrap();
+    let bot = dir.path().join("main.go");
+    std::fs::write(&bot, GO_BOT).unwrap();
+    let out = kakehiki()
+        .args(["ladder", "build", "--json", "--config"])
+        .arg(&path)
+        .args(["--language", "go"])
+        .arg(&bot)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(out.status.code(), Some(0), "{v} {out:?}");
+    assert_eq!(v["status"], "active", "{v}");
+    let log = v["log"].as_str().unwrap();
+    assert!(log.contains("built") && log.contains("passed"), "{log}");
+}
+
 #[test]
 fn the_cpp_starter_builds_passes_check_and_is_active() {
     if !have("g++") {
