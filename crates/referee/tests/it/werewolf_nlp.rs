@@ -932,6 +932,31 @@ fn upstream_yaml_loads_with_a_warning_per_key_not_implemented() {
     std::fs::write(&q, "tts_broadcaster:\n  enable: true\nbogus: 1\n").unwrap();
     let e = load_config_for(&q, None).unwrap_err();
     assert!(e.contains("bogus"), "{e}");
+    // The newest upstream's deployment keys load with a warning each, never refused.
+    std::fs::write(
+        &q,
+        "team_health:\n  enable: true\n  window: 20\n  abort_weight_factor: 0.5\n\
+         slack_notifier:\n  enable: false\n  events: [game_end]\n\
+         matching:\n  self_match: true\n  abort_weight_factor: 0.5\n",
+    )
+    .unwrap();
+    let c = load_config_for(&q, None).unwrap();
+    let named: Vec<&str> = c
+        .warnings
+        .iter()
+        .map(|w| w.split(": ").next().unwrap())
+        .collect();
+    assert_eq!(
+        named,
+        [
+            "team_health",
+            "slack_notifier",
+            "matching.abort_weight_factor"
+        ],
+        "{:#?}",
+        c.warnings
+    );
+    assert!(c.config.matching.self_match);
     // Empty YAML: the defaults.
     std::fs::write(&q, "").unwrap();
     let c = load_config_for(&q, None).unwrap();

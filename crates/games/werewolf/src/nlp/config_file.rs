@@ -67,6 +67,12 @@ pub const NOT_IMPLEMENTED_KEYS: &[&str] = &[
     "matching.infinite_loop",
     "custom_profile.dynamic_profile",
     "tts_broadcaster",
+    // The newest upstream's deployment keys: each team's failure rate weighting and quarantining
+    // its matches, Slack notifications of the server's events, and the match weight's factor
+    // for an aborted game (under `matching` in some of upstream's files).
+    "team_health",
+    "slack_notifier",
+    "matching.abort_weight_factor",
 ];
 
 /// A configuration file as read: the configuration, and one warning per key it gives that
