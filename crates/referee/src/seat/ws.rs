@@ -209,7 +209,13 @@ pub async fn accept_seat(
             break Err(format!("the agent exited before connecting ({exit})"));
         }
         if Instant::now() >= deadline {
-            break Err(format!("no agent connected within {} ms", wait.as_millis()));
+            break Err(format!(
+                "no agent connected within {} ms (the limit connect_timeout_ms: an agent slower \
+                 to start, such as one loading a language model's libraries, needs a larger one, \
+                 e.g. --opt connect_timeout_ms={})",
+                wait.as_millis(),
+                (wait.as_millis() * 2).max(60_000)
+            ));
         }
     };
     match accepted {

@@ -1300,3 +1300,27 @@ async fn agents_answering_at_their_limits_finish_within_the_longest_legal_match(
         .count();
     assert!(slow_talks >= 70, "{slow_talks} slow talks of 80");
 }
+
+#[tokio::test]
+async fn an_agent_too_slow_to_connect_is_told_the_limit_it_missed_and_how_to_raise_it() {
+    let s = spec(
+        &[
+            "ws-cmd:sh -c 'sleep 5'",
+            "builtin:sample",
+            "builtin:sample",
+            "builtin:sample",
+            "builtin:sample",
+        ],
+        3,
+        &[("connect_timeout_ms", "300".into())],
+    );
+    let rec = play(&s).await;
+    let e = &rec.report.seats[0].errors[0];
+    assert_eq!(e.kind.as_str(), "not_ready", "{e:?}");
+    assert!(
+        e.detail
+            .contains("no agent connected within 300 ms (the limit connect_timeout_ms")
+            && e.detail.contains("--opt connect_timeout_ms=60000"),
+        "{e:?}"
+    );
+}

@@ -71,14 +71,18 @@ fn checked_config(spec: &MatchSpec) -> Result<NlpConfig, RefereeError> {
     Ok(config)
 }
 
+/// How long an agent is waited for to connect by default: 30 s (a Python agent on the newest
+/// upstream libraries took more than 10 s to import them).
+const DEFAULT_CONNECT_MS: u64 = 30_000;
+
 /// The longest `connect_timeout_ms` may be: a day.
 const MAX_CONNECT_MS: u64 = 86_400_000;
 
-/// How long each WebSocket agent is waited for to connect (`connect_timeout_ms`: 10 s by
+/// How long each WebSocket agent is waited for to connect (`connect_timeout_ms`: 30 s by
 /// default, at most [`MAX_CONNECT_MS`]); the one reader for the seats and the longest match.
 fn connect_wait(spec: &MatchSpec) -> Result<Duration, RefereeError> {
     let expected = "milliseconds, at most 86400000 (a day)";
-    let ms: u64 = spec.option("connect_timeout_ms", 10_000, expected)?;
+    let ms: u64 = spec.option("connect_timeout_ms", DEFAULT_CONNECT_MS, expected)?;
     if ms > MAX_CONNECT_MS {
         return Err(RefereeError::BadOption {
             key: "connect_timeout_ms".into(),
@@ -613,23 +617,23 @@ mod tests {
 
     /// Upstream's defaults (action 60 s + acceptable 5 s a request, response 120 s), worked out
     /// by hand; the game's requests are counted in `kakehiki_werewolf::nlp::bound`.
-    /// 5 agents: seating 5 × (10 s to connect + 120 s for the handshake + 120 s for the NAME) =
-    /// 1,250 s; the game, 85 requests × 65 s = 5,525 s (day 0: 20 talks + a divine; days 1 to 3
+    /// 5 agents: seating 5 × (30 s to connect + 120 s for the handshake + 120 s for the NAME) =
+    /// 1,350 s; the game, 85 requests × 65 s = 5,525 s (day 0: 20 talks + a divine; days 1 to 3
     /// with 5, 4, 3 alive: 4 talks and a vote each, then a divine and an attack vote, but no
-    /// night after day 3's exile); 2 s to exit: 6,777 s.
-    /// 13 agents: seating 13 × 250 s = 3,250 s; the game, 649 requests × 65 s = 42,185 s (day 0:
+    /// night after day 3's exile); 2 s to exit: 6,877 s.
+    /// 13 agents: seating 13 × 270 s = 3,510 s; the game, 649 requests × 65 s = 42,185 s (day 0:
     /// 2 × 12 whispers + 52 talks + a divine = 77; days 1 to 11 with 13 down to 3 alive: 4 talks
     /// and a vote each, 5 × 88 = 440; nights 1 to 10: a divine, a guard, and 3, 3, 3, 3, 3, 3, 2,
     /// 2, 1, 1 werewolves whispering 4 times each when two or more and voting to attack, 132);
-    /// 2 s to exit: 45,437 s.
+    /// 2 s to exit: 45,697 s.
     #[test]
     fn the_longest_legal_match_of_the_default_villages() {
-        assert_eq!(longest(&nlp_spec(5, &[])), Duration::from_secs(6_777));
-        assert_eq!(longest(&nlp_spec(13, &[])), Duration::from_secs(45_437));
+        assert_eq!(longest(&nlp_spec(5, &[])), Duration::from_secs(6_877));
+        assert_eq!(longest(&nlp_spec(13, &[])), Duration::from_secs(45_697));
         // Whoever sits there.
         let mut spec = nlp_spec(5, &[]);
         spec.seats = vec![SeatSpec::Builtin(SILENT_BOT.into()); 5];
-        assert_eq!(longest(&spec), Duration::from_secs(6_777));
+        assert_eq!(longest(&spec), Duration::from_secs(6_877));
     }
 
     #[test]
@@ -652,7 +656,7 @@ mod tests {
             base + Duration::from_secs(10)
         );
         assert_eq!(
-            with("connect_timeout_ms", "11000"),
+            with("connect_timeout_ms", "31000"),
             base + Duration::from_secs(5)
         );
         // A day fewer: day 3's 15 requests and day 2's 22.
