@@ -835,6 +835,7 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
     let dir = tempfile::tempdir().unwrap();
     let (_server, url, db) = serve(dir.path(), MINIMAL, &[]);
     let (code, _) = invite(&db, "alice", &[]);
+    let (olga_code, _) = invite(&db, "olga", &["--organiser"]);
     let mut cmd = Command::new(driver);
     cmd.arg("--port=0").stderr(std::process::Stdio::null());
     let (_driver, port) = start_and_read(cmd, Says::Stdout, |line| {
@@ -1117,6 +1118,121 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
             .unwrap();
         assert!(log.contains("SyntaxError"), "{log}");
         shot("ladder-build-failed.png", c.screenshot().await.unwrap());
+
+        // The organiser's work in the browser: sign up, invite an account, freeze and thaw.
+        c.find(Locator::Id("logout"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        c.wait()
+            .for_element(Locator::LinkText("log in"))
+            .await
+            .unwrap();
+        c.goto(&format!("{url}/signup?code={olga_code}"))
+            .await
+            .unwrap();
+        let account = c.find(Locator::Id("account")).await.unwrap();
+        assert_eq!(account.text().await.unwrap(), "olga");
+        for id in ["password", "password2"] {
+            c.find(Locator::Id(id))
+                .await
+                .unwrap()
+                .send_keys(PASSWORD)
+                .await
+                .unwrap();
+        }
+        c.find(Locator::Id("submit"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        c.wait().for_element(Locator::Id("upload")).await.unwrap();
+        c.goto(&format!("{url}/organiser")).await.unwrap();
+        c.find(Locator::Id("invite-name"))
+            .await
+            .unwrap()
+            .send_keys("erin")
+            .await
+            .unwrap();
+        c.find(Locator::Id("invite-submit"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        let token = c
+            .wait()
+            .for_element(Locator::Id("token"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let link = c
+            .find(Locator::Id("link"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(link.starts_with(&format!("{url}/signup?code=")), "{link}");
+        // Erin's token works (404: she has no version yet; 401 for an unknown token).
+        let status =
+            |token: &str| match ureq::get(&format!("{url}/api/ladders/g/bots/erin/versions/1"))
+                .set("Authorization", &format!("Bearer {token}"))
+                .call()
+            {
+                Ok(r) => r.status(),
+                Err(ureq::Error::Status(code, _)) => code,
+                Err(e) => panic!("{e}"),
+            };
+        assert_eq!(status(&token), 404);
+        assert_eq!(status("kkl_not-a-token"), 401);
+        c.goto(&format!("{url}/organiser")).await.unwrap();
+        let users = c.find(Locator::Id("users")).await.unwrap();
+        assert!(users.text().await.unwrap().contains("erin"));
+        c.find(Locator::Id("freeze-submit"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        // The page after the button's post (the old one's element goes stale meanwhile).
+        let started = Instant::now();
+        loop {
+            let text = match c.find(Locator::Id("play")).await {
+                Ok(e) => e.text().await.unwrap_or_default(),
+                Err(_) => String::new(),
+            };
+            if text.starts_with("Frozen") {
+                break;
+            }
+            assert!(started.elapsed() < Duration::from_secs(10), "{text}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        shot("ladder-organiser-page.png", c.screenshot().await.unwrap());
+        c.find(Locator::Id("freeze-submit"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        // The page after the button's post (the old one's element goes stale meanwhile).
+        let started = Instant::now();
+        loop {
+            let text = match c.find(Locator::Id("play")).await {
+                Ok(e) => e.text().await.unwrap_or_default(),
+                Err(_) => String::new(),
+            };
+            if text.starts_with("Matchmaking runs") {
+                break;
+            }
+            assert!(started.elapsed() < Duration::from_secs(10), "{text}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
         c.close().await.unwrap();
     });
 }
