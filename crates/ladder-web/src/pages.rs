@@ -928,12 +928,10 @@ async fn change_password(
     Form(f): Form<PasswordForm>,
 ) -> Response {
     on_thread(move || {
-        let Some((session_hash, s)) = viewer!(app, headers) else {
-            return see_other("/login", []);
+        let (session_hash, s) = match form_session(&app, &headers, &f.csrf, "/login") {
+            Ok(v) => v,
+            Err(r) => return *r,
         };
-        if !same_secret(&s.csrf_token, &f.csrf) {
-            return csrf_refused(&app);
-        }
         let refused = |status: StatusCode, text: &str| {
             message(&app, Some(&s), status, "Password not changed", text)
         };
@@ -995,12 +993,10 @@ struct CsrfForm {
 
 async fn logout(State(app): State<App>, headers: HeaderMap, Form(f): Form<CsrfForm>) -> Response {
     on_thread(move || {
-        let Some((hash, s)) = viewer!(app, headers) else {
-            return see_other("/", []);
+        let (hash, _) = match form_session(&app, &headers, &f.csrf, "/") {
+            Ok(v) => v,
+            Err(r) => return *r,
         };
-        if !same_secret(&s.csrf_token, &f.csrf) {
-            return csrf_refused(&app);
-        }
         let deleted = {
             let mut store = app.store.get();
             store.delete_ladder_session(&hash)
@@ -1027,12 +1023,10 @@ async fn new_token(
     Form(f): Form<CsrfForm>,
 ) -> Response {
     on_thread(move || {
-        let Some((_, s)) = viewer!(app, headers) else {
-            return see_other("/login", []);
+        let (_, s) = match form_session(&app, &headers, &f.csrf, "/login") {
+            Ok(v) => v,
+            Err(r) => return *r,
         };
-        if !same_secret(&s.csrf_token, &f.csrf) {
-            return csrf_refused(&app);
-        }
         let (token, token_sha256) = accounts::new_token();
         let set = {
             let mut store = app.store.get();
@@ -1305,13 +1299,10 @@ fn organiser_switch(
         bool,
     ) -> Result<Result<bool, StoreError>, &'static str>,
 ) -> Response {
-    let s = match organiser_only(app, headers) {
+    let s = match organiser_form(app, headers, &f.csrf) {
         Ok(s) => s,
         Err(r) => return *r,
     };
-    if !same_secret(&s.csrf_token, &f.csrf) {
-        return csrf_refused(app);
-    }
     let on = match f.action.as_str() {
         a if a == words.0 => true,
         a if a == words.1 => false,
@@ -1345,6 +1336,39 @@ fn organiser_switch(
         Ok(Ok(false)) => not_found(app, Some(&s)),
         Ok(Err(e)) => store_failed(app, e),
     }
+}
+
+/// The session of a signed-in visitor's form post that carries the session's CSRF token: the
+/// session's hash and the session. Otherwise the answer to give: a redirect to `elsewhere`
+/// without a session, the CSRF refusal, or the store's failure.
+fn form_session(
+    app: &App,
+    headers: &HeaderMap,
+    csrf: &str,
+    elsewhere: &str,
+) -> Result<(String, LadderSession), Box<Response>> {
+    let viewer = session(app, headers).map_err(|e| Box::new(store_failed(app, e)))?;
+    let Some((hash, s)) = viewer else {
+        return Err(Box::new(see_other(elsewhere, [])));
+    };
+    if !same_secret(&s.csrf_token, csrf) {
+        return Err(Box::new(csrf_refused(app)));
+    }
+    Ok((hash, s))
+}
+
+/// An organiser's form post that carries the session's CSRF token: the session. Anyone else
+/// gets the 404 page ([`organiser_only`]), a wrong token the CSRF refusal.
+fn organiser_form(
+    app: &App,
+    headers: &HeaderMap,
+    csrf: &str,
+) -> Result<LadderSession, Box<Response>> {
+    let s = organiser_only(app, headers)?;
+    if !same_secret(&s.csrf_token, csrf) {
+        return Err(Box::new(csrf_refused(app)));
+    }
+    Ok(s)
 }
 
 /// An organiser's session; anyone else gets the 404 page (an organiser's page is not said to
@@ -1423,13 +1447,10 @@ async fn organiser_invite(
     Form(f): Form<InviteForm>,
 ) -> Response {
     on_thread(move || {
-        let s = match organiser_only(&app, &headers) {
+        let s = match organiser_form(&app, &headers, &f.csrf) {
             Ok(s) => s,
             Err(r) => return *r,
         };
-        if !same_secret(&s.csrf_token, &f.csrf) {
-            return csrf_refused(&app);
-        }
         let refused = |text: &str| message(&app, Some(&s), StatusCode::BAD_REQUEST, "Not invited", text);
         let role = match f.role.as_str() {
             "contestant" | "" => LadderRole::Contestant,

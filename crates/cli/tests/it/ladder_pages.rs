@@ -817,6 +817,44 @@ fn on_path(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// Click the element with id `id` on the browser's page.
+async fn click(c: &fantoccini::Client, id: &str) {
+    use fantoccini::Locator;
+    c.find(Locator::Id(id))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
+/// The text of the element with id `id` once `done` holds for it, looked at every `every_ms`
+/// milliseconds (a page that reloads itself, or one a form post replaces: a missing or stale
+/// element reads as empty); after `within_s` seconds, the last text read as the error.
+async fn text_when(
+    c: &fantoccini::Client,
+    id: &str,
+    done: impl Fn(&str) -> bool,
+    within_s: u64,
+    every_ms: u64,
+) -> Result<String, String> {
+    use fantoccini::Locator;
+    let started = Instant::now();
+    loop {
+        let text = match c.find(Locator::Id(id)).await {
+            Ok(e) => e.text().await.unwrap_or_default(),
+            Err(_) => String::new(),
+        };
+        if done(&text) {
+            return Ok(text);
+        }
+        if started.elapsed() >= Duration::from_secs(within_s) {
+            return Err(text);
+        }
+        tokio::time::sleep(Duration::from_millis(every_ms)).await;
+    }
+}
+
 #[test]
 fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
     let chromium = std::env::var_os("KAKEHIKI_CHROMIUM")
@@ -882,12 +920,7 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
             .send_keys(PASSWORD)
             .await
             .unwrap();
-        c.find(Locator::Id("submit"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&c, "submit").await;
         c.wait().for_element(Locator::Id("upload")).await.unwrap();
         assert_eq!(c.current_url().await.unwrap().path().to_string(), "/me");
         let who = c
@@ -906,12 +939,7 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
         assert_eq!(visible, Value::String(String::new()));
 
         // Log out and in again.
-        c.find(Locator::Id("logout"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&c, "logout").await;
         c.wait()
             .for_element(Locator::LinkText("log in"))
             .await
@@ -929,12 +957,7 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
             .send_keys(PASSWORD)
             .await
             .unwrap();
-        c.find(Locator::Id("submit"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&c, "submit").await;
         c.wait().for_element(Locator::Id("upload")).await.unwrap();
 
         // Upload the Python starter through the form.
@@ -950,33 +973,16 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
             .send_keys(&bot.display().to_string())
             .await
             .unwrap();
-        c.find(Locator::Id("submit"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&c, "submit").await;
         c.wait().for_element(Locator::Id("status")).await.unwrap();
         assert_eq!(
             c.current_url().await.unwrap().path().to_string(),
             "/bots/alice/versions/1"
         );
         // The page reloads itself until the build and check are done.
-        let started = Instant::now();
-        let status = loop {
-            let s = match c.find(Locator::Id("status")).await {
-                Ok(e) => e.text().await.unwrap_or_default(),
-                Err(_) => String::new(),
-            };
-            if !s.is_empty() && s != "building" {
-                break s;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(300),
-                "still building"
-            );
-            tokio::time::sleep(Duration::from_millis(500)).await;
-        };
+        let status = text_when(&c, "status", |s| !s.is_empty() && s != "building", 300, 500)
+            .await
+            .expect("still building");
         assert_eq!(status, "active");
         let log = c
             .find(Locator::Id("log"))
@@ -1086,27 +1092,10 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
             .send_keys(&broken.display().to_string())
             .await
             .unwrap();
-        c.find(Locator::Id("submit"))
+        click(&c, "submit").await;
+        let status = text_when(&c, "status", |s| !s.is_empty() && s != "building", 120, 500)
             .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
-        let started = Instant::now();
-        let status = loop {
-            let s = match c.find(Locator::Id("status")).await {
-                Ok(e) => e.text().await.unwrap_or_default(),
-                Err(_) => String::new(),
-            };
-            if !s.is_empty() && s != "building" {
-                break s;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(120),
-                "still building"
-            );
-            tokio::time::sleep(Duration::from_millis(500)).await;
-        };
+            .expect("still building");
         let _ = std::fs::remove_file(&broken);
         assert_eq!(status, "build_failed");
         let log = c
@@ -1120,12 +1109,7 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
         shot("ladder-build-failed.png", c.screenshot().await.unwrap());
 
         // The organiser's work in the browser: sign up, invite an account, freeze and thaw.
-        c.find(Locator::Id("logout"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&c, "logout").await;
         c.wait()
             .for_element(Locator::LinkText("log in"))
             .await
@@ -1143,12 +1127,7 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
                 .await
                 .unwrap();
         }
-        c.find(Locator::Id("submit"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&c, "submit").await;
         c.wait().for_element(Locator::Id("upload")).await.unwrap();
         c.goto(&format!("{url}/organiser")).await.unwrap();
         c.find(Locator::Id("invite-name"))
@@ -1157,12 +1136,7 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
             .send_keys("erin")
             .await
             .unwrap();
-        c.find(Locator::Id("invite-submit"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&c, "invite-submit").await;
         let token = c
             .wait()
             .for_element(Locator::Id("token"))
@@ -1194,45 +1168,15 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
         c.goto(&format!("{url}/organiser")).await.unwrap();
         let users = c.find(Locator::Id("users")).await.unwrap();
         assert!(users.text().await.unwrap().contains("erin"));
-        c.find(Locator::Id("freeze-submit"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&c, "freeze-submit").await;
         // The page after the button's post (the old one's element goes stale meanwhile).
-        let started = Instant::now();
-        loop {
-            let text = match c.find(Locator::Id("play")).await {
-                Ok(e) => e.text().await.unwrap_or_default(),
-                Err(_) => String::new(),
-            };
-            if text.starts_with("Frozen") {
-                break;
-            }
-            assert!(started.elapsed() < Duration::from_secs(10), "{text}");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        let play = text_when(&c, "play", |t| t.starts_with("Frozen"), 10, 100).await;
+        assert!(play.is_ok(), "{play:?}");
         shot("ladder-organiser-page.png", c.screenshot().await.unwrap());
-        c.find(Locator::Id("freeze-submit"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&c, "freeze-submit").await;
         // The page after the button's post (the old one's element goes stale meanwhile).
-        let started = Instant::now();
-        loop {
-            let text = match c.find(Locator::Id("play")).await {
-                Ok(e) => e.text().await.unwrap_or_default(),
-                Err(_) => String::new(),
-            };
-            if text.starts_with("Matchmaking runs") {
-                break;
-            }
-            assert!(started.elapsed() < Duration::from_secs(10), "{text}");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        let play = text_when(&c, "play", |t| t.starts_with("Matchmaking runs"), 10, 100).await;
+        assert!(play.is_ok(), "{play:?}");
         c.close().await.unwrap();
     });
 }

@@ -59,6 +59,14 @@ fn request(method: &str, uri: &str, body: Body) -> Request<Body> {
     r
 }
 
+/// A `GET` of `path` carrying the `cookie` header (a signed-in visitor's).
+fn get_with_cookie(path: &str, cookie: &str) -> Request<Body> {
+    let mut r = request("GET", path, Body::empty());
+    r.headers_mut()
+        .insert(header::COOKIE, cookie.parse().unwrap());
+    r
+}
+
 /// A form posted to `path` with `body` (url-encoded), and the `cookie` header if any.
 fn form_post(path: &str, body: String, cookie: Option<&str>) -> Request<Body> {
     let mut r = request("POST", path, Body::from(body));
@@ -470,12 +478,7 @@ async fn an_organiser_disables_an_account_from_the_organisers_page() {
     let post = |path: &str, body: &str, cookie: Option<&str>| form_post(path, body.into(), cookie);
     let page = app
         .clone()
-        .oneshot({
-            let mut r = request("GET", "/organiser", Body::empty());
-            r.headers_mut()
-                .insert(header::COOKIE, cookie.parse().unwrap());
-            r
-        })
+        .oneshot(get_with_cookie("/organiser", &cookie))
         .await
         .unwrap();
     let html = text(page).await;
@@ -564,12 +567,7 @@ async fn an_organiser_invites_and_freezes_from_the_organisers_page_as_the_comman
     let post = |path: &str, body: &str, cookie: Option<&str>| form_post(path, body.into(), cookie);
     let html = text(
         app.clone()
-            .oneshot({
-                let mut r = request("GET", "/organiser", Body::empty());
-                r.headers_mut()
-                    .insert(header::COOKIE, cookie.parse().unwrap());
-                r
-            })
+            .oneshot(get_with_cookie("/organiser", &cookie))
             .await
             .unwrap(),
     )
@@ -798,12 +796,7 @@ async fn an_organiser_retires_and_brings_back_a_bot_from_the_organisers_page() {
             source_sha256: "0".repeat(64),
         })
         .unwrap();
-    let organiser_page = || {
-        let mut r = request("GET", "/organiser", Body::empty());
-        r.headers_mut()
-            .insert(header::COOKIE, cookie.parse().unwrap());
-        r
-    };
+    let organiser_page = || get_with_cookie("/organiser", &cookie);
     let html = text(app.clone().oneshot(organiser_page()).await.unwrap()).await;
     assert!(html.contains("<table id=\"bots\">"), "{html}");
     assert!(html.contains("action=\"/organiser/bots/dan\""), "{html}");
