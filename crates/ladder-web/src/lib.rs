@@ -404,7 +404,7 @@ fn owned_version(
 }
 
 /// Whether the ladder is frozen (as the pages' memory has it: read again every second).
-fn frozen(app: &App) -> Result<bool, StoreError> {
+pub(crate) fn frozen(app: &App) -> Result<bool, StoreError> {
     Ok(app.cache.board(app.store.get().as_mut())?.frozen)
 }
 

@@ -1207,8 +1207,8 @@ async fn version_page(
         };
         let building = v.status == VersionStatus::Building;
         // A frozen ladder plays no match: an upload then is built and checked, and waits.
-        let frozen = match app.cache.board(app.store.get().as_mut()) {
-            Ok(b) => b.frozen,
+        let frozen = match crate::frozen(&app) {
+            Ok(f) => f,
             Err(e) => return store_failed(&app, e),
         };
         render(
