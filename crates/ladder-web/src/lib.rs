@@ -133,6 +133,7 @@ pub fn router(app: App) -> Router {
         .route("/matches/:index", get(match_html))
         .route("/protocol", get(kit::protocol))
         .route("/starters/:language", get(kit::starter_file))
+        .route("/assets/:name", get(kakehiki_web::asset))
         .merge(pages::routes(upload_limit))
         .with_state(app)
         .layer(axum::middleware::map_response(plain_errors));
@@ -141,10 +142,11 @@ pub fn router(app: App) -> Router {
 
 /// The headers every answer carries unless its handler set its own: nothing is cached (pages
 /// and answers depend on who asks), nothing is framed, no content type is guessed, no address
-/// leaks to other sites, and no script runs but the viewers' (by their hashes).
+/// leaks to other sites, and no script runs but the viewers' (the server's own assets, and the
+/// one inline script by its hash).
 fn with_security_headers(router: Router) -> Router {
     let csp = format!(
-        "default-src 'none'; script-src {}; style-src 'unsafe-inline'; img-src 'self' data:; \
+        "default-src 'none'; script-src 'self' {}; style-src 'self' 'unsafe-inline'; img-src 'self' data:; \
          form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
         kakehiki_web::script_hashes()
     );

@@ -33,6 +33,38 @@ const VIEWER_JS: &str = include_str!("../assets/viewer.js");
 const VIEWER_CSS: &str = include_str!("../assets/viewer.css");
 const DIPMAP_JS: &str = include_str!("../assets/dipmap.js");
 
+/// The viewer's stylesheet and scripts as a server serves them: each under a name holding its
+/// digest (`/assets/viewer.1a2b3c4d5e.js`), so that a browser keeps it for good and a new build
+/// is a new name. A page of a server links them; the page of `kakehiki view` carries them.
+pub struct Asset {
+    /// The path it is served at.
+    pub path: String,
+    pub body: &'static str,
+    pub content_type: &'static str,
+}
+
+/// The served assets: the viewer's stylesheet, the Diplomacy map and the viewer.
+pub fn assets() -> &'static [Asset; 3] {
+    static ASSETS: OnceLock<[Asset; 3]> = OnceLock::new();
+    ASSETS.get_or_init(|| {
+        use sha2::{Digest, Sha256};
+        let asset = |stem: &str, ext: &str, body: &'static str, content_type| {
+            let digest = Sha256::digest(body.as_bytes());
+            let hex: String = digest[..5].iter().map(|b| format!("{b:02x}")).collect();
+            Asset {
+                path: format!("/assets/{stem}.{hex}.{ext}"),
+                body,
+                content_type,
+            }
+        };
+        [
+            asset("viewer", "css", VIEWER_CSS, "text/css; charset=utf-8"),
+            asset("dipmap", "js", DIPMAP_JS, "text/javascript; charset=utf-8"),
+            asset("viewer", "js", VIEWER_JS, "text/javascript; charset=utf-8"),
+        ]
+    })
+}
+
 /// Matches per page of a match list (`?per=` changes it).
 pub const PAGE_SIZE: usize = 100;
 /// Contests per page of the index.
@@ -173,15 +205,15 @@ pub fn escape(text: &str) -> String {
         .replace('\'', "&#39;")
 }
 
-/// The `script-src` sources of a Content-Security-Policy that lets exactly the scripts these
-/// pages carry run (the error hook and the viewers), by their SHA-256: the ladder's pages allow
-/// no other script. The contest pages' live-reload script is not among them.
+/// The `script-src` sources of a Content-Security-Policy for the inline script these pages
+/// carry (the error hook), by its SHA-256; the viewers are [`assets`] of the server's own
+/// (`'self'`). The contest pages' live-reload script is not among them.
 pub fn script_hashes() -> &'static str {
     static HASHES: OnceLock<String> = OnceLock::new();
     HASHES.get_or_init(|| {
         use base64::Engine;
         use sha2::{Digest, Sha256};
-        [ERROR_HOOK, DIPMAP_JS, VIEWER_JS]
+        [ERROR_HOOK]
             .iter()
             .map(|script| {
                 let digest = Sha256::digest(script.as_bytes());
@@ -195,11 +227,41 @@ pub fn script_hashes() -> &'static str {
     })
 }
 
-pub(crate) fn viewer_ctx(ctx: &mut Value, model: &Value) {
-    ctx["model_json"] = json!(model.to_string().replace('<', "\\u003c"));
-    ctx["viewer_js"] = json!(VIEWER_JS);
-    ctx["viewer_css"] = json!(VIEWER_CSS);
-    ctx["dipmap_js"] = json!(DIPMAP_JS);
+/// The viewer's part of a page's context: its model (JSON text, as
+/// [`view_model_text`](crate::view::view_model_text) writes it) and its stylesheet and
+/// scripts: linked as the server's [`assets`] (`served`), or in the page.
+pub(crate) fn viewer_ctx(ctx: &mut Value, model_json: &str, served: bool) {
+    ctx["model_json"] = json!(model_json.replace('<', "\\u003c"));
+    if served {
+        let [css, dipmap, viewer] = assets();
+        ctx["viewer_assets"] =
+            json!({"css": css.path, "dipmap": dipmap.path, "viewer": viewer.path});
+    } else {
+        ctx["viewer_js"] = json!(VIEWER_JS);
+        ctx["viewer_css"] = json!(VIEWER_CSS);
+        ctx["dipmap_js"] = json!(DIPMAP_JS);
+    }
+}
+
+/// An asset of [`assets`] by its path, for a server's `/assets/{name}` route: kept by the
+/// browser for a year (its name changes with its content); any other name is 404.
+pub fn asset_response(name: &str) -> axum::response::Response {
+    use axum::http::{header, StatusCode};
+    use axum::response::IntoResponse;
+    match assets()
+        .iter()
+        .find(|a| a.path.strip_prefix("/assets/") == Some(name))
+    {
+        Some(a) => (
+            [
+                (header::CONTENT_TYPE, a.content_type),
+                (header::CACHE_CONTROL, "public, max-age=31536000, immutable"),
+            ],
+            a.body,
+        )
+            .into_response(),
+        None => (StatusCode::NOT_FOUND, "no such asset").into_response(),
+    }
 }
 
 pub fn error_page(message: &str) -> String {
@@ -370,7 +432,12 @@ pub fn entrant(c: &ContestData, e: usize, page: Page) -> String {
 /// Per-seat report fields a match page shows, by game.
 pub(crate) const SEAT_FIELDS: [&str; 4] = ["power", "role", "team", "alive"];
 
-pub fn match_page(contest: &str, index: u64, m: &Value, model: Result<Value, ViewError>) -> String {
+pub fn match_page(
+    contest: &str,
+    index: u64,
+    m: &Value,
+    model: Result<String, ViewError>,
+) -> String {
     let report = &m["report"];
     let entrants: Vec<String> = m["entrants"]
         .as_array()
@@ -411,7 +478,7 @@ pub fn match_page(contest: &str, index: u64, m: &Value, model: Result<Value, Vie
         "result": result, "seats": seats, "extra_keys": keys,
     });
     match model {
-        Ok(model) => viewer_ctx(&mut ctx, &model),
+        Ok(model) => viewer_ctx(&mut ctx, &model, true),
         Err(e) => ctx["model_error"] = json!(e.to_string()),
     }
     render("match.html", ctx)
@@ -422,7 +489,7 @@ pub fn standalone(title: &str, model: &Value) -> String {
         "title": title, "game": model["game"], "rules": model["rules"], "seed": model["seed"],
         "seats": model["seats"].as_array().map(|a| a.iter().map(|s| s["name"].clone()).collect::<Vec<_>>()),
     });
-    viewer_ctx(&mut ctx, model);
+    viewer_ctx(&mut ctx, &model.to_string(), false);
     render("standalone.html", ctx)
 }
 

@@ -7,7 +7,7 @@ use kakehiki_store::{LadderRating, LadderSeat};
 use serde_json::{json, Value};
 
 use crate::html::{render, viewer_ctx, SEAT_FIELDS};
-use crate::view::{view_model, ViewOptions};
+use crate::view::{view_model_text, ViewOptions};
 
 /// "3 min ago" for a time `then` seen at `now` (seconds since the epoch).
 pub fn ago(then: Option<i64>, now: i64) -> String {
@@ -230,7 +230,7 @@ pub fn match_page(
         "me": me.json(),
     });
     // The replay holds only what this visitor may see: shown whole.
-    let model = view_model(
+    let model = view_model_text(
         replay,
         &ViewOptions {
             names: Some(entrants.to_vec()),
@@ -238,7 +238,7 @@ pub fn match_page(
         },
     );
     match model {
-        Ok(model) => viewer_ctx(&mut ctx, &model),
+        Ok(model) => viewer_ctx(&mut ctx, &model, true),
         Err(e) => ctx["model_error"] = json!(e.to_string()),
     }
     render("ladder_match.html", ctx)

@@ -42,7 +42,7 @@ pub mod view;
 pub use axum;
 pub use contest::ContestData;
 use contest::{Contest, ContestState};
-pub use html::{script_hashes, STYLE};
+pub use html::{assets, script_hashes, Asset, STYLE};
 pub use view::{view_model, ViewError, ViewOptions};
 
 /// Why a request failed; each maps to an HTTP status with a JSON or HTML message.
@@ -226,9 +226,15 @@ fn build(
         .route("/api/contests/:name/matches/:index", get(api_match))
         .route("/api/contests/:name/matches/:index/replay", get(api_replay))
         .route("/api/contests/:name/events", get(api_events))
+        .route("/assets/:name", get(asset))
         .fallback(not_found)
         .with_state(state.clone());
     (router, state)
+}
+
+/// The viewer's stylesheet and scripts ([`html::assets`]).
+pub async fn asset(Path(name): Path<String>) -> Response {
+    html::asset_response(&name)
 }
 
 /// Unknown routes: an HTML page for browsers, JSON for the API and for clients asking for JSON.
@@ -749,7 +755,7 @@ async fn match_page(
         .map_err(HtmlError)?;
     let entrants = result.entrants.clone();
     let m = public_match(result);
-    let model = view_model(
+    let model = view::view_model_text(
         &replay,
         &ViewOptions {
             names: Some(entrants),

@@ -1060,7 +1060,7 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
             .for_element(Locator::Id("match-result"))
             .await
             .unwrap();
-        // The viewer ran (the page's Content-Security-Policy lets its scripts run by hash).
+        // The viewer ran (the page's Content-Security-Policy lets the server's own scripts run).
         c.wait()
             .for_element(Locator::Css("#kv[data-ready='true']"))
             .await

@@ -215,9 +215,51 @@ async fn the_public_match_page_may_run_only_the_viewers_scripts() {
         .split(';')
         .find_map(|d| d.trim().strip_prefix("script-src "))
         .expect(&csp);
-    let hashes: Vec<&str> = scripts.split(' ').collect();
-    assert_eq!(hashes.len(), 3, "{csp}");
-    assert!(hashes.iter().all(|h| h.starts_with("'sha256-")), "{csp}");
+    // The server's own scripts (the viewer's assets) and the one inline script, by its hash.
+    let sources: Vec<&str> = scripts.split(' ').collect();
+    assert_eq!(sources.len(), 2, "{csp}");
+    assert_eq!(sources[0], "'self'", "{csp}");
+    assert!(sources[1].starts_with("'sha256-"), "{csp}");
+}
+
+#[tokio::test]
+async fn the_viewers_assets_are_served_for_good_under_their_digest() {
+    let (_dir, app) = ladder();
+    for a in kakehiki_web::assets() {
+        let r = app
+            .clone()
+            .oneshot(request("GET", &a.path, Body::empty()))
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::OK, "{}", a.path);
+        assert_eq!(
+            r.headers()[header::CONTENT_TYPE],
+            a.content_type,
+            "{}",
+            a.path
+        );
+        assert_eq!(
+            r.headers()[header::CACHE_CONTROL],
+            "public, max-age=31536000, immutable",
+            "{}",
+            a.path
+        );
+        assert_eq!(r.headers()[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+        assert_eq!(text(r).await, a.body, "{}", a.path);
+    }
+    // Only those names: an old digest or another file is not there.
+    for uri in [
+        "/assets/viewer.0000000000.js",
+        "/assets/..%2fCargo.toml",
+        "/assets/",
+    ] {
+        let r = app
+            .clone()
+            .oneshot(request("GET", uri, Body::empty()))
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::NOT_FOUND, "{uri}");
+    }
 }
 
 #[tokio::test]

@@ -304,7 +304,7 @@ pub(super) fn build(
         .collect();
     Ok((
         "phase",
-        steps,
+        steps.into(),
         result,
         json!({"powers": POWER_NAMES, "provinces": provinces, "chart": chart}),
     ))

@@ -2,9 +2,10 @@
 
 use kakehiki_geister::engine::START;
 use kakehiki_geister::Event;
+use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::{events, panel, shape, Built, Panel, ViewError};
+use super::{events, panel, shape, Built, Panel, Steps, ViewError};
 
 const OFF: u8 = 255;
 
@@ -69,7 +70,7 @@ impl Board {
     /// slower): a token per ghost on the board, separated by spaces, each `SLCXY` with `S` the
     /// seat (`0`, `1`), `L` the label (`A`–`H`), `C` its colour (`r` red, `b` blue) and `X`, `Y`
     /// its square (`0`–`5`, seat 0's frame).
-    fn picture(&self) -> Value {
+    fn picture(&self) -> Picture {
         let mut pieces = String::with_capacity(16 * 6);
         for seat in 0..2 {
             for g in 0..8 {
@@ -86,20 +87,87 @@ impl Board {
                 }
             }
         }
-        let off: Vec<Vec<Value>> = self
-            .off
-            .iter()
-            .enumerate()
-            .map(|(seat, list)| {
-                list.iter()
-                    .map(|&(g, how)| {
-                        json!({"label": ((b'A' + g as u8) as char).to_string(),
-                               "red": self.red[seat][g], "how": how})
-                    })
-                    .collect()
-            })
-            .collect();
-        json!({"pieces": pieces, "off": off, "placed": self.placed})
+        let off = |seat: usize| {
+            self.off[seat]
+                .iter()
+                .map(|&(g, how)| Off {
+                    how,
+                    label: (b'A' + g as u8) as char,
+                    red: self.red[seat][g],
+                })
+                .collect()
+        };
+        Picture {
+            off: [off(0), off(1)],
+            pieces,
+            placed: self.placed,
+        }
+    }
+}
+
+/// One step of the viewer: the board after it and what happened (its fields as the viewer
+/// reads them; written straight to the page, not through a JSON value).
+#[derive(Serialize)]
+pub(crate) struct Step {
+    board: Picture,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    end: bool,
+    notes: Vec<String>,
+    pub(crate) title: String,
+    #[serde(flatten)]
+    ply: Option<Ply>,
+}
+
+/// A ply's step: the move as sent and as applied.
+#[derive(Serialize)]
+struct Ply {
+    board_move: Option<String>,
+    captured: Option<Taken>,
+    elapsed_ms: u64,
+    escaped: bool,
+    from: Option<[u8; 2]>,
+    #[serde(rename = "move")]
+    mv: Option<String>,
+    outcome: Value,
+    ply: u32,
+    raw: Option<String>,
+    reason: Option<String>,
+    seat: usize,
+    to: Option<[u8; 2]>,
+}
+
+/// The ghost a ply captured.
+#[derive(Serialize)]
+struct Taken {
+    label: char,
+    red: bool,
+}
+
+/// The board: the ghosts on it ([`Board::picture`]) and those off it, per seat.
+#[derive(Serialize)]
+struct Picture {
+    off: [Vec<Off>; 2],
+    pieces: String,
+    placed: [bool; 2],
+}
+
+/// A ghost off the board: `captured` or `escaped`.
+#[derive(Serialize)]
+struct Off {
+    how: &'static str,
+    label: char,
+    red: bool,
+}
+
+impl Step {
+    fn new(title: impl Into<String>, board: &Board, notes: &mut Vec<String>) -> Step {
+        Step {
+            board: board.picture(),
+            end: false,
+            notes: std::mem::take(notes),
+            title: title.into(),
+            ply: None,
+        }
     }
 }
 
@@ -108,7 +176,7 @@ pub(super) fn build(
     panels: &mut [Panel],
 ) -> Result<Built, ViewError> {
     let mut b = Board::new();
-    let mut steps: Vec<Value> = Vec::new();
+    let mut steps: Vec<Step> = Vec::new();
     let mut result = json!(null);
     let mut pending_notes: Vec<String> = Vec::new();
     for (line, kind, v) in events(p) {
@@ -161,8 +229,7 @@ pub(super) fn build(
                 ..
             } => {
                 if steps.is_empty() {
-                    steps.push(json!({"title": "placement", "board": b.picture(),
-                                      "notes": std::mem::take(&mut pending_notes)}));
+                    steps.push(Step::new("placement", &b, &mut pending_notes));
                 }
                 let step = steps.len();
                 let pn = panel(panels, seat, line)?;
@@ -172,8 +239,8 @@ pub(super) fn build(
                     pn.time(elapsed_ms as f64);
                 }
                 let outcome_name = serde_json::to_value(outcome).unwrap_or(Value::Null);
-                let mut from = Value::Null;
-                let mut to = Value::Null;
+                let mut from = None;
+                let mut to = None;
                 // The move in the board's frame (`G down c6 → c5`), whichever seat made it.
                 let mut board_move = String::new();
                 if let Some(m) = &mv {
@@ -201,7 +268,7 @@ pub(super) fn build(
                         "W" => (x - 1, y),
                         _ => return Err(shape(line, format!("bad direction in move {m:?}"))),
                     };
-                    from = json!([at % 6, at / 6]);
+                    from = Some([at % 6, at / 6]);
                     let dir = board_direction(seat, d);
                     board_move = if escaped {
                         format!("{l} {dir} {} → off the board", square_name(at))
@@ -217,7 +284,7 @@ pub(super) fn build(
                         }
                         let dest = global(seat, (ny * 6 + nx) as u8);
                         b.pos[seat][g] = dest;
-                        to = json!([dest % 6, dest / 6]);
+                        to = Some([dest % 6, dest / 6]);
                         board_move =
                             format!("{l} {dir} {} → {}", square_name(at), square_name(dest));
                         let other = 1 - seat;
@@ -243,15 +310,25 @@ pub(super) fn build(
                     );
                     pn.error(step, outcome_name.as_str().unwrap_or("error"), detail);
                 }
-                steps.push(json!({
-                    "title": format!("ply {ply}"), "ply": ply, "seat": seat, "move": mv,
-                    "board_move": (!board_move.is_empty()).then_some(board_move),
-                    "raw": raw, "outcome": outcome_name, "reason": reason, "elapsed_ms": elapsed_ms,
-                    "from": from, "to": to, "escaped": escaped,
-                    "captured": captured.map(|c| json!({"label": c.ghost.to_string(),
-                        "red": matches!(c.colour, kakehiki_geister::Colour::Red)})),
-                    "board": b.picture(), "notes": std::mem::take(&mut pending_notes),
-                }));
+                let mut s = Step::new(format!("ply {ply}"), &b, &mut pending_notes);
+                s.ply = Some(Ply {
+                    board_move: (!board_move.is_empty()).then_some(board_move),
+                    captured: captured.map(|c| Taken {
+                        label: c.ghost,
+                        red: matches!(c.colour, kakehiki_geister::Colour::Red),
+                    }),
+                    elapsed_ms,
+                    escaped,
+                    from,
+                    mv,
+                    outcome: outcome_name,
+                    ply,
+                    raw,
+                    reason,
+                    seat,
+                    to,
+                });
+                steps.push(s);
             }
             Event::Line {
                 seat,
@@ -311,11 +388,9 @@ pub(super) fn build(
             }
         }
     }
-    let mut last =
-        json!({"title": "end", "board": b.picture(), "notes": pending_notes, "end": true});
-    if steps.is_empty() {
-        last["title"] = json!("placement");
-    }
+    let title = if steps.is_empty() { "placement" } else { "end" };
+    let mut last = Step::new(title, &b, &mut pending_notes);
+    last.end = true;
     steps.push(last);
-    Ok(("ply", steps, result, json!({})))
+    Ok(("ply", Steps::Geister(steps), result, json!({})))
 }

@@ -9,7 +9,7 @@
 
 use kakehiki_core::replay::{ParsedReplay, ReplayError, ReplayLog};
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 mod diplomacy;
 mod geister;
@@ -140,6 +140,56 @@ impl Panel {
 /// The view model of a replay (JSON lines text).
 pub fn view_model(text: &str, opts: &ViewOptions) -> Result<Value, ViewError> {
     let parsed = ReplayLog::parse(text)?;
+    let model = build(&parsed, opts)?;
+    Ok(serde_json::to_value(model.of(&parsed)).unwrap_or(Value::Null))
+}
+
+/// [`view_model`] as JSON text, written straight from the model (a page embeds it: no
+/// [`Value`] tree is built on the way).
+pub fn view_model_text(text: &str, opts: &ViewOptions) -> Result<String, ViewError> {
+    let parsed = ReplayLog::parse(text)?;
+    let model = build(&parsed, opts)?;
+    Ok(serde_json::to_string(&model.of(&parsed)).unwrap_or_else(|_| "null".into()))
+}
+
+/// What [`build`] makes of a replay, besides the header's facts.
+struct ModelParts {
+    unit: &'static str,
+    panels: Vec<Panel>,
+    steps: Steps,
+    result: Value,
+    extra: Value,
+}
+
+/// The model as the viewers read it (its fields in the order a JSON object of it always had).
+#[derive(Serialize)]
+struct Model<'a> {
+    extra: &'a Value,
+    game: &'a str,
+    result: &'a Value,
+    rules: &'a str,
+    seats: &'a [Panel],
+    seed: u64,
+    steps: &'a Steps,
+    unit: &'static str,
+}
+
+impl ModelParts {
+    fn of<'a>(&'a self, p: &'a ParsedReplay) -> Model<'a> {
+        Model {
+            extra: &self.extra,
+            game: &p.header.game,
+            result: &self.result,
+            rules: &p.header.rules,
+            seats: &self.panels,
+            seed: p.header.seed,
+            steps: &self.steps,
+            unit: self.unit,
+        }
+    }
+}
+
+fn build(parsed: &ParsedReplay, opts: &ViewOptions) -> Result<ModelParts, ViewError> {
     let h = &parsed.header;
     let mut panels: Vec<Panel> = (0..h.seats.len())
         .map(|i| Panel {
@@ -197,32 +247,61 @@ pub fn view_model(text: &str, opts: &ViewOptions) -> Result<Value, ViewError> {
         times: !board || game == "geister",
         errors: !board,
     };
-    let has_seat_record = seats::fill(&parsed, &mut panels, opts.private, counts)?;
+    let has_seat_record = seats::fill(parsed, &mut panels, opts.private, counts)?;
     let (unit, steps, result, extra) = match game {
-        "nac" | "religion-war" => nac::build(&parsed, &mut panels)?,
-        "geister" => geister::build(&parsed, &mut panels)?,
-        "werewolf" => werewolf::build(&parsed, &mut panels)?,
-        "werewolf-nlp" => werewolf_nlp::build(&parsed, &mut panels)?,
-        "diplomacy" => diplomacy::build(&parsed, &mut panels)?,
+        "nac" | "religion-war" => nac::build(parsed, &mut panels)?,
+        "geister" => geister::build(parsed, &mut panels)?,
+        "werewolf" => werewolf::build(parsed, &mut panels)?,
+        "werewolf-nlp" => werewolf_nlp::build(parsed, &mut panels)?,
+        "diplomacy" => diplomacy::build(parsed, &mut panels)?,
         // A game without a board viewer: its seat record, step by step.
-        _ if has_seat_record => seats::generic_steps(&parsed)?,
+        _ if has_seat_record => seats::generic_steps(parsed)?,
         other => return Err(ViewError::UnknownGame(other.to_string())),
     };
     seats::link_errors(&mut panels, &steps);
-    Ok(json!({
-        "game": game,
-        "rules": h.rules,
-        "seed": h.seed,
-        "unit": unit,
-        "seats": panels,
-        "steps": steps,
-        "result": result,
-        "extra": extra,
-    }))
+    Ok(ModelParts {
+        unit,
+        panels,
+        steps,
+        result,
+        extra,
+    })
 }
 
 /// What a game builder returns: the step unit, the steps, the result and game-wide data.
-pub(crate) type Built = (&'static str, Vec<Value>, Value, Value);
+pub(crate) type Built = (&'static str, Steps, Value, Value);
+
+/// A game's steps: JSON objects, or Geister's own (a match has hundreds of plies, and its
+/// page is the ladder's most asked for: they are written straight to text).
+pub(crate) enum Steps {
+    Values(Vec<Value>),
+    Geister(Vec<geister::Step>),
+}
+
+impl From<Vec<Value>> for Steps {
+    fn from(v: Vec<Value>) -> Self {
+        Steps::Values(v)
+    }
+}
+
+impl Steps {
+    /// The first step showing the moment `label` ([`seats::step_has`]).
+    pub(crate) fn position(&self, label: &str) -> Option<usize> {
+        match self {
+            Steps::Values(v) => v.iter().position(|s| seats::step_has(s, label)),
+            Steps::Geister(v) => v.iter().position(|s| seats::title_has(&s.title, label)),
+        }
+    }
+}
+
+impl Serialize for Steps {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Steps::Values(v) => v.serialize(s),
+            Steps::Geister(v) => v.serialize(s),
+        }
+    }
+}
 
 /// The events of a replay after its header, as `(line, kind, value)`.
 pub(crate) fn events(p: &ParsedReplay) -> impl Iterator<Item = (usize, &str, &Value)> {

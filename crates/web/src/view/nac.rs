@@ -212,5 +212,5 @@ pub(super) fn build(
         "day_label": params.day_label.to_string(), "night_label": params.night_label.to_string(),
         "reveal_after": params.reveal_after,
     });
-    Ok(("turn", steps, result, extra))
+    Ok(("turn", steps.into(), result, extra))
 }

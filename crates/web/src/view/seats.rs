@@ -185,7 +185,7 @@ pub(crate) fn generic_steps(p: &ParsedReplay) -> Result<Built, ViewError> {
             }
         }
     }
-    Ok(("step", steps, result, json!({"generic": true})))
+    Ok(("step", steps.into(), result, json!({"generic": true})))
 }
 
 fn push(step: Option<&mut Value>, key: &str, v: Value) {
@@ -197,28 +197,30 @@ fn push(step: Option<&mut Value>, key: &str, v: Value) {
 /// Whether a step shows the moment `label`: it names it in `at` (a label or a list), or its
 /// title is the label, alone or followed by a parenthesis (`turn 3 (day)`).
 pub(crate) fn step_has(step: &Value, label: &str) -> bool {
-    let title = step["title"].as_str().unwrap_or("");
     match &step["at"] {
         Value::String(a) => a == label,
         Value::Array(a) => a.iter().any(|x| x.as_str() == Some(label)),
-        _ => {
-            title == label
-                || title
-                    .strip_prefix(label)
-                    .is_some_and(|rest| rest.starts_with(" ("))
-        }
+        _ => title_has(step["title"].as_str().unwrap_or(""), label),
     }
+}
+
+/// Whether a step's title is the label, alone or followed by a parenthesis (`turn 3 (day)`).
+pub(crate) fn title_has(title: &str, label: &str) -> bool {
+    title == label
+        || title
+            .strip_prefix(label)
+            .is_some_and(|rest| rest.starts_with(" ("))
 }
 
 /// Point each labelled error at the first step showing its label ([`step_has`]); errors whose
 /// label no step has keep their step.
-pub(crate) fn link_errors(panels: &mut [Panel], steps: &[Value]) {
+pub(crate) fn link_errors(panels: &mut [Panel], steps: &super::Steps) {
     for pn in panels {
         for e in &mut pn.errors {
             if e.at.is_empty() {
                 continue;
             }
-            let found = steps.iter().position(|s| step_has(s, &e.at));
+            let found = steps.position(&e.at);
             if let Some(i) = found {
                 e.step = i;
             }
@@ -329,7 +331,7 @@ mod tests {
             serde_json::json!({"title": "turn 10 (x)"}),
             serde_json::json!({"title": "turn 1 (x)"}),
         ];
-        super::link_errors(&mut panels, &steps);
+        super::link_errors(&mut panels, &steps.into());
         let at: Vec<usize> = panels[0].errors.iter().map(|e| e.step).collect();
         assert_eq!(at, [1, 2, 0, 4]);
     }

@@ -441,7 +441,7 @@ pub(super) fn build(
     }
     Ok((
         "phase",
-        steps,
+        steps.into(),
         result,
         json!({"roles": roles, "names": names}),
     ))
