@@ -118,10 +118,7 @@ fn centre_counts(state: &Value) -> Vec<usize> {
         .collect()
 }
 
-pub(super) fn build(
-    p: &kakehiki_core::replay::ParsedReplay,
-    panels: &mut [Panel],
-) -> Result<Built, ViewError> {
+pub(super) fn build(p: &super::Replay, panels: &mut [Panel]) -> Result<Built, ViewError> {
     let mut steps: Vec<Value> = Vec::new();
     let mut press: Vec<Value> = Vec::new();
     let mut last_state = Value::Null;

@@ -5,7 +5,7 @@ use kakehiki_geister::Event;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::{events, panel, shape, Built, Panel, Steps, ViewError};
+use super::{panel, shape, Built, Panel, Steps, ViewError};
 
 const OFF: u8 = 255;
 
@@ -171,19 +171,19 @@ impl Step {
     }
 }
 
-pub(super) fn build(
-    p: &kakehiki_core::replay::ParsedReplay,
-    panels: &mut [Panel],
-) -> Result<Built, ViewError> {
+pub(super) fn build(p: &super::Replay, panels: &mut [Panel]) -> Result<Built, ViewError> {
     let mut b = Board::new();
     let mut steps: Vec<Step> = Vec::new();
     let mut result = json!(null);
     let mut pending_notes: Vec<String> = Vec::new();
-    for (line, kind, v) in events(p) {
+    for l in &p.events {
+        let (line, kind) = (l.line, l.kind.as_str());
         if !matches!(kind, "assign" | "set" | "turn" | "line" | "fault" | "end") {
             continue;
         }
-        let e: Event = serde::Deserialize::deserialize(v)
+        // Read straight from the line's text: a match has hundreds of plies.
+        let e: Event = l
+            .decode()
             .map_err(|e| shape(line, format!("bad Geister {kind:?} event: {e}")))?;
         let step = steps.len();
         match e {

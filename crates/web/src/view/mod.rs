@@ -7,12 +7,14 @@
 //! picture needs (board positions, affections, scores, votes) is computed here from the replay,
 //! with the game's own crate where the rules decide.
 
-use kakehiki_core::replay::{ParsedReplay, ReplayError, ReplayLog};
+use kakehiki_core::replay::ReplayError;
+use lines::Replay;
 use serde::Serialize;
 use serde_json::Value;
 
 mod diplomacy;
 mod geister;
+mod lines;
 mod nac;
 mod seats;
 mod werewolf;
@@ -139,7 +141,7 @@ impl Panel {
 
 /// The view model of a replay (JSON lines text).
 pub fn view_model(text: &str, opts: &ViewOptions) -> Result<Value, ViewError> {
-    let parsed = ReplayLog::parse(text)?;
+    let parsed = Replay::parse(text)?;
     let model = build(&parsed, opts)?;
     Ok(serde_json::to_value(model.of(&parsed)).unwrap_or(Value::Null))
 }
@@ -147,7 +149,7 @@ pub fn view_model(text: &str, opts: &ViewOptions) -> Result<Value, ViewError> {
 /// [`view_model`] as JSON text, written straight from the model (a page embeds it: no
 /// [`Value`] tree is built on the way).
 pub fn view_model_text(text: &str, opts: &ViewOptions) -> Result<String, ViewError> {
-    let parsed = ReplayLog::parse(text)?;
+    let parsed = Replay::parse(text)?;
     let model = build(&parsed, opts)?;
     Ok(serde_json::to_string(&model.of(&parsed)).unwrap_or_else(|_| "null".into()))
 }
@@ -175,7 +177,7 @@ struct Model<'a> {
 }
 
 impl ModelParts {
-    fn of<'a>(&'a self, p: &'a ParsedReplay) -> Model<'a> {
+    fn of<'a>(&'a self, p: &'a Replay) -> Model<'a> {
         Model {
             extra: &self.extra,
             game: &p.header.game,
@@ -189,7 +191,7 @@ impl ModelParts {
     }
 }
 
-fn build(parsed: &ParsedReplay, opts: &ViewOptions) -> Result<ModelParts, ViewError> {
+fn build(parsed: &Replay, opts: &ViewOptions) -> Result<ModelParts, ViewError> {
     let h = &parsed.header;
     let mut panels: Vec<Panel> = (0..h.seats.len())
         .map(|i| Panel {
@@ -210,13 +212,14 @@ fn build(parsed: &ParsedReplay, opts: &ViewOptions) -> Result<ModelParts, ViewEr
         };
     }
     if opts.private {
-        for (line, v) in &parsed.events {
+        for l in &parsed.events {
             // A game's own stderr events, or the stderr of the seat record's `seat_end`.
-            let key = match v.get("event").and_then(Value::as_str) {
-                Some("stderr") => "text",
-                Some("seat_end") => "stderr",
+            let key = match l.kind.as_str() {
+                "stderr" => "text",
+                "seat_end" => "stderr",
                 _ => continue,
             };
+            let (line, v) = (&l.line, l.value());
             {
                 let seat = v["seat"]
                     .as_u64()
@@ -304,14 +307,10 @@ impl Serialize for Steps {
 }
 
 /// The events of a replay after its header, as `(line, kind, value)`.
-pub(crate) fn events(p: &ParsedReplay) -> impl Iterator<Item = (usize, &str, &Value)> {
-    p.events.iter().map(|(line, v)| {
-        (
-            *line,
-            v.get("event").and_then(Value::as_str).unwrap_or(""),
-            v,
-        )
-    })
+pub(crate) fn events<'a>(p: &'a Replay) -> impl Iterator<Item = (usize, &'a str, &'a Value)> {
+    p.events
+        .iter()
+        .map(|l| (l.line, l.kind.as_str(), l.value()))
 }
 
 pub(crate) fn get_u64(v: &Value, key: &str, line: usize) -> Result<u64, ViewError> {

@@ -23,10 +23,7 @@ fn tables(state: &State, targets: usize) -> (Vec<Vec<u16>>, Vec<Vec<u16>>) {
     (real, public)
 }
 
-pub(super) fn build(
-    p: &kakehiki_core::replay::ParsedReplay,
-    panels: &mut [Panel],
-) -> Result<Built, ViewError> {
+pub(super) fn build(p: &super::Replay, panels: &mut [Panel]) -> Result<Built, ViewError> {
     let params: Params = serde_json::from_value(p.header.params["variant"].clone())
         .map_err(|e| shape(1, format!("header params.variant is not a rule set: {e}")))?;
     let mt_seed = p.header.params["mt_seed"]

@@ -5,7 +5,6 @@
 //! without a board viewer gets [`generic_steps`]: one step per label of its seat record.
 
 use kakehiki_core::exchange::{SeatExchange, SeatRecord, SEAT_END_EVENT, SEAT_EVENT};
-use kakehiki_core::replay::ParsedReplay;
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -73,7 +72,7 @@ pub(crate) struct Counts {
 /// builders were ported with their drivers); `counts` is meant to be all on for every game once
 /// those builders leave it to this function.
 pub(crate) fn fill(
-    p: &ParsedReplay,
+    p: &super::Replay,
     panels: &mut [Panel],
     private: bool,
     counts: Counts,
@@ -86,11 +85,11 @@ pub(crate) fn fill(
     let seat_line = |seat: usize| {
         p.events
             .iter()
-            .find(|(_, v)| {
-                matches!(v["event"].as_str(), Some(SEAT_EVENT | SEAT_END_EVENT))
-                    && v["seat"].as_u64() == Some(seat as u64)
+            .find(|l| {
+                matches!(l.kind.as_str(), SEAT_EVENT | SEAT_END_EVENT)
+                    && l.value()["seat"].as_u64() == Some(seat as u64)
             })
-            .map_or(1, |(l, _)| *l)
+            .map_or(1, |l| l.line)
     };
     for e in &record.exchanges {
         let pn = panels.get_mut(e.seat).ok_or_else(|| {
@@ -139,17 +138,18 @@ pub(crate) fn fill(
 
 /// The seat record of a replay. Replays written before it (werewolf-nlp `@1`) have events of
 /// their own named `seat`, without an `outcome`: those are not seat-record lines.
-fn record_of(p: &ParsedReplay) -> Result<SeatRecord, ViewError> {
+fn record_of(p: &super::Replay) -> Result<SeatRecord, ViewError> {
     let mut record = SeatRecord::default();
-    for (line, v) in &p.events {
-        let bad = |e: serde_json::Error| shape(*line, format!("bad seat-record line: {e}"));
-        match v["event"].as_str() {
-            Some(SEAT_EVENT) if v.get("outcome").is_some() => record
-                .exchanges
-                .push(serde::Deserialize::deserialize(v).map_err(bad)?),
-            Some(SEAT_END_EVENT) => record
-                .ends
-                .push(serde::Deserialize::deserialize(v).map_err(bad)?),
+    for l in &p.events {
+        let bad = |e: serde_json::Error| shape(l.line, format!("bad seat-record line: {e}"));
+        match l.kind.as_str() {
+            // A request with its outcome (read straight from the line's text).
+            SEAT_EVENT => match l.decode() {
+                Ok(e) => record.exchanges.push(e),
+                Err(_) if l.value().get("outcome").is_none() => {}
+                Err(e) => return Err(bad(e)),
+            },
+            SEAT_END_EVENT => record.ends.push(l.decode().map_err(bad)?),
             _ => {}
         }
     }
@@ -159,11 +159,11 @@ fn record_of(p: &ParsedReplay) -> Result<SeatRecord, ViewError> {
 /// The steps of a game without a board viewer: one per label of its seat record, in order,
 /// each with its requests and the game's own events that follow them; the last `result` (or
 /// `end`) event is the result.
-pub(crate) fn generic_steps(p: &ParsedReplay) -> Result<Built, ViewError> {
+pub(crate) fn generic_steps(p: &super::Replay) -> Result<Built, ViewError> {
     let mut steps: Vec<Value> =
         vec![json!({"title": "start", "at": "", "exchanges": [], "events": []})];
     let mut result = Value::Null;
-    for (line, v) in &p.events {
+    for (line, v) in p.events.iter().map(|l| (&l.line, l.value())) {
         match v["event"].as_str() {
             Some(SEAT_EVENT) if v.get("outcome").is_some() => {
                 let e: SeatExchange = serde::Deserialize::deserialize(v)

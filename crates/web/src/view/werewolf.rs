@@ -355,10 +355,7 @@ impl LogReader {
     }
 }
 
-pub(super) fn build(
-    p: &kakehiki_core::replay::ParsedReplay,
-    panels: &mut [Panel],
-) -> Result<Built, ViewError> {
+pub(super) fn build(p: &super::Replay, panels: &mut [Panel]) -> Result<Built, ViewError> {
     let n = panels.len();
     let mut log = LogReader::new(n, true);
     let mut result = Value::Null;

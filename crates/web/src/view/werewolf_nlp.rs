@@ -8,10 +8,7 @@ use serde_json::{json, Value};
 use super::werewolf::{step_of, LogReader};
 use super::{events, get_u64, panel, shape, Built, Panel, ViewError};
 
-pub(super) fn build(
-    p: &kakehiki_core::replay::ParsedReplay,
-    panels: &mut [Panel],
-) -> Result<Built, ViewError> {
+pub(super) fn build(p: &super::Replay, panels: &mut [Panel]) -> Result<Built, ViewError> {
     let n = panels.len();
     let mut end: Option<(usize, &Value)> = None;
     // Errors are placed on their day's step once the days are known.
