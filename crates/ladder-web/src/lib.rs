@@ -19,7 +19,7 @@ use axum::{Json, Router};
 use kakehiki_ladder::accounts::sha256_hex;
 use kakehiki_ladder::LadderConfig;
 use kakehiki_store::{LadderRole, LadderUser, Store, StoreError, VersionStatus};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tower_http::set_header::SetResponseHeaderLayer;
 
@@ -589,30 +589,78 @@ async fn bot_matches(
             Err(e) => return store_error(e),
         };
         drop(store);
-        let rows: Vec<serde_json::Value> = group_tables(&bot, tables)
-            .into_iter()
-            .map(|m| {
-                let s = &m.mine;
-                json!({
-                    "index": s.index,
-                    "version": s.version,
-                    "seat": s.seat,
-                    "score": s.score,
-                    "place": s.place,
-                    "errors": s.errors,
-                    "mu_after": s.mu_after,
-                    "sigma_after": s.sigma_after,
-                    "played_at": s.played_at,
-                    "seats": m.table.iter().map(|t| json!({
-                        "seat": t.seat, "bot": t.bot, "version": t.version,
-                        "score": t.score, "place": t.place, "errors": t.errors,
-                    })).collect::<Vec<_>>(),
-                })
-            })
-            .collect();
-        Json(json!({ "ladder": ladder, "bot": bot, "matches": rows })).into_response()
+        let matches = group_tables(&bot, tables);
+        Json(BotMatches {
+            bot: &bot,
+            ladder: &ladder,
+            matches: matches.iter().map(BotMatchRow::of).collect(),
+        })
+        .into_response()
     })
     .await
+}
+
+/// The answer of `GET .../bots/BOT/matches`, written straight from the kept rows (it is asked
+/// for as often as the bot's page). Fields in the order its keys have always had.
+#[derive(Serialize)]
+struct BotMatches<'a> {
+    bot: &'a str,
+    ladder: &'a str,
+    matches: Vec<BotMatchRow<'a>>,
+}
+
+/// One match of a bot: its own seat's result and rating after, and every seat of the table.
+#[derive(Serialize)]
+struct BotMatchRow<'a> {
+    errors: u64,
+    index: u64,
+    mu_after: f64,
+    place: u64,
+    played_at: i64,
+    score: f64,
+    seat: usize,
+    seats: Vec<TableSeat<'a>>,
+    sigma_after: f64,
+    version: u64,
+}
+
+#[derive(Serialize)]
+struct TableSeat<'a> {
+    bot: &'a str,
+    errors: u64,
+    place: u64,
+    score: f64,
+    seat: usize,
+    version: u64,
+}
+
+impl<'a> BotMatchRow<'a> {
+    fn of(m: &'a kakehiki_web::ladder::BotMatch) -> Self {
+        let s = &m.mine;
+        BotMatchRow {
+            errors: s.errors,
+            index: s.index,
+            mu_after: s.mu_after,
+            place: s.place,
+            played_at: s.played_at,
+            score: s.score,
+            seat: s.seat,
+            seats: m
+                .table
+                .iter()
+                .map(|t| TableSeat {
+                    bot: &t.bot,
+                    errors: t.errors,
+                    place: t.place,
+                    score: t.score,
+                    seat: t.seat,
+                    version: t.version,
+                })
+                .collect(),
+            sigma_after: s.sigma_after,
+            version: s.version,
+        }
+    }
 }
 
 /// One played match: its report and replay. Each seat's stderr is shown only to the seat's

@@ -4,7 +4,7 @@
 
 use std::sync::OnceLock;
 
-use minijinja::{Environment, Value as JValue};
+use minijinja::Environment;
 use serde_json::{json, Value};
 
 use crate::contest::ContestData;
@@ -175,17 +175,17 @@ fn env() -> &'static Environment<'static> {
         e.add_filter("fixed", |x: f64, digits: usize| format!("{x:.digits$}"));
         // An exact score (`15022/3`) as people read it (`5007.33`).
         e.add_filter("score", |s: String| kakehiki_core::score_text_decimal(&s));
+        // Every page's stylesheet and error hook, shared rather than copied into each context.
+        e.add_global("style", STYLE);
+        e.add_global("error_hook", ERROR_HOOK);
         e
     })
 }
 
-pub(crate) fn render(name: &str, mut ctx: Value) -> String {
-    ctx["style"] = json!(STYLE);
-    ctx["error_hook"] = json!(ERROR_HOOK);
-    match env()
-        .get_template(name)
-        .and_then(|t| t.render(JValue::from_serialize(&ctx)))
-    {
+/// A page from its template and context (a JSON value, or a typed context that serializes to
+/// one: it is read once, straight into the template's values).
+pub(crate) fn render(name: &str, ctx: impl serde::Serialize) -> String {
+    match env().get_template(name).and_then(|t| t.render(ctx)) {
         Ok(s) => s,
         // A template error is a bug in this crate; say so on the page rather than panic.
         Err(e) => format!(

@@ -6,6 +6,8 @@
 use kakehiki_store::{LadderRating, LadderSeat};
 use serde_json::{json, Value};
 
+use serde::Serialize;
+
 use crate::html::{render, viewer_ctx, SEAT_FIELDS};
 use crate::view::{view_model_text, ViewOptions};
 
@@ -160,16 +162,56 @@ pub fn bot_page(
         .rev()
         .map(|m| (m.mine.played_at, m.mine.mu_after))
         .collect();
-    let rows: Vec<Value> = matches
+    // The page's context, typed: a bot's page is asked for as often as the leaderboard and is
+    // made per request (its rank moves with every rating), so it is read straight into the
+    // template rather than through a JSON value.
+    #[derive(Serialize)]
+    struct Opponent<'a> {
+        bot: &'a str,
+        place: u64,
+    }
+    #[derive(Serialize)]
+    struct Row<'a> {
+        index: u64,
+        version: u64,
+        seat: usize,
+        place: u64,
+        score: f64,
+        errors: u64,
+        mu_after: f64,
+        opponents: Vec<Opponent<'a>>,
+    }
+    #[derive(Serialize)]
+    struct Page<'a> {
+        title: &'a str,
+        ladder: &'a str,
+        bot: &'a str,
+        row: Option<Value>,
+        matches: Vec<Row<'a>>,
+        chart: Option<Value>,
+        owner_links: &'a [u64],
+        older: Option<u64>,
+        me: Value,
+    }
+    let rows = matches
         .iter()
-        .map(|m| {
-            json!({
-                "index": m.mine.index, "version": m.mine.version, "seat": m.mine.seat,
-                "place": m.mine.place, "score": m.mine.score, "errors": m.mine.errors,
-                "mu_after": m.mine.mu_after,
-                "opponents": m.table.iter().filter(|t| t.seat != m.mine.seat)
-                    .map(|t| json!({"bot": t.bot, "place": t.place})).collect::<Vec<_>>(),
-            })
+        .map(|m| Row {
+            index: m.mine.index,
+            version: m.mine.version,
+            seat: m.mine.seat,
+            place: m.mine.place,
+            score: m.mine.score,
+            errors: m.mine.errors,
+            mu_after: m.mine.mu_after,
+            opponents: m
+                .table
+                .iter()
+                .filter(|t| t.seat != m.mine.seat)
+                .map(|t| Opponent {
+                    bot: &t.bot,
+                    place: t.place,
+                })
+                .collect(),
         })
         .collect();
     let row = row.map(|(rank, r)| {
@@ -178,9 +220,17 @@ pub fn bot_page(
     });
     render(
         "ladder_bot.html",
-        json!({"title": bot, "ladder": ladder, "bot": bot, "row": row, "matches": rows,
-               "chart": chart(&mu, 640.0, 160.0), "owner_links": owner_versions, "older": older,
-               "me": me.json()}),
+        Page {
+            title: bot,
+            ladder,
+            bot,
+            row,
+            matches: rows,
+            chart: chart(&mu, 640.0, 160.0),
+            owner_links: owner_versions,
+            older,
+            me: me.json(),
+        },
     )
 }
 
