@@ -214,21 +214,22 @@ pub struct CheckVerdict {
 }
 
 /// `check` for a program that is not on the command line (the ladder's built bots): the bot
-/// `run` (a command line, run in `program_dir`, which is its seat folder) checked under rule set
+/// `seat` (a seat spec, `cmd:` or `tcp-cmd:`, `ws-cmd:`, `daide-cmd:`, its command run in
+/// `program_dir`, which is its seat folder) checked under rule set
 /// `rules` of `game` with the game `options`, with the default sandbox, from `seed` within
 /// `time_limit`.
 pub fn check_program(
     game: &str,
     rules: &str,
     options: &BTreeMap<String, String>,
-    run: &str,
+    seat: &str,
     program_dir: &std::path::Path,
     seed: u64,
     time_limit: Duration,
 ) -> Result<CheckVerdict, CheckError> {
-    let seat: SeatSpec = format!("cmd:{run}")
+    let seat: SeatSpec = seat
         .parse()
-        .map_err(|e| CheckError::Usage(format!("the bot's launch line {run:?}: {e}")))?;
+        .map_err(|e| CheckError::Usage(format!("the bot's seat {seat:?}: {e}")))?;
     let mut opts = CheckOptions::new(game, seat);
     opts.rules = Some(rules.to_string());
     opts.options = options.clone();

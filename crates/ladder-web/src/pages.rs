@@ -16,6 +16,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Form, Json, Router};
 use kakehiki_ladder::accounts::{self, random_hex, sha256_hex, AccountError};
+use kakehiki_ladder::config::LadderTransport;
 use kakehiki_ladder::LadderConfig;
 use kakehiki_store::{
     BotVersion, LadderRole, LadderSession, LadderUser, NewBotVersion, StoreError, VersionStatus,
@@ -635,9 +636,15 @@ async fn home(State(app): State<App>, headers: HeaderMap) -> Response {
                     name => l,
                     main => &r.main,
                     build => &r.build,
-                    run => &r.run,
+                    run => app.config.transport.run_line(&r.run),
                     starter => crate::kit::starter(&app.config.game, l).is_some(),
                 }).collect::<Vec<_>>(),
+                transport => match app.config.transport {
+                    LadderTransport::Pipe => "It reads the referee's lines on its standard input and answers on its standard output.",
+                    LadderTransport::Tcp => "It is started with the address to connect to (<code>{host} {port}</code> in its command line below) and connects over TCP, in the contest's own protocol.",
+                    LadderTransport::Ws => "It is started with the WebSocket URL to connect to (<code>{url}</code> in its command line below) and connects, in the contest's own protocol.",
+                    LadderTransport::Daide => "It is started with the address of its DAIDE server (<code>{host} {port}</code> in its command line below) and connects as a DAIDE client.",
+                },
                 protocol => crate::kit::doc(&app.config.game).is_some(),
                 options => app.config.options.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>(),
                 thinking_seconds => app.config.thinking_seconds,
@@ -1662,7 +1669,7 @@ const TEMPLATES: &[(&str, &str)] = &[
 </ul>
 <h2>How to enter</h2>
 <p id="rules">The game: {{ game }}, rule set <code>{{ rules }}</code>, played under the original contest's rules and time limits{% if options %} with these options: {% for o in options %}<code>{{ o }}</code>{% if not loop.last %}, {% endif %}{% endfor %}{% endif %}.{% if thinking_seconds %} Each seat has {{ thinking_seconds }} s of thinking time over a whole match.{% endif %}{% if protocol %} What your bot reads and writes: <a href="/protocol" id="protocol">the protocol</a>.{% endif %}</p>
-<p>Upload one source file (it is stored as the entry file) or a zip or tar.gz archive with the entry file at its top, at most {{ upload_bytes }} bytes. It is built in the sandbox, checked as <code>kakehiki check</code> checks a bot, then it plays.</p>
+<p>Upload one source file (it is stored as the entry file) or a zip or tar.gz archive with the entry file at its top, at most {{ upload_bytes }} bytes. It is built in the sandbox, checked as <code>kakehiki check</code> checks a bot, then it plays. <span id="transport">{{ transport|safe }}</span></p>
 <div class="scroll"><table id="languages"><tr><th>language</th><th>entry file</th><th>build</th><th>run</th><th>starter</th></tr>
 {% for r in recipes %}<tr><td>{{ r.name }}</td><td><code>{{ r.main }}</code></td><td><code>{{ r.build }}</code></td><td><code>{{ r.run }}</code></td><td>{% if r.starter %}<a href="/starters/{{ r.name }}">{{ r.main }}</a>{% endif %}</td></tr>{% endfor %}
 </table></div>{% endblock %}"#,

@@ -200,8 +200,97 @@ struct RawLadder {
     thinking_seconds: Option<u64>,
     sandbox: Option<String>,
     cpus_per_bot: Option<toml::Value>,
+    transport: Option<String>,
+    seats: Option<usize>,
     #[serde(default)]
     options: BTreeMap<String, toml::Value>,
+}
+
+/// How a ladder's built bots reach the referee: the game's own protocol over stdin and stdout
+/// (`pipe`, a `cmd:` seat), over TCP (`tcp`, a `tcp-cmd:` seat: Geister's and AIWolf's contest
+/// protocol), over a WebSocket (`ws`, a `ws-cmd:` seat: the natural-language division) or as a
+/// DAIDE client (`daide`, a `daide-cmd:` seat: Diplomacy). The bot runs confined as those seats
+/// do in `play` and `contest run`; a networked one in a network namespace of its own whose
+/// loopback holds only its seat's listener.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LadderTransport {
+    Pipe,
+    Tcp,
+    Ws,
+    Daide,
+}
+
+impl LadderTransport {
+    pub const ALL: [LadderTransport; 4] = [
+        LadderTransport::Pipe,
+        LadderTransport::Tcp,
+        LadderTransport::Ws,
+        LadderTransport::Daide,
+    ];
+
+    /// Its name in the ladder file.
+    pub fn name(self) -> &'static str {
+        match self {
+            LadderTransport::Pipe => "pipe",
+            LadderTransport::Tcp => "tcp",
+            LadderTransport::Ws => "ws",
+            LadderTransport::Daide => "daide",
+        }
+    }
+
+    /// The seat form of a built bot (`cmd:`, `tcp-cmd:`, `ws-cmd:`, `daide-cmd:`).
+    pub fn seat_form(self) -> &'static str {
+        match self {
+            LadderTransport::Pipe => "cmd:",
+            LadderTransport::Tcp => "tcp-cmd:",
+            LadderTransport::Ws => "ws-cmd:",
+            LadderTransport::Daide => "daide-cmd:",
+        }
+    }
+
+    /// A recipe's `run` line as the bot is launched: a networked bot is told where to connect
+    /// (`{host} {port}`, or `{url}` for a WebSocket), added at the end unless the line already
+    /// names `{host}`, `{port}` or `{url}` where it wants them.
+    pub fn run_line(self, run: &str) -> String {
+        let named = ["{host}", "{port}", "{url}"]
+            .iter()
+            .any(|p| run.contains(p));
+        match self {
+            LadderTransport::Pipe => run.to_string(),
+            _ if named => run.to_string(),
+            LadderTransport::Ws => format!("{run} {{url}}"),
+            LadderTransport::Tcp | LadderTransport::Daide => format!("{run} {{host}} {{port}}"),
+        }
+    }
+
+    /// The seat of a built bot whose recipe runs `run`, as a seat spec (`tcp-cmd:python3
+    /// bot.py {host} {port}`).
+    pub fn seat(self, run: &str) -> String {
+        format!("{}{}", self.seat_form(), self.run_line(run))
+    }
+
+    /// The transport a game's ladder uses when its file names none: stdin and stdout where the
+    /// game speaks over them, else its contest protocol (AIWolf's TCP, the NLP division's
+    /// WebSocket).
+    pub fn default_for(game: &kakehiki_core::GameType) -> LadderTransport {
+        if game.transports.contains(&kakehiki_core::Transport::Stdio) {
+            LadderTransport::Pipe
+        } else if game.name == "werewolf-nlp" {
+            LadderTransport::Ws
+        } else {
+            LadderTransport::Tcp
+        }
+    }
+
+    /// Whether `game` can be played over it.
+    fn serves(self, game: &kakehiki_core::GameType) -> bool {
+        use kakehiki_core::Transport;
+        match self {
+            LadderTransport::Pipe => game.transports.contains(&Transport::Stdio),
+            LadderTransport::Tcp | LadderTransport::Ws => game.transports.contains(&Transport::Tcp),
+            LadderTransport::Daide => game.name == "diplomacy",
+        }
+    }
 }
 
 /// A validated ladder file.
@@ -239,6 +328,13 @@ pub struct LadderConfig {
     /// ... and the game's options (its time limits and the like), checked against the game by
     /// the program that loads the file (`kakehiki ladder serve` refuses unknown ones).
     pub options: BTreeMap<String, String>,
+    /// How the built bots reach the referee (`transport`; [`LadderTransport::default_for`]
+    /// the game when the file names none).
+    pub transport: LadderTransport,
+    /// Seats of a ladder match (`seats`; the game's standard match when not given): the
+    /// matchmaker fills a table from the entrants near in rating, the built-ins filling the seats
+    /// no other entrant takes.
+    pub seats: usize,
 }
 
 /// The default wall-clock limit of one ladder match, in seconds (seat limits end a match long
@@ -444,6 +540,51 @@ impl LadderConfig {
                 )
             })?),
         };
+        let transport = match raw.transport.as_deref() {
+            None => LadderTransport::default_for(game_type),
+            Some(t) => {
+                let names: Vec<&str> = LadderTransport::ALL
+                    .iter()
+                    .filter(|x| x.serves(game_type))
+                    .map(|x| x.name())
+                    .collect();
+                match LadderTransport::ALL.iter().find(|x| x.name() == t) {
+                    Some(x) if x.serves(game_type) => *x,
+                    Some(_) => {
+                        return Err(invalid(
+                            "transport",
+                            format!(
+                                "{} is not played over {t:?}: expected {}",
+                                game_type.name,
+                                names.join(" or ")
+                            ),
+                        ))
+                    }
+                    None => {
+                        return Err(invalid(
+                            "transport",
+                            format!(
+                                "unknown transport {t:?}: expected pipe, tcp, ws or daide ({} is played over {})",
+                                game_type.name,
+                                names.join(" or ")
+                            ),
+                        ))
+                    }
+                }
+            }
+        };
+        let seats = raw.seats.unwrap_or(game_type.default_seats);
+        if !game_type.accepts_seats(seats) || seats < 2 {
+            return Err(invalid(
+                "seats",
+                format!(
+                    "a {} match has {} to {} seats, found {seats}",
+                    game_type.name,
+                    game_type.min_seats.max(2),
+                    game_type.max_seats
+                ),
+            ));
+        }
         let mut options = BTreeMap::new();
         for (k, v) in &raw.options {
             let text = kakehiki_contest::config::option_text(v).ok_or_else(|| {
@@ -468,6 +609,8 @@ impl LadderConfig {
             sandbox,
             cpu_millis,
             options,
+            transport,
+            seats,
         })
     }
 
@@ -513,8 +656,7 @@ impl LadderConfig {
         &mut self,
         arena: &dyn kakehiki_contest::Arena,
     ) -> Result<(), String> {
-        let seats = arena.game_type(&self.game)?.default_seats;
-        let probe = self.probe_job(seats);
+        let probe = self.probe_job(self.seats);
         arena.check_job(&probe)?;
         if self.match_timeout_given {
             kakehiki_contest::arena::check_match_timeout(arena, &probe)?;
@@ -568,6 +710,84 @@ mod tests {
 
     const MINIMAL: &str =
         "name = \"g\"\ngame = \"geister\"\nbuiltins = [\"random\", \"strong\"]\nlanguages = [\"python\", \"cpp\"]\n";
+
+    #[test]
+    fn the_transport_and_the_seats_default_to_the_games_and_are_checked_against_it() {
+        let c = parse(MINIMAL).unwrap();
+        assert_eq!(
+            c.transport,
+            LadderTransport::Pipe,
+            "geister speaks over pipes too"
+        );
+        assert_eq!(c.seats, 2);
+        assert_eq!(c.transport.seat("python3 bot.py"), "cmd:python3 bot.py");
+        let game = |g: &str, extra: &str| {
+            parse(&format!(
+                "name = \"g\"\ngame = \"{g}\"\nlanguages = [\"python\"]\n{extra}"
+            ))
+            .unwrap()
+        };
+        let ww = game("werewolf", "");
+        assert_eq!(ww.transport, LadderTransport::Tcp, "AIWolf is TCP only");
+        assert_eq!(ww.seats, 15);
+        assert_eq!(
+            ww.transport.seat("python3 bot.py"),
+            "tcp-cmd:python3 bot.py {host} {port}"
+        );
+        // A run line that says where it wants the address keeps it there.
+        assert_eq!(
+            ww.transport
+                .seat("python3 bot.py -h {host} -p {port} -n me"),
+            "tcp-cmd:python3 bot.py -h {host} -p {port} -n me"
+        );
+        let nlp = game("werewolf-nlp", "seats = 5");
+        assert_eq!(nlp.transport, LadderTransport::Ws);
+        assert_eq!(nlp.seats, 5);
+        assert_eq!(nlp.transport.seat("java Main"), "ws-cmd:java Main {url}");
+        let g = game("geister", "transport = \"tcp\"");
+        assert_eq!(g.transport.seat("./bot"), "tcp-cmd:./bot {host} {port}");
+        let d = game("diplomacy", "transport = \"daide\"");
+        assert_eq!(d.transport.seat("./bot"), "daide-cmd:./bot {host} {port}");
+        // Each seat form parses as the seat the referee plays.
+        for c in [&ww, &nlp, &g, &d] {
+            let spec: kakehiki_core::SeatSpec = c.transport.seat("python3 bot.py").parse().unwrap();
+            assert!(!matches!(spec, kakehiki_core::SeatSpec::Cmd(_)), "{spec}");
+        }
+
+        let bad = |g: &str, extra: &str| {
+            err(&format!(
+                "name = \"g\"\ngame = \"{g}\"\nlanguages = [\"python\"]\n{extra}"
+            ))
+        };
+        let e = bad("werewolf", "transport = \"pipe\"");
+        assert!(
+            e.contains("`transport`")
+                && e.contains("werewolf is not played over \"pipe\": expected tcp or ws"),
+            "{e}"
+        );
+        let e = bad("nac", "transport = \"tcp\"");
+        assert!(
+            e.contains("nac is not played over \"tcp\": expected pipe"),
+            "{e}"
+        );
+        let e = bad("geister", "transport = \"daide\"");
+        assert!(e.contains("expected pipe or tcp or ws"), "{e}");
+        let e = bad("geister", "transport = \"udp\"");
+        assert!(
+            e.contains("unknown transport \"udp\": expected pipe, tcp, ws or daide"),
+            "{e}"
+        );
+        let e = bad("geister", "seats = 3");
+        assert!(
+            e.contains("`seats`") && e.contains("a geister match has 2 to 2 seats, found 3"),
+            "{e}"
+        );
+        let e = bad("werewolf", "seats = 2");
+        assert!(
+            e.contains("a werewolf match has 3 to 18 seats, found 2"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn the_minimal_file_parses_with_every_other_key_defaulted() {

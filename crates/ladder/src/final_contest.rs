@@ -100,7 +100,7 @@ pub fn final_contest(
         })?;
         entrants.push(toml::toml! {
             name = (version_entrant(&v.bot, v.version))
-            seat = (format!("cmd:{}", recipe.run))
+            seat = (config.transport.seat(&recipe.run))
             dir = (dir.display().to_string())
         });
     }

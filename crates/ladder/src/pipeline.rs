@@ -164,19 +164,20 @@ pub fn process_upload(
         }
     };
     // A fresh seed for every check, so a bot cannot tell it from a match.
+    let seat = config.transport.seat(&recipe.run);
     let verdict = kakehiki_check::check_program(
         &config.game,
         &config.rules,
         &config.options,
-        &recipe.run,
+        &seat,
         program_dir,
         kakehiki_core::fresh_seed() >> 2,
         Duration::from_secs(config.limits.check_seconds),
     )
     .map_err(PipelineError::Check)?;
     log.push_str(&format!(
-        "check ({} {}, cmd:{}):\n{}",
-        config.game, config.rules, recipe.run, verdict.diagnosis
+        "check ({} {}, {seat}):\n{}",
+        config.game, config.rules, verdict.diagnosis
     ));
     Ok(Verdict {
         status: if verdict.passed {

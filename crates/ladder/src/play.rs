@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use kakehiki_contest::ratings::{places, weng_lin_game, WengLinRating};
 use kakehiki_contest::MatchJob;
-use kakehiki_core::{MatchReport, SeatSpec};
+use kakehiki_core::{MatchReport, SeatSpec, SeatSpecError};
 use kakehiki_store::{
     ladder_contest, version_entrant, ContestRow, LadderEntrant, LadderRating, LadderSeat, Store,
     StoreError, LADDER_FINGERPRINT,
@@ -416,19 +416,16 @@ impl Matchmaker {
                     .recipe(language)
                     .map(|rc| rc.run.clone())
                     .unwrap_or_default();
-                let argv = shell_words::split(&run).map_err(|e| PlayError::BadRunLine {
-                    language: language.clone(),
-                    run: run.clone(),
-                    reason: e.to_string(),
-                })?;
-                if argv.is_empty() {
-                    return Err(PlayError::BadRunLine {
-                        language: language.clone(),
-                        run,
-                        reason: "empty".into(),
-                    });
-                }
-                seats.push(SeatSpec::Cmd(argv));
+                // The seat as the ladder's transport has it (`cmd:`, `tcp-cmd:`, ...).
+                let seat = self.config.transport.seat(&run);
+                let spec: SeatSpec =
+                    seat.parse()
+                        .map_err(|e: SeatSpecError| PlayError::BadRunLine {
+                            language: language.clone(),
+                            run: run.clone(),
+                            reason: e.to_string(),
+                        })?;
+                seats.push(spec);
                 dirs.push(Some(crate::program::program_ref(
                     &self.config.name,
                     &r.bot,

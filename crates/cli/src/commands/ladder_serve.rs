@@ -147,11 +147,7 @@ fn start_matchmaker(
     config: &LadderConfig,
     app: kakehiki_ladder_web::App,
 ) -> anyhow::Result<()> {
-    use kakehiki_contest::arena::Arena;
-    let game = kakehiki_contest::RefereeArena
-        .game_type(&config.game)
-        .map_err(anyhow::Error::msg)?;
-    let seats = game.default_seats;
+    let seats = config.seats;
     let open = args
         .open_matches
         .unwrap_or_else(|| (2 * u64::from(args.workers)).max(4));

@@ -1165,3 +1165,102 @@ fn an_organiser_disables_an_account_and_retires_a_bot_from_the_command_line() {
     assert_eq!(v["versions"]["building"], 1);
     assert!(v["storage_bytes"].as_u64().is_some(), "{v}");
 }
+
+/// Bots that connect (the contest's own protocol) play rated ladder matches: a Geister ladder
+/// over TCP, an AIWolf ladder of 5 seats (TCP, the ladder's default for `werewolf`) and a
+/// natural-language ladder (WebSocket, its default), each with the game's Python starter
+/// uploaded as it is. The built bot is checked and played as a `tcp-cmd:` / `ws-cmd:` seat,
+/// told where to connect at the end of its command line.
+#[test]
+fn networked_bots_are_checked_and_play_rated_matches_over_tcp_and_websocket() {
+    let ladders = [
+        (
+            "geister",
+            "transport = \"tcp\"\nbuiltins = [\"random\"]\n",
+            "starters/geister/python/bot.py",
+            "tcp-cmd:python3 bot.py {host} {port}",
+        ),
+        (
+            "werewolf",
+            "seats = 5\nbuiltins = [\"sample\"]\n",
+            "starters/werewolf/python/bot.py",
+            "tcp-cmd:python3 bot.py {host} {port}",
+        ),
+        (
+            "werewolf-nlp",
+            "seats = 5\nbuiltins = [\"sample-en\"]\n",
+            "starters/werewolf-nlp/python/bot.py",
+            "ws-cmd:python3 bot.py {url}",
+        ),
+    ];
+    let dirs: Vec<tempfile::TempDir> = ladders
+        .iter()
+        .map(|_| tempfile::tempdir().unwrap())
+        .collect();
+    // Every server at once: each builds, checks and plays on its own.
+    let servers: Vec<(Server, String, String)> = ladders
+        .iter()
+        .zip(&dirs)
+        .map(|((game, extra, starter, _), dir)| {
+            let db = dir.path().join("ladder.sqlite");
+            let config = dir.path().join("ladder.toml");
+            std::fs::write(
+                &config,
+                format!("name = \"g\"\ngame = \"{game}\"\nlanguages = [\"python\"]\n{extra}"),
+            )
+            .unwrap();
+            let out = invite(&db, "alice", &[]);
+            assert_eq!(out.status.code(), Some(0), "{out:?}");
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let token = v["token"].as_str().unwrap().to_string();
+            let store = ["--db".to_string(), db.display().to_string()];
+            let (server, url) = serve_with(dir.path(), &config, &store, &["--workers", "1"]);
+            let home = ureq::get(&format!("{url}/"))
+                .call()
+                .unwrap()
+                .into_string()
+                .unwrap();
+            assert!(home.contains("id=\"transport\""), "{game}: {home}");
+            let _ = starter;
+            (server, url, token)
+        })
+        .collect();
+    for ((game, _, starter, seat), (_, url, token)) in ladders.iter().zip(&servers) {
+        let (code, v, err) = submit(url, token, "python", &repo().join(starter));
+        assert_eq!(code, Some(0), "{game}: {v} {err}");
+        assert_eq!(v["status"], "active", "{game}: {v}");
+        let (_, version) = get(
+            &format!("{url}/api/ladders/g/bots/alice/versions/1"),
+            Some(token),
+        );
+        let log = version["log"].as_str().unwrap_or_default();
+        assert!(log.contains(&format!("check ({game} ")), "{game}: {log}");
+        assert!(log.contains(seat), "{game}: {log}");
+    }
+    for ((game, _, _, seat), (_, url, _)) in ladders.iter().zip(&servers) {
+        let rows = wait_for_games(url, &["alice"], 1);
+        let alice = rows.iter().find(|r| r["bot"] == "alice").unwrap();
+        assert_eq!(alice["errors"], 0, "{game}: {rows:?}");
+        // The match was played with alice's program as that seat.
+        let (_, m) = get(&format!("{url}/api/ladders/g/bots/alice/matches"), None);
+        let first = &m["matches"][0];
+        let want = if *game == "geister" { 2 } else { 5 };
+        assert_eq!(
+            first["seats"].as_array().unwrap().len(),
+            want,
+            "{game}: {m}"
+        );
+        let index = first["index"].as_u64().unwrap();
+        let (_, played) = get(&format!("{url}/api/ladders/g/matches/{index}"), None);
+        let replay = played["replay"].as_str().unwrap_or_default();
+        let form = seat.split(':').next().unwrap();
+        assert!(
+            replay
+                .lines()
+                .next()
+                .is_some_and(|h| h.contains(&format!("\"{form}:"))),
+            "{game}: {}",
+            replay.lines().next().unwrap_or_default()
+        );
+    }
+}
