@@ -872,7 +872,7 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
     };
     let dir = tempfile::tempdir().unwrap();
     let (_server, url, db) = serve(dir.path(), MINIMAL, &[]);
-    let (code, _) = invite(&db, "alice", &[]);
+    let (code, alice_token) = invite(&db, "alice", &[]);
     let (olga_code, _) = invite(&db, "olga", &["--organiser"]);
     let mut cmd = Command::new(driver);
     cmd.arg("--port=0").stderr(std::process::Stdio::null());
@@ -1108,7 +1108,8 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
         assert!(log.contains("SyntaxError"), "{log}");
         shot("ladder-build-failed.png", c.screenshot().await.unwrap());
 
-        // The organiser's work in the browser: sign up, invite an account, freeze and thaw.
+        // The organiser's work in the browser: sign up, invite an account, freeze and thaw,
+        // disable and enable an account, retire a bot and bring it back.
         click(&c, "logout").await;
         c.wait()
             .for_element(Locator::LinkText("log in"))
@@ -1177,6 +1178,88 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
         // The page after the button's post (the old one's element goes stale meanwhile).
         let play = text_when(&c, "play", |t| t.starts_with("Matchmaking runs"), 10, 100).await;
         assert!(play.is_ok(), "{play:?}");
+
+        // Disable alice's account with her row's button: her token is refused until the organiser
+        // enables it again.
+        let button = |form: &'static str| {
+            let c = c.clone();
+            async move {
+                c.find(Locator::Css(&format!("form[action='{form}'] button")))
+                    .await
+                    .unwrap()
+                    .click()
+                    .await
+                    .unwrap();
+            }
+        };
+        let alice =
+            |token: &str| match ureq::get(&format!("{url}/api/ladders/g/bots/alice/versions/1"))
+                .set("Authorization", &format!("Bearer {token}"))
+                .call()
+            {
+                Ok(r) => r.status(),
+                Err(ureq::Error::Status(code, _)) => code,
+                Err(e) => panic!("{e}"),
+            };
+        assert_eq!(alice(&alice_token), 200);
+        button("/organiser/accounts/alice").await;
+        let users = text_when(
+            &c,
+            "users",
+            |t| t.contains("alice contestant yes disabled"),
+            10,
+            100,
+        )
+        .await;
+        assert!(users.is_ok(), "{users:?}");
+        assert_eq!(alice(&alice_token), 403);
+        button("/organiser/accounts/alice").await;
+        let users = text_when(
+            &c,
+            "users",
+            |t| t.contains("alice contestant yes active"),
+            10,
+            100,
+        )
+        .await;
+        assert!(users.is_ok(), "{users:?}");
+        assert_eq!(alice(&alice_token), 200);
+        // Retire alice's bot: it leaves the leaderboard until it is brought back.
+        let on_board = || {
+            let board: Value = serde_json::from_str(
+                &ureq::get(&format!("{url}/api/ladders/g/leaderboard"))
+                    .call()
+                    .unwrap()
+                    .into_string()
+                    .unwrap(),
+            )
+            .unwrap();
+            board["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["bot"] == "alice")
+        };
+        // The matchmaker reads the entrants every second: the board follows within a few.
+        let board_becomes = |want: bool| {
+            let started = Instant::now();
+            while on_board() != want {
+                assert!(
+                    started.elapsed().as_secs() < 10,
+                    "alice on the leaderboard: not {want} after 10 s"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        };
+        board_becomes(true);
+        button("/organiser/bots/alice").await;
+        let bots = text_when(&c, "bots", |t| t.contains("retired"), 10, 100).await;
+        assert!(bots.is_ok(), "{bots:?}");
+        board_becomes(false);
+        button("/organiser/bots/alice").await;
+        let bots = text_when(&c, "bots", |t| !t.contains("retired"), 10, 100).await;
+        assert!(bots.is_ok(), "{bots:?}");
+        board_becomes(true);
         c.close().await.unwrap();
     });
 }
