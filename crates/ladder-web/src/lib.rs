@@ -131,6 +131,8 @@ pub fn router(app: App) -> Router {
         .route("/leaderboard", get(leaderboard_html))
         .route("/bots/:bot", get(bot_html))
         .route("/matches/:index", get(match_html))
+        .route("/final", get(final_html))
+        .route("/api/ladders/:ladder/final", get(final_api))
         .route("/protocol", get(kit::protocol))
         .route("/starters/:language", get(kit::starter_file))
         .route("/assets/:name", get(kakehiki_web::asset))
@@ -769,6 +771,114 @@ async fn one_match(
 }
 
 /// An HTML page, or the error page with `status`.
+/// The contest of a ladder's final that the ladder site shows: the one `kakehiki ladder final`
+/// makes when not given `--name`.
+pub fn final_contest_name(ladder: &str) -> String {
+    format!("{ladder}-final")
+}
+
+/// A ladder's final as its site shows it: the contest's name, format, matches stored and
+/// scheduled, whether it is complete, and its rows with the ladder's tie-break applied.
+struct FinalStanding {
+    contest: String,
+    format: String,
+    stored: usize,
+    scheduled: usize,
+    complete: bool,
+    rows: Vec<kakehiki_web::ladder::FinalRow>,
+}
+
+/// The final of `app`'s ladder, or `None` before `kakehiki ladder final` stored it.
+fn final_standing(app: &App) -> Result<Option<FinalStanding>, ApiError> {
+    let contest = final_contest_name(&app.config.name);
+    let mut store = app.store.get();
+    if store.contest(&contest).map_err(store_failed)?.is_none() {
+        return Ok(None);
+    }
+    let read = |store: &mut dyn Store| {
+        let def = kakehiki_contest::stored_definition(store, &contest)?;
+        let results = kakehiki_contest::load_results(store, &def)?;
+        Ok::<_, kakehiki_contest::RunError>(kakehiki_contest::compute_standings(&def, &results))
+    };
+    let standings = read(store.as_mut()).map_err(|e| {
+        tracing::error!("the final {contest}: {e}");
+        ApiError(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the final could not be read",
+        )
+    })?;
+    // The ladder ratings as the ladder froze (the final froze it: no match was rated since).
+    let board = app.cache.board(store.as_mut()).map_err(store_failed)?;
+    drop(store);
+    let rating_of = |bot: &str, version: Option<u64>| {
+        board
+            .bot(bot)
+            .filter(|(_, r)| version.is_none_or(|v| v == r.version))
+            .map(|(_, r)| r.conservative())
+    };
+    let break_ties = app.config.final_tie_break == kakehiki_ladder::config::FinalTieBreak::Rating;
+    Ok(Some(FinalStanding {
+        rows: kakehiki_web::ladder::final_rows(&standings, rating_of, break_ties),
+        contest,
+        format: standings.format,
+        stored: standings.matches_stored,
+        scheduled: standings.matches_scheduled,
+        complete: standings.complete,
+    }))
+}
+
+/// `GET /final`: the final's standings, for everyone.
+async fn final_html(State(app): State<App>, headers: HeaderMap) -> Response {
+    blocking(move || {
+        let (me, _) = page_visitor(&app, &headers);
+        match final_standing(&app) {
+            Ok(Some(f)) => page(
+                StatusCode::OK,
+                kakehiki_web::ladder::final_page(
+                    &app.config.name,
+                    &f.contest,
+                    &f.format,
+                    &f.rows,
+                    f.stored,
+                    f.scheduled,
+                    f.complete,
+                    app.config.final_tie_break == kakehiki_ladder::config::FinalTieBreak::Rating,
+                    &me,
+                ),
+            ),
+            Ok(None) => {
+                not_found("no final yet: the organiser runs it with `kakehiki ladder final`")
+            }
+            Err(e) => e.into_response(),
+        }
+    })
+    .await
+}
+
+/// `GET /api/ladders/LADDER/final`: the final's standings as JSON.
+async fn final_api(State(app): State<App>, Path(ladder): Path<String>) -> Response {
+    blocking(move || {
+        if let Err(r) = check_ladder(&app, &ladder) {
+            return r.into_response();
+        }
+        match final_standing(&app) {
+            Ok(Some(f)) => Json(json!({
+                "ladder": ladder, "contest": f.contest, "format": f.format,
+                "matches_stored": f.stored, "matches_scheduled": f.scheduled,
+                "complete": f.complete, "rows": f.rows,
+                "tie_break": match app.config.final_tie_break {
+                    kakehiki_ladder::config::FinalTieBreak::Rating => "rating",
+                    kakehiki_ladder::config::FinalTieBreak::Shared => "shared",
+                },
+            }))
+            .into_response(),
+            Ok(None) => error(StatusCode::NOT_FOUND, "no final yet"),
+            Err(e) => e.into_response(),
+        }
+    })
+    .await
+}
+
 fn page(status: StatusCode, html: String) -> Response {
     (status, axum::response::Html(html)).into_response()
 }

@@ -202,6 +202,7 @@ struct RawLadder {
     cpus_per_bot: Option<toml::Value>,
     transport: Option<String>,
     seats: Option<usize>,
+    final_tie_break: Option<String>,
     #[serde(default)]
     options: BTreeMap<String, toml::Value>,
 }
@@ -335,6 +336,19 @@ pub struct LadderConfig {
     /// matchmaker fills a table from the entrants near in rating, the built-ins filling the seats
     /// no other entrant takes.
     pub seats: usize,
+    /// How the final's standings on the ladder site order entrants the final's format ranks
+    /// the same (`final_tie_break`).
+    pub final_tie_break: FinalTieBreak,
+}
+
+/// How the final's standings on the ladder site break a tie of the final's own ranking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FinalTieBreak {
+    /// By the entrants' ladder ratings (μ − 3σ) when the ladder froze: the better one ranks
+    /// first (`rating`, the default).
+    Rating,
+    /// Tied entrants share their rank (`shared`).
+    Shared,
 }
 
 /// The default wall-clock limit of one ladder match, in seconds (seat limits end a match long
@@ -585,6 +599,16 @@ impl LadderConfig {
                 ),
             ));
         }
+        let final_tie_break = match raw.final_tie_break.as_deref() {
+            None | Some("rating") => FinalTieBreak::Rating,
+            Some("shared") => FinalTieBreak::Shared,
+            Some(other) => {
+                return Err(invalid(
+                    "final_tie_break",
+                    format!("expected \"rating\" or \"shared\", found {other:?}"),
+                ))
+            }
+        };
         let mut options = BTreeMap::new();
         for (k, v) in &raw.options {
             let text = kakehiki_contest::config::option_text(v).ok_or_else(|| {
@@ -611,6 +635,7 @@ impl LadderConfig {
             options,
             transport,
             seats,
+            final_tie_break,
         })
     }
 

@@ -160,6 +160,10 @@ fn env() -> &'static Environment<'static> {
                 include_str!("../templates/ladder_bot.html"),
             ),
             (
+                "ladder_final.html",
+                include_str!("../templates/ladder_final.html"),
+            ),
+            (
                 "ladder_match.html",
                 include_str!("../templates/ladder_match.html"),
             ),

@@ -86,6 +86,105 @@ pub fn leaderboard_page(
     )
 }
 
+/// One row of a ladder's final on the ladder site: the final's own standing, and the ladder
+/// rating that breaks its ties.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FinalRow {
+    pub rank: usize,
+    /// The entrant as the final named it (`alice@v3`, `builtin:strong`).
+    pub entrant: String,
+    /// Its bot (`alice`), or the built-in itself.
+    pub bot: String,
+    pub games: u64,
+    pub wins: u64,
+    pub draws: u64,
+    pub losses: u64,
+    /// Points as the final's format counts them.
+    pub points: String,
+    pub seat_errors: u64,
+    /// Its ladder rating (μ − 3σ) as the ladder froze, where it has one.
+    pub rating: Option<f64>,
+    /// The final ranked it level with others; the ladder rating decided its rank.
+    pub by_rating: bool,
+}
+
+/// The final's rows from its standings: each entrant's bot from its name, its ladder rating
+/// from `rating_of(bot, version)`, and, with `break_ties`, entrants the final ranks level
+/// ordered by that rating (the better one first; level ratings, or none, still share a rank).
+pub fn final_rows(
+    standings: &kakehiki_contest::standings::Standings,
+    rating_of: impl Fn(&str, Option<u64>) -> Option<f64>,
+    break_ties: bool,
+) -> Vec<FinalRow> {
+    let mut rows: Vec<FinalRow> = standings
+        .rows
+        .iter()
+        .map(|r| {
+            let (bot, version) = match r.entrant.rsplit_once("@v") {
+                Some((bot, v)) if !r.entrant.starts_with("builtin:") => {
+                    (bot.to_string(), v.parse().ok())
+                }
+                _ => (r.entrant.clone(), None),
+            };
+            FinalRow {
+                rank: r.rank,
+                rating: rating_of(&bot, version),
+                entrant: r.entrant.clone(),
+                bot,
+                games: r.games,
+                wins: r.wins,
+                draws: r.draws,
+                losses: r.losses,
+                points: r.points.clone(),
+                seat_errors: r.seat_errors,
+                by_rating: false,
+            }
+        })
+        .collect();
+    if !break_ties {
+        return rows;
+    }
+    let key = |r: &FinalRow| r.rating.unwrap_or(f64::NEG_INFINITY);
+    let mut start = 0;
+    while start < rows.len() {
+        let rank = rows[start].rank;
+        let end = start + rows[start..].iter().take_while(|r| r.rank == rank).count();
+        if end - start > 1 {
+            let group = &mut rows[start..end];
+            group.sort_by(|a, b| key(b).total_cmp(&key(a)));
+            for i in 0..group.len() {
+                let level = i > 0 && key(&group[i]) == key(&group[i - 1]);
+                group[i].rank = if level { group[i - 1].rank } else { rank + i };
+                group[i].by_rating = true;
+            }
+        }
+        start = end;
+    }
+    rows
+}
+
+/// The final's standings on the ladder site: its contest, how far it is played, and its rows.
+#[allow(clippy::too_many_arguments)]
+pub fn final_page(
+    ladder: &str,
+    contest: &str,
+    format: &str,
+    rows: &[FinalRow],
+    stored: usize,
+    scheduled: usize,
+    complete: bool,
+    break_ties: bool,
+    me: &LadderVisitor,
+) -> String {
+    render(
+        "ladder_final.html",
+        json!({"title": format!("{ladder} final"), "ladder": ladder, "contest": contest,
+               "format": format, "rows": rows, "stored": stored, "scheduled": scheduled,
+               "complete": complete, "break_ties": break_ties,
+               "tied": rows.iter().any(|r| r.by_rating), "me": me.json()}),
+    )
+}
+
 /// One of a bot's matches: its seat and the table's other seats.
 pub struct BotMatch {
     pub mine: LadderSeat,
@@ -302,6 +401,104 @@ pub fn not_found_page(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Standings of a final whose rows have these (entrant, rank).
+    fn standings(rows: &[(&str, usize)]) -> kakehiki_contest::standings::Standings {
+        kakehiki_contest::standings::Standings {
+            contest: "g-final".into(),
+            game: "geister".into(),
+            format: "round-robin".into(),
+            scoring: "points".into(),
+            ranked_by: "points".into(),
+            matches_scheduled: 6,
+            matches_stored: 6,
+            complete: true,
+            rows: rows
+                .iter()
+                .map(|&(entrant, rank)| kakehiki_contest::standings::Row {
+                    rank,
+                    entrant: entrant.into(),
+                    games: 4,
+                    wins: 2,
+                    draws: 0,
+                    losses: 2,
+                    points: "2".into(),
+                    points_value: 2.0,
+                    mean_points: 0.5,
+                    mean_points_exact: "1/2".into(),
+                    seat_errors: 0,
+                    weng_lin: 25.0,
+                    weng_lin_sigma: 8.0,
+                    bt_elo: 0.0,
+                    bt_low: 0.0,
+                    bt_high: 0.0,
+                })
+                .collect(),
+            stages: Vec::new(),
+            roles: Vec::new(),
+            teams: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_finals_ties_are_broken_by_the_ladder_rating_of_the_frozen_version() {
+        // alice and bob share first place, carol and dave share third, erin is fifth.
+        let s = standings(&[
+            ("alice@v2", 1),
+            ("bob@v1", 1),
+            ("builtin:strong", 3),
+            ("dave@v4", 3),
+            ("erin@v1", 5),
+        ]);
+        let ratings = |bot: &str, version: Option<u64>| match (bot, version) {
+            ("alice", Some(2)) => Some(10.0),
+            ("bob", Some(1)) => Some(12.5),
+            ("builtin:strong", None) => Some(3.0),
+            ("dave", Some(4)) => Some(3.0),
+            ("erin", Some(1)) => Some(30.0),
+            _ => None,
+        };
+        let rows = final_rows(&s, ratings, true);
+        let order: Vec<(&str, usize, bool)> = rows
+            .iter()
+            .map(|r| (r.entrant.as_str(), r.rank, r.by_rating))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                ("bob@v1", 1, true),
+                ("alice@v2", 2, true),
+                // Level ratings still share the rank; a rank the final gave alone is kept.
+                ("builtin:strong", 3, true),
+                ("dave@v4", 3, true),
+                ("erin@v1", 5, false),
+            ]
+        );
+        assert_eq!(rows[0].bot, "bob");
+        assert_eq!(rows[2].bot, "builtin:strong");
+        assert_eq!(rows[1].rating, Some(10.0));
+        // Shared: the final's ranks as they are, in its order.
+        let shared = final_rows(&s, ratings, false);
+        let order: Vec<(&str, usize)> = shared
+            .iter()
+            .map(|r| (r.entrant.as_str(), r.rank))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                ("alice@v2", 1),
+                ("bob@v1", 1),
+                ("builtin:strong", 3),
+                ("dave@v4", 3),
+                ("erin@v1", 5)
+            ]
+        );
+        // A version the ladder no longer rates ranks after the rated one it ties with.
+        let s = standings(&[("alice@v1", 1), ("bob@v1", 1)]);
+        let rows = final_rows(&s, |b, _| (b == "bob").then_some(-5.0), true);
+        assert_eq!(rows[0].entrant, "bob@v1");
+        assert_eq!((rows[1].rank, rows[1].rating), (2, None));
+    }
 
     fn rating(bot: &str, mu: f64) -> LadderRating {
         LadderRating {

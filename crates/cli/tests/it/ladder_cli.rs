@@ -938,6 +938,45 @@ fn the_final_freezes_the_ladder_and_plays_the_active_versions() {
     let file = std::fs::read_to_string(dir.path().join("data/g-final.toml")).unwrap();
     assert!(file.contains("format = \"round-robin\""), "{file}");
     assert!(file.contains("seat = \"cmd:python3 bot.py\""), "{file}");
+    drop(store);
+    // On the ladder site: the final's standings, its page linked from the frozen leaderboard.
+    let (_server, server) = serve(dir.path(), &config, &db);
+    let (status, f) = get(&format!("{server}/api/ladders/g/final"), None);
+    assert_eq!(status, 200, "{f}");
+    assert_eq!(f["contest"], "g-final");
+    assert_eq!(f["format"], "round-robin");
+    assert_eq!(f["complete"], true, "{f}");
+    assert_eq!(f["tie_break"], "rating");
+    let entrants: Vec<&str> = f["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["entrant"].as_str().unwrap())
+        .collect();
+    assert_eq!(entrants.len(), 2, "{f}");
+    assert!(
+        entrants.contains(&"alice@v1") && entrants.contains(&"bob@v1"),
+        "{f}"
+    );
+    for r in f["rows"].as_array().unwrap() {
+        assert_eq!(r["games"], 2, "{f}");
+    }
+    let html = |path: &str| {
+        let r = ureq::get(&format!("{server}{path}")).call().unwrap();
+        r.into_string().unwrap()
+    };
+    let board = html("/leaderboard");
+    assert!(
+        board.contains("<a href=\"/final\" id=\"final-link\">"),
+        "{board}"
+    );
+    let page = html("/final");
+    assert!(page.contains("<b>complete</b>, 2 matches played"), "{page}");
+    assert!(
+        page.contains("<a href=\"/bots/alice\">alice@v1</a>"),
+        "{page}"
+    );
+    assert!(page.contains("id=\"tie-break\""), "{page}");
 }
 
 /// The ladder file's game options are checked by the game when the file is loaded: an unknown

@@ -123,6 +123,8 @@ async fn every_route_answers_with_the_security_headers() {
         "/protocol",
         "/starters/python",
         "/starters/cobol",
+        "/final",
+        "/api/ladders/g/final",
     ] {
         let r = app
             .clone()
@@ -198,6 +200,14 @@ async fn the_home_page_says_how_to_enter_and_serves_the_protocol_and_the_starter
     assert_eq!(text(starter).await, expected);
     // A language the ladder does not offer has no starter.
     assert_eq!(get("/starters/cobol").await.status(), StatusCode::NOT_FOUND);
+    // No final before the organiser runs one: the page says how.
+    let none = get("/final").await;
+    assert_eq!(none.status(), StatusCode::NOT_FOUND);
+    assert!(text(none).await.contains("kakehiki ladder final"));
+    assert_eq!(
+        get("/api/ladders/g/final").await.status(),
+        StatusCode::NOT_FOUND
+    );
 }
 
 #[tokio::test]
