@@ -41,6 +41,8 @@ pub struct CheckOptions {
     pub options: BTreeMap<String, String>,
     /// Seeds per seat played (the bot plays the first and the last seat).
     pub seeds: u64,
+    /// Seats of a match (`None`: the game's standard match; a ladder checks at its own).
+    pub seats: Option<usize>,
     /// The first seed of the check's matches (the others follow from it: the first seat's are
     /// SEED, SEED+7, ...).
     pub seed: u64,
@@ -63,6 +65,7 @@ impl CheckOptions {
             rules: None,
             options: BTreeMap::new(),
             seeds: 2,
+            seats: None,
             seed: 1000,
             time_limit: None,
             sandbox: SandboxConfig::default(),
@@ -215,14 +218,16 @@ pub struct CheckVerdict {
 
 /// `check` for a program that is not on the command line (the ladder's built bots): the bot
 /// `seat` (a seat spec, `cmd:` or `tcp-cmd:`, `ws-cmd:`, `daide-cmd:`, its command run in
-/// `program_dir`, which is its seat folder) checked under rule set
+/// `program_dir`, which is its seat folder) checked at tables of `seats` under rule set
 /// `rules` of `game` with the game `options`, with the default sandbox, from `seed` within
 /// `time_limit`.
+#[allow(clippy::too_many_arguments)]
 pub fn check_program(
     game: &str,
     rules: &str,
     options: &BTreeMap<String, String>,
     seat: &str,
+    seats: usize,
     program_dir: &std::path::Path,
     seed: u64,
     time_limit: Duration,
@@ -234,6 +239,7 @@ pub fn check_program(
     opts.rules = Some(rules.to_string());
     opts.options = options.clone();
     opts.seed = seed;
+    opts.seats = Some(seats);
     opts.time_limit = Some(time_limit.max(Duration::from_secs(1)));
     opts.sandbox
         .jail
@@ -293,7 +299,15 @@ pub fn evaluate(args: &CheckOptions) -> Result<CheckReport, CheckError> {
         None => gt.rule_sets.iter().map(|r| r.to_string()).collect(),
     };
     let options = &args.options;
-    let n = gt.default_seats;
+    let n = args.seats.unwrap_or(gt.default_seats);
+    if !gt.accepts_seats(n) || n < 2 {
+        return Err(CheckError::Usage(format!(
+            "{n} seats: {} is played by {} to {} players",
+            gt.name,
+            gt.min_seats.max(2),
+            gt.max_seats
+        )));
+    }
     // Your bot's sandbox (its folder as seat 0), moved to the seat it plays in each match.
     let sandbox = &args.sandbox;
     if let SeatSpec::Cmd(argv) | SeatSpec::TcpCmd(argv) | SeatSpec::Daide(Some(argv)) = &args.seat {

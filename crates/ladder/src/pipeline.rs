@@ -170,6 +170,7 @@ pub fn process_upload(
         &config.rules,
         &config.options,
         &seat,
+        config.seats,
         program_dir,
         kakehiki_core::fresh_seed() >> 2,
         Duration::from_secs(config.limits.check_seconds),

@@ -27,6 +27,10 @@ pub struct CheckArgs {
     /// Game-specific option KEY=VALUE, under every rule set checked; may be repeated.
     #[arg(long = "opt", value_name = "KEY=VALUE")]
     pub options: Vec<String>,
+    /// Seats of each match, instead of the game's usual number (`--players 5` for a
+    /// five-player Werewolf village, as a ladder of five seats plays).
+    #[arg(long, value_name = "N")]
+    pub players: Option<usize>,
     /// Seeds per seat played (the bot plays the first and the last seat).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=50))]
     pub seeds: u64,
@@ -62,6 +66,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         rules: args.rules,
         options: parse_options(&args.options)?,
         seeds: args.seeds,
+        seats: args.players,
         seed: args.seed,
         time_limit: args.time_limit_secs.map(Duration::from_secs),
         sandbox: args.sandbox.config(1)?,

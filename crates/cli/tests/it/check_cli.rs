@@ -318,6 +318,39 @@ fn check_werewolf_nlp_times_the_replies_and_plays_a_silent_opponent() {
     );
 }
 
+/// `--players N` checks at tables of N seats (a ladder of five AIWolf seats checks at five);
+/// a number the game is not played by is refused before any match.
+#[test]
+fn check_plays_the_tables_players_asks_for() {
+    let bot = format!(
+        "tcp-cmd:python3 {}/../../starters/werewolf/python/bot.py {{host}} {{port}}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let (code, v) = check_json(&[
+        "werewolf",
+        "--seat",
+        &bot,
+        "--seeds",
+        "1",
+        "--players",
+        "5",
+        "--rules",
+        "aiwolf-0.6",
+    ]);
+    assert_eq!(code, Some(0), "{v}");
+    let seats: Vec<u64> = matches(&v)
+        .iter()
+        .map(|m| m["seats"].as_u64().unwrap())
+        .collect();
+    assert!(!seats.is_empty() && seats.iter().all(|&n| n == 5), "{v}");
+    let (code, _, err) = check(&["werewolf", "--seat", &bot, "--players", "2"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("2 seats: werewolf is played by 3 to 18 players"),
+        "{err}"
+    );
+}
+
 /// A check has a time limit of its own (the ladder's `limits.check_seconds`): a bot legal but
 /// slow (0.3 s a move under a bank of 600 s) would hold the check for many minutes; with
 /// `--time-limit-secs 2` the check stops and fails, naming the match it was in. `--seed` moves

@@ -1275,6 +1275,12 @@ fn networked_bots_are_checked_and_play_rated_matches_over_tcp_and_websocket() {
         let log = version["log"].as_str().unwrap_or_default();
         assert!(log.contains(&format!("check ({game} ")), "{game}: {log}");
         assert!(log.contains(seat), "{game}: {log}");
+        // Checked at the ladder's own table.
+        let n = if *game == "geister" { 2 } else { 5 };
+        assert!(
+            log.contains(&format!("seat 0 of {n} (first seat)")),
+            "{game}: {log}"
+        );
     }
     for ((game, _, _, seat), (_, url, _)) in ladders.iter().zip(&servers) {
         let rows = wait_for_games(url, &["alice"], 1);
