@@ -1216,18 +1216,28 @@ fn networked_bots_are_checked_and_play_rated_matches_over_tcp_and_websocket() {
         (
             "geister",
             "transport = \"tcp\"\nbuiltins = [\"random\"]\n",
+            "python",
             "starters/geister/python/bot.py",
             "tcp-cmd:python3 bot.py {host} {port}",
         ),
         (
             "werewolf",
             "seats = 5\nbuiltins = [\"sample\"]\n",
+            "python",
             "starters/werewolf/python/bot.py",
             "tcp-cmd:python3 bot.py {host} {port}",
         ),
         (
+            "werewolf",
+            "seats = 5\nbuiltins = [\"sample\"]\n",
+            "java",
+            "starters/werewolf/java/Main.java",
+            "tcp-cmd:java -cp . Main {host} {port}",
+        ),
+        (
             "werewolf-nlp",
             "seats = 5\nbuiltins = [\"sample-en\"]\n",
+            "python",
             "starters/werewolf-nlp/python/bot.py",
             "ws-cmd:python3 bot.py {url}",
         ),
@@ -1240,12 +1250,12 @@ fn networked_bots_are_checked_and_play_rated_matches_over_tcp_and_websocket() {
     let servers: Vec<(Server, String, String)> = ladders
         .iter()
         .zip(&dirs)
-        .map(|((game, extra, starter, _), dir)| {
+        .map(|((game, extra, language, _, _), dir)| {
             let db = dir.path().join("ladder.sqlite");
             let config = dir.path().join("ladder.toml");
             std::fs::write(
                 &config,
-                format!("name = \"g\"\ngame = \"{game}\"\nlanguages = [\"python\"]\n{extra}"),
+                format!("name = \"g\"\ngame = \"{game}\"\nlanguages = [\"{language}\"]\n{extra}"),
             )
             .unwrap();
             let out = invite(&db, "alice", &[]);
@@ -1260,12 +1270,11 @@ fn networked_bots_are_checked_and_play_rated_matches_over_tcp_and_websocket() {
                 .into_string()
                 .unwrap();
             assert!(home.contains("id=\"transport\""), "{game}: {home}");
-            let _ = starter;
             (server, url, token)
         })
         .collect();
-    for ((game, _, starter, seat), (_, url, token)) in ladders.iter().zip(&servers) {
-        let (code, v, err) = submit(url, token, "python", &repo().join(starter));
+    for ((game, _, language, starter, seat), (_, url, token)) in ladders.iter().zip(&servers) {
+        let (code, v, err) = submit(url, token, language, &repo().join(starter));
         assert_eq!(code, Some(0), "{game}: {v} {err}");
         assert_eq!(v["status"], "active", "{game}: {v}");
         let (_, version) = get(
@@ -1282,7 +1291,7 @@ fn networked_bots_are_checked_and_play_rated_matches_over_tcp_and_websocket() {
             "{game}: {log}"
         );
     }
-    for ((game, _, _, seat), (_, url, _)) in ladders.iter().zip(&servers) {
+    for ((game, _, _, _, seat), (_, url, _)) in ladders.iter().zip(&servers) {
         let rows = wait_for_games(url, &["alice"], 1);
         let alice = rows.iter().find(|r| r["bot"] == "alice").unwrap();
         assert_eq!(alice["errors"], 0, "{game}: {rows:?}");
