@@ -1155,15 +1155,17 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
             .unwrap();
         assert!(link.starts_with(&format!("{url}/signup?code=")), "{link}");
         // Erin's token works (404: she has no version yet; 401 for an unknown token).
-        let status =
-            |token: &str| match ureq::get(&format!("{url}/api/ladders/g/bots/erin/versions/1"))
-                .set("Authorization", &format!("Bearer {token}"))
-                .call()
-            {
-                Ok(r) => r.status(),
-                Err(ureq::Error::Status(code, _)) => code,
-                Err(e) => panic!("{e}"),
-            };
+        let status_of = |bot: &str, token: &str| match ureq::get(&format!(
+            "{url}/api/ladders/g/bots/{bot}/versions/1"
+        ))
+        .set("Authorization", &format!("Bearer {token}"))
+        .call()
+        {
+            Ok(r) => r.status(),
+            Err(ureq::Error::Status(code, _)) => code,
+            Err(e) => panic!("{e}"),
+        };
+        let status = |token: &str| status_of("erin", token);
         assert_eq!(status(&token), 404);
         assert_eq!(status("kkl_not-a-token"), 401);
         c.goto(&format!("{url}/organiser")).await.unwrap();
@@ -1192,38 +1194,16 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
                     .unwrap();
             }
         };
-        let alice =
-            |token: &str| match ureq::get(&format!("{url}/api/ladders/g/bots/alice/versions/1"))
-                .set("Authorization", &format!("Bearer {token}"))
-                .call()
-            {
-                Ok(r) => r.status(),
-                Err(ureq::Error::Status(code, _)) => code,
-                Err(e) => panic!("{e}"),
-            };
+        let alice = |token: &str| status_of("alice", token);
         assert_eq!(alice(&alice_token), 200);
-        button("/organiser/accounts/alice").await;
-        let users = text_when(
-            &c,
-            "users",
-            |t| t.contains("alice contestant yes disabled"),
-            10,
-            100,
-        )
-        .await;
-        assert!(users.is_ok(), "{users:?}");
-        assert_eq!(alice(&alice_token), 403);
-        button("/organiser/accounts/alice").await;
-        let users = text_when(
-            &c,
-            "users",
-            |t| t.contains("alice contestant yes active"),
-            10,
-            100,
-        )
-        .await;
-        assert!(users.is_ok(), "{users:?}");
-        assert_eq!(alice(&alice_token), 200);
+        // The button says the other action each time: disable, then enable.
+        for (state, code) in [("disabled", 403), ("active", 200)] {
+            button("/organiser/accounts/alice").await;
+            let row = format!("alice contestant yes {state}");
+            let users = text_when(&c, "users", |t| t.contains(&row), 10, 100).await;
+            assert!(users.is_ok(), "{users:?}");
+            assert_eq!(alice(&alice_token), code, "{state}");
+        }
         // Retire alice's bot: it leaves the leaderboard until it is brought back.
         let on_board = || {
             let board: Value = serde_json::from_str(
