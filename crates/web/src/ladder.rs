@@ -149,8 +149,9 @@ pub fn final_rows(
     while start < rows.len() {
         let rank = rows[start].rank;
         let end = start + rows[start..].iter().take_while(|r| r.rank == rank).count();
-        if end - start > 1 {
-            let group = &mut rows[start..end];
+        let group = &mut rows[start..end];
+        // A tie the ratings can break (not all of them level).
+        if group.iter().any(|r| key(r) != key(&group[0])) {
             group.sort_by(|a, b| key(b).total_cmp(&key(a)));
             for i in 0..group.len() {
                 let level = i > 0 && key(&group[i]) == key(&group[i - 1]);
@@ -468,9 +469,10 @@ mod tests {
             [
                 ("bob@v1", 1, true),
                 ("alice@v2", 2, true),
-                // Level ratings still share the rank; a rank the final gave alone is kept.
-                ("builtin:strong", 3, true),
-                ("dave@v4", 3, true),
+                // Level ratings still share the rank, unmarked; a rank the final gave alone is
+                // kept.
+                ("builtin:strong", 3, false),
+                ("dave@v4", 3, false),
                 ("erin@v1", 5, false),
             ]
         );
