@@ -126,6 +126,29 @@ pub fn final_contest(
     file.insert("format".into(), opts.format.clone().into());
     file.insert("seed".into(), toml::Value::Integer(opts.seed as i64));
     file.insert("games".into(), toml::Value::Integer(opts.games as i64));
+    // The ladder's own match settings: the final is played as its matches were.
+    file.insert("seats".into(), toml::Value::Integer(config.seats as i64));
+    file.insert(
+        "match_timeout_s".into(),
+        toml::Value::Integer(config.match_timeout_s as i64),
+    );
+    if let Some(level) = &config.sandbox {
+        file.insert("sandbox".into(), level.clone().into());
+    }
+    if let Some(millis) = config.cpu_millis {
+        file.insert(
+            "cpus_per_bot".into(),
+            toml::Value::Float(f64::from(millis) / 1000.0),
+        );
+    }
+    if !config.options.is_empty() {
+        let options: toml::Table = config
+            .options
+            .iter()
+            .map(|(k, v)| (k.clone(), toml::Value::String(v.clone())))
+            .collect();
+        file.insert("options".into(), toml::Value::Table(options));
+    }
     file.insert(
         "entrants".into(),
         toml::Value::Array(entrants.into_iter().map(toml::Value::Table).collect()),

@@ -873,7 +873,7 @@ fn the_final_freezes_the_ladder_and_plays_the_active_versions() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("ladder.sqlite");
     let config = dir.path().join("ladder.toml");
-    std::fs::write(&config, MINIMAL).unwrap();
+    std::fs::write(&config, format!("{MINIMAL}[options]\nmax_plies = 300\n")).unwrap();
     let token_of = |name: &str| {
         let out = invite(&db, name, &[]);
         assert_eq!(out.status.code(), Some(0), "{out:?}");
@@ -938,6 +938,10 @@ fn the_final_freezes_the_ladder_and_plays_the_active_versions() {
     let file = std::fs::read_to_string(dir.path().join("data/g-final.toml")).unwrap();
     assert!(file.contains("format = \"round-robin\""), "{file}");
     assert!(file.contains("seat = \"cmd:python3 bot.py\""), "{file}");
+    // Played as the ladder's matches are: its table, its options and its match time limit.
+    assert!(file.contains("seats = 2\n"), "{file}");
+    assert!(file.contains("match_timeout_s = "), "{file}");
+    assert!(file.contains("[options]\nmax_plies = \"300\""), "{file}");
     drop(store);
     // On the ladder site: the final's standings, its page linked from the frozen leaderboard.
     let (_server, server) = serve(dir.path(), &config, &db);
