@@ -325,13 +325,6 @@ impl Drop for Server {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
 const PAGES: [&str; 5] = [
     "GET /leaderboard",
     "GET /bots/BOT",
@@ -614,8 +607,6 @@ fn serve_and_measure(
         ),
     )
     .expect("write the ladder file");
-    let port = free_port();
-    let base = format!("http://127.0.0.1:{port}");
     let log = dir.join("server.log");
     let extra: Vec<String> = std::env::var("KAKEHIKI_BENCH_SERVE_ARGS")
         .unwrap_or_default()
@@ -629,8 +620,8 @@ fn serve_and_measure(
             .arg(&config)
             .args(["--database-url", url, "--workers", "0"])
             // Every reader is on the one loopback address: let 64 of them in at once.
-            .args(["--max-client-connections", "256", "--bind"])
-            .arg(format!("127.0.0.1:{port}"))
+            // A port of the system's choosing: the server says which on its first line.
+            .args(["--max-client-connections", "256", "--bind", "127.0.0.1:0"])
             .arg("--data")
             .arg(dir.join("data"))
             .args(&extra)
@@ -639,6 +630,21 @@ fn serve_and_measure(
             .expect("start kakehiki ladder serve"),
     );
     let up = Instant::now();
+    // `ladder g (geister) on http://127.0.0.1:PORT`, once it listens.
+    let base = loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if let Some(url) = text
+            .lines()
+            .find_map(|l| l.split_once(" on http://").map(|(_, a)| a.trim()))
+        {
+            break format!("http://{url}");
+        }
+        assert!(
+            up.elapsed() < Duration::from_secs(60),
+            "the server did not say where it listens within 60 s: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
     loop {
         if ureq::get(&format!("{base}/api/ladders/{LADDER}/leaderboard"))
             .call()
