@@ -816,7 +816,7 @@ fn final_standing(app: &App) -> Result<Option<FinalStanding>, ApiError> {
             .filter(|(_, r)| version.is_none_or(|v| v == r.version))
             .map(|(_, r)| r.conservative())
     };
-    let break_ties = app.config.final_tie_break == kakehiki_ladder::config::FinalTieBreak::Rating;
+    let break_ties = app.config.final_tie_break.by_rating();
     Ok(Some(FinalStanding {
         rows: kakehiki_web::ladder::final_rows(&standings, rating_of, break_ties),
         contest,
@@ -842,7 +842,7 @@ async fn final_html(State(app): State<App>, headers: HeaderMap) -> Response {
                     f.stored,
                     f.scheduled,
                     f.complete,
-                    app.config.final_tie_break == kakehiki_ladder::config::FinalTieBreak::Rating,
+                    app.config.final_tie_break.by_rating(),
                     &me,
                 ),
             ),
@@ -866,10 +866,7 @@ async fn final_api(State(app): State<App>, Path(ladder): Path<String>) -> Respon
                 "ladder": ladder, "contest": f.contest, "format": f.format,
                 "matches_stored": f.stored, "matches_scheduled": f.scheduled,
                 "complete": f.complete, "rows": f.rows,
-                "tie_break": match app.config.final_tie_break {
-                    kakehiki_ladder::config::FinalTieBreak::Rating => "rating",
-                    kakehiki_ladder::config::FinalTieBreak::Shared => "shared",
-                },
+                "tie_break": app.config.final_tie_break.name(),
             }))
             .into_response(),
             Ok(None) => error(StatusCode::NOT_FOUND, "no final yet"),

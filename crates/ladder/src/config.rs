@@ -351,6 +351,21 @@ pub enum FinalTieBreak {
     Shared,
 }
 
+impl FinalTieBreak {
+    /// Its name in the ladder file.
+    pub fn name(self) -> &'static str {
+        match self {
+            FinalTieBreak::Rating => "rating",
+            FinalTieBreak::Shared => "shared",
+        }
+    }
+
+    /// Whether the ladder rating orders the final's ties.
+    pub fn by_rating(self) -> bool {
+        self == FinalTieBreak::Rating
+    }
+}
+
 /// The default wall-clock limit of one ladder match, in seconds (seat limits end a match long
 /// before).
 pub const DEFAULT_MATCH_TIMEOUT_S: u64 = 3600;
@@ -600,14 +615,16 @@ impl LadderConfig {
             ));
         }
         let final_tie_break = match raw.final_tie_break.as_deref() {
-            None | Some("rating") => FinalTieBreak::Rating,
-            Some("shared") => FinalTieBreak::Shared,
-            Some(other) => {
-                return Err(invalid(
-                    "final_tie_break",
-                    format!("expected \"rating\" or \"shared\", found {other:?}"),
-                ))
-            }
+            None => FinalTieBreak::Rating,
+            Some(t) => [FinalTieBreak::Rating, FinalTieBreak::Shared]
+                .into_iter()
+                .find(|x| x.name() == t)
+                .ok_or_else(|| {
+                    invalid(
+                        "final_tie_break",
+                        format!("expected \"rating\" or \"shared\", found {t:?}"),
+                    )
+                })?,
         };
         let mut options = BTreeMap::new();
         for (k, v) in &raw.options {
