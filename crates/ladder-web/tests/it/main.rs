@@ -80,6 +80,22 @@ fn form_post(path: &str, body: String, cookie: Option<&str>) -> Request<Body> {
     r
 }
 
+/// An organiser's form post of `fields` to `path` is refused with a wrong CSRF token (403,
+/// with the organiser's `cookie`) and without a session (404: the page is not said to exist).
+async fn organiser_form_is_guarded(app: &Router, path: &str, fields: &str, cookie: &str) {
+    for (csrf, cookie, status) in [
+        ("wrong", Some(cookie), StatusCode::FORBIDDEN),
+        ("the-csrf-token", None, StatusCode::NOT_FOUND),
+    ] {
+        let r = app
+            .clone()
+            .oneshot(form_post(path, format!("{fields}&csrf={csrf}"), cookie))
+            .await
+            .unwrap();
+        assert_eq!(r.status(), status, "{path} {fields} csrf={csrf}");
+    }
+}
+
 /// The pre-session cookie the form at `path` sets (`NAME=VALUE`) and its value, the token the
 /// form must carry (double-submit CSRF).
 async fn pre_session(app: &Router, path: &str) -> (String, String) {
@@ -545,26 +561,7 @@ async fn an_organiser_disables_an_account_from_the_organisers_page() {
         "{html}"
     );
     // Without the session's CSRF token, or as a stranger: refused.
-    let r = app
-        .clone()
-        .oneshot(post(
-            "/organiser/accounts/dan",
-            "action=disable&csrf=wrong",
-            Some(&cookie),
-        ))
-        .await
-        .unwrap();
-    assert_eq!(r.status(), StatusCode::FORBIDDEN);
-    let r = app
-        .clone()
-        .oneshot(post(
-            "/organiser/accounts/dan",
-            "action=disable&csrf=the-csrf-token",
-            None,
-        ))
-        .await
-        .unwrap();
-    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    organiser_form_is_guarded(&app, "/organiser/accounts/dan", "action=disable", &cookie).await;
     assert!(!store.ladder_user("dan").unwrap().unwrap().disabled);
     // The organiser disables, then enables.
     let r = app
@@ -631,26 +628,7 @@ async fn an_organiser_invites_and_freezes_from_the_organisers_page_as_the_comman
     assert!(html.contains("Freeze: queue no more matches"), "{html}");
 
     // Refused without the CSRF token, and as a stranger (404: the page is not said to exist).
-    let r = app
-        .clone()
-        .oneshot(post(
-            "/organiser/invite",
-            "name=erin&csrf=wrong",
-            Some(&cookie),
-        ))
-        .await
-        .unwrap();
-    assert_eq!(r.status(), StatusCode::FORBIDDEN);
-    let r = app
-        .clone()
-        .oneshot(post(
-            "/organiser/invite",
-            "name=erin&csrf=the-csrf-token",
-            None,
-        ))
-        .await
-        .unwrap();
-    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    organiser_form_is_guarded(&app, "/organiser/invite", "name=erin", &cookie).await;
     assert!(store.ladder_user("erin").unwrap().is_none());
 
     // Invited: the link and the token, shown once; they work as the command line's do.
@@ -855,18 +833,7 @@ async fn an_organiser_retires_and_brings_back_a_bot_from_the_organisers_page() {
     let post =
         |body: &str, cookie: Option<&str>| form_post("/organiser/bots/dan", body.into(), cookie);
     // A stranger, a wrong token, a bad action: refused, nothing retired.
-    let r = app
-        .clone()
-        .oneshot(post("action=retire&csrf=the-csrf-token", None))
-        .await
-        .unwrap();
-    assert_eq!(r.status(), StatusCode::NOT_FOUND);
-    let r = app
-        .clone()
-        .oneshot(post("action=retire&csrf=wrong", Some(&cookie)))
-        .await
-        .unwrap();
-    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    organiser_form_is_guarded(&app, "/organiser/bots/dan", "action=retire", &cookie).await;
     let r = app
         .clone()
         .oneshot(post("action=drop&csrf=the-csrf-token", Some(&cookie)))
