@@ -828,6 +828,17 @@ async fn click(c: &fantoccini::Client, id: &str) {
         .unwrap();
 }
 
+/// Type `text` into the element with id `id` (a field, or a file input's path).
+async fn type_into(c: &fantoccini::Client, id: &str, text: &str) {
+    use fantoccini::Locator;
+    c.find(Locator::Id(id))
+        .await
+        .unwrap()
+        .send_keys(text)
+        .await
+        .unwrap();
+}
+
 /// The text of the element with id `id` once `done` holds for it, looked at every `every_ms`
 /// milliseconds (a page that reloads itself, or one a form post replaces: a missing or stale
 /// element reads as empty); after `within_s` seconds, the last text read as the error.
@@ -908,18 +919,8 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
 
         // Sign up with the invitation's link: logged in on the contestant's page.
         c.goto(&format!("{url}/signup?code={code}")).await.unwrap();
-        c.find(Locator::Id("password"))
-            .await
-            .unwrap()
-            .send_keys(PASSWORD)
-            .await
-            .unwrap();
-        c.find(Locator::Id("password2"))
-            .await
-            .unwrap()
-            .send_keys(PASSWORD)
-            .await
-            .unwrap();
+        type_into(&c, "password", PASSWORD).await;
+        type_into(&c, "password2", PASSWORD).await;
         click(&c, "submit").await;
         c.wait().for_element(Locator::Id("upload")).await.unwrap();
         assert_eq!(c.current_url().await.unwrap().path().to_string(), "/me");
@@ -945,18 +946,8 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
             .await
             .unwrap();
         c.goto(&format!("{url}/login")).await.unwrap();
-        c.find(Locator::Id("name"))
-            .await
-            .unwrap()
-            .send_keys("alice")
-            .await
-            .unwrap();
-        c.find(Locator::Id("password"))
-            .await
-            .unwrap()
-            .send_keys(PASSWORD)
-            .await
-            .unwrap();
+        type_into(&c, "name", "alice").await;
+        type_into(&c, "password", PASSWORD).await;
         click(&c, "submit").await;
         c.wait().for_element(Locator::Id("upload")).await.unwrap();
 
@@ -967,12 +958,7 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
             .select_by_value("python")
             .await
             .unwrap();
-        c.find(Locator::Id("file"))
-            .await
-            .unwrap()
-            .send_keys(&bot.display().to_string())
-            .await
-            .unwrap();
+        type_into(&c, "file", &bot.display().to_string()).await;
         click(&c, "submit").await;
         c.wait().for_element(Locator::Id("status")).await.unwrap();
         assert_eq!(
@@ -1086,12 +1072,7 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
             .select_by_value("python")
             .await
             .unwrap();
-        c.find(Locator::Id("file"))
-            .await
-            .unwrap()
-            .send_keys(&broken.display().to_string())
-            .await
-            .unwrap();
+        type_into(&c, "file", &broken.display().to_string()).await;
         click(&c, "submit").await;
         let status = text_when(&c, "status", |s| !s.is_empty() && s != "building", 120, 500)
             .await
@@ -1121,22 +1102,12 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
         let account = c.find(Locator::Id("account")).await.unwrap();
         assert_eq!(account.text().await.unwrap(), "olga");
         for id in ["password", "password2"] {
-            c.find(Locator::Id(id))
-                .await
-                .unwrap()
-                .send_keys(PASSWORD)
-                .await
-                .unwrap();
+            type_into(&c, id, PASSWORD).await;
         }
         click(&c, "submit").await;
         c.wait().for_element(Locator::Id("upload")).await.unwrap();
         c.goto(&format!("{url}/organiser")).await.unwrap();
-        c.find(Locator::Id("invite-name"))
-            .await
-            .unwrap()
-            .send_keys("erin")
-            .await
-            .unwrap();
+        type_into(&c, "invite-name", "erin").await;
         click(&c, "invite-submit").await;
         let token = c
             .wait()
