@@ -177,7 +177,7 @@ pub(super) fn build(p: &super::Replay, panels: &mut [Panel]) -> Result<Built, Vi
     let mut result = json!(null);
     let mut pending_notes: Vec<String> = Vec::new();
     for l in &p.events {
-        let (line, kind) = (l.line, l.kind.as_str());
+        let (line, kind) = (l.line, l.kind.as_ref());
         if !matches!(kind, "assign" | "set" | "turn" | "line" | "fault" | "end") {
             continue;
         }

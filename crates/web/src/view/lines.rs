@@ -8,6 +8,7 @@
 //! refuses what it refuses, with the same errors: every line must be JSON (the first bad line
 //! is named), and the first line must be the header.
 
+use std::borrow::Cow;
 use std::cell::OnceCell;
 
 use kakehiki_core::replay::{ReplayError, ReplayHeader};
@@ -19,13 +20,14 @@ use serde_json::Value;
 pub(crate) struct Line<'a> {
     /// Its number in the file, from 1.
     pub(crate) line: usize,
-    /// Its `event` (empty when it has none, or not a string).
-    pub(crate) kind: String,
+    /// Its `event` (empty when it has none, or not a string), borrowed from the line where it
+    /// has no escapes.
+    pub(crate) kind: Cow<'a, str>,
     text: &'a str,
     value: OnceCell<Value>,
 }
 
-impl Line<'_> {
+impl<'a> Line<'a> {
     /// The line as a JSON value (made on first use).
     pub(crate) fn value(&self) -> &Value {
         self.value
@@ -55,11 +57,11 @@ struct Kind<'a> {
     event: Option<&'a serde_json::value::RawValue>,
 }
 
-fn kind_of(raw: Option<&serde_json::value::RawValue>) -> Option<String> {
+fn kind_of(raw: Option<&serde_json::value::RawValue>) -> Option<Cow<'_, str>> {
     let raw = raw?.get();
     match raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
-        Some(plain) if !plain.contains('\\') => Some(plain.to_string()),
-        _ => serde_json::from_str::<String>(raw).ok(),
+        Some(plain) if !plain.contains('\\') => Some(Cow::Borrowed(plain)),
+        _ => serde_json::from_str::<String>(raw).ok().map(Cow::Owned),
     }
 }
 
@@ -77,7 +79,10 @@ impl<'a> Replay<'a> {
                 Err(_) => {
                     let v: Value = serde_json::from_str(text)
                         .map_err(|source| ReplayError::Json { line, source })?;
-                    let kind = v.get("event").and_then(Value::as_str).map(String::from);
+                    let kind = v
+                        .get("event")
+                        .and_then(Value::as_str)
+                        .map(|k| Cow::Owned(k.to_string()));
                     (kind, OnceCell::from(v))
                 }
             };

@@ -214,7 +214,7 @@ fn build(parsed: &Replay, opts: &ViewOptions) -> Result<ModelParts, ViewError> {
     if opts.private {
         for l in &parsed.events {
             // A game's own stderr events, or the stderr of the seat record's `seat_end`.
-            let key = match l.kind.as_str() {
+            let key = match l.kind.as_ref() {
                 "stderr" => "text",
                 "seat_end" => "stderr",
                 _ => continue,
@@ -310,7 +310,7 @@ impl Serialize for Steps {
 pub(crate) fn events<'a>(p: &'a Replay) -> impl Iterator<Item = (usize, &'a str, &'a Value)> {
     p.events
         .iter()
-        .map(|l| (l.line, l.kind.as_str(), l.value()))
+        .map(|l| (l.line, l.kind.as_ref(), l.value()))
 }
 
 pub(crate) fn get_u64(v: &Value, key: &str, line: usize) -> Result<u64, ViewError> {

@@ -86,7 +86,7 @@ pub(crate) fn fill(
         p.events
             .iter()
             .find(|l| {
-                matches!(l.kind.as_str(), SEAT_EVENT | SEAT_END_EVENT)
+                matches!(l.kind.as_ref(), SEAT_EVENT | SEAT_END_EVENT)
                     && l.value()["seat"].as_u64() == Some(seat as u64)
             })
             .map_or(1, |l| l.line)
@@ -142,7 +142,7 @@ fn record_of(p: &super::Replay) -> Result<SeatRecord, ViewError> {
     let mut record = SeatRecord::default();
     for l in &p.events {
         let bad = |e: serde_json::Error| shape(l.line, format!("bad seat-record line: {e}"));
-        match l.kind.as_str() {
+        match l.kind.as_ref() {
             // A request with its outcome (read straight from the line's text).
             SEAT_EVENT => match l.decode() {
                 Ok(e) => record.exchanges.push(e),
