@@ -695,15 +695,11 @@ fn seen_match(
         (Ok(_), Ok(_)) => return Err(ApiError(StatusCode::NOT_FOUND, "no such match")),
         (Err(e), _) | (_, Err(e)) => return Err(store_failed(e)),
     };
-    // Each seat's bot, from its entrant's name (`BOT@vN`; a bot's name has no `@`), or the
-    // built-in (`builtin:NAME`) itself.
+    // Each seat's bot, from its entrant's name (`BOT@vN`), or the built-in itself.
     let bots: Vec<String> = result
         .entrants
         .iter()
-        .map(|name| match name.rsplit_once("@v") {
-            Some((bot, _)) if !name.starts_with("builtin:") => bot.to_string(),
-            _ => name.clone(),
-        })
+        .map(|name| kakehiki_store::entrant_bot(name).0.to_string())
         .collect();
     // Which seats' stderr the user may read: their own bot's, or all for an organiser.
     let mut visible = vec![false; result.entrants.len()];

@@ -23,6 +23,16 @@ pub fn version_entrant(bot: &str, version: u64) -> String {
     format!("{bot}@v{version}")
 }
 
+/// The bot and version of an entrant name ([`version_entrant`]'s inverse: `alice@v3` is
+/// `alice`, version 3; a bot's name has no `@`); a built-in (`builtin:NAME`) is itself, with no
+/// version.
+pub fn entrant_bot(entrant: &str) -> (&str, Option<u64>) {
+    match entrant.rsplit_once("@v") {
+        Some((bot, v)) if !entrant.starts_with("builtin:") => (bot, v.parse().ok()),
+        _ => (entrant, None),
+    }
+}
+
 /// Initial Weng-Lin rating (μ 25, σ 25/3), as `skillratings` starts every player.
 pub const INITIAL_MU: f64 = 25.0;
 pub const INITIAL_SIGMA: f64 = 25.0 / 3.0;
@@ -697,5 +707,8 @@ mod tests {
     fn entrant_names() {
         assert_eq!(ladder_contest("g"), "ladder/g");
         assert_eq!(version_entrant("alice", 3), "alice@v3");
+        assert_eq!(entrant_bot("alice@v3"), ("alice", Some(3)));
+        assert_eq!(entrant_bot(&version_entrant("b-2", 12)), ("b-2", Some(12)));
+        assert_eq!(entrant_bot("builtin:strong"), ("builtin:strong", None));
     }
 }

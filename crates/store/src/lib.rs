@@ -29,8 +29,8 @@ use std::time::Duration;
 
 pub use ladder_builds::{abandoned_log, BuildClaim, LadderBuilds, Program, Pruned, StorageUse};
 pub use ladder_play::{
-    ladder_contest, version_entrant, LadderEntrant, LadderPlay, LadderRating, LadderSeat,
-    LadderState, INITIAL_MU, INITIAL_SIGMA, LADDER_FINGERPRINT,
+    entrant_bot, ladder_contest, version_entrant, LadderEntrant, LadderPlay, LadderRating,
+    LadderSeat, LadderState, INITIAL_MU, INITIAL_SIGMA, LADDER_FINGERPRINT,
 };
 pub use pg::PgStore;
 pub use sqlite::{run_lock_path, SqliteStore};

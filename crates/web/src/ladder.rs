@@ -120,17 +120,12 @@ pub fn final_rows(
         .rows
         .iter()
         .map(|r| {
-            let (bot, version) = match r.entrant.rsplit_once("@v") {
-                Some((bot, v)) if !r.entrant.starts_with("builtin:") => {
-                    (bot.to_string(), v.parse().ok())
-                }
-                _ => (r.entrant.clone(), None),
-            };
+            let (bot, version) = kakehiki_store::entrant_bot(&r.entrant);
             FinalRow {
                 rank: r.rank,
-                rating: rating_of(&bot, version),
+                rating: rating_of(bot, version),
                 entrant: r.entrant.clone(),
-                bot,
+                bot: bot.to_string(),
                 games: r.games,
                 wins: r.wins,
                 draws: r.draws,
