@@ -25,6 +25,9 @@ use tower_http::set_header::SetResponseHeaderLayer;
 
 use pool::StorePool;
 
+/// The state of one ladder's handlers: the ladder (its file, its pages' cache, where its pages
+/// are) and what every ladder of the server shares (the store, the accounts' pages, the list of
+/// ladders).
 #[derive(Clone)]
 pub struct App {
     pub config: Arc<LadderConfig>,
@@ -34,6 +37,34 @@ pub struct App {
     pub web: Arc<pages::Web>,
     /// The leaderboard and bots' matches the public pages show, kept current by the ratings.
     pub cache: Arc<cache::Cache>,
+    /// Where this ladder's pages are: `""` on a server of one ladder (its pages are at the
+    /// root, and also under `/ladders/NAME/`), `/ladders/NAME` on a server of several.
+    pub base: Arc<str>,
+    /// The uploads of each account to this ladder in the last hour (`limits.uploads_per_hour`).
+    pub(crate) uploads: Arc<pages::RateLimiter>,
+    /// Every ladder of the server, in the order given.
+    pub site: Arc<[Ladder]>,
+    /// Whether the page is one of this ladder's (false for the account's pages at the root of
+    /// a server of several ladders, which belong to none).
+    pub in_ladder: bool,
+}
+
+/// One ladder of the server, as [`App::site`] lists them.
+#[derive(Clone)]
+pub struct Ladder {
+    pub config: Arc<LadderConfig>,
+    pub cache: Arc<cache::Cache>,
+    pub base: Arc<str>,
+    uploads: Arc<pages::RateLimiter>,
+}
+
+/// Why a server's ladders cannot be served together.
+#[derive(Debug, thiserror::Error)]
+pub enum SiteError {
+    #[error("no ladder file was given")]
+    Empty,
+    #[error("two ladder files name the ladder {0:?}: each ladder needs its own name")]
+    Duplicate(String),
 }
 
 /// Why the uploads a stopped server left could not be adopted.
@@ -87,21 +118,88 @@ pub fn adopt_lost_uploads(
 }
 
 impl App {
-    /// The server's state: the ladder `config`, the request handlers' store connections
-    /// `stores` (at least one) and whether cookies are marked `Secure`.
-    ///
-    /// A thread keeps the pages' cache current ([`cache::Cache::start_refresher`]); tell it
-    /// when the ratings moved with [`App::ratings_moved`].
+    /// The state of a server of one ladder, `config`; see [`App::site`].
     pub fn new(config: Arc<LadderConfig>, stores: Vec<Box<dyn Store>>, cookie_secure: bool) -> App {
-        let store = Arc::new(StorePool::new(stores));
-        let cache = Arc::new(cache::Cache::new(&config.name));
-        cache::Cache::start_refresher(&cache, &store);
-        App {
-            web: Arc::new(pages::Web::new(&config, cookie_secure)),
-            config,
-            store,
-            cache,
+        match App::site(vec![config], stores, cookie_secure) {
+            Ok(mut apps) => apps.remove(0),
+            Err(e) => unreachable!("one ladder is always a site: {e}"),
         }
+    }
+
+    /// The state of a server of the ladders `configs` (one [`App`] each, in their order), the
+    /// request handlers' store connections `stores` (at least one) and whether cookies are
+    /// marked `Secure`. One account and one API token serve every ladder.
+    ///
+    /// A thread per ladder keeps its pages' cache current ([`cache::Cache::start_refresher`]);
+    /// tell it when the ratings moved with [`App::ratings_moved`].
+    pub fn site(
+        configs: Vec<Arc<LadderConfig>>,
+        stores: Vec<Box<dyn Store>>,
+        cookie_secure: bool,
+    ) -> Result<Vec<App>, SiteError> {
+        if configs.is_empty() {
+            return Err(SiteError::Empty);
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for c in &configs {
+            if !names.insert(c.name.as_str()) {
+                return Err(SiteError::Duplicate(c.name.clone()));
+            }
+        }
+        let store = Arc::new(StorePool::new(stores));
+        let web = Arc::new(pages::Web::new(cookie_secure));
+        let single = configs.len() == 1;
+        let site: Arc<[Ladder]> = configs
+            .iter()
+            .map(|config| {
+                let cache = Arc::new(cache::Cache::new(&config.name));
+                cache::Cache::start_refresher(&cache, &store);
+                Ladder {
+                    config: config.clone(),
+                    cache,
+                    base: if single {
+                        "".into()
+                    } else {
+                        format!("/ladders/{}", config.name).into()
+                    },
+                    uploads: Arc::new(pages::RateLimiter::new(
+                        usize::try_from(config.limits.uploads_per_hour).unwrap_or(usize::MAX),
+                        std::time::Duration::from_secs(3600),
+                    )),
+                }
+            })
+            .collect();
+        Ok(site
+            .iter()
+            .map(|l| App {
+                config: l.config.clone(),
+                store: store.clone(),
+                web: web.clone(),
+                cache: l.cache.clone(),
+                base: l.base.clone(),
+                uploads: l.uploads.clone(),
+                site: site.clone(),
+                in_ladder: true,
+            })
+            .collect())
+    }
+
+    /// The state of ladder `name` of this server, if it serves one of that name.
+    pub fn ladder(&self, name: &str) -> Option<App> {
+        let l = self.site.iter().find(|l| l.config.name == name)?;
+        Some(App {
+            config: l.config.clone(),
+            cache: l.cache.clone(),
+            base: l.base.clone(),
+            uploads: l.uploads.clone(),
+            in_ladder: true,
+            ..self.clone()
+        })
+    }
+
+    /// Whether the server serves several ladders (each under `/ladders/NAME/`).
+    pub fn several(&self) -> bool {
+        self.site.len() > 1
     }
 
     /// The ratings moved (results rated, entrants joined or left): the pages show it at once.
@@ -110,12 +208,15 @@ impl App {
     }
 }
 
-/// Every route of the ladder: the JSON API, the public pages and the web pages, each answer
-/// with the headers of `with_security_headers`. Serve it with [`serve::serve`], which gives the
-/// handlers the client's address (the login rate limit counts per address).
+/// Every route of the server of `app`'s ladders (any [`App`] of [`App::site`]): the JSON API,
+/// the public pages and the web pages, each answer with the headers of `with_security_headers`.
+/// A server of one ladder serves its pages at the root (and the same pages under
+/// `/ladders/NAME/`); a server of several lists them at `/` and serves each under
+/// `/ladders/NAME/`. Accounts' pages (`/login`, `/me`, ...) and the API are at the root. Serve
+/// it with [`serve::serve`], which gives the handlers the client's address (the login rate
+/// limit counts per address).
 pub fn router(app: App) -> Router {
-    let upload_limit = upload_limit(&app.config);
-    let router = Router::new()
+    let api = Router::new()
         .route("/api/ladders/:ladder/leaderboard", get(leaderboard))
         .route("/api/ladders/:ladder/submissions", post(submit))
         .route(
@@ -128,18 +229,56 @@ pub fn router(app: App) -> Router {
         )
         .route("/api/ladders/:ladder/bots/:bot/matches", get(bot_matches))
         .route("/api/ladders/:ladder/matches/:index", get(one_match))
+        .route("/api/ladders/:ladder/final", get(final_api))
+        .route("/assets/:name", get(kakehiki_web::asset))
+        .with_state(app.clone());
+    let mut router = api;
+    if app.several() {
+        let root = App {
+            in_ladder: false,
+            ..app.clone()
+        };
+        router = router.merge(pages::account_routes().with_state(root.clone()));
+        router = router.route("/", get(pages::site_home).with_state(root));
+        for l in app.site.iter() {
+            if let Some(ladder) = app.ladder(&l.config.name) {
+                router = nest_ladder(router, &l.base, ladder);
+            }
+        }
+    } else {
+        let place = format!("/ladders/{}", app.config.name);
+        router = router
+            .merge(pages::account_routes().with_state(app.clone()))
+            .merge(ladder_routes(app.clone()));
+        router = nest_ladder(router, &place, app);
+    }
+    let router = router.layer(axum::middleware::map_response(plain_errors));
+    with_security_headers(router)
+}
+
+/// `router` with ladder `app`'s pages under `place` (`/ladders/NAME`), its home page at
+/// `place` and at `place/`.
+fn nest_ladder(router: Router, place: &str, app: App) -> Router {
+    router
+        .route(
+            &format!("{place}/"),
+            get(pages::home).with_state(app.clone()),
+        )
+        .nest(place, ladder_routes(app))
+}
+
+/// The routes of one ladder's pages, relative to where they are ([`App::base`]).
+fn ladder_routes(app: App) -> Router {
+    let upload_limit = upload_limit(&app.config);
+    Router::new()
         .route("/leaderboard", get(leaderboard_html))
         .route("/bots/:bot", get(bot_html))
         .route("/matches/:index", get(match_html))
         .route("/final", get(final_html))
-        .route("/api/ladders/:ladder/final", get(final_api))
         .route("/protocol", get(kit::protocol))
         .route("/starters/:language", get(kit::starter_file))
-        .route("/assets/:name", get(kakehiki_web::asset))
-        .merge(pages::routes(upload_limit))
+        .merge(pages::ladder_routes(upload_limit))
         .with_state(app)
-        .layer(axum::middleware::map_response(plain_errors));
-    with_security_headers(router)
 }
 
 /// The headers every answer carries unless its handler set its own: nothing is cached (pages
@@ -274,13 +413,19 @@ fn page_visitor(
     headers: &HeaderMap,
 ) -> (kakehiki_web::ladder::LadderVisitor, Option<LadderUser>) {
     let session = pages::session(app, headers).ok().flatten();
+    let place = kakehiki_web::ladder::LadderVisitor {
+        base: app.base.to_string(),
+        several: app.several(),
+        ..kakehiki_web::ladder::LadderVisitor::default()
+    };
     let nav = match &session {
         Some((_, s)) => kakehiki_web::ladder::LadderVisitor {
             organiser: s.user.role == LadderRole::Organiser,
             user: Some(s.user.name.clone()),
             csrf: Some(s.csrf_token.clone()),
+            ..place
         },
-        None => kakehiki_web::ladder::LadderVisitor::default(),
+        None => place,
     };
     let user = caller(app, headers)
         .ok()
@@ -289,12 +434,10 @@ fn page_visitor(
     (nav, user)
 }
 
-fn check_ladder(app: &App, ladder: &str) -> Result<(), ApiError> {
-    if ladder == app.config.name {
-        Ok(())
-    } else {
-        Err(ApiError(StatusCode::NOT_FOUND, "no such ladder"))
-    }
+/// The state of ladder `ladder` of the server, or the API's 404.
+fn check_ladder(app: &App, ladder: &str) -> Result<App, ApiError> {
+    app.ladder(ladder)
+        .ok_or(ApiError(StatusCode::NOT_FOUND, "no such ladder"))
 }
 
 #[derive(Deserialize)]
@@ -312,9 +455,12 @@ async fn submit(
     headers: HeaderMap,
     body: axum::body::Body,
 ) -> Response {
+    let app = match check_ladder(&app, &ladder) {
+        Ok(app) => app,
+        Err(r) => return r.into_response(),
+    };
     let app2 = app.clone();
     let user = tokio::task::spawn_blocking(move || {
-        check_ladder(&app2, &ladder)?;
         caller(&app2, &headers)?.ok_or(ApiError(StatusCode::UNAUTHORIZED, "an API token is needed"))
     })
     .await;
@@ -418,9 +564,10 @@ async fn version(
     headers: HeaderMap,
 ) -> Response {
     blocking(move || {
-        if let Err(r) = check_ladder(&app, &ladder) {
-            return r.into_response();
-        }
+        let app = match check_ladder(&app, &ladder) {
+            Ok(app) => app,
+            Err(r) => return r.into_response(),
+        };
         let v = match owned_version(&app, &headers, &ladder, &bot, version) {
             Ok(v) => v,
             Err(r) => return r.into_response(),
@@ -489,9 +636,10 @@ async fn version_upload(
     headers: HeaderMap,
 ) -> Response {
     blocking(move || {
-        if let Err(r) = check_ladder(&app, &ladder) {
-            return r.into_response();
-        }
+        let app = match check_ladder(&app, &ladder) {
+            Ok(app) => app,
+            Err(r) => return r.into_response(),
+        };
         match owned_version(&app, &headers, &ladder, &bot, version) {
             Ok(v) => upload_download(&app, &v),
             Err(r) => r.into_response(),
@@ -523,9 +671,10 @@ async fn leaderboard(
     Query(q): Query<BoardQuery>,
 ) -> Response {
     blocking(move || {
-        if let Err(r) = check_ladder(&app, &ladder) {
-            return r.into_response();
-        }
+        let app = match check_ladder(&app, &ladder) {
+            Ok(app) => app,
+            Err(r) => return r.into_response(),
+        };
         let (page, per) = q.page();
         let first = (page - 1).saturating_mul(per);
         let board = match app.cache.board(app.store.get().as_mut()) {
@@ -575,9 +724,10 @@ async fn bot_matches(
     Query(q): Query<MatchesQuery>,
 ) -> Response {
     blocking(move || {
-        if let Err(r) = check_ladder(&app, &ladder) {
-            return r.into_response();
-        }
+        let app = match check_ladder(&app, &ladder) {
+            Ok(app) => app,
+            Err(r) => return r.into_response(),
+        };
         let limit = q.limit.unwrap_or(50).clamp(1, 500);
         let mut store = app.store.get();
         // The newest matches are kept in memory; older pages and longer ones are read.
@@ -742,9 +892,10 @@ async fn one_match(
     headers: HeaderMap,
 ) -> Response {
     blocking(move || {
-        if let Err(r) = check_ladder(&app, &ladder) {
-            return r.into_response();
-        }
+        let app = match check_ladder(&app, &ladder) {
+            Ok(app) => app,
+            Err(r) => return r.into_response(),
+        };
         let user = match caller(&app, &headers) {
             Ok(u) => u,
             Err(r) => return r.into_response(),
@@ -854,9 +1005,10 @@ async fn final_html(State(app): State<App>, headers: HeaderMap) -> Response {
 /// `GET /api/ladders/LADDER/final`: the final's standings as JSON.
 async fn final_api(State(app): State<App>, Path(ladder): Path<String>) -> Response {
     blocking(move || {
-        if let Err(r) = check_ladder(&app, &ladder) {
-            return r.into_response();
-        }
+        let app = match check_ladder(&app, &ladder) {
+            Ok(app) => app,
+            Err(r) => return r.into_response(),
+        };
         match final_standing(&app) {
             Ok(Some(f)) => Json(json!({
                 "ladder": ladder, "contest": f.contest, "format": f.format,

@@ -17,7 +17,6 @@ use axum::routing::{get, post};
 use axum::{Form, Json, Router};
 use kakehiki_ladder::accounts::{self, random_hex, sha256_hex, AccountError};
 use kakehiki_ladder::config::LadderTransport;
-use kakehiki_ladder::LadderConfig;
 use kakehiki_store::{
     BotVersion, LadderRole, LadderSession, LadderUser, NewBotVersion, StoreError, VersionStatus,
 };
@@ -160,13 +159,12 @@ pub struct Web {
     passwords: tokio::sync::Semaphore,
     login_by_ip: RateLimiter,
     login_by_name: RateLimiter,
-    uploads: RateLimiter,
     env: Environment<'static>,
 }
 
 impl Web {
     /// `cookie_secure` marks the cookies `Secure` (sent over HTTPS only).
-    pub fn new(config: &LadderConfig, cookie_secure: bool) -> Web {
+    pub fn new(cookie_secure: bool) -> Web {
         let mut env = Environment::new();
         for (name, source) in TEMPLATES {
             if let Err(e) = env.add_template(name, source) {
@@ -174,7 +172,6 @@ impl Web {
                 unreachable!("template {name}: {e}");
             }
         }
-        let uploads = usize::try_from(config.limits.uploads_per_hour).unwrap_or(usize::MAX);
         Web {
             cookie_secure,
             session_cookie: if cookie_secure {
@@ -190,22 +187,27 @@ impl Web {
             passwords: tokio::sync::Semaphore::new(password_slots()),
             login_by_ip: RateLimiter::new(LOGIN_PER_ADDRESS, LOGIN_WINDOW),
             login_by_name: RateLimiter::new(LOGIN_PER_NAME, LOGIN_WINDOW),
-            uploads: RateLimiter::new(uploads, Duration::from_secs(3600)),
             env,
         }
     }
 }
 
-/// The pages' routes, for `ladder serve`'s router; `upload_limit` bounds the upload form's body.
-pub(super) fn routes(upload_limit: usize) -> Router<App> {
+/// The accounts' pages, at the root of the server: one account serves every ladder.
+pub(super) fn account_routes() -> Router<App> {
     Router::new()
-        .route("/", get(home))
         .route("/signup", get(signup_form).post(signup))
         .route("/login", get(login_form).post(login))
         .route("/logout", post(logout))
         .route("/me", get(me))
         .route("/password", post(change_password))
         .route("/me/token", post(new_token))
+}
+
+/// One ladder's pages, relative to where the ladder is ([`App::base`]); `upload_limit` bounds
+/// the upload form's body.
+pub(super) fn ladder_routes(upload_limit: usize) -> Router<App> {
+    Router::new()
+        .route("/", get(home))
         .route(
             "/upload",
             // The form's fields and multipart framing come on top of the file.
@@ -275,8 +277,7 @@ pub(super) fn accept_upload(
     language: &str,
     body: Bytes,
 ) -> Result<u64, UploadError> {
-    app.web
-        .uploads
+    app.uploads
         .hit(&user.name, Instant::now())
         .map_err(|retry_after| UploadError::TooMany {
             limit: app.config.limits.uploads_per_hour,
@@ -476,8 +477,12 @@ fn render(
     ctx: minijinja::Value,
 ) -> Response {
     let base = context! {
-        ladder => &app.config.name,
+        ladder => if app.in_ladder { app.config.name.as_str() } else { "Kakehiki ladders" },
         game => &app.config.game,
+        // Only `""` or `/ladders/` and a ladder's name (letters, digits, `-`, `_`).
+        base => minijinja::Value::from_safe_string(app.base.to_string()),
+        several => app.several(),
+        in_ladder => app.in_ladder,
         style => STYLE,
         user => viewer.map(|s| &s.user.name),
         organiser => viewer.is_some_and(|s| s.user.role == LadderRole::Organiser),
@@ -619,7 +624,7 @@ macro_rules! viewer {
     };
 }
 
-async fn home(State(app): State<App>, headers: HeaderMap) -> Response {
+pub(super) async fn home(State(app): State<App>, headers: HeaderMap) -> Response {
     on_thread(move || {
         let viewer = viewer!(app, headers);
         render(
@@ -630,7 +635,7 @@ async fn home(State(app): State<App>, headers: HeaderMap) -> Response {
             context! {
                 title => format!("Ladder {}", app.config.name),
                 languages => app.config.languages.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>(),
-                leaderboard => "/leaderboard",
+                leaderboard => format!("{}/leaderboard", app.base),
                 rules => &app.config.rules,
                 recipes => app.config.languages.iter().map(|(l, r)| context! {
                     name => l,
@@ -650,6 +655,41 @@ async fn home(State(app): State<App>, headers: HeaderMap) -> Response {
                 thinking_seconds => app.config.thinking_seconds,
                 upload_bytes => app.config.limits.upload_bytes,
             },
+        )
+    })
+    .await
+}
+
+/// `/` on a server of several ladders: each with its game, its entrants and whether it plays.
+pub(super) async fn site_home(State(app): State<App>, headers: HeaderMap) -> Response {
+    on_thread(move || {
+        let viewer = viewer!(app, headers);
+        let mut ladders = Vec::with_capacity(app.site.len());
+        for l in app.site.iter() {
+            let board = {
+                let mut store = app.store.get();
+                l.cache.board(store.as_mut())
+            };
+            let board = match board {
+                Ok(b) => b,
+                Err(e) => return store_failed(&app, e),
+            };
+            ladders.push(context! {
+                name => &l.config.name,
+                base => minijinja::Value::from_safe_string(l.base.to_string()),
+                game => &l.config.game,
+                rules => &l.config.rules,
+                entrants => board.rows.len(),
+                frozen => board.frozen,
+                languages => l.config.languages.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>(),
+            });
+        }
+        render(
+            &app,
+            viewer.as_ref().map(|v| &v.1),
+            StatusCode::OK,
+            "site.html",
+            context! { title => "Ladders", ladders },
         )
     })
     .await
@@ -1057,8 +1097,8 @@ async fn new_token(
     .await
 }
 
-/// A version as the pages show it.
-fn version_row(v: &BotVersion) -> minijinja::Value {
+/// A version as the pages show it, of the ladder whose pages are at `base`.
+fn version_row(base: &str, v: &BotVersion) -> minijinja::Value {
     context! {
         bot => &v.bot,
         owner => &v.owner,
@@ -1066,36 +1106,49 @@ fn version_row(v: &BotVersion) -> minijinja::Value {
         language => &v.language,
         status => v.status.as_str(),
         created_at => v.created_at,
-        url => format!("/bots/{}/versions/{}", v.bot, v.version),
+        url => format!("{base}/bots/{}/versions/{}", v.bot, v.version),
     }
 }
 
+/// The account's page: on each ladder of the server, its bot's versions and the upload form;
+/// then its API token and password (one account serves every ladder).
 async fn me(State(app): State<App>, headers: HeaderMap) -> Response {
     on_thread(move || {
         let Some((_, s)) = viewer!(app, headers) else {
             return see_other("/login", []);
         };
-        let versions = {
-            let mut store = app.store.get();
-            store.bot_versions(&app.config.name, &s.user.name)
-        };
-        let versions = match versions {
-            Ok(v) => v,
-            Err(e) => return store_failed(&app, e),
-        };
-        let rows: Vec<_> = versions.iter().rev().map(version_row).collect();
+        let mut ladders = Vec::with_capacity(app.site.len());
+        for (i, l) in app.site.iter().enumerate() {
+            let versions = {
+                let mut store = app.store.get();
+                store.bot_versions(&l.config.name, &s.user.name)
+            };
+            let versions = match versions {
+                Ok(v) => v,
+                Err(e) => return store_failed(&app, e),
+            };
+            let rows: Vec<_> = versions.iter().rev().map(|v| version_row(&l.base, v)).collect();
+            ladders.push(context! {
+                name => &l.config.name,
+                game => &l.config.game,
+                base => minijinja::Value::from_safe_string(l.base.to_string()),
+                // The first ladder's form keeps the plain ids (`upload`, `language`, ...).
+                id => if i == 0 { String::new() } else { format!("-{}", l.config.name) },
+                versions => rows,
+                languages => l.config.languages.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>(),
+                upload_bytes => l.config.limits.upload_bytes,
+                uploads_per_hour => l.config.limits.uploads_per_hour,
+            });
+        }
         render(
             &app,
             Some(&s),
             StatusCode::OK,
             "me.html",
             context! {
-                title => format!("Bot {}", s.user.name),
+                title => if app.several() { format!("Account {}", s.user.name) } else { format!("Bot {}", s.user.name) },
                 bot => &s.user.name,
-                versions => rows,
-                languages => app.config.languages.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>(),
-                upload_bytes => app.config.limits.upload_bytes,
-                uploads_per_hour => app.config.limits.uploads_per_hour,
+                ladders,
             },
         )
     })
@@ -1165,7 +1218,10 @@ fn upload_read(
         );
     };
     match accept_upload(&app, &s.user, language, file) {
-        Ok(version) => see_other(&format!("/bots/{}/versions/{version}", s.user.name), []),
+        Ok(version) => see_other(
+            &format!("{}/bots/{}/versions/{version}", app.base, s.user.name),
+            [],
+        ),
         Err(e) => {
             let mut r = message(&app, Some(s), e.status(), "Upload refused", &e.to_string());
             if let UploadError::TooMany { retry_after, .. } = e {
@@ -1225,7 +1281,7 @@ async fn version_page(
             "version.html",
             context! {
                 title => format!("{} v{}", v.bot, v.version),
-                v => version_row(&v),
+                v => version_row(&app.base, &v),
                 log => &v.log,
                 building,
                 frozen,
@@ -1338,7 +1394,7 @@ fn organiser_switch(
             );
             // The public pages follow at once (a freeze, a retired bot).
             app.ratings_moved();
-            see_other("/organiser", [])
+            see_other(&format!("{}/organiser", app.base), [])
         }
         Ok(Ok(false)) => not_found(app, Some(&s)),
         Ok(Err(e)) => store_failed(app, e),
@@ -1590,9 +1646,9 @@ async fn organiser(State(app): State<App>, headers: HeaderMap) -> Response {
         let building: Vec<_> = versions
             .iter()
             .filter(|v| v.status == VersionStatus::Building)
-            .map(version_row)
+            .map(|v| version_row(&app.base, v))
             .collect();
-        let rows: Vec<_> = versions.iter().map(version_row).collect();
+        let rows: Vec<_> = versions.iter().map(|v| version_row(&app.base, v)).collect();
         let mut bots: Vec<(&str, &str)> = versions
             .iter()
             .map(|v| (v.bot.as_str(), v.owner.as_str()))
@@ -1644,8 +1700,8 @@ const TEMPLATES: &[(&str, &str)] = &[
 {% if refresh %}<meta http-equiv="refresh" content="{{ refresh }}">{% endif %}
 <title>{{ title }} · {{ ladder }}</title><style>{{ style|safe }}</style></head>
 <body>
-<nav><a href="/">{{ ladder }}</a> · <a href="/leaderboard">leaderboard</a>
-{% if user %} · <a href="/me">my bot</a>{% if organiser %} · <a href="/organiser">organiser</a>{% endif %}
+<nav>{% if several %}<a href="/">ladders</a>{% if in_ladder %} · <a href="{{ base }}/">{{ ladder }}</a>{% endif %}{% else %}<a href="/">{{ ladder }}</a>{% endif %}{% if in_ladder %} · <a href="{{ base }}/leaderboard">leaderboard</a>{% endif %}
+{% if user %} · <a href="/me">{{ "my bots" if several else "my bot" }}</a>{% if organiser and in_ladder %} · <a href="{{ base }}/organiser">organiser</a>{% endif %}
  · signed in as <b id="who">{{ user }}</b>
 <form method="post" action="/logout"><input type="hidden" name="csrf" value="{{ csrf }}"><button id="logout">log out</button></form>
 {% else %} · <a href="/login">log in</a>{% endif %}</nav>
@@ -1663,15 +1719,23 @@ const TEMPLATES: &[(&str, &str)] = &[
 <p>A ladder of {{ game }}: upload a bot in {{ languages|join(", ") }}; it is built and checked, then it plays.</p>
 <ul>
 {% if user %}<li><a href="/me">your bot and its versions; upload a new one</a></li>
-{% if organiser %}<li><a href="/organiser">the organiser's page</a></li>{% endif %}
+{% if organiser %}<li><a href="{{ base }}/organiser">the organiser's page</a></li>{% endif %}
 {% else %}<li><a href="/login">log in</a> (new contestants: open the sign-up link of your invitation)</li>{% endif %}
 <li><a href="{{ leaderboard }}">the leaderboard</a></li>
 </ul>
 <h2>How to enter</h2>
-<p id="rules">The game: {{ game }}, rule set <code>{{ rules }}</code>, played under the original contest's rules and time limits{% if options %} with these options: {% for o in options %}<code>{{ o }}</code>{% if not loop.last %}, {% endif %}{% endfor %}{% endif %}.{% if thinking_seconds %} Each seat has {{ thinking_seconds }} s of thinking time over a whole match.{% endif %}{% if protocol %} What your bot reads and writes: <a href="/protocol" id="protocol">the protocol</a>.{% endif %}</p>
+<p id="rules">The game: {{ game }}, rule set <code>{{ rules }}</code>, played under the original contest's rules and time limits{% if options %} with these options: {% for o in options %}<code>{{ o }}</code>{% if not loop.last %}, {% endif %}{% endfor %}{% endif %}.{% if thinking_seconds %} Each seat has {{ thinking_seconds }} s of thinking time over a whole match.{% endif %}{% if protocol %} What your bot reads and writes: <a href="{{ base }}/protocol" id="protocol">the protocol</a>.{% endif %}</p>
 <p>Upload one source file (it is stored as the entry file) or a zip or tar.gz archive with the entry file at its top, at most {{ upload_bytes }} bytes. It is built in the sandbox, checked as <code>kakehiki check</code> checks a bot, then it plays. <span id="transport">{{ transport|safe }}</span></p>
 <div class="scroll"><table id="languages"><tr><th>language</th><th>entry file</th><th>build</th><th>run</th><th>starter</th></tr>
-{% for r in recipes %}<tr><td>{{ r.name }}</td><td><code>{{ r.main }}</code></td><td><code>{{ r.build }}</code></td><td><code>{{ r.run }}</code></td><td>{% if r.starter %}<a href="/starters/{{ r.name }}">{{ r.main }}</a>{% endif %}</td></tr>{% endfor %}
+{% for r in recipes %}<tr><td>{{ r.name }}</td><td><code>{{ r.main }}</code></td><td><code>{{ r.build }}</code></td><td><code>{{ r.run }}</code></td><td>{% if r.starter %}<a href="{{ base }}/starters/{{ r.name }}">{{ r.main }}</a>{% endif %}</td></tr>{% endfor %}
+</table></div>{% endblock %}"#,
+    ),
+    (
+        "site.html",
+        r#"{% extends "base.html" %}{% block body %}
+<p>Every ladder of this server: one account and one API token enter them all.{% if not user %} <a href="/login">Log in</a> (new contestants: open the sign-up link of your invitation).{% endif %}</p>
+<div class="scroll"><table id="ladders"><tr><th>ladder</th><th>game</th><th>entrants</th><th>state</th><th>languages</th></tr>
+{% for l in ladders %}<tr><td><a href="{{ l.base }}/">{{ l.name }}</a></td><td>{{ l.game }} (<code>{{ l.rules }}</code>)</td><td class="num">{{ l.entrants }}</td><td>{% if l.frozen %}<span class="status s-frozen">frozen</span>{% else %}<span class="status s-active">playing</span>{% endif %}</td><td>{{ l.languages|join(", ") }}</td></tr>{% endfor %}
 </table></div>{% endblock %}"#,
     ),
     (
@@ -1701,18 +1765,21 @@ const TEMPLATES: &[(&str, &str)] = &[
     (
         "me.html",
         r#"{% extends "base.html" %}{% block body %}
-<h2>Upload a new version</h2>
-<form method="post" action="/upload" enctype="multipart/form-data" id="upload">
+<p>Your account: <b id="account">{{ user }}</b>. Your bot on each ladder is named after it.</p>
+{% for l in ladders %}{% if several %}<h2 id="ladder{{ l.id }}">Ladder <a href="{{ l.base }}/">{{ l.name }}</a> ({{ l.game }})</h2>{% endif %}
+<h3>Upload a new version</h3>
+<form method="post" action="{{ l.base }}/upload" enctype="multipart/form-data" id="upload{{ l.id }}">
 <input type="hidden" name="csrf" value="{{ csrf }}">
-<label>Language <select name="language" id="language">{% for l in languages %}<option value="{{ l }}">{{ l }}</option>{% endfor %}</select></label>
-<label>One source file, or a zip or tar.gz archive (at most {{ upload_bytes }} bytes) <input type="file" name="file" id="file" required></label>
-<button id="submit">Upload</button>
-<p class="muted">At most {{ uploads_per_hour }} uploads an hour.</p>
+<label>Language <select name="language" id="language{{ l.id }}">{% for g in l.languages %}<option value="{{ g }}">{{ g }}</option>{% endfor %}</select></label>
+<label>One source file, or a zip or tar.gz archive (at most {{ l.upload_bytes }} bytes) <input type="file" name="file" id="file{{ l.id }}" required></label>
+<button id="submit{{ l.id }}">Upload</button>
+<p class="muted">At most {{ l.uploads_per_hour }} uploads an hour.</p>
 </form>
-<h2>Versions</h2>
-{% if versions %}<div class="scroll"><table id="versions"><tr><th>version</th><th>language</th><th>status</th></tr>
-{% for v in versions %}<tr><td><a href="{{ v.url }}">v{{ v.version }}</a></td><td>{{ v.language }}</td><td class="status s-{{ v.status }}">{{ v.status }}</td></tr>{% endfor %}
+<h3>Versions</h3>
+{% if l.versions %}<div class="scroll"><table id="versions{{ l.id }}"><tr><th>version</th><th>language</th><th>status</th></tr>
+{% for v in l.versions %}<tr><td><a href="{{ v.url }}">v{{ v.version }}</a></td><td>{{ v.language }}</td><td class="status s-{{ v.status }}">{{ v.status }}</td></tr>{% endfor %}
 </table></div>{% else %}<p class="muted">No upload yet.</p>{% endif %}
+{% endfor %}
 <h2>API token</h2>
 <p>Uploads from a script use your API token (<code>Authorization: Bearer TOKEN</code>; the organiser gave it with your invitation). Lost or leaked: make a new one; it is shown once, and the old one stops working at once.</p>
 <form method="post" action="/me/token" id="token-form">
@@ -1738,7 +1805,7 @@ const TEMPLATES: &[(&str, &str)] = &[
 <tr><th>sign-up link (works once)</th><td><code id="link">{{ link }}</code></td></tr>
 <tr><th>API token</th><td><code id="token">{{ token }}</code></td></tr>
 </table>
-<p><a href="/organiser">back to the organiser's page</a></p>
+<p><a href="{{ base }}/organiser">back to the organiser's page</a></p>
 {% endblock %}"#,
     ),
     (
@@ -1769,7 +1836,7 @@ const TEMPLATES: &[(&str, &str)] = &[
         "organiser.html",
         r#"{% extends "base.html" %}{% block body %}
 <h2>Contestants</h2>
-<form method="post" action="/organiser/invite" id="invite">
+<form method="post" action="{{ base }}/organiser/invite" id="invite">
 <input type="hidden" name="csrf" value="{{ csrf }}">
 <label>Name <input name="name" id="invite-name" required maxlength="64"></label>
 <label>Role <select name="role" id="invite-role"><option value="contestant">contestant</option><option value="organiser">organiser</option></select></label>
@@ -1777,20 +1844,20 @@ const TEMPLATES: &[(&str, &str)] = &[
 <button id="invite-submit">Invite</button>
 </form>
 <div class="scroll"><table id="users"><tr><th>name</th><th>role</th><th>signed up</th><th>account</th></tr>
-{% for u in users %}<tr><td>{{ u.name }}</td><td>{{ u.role }}</td><td>{{ "yes" if u.signed_up else "no" }}</td><td>{% if u.disabled %}<b>disabled</b>{% else %}active{% endif %}{% if not u.own %} <form method="post" action="/organiser/accounts/{{ u.name }}"><input type="hidden" name="csrf" value="{{ csrf }}"><input type="hidden" name="action" value="{{ "enable" if u.disabled else "disable" }}"><button>{{ "enable" if u.disabled else "disable" }}</button></form>{% endif %}</td></tr>{% endfor %}
+{% for u in users %}<tr><td>{{ u.name }}</td><td>{{ u.role }}</td><td>{{ "yes" if u.signed_up else "no" }}</td><td>{% if u.disabled %}<b>disabled</b>{% else %}active{% endif %}{% if not u.own %} <form method="post" action="{{ base }}/organiser/accounts/{{ u.name }}"><input type="hidden" name="csrf" value="{{ csrf }}"><input type="hidden" name="action" value="{{ "enable" if u.disabled else "disable" }}"><button>{{ "enable" if u.disabled else "disable" }}</button></form>{% endif %}</td></tr>{% endfor %}
 </table></div>
 <p class="muted">A disabled account can neither log in nor use its token, and its bot is matched no more: its queued and running matches stop (each recorded failed with the reason, never rated); its history stays.</p>
 <h2>Bots</h2>
 <div class="scroll"><table id="bots"><tr><th>bot</th><th>owner</th><th>played</th></tr>
-{% for b in bots %}<tr><td>{{ b.name }}</td><td>{{ b.owner }}</td><td>{% if b.retired %}<b>retired</b>{% else %}yes{% endif %} <form method="post" action="/organiser/bots/{{ b.name }}"><input type="hidden" name="csrf" value="{{ csrf }}"><input type="hidden" name="action" value="{{ "restore" if b.retired else "retire" }}"><button>{{ "bring back" if b.retired else "retire" }}</button></form></td></tr>{% endfor %}
+{% for b in bots %}<tr><td>{{ b.name }}</td><td>{{ b.owner }}</td><td>{% if b.retired %}<b>retired</b>{% else %}yes{% endif %} <form method="post" action="{{ base }}/organiser/bots/{{ b.name }}"><input type="hidden" name="csrf" value="{{ csrf }}"><input type="hidden" name="action" value="{{ "restore" if b.retired else "retire" }}"><button>{{ "bring back" if b.retired else "retire" }}</button></form></td></tr>{% endfor %}
 </table></div>
 <p class="muted">A retired bot is matched no more and its queued and running matches stop; its versions, ratings and matches stay, and it can be brought back.</p>
 <h2>Play</h2>
 <p id="play">{% if frozen %}<b>Frozen</b>: no match is queued (<code>kakehiki ladder freeze --thaw</code> goes on){% else %}Matchmaking runs{% endif %} · {{ queued_total }} matches queued so far, {{ rated }} results rated · queue depth {{ open }} (queued or running)</p>
-<form method="post" action="/organiser/ladder" id="freeze"><input type="hidden" name="csrf" value="{{ csrf }}"><input type="hidden" name="action" value="{{ "thaw" if frozen else "freeze" }}"><button id="freeze-submit">{{ "Thaw: let matchmaking go on" if frozen else "Freeze: queue no more matches" }}</button></form>
+<form method="post" action="{{ base }}/organiser/ladder" id="freeze"><input type="hidden" name="csrf" value="{{ csrf }}"><input type="hidden" name="action" value="{{ "thaw" if frozen else "freeze" }}"><button id="freeze-submit">{{ "Thaw: let matchmaking go on" if frozen else "Freeze: queue no more matches" }}</button></form>
 <p id="workers">{{ running|length }} running on {{ workers|length }} worker{{ "" if workers|length == 1 else "s" }}{% if workers %}: {{ workers|join(", ") }}{% endif %}.</p>
 {% if running %}<ul>{% for m in running %}<li>match {{ m.index }} on {{ m.worker }}</li>{% endfor %}</ul>{% endif %}
-<p><a href="/leaderboard">the leaderboard</a></p>
+<p><a href="{{ base }}/leaderboard">the leaderboard</a></p>
 <h2>Storage</h2>
 <div class="scroll"><table id="storage"><tr><th>kind</th><th>rows</th><th>MiB</th></tr>
 {% for u in storage %}<tr><td>{{ u.kind }}</td><td class="num">{{ u.rows }}</td><td class="num">{{ u.mib }}</td></tr>{% endfor %}
@@ -1924,13 +1991,7 @@ mod tests {
 
     #[test]
     fn every_template_renders_and_escapes() {
-        use kakehiki_contest::arena::Arena;
-        let config =
-            LadderConfig::parse("name = \"g\"\ngame = \"geister\"\n", "ladder.toml", &|g| {
-                kakehiki_contest::RefereeArena.game_type(g)
-            })
-            .unwrap();
-        let web = Web::new(&config, false);
+        let web = Web::new(false);
         let evil = "<script>x</script>";
         let v = context! { bot => evil, owner => evil, version => 1, language => "python",
         status => "active", url => "/bots/x/versions/1" };
@@ -1951,6 +2012,10 @@ mod tests {
                     workers => vec![evil], token => evil, rules => evil, options => vec![evil],
                     recipes => vec![context! { name => evil, main => evil, build => evil, run => evil, starter => true }],
                     protocol => true, thinking_seconds => 1, link => evil, role => evil,
+                    base => "/ladders/g", several => true, in_ladder => true,
+                    ladders => vec![context! { name => evil, base => "/ladders/g", game => evil, rules => evil,
+                        id => "", versions => vec![v.clone()], languages => vec![evil], upload_bytes => 1,
+                        uploads_per_hour => 1, entrants => 3, frozen => true }],
                 })
                 .unwrap_or_else(|e| panic!("{name}: {e:#}"));
             assert!(!out.contains(evil), "{name} does not escape: {out}");

@@ -18,7 +18,7 @@ table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding
 th{background:#f3f3f3}a{color:#0645ad}.num{text-align:right}pre{background:#f7f7f7;padding:.6rem;overflow:auto;white-space:pre-wrap}\
 .muted{color:#777}.err{color:#a40000}nav form{display:inline}.result{font-weight:bold;font-size:1.1rem}.scroll{max-width:100%;overflow:auto}\
 label{display:block;margin:.5rem 0}.status{font-weight:bold}\
-.s-active{color:#1a7f37}.s-building{color:#9a6700}.s-build_failed,.s-check_failed,.s-refused{color:#a40000}\
+.s-active{color:#1a7f37}.s-frozen{color:#0969da}.s-building{color:#9a6700}.s-build_failed,.s-check_failed,.s-refused{color:#a40000}\
 tr.mine td{background:#fff8c5}.frozen{background:#ddf4ff;border:1px solid #54aeff;padding:.4rem .6rem}\
 svg{max-width:100%;height:auto}@media (max-width:700px){body{margin:.5rem}td,th{padding:.15rem .3rem}}";
 

@@ -33,11 +33,17 @@ pub struct LadderVisitor {
     pub user: Option<String>,
     pub organiser: bool,
     pub csrf: Option<String>,
+    /// Where the ladder's pages are: `""` at the root of a server of one ladder,
+    /// `/ladders/NAME` on a server of several (whose `/` lists them).
+    pub base: String,
+    /// Whether the server serves several ladders.
+    pub several: bool,
 }
 
 impl LadderVisitor {
     fn json(&self) -> Value {
-        json!({"user": self.user, "organiser": self.organiser, "csrf": self.csrf})
+        json!({"user": self.user, "organiser": self.organiser, "csrf": self.csrf,
+               "base": self.base, "several": self.several})
     }
 }
 
@@ -622,6 +628,42 @@ mod tests {
     }
 
     #[test]
+    fn on_a_server_of_several_ladders_every_link_is_under_the_ladders_place() {
+        let me = LadderVisitor {
+            user: Some("ann".into()),
+            organiser: true,
+            base: "/ladders/g".into(),
+            several: true,
+            ..LadderVisitor::default()
+        };
+        let page = leaderboard_page(
+            "g",
+            "geister",
+            "gpw",
+            true,
+            &[rating("ann", 20.0)],
+            1130,
+            1,
+            LEADERBOARD_PER,
+            1,
+            &me,
+        );
+        for link in [
+            "href=\"/\">ladders</a>",
+            "href=\"/ladders/g/\">g</a>",
+            "href=\"/ladders/g/leaderboard\"",
+            "href=\"/ladders/g/organiser\"",
+            "href=\"/ladders/g/bots/ann\"",
+            "href=\"/ladders/g/final\"",
+            "href=\"/me\">my bots</a>",
+            "action=\"/logout\"",
+        ] {
+            assert!(page.contains(link), "{link}: {page}");
+        }
+        assert!(!page.contains("href=\"/bots/"), "{page}");
+    }
+
+    #[test]
     fn the_leaderboard_is_paged() {
         let page = leaderboard_page(
             "g",
@@ -637,6 +679,7 @@ mod tests {
                 user: Some("<i>al</i>".into()),
                 organiser: true,
                 csrf: Some("c".repeat(64)),
+                ..LadderVisitor::default()
             },
         );
         // Signed in: the same bar as the contestant's pages, the name escaped.

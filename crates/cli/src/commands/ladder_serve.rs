@@ -12,9 +12,10 @@ use kakehiki_ladder::LadderConfig;
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
-    /// The ladder file.
-    #[arg(long, value_name = "LADDER.toml")]
-    pub config: PathBuf,
+    /// The ladder file; given again (or a folder of `*.toml` ladder files), the server serves
+    /// every ladder, each under `/ladders/NAME/`, with one account per contestant.
+    #[arg(long, value_name = "LADDER.toml|DIR", required = true)]
+    pub config: Vec<PathBuf>,
     /// SQLite store (created if missing).
     #[arg(
         long,
@@ -87,8 +88,48 @@ impl ServeArgs {
 /// Store connections of the request handlers.
 const HANDLER_CONNECTIONS: usize = 4;
 
+/// The ladder files `--config` names: each file given, and each `*.toml` file of a folder given
+/// (in name order).
+fn ladder_files(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for path in given {
+        if path.is_dir() {
+            let mut found: Vec<PathBuf> = std::fs::read_dir(path)
+                .with_context(|| format!("cannot read the folder {}", path.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "toml"))
+                .collect();
+            if found.is_empty() {
+                anyhow::bail!("the folder {} has no ladder file (*.toml)", path.display());
+            }
+            found.sort();
+            files.extend(found);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    Ok(files)
+}
+
 pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
-    let config = Arc::new(LadderConfig::load_playable(&args.config)?);
+    let files = ladder_files(&args.config)?;
+    let mut configs = Vec::with_capacity(files.len());
+    for file in &files {
+        let config = LadderConfig::load_playable(file)?;
+        if let Some((_, other)) = configs
+            .iter()
+            .zip(&files)
+            .find(|(c, _): &(&Arc<LadderConfig>, _)| c.name == config.name)
+        {
+            anyhow::bail!(
+                "{} and {} both name the ladder {:?}: each ladder needs its own name",
+                other.display(),
+                file.display(),
+                config.name
+            );
+        }
+        configs.push(Arc::new(config));
+    }
     let limits = args.limits();
     crate::fd_budget::check(
         crate::fd_budget::for_server(limits.connections, 0),
@@ -105,32 +146,49 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
         .with_context(|| format!("bad data folder {}", args.data.display()))?;
     kakehiki_core::private_files::create_dir_all(&data)
         .with_context(|| format!("cannot create {}", data.display()))?;
-    // The ladder file's text, for builders on any machine.
-    let text = std::fs::read_to_string(&args.config)
-        .with_context(|| format!("cannot read {}", args.config.display()))?;
-    store
-        .ladder_set_file(&config.name, &text)
-        .context("cannot keep the ladder file in the store")?;
-    kakehiki_ladder_web::adopt_lost_uploads(&config, &mut *store, &data)
-        .context("cannot adopt the uploads a stopped server left")?;
+    for (config, file) in configs.iter().zip(&files) {
+        // The ladder file's text, for builders on any machine.
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read {}", file.display()))?;
+        store
+            .ladder_set_file(&config.name, &text)
+            .context("cannot keep the ladder file in the store")?;
+        kakehiki_ladder_web::adopt_lost_uploads(config, &mut *store, &data)
+            .context("cannot adopt the uploads a stopped server left")?;
+    }
     let mut stores = vec![store];
     for _ in 1..HANDLER_CONNECTIONS {
         stores.push(open().context("cannot open the store")?);
     }
-    let app = kakehiki_ladder_web::App::new(config.clone(), stores, args.cookie_secure);
+    let apps = kakehiki_ladder_web::App::site(configs.clone(), stores, args.cookie_secure)?;
     start_builders(&args)?;
-    start_matchmaker(&args, &config, app.clone())?;
-    start_pruner(&args, &config)?;
+    for (i, app) in apps.iter().enumerate() {
+        // Each matchmaker its own seed, drawn from the one given.
+        let seed = args
+            .seed
+            .map(|s| s.wrapping_add(i as u64))
+            .unwrap_or_else(kakehiki_core::fresh_seed);
+        start_matchmaker(&args, &app.config, app.clone(), seed)?;
+        start_pruner(&args, &app.config)?;
+    }
     start_workers(&args, &data)?;
-    let router = kakehiki_ladder_web::router(app);
+    let router = kakehiki_ladder_web::router(apps[0].clone());
+    let names: Vec<String> = configs
+        .iter()
+        .map(|c| format!("{} ({})", c.name, c.game))
+        .collect();
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime
         .block_on(async {
             let listener = tokio::net::TcpListener::bind(args.bind).await?;
             eprintln!(
-                "ladder {} ({}) on http://{}",
-                config.name,
-                config.game,
+                "{} {} on http://{}",
+                if names.len() == 1 {
+                    "ladder"
+                } else {
+                    "ladders"
+                },
+                names.join(", "),
                 listener.local_addr()?
             );
             kakehiki_ladder_web::serve::serve(listener, router, limits).await;
@@ -146,18 +204,18 @@ fn start_matchmaker(
     args: &ServeArgs,
     config: &LadderConfig,
     app: kakehiki_ladder_web::App,
+    seed: u64,
 ) -> anyhow::Result<()> {
     let seats = config.seats;
     let open = args
         .open_matches
         .unwrap_or_else(|| (2 * u64::from(args.workers)).max(4));
-    let seed = args.seed.unwrap_or_else(kakehiki_core::fresh_seed);
     let mut store = kakehiki_store::open_store(&args.db, args.database_url.as_deref())
         .context("cannot open the store")?;
     let mut mm = Matchmaker::new(config.clone(), seats, seed);
     let mut rate = MatchRate::new(config.matches_per_hour, open, std::time::Instant::now());
     std::thread::Builder::new()
-        .name("ladder-matchmaker".into())
+        .name(format!("matchmaker-{}", config.name))
         .spawn(move || loop {
             let budget = rate.available(std::time::Instant::now());
             match mm.step(store.as_mut(), open, budget) {

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::{kakehiki, repo};
+use crate::support::{kakehiki, loopback_url, repo, start_and_read, Says, Server};
 
 const MINIMAL: &str =
     "name = \"g\"\ngame = \"geister\"\nbuiltins = [\"random\", \"strong\"]\nlanguages = [\"python\", \"cpp\"]\n";
@@ -377,9 +377,6 @@ fn invite_prints_a_sign_up_link_and_a_token_and_stores_only_their_hashes() {
     );
 }
 
-/// Kills the server when the test ends, however it ends.
-struct Server(std::process::Child);
-
 /// `kakehiki ladder serve` on a free loopback port, once it accepts connections; its URL.
 fn serve(dir: &Path, config: &Path, db: &Path) -> (Server, String) {
     let store = ["--db".to_string(), db.display().to_string()];
@@ -389,44 +386,45 @@ fn serve(dir: &Path, config: &Path, db: &Path) -> (Server, String) {
 /// `ladder serve` on the store of `store` (`--db PATH` or `--database-url URL`) with `extra`
 /// arguments (`serve` plays no match: `--workers 0`).
 fn serve_with(dir: &Path, config: &Path, store: &[String], extra: &[&str]) -> (Server, String) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let server = Server(
-        kakehiki()
-            .args(["ladder", "serve", "--config"])
-            .arg(config)
-            .args(store)
-            .arg("--data")
-            .arg(dir.join("data"))
-            .args(["--bind", &format!("127.0.0.1:{port}")])
-            .args(extra)
-            .env_remove("KAKEHIKI_DATABASE_URL")
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let started = std::time::Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(started.elapsed().as_secs() < 20, "the server did not start");
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    (server, format!("http://127.0.0.1:{port}"))
+    serve_ladders(dir, &[config], store, extra)
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+/// `ladder serve` of every ladder file of `configs` on port 0: the server and the URL it says.
+fn serve_ladders(
+    dir: &Path,
+    configs: &[&Path],
+    store: &[String],
+    extra: &[&str],
+) -> (Server, String) {
+    let mut cmd = kakehiki();
+    cmd.args(["ladder", "serve"]);
+    for c in configs {
+        cmd.arg("--config").arg(c);
     }
+    cmd.args(store)
+        .arg("--data")
+        .arg(dir.join("data"))
+        .args(["--bind", "127.0.0.1:0"])
+        .args(extra)
+        .env_remove("KAKEHIKI_DATABASE_URL");
+    start_and_read(cmd, Says::Stderr, loopback_url)
 }
 
 fn submit(server: &str, token: &str, language: &str, path: &Path) -> (Option<i32>, Value, String) {
+    submit_to(server, "g", token, language, path)
+}
+
+/// [`submit`] to ladder `ladder` of the server.
+fn submit_to(
+    server: &str,
+    ladder: &str,
+    token: &str,
+    language: &str,
+    path: &Path,
+) -> (Option<i32>, Value, String) {
     let out = kakehiki()
         .args([
-            "submit", "--server", server, "--token", token, "--ladder", "g",
+            "submit", "--server", server, "--token", token, "--ladder", ladder,
         ])
         .args(["--language", language, "--wait", "--json"])
         .arg(path)
@@ -620,7 +618,12 @@ run = "python3 bot.py"
 
 /// The ladder's leaderboard rows by bot name.
 fn board_rows(server: &str) -> Vec<Value> {
-    let (status, board) = get(&format!("{server}/api/ladders/g/leaderboard"), None);
+    ladder_rows(server, "g")
+}
+
+/// The leaderboard's rows of ladder `ladder` of the server.
+fn ladder_rows(server: &str, ladder: &str) -> Vec<Value> {
+    let (status, board) = get(&format!("{server}/api/ladders/{ladder}/leaderboard"), None);
     assert_eq!(status, 200, "{board}");
     board["rows"].as_array().unwrap().clone()
 }
@@ -633,9 +636,14 @@ fn games_of(rows: &[Value], bot: &str) -> u64 {
 
 /// Wait until every row has played at least `n` games.
 fn wait_for_games(server: &str, bots: &[&str], n: u64) -> Vec<Value> {
+    wait_for_ladder_games(server, "g", bots, n)
+}
+
+/// [`wait_for_games`] on ladder `ladder` of the server.
+fn wait_for_ladder_games(server: &str, ladder: &str, bots: &[&str], n: u64) -> Vec<Value> {
     let started = std::time::Instant::now();
     loop {
-        let rows = board_rows(server);
+        let rows = ladder_rows(server, ladder);
         if bots.iter().all(|b| games_of(&rows, b) >= n) {
             return rows;
         }
@@ -1209,107 +1217,163 @@ fn an_organiser_disables_an_account_and_retires_a_bot_from_the_command_line() {
     assert!(v["storage_bytes"].as_u64().is_some(), "{v}");
 }
 
-/// Bots that connect (the contest's own protocol) play rated ladder matches: a Geister ladder
-/// over TCP, an AIWolf ladder of 5 seats (TCP, the ladder's default for `werewolf`) and a
-/// natural-language ladder (WebSocket, its default), each with the game's Python starter
-/// uploaded as it is. The built bot is checked and played as a `tcp-cmd:` / `ws-cmd:` seat,
-/// told where to connect at the end of its command line.
+/// Bots that connect (the contest's own protocol) play rated ladder matches, on one server of
+/// three ladders with one account and one token: a Geister ladder over TCP, an AIWolf ladder of
+/// 5 seats (TCP, the ladder's default for `werewolf`) with the Python and the Java starter, and
+/// a natural-language ladder (WebSocket, its default), each starter uploaded as it is. The built
+/// bot is checked and played as a `tcp-cmd:` / `ws-cmd:` seat, told where to connect at the end
+/// of its command line. Each ladder's pages are under `/ladders/NAME/`, `/` lists them.
 #[test]
 fn networked_bots_are_checked_and_play_rated_matches_over_tcp_and_websocket() {
+    // (ladder, game, its file's extra keys)
     let ladders = [
         (
+            "geister-tcp",
             "geister",
             "transport = \"tcp\"\nbuiltins = [\"random\"]\n",
+        ),
+        ("aiwolf", "werewolf", "seats = 5\nbuiltins = [\"sample\"]\n"),
+        (
+            "nlp",
+            "werewolf-nlp",
+            "seats = 5\nbuiltins = [\"sample-en\"]\n",
+        ),
+    ];
+    // (account, ladder, language, starter, the seat it is checked as)
+    let uploads = [
+        (
+            "alice",
+            "geister-tcp",
             "python",
             "starters/geister/python/bot.py",
             "tcp-cmd:python3 bot.py {host} {port}",
         ),
         (
-            "werewolf",
-            "seats = 5\nbuiltins = [\"sample\"]\n",
+            "alice",
+            "aiwolf",
             "python",
             "starters/werewolf/python/bot.py",
             "tcp-cmd:python3 bot.py {host} {port}",
         ),
         (
-            "werewolf",
-            "seats = 5\nbuiltins = [\"sample\"]\n",
+            "bob",
+            "aiwolf",
             "java",
             "starters/werewolf/java/Main.java",
             "tcp-cmd:java -cp . Main {host} {port}",
         ),
         (
-            "werewolf-nlp",
-            "seats = 5\nbuiltins = [\"sample-en\"]\n",
+            "alice",
+            "nlp",
             "python",
             "starters/werewolf-nlp/python/bot.py",
             "ws-cmd:python3 bot.py {url}",
         ),
     ];
-    let dirs: Vec<tempfile::TempDir> = ladders
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ladder.sqlite");
+    let configs: Vec<std::path::PathBuf> = ladders
         .iter()
-        .map(|_| tempfile::tempdir().unwrap())
-        .collect();
-    // Every server at once: each builds, checks and plays on its own.
-    let servers: Vec<(Server, String, String)> = ladders
-        .iter()
-        .zip(&dirs)
-        .map(|((game, extra, language, _, _), dir)| {
-            let db = dir.path().join("ladder.sqlite");
-            let config = dir.path().join("ladder.toml");
+        .map(|(name, game, extra)| {
+            let config = dir.path().join(format!("{name}.toml"));
             std::fs::write(
                 &config,
-                format!("name = \"g\"\ngame = \"{game}\"\nlanguages = [\"{language}\"]\n{extra}"),
+                format!("name = \"{name}\"\ngame = \"{game}\"\nlanguages = [\"python\", \"java\"]\n{extra}"),
             )
             .unwrap();
-            let out = invite(&db, "alice", &[]);
-            assert_eq!(out.status.code(), Some(0), "{out:?}");
-            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-            let token = v["token"].as_str().unwrap().to_string();
-            let store = ["--db".to_string(), db.display().to_string()];
-            let (server, url) = serve_with(dir.path(), &config, &store, &["--workers", "1"]);
-            let home = ureq::get(&format!("{url}/"))
-                .call()
-                .unwrap()
-                .into_string()
-                .unwrap();
-            assert!(home.contains("id=\"transport\""), "{game}: {home}");
-            (server, url, token)
+            config
         })
         .collect();
-    for ((game, _, language, starter, seat), (_, url, token)) in ladders.iter().zip(&servers) {
-        let (code, v, err) = submit(url, token, language, &repo().join(starter));
-        assert_eq!(code, Some(0), "{game}: {v} {err}");
-        assert_eq!(v["status"], "active", "{game}: {v}");
-        let (_, version) = get(
-            &format!("{url}/api/ladders/g/bots/alice/versions/1"),
-            Some(token),
-        );
-        let log = version["log"].as_str().unwrap_or_default();
-        assert!(log.contains(&format!("check ({game} ")), "{game}: {log}");
-        assert!(log.contains(seat), "{game}: {log}");
-        // Checked at the ladder's own table.
-        let n = if *game == "geister" { 2 } else { 5 };
+    let token_of = |name: &str| {
+        let out = invite(&db, name, &[]);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["token"].as_str().unwrap().to_string()
+    };
+    let tokens = [("alice", token_of("alice")), ("bob", token_of("bob"))];
+    let token = |account: &str| &tokens.iter().find(|(a, _)| *a == account).unwrap().1;
+    let store = ["--db".to_string(), db.display().to_string()];
+    let paths: Vec<&Path> = configs.iter().map(|c| c.as_path()).collect();
+    let (_server, url) = serve_ladders(
+        dir.path(),
+        &paths,
+        &store,
+        &["--workers", "2", "--builders", "2"],
+    );
+    // `/` lists the ladders; each has its own home page, with how its bots connect.
+    let home = ureq::get(&format!("{url}/"))
+        .call()
+        .unwrap()
+        .into_string()
+        .unwrap();
+    for (name, game, _) in &ladders {
         assert!(
-            log.contains(&format!("seat 0 of {n} (first seat)")),
-            "{game}: {log}"
+            home.contains(&format!(
+                "<a href=\"/ladders/{name}/\">{name}</a></td><td>{game} ("
+            )),
+            "{home}"
+        );
+        let page = ureq::get(&format!("{url}/ladders/{name}/"))
+            .call()
+            .unwrap()
+            .into_string()
+            .unwrap();
+        assert!(page.contains("id=\"transport\""), "{name}: {page}");
+        assert!(
+            page.contains(&format!("href=\"/ladders/{name}/leaderboard\"")),
+            "{page}"
         );
     }
-    for ((game, _, _, _, seat), (_, url, _)) in ladders.iter().zip(&servers) {
-        let rows = wait_for_games(url, &["alice"], 1);
-        let alice = rows.iter().find(|r| r["bot"] == "alice").unwrap();
-        assert_eq!(alice["errors"], 0, "{game}: {rows:?}");
-        // The match was played with alice's program as that seat.
-        let (_, m) = get(&format!("{url}/api/ladders/g/bots/alice/matches"), None);
+    // A single ladder's address means nothing on a server of several.
+    let single = ureq::get(&format!("{url}/leaderboard")).call();
+    assert!(
+        matches!(single, Err(ureq::Error::Status(404, _))),
+        "{single:?}"
+    );
+
+    for (account, ladder, language, starter, seat) in &uploads {
+        let (code, v, err) = submit_to(
+            &url,
+            ladder,
+            token(account),
+            language,
+            &repo().join(starter),
+        );
+        assert_eq!(code, Some(0), "{ladder} {language}: {v} {err}");
+        assert_eq!(v["status"], "active", "{ladder} {language}: {v}");
+        let (_, version) = get(
+            &format!("{url}/api/ladders/{ladder}/bots/{account}/versions/1"),
+            Some(token(account)),
+        );
+        let log = version["log"].as_str().unwrap_or_default();
+        let game = ladders.iter().find(|l| l.0 == *ladder).unwrap().1;
+        assert!(log.contains(&format!("check ({game} ")), "{ladder}: {log}");
+        assert!(log.contains(seat), "{ladder}: {log}");
+        // Checked at the ladder's own table.
+        let n = if game == "geister" { 2 } else { 5 };
+        assert!(
+            log.contains(&format!("seat 0 of {n} (first seat)")),
+            "{ladder}: {log}"
+        );
+    }
+    for (account, ladder, _, _, seat) in &uploads {
+        let rows = wait_for_ladder_games(&url, ladder, &[account], 1);
+        let row = rows.iter().find(|r| r["bot"] == *account).unwrap();
+        assert_eq!(row["errors"], 0, "{ladder}: {rows:?}");
+        // The match was played with the account's program as that seat.
+        let (_, m) = get(
+            &format!("{url}/api/ladders/{ladder}/bots/{account}/matches"),
+            None,
+        );
         let first = &m["matches"][0];
-        let want = if *game == "geister" { 2 } else { 5 };
+        let want = if *ladder == "geister-tcp" { 2 } else { 5 };
         assert_eq!(
             first["seats"].as_array().unwrap().len(),
             want,
-            "{game}: {m}"
+            "{ladder}: {m}"
         );
         let index = first["index"].as_u64().unwrap();
-        let (_, played) = get(&format!("{url}/api/ladders/g/matches/{index}"), None);
+        let (_, played) = get(&format!("{url}/api/ladders/{ladder}/matches/{index}"), None);
         let replay = played["replay"].as_str().unwrap_or_default();
         let form = seat.split(':').next().unwrap();
         assert!(
@@ -1317,8 +1381,18 @@ fn networked_bots_are_checked_and_play_rated_matches_over_tcp_and_websocket() {
                 .lines()
                 .next()
                 .is_some_and(|h| h.contains(&format!("\"{form}:"))),
-            "{game}: {}",
+            "{ladder}: {}",
             replay.lines().next().unwrap_or_default()
+        );
+        // Its page is under the ladder's place, and links there.
+        let page = ureq::get(&format!("{url}/ladders/{ladder}/matches/{index}"))
+            .call()
+            .unwrap()
+            .into_string()
+            .unwrap();
+        assert!(
+            page.contains(&format!("href=\"/ladders/{ladder}/bots/{account}\"")),
+            "{page}"
         );
     }
 }

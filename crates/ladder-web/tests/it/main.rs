@@ -1015,3 +1015,229 @@ async fn the_pages_follow_the_ratings_they_keep_in_memory() {
         "{page}"
     );
 }
+
+/// A server of two ladders (Geister `g` and Negotiate and Conquer `n`) on a fresh SQLite store,
+/// and one more connection to that store.
+fn two_ladders() -> (tempfile::TempDir, Router, Box<dyn kakehiki_store::Store>) {
+    let dir = tempfile::tempdir().unwrap();
+    let configs = [("g", "geister"), ("n", "nac")]
+        .iter()
+        .map(|(name, game)| {
+            Arc::new(
+                LadderConfig::parse(
+                    &format!("name = \"{name}\"\ngame = \"{game}\"\n"),
+                    "ladder.toml",
+                    &|g| kakehiki_contest::RefereeArena.game_type(g),
+                )
+                .unwrap(),
+            )
+        })
+        .collect();
+    let db = dir.path().join("ladder.sqlite");
+    let stores = (0..2)
+        .map(|_| kakehiki_store::open_store(&db, None).unwrap())
+        .collect();
+    let apps = App::site(configs, stores, false).unwrap();
+    let store = kakehiki_store::open_store(&db, None).unwrap();
+    (dir, router(apps[0].clone()), store)
+}
+
+/// One account and one token enter every ladder of a server; each ladder's pages are under
+/// `/ladders/NAME/` and link there; `/` lists the ladders with their state; the organiser's
+/// freeze is one ladder's.
+#[tokio::test]
+async fn one_server_serves_several_ladders_with_one_account() {
+    let (_dir, app, mut store) = two_ladders();
+    let cookie = organiser_and_dan(store.as_mut());
+    // dan's token: invited again through the store, as `ladder invite --again` does.
+    let (invitation, _) = kakehiki_ladder::accounts::invite_account(
+        store.as_mut(),
+        "dan",
+        kakehiki_store::LadderRole::Contestant,
+        true,
+    )
+    .unwrap();
+    for ladder in ["g", "n"] {
+        let mut r = request(
+            "POST",
+            &format!("/api/ladders/{ladder}/submissions?language=python"),
+            Body::from("print(1)\n"),
+        );
+        r.headers_mut().insert(
+            header::AUTHORIZATION,
+            format!("Bearer {}", invitation.token).parse().unwrap(),
+        );
+        let r = app.clone().oneshot(r).await.unwrap();
+        assert_eq!(r.status(), StatusCode::ACCEPTED, "{ladder}");
+        assert_eq!(store.bot_versions(ladder, "dan").unwrap().len(), 1);
+    }
+    let mut r = request(
+        "POST",
+        "/api/ladders/x/submissions?language=python",
+        Body::from("print(1)\n"),
+    );
+    r.headers_mut().insert(
+        header::AUTHORIZATION,
+        format!("Bearer {}", invitation.token).parse().unwrap(),
+    );
+    assert_eq!(
+        app.clone().oneshot(r).await.unwrap().status(),
+        StatusCode::NOT_FOUND
+    );
+
+    // `/` lists both; each ladder's home, leaderboard and protocol are under its place.
+    let home = text(
+        app.clone()
+            .oneshot(request("GET", "/", Body::empty()))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert!(
+        home.contains("<a href=\"/ladders/g/\">g</a></td><td>geister (")
+            && home.contains("<a href=\"/ladders/n/\">n</a></td><td>nac ("),
+        "{home}"
+    );
+    for uri in [
+        "/ladders/g",
+        "/ladders/g/",
+        "/ladders/n/",
+        "/ladders/n/leaderboard",
+        "/ladders/n/protocol",
+        "/ladders/g/starters/python",
+    ] {
+        let r = app
+            .clone()
+            .oneshot(request("GET", uri, Body::empty()))
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::OK, "{uri}");
+        assert_eq!(r.headers()[header::X_FRAME_OPTIONS], "DENY", "{uri}");
+    }
+    let n_home = text(
+        app.clone()
+            .oneshot(request("GET", "/ladders/n/", Body::empty()))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert!(
+        n_home.contains("href=\"/ladders/n/leaderboard\""),
+        "{n_home}"
+    );
+    assert!(n_home.contains("href=\"/ladders/n/protocol\""), "{n_home}");
+    // A single ladder's addresses are a server of one ladder's only.
+    for uri in ["/leaderboard", "/organiser", "/protocol", "/ladders/x/"] {
+        let r = app
+            .clone()
+            .oneshot(request("GET", uri, Body::empty()))
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::NOT_FOUND, "{uri}");
+    }
+
+    // The organiser's page is each ladder's; its forms post there; freezing `n` leaves `g`.
+    let page = text(
+        app.clone()
+            .oneshot(get_with_cookie("/ladders/n/organiser", &cookie))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert!(
+        page.contains("action=\"/ladders/n/organiser/ladder\" id=\"freeze\""),
+        "{page}"
+    );
+    assert!(
+        page.contains("href=\"/ladders/n/organiser\">organiser</a>"),
+        "{page}"
+    );
+    organiser_form_is_guarded(
+        &app,
+        "/ladders/n/organiser/ladder",
+        "action=freeze",
+        &cookie,
+    )
+    .await;
+    let r = app
+        .clone()
+        .oneshot(form_post(
+            "/ladders/n/organiser/ladder",
+            "action=freeze&csrf=the-csrf-token".into(),
+            Some(&cookie),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert_eq!(r.headers()[header::LOCATION], "/ladders/n/organiser");
+    assert!(store.ladder_state("n").unwrap().frozen);
+    assert!(!store.ladder_state("g").unwrap().frozen);
+    let started = Instant::now();
+    loop {
+        let home = text(
+            app.clone()
+                .oneshot(request("GET", "/", Body::empty()))
+                .await
+                .unwrap(),
+        )
+        .await;
+        let row = |name: &str| {
+            home.split(&format!("<a href=\"/ladders/{name}/\">"))
+                .nth(1)
+                .and_then(|t| t.split("</tr>").next())
+                .unwrap_or_default()
+                .to_string()
+        };
+        if row("n").contains("frozen") {
+            assert!(row("g").contains("playing"), "{home}");
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "{home}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // dan's page (one session, at the root) has both ladders' forms and versions.
+    let cookie_value = "d".repeat(64);
+    store
+        .create_ladder_session(
+            &kakehiki_ladder::accounts::sha256_hex(&cookie_value),
+            "dan",
+            "dans-csrf",
+            i64::MAX / 2,
+        )
+        .unwrap();
+    let me = text(
+        app.clone()
+            .oneshot(get_with_cookie(
+                "/me",
+                &format!("kk_session={cookie_value}"),
+            ))
+            .await
+            .unwrap(),
+    )
+    .await
+    .replace("&#x2f;", "/");
+    for ladder in ["g", "n"] {
+        assert!(
+            me.contains(&format!("action=\"/ladders/{ladder}/upload\"")),
+            "{me}"
+        );
+        assert!(
+            me.contains(&format!("href=\"/ladders/{ladder}/bots/dan/versions/1\"")),
+            "{me}"
+        );
+    }
+    assert!(me.contains("<b id=\"account\">dan</b>"), "{me}");
+    // Its version page is the ladder's.
+    let r = app
+        .clone()
+        .oneshot(get_with_cookie(
+            "/ladders/n/bots/dan/versions/1",
+            &format!("kk_session={cookie_value}"),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let version = text(r).await;
+    assert!(version.contains("<b>The ladder is frozen</b>"), "{version}");
+}
