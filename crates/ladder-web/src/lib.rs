@@ -47,6 +47,34 @@ pub struct App {
     /// Whether the page is one of this ladder's (false for the account's pages at the root of
     /// a server of several ladders, which belong to none).
     pub in_ladder: bool,
+    /// What the organiser's page needs to run a final (`None`: only `kakehiki ladder final`).
+    pub finals: Option<Arc<Finals>>,
+}
+
+/// What the server needs to run a ladder's final from the organiser's page, as `kakehiki
+/// ladder final` does: where it unpacks programs, how it connects to the store, the store's
+/// files no bot may see, and the finals being queued now.
+pub struct Finals {
+    pub data: std::path::PathBuf,
+    pub connect: kakehiki_ladder::final_contest::Connector,
+    pub store_files: Vec<std::path::PathBuf>,
+    /// The ladders whose final is being queued (one at a time per ladder).
+    pub(crate) running: std::sync::Mutex<std::collections::BTreeSet<String>>,
+}
+
+impl Finals {
+    pub fn new(
+        data: std::path::PathBuf,
+        connect: kakehiki_ladder::final_contest::Connector,
+        store_files: Vec<std::path::PathBuf>,
+    ) -> Finals {
+        Finals {
+            data,
+            connect,
+            store_files,
+            running: std::sync::Mutex::new(std::collections::BTreeSet::new()),
+        }
+    }
 }
 
 /// One ladder of the server, as [`App::site`] lists them.
@@ -180,6 +208,7 @@ impl App {
                 uploads: l.uploads.clone(),
                 site: site.clone(),
                 in_ladder: true,
+                finals: None,
             })
             .collect())
     }
@@ -195,6 +224,14 @@ impl App {
             in_ladder: true,
             ..self.clone()
         })
+    }
+
+    /// This state with `finals`: the organiser's page runs finals.
+    pub fn with_finals(self, finals: Arc<Finals>) -> App {
+        App {
+            finals: Some(finals),
+            ..self
+        }
     }
 
     /// Whether the server serves several ladders (each under `/ladders/NAME/`).

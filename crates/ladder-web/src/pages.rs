@@ -223,6 +223,7 @@ pub(super) fn ladder_routes(upload_limit: usize) -> Router<App> {
         .route("/organiser/bots/:name", post(organiser_bot))
         .route("/organiser/ladder", post(organiser_ladder))
         .route("/organiser/invite", post(organiser_invite))
+        .route("/organiser/final", post(organiser_final))
 }
 
 // ------------------------------------------------------------------------------------ uploads
@@ -1490,6 +1491,135 @@ async fn organiser_ladder(
 }
 
 #[derive(Deserialize)]
+struct FinalForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    format: String,
+    #[serde(default)]
+    games: String,
+    #[serde(default)]
+    seed: String,
+    /// Present (any value): the ladder's built-ins play too.
+    builtins: Option<String>,
+}
+
+/// An error and its causes, one after another.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// `POST /organiser/final`: an organiser freezes the ladder and runs its final (`format`,
+/// `games`, `seed`, `builtins`), as `kakehiki ladder final` does; the server's workers play it
+/// and `/final` shows it. 303 to the final's page; a refusal says why (400). Anyone else gets
+/// the 404 page.
+async fn organiser_final(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Form(f): Form<FinalForm>,
+) -> Response {
+    on_thread(move || {
+        let s = match organiser_form(&app, &headers, &f.csrf) {
+            Ok(s) => s,
+            Err(r) => return *r,
+        };
+        let refused = |text: &str| {
+            message(
+                &app,
+                Some(&s),
+                StatusCode::BAD_REQUEST,
+                "The final was not started",
+                text,
+            )
+        };
+        let Some(finals) = app.finals.clone() else {
+            return refused("this server does not run finals: run `kakehiki ladder final` on its store");
+        };
+        let games = match f.games.trim().parse::<u64>() {
+            Ok(n) if (1..=100_000).contains(&n) => n,
+            _ => return refused("games must be a whole number from 1 to 100000"),
+        };
+        let seed = match f.seed.trim() {
+            "" => 1,
+            text => match text.parse::<u64>() {
+                Ok(n) => n,
+                Err(_) => return refused("the seed must be a whole number from 0 to 18446744073709551615"),
+            },
+        };
+        let format = f.format.trim();
+        if !kakehiki_contest::Format::ALL.iter().any(|(n, _)| *n == format) {
+            let known: Vec<&str> = kakehiki_contest::Format::ALL.iter().map(|(n, _)| *n).collect();
+            return refused(&format!("unknown format {format:?}: one of {}", known.join(", ")));
+        }
+        let ladder = app.config.name.clone();
+        {
+            let mut running = finals.running.lock().unwrap_or_else(|p| p.into_inner());
+            if !running.insert(ladder.clone()) {
+                return refused("the final's matches are being queued already: its page shows how far it is played");
+            }
+        }
+        let opts = kakehiki_ladder::final_contest::FinalOptions {
+            name: crate::final_contest_name(&ladder),
+            format: format.to_string(),
+            games,
+            seed,
+            builtins: f.builtins.is_some(),
+        };
+        let done = {
+            let (finals, ladder) = (finals.clone(), ladder.clone());
+            move |outcome: Result<(), String>| {
+                match outcome {
+                    Ok(()) => tracing::info!("ladder {ladder}: the final is played"),
+                    Err(e) => tracing::error!("ladder {ladder}: the final stopped: {e}"),
+                }
+                finals
+                    .running
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(&ladder);
+            }
+        };
+        let started = kakehiki_ladder::final_contest::start_final(
+            &app.config,
+            finals.connect.clone(),
+            &finals.data,
+            &finals.store_files,
+            &opts,
+            done,
+        );
+        match started {
+            Ok(def) => {
+                tracing::info!(
+                    "ladder {ladder}: organiser {} froze the ladder and started the final {} ({}, {} entrants, games {games}, seed {seed})",
+                    s.user.name,
+                    def.name,
+                    format,
+                    def.entrants.len()
+                );
+                app.ratings_moved();
+                see_other(&format!("{}/final", app.base), [])
+            }
+            Err(e) => {
+                finals
+                    .running
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(&ladder);
+                refused(&with_causes(&e))
+            }
+        }
+    })
+    .await
+}
+
+#[derive(Deserialize)]
 struct InviteForm {
     #[serde(default)]
     csrf: String,
@@ -1681,6 +1811,9 @@ async fn organiser(State(app): State<App>, headers: HeaderMap) -> Response {
                 retention_days => app.config.limits.retention_days,
                 keep_versions => app.config.limits.keep_versions,
                 workers,
+                finals => app.finals.is_some(),
+                formats => kakehiki_contest::Format::ALL.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+                builtins => &app.config.builtins,
             },
         )
     })
@@ -1855,6 +1988,18 @@ const TEMPLATES: &[(&str, &str)] = &[
 <h2>Play</h2>
 <p id="play">{% if frozen %}<b>Frozen</b>: no match is queued (<code>kakehiki ladder freeze --thaw</code> goes on){% else %}Matchmaking runs{% endif %} · {{ queued_total }} matches queued so far, {{ rated }} results rated · queue depth {{ open }} (queued or running)</p>
 <form method="post" action="{{ base }}/organiser/ladder" id="freeze"><input type="hidden" name="csrf" value="{{ csrf }}"><input type="hidden" name="action" value="{{ "thaw" if frozen else "freeze" }}"><button id="freeze-submit">{{ "Thaw: let matchmaking go on" if frozen else "Freeze: queue no more matches" }}</button></form>
+<h2>Final</h2>
+{% if finals %}<form method="post" action="{{ base }}/organiser/final" id="final">
+<input type="hidden" name="csrf" value="{{ csrf }}">
+<label>Format <select name="format" id="final-format">{% for f in formats %}<option value="{{ f }}"{% if f == "round-robin" %} selected{% endif %}>{{ f }}</option>{% endfor %}</select></label>
+<label>Games per table, pairing or set <input name="games" id="final-games" type="number" min="1" max="100000" value="2" required></label>
+<label>Seed <input name="seed" id="final-seed" type="number" min="0" value="1"></label>
+{% if builtins %}<label><input type="checkbox" name="builtins" value="yes" id="final-builtins"> the ladder's built-ins play too ({{ builtins|join(", ") }})</label>{% endif %}
+<button id="final-submit">Freeze the ladder and run the final</button>
+</form>
+<p class="muted">As <code>kakehiki ladder final --format F --games N --seed S [--builtins]</code> does: the ladder is frozen, each bot's newest active version enters, and the server's workers (and any <code>kakehiki worker</code> on its store) play the final; <a href="{{ base }}/final" id="final-page">its standings</a>. The same settings again resume a final a restart interrupted.</p>
+{% else %}<p>This server does not run finals: <code>kakehiki ladder final</code> on its store does.</p>{% endif %}
+<h2>Workers</h2>
 <p id="workers">{{ running|length }} running on {{ workers|length }} worker{{ "" if workers|length == 1 else "s" }}{% if workers %}: {{ workers|join(", ") }}{% endif %}.</p>
 {% if running %}<ul>{% for m in running %}<li>match {{ m.index }} on {{ m.worker }}</li>{% endfor %}</ul>{% endif %}
 <p><a href="{{ base }}/leaderboard">the leaderboard</a></p>
@@ -2013,6 +2158,7 @@ mod tests {
                     recipes => vec![context! { name => evil, main => evil, build => evil, run => evil, starter => true }],
                     protocol => true, thinking_seconds => 1, link => evil, role => evil,
                     base => "/ladders/g", several => true, in_ladder => true,
+                    finals => true, formats => vec![evil], builtins => vec![evil],
                     ladders => vec![context! { name => evil, base => "/ladders/g", game => evil, rules => evil,
                         id => "", versions => vec![v.clone()], languages => vec![evil], upload_bytes => 1,
                         uploads_per_hour => 1, entrants => 3, frozen => true }],

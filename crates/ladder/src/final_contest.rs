@@ -62,7 +62,7 @@ fn too_few(ladder: &str, &count: &usize, &builtins: &bool) -> String {
         if builtins {
             " and built-ins"
         } else {
-            " (--builtins adds the ladder's built-ins)"
+            " (the ladder's built-ins may enter too: `--builtins`, or the box on the organiser's page)"
         }
     )
 }
@@ -158,4 +158,87 @@ pub fn final_contest(
         config.name,
         toml::to_string(&file).map_err(FinalError::Toml)?
     ))
+}
+
+/// Why the server could not start a final ([`start_final`]).
+#[derive(Debug, thiserror::Error)]
+pub enum StartFinalError {
+    #[error("cannot open the store: {0}")]
+    Store(#[source] StoreError),
+    #[error(transparent)]
+    Final(#[from] FinalError),
+    #[error("cannot write the final's contest file {}: {source}", path.display())]
+    Write {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Contest(String),
+}
+
+/// A store connection maker that may be kept on a thread.
+pub type Connector = std::sync::Arc<dyn Fn() -> Result<Box<dyn Store>, StoreError> + Send + Sync>;
+
+/// What `kakehiki ladder final` does, for a server: freeze the ladder, write the final's
+/// contest file under `data` (`NAME.toml`), check it as `contest run` does, then queue its
+/// matches for the workers on a thread of its own ([`kakehiki_contest::coordinate`]: stage
+/// after stage until the final is complete; the server's `--workers` and any `kakehiki worker`
+/// play them). `store_files` are the store's files on this machine (SQLite's), which no
+/// entrant's sandbox may show. Returns the contest's definition once its matches are being
+/// queued; `done` is called on that thread when the coordination ends, with the error if it
+/// failed. Running it again with the same options resumes the same final.
+pub fn start_final(
+    config: &LadderConfig,
+    connect: Connector,
+    data: &Path,
+    store_files: &[std::path::PathBuf],
+    opts: &FinalOptions,
+    done: impl FnOnce(Result<(), String>) + Send + 'static,
+) -> Result<kakehiki_contest::ContestDef, StartFinalError> {
+    use kakehiki_contest::arena::Arena;
+    let text = {
+        let mut store = connect().map_err(StartFinalError::Store)?;
+        final_contest(config, store.as_mut(), data, opts)?
+    };
+    let path = data.join(format!("{}.toml", opts.name));
+    kakehiki_core::private_files::write(&path, text.as_bytes()).map_err(|source| {
+        StartFinalError::Write {
+            path: path.clone(),
+            source,
+        }
+    })?;
+    let arena = kakehiki_contest::RefereeArena;
+    let def = kakehiki_contest::ContestDef::parse(&text, &path.display().to_string(), &|g| {
+        arena.game_type(g)
+    })
+    .map_err(|e| StartFinalError::Contest(e.to_string()))?;
+    kakehiki_contest::runner::preflight(&arena, &def, store_files)
+        .map_err(|e| StartFinalError::Contest(e.to_string()))?;
+    // A final of the same name with other settings is refused here, not on the thread.
+    {
+        let mut store = connect().map_err(StartFinalError::Store)?;
+        kakehiki_contest::runner::register(store.as_mut(), &def)
+            .map_err(|e| StartFinalError::Contest(e.to_string()))?;
+    }
+    let coordinated = def.clone();
+    std::thread::Builder::new()
+        .name(format!("final-{}", config.name))
+        .spawn(move || {
+            let run = kakehiki_contest::RunOptions {
+                jobs: 1,
+                progress: false,
+                worker: "ladder-final".into(),
+                ..kakehiki_contest::RunOptions::default()
+            };
+            let connect = move || connect();
+            let outcome = kakehiki_contest::coordinate(
+                &coordinated,
+                &connect,
+                &run,
+                std::time::Duration::from_millis(500),
+            );
+            done(outcome.map(drop).map_err(|e| e.to_string()));
+        })
+        .map_err(|e| StartFinalError::Contest(format!("cannot start the final's thread: {e}")))?;
+    Ok(def)
 }

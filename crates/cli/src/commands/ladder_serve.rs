@@ -160,7 +160,27 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
     for _ in 1..HANDLER_CONNECTIONS {
         stores.push(open().context("cannot open the store")?);
     }
-    let apps = kakehiki_ladder_web::App::site(configs.clone(), stores, args.cookie_secure)?;
+    let finals = {
+        let (db, url) = (args.db.clone(), args.database_url.clone());
+        let connect: kakehiki_ladder::final_contest::Connector =
+            Arc::new(move || kakehiki_store::open_store(&db, url.as_deref()));
+        // No bot of a final may be shown the SQLite database.
+        let store_files = if args.database_url.is_none() {
+            kakehiki_contest::runner::store_files(&args.db)
+        } else {
+            Vec::new()
+        };
+        Arc::new(kakehiki_ladder_web::Finals::new(
+            data.clone(),
+            connect,
+            store_files,
+        ))
+    };
+    let apps: Vec<kakehiki_ladder_web::App> =
+        kakehiki_ladder_web::App::site(configs.clone(), stores, args.cookie_secure)?
+            .into_iter()
+            .map(|app| app.with_finals(finals.clone()))
+            .collect();
     start_builders(&args)?;
     for (i, app) in apps.iter().enumerate() {
         // Each matchmaker its own seed, drawn from the one given.

@@ -1211,6 +1211,62 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
         let bots = text_when(&c, "bots", |t| !t.contains("retired"), 10, 100).await;
         assert!(bots.is_ok(), "{bots:?}");
         board_becomes(true);
+
+        // The final from the browser, as `ladder final --format round-robin --games 2
+        // --builtins` does: the ladder freezes, the server's worker plays the final, and its
+        // page (which reloads itself while it is under way) shows the standings.
+        c.goto(&format!("{url}/organiser")).await.unwrap();
+        c.find(Locator::Id("final-builtins"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        click(&c, "final-submit").await;
+        let state = text_when(&c, "final-state", |t| t.contains("complete"), 120, 500).await;
+        assert!(state.is_ok(), "{state:?}");
+        assert!(c.current_url().await.unwrap().as_str().ends_with("/final"));
+        let standings = c
+            .find(Locator::Id("final"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        for entrant in ["builtin:random", "builtin:strong"] {
+            assert!(standings.contains(entrant), "{standings}");
+        }
+        assert!(standings.contains("alice@v"), "{standings}");
+        let board: Value = serde_json::from_str(
+            &ureq::get(&format!("{url}/api/ladders/g/leaderboard"))
+                .call()
+                .unwrap()
+                .into_string()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(board["frozen"], true, "{board}");
+        // The same settings again resume the same final; other settings are refused.
+        c.goto(&format!("{url}/organiser")).await.unwrap();
+        c.find(Locator::Id("final-builtins"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        let games = c.find(Locator::Id("final-games")).await.unwrap();
+        games.clear().await.unwrap();
+        games.send_keys("4").await.unwrap();
+        click(&c, "final-submit").await;
+        let refusal = text_when(&c, "message", |t| !t.is_empty(), 10, 100).await;
+        assert!(
+            refusal.as_ref().is_ok_and(|t| t.contains("g-final")),
+            "{refusal:?}"
+        );
+        shot("ladder-final.png", {
+            c.goto(&format!("{url}/final")).await.unwrap();
+            c.screenshot().await.unwrap()
+        });
         c.close().await.unwrap();
     });
 }
