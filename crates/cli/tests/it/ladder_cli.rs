@@ -1218,13 +1218,35 @@ fn an_organiser_disables_an_account_and_retires_a_bot_from_the_command_line() {
 }
 
 /// Bots that connect (the contest's own protocol) play rated ladder matches, on one server of
-/// three ladders with one account and one token: a Geister ladder over TCP, an AIWolf ladder of
-/// 5 seats (TCP, the ladder's default for `werewolf`) with the Python and the Java starter, and
-/// a natural-language ladder (WebSocket, its default), each starter uploaded as it is. The built
-/// bot is checked and played as a `tcp-cmd:` / `ws-cmd:` seat, told where to connect at the end
-/// of its command line. Each ladder's pages are under `/ladders/NAME/`, `/` lists them.
+/// four ladders with one account and one token: a Geister ladder over TCP, an AIWolf ladder of
+/// 5 seats (TCP, the ladder's default for `werewolf`) with the Python and the Java starter, a
+/// natural-language ladder (WebSocket, its default) and a Diplomacy ladder of DAIDE clients, each
+/// bot uploaded as it is. The built bot is checked and played as a `tcp-cmd:` / `ws-cmd:` /
+/// `daide-cmd:` seat, told where to connect at the end of its command line. Each ladder's pages
+/// are under `/ladders/NAME/`, `/` lists them.
 #[test]
 fn networked_bots_are_checked_and_play_rated_matches_over_tcp_and_websocket() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ladder.sqlite");
+    networked_ladders(dir.path(), &["--db".to_string(), db.display().to_string()]);
+}
+
+/// The same on PostgreSQL.
+#[test]
+fn networked_bots_play_rated_matches_on_postgresql() {
+    let Some(url) = kakehiki_store::test_database_url() else {
+        eprintln!("skipped: KAKEHIKI_TEST_DATABASE_URL is not set");
+        return;
+    };
+    let url = kakehiki_store::fresh_test_schema(&url, "ladder_networked");
+    let dir = tempfile::tempdir().unwrap();
+    networked_ladders(dir.path(), &["--database-url".to_string(), url]);
+}
+
+/// Four ladders of networked bots on one server of the store `store` (`--db PATH` or
+/// `--database-url URL`), checked and played: see
+/// [`networked_bots_are_checked_and_play_rated_matches_over_tcp_and_websocket`].
+fn networked_ladders(dir: &Path, store: &[String]) {
     // (ladder, game, its file's extra keys)
     let ladders = [
         (
@@ -1237,6 +1259,11 @@ fn networked_bots_are_checked_and_play_rated_matches_over_tcp_and_websocket() {
             "nlp",
             "werewolf-nlp",
             "seats = 5\nbuiltins = [\"sample-en\"]\n",
+        ),
+        (
+            "dip",
+            "diplomacy",
+            "transport = \"daide\"\nbuiltins = [\"hold\"]\n[options]\nmax_year = \"1901\"\n",
         ),
     ];
     // (account, ladder, language, starter, the seat it is checked as)
@@ -1269,13 +1296,18 @@ fn networked_bots_are_checked_and_play_rated_matches_over_tcp_and_websocket() {
             "starters/werewolf-nlp/python/bot.py",
             "ws-cmd:python3 bot.py {url}",
         ),
+        (
+            "alice",
+            "dip",
+            "python",
+            "crates/referee/tests/diplomacy_bots/daide_bot.py",
+            "daide-cmd:python3 bot.py {host} {port}",
+        ),
     ];
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("ladder.sqlite");
     let configs: Vec<std::path::PathBuf> = ladders
         .iter()
         .map(|(name, game, extra)| {
-            let config = dir.path().join(format!("{name}.toml"));
+            let config = dir.join(format!("{name}.toml"));
             std::fs::write(
                 &config,
                 format!("name = \"{name}\"\ngame = \"{game}\"\nlanguages = [\"python\", \"java\"]\n{extra}"),
@@ -1285,21 +1317,25 @@ fn networked_bots_are_checked_and_play_rated_matches_over_tcp_and_websocket() {
         })
         .collect();
     let token_of = |name: &str| {
-        let out = invite(&db, name, &[]);
+        let out = kakehiki()
+            .args(["ladder", "invite", name, "--json"])
+            .args(store)
+            .env_remove("KAKEHIKI_DATABASE_URL")
+            .output()
+            .unwrap();
         assert_eq!(out.status.code(), Some(0), "{out:?}");
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
         v["token"].as_str().unwrap().to_string()
     };
     let tokens = [("alice", token_of("alice")), ("bob", token_of("bob"))];
     let token = |account: &str| &tokens.iter().find(|(a, _)| *a == account).unwrap().1;
-    let store = ["--db".to_string(), db.display().to_string()];
+    let seats_of = |game: &str| match game {
+        "geister" => 2,
+        "diplomacy" => 7,
+        _ => 5,
+    };
     let paths: Vec<&Path> = configs.iter().map(|c| c.as_path()).collect();
-    let (_server, url) = serve_ladders(
-        dir.path(),
-        &paths,
-        &store,
-        &["--workers", "2", "--builders", "2"],
-    );
+    let (_server, url) = serve_ladders(dir, &paths, store, &["--workers", "2", "--builders", "2"]);
     // `/` lists the ladders; each has its own home page, with how its bots connect.
     let home = ureq::get(&format!("{url}/"))
         .call()
@@ -1350,7 +1386,7 @@ fn networked_bots_are_checked_and_play_rated_matches_over_tcp_and_websocket() {
         assert!(log.contains(&format!("check ({game} ")), "{ladder}: {log}");
         assert!(log.contains(seat), "{ladder}: {log}");
         // Checked at the ladder's own table.
-        let n = if game == "geister" { 2 } else { 5 };
+        let n = seats_of(game);
         assert!(
             log.contains(&format!("seat 0 of {n} (first seat)")),
             "{ladder}: {log}"
@@ -1366,7 +1402,7 @@ fn networked_bots_are_checked_and_play_rated_matches_over_tcp_and_websocket() {
             None,
         );
         let first = &m["matches"][0];
-        let want = if *ladder == "geister-tcp" { 2 } else { 5 };
+        let want = seats_of(ladders.iter().find(|l| l.0 == *ladder).unwrap().1);
         assert_eq!(
             first["seats"].as_array().unwrap().len(),
             want,
