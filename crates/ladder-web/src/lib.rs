@@ -970,6 +970,8 @@ struct FinalStanding {
     scheduled: usize,
     complete: bool,
     rows: Vec<kakehiki_web::ladder::FinalRow>,
+    /// The play-offs of its ties stored so far (a `playoff` ladder).
+    playoffs: Vec<kakehiki_web::ladder::Playoff>,
 }
 
 /// The final of `app`'s ladder, or `None` before `kakehiki ladder final` stored it.
@@ -979,18 +981,38 @@ fn final_standing(app: &App) -> Result<Option<FinalStanding>, ApiError> {
     if store.contest(&contest).map_err(store_failed)?.is_none() {
         return Ok(None);
     }
-    let read = |store: &mut dyn Store| {
-        let def = kakehiki_contest::stored_definition(store, &contest)?;
-        let results = kakehiki_contest::load_results(store, &def)?;
-        Ok::<_, kakehiki_contest::RunError>(kakehiki_contest::compute_standings(&def, &results))
-    };
-    let standings = read(store.as_mut()).map_err(|e| {
+    let unreadable = |e: kakehiki_contest::RunError| {
         tracing::error!("the final {contest}: {e}");
         ApiError(
             StatusCode::INTERNAL_SERVER_ERROR,
             "the final could not be read",
         )
-    })?;
+    };
+    use kakehiki_ladder::final_contest::{playoff_name, stored_standings, tied_groups};
+    let standings = stored_standings(store.as_mut(), &contest).map_err(unreadable)?;
+    // The play-offs of its ties: a complete one orders its group.
+    let mut playoffs = Vec::new();
+    let mut order = std::collections::BTreeMap::new();
+    for (rank, _) in tied_groups(&standings) {
+        let name = playoff_name(&contest, rank);
+        if store.contest(&name).map_err(store_failed)?.is_none() {
+            continue;
+        }
+        let p = stored_standings(store.as_mut(), &name).map_err(unreadable)?;
+        if p.complete {
+            order.insert(
+                rank,
+                p.rows.iter().map(|r| (r.entrant.clone(), r.rank)).collect(),
+            );
+        }
+        playoffs.push(kakehiki_web::ladder::Playoff {
+            contest: name,
+            rank,
+            stored: p.matches_stored,
+            scheduled: p.matches_scheduled,
+            complete: p.complete,
+        });
+    }
     // The ladder ratings as the ladder froze (the final froze it: no match was rated since).
     let board = app.cache.board(store.as_mut()).map_err(store_failed)?;
     drop(store);
@@ -1002,7 +1024,8 @@ fn final_standing(app: &App) -> Result<Option<FinalStanding>, ApiError> {
     };
     let break_ties = app.config.final_tie_break.by_rating();
     Ok(Some(FinalStanding {
-        rows: kakehiki_web::ladder::final_rows(&standings, rating_of, break_ties),
+        rows: kakehiki_web::ladder::final_rows(&standings, rating_of, &order, break_ties),
+        playoffs,
         contest,
         format: standings.format,
         stored: standings.matches_stored,
@@ -1026,7 +1049,8 @@ async fn final_html(State(app): State<App>, headers: HeaderMap) -> Response {
                     f.stored,
                     f.scheduled,
                     f.complete,
-                    app.config.final_tie_break.by_rating(),
+                    &f.playoffs,
+                    app.config.final_tie_break.name(),
                     &me,
                 ),
             ),
@@ -1050,7 +1074,7 @@ async fn final_api(State(app): State<App>, Path(ladder): Path<String>) -> Respon
             Ok(Some(f)) => Json(json!({
                 "ladder": ladder, "contest": f.contest, "format": f.format,
                 "matches_stored": f.stored, "matches_scheduled": f.scheduled,
-                "complete": f.complete, "rows": f.rows,
+                "complete": f.complete, "rows": f.rows, "playoffs": f.playoffs,
                 "tie_break": app.config.final_tie_break.name(),
             }))
             .into_response(),

@@ -349,6 +349,10 @@ pub enum FinalTieBreak {
     Rating,
     /// Tied entrants share their rank (`shared`).
     Shared,
+    /// Entrants the final ranks level play a play-off among themselves once the final is
+    /// complete (a round robin of the final's games, a contest of its own); the play-off's
+    /// ranking orders them, and the ladder rating those it still ranks level (`playoff`).
+    Playoff,
 }
 
 impl FinalTieBreak {
@@ -357,12 +361,13 @@ impl FinalTieBreak {
         match self {
             FinalTieBreak::Rating => "rating",
             FinalTieBreak::Shared => "shared",
+            FinalTieBreak::Playoff => "playoff",
         }
     }
 
-    /// Whether the ladder rating orders the final's ties.
+    /// Whether the ladder rating orders the final's ties (after a play-off, those it leaves).
     pub fn by_rating(self) -> bool {
-        self == FinalTieBreak::Rating
+        self != FinalTieBreak::Shared
     }
 }
 
@@ -616,15 +621,19 @@ impl LadderConfig {
         }
         let final_tie_break = match raw.final_tie_break.as_deref() {
             None => FinalTieBreak::Rating,
-            Some(t) => [FinalTieBreak::Rating, FinalTieBreak::Shared]
-                .into_iter()
-                .find(|x| x.name() == t)
-                .ok_or_else(|| {
-                    invalid(
-                        "final_tie_break",
-                        format!("expected \"rating\" or \"shared\", found {t:?}"),
-                    )
-                })?,
+            Some(t) => [
+                FinalTieBreak::Rating,
+                FinalTieBreak::Shared,
+                FinalTieBreak::Playoff,
+            ]
+            .into_iter()
+            .find(|x| x.name() == t)
+            .ok_or_else(|| {
+                invalid(
+                    "final_tie_break",
+                    format!("expected \"rating\", \"shared\" or \"playoff\", found {t:?}"),
+                )
+            })?,
         };
         let mut options = BTreeMap::new();
         for (k, v) in &raw.options {

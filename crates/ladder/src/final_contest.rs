@@ -53,6 +53,8 @@ pub enum FinalError {
     },
     #[error("cannot write the final's contest file")]
     Toml(#[source] toml::ser::Error),
+    #[error("cannot make the final's play-off: {0}")]
+    Playoff(String),
 }
 
 fn too_few(ladder: &str, &count: &usize, &builtins: &bool) -> String {
@@ -221,6 +223,7 @@ pub fn start_final(
             .map_err(|e| StartFinalError::Contest(e.to_string()))?;
     }
     let coordinated = def.clone();
+    let (config, data) = (config.clone(), data.to_path_buf());
     std::thread::Builder::new()
         .name(format!("final-{}", config.name))
         .spawn(move || {
@@ -231,14 +234,140 @@ pub fn start_final(
                 ..kakehiki_contest::RunOptions::default()
             };
             let connect = move || connect();
-            let outcome = kakehiki_contest::coordinate(
-                &coordinated,
-                &connect,
-                &run,
-                std::time::Duration::from_millis(500),
-            );
-            done(outcome.map(drop).map_err(|e| e.to_string()));
+            let coordinate = |def: &kakehiki_contest::ContestDef| {
+                kakehiki_contest::coordinate(
+                    def,
+                    &connect,
+                    &run,
+                    std::time::Duration::from_millis(500),
+                )
+                .map(drop)
+                .map_err(|e| e.to_string())
+            };
+            let outcome = coordinate(&coordinated).and_then(|()| {
+                // The play-offs of its ties, once it is complete (a `playoff` ladder).
+                let standings = stored_standings(
+                    connect().map_err(|e| e.to_string())?.as_mut(),
+                    &coordinated.name,
+                )
+                .map_err(|e| e.to_string())?;
+                for (name, text) in
+                    playoff_contests(&config, &text, &standings).map_err(|e| e.to_string())?
+                {
+                    let path = data.join(format!("{name}.toml"));
+                    kakehiki_core::private_files::write(&path, text.as_bytes())
+                        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                    let def = kakehiki_contest::ContestDef::parse(
+                        &text,
+                        &path.display().to_string(),
+                        &|g| arena.game_type(g),
+                    )
+                    .map_err(|e| e.to_string())?;
+                    coordinate(&def)?;
+                }
+                Ok(())
+            });
+            done(outcome);
         })
         .map_err(|e| StartFinalError::Contest(format!("cannot start the final's thread: {e}")))?;
     Ok(def)
+}
+
+/// The standings of stored contest `name` (a final or a play-off), as its results give them.
+pub fn stored_standings(
+    store: &mut dyn Store,
+    name: &str,
+) -> Result<kakehiki_contest::Standings, kakehiki_contest::RunError> {
+    let def = kakehiki_contest::stored_definition(store, name)?;
+    let results = kakehiki_contest::load_results(store, &def)?;
+    Ok(kakehiki_contest::compute_standings(&def, &results))
+}
+
+/// The name of the play-off of the entrants final `final_name` ranks level at `rank`.
+pub fn playoff_name(final_name: &str, rank: usize) -> String {
+    format!("{final_name}-playoff-{rank}")
+}
+
+/// The groups of entrants `standings` rank level, as (their shared rank, their names), best
+/// first.
+pub fn tied_groups(standings: &kakehiki_contest::Standings) -> Vec<(usize, Vec<String>)> {
+    let mut groups: Vec<(usize, Vec<String>)> = Vec::new();
+    for row in &standings.rows {
+        match groups.last_mut() {
+            Some((rank, names)) if *rank == row.rank => names.push(row.entrant.clone()),
+            _ => groups.push((row.rank, vec![row.entrant.clone()])),
+        }
+    }
+    groups.retain(|(_, names)| names.len() > 1);
+    groups
+}
+
+/// The play-offs of a complete final (`final_text`, its contest file; `standings`, its
+/// standings) of a ladder whose `final_tie_break` is `playoff`: for each group of entrants the
+/// final ranks level and that fills a table of `config.seats` on its own, a contest file (its
+/// name, [`playoff_name`], and its text): the final's file with that group as its entrants, a
+/// round robin of the final's games (made even for two seats, so that each plays each side
+/// equally often), its seed the final's plus the rank. A group smaller than a table has no
+/// play-off: the ladder rating orders it.
+pub fn playoff_contests(
+    config: &LadderConfig,
+    final_text: &str,
+    standings: &kakehiki_contest::Standings,
+) -> Result<Vec<(String, String)>, FinalError> {
+    if config.final_tie_break != crate::config::FinalTieBreak::Playoff || !standings.complete {
+        return Ok(Vec::new());
+    }
+    let file: toml::Table =
+        toml::from_str(final_text).map_err(|e| FinalError::Playoff(e.to_string()))?;
+    let mut out = Vec::new();
+    for (rank, group) in tied_groups(standings) {
+        if group.len() < config.seats {
+            continue;
+        }
+        let mut playoff = file.clone();
+        let name = playoff_name(&standings.contest, rank);
+        playoff.insert("name".into(), name.clone().into());
+        playoff.insert("format".into(), "round-robin".into());
+        let games = file.get("games").and_then(|g| g.as_integer()).unwrap_or(2);
+        let games = if config.seats == 2 {
+            games + games % 2
+        } else {
+            games
+        };
+        playoff.insert("games".into(), toml::Value::Integer(games));
+        let seed = file.get("seed").and_then(|g| g.as_integer()).unwrap_or(1);
+        playoff.insert(
+            "seed".into(),
+            toml::Value::Integer(seed.wrapping_add(rank as i64)),
+        );
+        let entrants: Vec<toml::Value> = file
+            .get("entrants")
+            .and_then(|e| e.as_array())
+            .map(|all| {
+                all.iter()
+                    .filter(|e| {
+                        e.get("name")
+                            .and_then(|n| n.as_str())
+                            .is_some_and(|n| group.iter().any(|g| g == n))
+                    })
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        if entrants.len() != group.len() {
+            return Err(FinalError::Playoff(format!(
+                "the final's file has {} of the {} entrants ranked level at {rank}",
+                entrants.len(),
+                group.len()
+            )));
+        }
+        playoff.insert("entrants".into(), toml::Value::Array(entrants));
+        let text = format!(
+            "# The play-off of the entrants the final {:?} ranks level at {rank}.\n{}",
+            standings.contest,
+            toml::to_string(&playoff).map_err(FinalError::Toml)?
+        );
+        out.push((name, text));
+    }
+    Ok(out)
 }

@@ -92,6 +92,17 @@ pub fn leaderboard_page(
     )
 }
 
+/// A play-off of entrants a ladder's final ranks level (`final_tie_break = "playoff"`): its
+/// contest, the rank its entrants share in the final, and how far it is played.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Playoff {
+    pub contest: String,
+    pub rank: usize,
+    pub stored: usize,
+    pub scheduled: usize,
+    pub complete: bool,
+}
+
 /// One row of a ladder's final on the ladder site: the final's own standing, and the ladder
 /// rating that breaks its ties.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -112,14 +123,19 @@ pub struct FinalRow {
     pub rating: Option<f64>,
     /// The final ranked it level with others; the ladder rating decided its rank.
     pub by_rating: bool,
+    /// The final ranked it level with others; their play-off decided its rank.
+    pub by_playoff: bool,
 }
 
 /// The final's rows from its standings: each entrant's bot from its name, its ladder rating
-/// from `rating_of(bot, version)`, and, with `break_ties`, entrants the final ranks level
-/// ordered by that rating (the better one first; level ratings, or none, still share a rank).
+/// from `rating_of(bot, version)`; entrants the final ranks level at rank R ordered by the
+/// complete play-off `playoffs[R]` if there is one (each entrant's rank in it), then, with
+/// `break_ties`, by that rating (the better one first; level ratings, or none, still share a
+/// rank).
 pub fn final_rows(
     standings: &kakehiki_contest::standings::Standings,
     rating_of: impl Fn(&str, Option<u64>) -> Option<f64>,
+    playoffs: &std::collections::BTreeMap<usize, std::collections::BTreeMap<String, usize>>,
     break_ties: bool,
 ) -> Vec<FinalRow> {
     let mut rows: Vec<FinalRow> = standings
@@ -139,25 +155,50 @@ pub fn final_rows(
                 points: r.points.clone(),
                 seat_errors: r.seat_errors,
                 by_rating: false,
+                by_playoff: false,
             }
         })
         .collect();
-    if !break_ties {
-        return rows;
-    }
-    let key = |r: &FinalRow| r.rating.unwrap_or(f64::NEG_INFINITY);
+    let rating = |r: &FinalRow| {
+        if break_ties {
+            r.rating.unwrap_or(f64::NEG_INFINITY)
+        } else {
+            0.0
+        }
+    };
     let mut start = 0;
     while start < rows.len() {
         let rank = rows[start].rank;
         let end = start + rows[start..].iter().take_while(|r| r.rank == rank).count();
         let group = &mut rows[start..end];
-        // A tie the ratings can break (not all of them level).
-        if group.iter().any(|r| key(r) != key(&group[0])) {
-            group.sort_by(|a, b| key(b).total_cmp(&key(a)));
+        if group.len() > 1 {
+            // The play-off's rank (one not in it, after those that are), then the rating.
+            let playoff = playoffs.get(&rank);
+            let placed = |r: &FinalRow| {
+                playoff.map_or(0, |p| p.get(&r.entrant).copied().unwrap_or(usize::MAX))
+            };
+            group.sort_by(|a, b| {
+                placed(a)
+                    .cmp(&placed(b))
+                    .then(rating(b).total_cmp(&rating(a)))
+            });
+            let key = |r: &FinalRow| (placed(r), rating(r));
             for i in 0..group.len() {
                 let level = i > 0 && key(&group[i]) == key(&group[i - 1]);
                 group[i].rank = if level { group[i - 1].rank } else { rank + i };
-                group[i].by_rating = true;
+            }
+            for i in 0..group.len() {
+                let same_place = group
+                    .iter()
+                    .filter(|r| placed(r) == placed(&group[i]))
+                    .count();
+                // The rating decided where the play-off (or the final) left them level.
+                let rated = same_place > 1
+                    && group
+                        .iter()
+                        .any(|r| placed(r) == placed(&group[i]) && rating(r) != rating(&group[i]));
+                group[i].by_playoff = playoff.is_some();
+                group[i].by_rating = rated;
             }
         }
         start = end;
@@ -175,15 +216,18 @@ pub fn final_page(
     stored: usize,
     scheduled: usize,
     complete: bool,
-    break_ties: bool,
+    playoffs: &[Playoff],
+    tie_break: &str,
     me: &LadderVisitor,
 ) -> String {
     render(
         "ladder_final.html",
         json!({"title": format!("{ladder} final"), "ladder": ladder, "contest": contest,
                "format": format, "rows": rows, "stored": stored, "scheduled": scheduled,
-               "complete": complete, "break_ties": break_ties,
-               "tied": rows.iter().any(|r| r.by_rating), "me": me.json()}),
+               "complete": complete, "tie_break": tie_break, "playoffs": playoffs,
+               "settled": complete && playoffs.iter().all(|p| p.complete),
+               "tied": rows.iter().any(|r| r.by_rating),
+               "by_playoff": rows.iter().any(|r| r.by_playoff), "me": me.json()}),
     )
 }
 
@@ -460,7 +504,7 @@ mod tests {
             ("erin", Some(1)) => Some(30.0),
             _ => None,
         };
-        let rows = final_rows(&s, ratings, true);
+        let rows = final_rows(&s, ratings, &Default::default(), true);
         let order: Vec<(&str, usize, bool)> = rows
             .iter()
             .map(|r| (r.entrant.as_str(), r.rank, r.by_rating))
@@ -481,7 +525,7 @@ mod tests {
         assert_eq!(rows[2].bot, "builtin:strong");
         assert_eq!(rows[1].rating, Some(10.0));
         // Shared: the final's ranks as they are, in its order.
-        let shared = final_rows(&s, ratings, false);
+        let shared = final_rows(&s, ratings, &Default::default(), false);
         let order: Vec<(&str, usize)> = shared
             .iter()
             .map(|r| (r.entrant.as_str(), r.rank))
@@ -498,9 +542,63 @@ mod tests {
         );
         // A version the ladder no longer rates ranks after the rated one it ties with.
         let s = standings(&[("alice@v1", 1), ("bob@v1", 1)]);
-        let rows = final_rows(&s, |b, _| (b == "bob").then_some(-5.0), true);
+        let rows = final_rows(
+            &s,
+            |b, _| (b == "bob").then_some(-5.0),
+            &Default::default(),
+            true,
+        );
         assert_eq!(rows[0].entrant, "bob@v1");
         assert_eq!((rows[1].rank, rows[1].rating), (2, None));
+    }
+
+    #[test]
+    fn a_playoff_orders_the_entrants_the_final_ranks_level_and_the_rating_what_it_leaves_level() {
+        let s = standings(&[
+            ("alice@v1", 1),
+            ("bob@v1", 1),
+            ("carol@v1", 1),
+            ("erin@v1", 4),
+        ]);
+        let ratings = |bot: &str, _: Option<u64>| match bot {
+            "alice" => Some(10.0),
+            "bob" => Some(12.5),
+            "carol" => Some(1.0),
+            _ => Some(50.0),
+        };
+        // The play-off of rank 1: carol first, alice and bob level second.
+        let playoff: std::collections::BTreeMap<String, usize> = [
+            ("carol@v1".to_string(), 1),
+            ("alice@v1".to_string(), 2),
+            ("bob@v1".to_string(), 2),
+        ]
+        .into();
+        let playoffs = [(1, playoff)].into();
+        let order = |rows: Vec<FinalRow>| -> Vec<(String, usize, bool, bool)> {
+            rows.into_iter()
+                .map(|r| (r.entrant, r.rank, r.by_playoff, r.by_rating))
+                .collect()
+        };
+        let row = |e: &str, rank, playoff, rating| (e.to_string(), rank, playoff, rating);
+        assert_eq!(
+            order(final_rows(&s, ratings, &playoffs, true)),
+            [
+                row("carol@v1", 1, true, false),
+                row("bob@v1", 2, true, true),
+                row("alice@v1", 3, true, true),
+                row("erin@v1", 4, false, false),
+            ]
+        );
+        // Without the rating, the play-off's own level ranks are kept.
+        assert_eq!(
+            order(final_rows(&s, ratings, &playoffs, false)),
+            [
+                row("carol@v1", 1, true, false),
+                row("alice@v1", 2, true, false),
+                row("bob@v1", 2, true, false),
+                row("erin@v1", 4, false, false),
+            ]
+        );
     }
 
     fn rating(bot: &str, mu: f64) -> LadderRating {

@@ -106,13 +106,37 @@ pub fn final_(args: FinalArgs) -> anyhow::Result<u8> {
         args.format,
         out.display()
     );
-    let code = run_contest(RunArgs {
+    let mut code = run_contest(RunArgs {
         file: out,
         store: args.store.clone(),
         jobs: args.jobs,
         quiet: args.quiet,
         no_standings: false,
     })?;
+    // A `playoff` ladder: the entrants the complete final ranks level play their play-offs.
+    let standings = {
+        let mut store = args.store.open_read_only()?;
+        kakehiki_ladder::final_contest::stored_standings(store.as_mut(), &name)
+            .context("cannot read the final's standings")?
+    };
+    for (playoff, text) in
+        kakehiki_ladder::final_contest::playoff_contests(&config, &text, &standings)?
+    {
+        let file = data.join(format!("{playoff}.toml"));
+        kakehiki_core::private_files::write(&file, text.as_bytes())
+            .with_context(|| format!("cannot write {}", file.display()))?;
+        eprintln!(
+            "the final ranks entrants level: their play-off {playoff:?} is {}",
+            file.display()
+        );
+        code = code.max(run_contest(RunArgs {
+            file,
+            store: args.store.clone(),
+            jobs: args.jobs,
+            quiet: args.quiet,
+            no_standings: false,
+        })?);
+    }
     let store_arg = match &args.store.database_url {
         Some(_) => "--database-url URL".to_string(),
         None => format!("--db {}", args.store.db.display()),

@@ -991,6 +991,81 @@ fn the_final_freezes_the_ladder_and_plays_the_active_versions() {
     assert!(page.contains("id=\"tie-break\""), "{page}");
 }
 
+/// `final_tie_break = "playoff"`: entrants the final ranks level play a play-off once it is
+/// complete (`ladder final` runs it), and the site orders them by it, then by their rating
+/// where the play-off leaves them level. Games of two plies are all drawn: every rank is shared.
+#[test]
+fn a_tied_final_goes_to_a_playoff() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ladder.sqlite");
+    let config = dir.path().join("ladder.toml");
+    std::fs::write(
+        &config,
+        format!("{MINIMAL}final_tie_break = \"playoff\"\n[options]\nmax_plies = 2\n"),
+    )
+    .unwrap();
+    let token_of = |name: &str| {
+        let out = invite(&db, name, &[]);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["token"].as_str().unwrap().to_string()
+    };
+    let starter = repo().join("starters/geister/python/bot.py");
+    let (_server, server) = serve(dir.path(), &config, &db);
+    for name in ["alice", "bob"] {
+        let (code, v, err) = submit(&server, &token_of(name), "python", &starter);
+        assert_eq!(code, Some(0), "{v} {err}");
+    }
+    let out = kakehiki()
+        .args(["ladder", "final", "--config"])
+        .arg(&config)
+        .arg("--db")
+        .arg(&db)
+        .arg("--data")
+        .arg(dir.path().join("data"))
+        .args(["--games", "2", "--quiet", "--builtins"])
+        .env_remove("KAKEHIKI_DATABASE_URL")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("their play-off \"g-final-playoff-1\""),
+        "{err}"
+    );
+    // The play-off's file: the four tied entrants, a round robin of two games a pairing.
+    let file = std::fs::read_to_string(dir.path().join("data/g-final-playoff-1.toml")).unwrap();
+    assert!(file.contains("name = \"g-final-playoff-1\""), "{file}");
+    assert!(file.contains("format = \"round-robin\""), "{file}");
+    assert!(file.contains("games = 2\n"), "{file}");
+    assert_eq!(file.matches("[[entrants]]").count(), 4, "{file}");
+    let (status, f) = get(&format!("{server}/api/ladders/g/final"), None);
+    assert_eq!(status, 200, "{f}");
+    assert_eq!(f["tie_break"], "playoff");
+    assert_eq!(f["playoffs"][0]["contest"], "g-final-playoff-1", "{f}");
+    assert_eq!(f["playoffs"][0]["complete"], true, "{f}");
+    assert_eq!(f["playoffs"][0]["stored"], 12, "{f}");
+    let rows = f["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4, "{f}");
+    // Drawn again, and no rating yet (the server plays no match): they share the first rank,
+    // decided by the play-off as far as it could (the web crate's tests order a decided one).
+    assert!(
+        rows.iter()
+            .all(|r| r["by_playoff"] == true && r["by_rating"] == false && r["rank"] == 1),
+        "{f}"
+    );
+    let page = ureq::get(&format!("{server}/final"))
+        .call()
+        .unwrap()
+        .into_string()
+        .unwrap();
+    assert!(page.contains("id=\"playoff-1\""), "{page}");
+    assert!(
+        page.contains("† Ranked level by the final: their play-off decides."),
+        "{page}"
+    );
+}
+
 /// The ladder file's game options are checked by the game when the file is loaded: an unknown
 /// option or a bad value stops `ladder serve` (and `ladder build`) with the key named, before
 /// any match; good ones are used by the built bot's `check` too.
