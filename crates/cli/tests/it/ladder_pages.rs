@@ -1267,6 +1267,50 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
             c.goto(&format!("{url}/final")).await.unwrap();
             c.screenshot().await.unwrap()
         });
+
+        // Every page reads at a laptop's 1,366×768 and on a phone's 390×844: nothing is wider
+        // than the window (a wide table scrolls inside its own box).
+        let played: Value = serde_json::from_str(
+            &ureq::get(&format!("{url}/api/ladders/g/bots/alice/matches"))
+                .call()
+                .unwrap()
+                .into_string()
+                .unwrap(),
+        )
+        .unwrap();
+        let mut pages = vec![
+            ("home", "/".to_string()),
+            ("leaderboard", "/leaderboard".into()),
+            ("bot", "/bots/alice".into()),
+            ("version", "/bots/alice/versions/1".into()),
+            ("me", "/me".into()),
+            ("organiser", "/organiser".into()),
+            ("final", "/final".into()),
+        ];
+        if let Some(index) = played["matches"][0]["index"].as_u64() {
+            pages.push(("match", format!("/matches/{index}")));
+        }
+        for (width, height, device) in [(1366, 768, "laptop"), (390, 844, "phone")] {
+            c.set_window_size(width, height).await.unwrap();
+            for (page, path) in &pages {
+                c.goto(&format!("{url}{path}")).await.unwrap();
+                let wide = c
+                    .execute(
+                        "return [document.documentElement.scrollWidth, window.innerWidth]",
+                        vec![],
+                    )
+                    .await
+                    .unwrap();
+                let (content, window) = (wide[0].as_u64().unwrap(), wide[1].as_u64().unwrap());
+                assert!(
+                    content <= window,
+                    "{path} at {width}×{height}: {content} px wide in a window of {window}"
+                );
+                let name: &'static str =
+                    Box::leak(format!("ladder-{device}-{page}.png").into_boxed_str());
+                shot(name, c.screenshot().await.unwrap());
+            }
+        }
         c.close().await.unwrap();
     });
 }
