@@ -1293,10 +1293,10 @@ fn an_organiser_disables_an_account_and_retires_a_bot_from_the_command_line() {
 }
 
 /// Bots that connect (the contest's own protocol) play rated ladder matches, on one server of
-/// four ladders with one account and one token: a Geister ladder over TCP, an AIWolf ladder of
+/// five ladders with one account and one token: a Geister ladder over TCP, an AIWolf ladder of
 /// 5 seats (TCP, the ladder's default for `werewolf`) with the Python and the Java starter, a
-/// natural-language ladder (WebSocket, its default) and a Diplomacy ladder of DAIDE clients, each
-/// bot uploaded as it is. The built bot is checked and played as a `tcp-cmd:` / `ws-cmd:` /
+/// natural-language ladder (WebSocket, its default), a Diplomacy ladder of the JSON starter
+/// (pipes, its default) and one of DAIDE clients, each bot uploaded as it is. The built bot is checked and played as a `tcp-cmd:` / `ws-cmd:` /
 /// `daide-cmd:` seat, told where to connect at the end of its command line. Each ladder's pages
 /// are under `/ladders/NAME/`, `/` lists them.
 #[test]
@@ -1318,7 +1318,7 @@ fn networked_bots_play_rated_matches_on_postgresql() {
     networked_ladders(dir.path(), &["--database-url".to_string(), url]);
 }
 
-/// Four ladders of networked bots on one server of the store `store` (`--db PATH` or
+/// Five ladders on one server of the store `store` (`--db PATH` or
 /// `--database-url URL`), checked and played: see
 /// [`networked_bots_are_checked_and_play_rated_matches_over_tcp_and_websocket`].
 fn networked_ladders(dir: &Path, store: &[String]) {
@@ -1334,6 +1334,11 @@ fn networked_ladders(dir: &Path, store: &[String]) {
             "nlp",
             "werewolf-nlp",
             "seats = 5\nbuiltins = [\"sample-en\"]\n",
+        ),
+        (
+            "diplomacy",
+            "diplomacy",
+            "builtins = [\"hold\"]\n[options]\nmax_year = \"1901\"\n",
         ),
         (
             "dip",
@@ -1370,6 +1375,13 @@ fn networked_ladders(dir: &Path, store: &[String]) {
             "python",
             "starters/werewolf-nlp/python/bot.py",
             "ws-cmd:python3 bot.py {url}",
+        ),
+        (
+            "alice",
+            "diplomacy",
+            "python",
+            "starters/diplomacy/python/bot.py",
+            "cmd:python3 bot.py",
         ),
         (
             "alice",
