@@ -134,6 +134,12 @@ impl Matchmaker {
         ladder_contest(&self.config.name)
     }
 
+    /// Every entrant's rating as this matchmaker has it, by entrant: the store's as of the last
+    /// read, with the results it rated since applied.
+    pub fn ratings(&self) -> &BTreeMap<String, LadderRating> {
+        &self.ratings
+    }
+
     /// Sync, rate and queue (see the module's documentation).
     pub fn step(
         &mut self,
@@ -339,6 +345,8 @@ impl Matchmaker {
                 };
             if store.ladder_rate(&ladder, seq, &seats)? {
                 rated += 1;
+                // Every seat of an entrant carries its one rating after ([`rated_seats`]), which
+                // the store applied once: so does the cache, from its first seat.
                 let mut seen = std::collections::HashSet::new();
                 for s in &seats {
                     if seen.insert(s.entrant.clone()) {
@@ -485,6 +493,10 @@ fn serde_json_definition(config: &LadderConfig) -> String {
 
 /// The rated seats of a stored result: each seat's place by score, its errors and its
 /// entrant's Weng-Lin rating after the match.
+///
+/// An entrant in several seats is rated once: its rating before plus the mean of its seats'
+/// changes in μ, with the mean of their σ after, recorded in every seat of it. Places stay each
+/// seat's own.
 pub fn rated_seats(
     ratings: &BTreeMap<String, LadderRating>,
     entrants: &[String],
@@ -512,7 +524,8 @@ pub fn rated_seats(
                 .ok_or_else(|| format!("unknown entrant {e:?}"))
         })
         .collect::<Result<_, _>>()?;
-    let after = weng_lin_game(&before, &report.scores);
+    let mut after = weng_lin_game(&before, &report.scores);
+    one_rating_per_entrant(entrants, &before, &mut after);
     let place = places(&report.scores);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -523,6 +536,7 @@ pub fn rated_seats(
         .enumerate()
         .map(|(seat, e)| {
             let r = &ratings[e];
+            let a = after.get(seat).copied().unwrap_or(before[seat]);
             LadderSeat {
                 index,
                 seat,
@@ -532,18 +546,139 @@ pub fn rated_seats(
                 score: report.scores[seat],
                 place: place[seat] as u64,
                 errors: report.seats.get(seat).map_or(0, |s| s.errors.len() as u64),
-                mu_after: after[seat].rating,
-                sigma_after: after[seat].uncertainty,
+                mu_after: a.rating,
+                sigma_after: a.uncertainty,
                 played_at: now,
             }
         })
         .collect())
 }
 
+/// Make the seats of an entrant sitting in several seats of one match (a built-in filling a
+/// table, or copies of one bot) carry one rating after: its rating before plus the mean of its
+/// seats' changes in μ, and the mean of its seats' σ after. Each seat is a separate result of
+/// the same player; the mean counts the match as one game, which is what its `games` counts,
+/// where the sum would count it once per seat (a built-in with a seat on each side would move
+/// by two correlated results). An entrant in one seat keeps that seat's rating exactly.
+fn one_rating_per_entrant(
+    entrants: &[String],
+    before: &[WengLinRating],
+    after: &mut [WengLinRating],
+) {
+    if before.len() != entrants.len() || after.len() != entrants.len() {
+        return;
+    }
+    for (first, e) in entrants.iter().enumerate() {
+        if entrants[..first].contains(e) {
+            continue;
+        }
+        let seats: Vec<usize> = (first..entrants.len())
+            .filter(|&i| entrants[i] == *e)
+            .collect();
+        if seats.len() < 2 {
+            continue;
+        }
+        let n = seats.len() as f64;
+        let was = before[first].rating;
+        let dmu = seats.iter().map(|&i| after[i].rating - was).sum::<f64>() / n;
+        let sigma = seats.iter().map(|&i| after[i].uncertainty).sum::<f64>() / n;
+        for &i in &seats {
+            after[i] = WengLinRating {
+                rating: was + dmu,
+                uncertainty: sigma,
+            };
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::time::{Duration, Instant};
+
+    /// Ratings of entrants named by `mus`' keys, each with that μ and the initial σ.
+    fn ratings_of(mus: &[(&str, f64)]) -> BTreeMap<String, LadderRating> {
+        mus.iter()
+            .map(|&(e, mu)| {
+                let r = LadderRating {
+                    entrant: e.into(),
+                    bot: e.into(),
+                    version: 0,
+                    owner: "builtin".into(),
+                    active: true,
+                    mu,
+                    sigma: kakehiki_store::INITIAL_SIGMA,
+                    games: 0,
+                    wins: 0,
+                    errors: 0,
+                    last_played: None,
+                };
+                (e.to_string(), r)
+            })
+            .collect()
+    }
+
+    /// A report's JSON: seat `i` scores `scores[i]` and has `team` `teams[i]` when given (any JSON
+    /// value, to try odd ones).
+    fn report(scores: &[f64], teams: Option<&[serde_json::Value]>) -> String {
+        let seats: Vec<serde_json::Value> = (0..scores.len())
+            .map(|i| {
+                let mut seat = serde_json::json!({"spec": "builtin:x", "errors": []});
+                if let Some(t) = teams.and_then(|t| t.get(i)) {
+                    seat["team"] = t.clone();
+                }
+                seat
+            })
+            .collect();
+        serde_json::json!({
+            "game": "werewolf", "rules": "aiwolf-0.6", "seed": 1, "scores": scores,
+            "scores_exact": scores.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            "winner": null, "seats": seats,
+        })
+        .to_string()
+    }
+
+    fn names(n: &[&str]) -> Vec<String> {
+        n.iter().map(|e| e.to_string()).collect()
+    }
+
+    /// An entrant in three seats gets one rating after, in every seat: its rating before plus the
+    /// mean of its seats' changes, and the mean of their σ after. The other entrants keep their
+    /// seat's numbers.
+    #[test]
+    fn an_entrant_in_several_seats_is_rated_once() {
+        let ratings = ratings_of(&[("a", 28.0), ("b", 22.0), ("builtin:sample", 25.0)]);
+        let s = "builtin:sample";
+        let entrants = names(&["a", s, "b", s, s]);
+        let scores = [1.0, 1.0, 0.0, 0.0, 1.0];
+        let before: Vec<WengLinRating> = entrants
+            .iter()
+            .map(|e| WengLinRating {
+                rating: ratings[e].mu,
+                uncertainty: ratings[e].sigma,
+            })
+            .collect();
+        let each = weng_lin_game(&before, &scores);
+        let seats = rated_seats(&ratings, &entrants, &report(&scores, None), 0).unwrap();
+        let mine = [1, 3, 4];
+        let dmu = mine.iter().map(|&i| each[i].rating - 25.0).sum::<f64>() / 3.0;
+        let sigma = mine.iter().map(|&i| each[i].uncertainty).sum::<f64>() / 3.0;
+        for i in mine {
+            assert_eq!(seats[i].mu_after, 25.0 + dmu);
+            assert_eq!(seats[i].sigma_after, sigma);
+        }
+        // Two winning seats and one losing: up, by less than a winning seat alone.
+        assert!(25.0 < seats[1].mu_after && seats[1].mu_after < each[1].rating);
+        for i in [0, 2] {
+            assert_eq!(seats[i].mu_after, each[i].rating);
+            assert_eq!(seats[i].sigma_after, each[i].uncertainty);
+        }
+        // Places stay each seat's own.
+        assert_eq!(
+            seats.iter().map(|s| s.place).collect::<Vec<_>>(),
+            [1, 1, 4, 4, 1]
+        );
+    }
 
     #[test]
     fn a_bot_gets_its_share_of_the_open_matches() {
