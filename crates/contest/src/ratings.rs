@@ -51,6 +51,72 @@ pub fn weng_lin_game(seats: &[WengLinRating], scores: &[f64]) -> Vec<WengLinRati
         .collect()
 }
 
+/// The Weng-Lin ratings of the seats of a team game after it, in seat order, from their ratings
+/// before it, their scores (higher is better) and their teams: the seats with equal `teams`
+/// labels play as one team (Weng-Lin's multi-team update, each team the ratings of its seats),
+/// and each seat's rating after is its member's in its team's result. A team is ranked by its
+/// seats' score; equal team scores tie. Fewer than two teams (every seat on one side) say
+/// nothing about the sides, so each seat is rated on its own by its score, as
+/// [`weng_lin_game`] does. Lengths that differ, or a score that is not a number, leave the
+/// ratings as they were.
+pub fn weng_lin_team_game<T: PartialEq>(
+    seats: &[WengLinRating],
+    scores: &[f64],
+    teams: &[T],
+) -> Vec<WengLinRating> {
+    if seats.len() != scores.len()
+        || seats.len() != teams.len()
+        || scores.iter().any(|s| s.is_nan())
+    {
+        return seats.to_vec();
+    }
+    // Each seat's team as an index into the distinct labels, in the order of their first seat.
+    let mut labels: Vec<&T> = Vec::new();
+    let team_of: Vec<usize> = teams
+        .iter()
+        .map(|t| {
+            labels.iter().position(|l| *l == t).unwrap_or_else(|| {
+                labels.push(t);
+                labels.len() - 1
+            })
+        })
+        .collect();
+    if labels.len() < 2 {
+        return weng_lin_game(seats, scores);
+    }
+    let mut members: Vec<Vec<WengLinRating>> = vec![Vec::new(); labels.len()];
+    // The seats of one team normally share a score (a Werewolf side wins or loses together).
+    // When they do not (a seat that forfeited scores 0 on a winning side), the team is ranked
+    // by its best seat's score, and every seat of it gets the team's result.
+    let mut best = vec![f64::NEG_INFINITY; labels.len()];
+    for ((&t, seat), &score) in team_of.iter().zip(seats).zip(scores) {
+        members[t].push(*seat);
+        best[t] = best[t].max(score);
+    }
+    let rank = ranks(&best);
+    let input: Vec<(&[WengLinRating], MultiTeamOutcome)> = members
+        .iter()
+        .zip(&rank)
+        .map(|(m, &r)| (&m[..], MultiTeamOutcome::new(r)))
+        .collect();
+    let after = weng_lin_multi_team(&input, &WengLinConfig::new());
+    // Each team's members come back in the order they were pushed: seat order.
+    let mut next = vec![0; labels.len()];
+    team_of
+        .iter()
+        .zip(seats)
+        .map(|(&t, old)| {
+            let member = next[t];
+            next[t] += 1;
+            after
+                .get(t)
+                .and_then(|team| team.get(member))
+                .copied()
+                .unwrap_or(*old)
+        })
+        .collect()
+}
+
 /// Weng-Lin ratings of `n` entrants after the games, applied in the given order (the caller
 /// passes them by match index, so a resumed contest gives the same ratings).
 pub fn weng_lin(n: usize, games: &[RatedGame]) -> Vec<WengLinRating> {
@@ -243,6 +309,53 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn a_team_game_moves_every_member_of_a_side_together() {
+        let r = WengLinRating::new();
+        let teams = ["V", "W", "V", "V", "W"];
+        let after = weng_lin_team_game(&[r; 5], &[1.0, 0.0, 1.0, 1.0, 0.0], &teams);
+        for (a, t) in after.iter().zip(teams) {
+            if t == "V" {
+                assert!(a.rating > r.rating, "{after:?}");
+            } else {
+                assert!(a.rating < r.rating, "{after:?}");
+            }
+            assert!(a.uncertainty < r.uncertainty);
+        }
+        assert_eq!(after[0], after[2]);
+        assert_eq!(after[1], after[4]);
+        // A side ranked by its best seat: a seat scoring 0 on the winning side changes nothing.
+        let uneven = weng_lin_team_game(&[r; 5], &[1.0, 0.0, 0.0, 1.0, 0.0], &teams);
+        assert_eq!(uneven, after);
+        // Every seat its own team: the game of single seats.
+        let scores = [3.0, 1.0, 2.0];
+        assert_eq!(
+            weng_lin_team_game(&[r; 3], &scores, &[1, 2, 3]),
+            weng_lin_game(&[r; 3], &scores)
+        );
+    }
+
+    #[test]
+    fn a_team_game_without_two_teams_or_with_bad_input_falls_back() {
+        let r = WengLinRating::new();
+        let scores = [1.0, 0.0, 0.0];
+        // One team only: each seat on its own, by its score.
+        assert_eq!(
+            weng_lin_team_game(&[r; 3], &scores, &["V"; 3]),
+            weng_lin_game(&[r; 3], &scores)
+        );
+        // Lengths that differ, or a score that is not a number: unchanged.
+        assert_eq!(
+            weng_lin_team_game(&[r; 3], &scores, &["V", "W"]),
+            vec![r; 3]
+        );
+        assert_eq!(
+            weng_lin_team_game(&[r; 2], &[f64::NAN, 1.0], &["V", "W"]),
+            vec![r; 2]
+        );
+        assert_eq!(weng_lin_team_game::<&str>(&[], &[], &[]), vec![]);
+    }
 
     fn duel(a: usize, b: usize, a_wins: bool) -> RatedGame {
         RatedGame {
