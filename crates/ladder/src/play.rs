@@ -15,7 +15,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use kakehiki_contest::ratings::{places, weng_lin_game, WengLinRating};
+use kakehiki_contest::ratings::{places, weng_lin_game, weng_lin_team_game, WengLinRating};
 use kakehiki_contest::MatchJob;
 use kakehiki_core::{MatchReport, SeatSpec, SeatSpecError};
 use kakehiki_store::{
@@ -494,9 +494,13 @@ fn serde_json_definition(config: &LadderConfig) -> String {
 /// The rated seats of a stored result: each seat's place by score, its errors and its
 /// entrant's Weng-Lin rating after the match.
 ///
-/// An entrant in several seats is rated once: its rating before plus the mean of its seats'
-/// changes in μ, with the mean of their σ after, recorded in every seat of it. Places stay each
-/// seat's own.
+/// When every seat of the report names its side (a string `team`, as Werewolf's seats do), the
+/// match is rated as a team game ([`weng_lin_team_game`]): each side a team of its seats'
+/// ratings, ranked by its seats' score (its best, should they differ). Otherwise, or with one
+/// side only, each seat is rated on its own by its score ([`weng_lin_game`]). An entrant in
+/// several seats is then rated once: its rating before plus the mean of its seats' changes in
+/// μ, with the mean of their σ after, recorded in every seat of it. Places stay each seat's
+/// own.
 pub fn rated_seats(
     ratings: &BTreeMap<String, LadderRating>,
     entrants: &[String],
@@ -524,7 +528,19 @@ pub fn rated_seats(
                 .ok_or_else(|| format!("unknown entrant {e:?}"))
         })
         .collect::<Result<_, _>>()?;
-    let mut after = weng_lin_game(&before, &report.scores);
+    let teams: Option<Vec<&str>> = if report.seats.len() == entrants.len() {
+        report
+            .seats
+            .iter()
+            .map(|s| s.extra.get("team").and_then(serde_json::Value::as_str))
+            .collect()
+    } else {
+        None
+    };
+    let mut after = match &teams {
+        Some(teams) => weng_lin_team_game(&before, &report.scores, teams),
+        None => weng_lin_game(&before, &report.scores),
+    };
     one_rating_per_entrant(entrants, &before, &mut after);
     let place = places(&report.scores);
     let now = std::time::SystemTime::now()
@@ -638,8 +654,163 @@ mod tests {
         .to_string()
     }
 
+    fn sides(teams: &[&str]) -> Vec<serde_json::Value> {
+        teams.iter().map(|t| serde_json::json!(t)).collect()
+    }
+
     fn names(n: &[&str]) -> Vec<String> {
         n.iter().map(|e| e.to_string()).collect()
+    }
+
+    /// μ after of each seat of `report_json` rated with `ratings`.
+    fn mus_after(
+        ratings: &BTreeMap<String, LadderRating>,
+        entrants: &[String],
+        report_json: &str,
+    ) -> Vec<f64> {
+        rated_seats(ratings, entrants, report_json, 0)
+            .unwrap()
+            .iter()
+            .map(|s| s.mu_after)
+            .collect()
+    }
+
+    /// Five seats in two sides, three villagers winning: every villager gains the same, every
+    /// werewolf loses the same, and each seat keeps its own place.
+    #[test]
+    fn a_werewolf_match_is_rated_by_sides() {
+        let mu = kakehiki_store::INITIAL_MU;
+        let ratings = ratings_of(&[("a", mu), ("b", mu), ("c", mu), ("d", mu), ("e", mu)]);
+        let entrants = names(&["a", "b", "c", "d", "e"]);
+        let teams = sides(&["VILLAGER", "VILLAGER", "WEREWOLF", "VILLAGER", "WEREWOLF"]);
+        let json = report(&[1.0, 1.0, 0.0, 1.0, 0.0], Some(&teams));
+        let seats = rated_seats(&ratings, &entrants, &json, 7).unwrap();
+        for s in &seats {
+            if s.score == 1.0 {
+                assert!(s.mu_after > mu, "{seats:?}");
+                assert_eq!(s.place, 1);
+            } else {
+                assert!(s.mu_after < mu, "{seats:?}");
+                assert_eq!(s.place, 4);
+            }
+            assert!(s.sigma_after < kakehiki_store::INITIAL_SIGMA);
+        }
+        assert_eq!(seats[0].mu_after, seats[3].mu_after);
+        assert_eq!(seats[2].mu_after, seats[4].mu_after);
+        // Not the seat-by-seat numbers: a side of three is stronger than a side of two, so its
+        // win surprises less than three single winners over two.
+        let alone = mus_after(
+            &ratings,
+            &entrants,
+            &report(&[1.0, 1.0, 0.0, 1.0, 0.0], None),
+        );
+        assert!(
+            seats[0].mu_after - mu < alone[0] - mu,
+            "{seats:?} {alone:?}"
+        );
+    }
+
+    /// A strong side beating a weak one moves every rating less than the weak side's upset.
+    #[test]
+    fn an_upset_of_the_sides_moves_ratings_more_than_the_expected_result() {
+        let ratings = ratings_of(&[
+            ("v1", 32.0),
+            ("v2", 31.0),
+            ("v3", 30.0),
+            ("w1", 20.0),
+            ("w2", 18.0),
+        ]);
+        let before = [32.0, 31.0, 30.0, 20.0, 18.0];
+        let entrants = names(&["v1", "v2", "v3", "w1", "w2"]);
+        let teams = sides(&["VILLAGER", "VILLAGER", "VILLAGER", "WEREWOLF", "WEREWOLF"]);
+        let expected = mus_after(
+            &ratings,
+            &entrants,
+            &report(&[1.0, 1.0, 1.0, 0.0, 0.0], Some(&teams)),
+        );
+        let upset = mus_after(
+            &ratings,
+            &entrants,
+            &report(&[0.0, 0.0, 0.0, 1.0, 1.0], Some(&teams)),
+        );
+        for i in 0..5 {
+            let (small, large) = (
+                (expected[i] - before[i]).abs(),
+                (upset[i] - before[i]).abs(),
+            );
+            assert!(small < large, "seat {i}: {expected:?} against {upset:?}");
+        }
+    }
+
+    /// Without a `team` string on every seat (Geister, NAC, Diplomacy; or odd values), each seat
+    /// is rated on its own by its score, exactly as [`weng_lin_game`] rates it.
+    #[test]
+    fn a_report_without_teams_is_rated_seat_by_seat() {
+        let ratings = ratings_of(&[("a", 27.0), ("b", 25.0), ("c", 24.0), ("d", 20.0)]);
+        let entrants = names(&["a", "b", "c", "d"]);
+        let scores = [3.0, 1.0, 2.0, 0.0];
+        let before: Vec<WengLinRating> = entrants
+            .iter()
+            .map(|e| WengLinRating {
+                rating: ratings[e].mu,
+                uncertainty: ratings[e].sigma,
+            })
+            .collect();
+        let seat_by_seat: Vec<f64> = weng_lin_game(&before, &scores)
+            .iter()
+            .map(|r| r.rating)
+            .collect();
+        let odd: [Option<Vec<serde_json::Value>>; 5] = [
+            None,
+            // Not every seat has one.
+            Some(sides(&["VILLAGER", "WEREWOLF"])),
+            // Not strings.
+            Some(vec![
+                serde_json::json!(1),
+                serde_json::json!(2),
+                serde_json::json!(1),
+                serde_json::json!(2),
+            ]),
+            Some(vec![serde_json::Value::Null; 4]),
+            // One team only says nothing about sides.
+            Some(sides(&["VILLAGER"; 4])),
+        ];
+        for teams in &odd {
+            let json = report(&scores, teams.as_deref());
+            assert_eq!(
+                mus_after(&ratings, &entrants, &json),
+                seat_by_seat,
+                "{teams:?}"
+            );
+        }
+        // A team of every seat is the same game.
+        let json = report(&scores, Some(&sides(&["1", "2", "3", "4"])));
+        assert_eq!(mus_after(&ratings, &entrants, &json), seat_by_seat);
+    }
+
+    /// A side whose seats do not share a score is ranked by its best seat: a villager that
+    /// scored 0 with its side winning (a forfeit) moves as its side does.
+    #[test]
+    fn a_side_is_ranked_by_its_best_seat() {
+        let mu = kakehiki_store::INITIAL_MU;
+        let ratings = ratings_of(&[("a", mu), ("b", mu), ("c", mu), ("d", mu), ("e", mu)]);
+        let entrants = names(&["a", "b", "c", "d", "e"]);
+        let teams = sides(&["VILLAGER", "VILLAGER", "WEREWOLF", "VILLAGER", "WEREWOLF"]);
+        let shared = mus_after(
+            &ratings,
+            &entrants,
+            &report(&[1.0, 1.0, 0.0, 1.0, 0.0], Some(&teams)),
+        );
+        let seats = rated_seats(
+            &ratings,
+            &entrants,
+            &report(&[1.0, 0.0, 0.0, 1.0, 0.0], Some(&teams)),
+            0,
+        )
+        .unwrap();
+        assert_eq!(seats.iter().map(|s| s.mu_after).collect::<Vec<_>>(), shared);
+        // Its place is still its own.
+        assert_eq!(seats[1].place, 3);
     }
 
     /// An entrant in three seats gets one rating after, in every seat: its rating before plus the
@@ -651,33 +822,42 @@ mod tests {
         let s = "builtin:sample";
         let entrants = names(&["a", s, "b", s, s]);
         let scores = [1.0, 1.0, 0.0, 0.0, 1.0];
-        let before: Vec<WengLinRating> = entrants
-            .iter()
-            .map(|e| WengLinRating {
-                rating: ratings[e].mu,
-                uncertainty: ratings[e].sigma,
-            })
-            .collect();
-        let each = weng_lin_game(&before, &scores);
-        let seats = rated_seats(&ratings, &entrants, &report(&scores, None), 0).unwrap();
-        let mine = [1, 3, 4];
-        let dmu = mine.iter().map(|&i| each[i].rating - 25.0).sum::<f64>() / 3.0;
-        let sigma = mine.iter().map(|&i| each[i].uncertainty).sum::<f64>() / 3.0;
-        for i in mine {
-            assert_eq!(seats[i].mu_after, 25.0 + dmu);
-            assert_eq!(seats[i].sigma_after, sigma);
+        let teams = sides(&["VILLAGER", "VILLAGER", "WEREWOLF", "WEREWOLF", "VILLAGER"]);
+        for teams in [None, Some(&teams[..])] {
+            let before: Vec<WengLinRating> = entrants
+                .iter()
+                .map(|e| WengLinRating {
+                    rating: ratings[e].mu,
+                    uncertainty: ratings[e].sigma,
+                })
+                .collect();
+            let each = match teams {
+                Some(t) => {
+                    let t: Vec<&str> = t.iter().map(|v| v.as_str().unwrap()).collect();
+                    weng_lin_team_game(&before, &scores, &t)
+                }
+                None => weng_lin_game(&before, &scores),
+            };
+            let seats = rated_seats(&ratings, &entrants, &report(&scores, teams), 0).unwrap();
+            let mine = [1, 3, 4];
+            let dmu = mine.iter().map(|&i| each[i].rating - 25.0).sum::<f64>() / 3.0;
+            let sigma = mine.iter().map(|&i| each[i].uncertainty).sum::<f64>() / 3.0;
+            for i in mine {
+                assert_eq!(seats[i].mu_after, 25.0 + dmu, "{teams:?}");
+                assert_eq!(seats[i].sigma_after, sigma);
+            }
+            // Two winning seats and one losing: up, by less than a winning seat alone.
+            assert!(25.0 < seats[1].mu_after && seats[1].mu_after < each[1].rating);
+            for i in [0, 2] {
+                assert_eq!(seats[i].mu_after, each[i].rating);
+                assert_eq!(seats[i].sigma_after, each[i].uncertainty);
+            }
+            // Places stay each seat's own.
+            assert_eq!(
+                seats.iter().map(|s| s.place).collect::<Vec<_>>(),
+                [1, 1, 4, 4, 1]
+            );
         }
-        // Two winning seats and one losing: up, by less than a winning seat alone.
-        assert!(25.0 < seats[1].mu_after && seats[1].mu_after < each[1].rating);
-        for i in [0, 2] {
-            assert_eq!(seats[i].mu_after, each[i].rating);
-            assert_eq!(seats[i].sigma_after, each[i].uncertainty);
-        }
-        // Places stay each seat's own.
-        assert_eq!(
-            seats.iter().map(|s| s.place).collect::<Vec<_>>(),
-            [1, 1, 4, 4, 1]
-        );
     }
 
     #[test]
