@@ -52,13 +52,23 @@ pub fn weng_lin_game(seats: &[WengLinRating], scores: &[f64]) -> Vec<WengLinRati
 }
 
 /// The Weng-Lin ratings of the seats of a team game after it, in seat order, from their ratings
-/// before it, their scores (higher is better) and their teams: the seats with equal `teams`
-/// labels play as one team (Weng-Lin's multi-team update, each team the ratings of its seats),
-/// and each seat's rating after is its member's in its team's result. A team is ranked by its
-/// seats' score; equal team scores tie. Fewer than two teams (every seat on one side) say
-/// nothing about the sides, so each seat is rated on its own by its score, as
-/// [`weng_lin_game`] does. Lengths that differ, or a score that is not a number, leave the
-/// ratings as they were.
+/// before it, their scores (higher is better) and their teams (seats with equal `teams` labels
+/// play on one side).
+///
+/// Weng-Lin's own team model adds up a team's ratings, so the bigger side of an uneven game
+/// (Werewolf's village, 3 seats against 2 at 5 players and 11 against 4 at 15) would be
+/// expected to win nearly always: its wins would teach nothing, its losses would cost much, and
+/// the ratings of a whole ladder would drift down together. Here each side plays as one player
+/// of its members' mean rating (μ the mean μ, σ² the mean σ²): sides of equal members are
+/// even, whatever their sizes. The side's change is shared out to its members in proportion to
+/// their σ² (an uncertain member moves more; equal σ, equal moves), σ shrinks by the side's
+/// ratio, and finally every seat gives back the table's mean change in μ, so that a match
+/// neither creates nor destroys rating: the ladder's mean stays where it was. A side is ranked
+/// by its best seat's score (a seat that forfeited on a winning side shares its side's result).
+///
+/// Fewer than two sides (every seat on one side) say nothing about the sides, so each seat is
+/// rated on its own by its score, as [`weng_lin_game`] does. Lengths that differ, or a score
+/// that is not a number, leave the ratings as they were.
 pub fn weng_lin_team_game<T: PartialEq>(
     seats: &[WengLinRating],
     scores: &[f64],
@@ -70,9 +80,9 @@ pub fn weng_lin_team_game<T: PartialEq>(
     {
         return seats.to_vec();
     }
-    // Each seat's team as an index into the distinct labels, in the order of their first seat.
+    // Each seat's side as an index into the distinct labels, in the order of their first seat.
     let mut labels: Vec<&T> = Vec::new();
-    let team_of: Vec<usize> = teams
+    let side_of: Vec<usize> = teams
         .iter()
         .map(|t| {
             labels.iter().position(|l| *l == t).unwrap_or_else(|| {
@@ -84,37 +94,67 @@ pub fn weng_lin_team_game<T: PartialEq>(
     if labels.len() < 2 {
         return weng_lin_game(seats, scores);
     }
-    let mut members: Vec<Vec<WengLinRating>> = vec![Vec::new(); labels.len()];
-    // The seats of one team normally share a score (a Werewolf side wins or loses together).
-    // When they do not (a seat that forfeited scores 0 on a winning side), the team is ranked
-    // by its best seat's score, and every seat of it gets the team's result.
-    let mut best = vec![f64::NEG_INFINITY; labels.len()];
-    for ((&t, seat), &score) in team_of.iter().zip(seats).zip(scores) {
-        members[t].push(*seat);
+    let n = labels.len();
+    let (mut mu, mut var, mut count) = (vec![0.0; n], vec![0.0; n], vec![0usize; n]);
+    let mut best = vec![f64::NEG_INFINITY; n];
+    for ((&t, seat), &score) in side_of.iter().zip(seats).zip(scores) {
+        mu[t] += seat.rating;
+        var[t] += seat.uncertainty * seat.uncertainty;
+        count[t] += 1;
         best[t] = best[t].max(score);
     }
+    let sides: Vec<[WengLinRating; 1]> = (0..n)
+        .map(|t| {
+            let k = count[t] as f64;
+            [WengLinRating {
+                rating: mu[t] / k,
+                uncertainty: (var[t] / k).sqrt(),
+            }]
+        })
+        .collect();
     let rank = ranks(&best);
-    let input: Vec<(&[WengLinRating], MultiTeamOutcome)> = members
+    let input: Vec<(&[WengLinRating], MultiTeamOutcome)> = sides
         .iter()
         .zip(&rank)
-        .map(|(m, &r)| (&m[..], MultiTeamOutcome::new(r)))
+        .map(|(side, &r)| (&side[..], MultiTeamOutcome::new(r)))
         .collect();
     let after = weng_lin_multi_team(&input, &WengLinConfig::new());
-    // Each team's members come back in the order they were pushed: seat order.
-    let mut next = vec![0; labels.len()];
-    team_of
+    let moved: Vec<(f64, f64)> = (0..n)
+        .map(|t| {
+            let before = sides[t][0];
+            let now = after.get(t).and_then(|a| a.first()).copied().unwrap_or(before);
+            (
+                now.rating - before.rating,
+                now.uncertainty / before.uncertainty,
+            )
+        })
+        .collect();
+    let mut out: Vec<WengLinRating> = side_of
         .iter()
         .zip(seats)
         .map(|(&t, old)| {
-            let member = next[t];
-            next[t] += 1;
-            after
-                .get(t)
-                .and_then(|team| team.get(member))
-                .copied()
-                .unwrap_or(*old)
+            let (delta, shrink) = moved[t];
+            let share = (old.uncertainty * old.uncertainty) / (sides[t][0].uncertainty.powi(2));
+            WengLinRating {
+                rating: old.rating + delta * share,
+                uncertainty: old.uncertainty * shrink,
+            }
         })
-        .collect()
+        .collect();
+    // Conserve the table's rating: every seat gives back the mean change.
+    let mean = out
+        .iter()
+        .zip(seats)
+        .map(|(a, b)| a.rating - b.rating)
+        .sum::<f64>()
+        / seats.len() as f64;
+    for r in &mut out {
+        r.rating -= mean;
+    }
+    if out.iter().any(|r| !r.rating.is_finite() || !r.uncertainty.is_finite()) {
+        return seats.to_vec();
+    }
+    out
 }
 
 /// Weng-Lin ratings of `n` entrants after the games, applied in the given order (the caller
@@ -309,6 +349,53 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn sides_are_even_whatever_their_sizes_and_a_ladder_of_team_games_keeps_its_mean() {
+        let r = WengLinRating::new();
+        // 3 against 2 of equal players: a win of either side moves its seats as much as the
+        // other's (no side is expected to win).
+        let teams = ["V", "V", "V", "W", "W"];
+        let village = weng_lin_team_game(&[r; 5], &[1.0, 1.0, 1.0, 0.0, 0.0], &teams);
+        let wolves = weng_lin_team_game(&[r; 5], &[0.0, 0.0, 0.0, 1.0, 1.0], &teams);
+        let side_gap = |a: &[WengLinRating]| a[0].rating - a[3].rating;
+        assert!((side_gap(&village) + side_gap(&wolves)).abs() < 1e-9);
+        for after in [&village, &wolves] {
+            let total: f64 = after.iter().map(|a| a.rating - r.rating).sum();
+            assert!(total.abs() < 1e-9, "{after:?}");
+        }
+        // 30 equal players at tables of 15 (11 against 4), the village winning 70% of the
+        // time, 2,000 matches: the ladder's mean μ stays 25 (the old per-seat model drifted).
+        let mut players = vec![r; 30];
+        let mut state: u64 = 7;
+        let mut next = |n: u64| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 33) % n
+        };
+        for _ in 0..2000 {
+            let mut table: Vec<usize> = Vec::new();
+            while table.len() < 15 {
+                let p = next(30) as usize;
+                if !table.contains(&p) {
+                    table.push(p);
+                }
+            }
+            let sides: Vec<&str> = (0..15).map(|i| if i < 11 { "V" } else { "W" }).collect();
+            let village_won = next(10) < 7;
+            let scores: Vec<f64> = sides
+                .iter()
+                .map(|s| f64::from(u8::from((*s == "V") == village_won)))
+                .collect();
+            let before: Vec<WengLinRating> = table.iter().map(|&p| players[p]).collect();
+            let after = weng_lin_team_game(&before, &scores, &sides);
+            for (&p, a) in table.iter().zip(after) {
+                players[p] = a;
+            }
+        }
+        let mean = players.iter().map(|p| p.rating).sum::<f64>() / 30.0;
+        assert!((mean - 25.0).abs() < 1e-6, "{mean}");
+        assert!(players.iter().all(|p| p.uncertainty < r.uncertainty));
+    }
 
     #[test]
     fn a_team_game_moves_every_member_of_a_side_together() {
