@@ -51,6 +51,112 @@ pub fn weng_lin_game(seats: &[WengLinRating], scores: &[f64]) -> Vec<WengLinRati
         .collect()
 }
 
+/// The Weng-Lin ratings of the seats of a team game after it, in seat order, from their ratings
+/// before it, their scores (higher is better) and their teams (seats with equal `teams` labels
+/// play on one side).
+///
+/// Weng-Lin's own team model adds up a team's ratings, so the bigger side of an uneven game
+/// (Werewolf's village, 3 seats against 2 at 5 players and 11 against 4 at 15) would be
+/// expected to win nearly always: its wins would teach nothing, its losses would cost much, and
+/// the ratings of a whole ladder would drift down together. Here each side plays as one player
+/// of its members' mean rating (μ the mean μ, σ² the mean σ²): sides of equal members are
+/// even, whatever their sizes. The side's change is shared out to its members in proportion to
+/// their σ² (an uncertain member moves more; equal σ, equal moves), σ shrinks by the side's
+/// ratio, and finally every seat gives back the table's mean change in μ, so that a match
+/// neither creates nor destroys rating: the ladder's mean stays where it was. A side is ranked
+/// by its best seat's score (a seat that forfeited on a winning side shares its side's result).
+///
+/// Fewer than two sides (every seat on one side) say nothing about the sides, so each seat is
+/// rated on its own by its score, as [`weng_lin_game`] does. Lengths that differ, or a score
+/// that is not a number, leave the ratings as they were.
+pub fn weng_lin_team_game<T: PartialEq>(
+    seats: &[WengLinRating],
+    scores: &[f64],
+    teams: &[T],
+) -> Vec<WengLinRating> {
+    if seats.len() != scores.len()
+        || seats.len() != teams.len()
+        || scores.iter().any(|s| s.is_nan())
+    {
+        return seats.to_vec();
+    }
+    // Each seat's side as an index into the distinct labels, in the order of their first seat.
+    let mut labels: Vec<&T> = Vec::new();
+    let side_of: Vec<usize> = teams
+        .iter()
+        .map(|t| {
+            labels.iter().position(|l| *l == t).unwrap_or_else(|| {
+                labels.push(t);
+                labels.len() - 1
+            })
+        })
+        .collect();
+    if labels.len() < 2 {
+        return weng_lin_game(seats, scores);
+    }
+    let n = labels.len();
+    let (mut mu, mut var, mut count) = (vec![0.0; n], vec![0.0; n], vec![0usize; n]);
+    let mut best = vec![f64::NEG_INFINITY; n];
+    for ((&t, seat), &score) in side_of.iter().zip(seats).zip(scores) {
+        mu[t] += seat.rating;
+        var[t] += seat.uncertainty * seat.uncertainty;
+        count[t] += 1;
+        best[t] = best[t].max(score);
+    }
+    let sides: Vec<[WengLinRating; 1]> = (0..n)
+        .map(|t| {
+            let k = count[t] as f64;
+            [WengLinRating {
+                rating: mu[t] / k,
+                uncertainty: (var[t] / k).sqrt(),
+            }]
+        })
+        .collect();
+    let rank = ranks(&best);
+    let input: Vec<(&[WengLinRating], MultiTeamOutcome)> = sides
+        .iter()
+        .zip(&rank)
+        .map(|(side, &r)| (&side[..], MultiTeamOutcome::new(r)))
+        .collect();
+    let after = weng_lin_multi_team(&input, &WengLinConfig::new());
+    let moved: Vec<(f64, f64)> = (0..n)
+        .map(|t| {
+            let before = sides[t][0];
+            let now = after.get(t).and_then(|a| a.first()).copied().unwrap_or(before);
+            (
+                now.rating - before.rating,
+                now.uncertainty / before.uncertainty,
+            )
+        })
+        .collect();
+    let mut out: Vec<WengLinRating> = side_of
+        .iter()
+        .zip(seats)
+        .map(|(&t, old)| {
+            let (delta, shrink) = moved[t];
+            let share = (old.uncertainty * old.uncertainty) / (sides[t][0].uncertainty.powi(2));
+            WengLinRating {
+                rating: old.rating + delta * share,
+                uncertainty: old.uncertainty * shrink,
+            }
+        })
+        .collect();
+    // Conserve the table's rating: every seat gives back the mean change.
+    let mean = out
+        .iter()
+        .zip(seats)
+        .map(|(a, b)| a.rating - b.rating)
+        .sum::<f64>()
+        / seats.len() as f64;
+    for r in &mut out {
+        r.rating -= mean;
+    }
+    if out.iter().any(|r| !r.rating.is_finite() || !r.uncertainty.is_finite()) {
+        return seats.to_vec();
+    }
+    out
+}
+
 /// Weng-Lin ratings of `n` entrants after the games, applied in the given order (the caller
 /// passes them by match index, so a resumed contest gives the same ratings).
 pub fn weng_lin(n: usize, games: &[RatedGame]) -> Vec<WengLinRating> {
@@ -243,6 +349,100 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn sides_are_even_whatever_their_sizes_and_a_ladder_of_team_games_keeps_its_mean() {
+        let r = WengLinRating::new();
+        // 3 against 2 of equal players: a win of either side moves its seats as much as the
+        // other's (no side is expected to win).
+        let teams = ["V", "V", "V", "W", "W"];
+        let village = weng_lin_team_game(&[r; 5], &[1.0, 1.0, 1.0, 0.0, 0.0], &teams);
+        let wolves = weng_lin_team_game(&[r; 5], &[0.0, 0.0, 0.0, 1.0, 1.0], &teams);
+        let side_gap = |a: &[WengLinRating]| a[0].rating - a[3].rating;
+        assert!((side_gap(&village) + side_gap(&wolves)).abs() < 1e-9);
+        for after in [&village, &wolves] {
+            let total: f64 = after.iter().map(|a| a.rating - r.rating).sum();
+            assert!(total.abs() < 1e-9, "{after:?}");
+        }
+        // 30 equal players at tables of 15 (11 against 4), the village winning 70% of the
+        // time, 2,000 matches: the ladder's mean μ stays 25 (the old per-seat model drifted).
+        let mut players = vec![r; 30];
+        let mut state: u64 = 7;
+        let mut next = |n: u64| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 33) % n
+        };
+        for _ in 0..2000 {
+            let mut table: Vec<usize> = Vec::new();
+            while table.len() < 15 {
+                let p = next(30) as usize;
+                if !table.contains(&p) {
+                    table.push(p);
+                }
+            }
+            let sides: Vec<&str> = (0..15).map(|i| if i < 11 { "V" } else { "W" }).collect();
+            let village_won = next(10) < 7;
+            let scores: Vec<f64> = sides
+                .iter()
+                .map(|s| f64::from(u8::from((*s == "V") == village_won)))
+                .collect();
+            let before: Vec<WengLinRating> = table.iter().map(|&p| players[p]).collect();
+            let after = weng_lin_team_game(&before, &scores, &sides);
+            for (&p, a) in table.iter().zip(after) {
+                players[p] = a;
+            }
+        }
+        let mean = players.iter().map(|p| p.rating).sum::<f64>() / 30.0;
+        assert!((mean - 25.0).abs() < 1e-6, "{mean}");
+        assert!(players.iter().all(|p| p.uncertainty < r.uncertainty));
+    }
+
+    #[test]
+    fn a_team_game_moves_every_member_of_a_side_together() {
+        let r = WengLinRating::new();
+        let teams = ["V", "W", "V", "V", "W"];
+        let after = weng_lin_team_game(&[r; 5], &[1.0, 0.0, 1.0, 1.0, 0.0], &teams);
+        for (a, t) in after.iter().zip(teams) {
+            if t == "V" {
+                assert!(a.rating > r.rating, "{after:?}");
+            } else {
+                assert!(a.rating < r.rating, "{after:?}");
+            }
+            assert!(a.uncertainty < r.uncertainty);
+        }
+        assert_eq!(after[0], after[2]);
+        assert_eq!(after[1], after[4]);
+        // A side ranked by its best seat: a seat scoring 0 on the winning side changes nothing.
+        let uneven = weng_lin_team_game(&[r; 5], &[1.0, 0.0, 0.0, 1.0, 0.0], &teams);
+        assert_eq!(uneven, after);
+        // Every seat its own team: the game of single seats.
+        let scores = [3.0, 1.0, 2.0];
+        assert_eq!(
+            weng_lin_team_game(&[r; 3], &scores, &[1, 2, 3]),
+            weng_lin_game(&[r; 3], &scores)
+        );
+    }
+
+    #[test]
+    fn a_team_game_without_two_teams_or_with_bad_input_falls_back() {
+        let r = WengLinRating::new();
+        let scores = [1.0, 0.0, 0.0];
+        // One team only: each seat on its own, by its score.
+        assert_eq!(
+            weng_lin_team_game(&[r; 3], &scores, &["V"; 3]),
+            weng_lin_game(&[r; 3], &scores)
+        );
+        // Lengths that differ, or a score that is not a number: unchanged.
+        assert_eq!(
+            weng_lin_team_game(&[r; 3], &scores, &["V", "W"]),
+            vec![r; 3]
+        );
+        assert_eq!(
+            weng_lin_team_game(&[r; 2], &[f64::NAN, 1.0], &["V", "W"]),
+            vec![r; 2]
+        );
+        assert_eq!(weng_lin_team_game::<&str>(&[], &[], &[]), vec![]);
+    }
 
     fn duel(a: usize, b: usize, a_wins: bool) -> RatedGame {
         RatedGame {

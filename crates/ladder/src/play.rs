@@ -15,7 +15,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use kakehiki_contest::ratings::{places, weng_lin_game, WengLinRating};
+use kakehiki_contest::ratings::{places, weng_lin_game, weng_lin_team_game, WengLinRating};
 use kakehiki_contest::MatchJob;
 use kakehiki_core::{MatchReport, SeatSpec, SeatSpecError};
 use kakehiki_store::{
@@ -132,6 +132,12 @@ impl Matchmaker {
 
     fn contest(&self) -> String {
         ladder_contest(&self.config.name)
+    }
+
+    /// Every entrant's rating as this matchmaker has it, by entrant: the store's as of the last
+    /// read, with the results it rated since applied.
+    pub fn ratings(&self) -> &BTreeMap<String, LadderRating> {
+        &self.ratings
     }
 
     /// Sync, rate and queue (see the module's documentation).
@@ -339,6 +345,8 @@ impl Matchmaker {
                 };
             if store.ladder_rate(&ladder, seq, &seats)? {
                 rated += 1;
+                // Every seat of an entrant carries its one rating after ([`rated_seats`]), which
+                // the store applied once: so does the cache, from its first seat.
                 let mut seen = std::collections::HashSet::new();
                 for s in &seats {
                     if seen.insert(s.entrant.clone()) {
@@ -485,6 +493,14 @@ fn serde_json_definition(config: &LadderConfig) -> String {
 
 /// The rated seats of a stored result: each seat's place by score, its errors and its
 /// entrant's Weng-Lin rating after the match.
+///
+/// When every seat of the report names its side (a string `team`, as Werewolf's seats do), the
+/// match is rated as a team game ([`weng_lin_team_game`]): each side a team of its seats'
+/// ratings, ranked by its seats' score (its best, should they differ). Otherwise, or with one
+/// side only, each seat is rated on its own by its score ([`weng_lin_game`]). An entrant in
+/// several seats is then rated once: its rating before plus the mean of its seats' changes in
+/// μ, with the mean of their σ after, recorded in every seat of it. Places stay each seat's
+/// own.
 pub fn rated_seats(
     ratings: &BTreeMap<String, LadderRating>,
     entrants: &[String],
@@ -512,7 +528,20 @@ pub fn rated_seats(
                 .ok_or_else(|| format!("unknown entrant {e:?}"))
         })
         .collect::<Result<_, _>>()?;
-    let after = weng_lin_game(&before, &report.scores);
+    let teams: Option<Vec<&str>> = if report.seats.len() == entrants.len() {
+        report
+            .seats
+            .iter()
+            .map(|s| s.extra.get("team").and_then(serde_json::Value::as_str))
+            .collect()
+    } else {
+        None
+    };
+    let mut after = match &teams {
+        Some(teams) => weng_lin_team_game(&before, &report.scores, teams),
+        None => weng_lin_game(&before, &report.scores),
+    };
+    one_rating_per_entrant(entrants, &before, &mut after);
     let place = places(&report.scores);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -523,6 +552,7 @@ pub fn rated_seats(
         .enumerate()
         .map(|(seat, e)| {
             let r = &ratings[e];
+            let a = after.get(seat).copied().unwrap_or(before[seat]);
             LadderSeat {
                 index,
                 seat,
@@ -532,18 +562,303 @@ pub fn rated_seats(
                 score: report.scores[seat],
                 place: place[seat] as u64,
                 errors: report.seats.get(seat).map_or(0, |s| s.errors.len() as u64),
-                mu_after: after[seat].rating,
-                sigma_after: after[seat].uncertainty,
+                mu_after: a.rating,
+                sigma_after: a.uncertainty,
                 played_at: now,
             }
         })
         .collect())
 }
 
+/// Make the seats of an entrant sitting in several seats of one match (a built-in filling a
+/// table, or copies of one bot) carry one rating after: its rating before plus the mean of its
+/// seats' changes in μ, and the mean of its seats' σ after. Each seat is a separate result of
+/// the same player; the mean counts the match as one game, which is what its `games` counts,
+/// where the sum would count it once per seat (a built-in with a seat on each side would move
+/// by two correlated results). An entrant in one seat keeps that seat's rating exactly.
+fn one_rating_per_entrant(
+    entrants: &[String],
+    before: &[WengLinRating],
+    after: &mut [WengLinRating],
+) {
+    if before.len() != entrants.len() || after.len() != entrants.len() {
+        return;
+    }
+    for (first, e) in entrants.iter().enumerate() {
+        if entrants[..first].contains(e) {
+            continue;
+        }
+        let seats: Vec<usize> = (first..entrants.len())
+            .filter(|&i| entrants[i] == *e)
+            .collect();
+        if seats.len() < 2 {
+            continue;
+        }
+        let n = seats.len() as f64;
+        let was = before[first].rating;
+        let dmu = seats.iter().map(|&i| after[i].rating - was).sum::<f64>() / n;
+        let sigma = seats.iter().map(|&i| after[i].uncertainty).sum::<f64>() / n;
+        for &i in &seats {
+            after[i] = WengLinRating {
+                rating: was + dmu,
+                uncertainty: sigma,
+            };
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::time::{Duration, Instant};
+
+    /// Ratings of entrants named by `mus`' keys, each with that μ and the initial σ.
+    fn ratings_of(mus: &[(&str, f64)]) -> BTreeMap<String, LadderRating> {
+        mus.iter()
+            .map(|&(e, mu)| {
+                let r = LadderRating {
+                    entrant: e.into(),
+                    bot: e.into(),
+                    version: 0,
+                    owner: "builtin".into(),
+                    active: true,
+                    mu,
+                    sigma: kakehiki_store::INITIAL_SIGMA,
+                    games: 0,
+                    wins: 0,
+                    errors: 0,
+                    last_played: None,
+                };
+                (e.to_string(), r)
+            })
+            .collect()
+    }
+
+    /// A report's JSON: seat `i` scores `scores[i]` and has `team` `teams[i]` when given (any JSON
+    /// value, to try odd ones).
+    fn report(scores: &[f64], teams: Option<&[serde_json::Value]>) -> String {
+        let seats: Vec<serde_json::Value> = (0..scores.len())
+            .map(|i| {
+                let mut seat = serde_json::json!({"spec": "builtin:x", "errors": []});
+                if let Some(t) = teams.and_then(|t| t.get(i)) {
+                    seat["team"] = t.clone();
+                }
+                seat
+            })
+            .collect();
+        serde_json::json!({
+            "game": "werewolf", "rules": "aiwolf-0.6", "seed": 1, "scores": scores,
+            "scores_exact": scores.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            "winner": null, "seats": seats,
+        })
+        .to_string()
+    }
+
+    fn sides(teams: &[&str]) -> Vec<serde_json::Value> {
+        teams.iter().map(|t| serde_json::json!(t)).collect()
+    }
+
+    fn names(n: &[&str]) -> Vec<String> {
+        n.iter().map(|e| e.to_string()).collect()
+    }
+
+    /// μ after of each seat of `report_json` rated with `ratings`.
+    fn mus_after(
+        ratings: &BTreeMap<String, LadderRating>,
+        entrants: &[String],
+        report_json: &str,
+    ) -> Vec<f64> {
+        rated_seats(ratings, entrants, report_json, 0)
+            .unwrap()
+            .iter()
+            .map(|s| s.mu_after)
+            .collect()
+    }
+
+    /// Five seats in two sides, three villagers winning: every villager gains the same, every
+    /// werewolf loses the same, and each seat keeps its own place.
+    #[test]
+    fn a_werewolf_match_is_rated_by_sides() {
+        let mu = kakehiki_store::INITIAL_MU;
+        let ratings = ratings_of(&[("a", mu), ("b", mu), ("c", mu), ("d", mu), ("e", mu)]);
+        let entrants = names(&["a", "b", "c", "d", "e"]);
+        let teams = sides(&["VILLAGER", "VILLAGER", "WEREWOLF", "VILLAGER", "WEREWOLF"]);
+        let json = report(&[1.0, 1.0, 0.0, 1.0, 0.0], Some(&teams));
+        let seats = rated_seats(&ratings, &entrants, &json, 7).unwrap();
+        for s in &seats {
+            if s.score == 1.0 {
+                assert!(s.mu_after > mu, "{seats:?}");
+                assert_eq!(s.place, 1);
+            } else {
+                assert!(s.mu_after < mu, "{seats:?}");
+                assert_eq!(s.place, 4);
+            }
+            assert!(s.sigma_after < kakehiki_store::INITIAL_SIGMA);
+        }
+        assert_eq!(seats[0].mu_after, seats[3].mu_after);
+        assert_eq!(seats[2].mu_after, seats[4].mu_after);
+        // Not the seat-by-seat numbers: a side of three is stronger than a side of two, so its
+        // win surprises less than three single winners over two.
+        let alone = mus_after(
+            &ratings,
+            &entrants,
+            &report(&[1.0, 1.0, 0.0, 1.0, 0.0], None),
+        );
+        assert!(
+            seats[0].mu_after - mu < alone[0] - mu,
+            "{seats:?} {alone:?}"
+        );
+    }
+
+    /// A strong side beating a weak one moves every rating less than the weak side's upset.
+    #[test]
+    fn an_upset_of_the_sides_moves_ratings_more_than_the_expected_result() {
+        let ratings = ratings_of(&[
+            ("v1", 32.0),
+            ("v2", 31.0),
+            ("v3", 30.0),
+            ("w1", 20.0),
+            ("w2", 18.0),
+        ]);
+        let before = [32.0, 31.0, 30.0, 20.0, 18.0];
+        let entrants = names(&["v1", "v2", "v3", "w1", "w2"]);
+        let teams = sides(&["VILLAGER", "VILLAGER", "VILLAGER", "WEREWOLF", "WEREWOLF"]);
+        let expected = mus_after(
+            &ratings,
+            &entrants,
+            &report(&[1.0, 1.0, 1.0, 0.0, 0.0], Some(&teams)),
+        );
+        let upset = mus_after(
+            &ratings,
+            &entrants,
+            &report(&[0.0, 0.0, 0.0, 1.0, 1.0], Some(&teams)),
+        );
+        for i in 0..5 {
+            let (small, large) = (
+                (expected[i] - before[i]).abs(),
+                (upset[i] - before[i]).abs(),
+            );
+            assert!(small < large, "seat {i}: {expected:?} against {upset:?}");
+        }
+    }
+
+    /// Without a `team` string on every seat (Geister, NAC, Diplomacy; or odd values), each seat
+    /// is rated on its own by its score, exactly as [`weng_lin_game`] rates it.
+    #[test]
+    fn a_report_without_teams_is_rated_seat_by_seat() {
+        let ratings = ratings_of(&[("a", 27.0), ("b", 25.0), ("c", 24.0), ("d", 20.0)]);
+        let entrants = names(&["a", "b", "c", "d"]);
+        let scores = [3.0, 1.0, 2.0, 0.0];
+        let before: Vec<WengLinRating> = entrants
+            .iter()
+            .map(|e| WengLinRating {
+                rating: ratings[e].mu,
+                uncertainty: ratings[e].sigma,
+            })
+            .collect();
+        let seat_by_seat: Vec<f64> = weng_lin_game(&before, &scores)
+            .iter()
+            .map(|r| r.rating)
+            .collect();
+        let odd: [Option<Vec<serde_json::Value>>; 5] = [
+            None,
+            // Not every seat has one.
+            Some(sides(&["VILLAGER", "WEREWOLF"])),
+            // Not strings.
+            Some(vec![
+                serde_json::json!(1),
+                serde_json::json!(2),
+                serde_json::json!(1),
+                serde_json::json!(2),
+            ]),
+            Some(vec![serde_json::Value::Null; 4]),
+            // One team only says nothing about sides.
+            Some(sides(&["VILLAGER"; 4])),
+        ];
+        for teams in &odd {
+            let json = report(&scores, teams.as_deref());
+            assert_eq!(
+                mus_after(&ratings, &entrants, &json),
+                seat_by_seat,
+                "{teams:?}"
+            );
+        }
+        // A team of every seat is the same game.
+        let json = report(&scores, Some(&sides(&["1", "2", "3", "4"])));
+        assert_eq!(mus_after(&ratings, &entrants, &json), seat_by_seat);
+    }
+
+    /// A side whose seats do not share a score is ranked by its best seat: a villager that
+    /// scored 0 with its side winning (a forfeit) moves as its side does.
+    #[test]
+    fn a_side_is_ranked_by_its_best_seat() {
+        let mu = kakehiki_store::INITIAL_MU;
+        let ratings = ratings_of(&[("a", mu), ("b", mu), ("c", mu), ("d", mu), ("e", mu)]);
+        let entrants = names(&["a", "b", "c", "d", "e"]);
+        let teams = sides(&["VILLAGER", "VILLAGER", "WEREWOLF", "VILLAGER", "WEREWOLF"]);
+        let shared = mus_after(
+            &ratings,
+            &entrants,
+            &report(&[1.0, 1.0, 0.0, 1.0, 0.0], Some(&teams)),
+        );
+        let seats = rated_seats(
+            &ratings,
+            &entrants,
+            &report(&[1.0, 0.0, 0.0, 1.0, 0.0], Some(&teams)),
+            0,
+        )
+        .unwrap();
+        assert_eq!(seats.iter().map(|s| s.mu_after).collect::<Vec<_>>(), shared);
+        // Its place is still its own.
+        assert_eq!(seats[1].place, 3);
+    }
+
+    /// An entrant in three seats gets one rating after, in every seat: its rating before plus the
+    /// mean of its seats' changes, and the mean of their σ after. The other entrants keep their
+    /// seat's numbers.
+    #[test]
+    fn an_entrant_in_several_seats_is_rated_once() {
+        let ratings = ratings_of(&[("a", 28.0), ("b", 22.0), ("builtin:sample", 25.0)]);
+        let s = "builtin:sample";
+        let entrants = names(&["a", s, "b", s, s]);
+        let scores = [1.0, 1.0, 0.0, 0.0, 1.0];
+        let teams = sides(&["VILLAGER", "VILLAGER", "WEREWOLF", "WEREWOLF", "VILLAGER"]);
+        for teams in [None, Some(&teams[..])] {
+            let before: Vec<WengLinRating> = entrants
+                .iter()
+                .map(|e| WengLinRating {
+                    rating: ratings[e].mu,
+                    uncertainty: ratings[e].sigma,
+                })
+                .collect();
+            let each = match teams {
+                Some(t) => {
+                    let t: Vec<&str> = t.iter().map(|v| v.as_str().unwrap()).collect();
+                    weng_lin_team_game(&before, &scores, &t)
+                }
+                None => weng_lin_game(&before, &scores),
+            };
+            let seats = rated_seats(&ratings, &entrants, &report(&scores, teams), 0).unwrap();
+            let mine = [1, 3, 4];
+            let dmu = mine.iter().map(|&i| each[i].rating - 25.0).sum::<f64>() / 3.0;
+            let sigma = mine.iter().map(|&i| each[i].uncertainty).sum::<f64>() / 3.0;
+            for i in mine {
+                assert_eq!(seats[i].mu_after, 25.0 + dmu, "{teams:?}");
+                assert_eq!(seats[i].sigma_after, sigma);
+            }
+            // Two winning seats and one losing: up, by less than a winning seat alone.
+            assert!(25.0 < seats[1].mu_after && seats[1].mu_after < each[1].rating);
+            for i in [0, 2] {
+                assert_eq!(seats[i].mu_after, each[i].rating);
+                assert_eq!(seats[i].sigma_after, each[i].uncertainty);
+            }
+            // Places stay each seat's own.
+            assert_eq!(
+                seats.iter().map(|s| s.place).collect::<Vec<_>>(),
+                [1, 1, 4, 4, 1]
+            );
+        }
+    }
 
     #[test]
     fn a_bot_gets_its_share_of_the_open_matches() {

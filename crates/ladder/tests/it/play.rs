@@ -425,3 +425,116 @@ fn a_disabled_account_or_retired_bot_has_its_open_matches_stopped() {
     assert!(dan_v1 >= 1);
     assert_eq!(dan_v1_open, dan_v1, "dan's matches are not stopped");
 }
+
+/// Store a result of the ladder `n` for match `index` with `entrants` in seat order and `report`,
+/// as a worker would.
+fn put_report(
+    store: &mut dyn Store,
+    index: u64,
+    entrants: &[&str],
+    report: &kakehiki_core::MatchReport,
+) {
+    let entrants: Vec<String> = entrants.iter().map(|e| e.to_string()).collect();
+    assert!(store
+        .put_result(&NewResult {
+            contest: &ladder_contest("n"),
+            index,
+            entrants: &entrants,
+            report_json: &serde_json::to_string(report).unwrap(),
+            replay: "",
+            duration_ms: 1,
+            worker: "test",
+        })
+        .unwrap());
+}
+
+/// A Werewolf-like report: seat `i` scores `scores[i]`, and is on side `teams[i]` when given.
+fn werewolf_report(scores: &[i64], teams: Option<&[&str]>) -> kakehiki_core::MatchReport {
+    let outcome = kakehiki_core::Outcome {
+        scores: scores
+            .iter()
+            .map(|&s| kakehiki_core::Score::from_integer(s))
+            .collect(),
+        winner: None,
+    };
+    let seats = scores
+        .iter()
+        .map(|_| ("builtin:sample".to_string(), Vec::new()))
+        .collect();
+    let mut report = kakehiki_core::MatchReport::new("werewolf", "aiwolf-0.6", 1, &outcome, seats);
+    if let Some(teams) = teams {
+        for (s, t) in report.seats.iter_mut().zip(teams) {
+            s.extra.insert("team".into(), serde_json::json!(t));
+        }
+    }
+    report
+}
+
+/// A built-in filling three seats of one match (here one on each side and one more in the
+/// village) is one entrant: its rating moves once, every seat row of it records that one rating
+/// after, the store's ratings and the matchmaker's own agree, and its games go up by one.
+#[test]
+fn an_entrant_in_three_seats_of_a_match_gets_one_update() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::open(&dir.path().join("l.sqlite")).unwrap();
+    for name in ["alice", "bob"] {
+        add_contestant(&mut store, name);
+        add_active(&mut store, name);
+    }
+    let c = config(
+        "name = \"n\"\ngame = \"werewolf\"\nbuiltins = [\"sample\"]\nlanguages = [\"python\"]\n",
+    );
+    let mut mm = Matchmaker::new(c, 5, 4);
+    mm.sync(&mut store).unwrap();
+    let sample = "builtin:sample";
+    let entrants = ["alice@v1", sample, "bob@v1", sample, sample];
+    for (index, teams) in [
+        (0, None),
+        (
+            1,
+            Some(&["VILLAGER", "VILLAGER", "WEREWOLF", "WEREWOLF", "VILLAGER"][..]),
+        ),
+    ] {
+        let before = store
+            .ladder_ratings("n", false)
+            .unwrap()
+            .into_iter()
+            .find(|r| r.entrant == sample)
+            .unwrap();
+        put_report(
+            &mut store,
+            index,
+            &entrants,
+            &werewolf_report(&[1, 1, 0, 0, 1], teams),
+        );
+        assert_eq!(mm.rate(&mut store).unwrap(), (1, 0));
+        let seats = store.ladder_match_seats("n", index).unwrap();
+        let mine: Vec<_> = seats.iter().filter(|s| s.entrant == sample).collect();
+        assert_eq!(mine.len(), 3);
+        for s in &mine {
+            assert_eq!(
+                (s.mu_after, s.sigma_after),
+                (mine[0].mu_after, mine[0].sigma_after),
+                "match {index}: every seat row of {sample} records its one rating after: {seats:?}"
+            );
+        }
+        let after = store
+            .ladder_ratings("n", false)
+            .unwrap()
+            .into_iter()
+            .find(|r| r.entrant == sample)
+            .unwrap();
+        assert_eq!(
+            (after.mu, after.sigma),
+            (mine[0].mu_after, mine[0].sigma_after)
+        );
+        assert_eq!(after.games, before.games + 1);
+        assert!(after.sigma < before.sigma);
+        // The matchmaker's own ratings are the store's.
+        let cached = &mm.ratings()[sample];
+        assert_eq!(
+            (cached.mu, cached.sigma, cached.games),
+            (after.mu, after.sigma, after.games)
+        );
+    }
+}

@@ -66,8 +66,9 @@ pub fn end_event(r: &GameResult, game: &NlpGame) -> Value {
     })
 }
 
-/// The match report (seat errors are the seat layer's to fill in). A seat that forfeited
-/// ([`GameResult::forfeited`]) scores 0 whatever its team did.
+/// The match report (seat errors are the seat layer's to fill in), with each seat's `team` (its
+/// side: `VILLAGER`, `WEREWOLF`). A seat that forfeited ([`GameResult::forfeited`]) scores 0
+/// whatever its team did.
 pub fn report(spec_seats: &[String], seed: u64, r: &GameResult) -> MatchReport {
     let forfeited = |i: usize| r.forfeited.get(i).copied().unwrap_or(false);
     let scores = r
@@ -106,6 +107,10 @@ pub fn report(spec_seats: &[String], seed: u64, r: &GameResult) -> MatchReport {
         "roles".into(),
         json!(r.roles.iter().map(|x| x.name()).collect::<Vec<_>>()),
     );
+    // Each seat's side, as the AIWolf division's report has it (the ladder rates by sides).
+    for (s, role) in rep.seats.iter_mut().zip(&r.roles) {
+        s.extra.insert("team".into(), json!(role.team().name()));
+    }
     rep
 }
 

@@ -470,6 +470,39 @@ fn an_agent_in_error_forfeits_its_seat_and_the_game_plays_on() {
     assert!(t.sent[first_fail + 1..].iter().all(|(a, _)| *a != 3));
 }
 
+/// Each seat of the report names its side (`team`), as the AIWolf division's report does: the
+/// ladder rates a match by sides. A seat that forfeited keeps its side and scores 0.
+#[test]
+fn the_report_names_each_seats_side() {
+    let r = kakehiki_werewolf::nlp::game::GameResult {
+        winner: Some(Team::Werewolf),
+        aborted: false,
+        forfeited: vec![false, false, false, true, false],
+        roles: vec![
+            Role::Villager,
+            Role::Werewolf,
+            Role::Seer,
+            Role::Possessed,
+            Role::Villager,
+        ],
+        alive: vec![false, true, false, true, true],
+        has_error: vec![false, false, false, true, false],
+        last_day: 2,
+    };
+    let names: Vec<String> = (0..5).map(|i| format!("s{i}")).collect();
+    let rep = kakehiki_werewolf::nlp::record::report(&names, 9, &r);
+    let teams: Vec<&str> = rep
+        .seats
+        .iter()
+        .map(|s| s.extra["team"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        teams,
+        ["VILLAGER", "WEREWOLF", "VILLAGER", "WEREWOLF", "VILLAGER"]
+    );
+    assert_eq!(rep.scores, [0.0, 1.0, 0.0, 0.0, 0.0]);
+}
+
 /// Every agent in error: nobody is left to play, the game ends without a winner.
 #[test]
 fn a_game_with_every_agent_in_error_ends_without_a_winner_under_forfeit() {
