@@ -122,7 +122,11 @@ pub fn weng_lin_team_game<T: PartialEq>(
     let moved: Vec<(f64, f64)> = (0..n)
         .map(|t| {
             let before = sides[t][0];
-            let now = after.get(t).and_then(|a| a.first()).copied().unwrap_or(before);
+            let now = after
+                .get(t)
+                .and_then(|a| a.first())
+                .copied()
+                .unwrap_or(before);
             (
                 now.rating - before.rating,
                 now.uncertainty / before.uncertainty,
@@ -151,7 +155,10 @@ pub fn weng_lin_team_game<T: PartialEq>(
     for r in &mut out {
         r.rating -= mean;
     }
-    if out.iter().any(|r| !r.rating.is_finite() || !r.uncertainty.is_finite()) {
+    if out
+        .iter()
+        .any(|r| !r.rating.is_finite() || !r.uncertainty.is_finite())
+    {
         return seats.to_vec();
     }
     out
@@ -369,7 +376,9 @@ mod tests {
         let mut players = vec![r; 30];
         let mut state: u64 = 7;
         let mut next = |n: u64| {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (state >> 33) % n
         };
         for _ in 0..2000 {

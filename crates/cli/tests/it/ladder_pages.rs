@@ -529,6 +529,38 @@ fn sign_up_log_in_upload(dir: &Path, url: &str, db: &Db) {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let o = olga.get("/organiser");
     assert!(o.body.contains("id=\"play\"><b>Frozen</b>"), "{}", o.body);
+    // The organiser's buttons do what the command line does, on this store too: thaw and
+    // freeze again, disable and enable an account, retire a bot and bring it back.
+    let csrf = csrf_of(&o.body);
+    for (action, shown) in [
+        ("thaw", "id=\"play\">Matchmaking runs"),
+        ("freeze", "id=\"play\"><b>Frozen</b>"),
+    ] {
+        let r = olga.post("/organiser/ladder", &[("csrf", &csrf), ("action", action)]);
+        assert_eq!(r.status, 303, "{action}: {}", r.body);
+        let o = olga.get("/organiser");
+        assert!(o.body.contains(shown), "{action}: {}", o.body);
+    }
+    for (action, shown) in [("disable", "<b>disabled</b>"), ("enable", "active")] {
+        let r = olga.post(
+            "/organiser/accounts/bob",
+            &[("csrf", &csrf), ("action", action)],
+        );
+        assert_eq!(r.status, 303, "{action}: {}", r.body);
+        let o = olga.get("/organiser");
+        let row = format!("<tr><td>bob</td><td>contestant</td><td>yes</td><td>{shown}");
+        assert!(o.body.contains(&row), "{action}: {}", o.body);
+    }
+    for (action, retired) in [("retire", true), ("restore", false)] {
+        let r = olga.post(
+            "/organiser/bots/alice",
+            &[("csrf", &csrf), ("action", action)],
+        );
+        assert_eq!(r.status, 303, "{action}: {}", r.body);
+        let o = olga.get("/organiser");
+        let row = "<tr><td>alice</td><td>alice</td><td><b>retired</b>";
+        assert_eq!(o.body.contains(row), retired, "{action}: {}", o.body);
+    }
     // The public leaderboard and the owner's version page say so too (once the pages' memory
     // is read again: within a second).
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -1139,6 +1171,28 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
         let status = |token: &str| status_of("erin", token);
         assert_eq!(status(&token), 404);
         assert_eq!(status("kkl_not-a-token"), 401);
+        // Invited again (a lost password or a leaked token): a new link and token; the old
+        // token stops working, the new one works.
+        c.goto(&format!("{url}/organiser")).await.unwrap();
+        type_into(&c, "invite-name", "erin").await;
+        c.find(Locator::Id("invite-again"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        click(&c, "invite-submit").await;
+        let again = c
+            .wait()
+            .for_element(Locator::Id("token"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert_ne!(again, token);
+        assert_eq!(status(&token), 401);
+        assert_eq!(status(&again), 404);
         c.goto(&format!("{url}/organiser")).await.unwrap();
         let users = c.find(Locator::Id("users")).await.unwrap();
         assert!(users.text().await.unwrap().contains("erin"));
