@@ -609,7 +609,18 @@ impl Ctx<'_> {
         };
         let seats = seat_record(&record.replay)?;
         let report_seat = record.report.seats.get(seat);
-        let errors = report_seat.map(|s| s.errors.clone()).unwrap_or_default();
+        // A reply the contest server takes the same way is no fault: a warning.
+        let (errors, tolerated): (Vec<SeatError>, Vec<SeatError>) = report_seat
+            .map(|s| s.errors.clone())
+            .unwrap_or_default()
+            .into_iter()
+            .partition(|e| e.kind.is_fault());
+        let mut warnings = warnings_of(&seats, seat);
+        warnings.extend(error_lines(&tolerated).into_iter().map(|line| {
+            format!(
+                "{line} (not an error: the contest server does the same; check your bot's logic)"
+            )
+        }));
         let field = |key: &str| {
             report_seat
                 .and_then(|s| s.extra.get(key))
@@ -628,7 +639,7 @@ impl Ctx<'_> {
             seats: n,
             case: case.name.clone(),
             as_seat: report_seat.map(|s| s.in_game_terms()).unwrap_or_default(),
-            warnings: warnings_of(&seats, seat),
+            warnings,
             stderr_tail: if errors.is_empty() {
                 String::new()
             } else {
@@ -942,6 +953,7 @@ fn nouns(kind: SeatErrorKind) -> (&'static str, &'static str) {
         SeatErrorKind::UnsolicitedOutput => ("unsolicited output", "unsolicited outputs"),
         SeatErrorKind::ResourceLimit => ("resource limit", "resource limits"),
         SeatErrorKind::ExcessConnections => ("excess connection", "excess connections"),
+        SeatErrorKind::Tolerated => ("tolerated reply", "tolerated replies"),
     }
 }
 

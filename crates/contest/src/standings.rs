@@ -284,7 +284,7 @@ pub fn compute_scheduled(
                 Scoring::Wins => Score::from_integer(i64::from(outcome[seat] == SeatResult::Win)),
             };
             if let Some(sr) = r.report.seats.get(seat) {
-                errors[e] += sr.errors.len() as u64;
+                errors[e] += sr.faults() as u64;
                 if let Some(role) = sr.extra.get("role").and_then(|v| v.as_str()) {
                     let stat = role_stats.entry((e, role.to_string())).or_default();
                     stat.0 += 1;

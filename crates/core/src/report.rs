@@ -32,6 +32,11 @@ pub enum SeatErrorKind {
     /// Connections to the seat's port beyond the cap of connections it holds; they were
     /// closed at once (one error per seat and match, the count in its detail).
     ExcessConnections,
+    /// A reply the rules refuse but that the original contest server takes without fault, in
+    /// the same way this one does (an AIWolf vote or divination of a dead agent: the server
+    /// votes at random or divines no one). Reported, with what was done, but not a fault: it
+    /// fails no `check` and counts in no error column.
+    Tolerated,
 }
 
 impl SeatErrorKind {
@@ -48,7 +53,13 @@ impl SeatErrorKind {
             SeatErrorKind::UnsolicitedOutput => "unsolicited_output",
             SeatErrorKind::ResourceLimit => "resource_limit",
             SeatErrorKind::ExcessConnections => "excess_connections",
+            SeatErrorKind::Tolerated => "tolerated",
         }
+    }
+
+    /// Whether it is the bot's fault: every kind but [`SeatErrorKind::Tolerated`].
+    pub fn is_fault(self) -> bool {
+        self != SeatErrorKind::Tolerated
     }
 }
 
@@ -79,6 +90,13 @@ pub struct SeatReport {
     /// Game-specific per-seat fields (Werewolf `role`, Diplomacy `power`, ...).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+impl SeatReport {
+    /// Its errors that are the bot's fault (every one but a [`SeatErrorKind::Tolerated`]).
+    pub fn faults(&self) -> usize {
+        self.errors.iter().filter(|e| e.kind.is_fault()).count()
+    }
 }
 
 impl SeatReport {

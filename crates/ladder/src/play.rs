@@ -561,7 +561,7 @@ pub fn rated_seats(
                 version: r.version,
                 score: report.scores[seat],
                 place: place[seat] as u64,
-                errors: report.seats.get(seat).map_or(0, |s| s.errors.len() as u64),
+                errors: report.seats.get(seat).map_or(0, |s| s.faults() as u64),
                 mu_after: a.rating,
                 sigma_after: a.uncertainty,
                 played_at: now,

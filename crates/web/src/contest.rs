@@ -179,7 +179,7 @@ impl ContestState {
                         .map(|t| ScoreCell::new(t))
                         .collect(),
                     result: result_text(&g.report, &seat_names),
-                    errors: g.report.seats.iter().map(|s| s.errors.len()).sum(),
+                    errors: g.report.seats.iter().map(|s| s.faults()).sum(),
                 },
             );
             let res = seat_results(&g.report);

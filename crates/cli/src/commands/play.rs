@@ -275,13 +275,7 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
     let failed: Vec<usize> = process_seats
         .iter()
         .copied()
-        .filter(|&i| {
-            record
-                .report
-                .seats
-                .get(i)
-                .is_some_and(|s| !s.errors.is_empty())
-        })
+        .filter(|&i| record.report.seats.get(i).is_some_and(|s| s.faults() > 0))
         .collect();
     if args.json {
         println!("{}", serde_json::to_string(&record.report)?);

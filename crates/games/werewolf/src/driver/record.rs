@@ -86,12 +86,25 @@ pub struct Invalid<'a> {
 impl Invalid<'_> {
     /// The seat error it is: a seed-2015 rule violation or an invalid reply, and what was
     /// replied (`line`, cut at 200 characters) and used instead.
+    ///
+    /// A target the contest server takes the same way (a vote, divination or attack of an agent
+    /// the rules refuse, or an empty reply to one: it votes at random, or divines or attacks no
+    /// one, as this server does) is [`SeatErrorKind::Tolerated`]: the AIWolf 0.6 server counts
+    /// it as no fault, and its own sample agents send some.
     pub fn fault(&self, line: Option<&str>, settled: &Settled) -> (SeatErrorKind, String) {
-        let fault = match settled.rule_violation {
-            true => SeatErrorKind::IllegalAction,
-            false => SeatErrorKind::InvalidReply,
-        };
         let (kind, value) = (self.kind, self.value);
+        let targeted = matches!(kind, "VOTE" | "DIVINE" | "ATTACK");
+        let tolerated = !settled.rule_violation
+            && targeted
+            && !refused_target(kind, value).is_empty()
+            && line.is_some_and(|l| {
+                l.trim().is_empty() || crate::wire::parse_target(l, usize::MAX).is_some()
+            });
+        let fault = match (settled.rule_violation, tolerated) {
+            (true, _) => SeatErrorKind::IllegalAction,
+            (false, true) => SeatErrorKind::Tolerated,
+            (false, false) => SeatErrorKind::InvalidReply,
+        };
         let what = match settled.rule_violation {
             true => "outside this rule set's sentence templates",
             false => "invalid",
@@ -114,6 +127,9 @@ impl Invalid<'_> {
                         refused_target(kind, &settled.value)
                     ));
                 }
+                _ if tolerated => {
+                    detail.push_str(&format!("; an empty reply{}", refused_target(kind, value)));
+                }
                 _ => {
                     if let Some(hint) = expected(kind) {
                         detail.push_str("; ");
@@ -135,6 +151,9 @@ fn refused_target(kind: &str, settled: &str) -> &'static str {
         }
         ("DIVINE", "-1") => {
             ": the contest server, like this one, ignores it: no divination that night"
+        }
+        ("ATTACK", "-1") => {
+            ": the contest server, like this one, ignores it: no attack vote from this werewolf"
         }
         _ => "",
     }
@@ -314,5 +333,61 @@ mod invalid_tests {
             seed,
             "TALK reply \"hello\" is outside this rule set's sentence templates: settled as \"-1\""
         );
+    }
+
+    /// The kind of a fault: `kind` replied `line`, the game used `value`.
+    fn kind_of(kind: &str, line: Option<&str>, value: &str) -> (SeatErrorKind, String) {
+        let invalid = Invalid {
+            event: "invalid",
+            seat: 0,
+            at: "day 1",
+            kind,
+            value,
+        };
+        let settled = Settled {
+            value: value.into(),
+            invalid: true,
+            rule_violation: false,
+        };
+        invalid.fault(line, &settled)
+    }
+
+    #[test]
+    fn a_target_the_contest_server_takes_the_same_way_is_tolerated_not_a_fault() {
+        use SeatErrorKind::{InvalidReply, Tolerated};
+        // A dead (or own, or excluded) agent, or an empty reply: the AIWolf 0.6 server votes
+        // at random, divines and attacks no one, as this one does.
+        for (kind, line, value) in [
+            ("DIVINE", "{\"agentIdx\":3}", "-1"),
+            ("DIVINE", "", "-1"),
+            ("VOTE", "Agent[02]", "4"),
+            ("VOTE", "", "4"),
+            ("ATTACK", "3", "-1"),
+        ] {
+            let (fault, detail) = kind_of(kind, Some(line), value);
+            assert_eq!(fault, Tolerated, "{kind} {line:?}: {detail}");
+            assert!(
+                detail.contains("the contest server, like this one,"),
+                "{detail}"
+            );
+        }
+        assert!(kind_of("DIVINE", Some(""), "-1")
+            .1
+            .ends_with("; an empty reply: the contest server, like this one, ignores it: no divination that night"));
+        // Not readable, no reply at all, or what the contest server would not take: faults.
+        for (kind, line, value) in [
+            ("DIVINE", Some("DIVINE Agent[03]"), "-1"),
+            ("VOTE", Some("Agent[02]"), "-1"),
+            ("DIVINE", None, "-1"),
+            ("GUARD", Some("Agent[02]"), "-1"),
+            ("TALK", Some(""), "Over"),
+        ] {
+            assert_eq!(
+                kind_of(kind, line, value).0,
+                InvalidReply,
+                "{kind} {line:?}"
+            );
+        }
+        assert!(!Tolerated.is_fault() && InvalidReply.is_fault());
     }
 }
