@@ -202,6 +202,8 @@ struct RawLadder {
     cpus_per_bot: Option<toml::Value>,
     transport: Option<String>,
     seats: Option<usize>,
+    #[serde(default)]
+    copies: bool,
     final_tie_break: Option<String>,
     #[serde(default)]
     options: BTreeMap<String, toml::Value>,
@@ -336,6 +338,10 @@ pub struct LadderConfig {
     /// matchmaker fills a table from the entrants near in rating, the built-ins filling the seats
     /// no other entrant takes.
     pub seats: usize,
+    /// Whether a contestant's bot may sit in several seats of one table (`copies`), when the
+    /// ladder has fewer entrants than seats and no built-in to fill them; otherwise such a table
+    /// is not played.
+    pub copies: bool,
     /// How the final's standings on the ladder site order entrants the final's format ranks
     /// the same (`final_tie_break`).
     pub final_tie_break: FinalTieBreak,
@@ -661,6 +667,7 @@ impl LadderConfig {
             options,
             transport,
             seats,
+            copies: raw.copies,
             final_tie_break,
         })
     }
@@ -781,6 +788,9 @@ mod tests {
         let ww = game("werewolf", "");
         assert_eq!(ww.transport, LadderTransport::Tcp, "AIWolf is TCP only");
         assert_eq!(ww.seats, 15);
+        assert!(!ww.copies, "one seat per bot unless the file allows copies");
+        assert!(game("werewolf", "copies = true\n").copies);
+        assert!(parse(&format!("{MINIMAL}copies = \"yes\"\n")).is_err());
         assert_eq!(
             ww.transport.seat("python3 bot.py"),
             "tcp-cmd:python3 bot.py {host} {port}"

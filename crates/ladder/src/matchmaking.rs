@@ -9,7 +9,8 @@
 //! - **Opponents**: with probability [`EXPLORE`] any entrant not yet seated, uniformly;
 //!   otherwise one of the [`NEAREST`] not yet seated whose μ is nearest the focus's. A table
 //!   with more seats than the ladder has entrants is filled with built-in bots (the same one may
-//!   sit twice); without built-ins such a table is not played.
+//!   sit twice); without built-ins, with copies of the contestants' bots where the ladder file
+//!   allows them (`copies`, [`choose_with`]), and otherwise such a table is not played.
 //! - **Seats**: the chosen entrants are shuffled into seat order.
 //!
 //! The decision is pure: the same candidates and the same random stream give the same match.
@@ -45,12 +46,23 @@ pub fn focus_weight(c: &Candidate) -> f64 {
 /// The entrants of one match of `seats` seats, as indices into `cands` in seat order; `None`
 /// when the ladder cannot fill a table (fewer than two entrants, or too few without built-ins).
 pub fn choose(cands: &[Candidate], seats: usize, rng: &mut impl Rng) -> Option<Vec<usize>> {
+    choose_with(cands, seats, false, rng)
+}
+
+/// [`choose`], where with `copies` a table the entrants and built-ins cannot fill is filled with
+/// more seats of the entrants already chosen (any of them, at random).
+pub fn choose_with(
+    cands: &[Candidate],
+    seats: usize,
+    copies: bool,
+    rng: &mut impl Rng,
+) -> Option<Vec<usize>> {
     if seats < 2 || cands.len() < 2 {
         return None;
     }
     let contestants: Vec<usize> = (0..cands.len()).filter(|&i| !cands[i].builtin).collect();
     let builtins: Vec<usize> = (0..cands.len()).filter(|&i| cands[i].builtin).collect();
-    if cands.len() < seats && builtins.is_empty() {
+    if cands.len() < seats && builtins.is_empty() && !copies {
         return None;
     }
     let pool = if contestants.is_empty() {
@@ -67,7 +79,10 @@ pub fn choose(cands: &[Candidate], seats: usize, rng: &mut impl Rng) -> Option<V
     let mu = cands[focus].mu;
     while chosen.len() < seats {
         let free: Vec<usize> = (0..cands.len()).filter(|&i| !taken[i]).collect();
-        let next = if free.is_empty() {
+        let next = if free.is_empty() && builtins.is_empty() {
+            // `copies`: another seat of an entrant already at the table.
+            *chosen.choose(rng)?
+        } else if free.is_empty() {
             *builtins.choose(rng)?
         } else if rng.gen_bool(EXPLORE) {
             *free.choose(rng)?
@@ -166,6 +181,26 @@ mod tests {
         let m = choose(&with_builtin, 7, &mut rng(3)).unwrap();
         assert_eq!(m.len(), 7);
         assert!(m.contains(&0) && m.contains(&1));
+        assert_eq!(m.iter().filter(|&&i| i == 2).count(), 5);
+    }
+
+    #[test]
+    fn with_copies_a_table_without_built_ins_is_filled_with_the_entrants_own_bots() {
+        let two = vec![
+            cand("a", 25.0, 8.0, 0, false),
+            cand("b", 25.0, 8.0, 0, false),
+        ];
+        for seed in 0..50 {
+            let m = choose_with(&two, 5, true, &mut rng(seed)).unwrap();
+            assert_eq!(m.len(), 5);
+            // Both play (the focus and its one opponent), the rest are their copies.
+            assert!(m.contains(&0) && m.contains(&1), "{m:?}");
+        }
+        assert_eq!(choose_with(&two[..1], 5, true, &mut rng(1)), None);
+        // Built-ins, where there are some, fill the table before any copy.
+        let mut with_builtin = two.clone();
+        with_builtin.push(cand("builtin:random", 25.0, 8.0, 0, true));
+        let m = choose_with(&with_builtin, 7, true, &mut rng(3)).unwrap();
         assert_eq!(m.iter().filter(|&&i| i == 2).count(), 5);
     }
 

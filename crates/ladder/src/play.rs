@@ -25,7 +25,7 @@ use kakehiki_store::{
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::matchmaking::{choose, Candidate};
+use crate::matchmaking::{choose_with, Candidate};
 use crate::LadderConfig;
 
 /// Why a step of the matchmaker failed.
@@ -402,7 +402,8 @@ impl Matchmaker {
                 pending: self.pending.get(&r.entrant).copied().unwrap_or(0),
             })
             .collect();
-        let Some(chosen) = choose(&cands, self.seats, &mut self.rng) else {
+        let Some(chosen) = choose_with(&cands, self.seats, self.config.copies, &mut self.rng)
+        else {
             return Ok(false);
         };
         let index = store.ladder_state(&self.config.name)?.next_match;
