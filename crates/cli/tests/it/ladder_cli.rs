@@ -308,6 +308,20 @@ fn invite(db: &Path, name: &str, extra: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// `kakehiki ladder invite NAME` on the store of `store` (`--db PATH` or `--database-url
+/// URL`): the new account's API token.
+fn invite_token(store: &[String], name: &str) -> String {
+    let out = kakehiki()
+        .args(["ladder", "invite", name, "--json"])
+        .args(store)
+        .env_remove("KAKEHIKI_DATABASE_URL")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["token"].as_str().unwrap().to_string()
+}
+
 #[test]
 fn invite_prints_a_sign_up_link_and_a_token_and_stores_only_their_hashes() {
     use kakehiki_ladder::accounts::sha256_hex;
@@ -459,12 +473,7 @@ fn submit_to_a_served_ladder_builds_checks_and_lists_the_bot() {
     let db = dir.path().join("ladder.sqlite");
     let config = dir.path().join("ladder.toml");
     std::fs::write(&config, MINIMAL).unwrap();
-    let token_of = |name: &str| {
-        let out = invite(&db, name, &[]);
-        assert_eq!(out.status.code(), Some(0), "{out:?}");
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-        v["token"].as_str().unwrap().to_string()
-    };
+    let token_of = |name: &str| invite_token(&["--db".into(), db.display().to_string()], name);
     let alice = token_of("alice");
     let bob = token_of("bob");
     let (_server, server) = serve(dir.path(), &config, &db);
@@ -696,17 +705,7 @@ fn worker(url: &str, programs: &Path) -> Server {
 fn plays_rates_and_lists(dir: &Path, store: &[String], external: Option<&str>) {
     let config = dir.join("ladder.toml");
     std::fs::write(&config, MINIMAL).unwrap();
-    let token_of = |name: &str| {
-        let out = kakehiki()
-            .args(["ladder", "invite", name, "--json"])
-            .args(store)
-            .env_remove("KAKEHIKI_DATABASE_URL")
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{out:?}");
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-        v["token"].as_str().unwrap().to_string()
-    };
+    let token_of = |name: &str| invite_token(store, name);
     let alice = token_of("alice");
     let bob = token_of("bob");
     // On PostgreSQL the server neither builds nor plays: two `kakehiki worker`s, each with a
@@ -882,12 +881,7 @@ fn the_final_freezes_the_ladder_and_plays_the_active_versions() {
     let db = dir.path().join("ladder.sqlite");
     let config = dir.path().join("ladder.toml");
     std::fs::write(&config, format!("{MINIMAL}[options]\nmax_plies = 300\n")).unwrap();
-    let token_of = |name: &str| {
-        let out = invite(&db, name, &[]);
-        assert_eq!(out.status.code(), Some(0), "{out:?}");
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-        v["token"].as_str().unwrap().to_string()
-    };
+    let token_of = |name: &str| invite_token(&["--db".into(), db.display().to_string()], name);
     let tokens = [token_of("alice"), token_of("bob")];
     let final_ = |extra: &[&str]| {
         kakehiki()
@@ -1004,12 +998,7 @@ fn a_tied_final_goes_to_a_playoff() {
         format!("{MINIMAL}final_tie_break = \"playoff\"\n[options]\nmax_plies = 2\n"),
     )
     .unwrap();
-    let token_of = |name: &str| {
-        let out = invite(&db, name, &[]);
-        assert_eq!(out.status.code(), Some(0), "{out:?}");
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-        v["token"].as_str().unwrap().to_string()
-    };
+    let token_of = |name: &str| invite_token(&["--db".into(), db.display().to_string()], name);
     let starter = repo().join("starters/geister/python/bot.py");
     let (_server, server) = serve(dir.path(), &config, &db);
     for name in ["alice", "bob"] {
@@ -1403,17 +1392,7 @@ fn networked_ladders(dir: &Path, store: &[String]) {
             config
         })
         .collect();
-    let token_of = |name: &str| {
-        let out = kakehiki()
-            .args(["ladder", "invite", name, "--json"])
-            .args(store)
-            .env_remove("KAKEHIKI_DATABASE_URL")
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{out:?}");
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-        v["token"].as_str().unwrap().to_string()
-    };
+    let token_of = |name: &str| invite_token(store, name);
     let tokens = [("alice", token_of("alice")), ("bob", token_of("bob"))];
     let token = |account: &str| &tokens.iter().find(|(a, _)| *a == account).unwrap().1;
     let seats_of = |game: &str| match game {

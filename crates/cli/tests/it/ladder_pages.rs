@@ -861,6 +861,18 @@ async fn click(c: &fantoccini::Client, id: &str) {
 }
 
 /// Type `text` into the element with id `id` (a field, or a file input's path).
+/// The text of the element with id `id`, once the page has one.
+async fn shown(c: &fantoccini::Client, id: &str) -> String {
+    use fantoccini::Locator;
+    c.wait()
+        .for_element(Locator::Id(id))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
 async fn type_into(c: &fantoccini::Client, id: &str, text: &str) {
     use fantoccini::Locator;
     c.find(Locator::Id(id))
@@ -1141,14 +1153,7 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
         c.goto(&format!("{url}/organiser")).await.unwrap();
         type_into(&c, "invite-name", "erin").await;
         click(&c, "invite-submit").await;
-        let token = c
-            .wait()
-            .for_element(Locator::Id("token"))
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let token = shown(&c, "token").await;
         let link = c
             .find(Locator::Id("link"))
             .await
@@ -1182,14 +1187,7 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
             .await
             .unwrap();
         click(&c, "invite-submit").await;
-        let again = c
-            .wait()
-            .for_element(Locator::Id("token"))
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let again = shown(&c, "token").await;
         assert_ne!(again, token);
         assert_eq!(status(&token), 401);
         assert_eq!(status(&again), 404);
