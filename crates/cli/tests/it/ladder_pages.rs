@@ -861,6 +861,11 @@ async fn click(c: &fantoccini::Client, id: &str) {
 }
 
 /// Type `text` into the element with id `id` (a field, or a file input's path).
+/// The JSON answer of a `GET` of `url`.
+fn get_json(url: &str) -> Value {
+    serde_json::from_str(&ureq::get(url).call().unwrap().into_string().unwrap()).unwrap()
+}
+
 /// The text of the element with id `id`, once the page has one.
 async fn shown(c: &fantoccini::Client, id: &str) -> String {
     use fantoccini::Locator;
@@ -1229,14 +1234,7 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
         }
         // Retire alice's bot: it leaves the leaderboard until it is brought back.
         let on_board = || {
-            let board: Value = serde_json::from_str(
-                &ureq::get(&format!("{url}/api/ladders/g/leaderboard"))
-                    .call()
-                    .unwrap()
-                    .into_string()
-                    .unwrap(),
-            )
-            .unwrap();
+            let board: Value = get_json(&format!("{url}/api/ladders/g/leaderboard"));
             board["rows"]
                 .as_array()
                 .unwrap()
@@ -1289,14 +1287,7 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
             assert!(standings.contains(entrant), "{standings}");
         }
         assert!(standings.contains("alice@v"), "{standings}");
-        let board: Value = serde_json::from_str(
-            &ureq::get(&format!("{url}/api/ladders/g/leaderboard"))
-                .call()
-                .unwrap()
-                .into_string()
-                .unwrap(),
-        )
-        .unwrap();
+        let board: Value = get_json(&format!("{url}/api/ladders/g/leaderboard"));
         assert_eq!(board["frozen"], true, "{board}");
         // The same settings again resume the same final; other settings are refused.
         c.goto(&format!("{url}/organiser")).await.unwrap();
@@ -1322,14 +1313,7 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
 
         // Every page reads at a laptop's 1,366×768 and on a phone's 390×844: nothing is wider
         // than the window (a wide table scrolls inside its own box).
-        let played: Value = serde_json::from_str(
-            &ureq::get(&format!("{url}/api/ladders/g/bots/alice/matches"))
-                .call()
-                .unwrap()
-                .into_string()
-                .unwrap(),
-        )
-        .unwrap();
+        let played: Value = get_json(&format!("{url}/api/ladders/g/bots/alice/matches"));
         let mut pages = vec![
             ("home", "/".to_string()),
             ("leaderboard", "/leaderboard".into()),

@@ -99,11 +99,7 @@ async fn organiser_form_is_guarded(app: &Router, path: &str, fields: &str, cooki
 /// The pre-session cookie the form at `path` sets (`NAME=VALUE`) and its value, the token the
 /// form must carry (double-submit CSRF).
 async fn pre_session(app: &Router, path: &str) -> (String, String) {
-    let form = app
-        .clone()
-        .oneshot(request("GET", path, Body::empty()))
-        .await
-        .unwrap();
+    let form = get(app, path).await;
     let cookie = form.headers()[header::SET_COOKIE]
         .to_str()
         .unwrap()
@@ -113,6 +109,14 @@ async fn pre_session(app: &Router, path: &str) -> (String, String) {
         .to_string();
     let token = cookie.split_once('=').unwrap().1.to_string();
     (cookie, token)
+}
+
+/// A `GET` of `uri` from a client at 192.0.2.1.
+async fn get(app: &Router, uri: &str) -> axum::response::Response {
+    app.clone()
+        .oneshot(request("GET", uri, Body::empty()))
+        .await
+        .unwrap()
 }
 
 async fn text(response: axum::response::Response) -> String {
@@ -142,11 +146,7 @@ async fn every_route_answers_with_the_security_headers() {
         "/final",
         "/api/ladders/g/final",
     ] {
-        let r = app
-            .clone()
-            .oneshot(request("GET", uri, Body::empty()))
-            .await
-            .unwrap();
+        let r = get(&app, uri).await;
         let h = r.headers();
         let get = |name: header::HeaderName| {
             h.get(&name)
@@ -252,11 +252,7 @@ async fn the_public_match_page_may_run_only_the_viewers_scripts() {
 async fn the_viewers_assets_are_served_for_good_under_their_digest() {
     let (_dir, app) = ladder();
     for a in kakehiki_web::assets() {
-        let r = app
-            .clone()
-            .oneshot(request("GET", &a.path, Body::empty()))
-            .await
-            .unwrap();
+        let r = get(&app, &a.path).await;
         assert_eq!(r.status(), StatusCode::OK, "{}", a.path);
         assert_eq!(
             r.headers()[header::CONTENT_TYPE],
@@ -279,11 +275,7 @@ async fn the_viewers_assets_are_served_for_good_under_their_digest() {
         "/assets/..%2fCargo.toml",
         "/assets/",
     ] {
-        let r = app
-            .clone()
-            .oneshot(request("GET", uri, Body::empty()))
-            .await
-            .unwrap();
+        let r = get(&app, uri).await;
         assert_eq!(r.status(), StatusCode::NOT_FOUND, "{uri}");
     }
 }
@@ -296,11 +288,7 @@ async fn a_request_that_does_not_parse_is_refused_without_echoing_it() {
         "/api/ladders/g/matches/%3Cscript%3E",
         "/matches/%3Cscript%3E",
     ] {
-        let r = app
-            .clone()
-            .oneshot(request("GET", uri, Body::empty()))
-            .await
-            .unwrap();
+        let r = get(&app, uri).await;
         assert_eq!(r.status(), StatusCode::BAD_REQUEST, "{uri}");
         let body = text(r).await;
         assert!(!body.contains("script"), "{uri}: {body}");
@@ -1086,13 +1074,7 @@ async fn one_server_serves_several_ladders_with_one_account() {
     );
 
     // `/` lists both; each ladder's home, leaderboard and protocol are under its place.
-    let home = text(
-        app.clone()
-            .oneshot(request("GET", "/", Body::empty()))
-            .await
-            .unwrap(),
-    )
-    .await;
+    let home = text(get(&app, "/").await).await;
     assert!(
         home.contains("<a href=\"/ladders/g/\">g</a></td><td>geister (")
             && home.contains("<a href=\"/ladders/n/\">n</a></td><td>nac ("),
@@ -1106,21 +1088,11 @@ async fn one_server_serves_several_ladders_with_one_account() {
         "/ladders/n/protocol",
         "/ladders/g/starters/python",
     ] {
-        let r = app
-            .clone()
-            .oneshot(request("GET", uri, Body::empty()))
-            .await
-            .unwrap();
+        let r = get(&app, uri).await;
         assert_eq!(r.status(), StatusCode::OK, "{uri}");
         assert_eq!(r.headers()[header::X_FRAME_OPTIONS], "DENY", "{uri}");
     }
-    let n_home = text(
-        app.clone()
-            .oneshot(request("GET", "/ladders/n/", Body::empty()))
-            .await
-            .unwrap(),
-    )
-    .await;
+    let n_home = text(get(&app, "/ladders/n/").await).await;
     assert!(
         n_home.contains("href=\"/ladders/n/leaderboard\""),
         "{n_home}"
@@ -1128,11 +1100,7 @@ async fn one_server_serves_several_ladders_with_one_account() {
     assert!(n_home.contains("href=\"/ladders/n/protocol\""), "{n_home}");
     // A single ladder's addresses are a server of one ladder's only.
     for uri in ["/leaderboard", "/organiser", "/protocol", "/ladders/x/"] {
-        let r = app
-            .clone()
-            .oneshot(request("GET", uri, Body::empty()))
-            .await
-            .unwrap();
+        let r = get(&app, uri).await;
         assert_eq!(r.status(), StatusCode::NOT_FOUND, "{uri}");
     }
 
@@ -1174,13 +1142,7 @@ async fn one_server_serves_several_ladders_with_one_account() {
     assert!(!store.ladder_state("g").unwrap().frozen);
     let started = Instant::now();
     loop {
-        let home = text(
-            app.clone()
-                .oneshot(request("GET", "/", Body::empty()))
-                .await
-                .unwrap(),
-        )
-        .await;
+        let home = text(get(&app, "/").await).await;
         let row = |name: &str| {
             home.split(&format!("<a href=\"/ladders/{name}/\">"))
                 .nth(1)
