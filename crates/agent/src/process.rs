@@ -178,7 +178,119 @@ struct Shared {
     inbox: Mutex<Inbox>,
     notify: Notify,
     stderr: Mutex<Capped>,
+    /// The same stderr, taken piece by piece ([`StderrConsole`]).
+    console: Mutex<Console>,
     stdout_extra: Mutex<Capped>,
+}
+
+impl Shared {
+    /// The shared state of a process whose stderr keeps `stderr_cap` bytes.
+    fn new(stderr_cap: usize) -> Shared {
+        Shared {
+            console: Mutex::new(Console {
+                left: stderr_cap,
+                ..Console::default()
+            }),
+            ..Shared::default()
+        }
+    }
+}
+
+/// What a process wrote on stderr since it was last taken ([`StderrConsole::take`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NewStderr {
+    /// The text (lossy UTF-8; a character cut by a take is left for the next one).
+    pub text: String,
+    /// Bytes not kept: the process had written its `stderr_cap` by then.
+    pub dropped: u64,
+}
+
+impl NewStderr {
+    /// Whether nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty() && self.dropped == 0
+    }
+}
+
+/// Stderr as it arrives, for taking piece by piece: at most `stderr_cap` bytes over the
+/// process's whole life, then only counted.
+#[derive(Default)]
+struct Console {
+    /// Bytes arrived and not yet taken.
+    pending: Vec<u8>,
+    /// Bytes the process may still have kept.
+    left: usize,
+    /// Bytes dropped since the last take.
+    dropped: u64,
+}
+
+impl Console {
+    fn push(&mut self, data: &[u8]) {
+        let keep = self.left.min(data.len());
+        self.pending.extend_from_slice(&data[..keep]);
+        self.left -= keep;
+        self.dropped += (data.len() - keep) as u64;
+        if self.left == 0 {
+            // Nothing more is kept: a character the cap cut can never be completed.
+            let half = incomplete_tail(&self.pending);
+            self.pending.truncate(self.pending.len() - half);
+            self.dropped += half as u64;
+        }
+    }
+
+    /// What arrived since the last take; unless `all`, a character not complete yet stays.
+    fn take(&mut self, all: bool) -> NewStderr {
+        let hold = if all {
+            0
+        } else {
+            incomplete_tail(&self.pending)
+        };
+        let rest = self.pending.split_off(self.pending.len() - hold);
+        let bytes = std::mem::replace(&mut self.pending, rest);
+        NewStderr {
+            text: String::from_utf8(bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+            dropped: std::mem::take(&mut self.dropped),
+        }
+    }
+}
+
+/// How many bytes at the end of `bytes` begin a UTF-8 character that is not complete yet.
+fn incomplete_tail(bytes: &[u8]) -> usize {
+    for back in 1..=bytes.len().min(3) {
+        let b = bytes[bytes.len() - back];
+        if b & 0xC0 == 0x80 {
+            continue;
+        }
+        let needs = match b {
+            0xF0.. => 4,
+            0xE0.. => 3,
+            0xC0.. => 2,
+            _ => 1,
+        };
+        return if needs > back { back } else { 0 };
+    }
+    0
+}
+
+/// A handle on a process's stderr as it arrives, to take piece by piece (a seat's console,
+/// request by request), also after the process was finished: [`BotProcess::stderr_console`],
+/// [`ClientProcess::stderr_console`]. The capped tail ([`BotProcess::stderr_text`]) is kept
+/// apart and is not affected.
+#[derive(Clone)]
+pub struct StderrConsole(Arc<Shared>);
+
+impl StderrConsole {
+    /// What has arrived since the last take.
+    pub fn take(&self) -> NewStderr {
+        lock(&self.0.console).take(false)
+    }
+
+    /// Everything not taken yet, a character cut at the end included (once the process is
+    /// finished and its stderr read to its end).
+    pub fn take_rest(&self) -> NewStderr {
+        lock(&self.0.console).take(true)
+    }
 }
 
 #[derive(Default)]
@@ -224,6 +336,80 @@ impl Capped {
         tail.extend_from_slice(b);
         s.push_str(&String::from_utf8_lossy(&tail));
         s
+    }
+}
+
+#[cfg(test)]
+mod console_tests {
+    use super::{incomplete_tail, Console, NewStderr};
+
+    fn console(cap: usize) -> Console {
+        Console {
+            left: cap,
+            ..Console::default()
+        }
+    }
+
+    fn new(text: &str, dropped: u64) -> NewStderr {
+        NewStderr {
+            text: text.into(),
+            dropped,
+        }
+    }
+
+    #[test]
+    fn each_take_has_what_arrived_since_the_last() {
+        let mut c = console(100);
+        assert!(c.take(false).is_empty());
+        c.push(b"ply 1\n");
+        c.push(b"more");
+        assert_eq!(c.take(false), new("ply 1\nmore", 0));
+        assert!(c.take(false).is_empty());
+        c.push(b"ply 2\n");
+        assert_eq!(c.take(false), new("ply 2\n", 0));
+    }
+
+    #[test]
+    fn the_cap_holds_for_the_whole_life_and_counts_what_it_drops() {
+        let mut c = console(10);
+        c.push(b"12345678");
+        assert_eq!(c.take(false), new("12345678", 0));
+        c.push(b"abcdef");
+        assert_eq!(c.take(false), new("ab", 4));
+        c.push(b"xyz");
+        assert_eq!(c.take(false), new("", 3));
+        assert!(c.take(false).is_empty());
+    }
+
+    #[test]
+    fn a_character_is_never_cut() {
+        let e = "é".as_bytes();
+        let mut c = console(100);
+        c.push(b"a");
+        c.push(&e[..1]);
+        assert_eq!(c.take(false), new("a", 0), "the half character waits");
+        c.push(&e[1..]);
+        assert_eq!(c.take(false), new("é", 0));
+        c.push(&e[..1]);
+        assert_eq!(
+            c.take_rest(),
+            new("\u{fffd}", 0),
+            "at the end it goes as it is"
+        );
+        // The cap cutting a character drops all of it.
+        let mut c = console(2);
+        c.push("aé".as_bytes());
+        assert_eq!(c.take(false), new("a", 2));
+        assert_eq!(incomplete_tail("€".as_bytes()), 0);
+        assert_eq!(incomplete_tail(&"€".as_bytes()[..2]), 2);
+        assert_eq!(incomplete_tail(&"😀".as_bytes()[..3]), 3);
+        assert_eq!(incomplete_tail(b"\x80\x80\x80\x80"), 0);
+    }
+
+    impl Console {
+        fn take_rest(&mut self) -> NewStderr {
+            self.take(true)
+        }
     }
 }
 
@@ -896,6 +1082,7 @@ fn spawn_drain<R: AsyncRead + Unpin + Send + 'static>(
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
                     let target = if stderr {
+                        lock(&shared.console).push(&buf[..n]);
                         &shared.stderr
                     } else {
                         &shared.stdout_extra
@@ -1058,7 +1245,7 @@ impl BotProcess {
             confinement,
             ..
         } = spawn_sandboxed(argv, cfg, Stdio::piped(), jail::SeatNet::Pipe)?;
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(Shared::new(cfg.stderr_cap));
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
         spawn_line_reader(stdout, shared.clone(), cfg, pgid);
@@ -1170,6 +1357,16 @@ impl BotProcess {
     /// The captured stderr (capped; a note says how much was dropped).
     pub fn stderr_text(&self) -> String {
         lock(&self.shared.stderr).text()
+    }
+
+    /// Its stderr as it arrives, to take piece by piece (also after [`BotProcess::finish`]).
+    pub fn stderr_console(&self) -> StderrConsole {
+        StderrConsole(self.shared.clone())
+    }
+
+    /// What it wrote on stderr since the last take ([`StderrConsole::take`]).
+    pub fn take_stderr(&self) -> NewStderr {
+        lock(&self.shared.console).take(false)
     }
 
     /// SIGKILL the bot and every process it started (see `stop_bot`); its exit is collected
@@ -1332,7 +1529,7 @@ impl ClientProcess {
             confinement,
             ..
         } = sandboxed;
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(Shared::new(cfg.stderr_cap));
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
         spawn_drain(stdout, shared.clone(), cfg.stderr_cap, false);
@@ -1353,6 +1550,16 @@ impl ClientProcess {
     /// Captured stderr (capped).
     pub fn stderr_text(&self) -> String {
         lock(&self.shared.stderr).text()
+    }
+
+    /// Its stderr as it arrives, to take piece by piece (also after [`ClientProcess::finish`]).
+    pub fn stderr_console(&self) -> StderrConsole {
+        StderrConsole(self.shared.clone())
+    }
+
+    /// What it wrote on stderr since the last take ([`StderrConsole::take`]).
+    pub fn take_stderr(&self) -> NewStderr {
+        lock(&self.shared.console).take(false)
     }
 
     /// Captured stdout (capped).
