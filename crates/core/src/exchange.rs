@@ -176,8 +176,9 @@ pub struct SeatExchange {
     ///
     /// Each time the referee writes to a seat (a request, or a message that expects no reply),
     /// and when the match ends, it takes what the seat's program has written on stderr since
-    /// the last time, as far as it has arrived, and adds it to that seat's last exchange (never
-    /// one whose outcome is `not_running`: such a request never reached the program). So an
+    /// the last time, as far as it has arrived, and adds it to that seat's last exchange (not
+    /// one whose outcome is `not_running`, which never reached the program, unless it is the
+    /// seat's first: a client that never connected). So an
     /// exchange's `stderr` is what the bot wrote from its request until its next request: text
     /// written just before a reply and read a moment after it still goes with that reply, and a
     /// crash's traceback with the request it crashed on. What arrives before a seat's first
@@ -405,7 +406,7 @@ impl SeatRecord {
 }
 
 /// Where a seat's stderr began ([`SeatRecord::stderr_began`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StderrBegan {
     /// The request, in the game's own terms (`ply 15`, `S1901M`, `request 3`).
     pub at: String,
