@@ -352,6 +352,13 @@ pub struct SeatEnd {
     pub stderr: String,
 }
 
+impl SeatEnd {
+    /// Whether the program crashed: it exited with a non-zero code or was ended by a signal.
+    pub fn crashed(&self) -> bool {
+        self.exit_code.is_some_and(|c| c != 0) || self.signal.is_some()
+    }
+}
+
 /// The seat record of a replay: its exchanges and the seats' ends, in replay order.
 #[derive(Debug, Clone, Default)]
 pub struct SeatRecord {
