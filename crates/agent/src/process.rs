@@ -189,6 +189,7 @@ impl Shared {
         Shared {
             console: Mutex::new(Console {
                 left: stderr_cap,
+                cap: stderr_cap,
                 ..Console::default()
             }),
             ..Shared::default()
@@ -213,7 +214,8 @@ impl NewStderr {
 }
 
 /// Stderr as it arrives, for taking piece by piece: at most `stderr_cap` bytes over the
-/// process's whole life, then only counted.
+/// process's whole life, then only counted. Its lock is held while stderr is read from the pipe
+/// and kept (here and in the tail), so that a take can read the pipe itself, in order.
 #[derive(Default)]
 struct Console {
     /// Bytes arrived and not yet taken.
@@ -222,6 +224,10 @@ struct Console {
     left: usize,
     /// Bytes dropped since the last take.
     dropped: u64,
+    /// The stderr pipe's descriptor while its drain task holds it open ([`StderrPipe`]).
+    pipe: Option<std::os::fd::RawFd>,
+    /// The tail's cap (`stderr_cap`).
+    cap: usize,
 }
 
 impl Console {
@@ -255,6 +261,90 @@ impl Console {
     }
 }
 
+/// What `shared`'s process wrote on stderr since the last take, the pipe read first.
+fn take_stderr(shared: &Shared) -> NewStderr {
+    let mut console = lock(&shared.console);
+    read_stderr_now(&mut console, shared);
+    console.take(false)
+}
+
+/// Reads per [`read_stderr_now`] (64 × 8 KiB = 512 KiB): a process flooding its stderr cannot
+/// hold the lock.
+const STDERR_READS: usize = 64;
+
+/// Read what the stderr pipe holds now, without waiting, into the console and the tail (the
+/// console's lock held by the caller, so nothing read elsewhere comes between); at most
+/// [`STDERR_READS`] reads, the rest left for the drain task.
+fn read_stderr_now(console: &mut Console, shared: &Shared) {
+    let Some(fd) = console.pipe else {
+        return;
+    };
+    let mut buf = [0u8; 8192];
+    for _ in 0..STDERR_READS {
+        match nix::unistd::read(fd, &mut buf) {
+            Ok(0) => return,
+            Ok(n) => {
+                console.push(&buf[..n]);
+                lock(&shared.stderr).push(&buf[..n], console.cap);
+            }
+            Err(nix::errno::Errno::EINTR) => {}
+            // Nothing more for now (EAGAIN), or a failure the drain task sees too.
+            Err(_) => return,
+        }
+    }
+}
+
+/// A process's stderr pipe, held by its drain task: while it is, the console knows its
+/// descriptor; when it is dropped, the console forgets it before it is closed.
+struct StderrPipe {
+    stderr: tokio::process::ChildStderr,
+    shared: Arc<Shared>,
+}
+
+impl Drop for StderrPipe {
+    fn drop(&mut self) {
+        lock(&self.shared.console).pipe = None;
+    }
+}
+
+/// Drain a process's stderr into its tail and its console until its end. Each read happens with
+/// the console's lock held, as a take's own read does ([`StderrConsole::take`]), so the two
+/// never reorder the bytes.
+fn spawn_stderr_drain(stderr: tokio::process::ChildStderr, shared: Arc<Shared>) {
+    use std::os::fd::AsRawFd;
+    lock(&shared.console).pipe = Some(stderr.as_raw_fd());
+    let mut pipe = StderrPipe { stderr, shared };
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; 8192];
+        loop {
+            let read = std::future::poll_fn(|cx| {
+                let mut console = lock(&pipe.shared.console);
+                let mut out = tokio::io::ReadBuf::new(&mut buf);
+                match std::pin::Pin::new(&mut pipe.stderr).poll_read(cx, &mut out) {
+                    std::task::Poll::Ready(Ok(())) if !out.filled().is_empty() => {
+                        let data = out.filled();
+                        console.push(data);
+                        lock(&pipe.shared.stderr).push(data, console.cap);
+                        std::task::Poll::Ready(true)
+                    }
+                    std::task::Poll::Ready(_) => std::task::Poll::Ready(false),
+                    std::task::Poll::Pending => std::task::Poll::Pending,
+                }
+            })
+            .await;
+            if !read {
+                break;
+            }
+        }
+        let shared = pipe.shared.clone();
+        drop(pipe);
+        shared
+            .drains_done
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        shared.drained.notify_waiters();
+    });
+}
+
 /// How many bytes at the end of `bytes` begin a UTF-8 character that is not complete yet.
 fn incomplete_tail(bytes: &[u8]) -> usize {
     for back in 1..=bytes.len().min(3) {
@@ -281,15 +371,19 @@ fn incomplete_tail(bytes: &[u8]) -> usize {
 pub struct StderrConsole(Arc<Shared>);
 
 impl StderrConsole {
-    /// What has arrived since the last take.
+    /// What has arrived since the last take: everything the pipe holds now included (read at
+    /// once, not left for the drain task), so text the process wrote before it answered on its
+    /// other output is never missed.
     pub fn take(&self) -> NewStderr {
-        lock(&self.0.console).take(false)
+        take_stderr(&self.0)
     }
 
     /// Everything not taken yet, a character cut at the end included (once the process is
     /// finished and its stderr read to its end).
     pub fn take_rest(&self) -> NewStderr {
-        lock(&self.0.console).take(true)
+        let mut console = lock(&self.0.console);
+        read_stderr_now(&mut console, &self.0);
+        console.take(true)
     }
 }
 
@@ -1069,26 +1163,15 @@ fn group_alive(pgid: Pid) -> bool {
     false
 }
 
-fn spawn_drain<R: AsyncRead + Unpin + Send + 'static>(
-    mut r: R,
-    shared: Arc<Shared>,
-    cap: usize,
-    stderr: bool,
-) {
+/// Drain a client's stdout into its capped buffer until its end (its stderr:
+/// [`spawn_stderr_drain`]).
+fn spawn_drain<R: AsyncRead + Unpin + Send + 'static>(mut r: R, shared: Arc<Shared>, cap: usize) {
     tokio::spawn(async move {
         let mut buf = vec![0u8; 8192];
         loop {
             match r.read(&mut buf).await {
                 Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    let target = if stderr {
-                        lock(&shared.console).push(&buf[..n]);
-                        &shared.stderr
-                    } else {
-                        &shared.stdout_extra
-                    };
-                    lock(target).push(&buf[..n], cap);
-                }
+                Ok(n) => lock(&shared.stdout_extra).push(&buf[..n], cap),
             }
         }
         shared
@@ -1249,7 +1332,7 @@ impl BotProcess {
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
         spawn_line_reader(stdout, shared.clone(), cfg, pgid);
-        spawn_drain(stderr, shared.clone(), cfg.stderr_cap, true);
+        spawn_stderr_drain(stderr, shared.clone());
         let stdin = child.stdin.take();
         Ok(BotProcess {
             child,
@@ -1366,7 +1449,7 @@ impl BotProcess {
 
     /// What it wrote on stderr since the last take ([`StderrConsole::take`]).
     pub fn take_stderr(&self) -> NewStderr {
-        lock(&self.shared.console).take(false)
+        take_stderr(&self.shared)
     }
 
     /// SIGKILL the bot and every process it started (see `stop_bot`); its exit is collected
@@ -1532,8 +1615,8 @@ impl ClientProcess {
         let shared = Arc::new(Shared::new(cfg.stderr_cap));
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
-        spawn_drain(stdout, shared.clone(), cfg.stderr_cap, false);
-        spawn_drain(stderr, shared.clone(), cfg.stderr_cap, true);
+        spawn_drain(stdout, shared.clone(), cfg.stderr_cap);
+        spawn_stderr_drain(stderr, shared.clone());
         ClientProcess {
             child,
             pgid,
@@ -1559,7 +1642,7 @@ impl ClientProcess {
 
     /// What it wrote on stderr since the last take ([`StderrConsole::take`]).
     pub fn take_stderr(&self) -> NewStderr {
-        lock(&self.shared.console).take(false)
+        take_stderr(&self.shared)
     }
 
     /// Captured stdout (capped).
