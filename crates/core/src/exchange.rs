@@ -174,14 +174,16 @@ pub struct SeatExchange {
     /// What the seat's program wrote on stderr from this request until its next one (lossy
     /// UTF-8), absent when nothing. Always the last fields of the line.
     ///
-    /// Each time the referee writes to a seat (a request, or a message that expects no reply),
-    /// and when the match ends, it takes what the seat's program has written on stderr since
-    /// the last time, as far as it has arrived, and adds it to that seat's last exchange (not
-    /// one whose outcome is `not_running`, which never reached the program, unless it is the
-    /// seat's first: a client that never connected). So an
-    /// exchange's `stderr` is what the bot wrote from its request until its next request: text
-    /// written just before a reply and read a moment after it still goes with that reply, and a
-    /// crash's traceback with the request it crashed on. What arrives before a seat's first
+    /// Just before the referee writes to a seat (a request, or a message that expects no
+    /// reply), and when the match ends, it takes what the seat's program has written on stderr
+    /// since the last time, as far as it has arrived (what its stderr pipe holds, read then and
+    /// there), and adds it to that seat's last exchange: not one whose outcome is
+    /// `not_running` (the request never reached the program) unless it is the seat's first (a
+    /// client that never connected). So an exchange's `stderr` is what the bot wrote from its
+    /// request until its next one: text written just before a reply, read a moment after it,
+    /// still goes with that reply; text written after a reply goes with it if it arrives before
+    /// the next request; a crash's traceback goes with the request the program crashed on
+    /// (once a program ended, all it wrote has arrived). What arrives before a seat's first
     /// exchange goes on its first. The `seat_end` line keeps the whole tail as before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stderr: Option<String>,

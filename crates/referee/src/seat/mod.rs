@@ -8,8 +8,9 @@
 //! disconnect or resource limit. The table records every request as one
 //! [`SeatExchange`] line in the replay, the seat's transport-level failures as [`SeatError`]s with
 //! the game's own label, and, at [`Table::finish`], each program's exit and stderr as a
-//! [`SeatEnd`]. Each time it writes to a seat, and at the end, it adds what the seat's program
-//! wrote on stderr since to the seat's last exchange line (its `stderr`, see [`SeatExchange`]). Re-running a replay is the same driver code on a table of replayed seats
+//! [`SeatEnd`]. Just before it writes to a seat, and at the end, it adds what the seat's
+//! program wrote on stderr since to the seat's last exchange line (its `stderr`, see
+//! [`SeatExchange`]). Re-running a replay is the same driver code on a table of replayed seats
 //! ([`Table::replayed`]): each ask is answered by the next recorded exchange of that seat.
 //!
 //! The transports ([`pipe`], [`tcp`], [`ws`]) implement
@@ -165,7 +166,7 @@ pub trait Transport: Send {
 
     /// What the bot's program wrote on stderr since the last call, where the referee launched
     /// it (within its `stderr_cap` over the match, [`kakehiki_agent::StderrConsole`]): the
-    /// table takes it each time it writes to the seat, for the seat's last exchange (see
+    /// table takes it just before it writes to the seat, for the seat's last exchange (see
     /// `stderr` in [`SeatExchange`]). What is left at the end comes in [`Ending::stderr_rest`].
     fn take_stderr(&mut self) -> NewStderr {
         NewStderr::default()
@@ -355,7 +356,7 @@ pub struct Answer {
     /// the exchange's `discarded`).
     pub discarded: Vec<String>,
     /// A replayed exchange's stderr, written back as recorded. A live seat's comes later: the
-    /// table adds it to the exchange's line when it next writes to the seat ([`Console`]).
+    /// table adds it to the exchange's line before it next writes to the seat ([`Console`]).
     pub(crate) recorded_stderr: NewStderr,
 }
 
@@ -492,8 +493,8 @@ impl Later {
     }
 }
 
-/// Where a live seat's stderr goes, request by request (the `stderr` of its exchanges): each
-/// time the table writes to the seat, and at the end, what the seat's program wrote since is
+/// Where a live seat's stderr goes, request by request (the `stderr` of its exchanges): just
+/// before the table writes to the seat, and at the end, what the seat's program wrote since is
 /// added to the seat's last exchange that reached it (not a `not_running` one, unless it is the
 /// seat's first).
 #[derive(Default)]
@@ -503,6 +504,31 @@ struct Console {
     /// What that exchange carries so far (before the first: what the first will carry).
     text: String,
     dropped: u64,
+}
+
+impl Console {
+    /// Add `new` to the seat's last exchange: to its line in `log`, or (not yet in the log) to
+    /// what [`Table::log`] writes into it; before the seat's first exchange, keep it for that
+    /// one.
+    fn add(&mut self, new: NewStderr, log: &mut ReplayLog) {
+        if new.is_empty() {
+            return;
+        }
+        self.text.push_str(&new.text);
+        self.dropped += new.dropped;
+        let Some(Target::Line(mark, len)) = self.target else {
+            return;
+        };
+        match log.line_mut(mark) {
+            Some(l) => set_line_stderr(l, len, &self.text, self.dropped),
+            // The log was replaced (a set's next game): it goes on the seat's next exchange.
+            None => {
+                self.target = None;
+                self.text = new.text;
+                self.dropped = new.dropped;
+            }
+        }
+    }
 }
 
 /// A seat's exchange that its stderr goes on.
@@ -713,31 +739,10 @@ impl Table {
     }
 
     /// Add what seat `seat`'s program wrote on stderr since it was last taken to the seat's
-    /// last exchange ([`Console`]); before the seat's first exchange, keep it for that one.
+    /// last exchange ([`Console::add`]).
     fn add_stderr(&mut self, seat: usize, new: NewStderr) {
-        if new.is_empty() {
-            return;
-        }
-        let Some(c) = self.consoles.get_mut(seat) else {
-            return;
-        };
-        c.text.push_str(&new.text);
-        c.dropped += new.dropped;
-        match c.target {
-            None => {}
-            // Written into the line as it goes to the log.
-            Some(Target::Pending(_)) => {
-                self.log();
-            }
-            Some(Target::Line(mark, len)) => match self.log.line_mut(mark) {
-                Some(l) => set_line_stderr(l, len, &c.text, c.dropped),
-                // The log was replaced (a set's next game): it goes on the seat's next exchange.
-                None => {
-                    c.target = None;
-                    c.text = new.text;
-                    c.dropped = new.dropped;
-                }
-            },
+        if let Some(c) = self.consoles.get_mut(seat) {
+            c.add(new, &mut self.log);
         }
     }
 
@@ -851,6 +856,13 @@ impl Table {
                 if let Some(failed) = t.failed() {
                     return Begun::Answered(answer_of(failed, None, ask));
                 }
+                // What the seat wrote on stderr before this request goes on its exchange before
+                // (taken before the message is written: nothing in it answers the message).
+                if let Some(c) = self.consoles.get_mut(ask.seat) {
+                    if !ask.msg.is_empty() {
+                        c.add(t.take_stderr(), &mut self.log);
+                    }
+                }
                 let start = Instant::now();
                 // From here the seat's time runs (a write it does not read blocks on it).
                 if let Some(c) = &self.clock {
@@ -861,18 +873,13 @@ impl Table {
                 }
                 // Written, the message is not needed again (no exchange records it).
                 let msg = std::mem::take(&mut ask.msg);
-                let begun = match t.write_owned(msg, start + ask.limit).await {
+                match t.write_owned(msg, start + ask.limit).await {
                     Ok(()) => {
                         let written = Instant::now();
                         Begun::Waiting(written, written + ask.limit)
                     }
                     Err(r) => Begun::Answered(answer_of(r, Some(start), ask)),
-                };
-                // The request is sent: what the seat wrote on stderr by now goes on its
-                // exchange before.
-                let new = t.take_stderr();
-                self.add_stderr(ask.seat, new);
-                begun
+                }
             }
             Seat::Replayed { exchanges, .. } => Begun::Answered(match exchanges.pop_front() {
                 Some(e) => {
@@ -1129,15 +1136,15 @@ impl Table {
                 let written = match t.failed() {
                     Some(failed) => Err((failed, None)),
                     None => {
+                        // As before a request: the stderr so far goes on the exchange before.
+                        if let Some(c) = self.consoles.get_mut(seat) {
+                            c.add(t.take_stderr(), &mut self.log);
+                        }
                         let start = Instant::now();
-                        let written = match t.write_owned(msg, start + limit).await {
+                        match t.write_owned(msg, start + limit).await {
                             Ok(()) => Ok(()),
                             Err(failed) => Err((failed, Some(start))),
-                        };
-                        // As for a request: the stderr so far goes on the exchange before.
-                        let new = t.take_stderr();
-                        self.add_stderr(seat, new);
-                        written
+                        }
                     }
                 };
                 let ask = ask();

@@ -369,8 +369,8 @@ async fn lines_that_answer_earlier_messages_are_taken_aside_and_replay() {
     assert_eq!(rerun.log.to_text(), text);
 }
 
-/// Three requests to seat 0, each answered `ok`; live, with a pause after each.
-async fn three_turns(table: &mut Table, live: bool) {
+/// Three requests to seat 0, each answered `ok`, one right after the other.
+async fn three_turns(table: &mut Table) {
     for turn in 1..=3 {
         let ask = Ask::new(
             0,
@@ -381,17 +381,14 @@ async fn three_turns(table: &mut Table, live: bool) {
         );
         let a = table.ask_one(ask, |_, _| Vec::new()).await;
         assert_eq!(a.text().as_deref(), Some("ok"), "{a:?}");
-        // Stderr comes on its own pipe, after the reply: a game's own work between two
-        // requests gives it time to arrive (the rule only takes what has arrived).
-        if live {
-            tokio::time::sleep(Duration::from_millis(300)).await;
-        }
     }
 }
 
-/// A bot that writes to stderr before the first request, at every request, and after its last
-/// reply: each exchange carries what it wrote from its request to the next, within the cap
-/// over the whole match, and a re-run writes it back byte for byte.
+/// A bot that writes to stderr as it starts, at every request before its reply, and after its
+/// last reply: each exchange carries what it wrote from its request to the next (stderr comes
+/// on its own pipe, but what was written before a reply is in that pipe when the next request
+/// is sent, and is read there), within the cap over the whole match, and a re-run writes it
+/// back byte for byte.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_request_carries_the_stderr_written_until_the_next_one() {
     let bot = cmd(
@@ -422,7 +419,7 @@ async fn each_request_carries_the_stderr_written_until_the_next_one() {
         };
         let seats = pipe::start_seats(std::slice::from_ref(&bot), &cfg, "t").unwrap();
         let mut table = Table::new(seats, header());
-        three_turns(&mut table, true).await;
+        three_turns(&mut table).await;
         let done = table.finish(Duration::from_secs(2)).await;
         let text = done.log.to_text();
         let parsed = ReplayLog::parse(&text).unwrap();
@@ -437,7 +434,7 @@ async fn each_request_carries_the_stderr_written_until_the_next_one() {
             "the tail stays as it was: {text}"
         );
         let mut again = Table::replayed(&parsed, 1, header()).unwrap();
-        three_turns(&mut again, false).await;
+        three_turns(&mut again).await;
         assert_eq!(again.finish(Duration::ZERO).await.log.to_text(), text);
     }
 }
