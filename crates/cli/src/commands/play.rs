@@ -101,7 +101,8 @@ pub struct SandboxArgs {
     /// Largest file a bot may write, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = 64)]
     pub file_size_mib: u64,
-    /// Bytes of stderr kept per bot.
+    /// Bytes of stderr kept per bot: its tail, and apart from it what the replay's requests
+    /// carry over the match.
     #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024)]
     pub stderr_cap: usize,
     /// CPU time per bot, in CPUs (1, 0.5): all its processes together get at most this much (a
