@@ -516,7 +516,7 @@ pub fn public_replay(replay: &str, entrants: &[String]) -> String {
 
 /// Remove what only its own seat may see after the game: `stderr` lines of older replays, the
 /// `stderr` of every `seat_end` line (emptied, so the replay still verifies: a re-run repeats
-/// the recorded ending).
+/// the recorded ending) and the `stderr` and `stderr_dropped` of every `seat` line.
 pub fn strip_private(replay: &str) -> String {
     kakehiki_core::exchange::hide_stderr(replay, &[])
 }
