@@ -178,7 +178,213 @@ struct Shared {
     inbox: Mutex<Inbox>,
     notify: Notify,
     stderr: Mutex<Capped>,
+    /// The same stderr, taken piece by piece ([`StderrConsole`]).
+    console: Mutex<Console>,
     stdout_extra: Mutex<Capped>,
+}
+
+impl Shared {
+    /// The shared state of a process whose stderr keeps `stderr_cap` bytes.
+    fn new(stderr_cap: usize) -> Shared {
+        Shared {
+            console: Mutex::new(Console {
+                left: stderr_cap,
+                cap: stderr_cap,
+                ..Console::default()
+            }),
+            ..Shared::default()
+        }
+    }
+}
+
+/// What a process wrote on stderr since it was last taken ([`StderrConsole::take`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NewStderr {
+    /// The text (lossy UTF-8; a character cut by a take is left for the next one).
+    pub text: String,
+    /// Bytes not kept: the process had written its `stderr_cap` by then.
+    pub dropped: u64,
+}
+
+impl NewStderr {
+    /// Whether nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty() && self.dropped == 0
+    }
+}
+
+/// Stderr as it arrives, for taking piece by piece: at most `stderr_cap` bytes over the
+/// process's whole life, then only counted. Its lock is held while stderr is read from the pipe
+/// and kept (here and in the tail), so that a take can read the pipe itself, in order.
+#[derive(Default)]
+struct Console {
+    /// Bytes arrived and not yet taken.
+    pending: Vec<u8>,
+    /// Bytes the process may still have kept.
+    left: usize,
+    /// Bytes dropped since the last take.
+    dropped: u64,
+    /// The stderr pipe's descriptor while its drain task holds it open ([`StderrPipe`]).
+    pipe: Option<std::os::fd::RawFd>,
+    /// The tail's cap (`stderr_cap`).
+    cap: usize,
+}
+
+impl Console {
+    fn push(&mut self, data: &[u8]) {
+        let keep = self.left.min(data.len());
+        self.pending.extend_from_slice(&data[..keep]);
+        self.left -= keep;
+        self.dropped += (data.len() - keep) as u64;
+        if self.left == 0 {
+            // Nothing more is kept: a character the cap cut can never be completed.
+            let half = incomplete_tail(&self.pending);
+            self.pending.truncate(self.pending.len() - half);
+            self.dropped += half as u64;
+        }
+    }
+
+    /// What arrived since the last take; unless `all`, a character not complete yet stays.
+    fn take(&mut self, all: bool) -> NewStderr {
+        let hold = if all {
+            0
+        } else {
+            incomplete_tail(&self.pending)
+        };
+        let rest = self.pending.split_off(self.pending.len() - hold);
+        let bytes = std::mem::replace(&mut self.pending, rest);
+        NewStderr {
+            text: String::from_utf8(bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+            dropped: std::mem::take(&mut self.dropped),
+        }
+    }
+}
+
+/// What `shared`'s process wrote on stderr since the last take, the pipe read first.
+fn take_stderr(shared: &Shared) -> NewStderr {
+    let mut console = lock(&shared.console);
+    read_stderr_now(&mut console, shared);
+    console.take(false)
+}
+
+/// Reads per [`read_stderr_now`] (64 × 8 KiB = 512 KiB): a process flooding its stderr cannot
+/// hold the lock.
+const STDERR_READS: usize = 64;
+
+/// Read what the stderr pipe holds now, without waiting, into the console and the tail (the
+/// console's lock held by the caller, so nothing read elsewhere comes between); at most
+/// [`STDERR_READS`] reads, the rest left for the drain task.
+fn read_stderr_now(console: &mut Console, shared: &Shared) {
+    let Some(fd) = console.pipe else {
+        return;
+    };
+    let mut buf = [0u8; 8192];
+    for _ in 0..STDERR_READS {
+        match nix::unistd::read(fd, &mut buf) {
+            Ok(0) => return,
+            Ok(n) => {
+                console.push(&buf[..n]);
+                lock(&shared.stderr).push(&buf[..n], console.cap);
+            }
+            Err(nix::errno::Errno::EINTR) => {}
+            // Nothing more for now (EAGAIN), or a failure the drain task sees too.
+            Err(_) => return,
+        }
+    }
+}
+
+/// A process's stderr pipe, held by its drain task: while it is, the console knows its
+/// descriptor; when it is dropped, the console forgets it before it is closed.
+struct StderrPipe {
+    stderr: tokio::process::ChildStderr,
+    shared: Arc<Shared>,
+}
+
+impl Drop for StderrPipe {
+    fn drop(&mut self) {
+        lock(&self.shared.console).pipe = None;
+    }
+}
+
+/// Drain a process's stderr into its tail and its console until its end. Each read happens with
+/// the console's lock held, as a take's own read does ([`StderrConsole::take`]), so the two
+/// never reorder the bytes.
+fn spawn_stderr_drain(stderr: tokio::process::ChildStderr, shared: Arc<Shared>) {
+    use std::os::fd::AsRawFd;
+    lock(&shared.console).pipe = Some(stderr.as_raw_fd());
+    let mut pipe = StderrPipe { stderr, shared };
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; 8192];
+        loop {
+            let read = std::future::poll_fn(|cx| {
+                let mut console = lock(&pipe.shared.console);
+                let mut out = tokio::io::ReadBuf::new(&mut buf);
+                match std::pin::Pin::new(&mut pipe.stderr).poll_read(cx, &mut out) {
+                    std::task::Poll::Ready(Ok(())) if !out.filled().is_empty() => {
+                        let data = out.filled();
+                        console.push(data);
+                        lock(&pipe.shared.stderr).push(data, console.cap);
+                        std::task::Poll::Ready(true)
+                    }
+                    std::task::Poll::Ready(_) => std::task::Poll::Ready(false),
+                    std::task::Poll::Pending => std::task::Poll::Pending,
+                }
+            })
+            .await;
+            if !read {
+                break;
+            }
+        }
+        let shared = pipe.shared.clone();
+        drop(pipe);
+        shared
+            .drains_done
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        shared.drained.notify_waiters();
+    });
+}
+
+/// How many bytes at the end of `bytes` begin a UTF-8 character that is not complete yet.
+fn incomplete_tail(bytes: &[u8]) -> usize {
+    for back in 1..=bytes.len().min(3) {
+        let b = bytes[bytes.len() - back];
+        if b & 0xC0 == 0x80 {
+            continue;
+        }
+        let needs = match b {
+            0xF0.. => 4,
+            0xE0.. => 3,
+            0xC0.. => 2,
+            _ => 1,
+        };
+        return if needs > back { back } else { 0 };
+    }
+    0
+}
+
+/// A handle on a process's stderr as it arrives, to take piece by piece (a seat's console,
+/// request by request), also after the process was finished: [`BotProcess::stderr_console`],
+/// [`ClientProcess::stderr_console`]. The capped tail ([`BotProcess::stderr_text`]) is kept
+/// apart and is not affected.
+#[derive(Clone)]
+pub struct StderrConsole(Arc<Shared>);
+
+impl StderrConsole {
+    /// What has arrived since the last take: everything the pipe holds now included (read at
+    /// once, not left for the drain task), so text the process wrote before it answered on its
+    /// other output is never missed.
+    pub fn take(&self) -> NewStderr {
+        take_stderr(&self.0)
+    }
+
+    /// Everything not taken yet, a character cut at the end included (once the process is
+    /// finished and its stderr read to its end).
+    pub fn take_rest(&self) -> NewStderr {
+        let mut console = lock(&self.0.console);
+        read_stderr_now(&mut console, &self.0);
+        console.take(true)
+    }
 }
 
 #[derive(Default)]
@@ -224,6 +430,80 @@ impl Capped {
         tail.extend_from_slice(b);
         s.push_str(&String::from_utf8_lossy(&tail));
         s
+    }
+}
+
+#[cfg(test)]
+mod console_tests {
+    use super::{incomplete_tail, Console, NewStderr};
+
+    fn console(cap: usize) -> Console {
+        Console {
+            left: cap,
+            ..Console::default()
+        }
+    }
+
+    fn new(text: &str, dropped: u64) -> NewStderr {
+        NewStderr {
+            text: text.into(),
+            dropped,
+        }
+    }
+
+    #[test]
+    fn each_take_has_what_arrived_since_the_last() {
+        let mut c = console(100);
+        assert!(c.take(false).is_empty());
+        c.push(b"ply 1\n");
+        c.push(b"more");
+        assert_eq!(c.take(false), new("ply 1\nmore", 0));
+        assert!(c.take(false).is_empty());
+        c.push(b"ply 2\n");
+        assert_eq!(c.take(false), new("ply 2\n", 0));
+    }
+
+    #[test]
+    fn the_cap_holds_for_the_whole_life_and_counts_what_it_drops() {
+        let mut c = console(10);
+        c.push(b"12345678");
+        assert_eq!(c.take(false), new("12345678", 0));
+        c.push(b"abcdef");
+        assert_eq!(c.take(false), new("ab", 4));
+        c.push(b"xyz");
+        assert_eq!(c.take(false), new("", 3));
+        assert!(c.take(false).is_empty());
+    }
+
+    #[test]
+    fn a_character_is_never_cut() {
+        let e = "é".as_bytes();
+        let mut c = console(100);
+        c.push(b"a");
+        c.push(&e[..1]);
+        assert_eq!(c.take(false), new("a", 0), "the half character waits");
+        c.push(&e[1..]);
+        assert_eq!(c.take(false), new("é", 0));
+        c.push(&e[..1]);
+        assert_eq!(
+            c.take_rest(),
+            new("\u{fffd}", 0),
+            "at the end it goes as it is"
+        );
+        // The cap cutting a character drops all of it.
+        let mut c = console(2);
+        c.push("aé".as_bytes());
+        assert_eq!(c.take(false), new("a", 2));
+        assert_eq!(incomplete_tail("€".as_bytes()), 0);
+        assert_eq!(incomplete_tail(&"€".as_bytes()[..2]), 2);
+        assert_eq!(incomplete_tail(&"😀".as_bytes()[..3]), 3);
+        assert_eq!(incomplete_tail(b"\x80\x80\x80\x80"), 0);
+    }
+
+    impl Console {
+        fn take_rest(&mut self) -> NewStderr {
+            self.take(true)
+        }
     }
 }
 
@@ -883,25 +1163,15 @@ fn group_alive(pgid: Pid) -> bool {
     false
 }
 
-fn spawn_drain<R: AsyncRead + Unpin + Send + 'static>(
-    mut r: R,
-    shared: Arc<Shared>,
-    cap: usize,
-    stderr: bool,
-) {
+/// Drain a client's stdout into its capped buffer until its end (its stderr:
+/// [`spawn_stderr_drain`]).
+fn spawn_drain<R: AsyncRead + Unpin + Send + 'static>(mut r: R, shared: Arc<Shared>, cap: usize) {
     tokio::spawn(async move {
         let mut buf = vec![0u8; 8192];
         loop {
             match r.read(&mut buf).await {
                 Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    let target = if stderr {
-                        &shared.stderr
-                    } else {
-                        &shared.stdout_extra
-                    };
-                    lock(target).push(&buf[..n], cap);
-                }
+                Ok(n) => lock(&shared.stdout_extra).push(&buf[..n], cap),
             }
         }
         shared
@@ -1058,11 +1328,11 @@ impl BotProcess {
             confinement,
             ..
         } = spawn_sandboxed(argv, cfg, Stdio::piped(), jail::SeatNet::Pipe)?;
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(Shared::new(cfg.stderr_cap));
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
         spawn_line_reader(stdout, shared.clone(), cfg, pgid);
-        spawn_drain(stderr, shared.clone(), cfg.stderr_cap, true);
+        spawn_stderr_drain(stderr, shared.clone());
         let stdin = child.stdin.take();
         Ok(BotProcess {
             child,
@@ -1170,6 +1440,16 @@ impl BotProcess {
     /// The captured stderr (capped; a note says how much was dropped).
     pub fn stderr_text(&self) -> String {
         lock(&self.shared.stderr).text()
+    }
+
+    /// Its stderr as it arrives, to take piece by piece (also after [`BotProcess::finish`]).
+    pub fn stderr_console(&self) -> StderrConsole {
+        StderrConsole(self.shared.clone())
+    }
+
+    /// What it wrote on stderr since the last take ([`StderrConsole::take`]).
+    pub fn take_stderr(&self) -> NewStderr {
+        take_stderr(&self.shared)
     }
 
     /// SIGKILL the bot and every process it started (see `stop_bot`); its exit is collected
@@ -1332,11 +1612,11 @@ impl ClientProcess {
             confinement,
             ..
         } = sandboxed;
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(Shared::new(cfg.stderr_cap));
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
-        spawn_drain(stdout, shared.clone(), cfg.stderr_cap, false);
-        spawn_drain(stderr, shared.clone(), cfg.stderr_cap, true);
+        spawn_drain(stdout, shared.clone(), cfg.stderr_cap);
+        spawn_stderr_drain(stderr, shared.clone());
         ClientProcess {
             child,
             pgid,
@@ -1353,6 +1633,16 @@ impl ClientProcess {
     /// Captured stderr (capped).
     pub fn stderr_text(&self) -> String {
         lock(&self.shared.stderr).text()
+    }
+
+    /// Its stderr as it arrives, to take piece by piece (also after [`ClientProcess::finish`]).
+    pub fn stderr_console(&self) -> StderrConsole {
+        StderrConsole(self.shared.clone())
+    }
+
+    /// What it wrote on stderr since the last take ([`StderrConsole::take`]).
+    pub fn take_stderr(&self) -> NewStderr {
+        take_stderr(&self.shared)
     }
 
     /// Captured stdout (capped).

@@ -41,7 +41,9 @@ impl Default for ResourceLimits {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxConfig {
     pub limits: ResourceLimits,
-    /// Bytes of stderr kept per process (the rest is counted and dropped).
+    /// Bytes of stderr kept per process (the rest is counted and dropped): its tail (the first
+    /// and last halves), and apart from it the bytes taken piece by piece over its life
+    /// ([`crate::StderrConsole`]).
     pub stderr_cap: usize,
     /// Longest stdout line kept, in bytes; a longer line is cut and flagged.
     pub line_cap: usize,

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use kakehiki_agent::SandboxConfig;
-use kakehiki_core::exchange::{ExchangeOutcome, SeatRecord};
+use kakehiki_core::exchange::{ExchangeOutcome, SeatRecord, StderrBegan};
 use kakehiki_core::replay::ReplayLog;
 use kakehiki_core::text::{last_lines, terminal_line, terminal_text};
 use kakehiki_core::{SeatError, SeatErrorKind, SeatSpec};
@@ -119,6 +119,10 @@ pub struct CheckedMatch {
     exit: Option<String>,
     /// The last lines of its stderr, for a match with errors.
     stderr_tail: String,
+    /// Where its stderr began (the request in the game's own terms, and the first line), for a
+    /// match with errors in which its program crashed (a non-zero exit or a signal).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stderr_began: Option<StderrBegan>,
     /// The check stopped the bot after [`IDENTICAL_ERRORS`] identical errors and went on.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     stopped_early: bool,
@@ -632,6 +636,11 @@ impl Ctx<'_> {
         let stderr = field(STDERR_KEY)
             .or_else(|| end.map(|e| e.stderr.clone()))
             .unwrap_or_default();
+        let stopped_early = spec.clock.stopped(seat);
+        let stderr_began = match (errors.is_empty() || stopped_early, end) {
+            (false, Some(end)) if end.crashed() => seats.stderr_began(seat),
+            _ => None,
+        };
         let checked = CheckedMatch {
             rules: case.rules.clone(),
             seed,
@@ -645,9 +654,10 @@ impl Ctx<'_> {
             } else {
                 last_lines(&stderr, TAIL_LINES)
             },
+            stderr_began,
             exit,
             errors,
-            stopped_early: spec.clock.stopped(seat),
+            stopped_early,
         };
         let played = Played {
             rules: case.rules.clone(),
@@ -1052,9 +1062,14 @@ pub fn diagnosis(r: &CheckReport) -> String {
                 "      check stopped your bot here after {IDENTICAL_ERRORS} identical errors (the rest of the match would repeat them) and went on to the next match\n"
             ));
         } else if let Some(exit) = &m.exit {
+            // Where a crashed bot's stderr began, in the game's own terms.
+            let began = match &m.stderr_began {
+                Some(b) => format!("; {b}"),
+                None => String::new(),
+            };
             out.push_str(&format!(
                 "      your bot's program: {}\n",
-                terminal_line(exit)
+                terminal_line(&format!("{exit}{began}"))
             ));
         }
         if !m.stderr_tail.trim().is_empty() {
@@ -1371,7 +1386,11 @@ mod tests {
             signal: None,
             stderr: "a\nTraceback\nboom".into(),
         };
-        let rec = record(&[], &[end]);
+        assert!(end.crashed());
+        let mut crash = ex(0, "ply 2", "move", ExchangeOutcome::Crash, 10);
+        crash.stderr = Some("\na\nTraceback\nboom".into());
+        let quiet = ex(0, "ply 1", "move", ExchangeOutcome::Reply, 10);
+        let rec = record(&[quiet, crash], &[end]);
         assert_eq!(rec.end_of(0).unwrap().exit_code, Some(3));
         let report = CheckReport {
             game: "g".into(),
@@ -1393,6 +1412,7 @@ mod tests {
                 warnings: vec![],
                 exit: Some("exit code 3".into()),
                 stderr_tail: last_lines("a\nTraceback\nboom\n", 2),
+                stderr_began: rec.stderr_began(0),
                 stopped_early: false,
             }],
             timings: vec![],
@@ -1402,12 +1422,20 @@ mod tests {
             skipped: Vec::new(),
         };
         let text = diagnosis(&report);
-        assert!(text.contains("FAIL  rules seed, seed 1000, seat 1 of 2 (last seat): 1 error\n      ply 2: crash: crash (output closed, exit code 3)\n      your bot's program: exit code 3\n      your bot's stderr (last lines):\n      | Traceback\n      | boom\n"), "{text}");
+        assert!(text.contains("FAIL  rules seed, seed 1000, seat 1 of 2 (last seat): 1 error\n      ply 2: crash: crash (output closed, exit code 3)\n      your bot's program: exit code 3; its stderr began at ply 2: a\n      your bot's stderr (last lines):\n      | Traceback\n      | boom\n"), "{text}");
         // A bot's terminal commands and forged lines, in its stderr and in what it sent.
         let mut hostile = report;
         hostile.matches[0].stderr_tail = "\x1b]0;title\x07\r\x1b[Kpassed".into();
         hostile.matches[0].errors[0].detail = "invalid reply \"x\x1b[2J\npassed\"".into();
+        hostile.matches[0].stderr_began = Some(StderrBegan {
+            at: "ply 2".into(),
+            line: "\x1b[2Jpassed".into(),
+        });
         let text = diagnosis(&hostile);
+        assert!(
+            text.contains("exit code 3; its stderr began at ply 2: \\x1b[2Jpassed\n"),
+            "{text}"
+        );
         assert!(!text.contains('\x1b') && !text.contains('\x07') && !text.contains('\r'));
         assert!(
             text.contains("      | \\x1b]0;title\\x07\\r\\x1b[Kpassed\n"),

@@ -82,10 +82,45 @@ pub enum ReplayError {
 pub struct EventLine(String);
 
 /// An in-memory replay: its lines, in order.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct ReplayLog {
     lines: Vec<String>,
+    /// Lines put before all the others so far ([`ReplayLog::push_front`]): a [`LineMark`]
+    /// counts them to find its line again.
+    fronts: usize,
+    /// This log's own number: a mark made in another log (one this log replaced) finds nothing
+    /// here.
+    id: u64,
 }
+
+/// Where a line was put in a [`ReplayLog`] ([`ReplayLog::push_marked`]): it finds the line
+/// again whatever is put before it or after it, and nothing in any other log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineMark {
+    log: u64,
+    index: usize,
+    fronts: usize,
+}
+
+impl Default for ReplayLog {
+    fn default() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        ReplayLog {
+            lines: Vec::new(),
+            fronts: 0,
+            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        }
+    }
+}
+
+/// Two logs are equal when their lines are.
+impl PartialEq for ReplayLog {
+    fn eq(&self, other: &Self) -> bool {
+        self.lines == other.lines
+    }
+}
+
+impl Eq for ReplayLog {}
 
 impl ReplayLog {
     pub fn new() -> Self {
@@ -115,6 +150,27 @@ impl ReplayLog {
         self.lines.push(line.0);
     }
 
+    /// [`ReplayLog::push_line`], and where the line was put, to change it later with
+    /// [`ReplayLog::line_mut`] (the referee completes a seat's exchange with the stderr that
+    /// arrives after it).
+    pub fn push_marked(&mut self, line: EventLine) -> LineMark {
+        self.lines.push(line.0);
+        LineMark {
+            log: self.id,
+            index: self.lines.len() - 1,
+            fronts: self.fronts,
+        }
+    }
+
+    /// The line `mark` was given for, if it is in this log.
+    pub fn line_mut(&mut self, mark: LineMark) -> Option<&mut String> {
+        if mark.log != self.id {
+            return None;
+        }
+        let shift = self.fronts.checked_sub(mark.fronts)?;
+        self.lines.get_mut(mark.index + shift)
+    }
+
     pub fn lines(&self) -> &[String] {
         &self.lines
     }
@@ -124,6 +180,7 @@ impl ReplayLog {
     /// play its placement before its opponent has connected).
     pub fn push_front<T: Serialize>(&mut self, event: &T) {
         self.lines.insert(0, Self::line_of(event).0);
+        self.fronts += 1;
     }
 
     /// Add `key` with `value` as the last field of the header line (the referee's own facts
@@ -276,5 +333,26 @@ mod tests {
                 r#"{"event":"turn","n":2}"#
             ]
         );
+    }
+
+    #[test]
+    fn a_marked_line_is_found_after_lines_put_before_it_and_never_in_another_log() {
+        let mut log = ReplayLog::new();
+        log.push(&serde_json::json!({"event": "turn", "n": 1}));
+        let mark = log.push_marked(ReplayLog::line_of(&serde_json::json!({"event": "seat"})));
+        log.push(&serde_json::json!({"event": "turn", "n": 2}));
+        log.push_front(&serde_json::json!({"event": "header"}));
+        log.line_mut(mark).unwrap().push_str(" changed");
+        assert_eq!(log.lines()[2], r#"{"event":"seat"} changed"#);
+        let copy = log.clone();
+        assert_eq!(copy, log);
+        let mut other = ReplayLog::new();
+        other.push(&serde_json::json!({"event": "a"}));
+        other.push(&serde_json::json!({"event": "b"}));
+        other.push(&serde_json::json!({"event": "c"}));
+        assert!(other.line_mut(mark).is_none(), "a mark of another log");
+        let taken = std::mem::take(&mut log);
+        assert!(log.line_mut(mark).is_none(), "the log that replaced it");
+        assert_eq!(taken.lines().len(), 4);
     }
 }

@@ -161,6 +161,17 @@
     el('td', { class: 'num', text: (x.time_ms === undefined ? '-' : duration(x.time_ms)) + ' / ' + (x.limit_ms === undefined ? '-' : x.limit_ms + ' ms') }),
     el('td', {}, el('code', { text: x.raw === undefined ? '' : x.raw })));
   const exchangeHead = withSeat => [...(withSeat ? ['seat'] : []), 'at', 'kind', 'outcome', 'time / limit', 'reply'];
+  // What the bot wrote on stderr from a request until its next (in a private view only), as
+  // text in a small box under the request's row; nothing when it wrote nothing.
+  function stderrRow(x, withSeat) {
+    if (typeof x.stderr !== 'string' && !x.stderr_dropped) return null;
+    const sep = x.stderr && !x.stderr.endsWith('\n') ? '\n' : '';
+    const cut = x.stderr_dropped ? `${sep}[${x.stderr_dropped} more bytes dropped: the match's stderr cap]` : '';
+    return el('tr', { class: 'exchange-stderr', 'data-at': x.at },
+      el('td', { colspan: exchangeHead(withSeat).length },
+        el('pre', { class: 'stderr-step', title: 'stderr', text: (x.stderr || '') + cut })));
+  }
+  const exchangeRows = (xs, withSeat) => xs.flatMap(x => [exchangeRow(x, withSeat), stderrRow(x, withSeat)]).filter(r => r);
   // Whether a step shows the moment `label` (as step_has in crates/web/src/view/seats.rs): it
   // names it in `at`, or its title is the label, alone or before a parenthesis.
   function stepHas(s, label) {
@@ -173,7 +184,7 @@
   function seatNow() {
     for (const box of panels.querySelectorAll('.seat-now')) {
       const xs = model.seats[Number(box.dataset.seat)].exchanges.filter(x => stepHas(steps[at], x.at));
-      box.replaceChildren(...(xs.length ? [table(exchangeHead(false), xs.map(x => exchangeRow(x, false)), { class: 'exchanges' })] : []));
+      box.replaceChildren(...(xs.length ? [table(exchangeHead(false), exchangeRows(xs, false), { class: 'exchanges' })] : []));
     }
   }
 
@@ -181,7 +192,7 @@
   // A game without a viewer of its own: the step's requests and the game's own events.
   function generic(s) {
     const out = el('div', { class: 'generic' }, el('h3', { text: s.title }));
-    if (s.exchanges.length) out.append(table(exchangeHead(true), s.exchanges.map(x => exchangeRow(x, true)), { id: 'generic-exchanges' }));
+    if (s.exchanges.length) out.append(table(exchangeHead(true), exchangeRows(s.exchanges, true), { id: 'generic-exchanges' }));
     for (const e of s.events) out.append(el('pre', { class: 'event', text: JSON.stringify(e) }));
     if (at === steps.length - 1 && model.result) out.append(el('p', { class: 'result', text: 'result: ' + JSON.stringify(model.result) }));
     return out;

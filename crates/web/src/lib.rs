@@ -516,7 +516,7 @@ pub fn public_replay(replay: &str, entrants: &[String]) -> String {
 
 /// Remove what only its own seat may see after the game: `stderr` lines of older replays, the
 /// `stderr` of every `seat_end` line (emptied, so the replay still verifies: a re-run repeats
-/// the recorded ending).
+/// the recorded ending) and the `stderr` and `stderr_dropped` of every `seat` line.
 pub fn strip_private(replay: &str) -> String {
     kakehiki_core::exchange::hide_stderr(replay, &[])
 }
@@ -785,7 +785,7 @@ mod private_tests {
     const REPLAY: &str = concat!(
         r#"{"event":"header","format":"x@2","engine":"0","game":"nac","rules":"nac","seed":1,"seats":["cmd:python3 bot.py"],"params":null}"#,
         "\n",
-        r#"{"event":"seat","seat":0,"at":"turn 1","kind":"move","limit_ms":1000,"time_us":5,"outcome":"reply","raw":"1"}"#,
+        r#"{"event":"seat","seat":0,"at":"turn 1","kind":"move","limit_ms":1000,"time_us":5,"outcome":"reply","raw":"1","stderr":"SECRET-TURN-STDERR"}"#,
         "\n",
         r#"{"event":"seat_end","seat":0,"exit":"exit code 3","exit_code":3,"stderr":"SECRET-STDERR"}"#,
         "\n"
@@ -798,6 +798,9 @@ mod private_tests {
             strip_private(REPLAY),
         ] {
             assert!(!text.contains("SECRET-STDERR"), "{text}");
+            assert!(!text.contains("SECRET-TURN-STDERR"), "{text}");
+            let request: Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+            assert_eq!(request["raw"], "1", "the request stays: {text}");
             // The ending itself stays, so the replay still says how the program ended.
             let end: Value = serde_json::from_str(text.lines().nth(2).unwrap()).unwrap();
             assert_eq!(

@@ -214,6 +214,45 @@ async fn finishing_keeps_all_stderr_written_before_the_end() {
     assert_eq!((stderr.as_str(), stdout.as_str()), ("err\n", "out\n"));
 }
 
+#[tokio::test]
+async fn stderr_is_taken_piece_by_piece_apart_from_the_tail() {
+    let mut bot = BotProcess::spawn(
+        &sh("echo one >&2; echo READY; read x; echo two >&2; echo three >&2; exit 3"),
+        &SandboxConfig::default(),
+    )
+    .unwrap();
+    let console = bot.stderr_console();
+    assert!(matches!(
+        bot.read_line(soon(5000)).await,
+        ReadOutcome::Line(_)
+    ));
+    // Written before READY, so in its pipe by now: a take reads it there, whatever the drain
+    // task has done.
+    assert_eq!(bot.take_stderr().text, "one\n");
+    assert!(bot.take_stderr().is_empty());
+    bot.send(b"go\n").await.unwrap();
+    let (exit, tail) = bot.finish_with_stderr(Duration::from_secs(2)).await;
+    assert_eq!(exit.and_then(|e| e.code), Some(3));
+    assert_eq!(tail, "one\ntwo\nthree\n", "the tail keeps everything");
+    let rest = console.take_rest();
+    assert_eq!((rest.text.as_str(), rest.dropped), ("two\nthree\n", 0));
+    assert!(console.take_rest().is_empty());
+}
+
+#[tokio::test]
+async fn a_clients_stderr_pieces_keep_to_the_cap_over_its_life() {
+    let cfg = SandboxConfig {
+        stderr_cap: 10,
+        ..SandboxConfig::default()
+    };
+    let client = ClientProcess::spawn(&sh("printf 0123456789abcdef >&2"), &cfg).unwrap();
+    let console = client.stderr_console();
+    let (_, tail, _) = client.finish_with_output(Duration::from_secs(2)).await;
+    assert!(tail.starts_with("01234"), "{tail}");
+    let rest = console.take_rest();
+    assert_eq!((rest.text.as_str(), rest.dropped), ("0123456789", 6));
+}
+
 mod host_faults {
     use std::io;
 

@@ -339,7 +339,7 @@ fn the_wrong_port() {
         [
             "FAIL  seed 1000, seat 0 of 2 (first seat): 1 error",
             &format!("      set-up: not_ready: connect: crash (the client exited before connecting to 127.0.0.1:10000, {told}: exit code 1)"),
-            "      your bot's program: exit code 1",
+            "      your bot's program: exit code 1; its stderr began at set-up: Traceback (most recent call last):",
             "      your bot's stderr (last lines):",
         ],
         "\n{text}"
@@ -354,13 +354,18 @@ fn the_wrong_port() {
     let (_, text) = check("werewolf", Some("aiwolf-0.6"), &seat, &[]);
     let lines = first_failure(&text);
     assert_eq!(
-        lines[..4],
+        [lines[0], lines[1], lines[3]],
         [
             "FAIL  seed 1000, seat 0 of 15 (first seat) as Agent[01] POSSESSED, dead: 1 error",
             &format!("      day 0: not_ready: the client exited before connecting to 127.0.0.1:10000, {told}: exit code 1"),
-            "      your bot's program: exit code 1",
             "      your bot's stderr (last lines):",
         ],
+        "\n{text}"
+    );
+    // bash's own error, the first line it wrote, at the request it never answered.
+    assert!(
+        lines[2].starts_with("      your bot's program: exit code 1; its stderr began at day 0: ")
+            && lines[2].contains("wrong.sh"),
         "\n{text}"
     );
     assert!(
@@ -387,7 +392,7 @@ fn a_crash_names_its_ply_exit_code_and_exception() {
         [
             "FAIL  seed 1000, seat 0 of 2 (first seat): 1 error",
             "      ply 1: crash: crash (output closed before the reply: exit code 1)",
-            "      your bot's program: exit code 1",
+            "      your bot's program: exit code 1; its stderr began at ply 1: Traceback (most recent call last):",
             "      your bot's stderr (last lines):",
         ],
         "\n{text}"
@@ -395,6 +400,65 @@ fn a_crash_names_its_ply_exit_code_and_exception() {
     assert_eq!(
         lines.last().copied(),
         Some("      | IndexError: string index out of range"),
+        "\n{text}"
+    );
+}
+
+/// A Geister bot (Python) that plays legal moves, notes something on stderr at its third move
+/// and crashes at its fourth: the crash at its ply, and where its stderr began, in the game's
+/// own terms, with the line it wrote there.
+#[test]
+fn a_crash_names_the_ply_its_stderr_began_at() {
+    let dir = tempfile::tempdir().unwrap();
+    let py = bot(
+        dir.path(),
+        "late.py",
+        r#"import random, sys
+moves = 0
+for line in sys.stdin:
+    msg = line.strip()
+    if msg.startswith("SET?"):
+        print("SET:ABCD", flush=True)
+    elif msg.startswith("MOV?"):
+        moves += 1
+        if moves == 3:
+            print("note: my third move, on", msg[4:10], file=sys.stderr, flush=True)
+        if moves == 4:
+            raise RuntimeError("my fourth move")
+        board = msg[4:]
+        own = [(int(board[3*i]), int(board[3*i+1]), board[3*i+2]) for i in range(8)]
+        busy = {(x, y) for (x, y, c) in own if c in "RB"}
+        legal = []
+        for i, (x, y, c) in enumerate(own):
+            if c not in "RB":
+                continue
+            for d, (dx, dy) in (("N", (0, -1)), ("E", (1, 0)), ("W", (-1, 0)), ("S", (0, 1))):
+                if 0 <= x + dx < 6 and 0 <= y + dy < 6 and (x + dx, y + dy) not in busy:
+                    legal.append((i, d))
+        i, d = random.choice(legal)
+        print("MOV:%s,%s" % ("ABCDEFGH"[i], d), flush=True)
+"#,
+    );
+    let seat = format!("cmd:python3 {py}");
+    let (_, text) = check("geister", Some("gpw"), &seat, &[("pace_ms", "0")]);
+    let lines = first_failure(&text);
+    assert_eq!(
+        lines[..2],
+        [
+            "FAIL  seed 1000, seat 0 of 2 (first seat): 1 error",
+            "      ply 7: crash: crash (output closed before the reply: exit code 1)",
+        ],
+        "\n{text}"
+    );
+    assert!(
+        lines[2].starts_with(
+            "      your bot's program: exit code 1; its stderr began at ply 5: note: my third move, on "
+        ),
+        "\n{text}"
+    );
+    assert_eq!(
+        lines.last().copied(),
+        Some("      | RuntimeError: my fourth move"),
         "\n{text}"
     );
 }
@@ -481,7 +545,7 @@ fn a_tcp_agent_that_exits_keeps_its_exit_code() {
             &[
                 "FAIL  seed 1000, seat 0 of 15 (first seat) as Agent[01] POSSESSED, dead: 1 error",
                 "      day 0: not_ready: disconnected before NAME: connection closed by the client (EOF)",
-                "      your bot's program: exit code 3",
+                "      your bot's program: exit code 3; its stderr began at day 0: giving up",
                 "      your bot's stderr (last lines):",
                 "      | giving up",
             ],

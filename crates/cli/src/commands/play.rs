@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context};
 use clap::Args;
 use kakehiki_agent::{DeniedPath, SandboxConfig, SandboxLevel};
-use kakehiki_core::exchange::{SeatEnd, SeatRecord};
+use kakehiki_core::exchange::SeatRecord;
 use kakehiki_core::text::{last_lines, terminal_line, terminal_text};
 use kakehiki_core::SeatSpec;
 use kakehiki_referee::{find_game, MatchSpec};
@@ -101,7 +101,8 @@ pub struct SandboxArgs {
     /// Largest file a bot may write, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = 64)]
     pub file_size_mib: u64,
-    /// Bytes of stderr kept per bot.
+    /// Bytes of stderr kept per bot: its tail, and apart from it what the replay's requests
+    /// carry over the match.
     #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024)]
     pub stderr_cap: usize,
     /// CPU time per bot, in CPUs (1, 0.5): all its processes together get at most this much (a
@@ -288,13 +289,19 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
             println!("viewer: {}", page.display());
         }
     }
-    // How a failing bot ended and what it said on stderr is usually why it failed.
-    let ends = seat_ends(&record.replay);
+    // How a failing bot ended and what it said on stderr is usually why it failed; a crashed
+    // one's stderr, where it began in the game's own terms.
+    let seats = seat_record(&record.replay);
     for seat in &failed {
-        let Some(end) = ends.get(seat) else {
+        let Some(end) = seats.end_of(*seat) else {
             continue;
         };
-        eprintln!("seat {seat} ended: {}", terminal_line(&end.exit));
+        let began = match end.crashed() {
+            true => seats.stderr_began(*seat).map(|b| format!("; {b}")),
+            false => None,
+        };
+        let ending = format!("{}{}", end.exit, began.unwrap_or_default());
+        eprintln!("seat {seat} ended: {}", terminal_line(&ending));
         let tail = last_lines(&end.stderr, STDERR_TAIL_LINES);
         if !tail.trim().is_empty() {
             eprintln!("stderr of seat {seat} (last {STDERR_TAIL_LINES} lines at most):");
@@ -368,12 +375,11 @@ pub fn write_file_atomically(path: &std::path::Path, bytes: &[u8]) -> anyhow::Re
 /// Lines of a failing bot's stderr shown after the result.
 const STDERR_TAIL_LINES: usize = 20;
 
-/// How each seat's program ended and what it wrote on stderr, from the replay's seat record
-/// (`"event":"seat_end"` lines), by seat.
-pub fn seat_ends(replay: &kakehiki_core::replay::ReplayLog) -> BTreeMap<usize, SeatEnd> {
+/// The replay's seat record: how each seat's program ended and what it wrote on stderr
+/// (`"event":"seat_end"` lines), and every request (`"event":"seat"`); empty if unreadable.
+pub fn seat_record(replay: &kakehiki_core::replay::ReplayLog) -> SeatRecord {
     kakehiki_core::replay::ReplayLog::parse(&replay.to_text())
         .ok()
         .and_then(|parsed| SeatRecord::of(&parsed).ok())
-        .map(|record| record.ends.into_iter().map(|e| (e.seat, e)).collect())
         .unwrap_or_default()
 }

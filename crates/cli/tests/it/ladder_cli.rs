@@ -781,7 +781,9 @@ fn plays_rates_and_lists(dir: &Path, store: &[String], external: Option<&str>) {
     assert_eq!(older.len(), 1);
     assert!(older[0]["index"].as_u64().unwrap() < newest);
 
-    // One match: its replay, with alice's stderr for alice (and only for her).
+    // One match: its replay, with alice's stderr for alice (and only for her): the tail in
+    // its `seat_end` and, request by request, in its `seat` lines (the starter writes the
+    // result it was told, at the end).
     let index = matches[0]["index"].as_u64().unwrap();
     let alice_seat = matches[0]["seat"].as_u64().unwrap();
     let url = format!("{server}/api/ladders/g/matches/{index}");
@@ -790,12 +792,27 @@ fn plays_rates_and_lists(dir: &Path, store: &[String], external: Option<&str>) {
         assert_eq!(status, 200, "{v}");
         assert_eq!(v["index"], index);
         let replay = v["replay"].as_str().unwrap();
-        let end = replay
+        let lines: Vec<Value> = replay
             .lines()
             .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .collect();
+        let end = lines
+            .iter()
             .find(|l| l["event"] == "seat_end" && l["seat"] == alice_seat)
             .unwrap_or_else(|| panic!("no seat_end of seat {alice_seat}: {replay}"));
-        end["stderr_hidden"] == true
+        let per_request = lines
+            .iter()
+            .filter(|l| l["event"] == "seat" && l["seat"] == alice_seat)
+            .filter_map(|l| l["stderr"].as_str())
+            .collect::<Vec<_>>()
+            .concat();
+        let hidden = end["stderr_hidden"] == true;
+        assert_eq!(
+            per_request.contains("result "),
+            !hidden,
+            "{token:?}: {replay}"
+        );
+        hidden
     };
     assert!(hidden(None));
     assert!(hidden(Some(&bob)));

@@ -271,6 +271,46 @@ fn strict_fails_on_a_bad_bot_and_shows_its_stderr_tail() {
     );
 }
 
+/// A bot that plays two turns and crashes at the third with a traceback: `play` names the
+/// turn its stderr began at, in the game's own terms, with its first line.
+#[test]
+fn play_names_the_turn_a_crashed_bots_stderr_began_at() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("third.py");
+    std::fs::write(
+        &script,
+        "import sys\n\
+         print('READY', flush=True)\n\
+         turns, _, targets = map(int, sys.stdin.readline().split())\n\
+         sys.stdin.readline()\n\
+         for turn in range(1, turns + 1):\n\
+         \x20   label = sys.stdin.readline().split()[1]\n\
+         \x20   for _ in range(targets + 1 + (label in ('D', 'W'))):\n\
+         \x20       sys.stdin.readline()\n\
+         \x20   if turn == 3:\n\
+         \x20       raise RuntimeError('no plan for turn 3')\n\
+         \x20   print(' '.join(['0'] * (5 if label in ('D', 'W') else 2)), flush=True)\n",
+    )
+    .unwrap();
+    let out = kakehiki()
+        .args(["play", "nac", "--seed", "1", "--seat"])
+        .arg(format!("cmd:python3 {}", script.display()))
+        .args(["--fill", "builtin:random"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "seat 0 ended: exit code 1; its stderr began at turn 3: Traceback (most recent call last):\n"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("  | RuntimeError: no plan for turn 3"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn fill_completes_a_diplomacy_table() {
     let out = kakehiki()

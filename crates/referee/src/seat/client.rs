@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use kakehiki_agent::{ClientProcess, ExitInfo};
+use kakehiki_agent::{ClientProcess, ExitInfo, NewStderr};
 use kakehiki_core::exchange::ExchangeOutcome;
 use tokio::time::Instant;
 
@@ -24,6 +24,11 @@ pub fn poll_step(client: Option<&ClientProcess>, deadline: Instant) -> Instant {
         Some(_) => (Instant::now() + EXIT_POLL).min(deadline),
         None => deadline,
     }
+}
+
+/// What the launched client wrote on stderr since it was last taken (nothing without one).
+pub fn take_stderr(client: Option<&ClientProcess>) -> NewStderr {
+    client.map(ClientProcess::take_stderr).unwrap_or_default()
 }
 
 /// The launched client's exit, if it has exited.
@@ -59,13 +64,16 @@ pub async fn with_exit(mut r: Received, client: Option<&mut ClientProcess>, who:
 }
 
 /// How a seat's client ended: its exit (with ` (memory limit)` when the memory cap killed it)
-/// and stderr; `not_launched` when the referee started no process for the seat.
+/// and stderr (its tail, and what was not taken yet); `not_launched` when the referee started
+/// no process for the seat.
 pub async fn ending(client: Option<ClientProcess>, grace: Duration, not_launched: &str) -> Ending {
     match client {
         Some(c) => {
             let oom = c.oom_killed();
+            let console = c.stderr_console();
             let (exit, stderr, _) = c.finish_with_output(grace).await;
             let mut e = Ending::of(exit, stderr);
+            e.stderr_rest = console.take_rest();
             if oom {
                 e.exit.push_str(" (memory limit)");
             }

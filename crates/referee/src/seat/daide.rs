@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use kakehiki_agent::ClientProcess;
+use kakehiki_agent::{ClientProcess, NewStderr};
 use kakehiki_core::exchange::ExchangeOutcome;
 use kakehiki_diplomacy::daide::server::{self, Expect, Request, Session};
 use kakehiki_diplomacy::daide::Decoder;
@@ -29,7 +29,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::client::{ending, with_exit};
+use super::client::{ending, take_stderr, with_exit};
 use super::tcp::WRITE_QUEUE_CAP;
 use super::{Ending, Received, Transport};
 use crate::driver::BoxFuture;
@@ -387,6 +387,10 @@ impl Transport for DaideSeat {
                 self.why_not.clone(),
             )),
         }
+    }
+
+    fn take_stderr(&mut self) -> NewStderr {
+        take_stderr(self.client.as_ref())
     }
 
     fn kill(&mut self) {

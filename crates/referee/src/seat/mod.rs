@@ -8,7 +8,9 @@
 //! disconnect or resource limit. The table records every request as one
 //! [`SeatExchange`] line in the replay, the seat's transport-level failures as [`SeatError`]s with
 //! the game's own label, and, at [`Table::finish`], each program's exit and stderr as a
-//! [`SeatEnd`]. Re-running a replay is the same driver code on a table of replayed seats
+//! [`SeatEnd`]. Just before it writes to a seat, and at the end, it adds what the seat's
+//! program wrote on stderr since to the seat's last exchange line (its `stderr`, see
+//! [`SeatExchange`]). Re-running a replay is the same driver code on a table of replayed seats
 //! ([`Table::replayed`]): each ask is answered by the next recorded exchange of that seat.
 //!
 //! The transports ([`pipe`], [`tcp`], [`ws`]) implement
@@ -25,10 +27,12 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 
+use kakehiki_agent::NewStderr;
 use kakehiki_core::exchange::{
-    ExchangeLine, ExchangeOutcome, SeatEnd, SeatExchange, SeatRecord, SEAT_END_EVENT,
+    set_line_stderr, ExchangeLine, ExchangeOutcome, SeatEnd, SeatExchange, SeatRecord,
+    SEAT_END_EVENT,
 };
-use kakehiki_core::replay::{EventLine, ParsedReplay, ReplayLog};
+use kakehiki_core::replay::{EventLine, LineMark, ParsedReplay, ReplayLog};
 use kakehiki_core::{MatchReport, SeatError, SeatErrorKind, SeatSpec};
 use serde::Serialize;
 use tokio::time::Instant;
@@ -99,6 +103,9 @@ pub struct Ending {
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
     pub stderr: String,
+    /// What its program wrote on stderr since the table last took it
+    /// ([`Transport::take_stderr`]), read to its end: it goes on the seat's last exchange.
+    pub stderr_rest: NewStderr,
 }
 
 impl Ending {
@@ -111,6 +118,7 @@ impl Ending {
             exit_code: exit.and_then(|e| e.code),
             signal: exit.and_then(|e| e.signal),
             stderr,
+            stderr_rest: NewStderr::default(),
         }
     }
 }
@@ -154,6 +162,14 @@ pub trait Transport: Send {
     /// A failure already known before writing (output cap passed, connection gone).
     fn failed(&self) -> Option<Received> {
         None
+    }
+
+    /// What the bot's program wrote on stderr since the last call, where the referee launched
+    /// it (within its `stderr_cap` over the match, [`kakehiki_agent::StderrConsole`]): the
+    /// table takes it just before it writes to the seat, for the seat's last exchange (see
+    /// `stderr` in [`SeatExchange`]). What is left at the end comes in [`Ending::stderr_rest`].
+    fn take_stderr(&mut self) -> NewStderr {
+        NewStderr::default()
     }
 
     /// The process group of the bot's program, where the referee launched it: `check` watches
@@ -339,6 +355,9 @@ pub struct Answer {
     /// Output the seat wrote outside its window, discarded before this request (as recorded in
     /// the exchange's `discarded`).
     pub discarded: Vec<String>,
+    /// A replayed exchange's stderr, written back as recorded. A live seat's comes later: the
+    /// table adds it to the exchange's line before it next writes to the seat ([`Console`]).
+    pub(crate) recorded_stderr: NewStderr,
 }
 
 impl Answer {
@@ -369,6 +388,7 @@ impl Answer {
             time_us: Some(0),
             detail: Some(why.to_string()),
             discarded: Vec::new(),
+            recorded_stderr: NewStderr::default(),
         }
     }
 
@@ -380,6 +400,10 @@ impl Answer {
             time_us: e.time_us,
             detail: e.detail.clone(),
             discarded: e.discarded.clone(),
+            recorded_stderr: NewStderr {
+                text: e.stderr.clone().unwrap_or_default(),
+                dropped: e.stderr_dropped,
+            },
         }
     }
 }
@@ -442,11 +466,13 @@ enum Later {
     /// A driver's event ([`Table::record_later`]).
     Event(Box<dyn FnOnce() -> EventLine + Send>),
     /// A seat's exchange: the request and what came of it; `limit`: whether the seat had a
-    /// time to answer (a message that expects no reply has none).
+    /// time to answer (a message that expects no reply has none); `seq`: its number among the
+    /// exchanges noted ([`Target::Pending`]).
     Exchange {
         ask: Ask,
         answer: Answer,
         limit: bool,
+        seq: u64,
     },
 }
 
@@ -454,7 +480,9 @@ impl Later {
     fn line(self) -> EventLine {
         match self {
             Later::Event(f) => f(),
-            Later::Exchange { ask, answer, limit } => {
+            Later::Exchange {
+                ask, answer, limit, ..
+            } => {
                 let mut rec = Table::exchange_of(&ask, &answer);
                 if !limit {
                     rec.limit_ms = None;
@@ -463,6 +491,53 @@ impl Later {
             }
         }
     }
+}
+
+/// Where a live seat's stderr goes, request by request (the `stderr` of its exchanges): just
+/// before the table writes to the seat, and at the end, what the seat's program wrote since is
+/// added to the seat's last exchange that reached it (not a `not_running` one, unless it is the
+/// seat's first).
+#[derive(Default)]
+struct Console {
+    /// The exchange that stderr taken now goes on; `None` before the seat's first.
+    target: Option<Target>,
+    /// What that exchange carries so far (before the first: what the first will carry).
+    text: String,
+    dropped: u64,
+}
+
+impl Console {
+    /// Add `new` to the seat's last exchange: to its line in `log`, or (not yet in the log) to
+    /// what [`Table::log`] writes into it; before the seat's first exchange, keep it for that
+    /// one.
+    fn add(&mut self, new: NewStderr, log: &mut ReplayLog) {
+        if new.is_empty() {
+            return;
+        }
+        self.text.push_str(&new.text);
+        self.dropped += new.dropped;
+        let Some(Target::Line(mark, len)) = self.target else {
+            return;
+        };
+        match log.line_mut(mark) {
+            Some(l) => set_line_stderr(l, len, &self.text, self.dropped),
+            // The log was replaced (a set's next game): it goes on the seat's next exchange.
+            None => {
+                self.target = None;
+                self.text = new.text;
+                self.dropped = new.dropped;
+            }
+        }
+    }
+}
+
+/// A seat's exchange that its stderr goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    /// Noted, not yet in the log: the exchange numbered so ([`Later::Exchange`]'s `seq`).
+    Pending(u64),
+    /// In the log, where the mark says, written without stderr as so many bytes.
+    Line(LineMark, usize),
 }
 
 /// The event of connections closed at once on a seat's port because as many as its cap were
@@ -495,6 +570,10 @@ pub struct Table {
     span: Option<(Instant, Instant)>,
     /// Where each seat's thinking time is added up, if anyone reads it ([`Table::clocked`]).
     clock: Option<SeatClock>,
+    /// Each seat's stderr, request by request.
+    consoles: Vec<Console>,
+    /// Exchanges noted so far (numbering them for [`Target::Pending`]).
+    noted: u64,
 }
 
 impl Table {
@@ -518,6 +597,8 @@ impl Table {
             span: None,
             later: Vec::new(),
             clock: None,
+            consoles: (0..n).map(|_| Console::default()).collect(),
+            noted: 0,
         }
     }
 
@@ -633,9 +714,36 @@ impl Table {
     /// The replay as written so far, every event recorded before this call in it.
     pub fn log(&mut self) -> &mut ReplayLog {
         for later in self.later.drain(..) {
-            self.log.push_line(later.line());
+            let Later::Exchange { seq, ref ask, .. } = later else {
+                self.log.push_line(later.line());
+                continue;
+            };
+            let console = self.consoles.get_mut(ask.seat);
+            let line = later.line();
+            match console.filter(|c| c.target == Some(Target::Pending(seq))) {
+                // The seat's stderr goes on this line: where it is, and what it has so far.
+                Some(c) => {
+                    let mark = self.log.push_marked(line);
+                    if let Some(l) = self.log.line_mut(mark) {
+                        let len = l.len();
+                        c.target = Some(Target::Line(mark, len));
+                        if !c.text.is_empty() || c.dropped > 0 {
+                            set_line_stderr(l, len, &c.text, c.dropped);
+                        }
+                    }
+                }
+                None => self.log.push_line(line),
+            }
         }
         &mut self.log
+    }
+
+    /// Add what seat `seat`'s program wrote on stderr since it was last taken to the seat's
+    /// last exchange ([`Console::add`]).
+    fn add_stderr(&mut self, seat: usize, new: NewStderr) {
+        if let Some(c) = self.consoles.get_mut(seat) {
+            c.add(new, &mut self.log);
+        }
     }
 
     /// Record a fault the driver found in a reply (invalid, illegal, out of protocol).
@@ -748,6 +856,13 @@ impl Table {
                 if let Some(failed) = t.failed() {
                     return Begun::Answered(answer_of(failed, None, ask));
                 }
+                // What the seat wrote on stderr before this request goes on its exchange before
+                // (taken before the message is written: nothing in it answers the message).
+                if let Some(c) = self.consoles.get_mut(ask.seat) {
+                    if !ask.msg.is_empty() {
+                        c.add(t.take_stderr(), &mut self.log);
+                    }
+                }
                 let start = Instant::now();
                 // From here the seat's time runs (a write it does not read blocks on it).
                 if let Some(c) = &self.clock {
@@ -780,6 +895,7 @@ impl Table {
                 time_us: Some(ask.limit.as_micros() as u64),
                 detail: Some(format!("{SILENT_BOT} never answers")),
                 discarded: Vec::new(),
+                recorded_stderr: NewStderr::default(),
             }),
             Seat::Builtin => Begun::Builtin,
             Seat::NotStarted(why) => Begun::Answered(Answer::not_running(why)),
@@ -958,6 +1074,7 @@ impl Table {
             time_us: Some(us),
             detail: r.detail,
             discarded: Vec::new(),
+            recorded_stderr: NewStderr::default(),
         };
         self.note_unclocked(ask(s), &answer, true);
         Some((s, answer))
@@ -1019,6 +1136,10 @@ impl Table {
                 let written = match t.failed() {
                     Some(failed) => Err((failed, None)),
                     None => {
+                        // As before a request: the stderr so far goes on the exchange before.
+                        if let Some(c) = self.consoles.get_mut(seat) {
+                            c.add(t.take_stderr(), &mut self.log);
+                        }
                         let start = Instant::now();
                         match t.write_owned(msg, start + limit).await {
                             Ok(()) => Ok(()),
@@ -1037,6 +1158,7 @@ impl Table {
                         time_us: None,
                         detail: None,
                         discarded: Vec::new(),
+                        recorded_stderr: NewStderr::default(),
                     },
                 };
                 answer.discarded = discarded;
@@ -1220,6 +1342,9 @@ impl Table {
         rec.truncated = answer.truncated;
         rec.detail = answer.detail.as_deref();
         rec.discarded = &answer.discarded;
+        let recorded = &answer.recorded_stderr;
+        rec.stderr = (!recorded.text.is_empty()).then_some(recorded.text.as_str());
+        rec.stderr_dropped = recorded.dropped;
         rec
     }
 
@@ -1239,10 +1364,28 @@ impl Table {
     /// from the window's opening and whose window lasts its time whatever the seat does.
     fn note_unclocked(&mut self, ask: Ask, answer: &Answer, limit: bool) {
         self.note_error(&ask, answer);
+        let seq = self.noted;
+        self.noted += 1;
+        // The seat's stderr from now on goes on this exchange if it reached the seat's program,
+        // or if it is the seat's first (a client that never connected wrote why).
+        let live = matches!(self.seats.get(ask.seat), Some(Seat::Live(_)));
+        if let Some(c) = self.consoles.get_mut(ask.seat).filter(|_| live) {
+            match c.target {
+                // What came before the seat's first exchange stays for it.
+                None => c.target = Some(Target::Pending(seq)),
+                Some(_) if answer.outcome != ExchangeOutcome::NotRunning => {
+                    c.text.clear();
+                    c.dropped = 0;
+                    c.target = Some(Target::Pending(seq));
+                }
+                Some(_) => {}
+            }
+        }
         self.later.push(Later::Exchange {
             ask,
             answer: answer.clone(),
             limit,
+            seq,
         });
     }
 
@@ -1324,7 +1467,11 @@ impl Table {
     /// Put `seat` in place of seat `i` (a client that reconnected between the games of a set):
     /// it is no longer down. The seat it replaces is returned (dropped by the caller).
     pub fn reseat(&mut self, i: usize, seat: Seat) -> Option<Seat> {
-        let old = std::mem::replace(self.seats.get_mut(i)?, seat);
+        let mut old = std::mem::replace(self.seats.get_mut(i)?, seat);
+        if let Seat::Live(t) = &mut old {
+            let new = t.take_stderr();
+            self.add_stderr(i, new);
+        }
         self.down[i] = match &self.seats[i] {
             Seat::NotStarted(d) => Some(d.clone()),
             _ => None,
@@ -1342,16 +1489,12 @@ impl Table {
         }
     }
 
-    /// End the match: every program is given `grace` to exit, then stopped; each one's exit and
-    /// stderr are recorded as a `seat_end` line.
+    /// End the match: every program is given `grace` to exit, then stopped; what it wrote on
+    /// stderr since the last request goes on its last exchange, and each one's exit and stderr
+    /// tail are recorded as a `seat_end` line.
     pub async fn finish(mut self, grace: Duration) -> Finished {
         self.log();
-        let Table {
-            seats,
-            errors,
-            mut log,
-            ..
-        } = self;
+        let seats = std::mem::take(&mut self.seats);
         let mut endings = Vec::new();
         let mut ends: Vec<Option<SeatEnd>> = Vec::new();
         let mut pending = Vec::new();
@@ -1372,6 +1515,7 @@ impl Table {
                         exit_code: e.exit_code,
                         signal: e.signal,
                         stderr: e.stderr,
+                        stderr_rest: NewStderr::default(),
                     },
                 )),
                 _ => {}
@@ -1379,6 +1523,13 @@ impl Table {
         }
         endings.extend(futures_util::future::join_all(pending).await);
         endings.sort_by_key(|(i, _)| *i);
+        for (i, e) in &mut endings {
+            let rest = std::mem::take(&mut e.stderr_rest);
+            self.add_stderr(*i, rest);
+        }
+        let Table {
+            errors, mut log, ..
+        } = self;
         ends.resize(errors.len(), None);
         for (i, e) in endings {
             let end = SeatEnd {
@@ -1468,6 +1619,7 @@ fn builtin_answer(bytes: Vec<u8>) -> Answer {
         time_us: None,
         detail: None,
         discarded: Vec::new(),
+        recorded_stderr: NewStderr::default(),
     }
 }
 
@@ -1680,6 +1832,7 @@ fn answer_of(r: Received, written: Option<Instant>, ask: &Ask) -> Answer {
         time_us,
         detail: r.detail,
         discarded: Vec::new(),
+        recorded_stderr: NewStderr::default(),
     };
     if answer.outcome == ExchangeOutcome::Timeout {
         answer.time_us = Some(ask.limit.as_micros() as u64);
@@ -1762,5 +1915,184 @@ mod clock_tests {
             vec![0, 750, 7],
             "the answer replaces the pending time"
         );
+    }
+}
+
+#[cfg(test)]
+mod stderr_tests {
+    use super::*;
+
+    /// A seat answering from a script: each read takes the next reply (`None`: the program
+    /// exited); each write, then the end, takes the next piece of stderr.
+    struct Script {
+        replies: VecDeque<Option<&'static str>>,
+        stderr: VecDeque<(&'static str, u64)>,
+        writes: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    impl Transport for Script {
+        fn write<'a>(&'a mut self, _: &'a [u8], _: Instant) -> BoxFuture<'a, Result<(), Received>> {
+            self.writes
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Box::pin(async { Ok(()) })
+        }
+
+        fn read(&mut self, _: Instant) -> BoxFuture<'_, Received> {
+            let r = match self.replies.pop_front().flatten() {
+                Some(reply) => Received {
+                    outcome: ExchangeOutcome::Reply,
+                    bytes: reply.into(),
+                    truncated: false,
+                    at: Instant::now(),
+                    detail: None,
+                },
+                None => Received::failure(ExchangeOutcome::Crash, "exit code 1"),
+            };
+            Box::pin(async move { r })
+        }
+
+        fn take_stderr(&mut self) -> NewStderr {
+            let (text, dropped) = self.stderr.pop_front().unwrap_or_default();
+            NewStderr {
+                text: text.into(),
+                dropped,
+            }
+        }
+
+        fn kill(&mut self) {}
+
+        fn finish(mut self: Box<Self>, _: Duration) -> BoxFuture<'static, Ending> {
+            let mut end = Ending::of(None, "the whole tail".into());
+            end.stderr_rest = self.take_stderr();
+            Box::pin(async move { end })
+        }
+    }
+
+    fn header_line() -> serde_json::Value {
+        serde_json::json!({"event":"header","format":"t@1","engine":"0","game":"t",
+            "rules":"t","seed":1,"seats":[],"params":null})
+    }
+
+    fn header() -> ReplayLog {
+        let mut log = ReplayLog::new();
+        log.push(&header_line());
+        log
+    }
+
+    fn ask(turn: u32) -> Ask {
+        Ask::new(
+            0,
+            format!("turn {turn}"),
+            "move",
+            b"go\n".to_vec(),
+            Duration::from_secs(1),
+        )
+    }
+
+    /// The flow both the live and the replayed table go through: asks, an event, a message that
+    /// expects no reply, a crash, a request to the crashed seat, and the header put before it
+    /// all (as Geister does once its seats have connected).
+    async fn flow(table: &mut Table) {
+        let builtin = |_: usize, _: &Ask| b"b".to_vec();
+        for turn in 1..=4 {
+            if turn == 2 {
+                table
+                    .tell(0, "turn 2", "info", b"x\n".to_vec(), Duration::from_secs(1))
+                    .await;
+            }
+            let asks = vec![
+                ask(turn),
+                Ask {
+                    seat: 1,
+                    ..ask(turn)
+                },
+            ];
+            table.ask(asks, builtin).await;
+            table.record(&serde_json::json!({"event": "turn", "n": turn}));
+        }
+        table.log().push_front(&header_line());
+    }
+
+    fn stderr_of(text: &str, at: &str) -> (Option<String>, u64) {
+        let e: SeatExchange = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<SeatExchange>(l).ok())
+            .find(|e| e.seat == 0 && e.at == at)
+            .unwrap_or_else(|| panic!("no exchange at {at}: {text}"));
+        (e.stderr, e.stderr_dropped)
+    }
+
+    #[tokio::test]
+    async fn each_exchange_gets_the_stderr_taken_until_the_seats_next_request() {
+        let writes = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let script = Script {
+            replies: [Some("1"), Some("2"), None].into_iter().collect(),
+            // Taken at: turn 1's request (before any exchange), turn 2's message, turn 2's
+            // request, turn 3's request, and the end (turn 4 finds the seat down: no write).
+            stderr: [
+                ("boot\n", 0),
+                ("after 1\n", 0),
+                ("thinking 1\n", 0),
+                ("", 5),
+                ("Traceback: boom\n", 0),
+            ]
+            .into_iter()
+            .collect(),
+            writes: writes.clone(),
+        };
+        let seats = vec![Seat::Live(Box::new(script)), Seat::Builtin];
+        let mut table = Table::new(seats, ReplayLog::new());
+        flow(&mut table).await;
+        let done = table.finish(Duration::ZERO).await;
+        assert_eq!(writes.load(std::sync::atomic::Ordering::SeqCst), 4);
+        let text = done.log.to_text();
+        assert_eq!(
+            stderr_of(&text, "turn 1"),
+            (Some("boot\nafter 1\nthinking 1\n".into()), 0)
+        );
+        assert_eq!(stderr_of(&text, "turn 2"), (None, 5));
+        assert_eq!(
+            stderr_of(&text, "turn 3"),
+            (Some("Traceback: boom\n".into()), 0),
+            "the crash keeps what came after it"
+        );
+        assert_eq!(
+            stderr_of(&text, "turn 4"),
+            (None, 0),
+            "never reached the seat"
+        );
+        let builtin: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains(r#""seat":1,"#))
+            .collect();
+        assert_eq!(builtin.len(), 4, "{text}");
+        assert!(builtin.iter().all(|l| !l.contains("stderr")), "{text}");
+        let first = text.lines().next().unwrap_or_default();
+        assert!(first.contains(r#""event":"header""#), "{text}");
+        assert!(text.contains(r#""stderr":"the whole tail""#), "{text}");
+
+        // A re-run writes each exchange's stderr as recorded: the same bytes.
+        let parsed = ReplayLog::parse(&text).unwrap();
+        let mut again = Table::replayed(&parsed, 2, ReplayLog::new()).unwrap();
+        flow(&mut again).await;
+        assert_eq!(again.finish(Duration::ZERO).await.log.to_text(), text);
+    }
+
+    #[tokio::test]
+    async fn stderr_after_the_log_was_replaced_goes_on_the_next_exchange() {
+        let script = Script {
+            replies: [Some("1"), Some("2")].into_iter().collect(),
+            stderr: [("", 0), ("late\n", 0), ("", 0)].into_iter().collect(),
+            writes: Default::default(),
+        };
+        let mut table = Table::new(vec![Seat::Live(Box::new(script))], header());
+        table.ask_one(ask(1), |_, _| Vec::new()).await;
+        table.log();
+        // The next game of a set: a new replay.
+        *table.log() = header();
+        table.ask_one(ask(2), |_, _| Vec::new()).await;
+        let text = table.finish(Duration::ZERO).await.log.to_text();
+        assert_eq!(stderr_of(&text, "turn 2"), (Some("late\n".into()), 0));
+        assert!(!text.contains("turn 1"), "{text}");
     }
 }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use kakehiki_agent::{BotProcess, ReadOutcome, SandboxConfig};
+use kakehiki_agent::{BotProcess, NewStderr, ReadOutcome, SandboxConfig};
 use kakehiki_core::exchange::ExchangeOutcome;
 use kakehiki_core::SeatSpec;
 use tokio::time::Instant;
@@ -165,6 +165,10 @@ impl Transport for Pipe {
         Some(self.proc.pgid())
     }
 
+    fn take_stderr(&mut self) -> NewStderr {
+        self.proc.take_stderr()
+    }
+
     fn failed(&self) -> Option<Received> {
         self.proc.output_exceeded().map(|bytes| {
             Received::failure(
@@ -181,8 +185,10 @@ impl Transport for Pipe {
     fn finish(self: Box<Self>, grace: Duration) -> BoxFuture<'static, Ending> {
         Box::pin(async move {
             let oom = self.proc.oom_killed();
+            let console = self.proc.stderr_console();
             let (exit, stderr) = self.proc.finish_with_stderr(grace).await;
             let mut ending = Ending::of(exit, stderr);
+            ending.stderr_rest = console.take_rest();
             if oom {
                 ending.exit.push_str(" (memory limit)");
             }

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
-use kakehiki_agent::{ClientProcess, SandboxConfig, SpawnError};
+use kakehiki_agent::{ClientProcess, NewStderr, SandboxConfig, SpawnError};
 use kakehiki_core::exchange::ExchangeOutcome;
 use tokio::io::{AsyncReadExt, ReadBuf};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
@@ -28,7 +28,7 @@ use tokio::sync::{mpsc, oneshot, Mutex};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::client::{ending, exited, poll_step, with_exit};
+use super::client::{ending, exited, poll_step, take_stderr, with_exit};
 use super::{by_deadline, Ending, Received, Transport};
 use crate::accept::{CappedAcceptor, SEAT_CONN_CAP};
 use crate::driver::BoxFuture;
@@ -527,6 +527,10 @@ impl Transport for TcpSeat {
         self.client.as_ref().map(ClientProcess::pgid)
     }
 
+    fn take_stderr(&mut self) -> NewStderr {
+        take_stderr(self.client.as_ref())
+    }
+
     fn failed(&self) -> Option<Received> {
         match &self.conn {
             Some(c) => c
@@ -676,6 +680,13 @@ impl Transport for SharedTcpSeat {
         self.seat.try_lock().ok()?.pgid()
     }
 
+    fn take_stderr(&mut self) -> NewStderr {
+        match self.seat.try_lock() {
+            Ok(mut seat) => seat.take_stderr(),
+            Err(_) => NewStderr::default(),
+        }
+    }
+
     fn failed(&self) -> Option<Received> {
         let seat = self.seat.try_lock().ok()?;
         match &seat.conn {
@@ -714,6 +725,7 @@ impl Transport for SharedTcpSeat {
             client
                 .exit_within(until.saturating_duration_since(Instant::now()))
                 .await;
+            let console = client.stderr_console();
             let (exit, mut stderr, out) =
                 client.finish_with_output(Duration::from_millis(10)).await;
             if !out.is_empty() {
@@ -721,6 +733,7 @@ impl Transport for SharedTcpSeat {
                 stderr.push_str(&out);
             }
             let mut e = Ending::of(exit, stderr);
+            e.stderr_rest = console.take_rest();
             if oom {
                 e.exit.push_str(" (memory limit)");
             }

@@ -29,10 +29,10 @@ use tokio_tungstenite::WebSocketStream;
 
 use std::net::SocketAddr;
 
-use kakehiki_agent::{ClientProcess, SandboxConfig};
+use kakehiki_agent::{ClientProcess, NewStderr, SandboxConfig};
 use kakehiki_core::exchange::ExchangeOutcome;
 
-use super::client::{ending, exited, poll_step, with_exit};
+use super::client::{ending, exited, poll_step, take_stderr, with_exit};
 use super::{Ending, Received, Seat, Transport};
 use crate::driver::{BoxFuture, MatchSpec, RefereeError};
 use kakehiki_core::SeatSpec;
@@ -550,6 +550,10 @@ impl Transport for WsSeat {
         self.gone
             .as_ref()
             .map(|why| Received::failure(ExchangeOutcome::Disconnect, why.clone()))
+    }
+
+    fn take_stderr(&mut self) -> NewStderr {
+        take_stderr(self.client.as_ref())
     }
 
     fn kill(&mut self) {

@@ -646,6 +646,53 @@ fn daide_cmd(name: &str) -> SeatSpec {
     ]))
 }
 
+/// A `daide-cmd:` client that writes to stderr and exits before connecting: its first request
+/// carries what it wrote, and the replay verifies.
+#[test]
+fn a_daide_cmd_clients_stderr_goes_with_its_request() {
+    let seats = vec![
+        SeatSpec::Daide(Some(vec![
+            "sh".into(),
+            "-c".into(),
+            "echo no DAIDE server at $0:$1 >&2; exit 2".into(),
+            "{host}".into(),
+            "{port}".into(),
+        ])),
+        builtin("random"),
+        builtin("random"),
+        builtin("random"),
+        builtin("random"),
+        builtin("random"),
+        builtin("random"),
+    ];
+    let mut spec = MatchSpec::new("diplomacy", 3, seats);
+    for (k, v) in opts(1901) {
+        if k != "port" {
+            spec.options.insert(k.to_string(), v);
+        }
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let rec = rt
+        .block_on(find_game("diplomacy").unwrap().play(&spec))
+        .expect("match runs");
+    assert_eq!(rec.report.seats[0].extra["exit"], "exit code 2");
+    let text = rec.replay.to_text();
+    let parsed = kakehiki_core::replay::ReplayLog::parse(&text).unwrap();
+    let record = kakehiki_core::exchange::SeatRecord::of(&parsed).unwrap();
+    let with: Vec<_> = record
+        .of_seat(0)
+        .filter_map(|e| e.stderr.as_deref())
+        .collect();
+    assert_eq!(with.len(), 1, "{text}");
+    assert!(
+        with[0].starts_with("no DAIDE server at 127.0.0.1:"),
+        "{text}"
+    );
+    let began = record.stderr_began(0).unwrap();
+    assert_eq!(began.at, record.of_seat(0).next().unwrap().at, "{began:?}");
+    verify_replay(&text).expect("replay verifies");
+}
+
 #[test]
 fn confined_daide_cmd_clients_play_a_full_game_and_exit_on_off() {
     let seats = vec![

@@ -97,6 +97,20 @@ async fn every_seat_kind_gives_one_typed_outcome_and_replays_byte_for_byte() {
     let end = rec.end_of(1).expect("seat 1 ran a program");
     assert_eq!(end.exit_code, Some(3));
     assert!(end.stderr.contains("it broke at hello 1"), "{end:?}");
+    // The request it crashed on carries what it wrote; the next one never reached it.
+    assert_eq!(
+        first[1].stderr.as_deref(),
+        Some("it broke at hello 1\n"),
+        "{text}"
+    );
+    assert_eq!(
+        (second[1].stderr.as_deref(), second[1].stderr_dropped),
+        (None, 0)
+    );
+    assert!(rec
+        .exchanges
+        .iter()
+        .all(|e| e.seat == 1 || e.stderr.is_none()));
     assert_eq!(
         done.errors[3].iter().map(|e| e.kind).collect::<Vec<_>>(),
         [SeatErrorKind::Timeout; 2]
@@ -213,6 +227,10 @@ async fn a_tcp_seat_answers_lines_and_reports_a_disconnect_with_the_clients_exit
     assert_eq!(done.ends[0].as_ref().unwrap().exit_code, Some(5));
     assert!(done.ends[0].as_ref().unwrap().stderr.contains("bye"));
     assert_eq!(done.errors[0][0].at, "ply 2");
+    // A launched client's stderr goes with the request it answered (or crashed on).
+    let rec = SeatRecord::of(&ReplayLog::parse(&done.log.to_text()).unwrap()).unwrap();
+    let stderr: Vec<_> = rec.of_seat(0).map(|e| e.stderr.as_deref()).collect();
+    assert_eq!(stderr, [None, Some("bye\n")], "{rec:?}");
 }
 
 fn wait(seat: usize, limit: Option<Duration>) -> Wait {
@@ -349,4 +367,74 @@ async fn lines_that_answer_earlier_messages_are_taken_aside_and_replay() {
     assert_eq!(stray_flow(&mut again, false).await, live);
     let rerun = again.finish(Duration::from_millis(10)).await;
     assert_eq!(rerun.log.to_text(), text);
+}
+
+/// Three requests to seat 0, each answered `ok`, one right after the other.
+async fn three_turns(table: &mut Table) {
+    for turn in 1..=3 {
+        let ask = Ask::new(
+            0,
+            format!("turn {turn}"),
+            "move",
+            format!("turn {turn}\n").into_bytes(),
+            Duration::from_secs(5),
+        );
+        let a = table.ask_one(ask, |_, _| Vec::new()).await;
+        assert_eq!(a.text().as_deref(), Some("ok"), "{a:?}");
+    }
+}
+
+/// A bot that writes to stderr as it starts, at every request before its reply, and after its
+/// last reply: each exchange carries what it wrote from its request to the next (stderr comes
+/// on its own pipe, but what was written before a reply is in that pipe when the next request
+/// is sent, and is read there), within the cap over the whole match, and a re-run writes it
+/// back byte for byte.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_request_carries_the_stderr_written_until_the_next_one() {
+    let bot = cmd(
+        "python3 -c \"import sys\nsys.stderr.write('starting\\n'); sys.stderr.flush()\nfor l in sys.stdin:\n    sys.stderr.write('thinking about ' + l); sys.stderr.flush()\n    print('ok', flush=True)\nsys.stderr.write('bye\\n')\"",
+    );
+    for (cap, want) in [
+        (
+            64 << 10,
+            [
+                (Some("starting\nthinking about turn 1\n"), 0),
+                (Some("thinking about turn 2\n"), 0),
+                (Some("thinking about turn 3\nbye\n"), 0),
+            ],
+        ),
+        // 40 bytes over the match: the first request's 31, then 9 of the second's 22.
+        (
+            40,
+            [
+                (Some("starting\nthinking about turn 1\n"), 0),
+                (Some("thinking "), 13),
+                (None, 26),
+            ],
+        ),
+    ] {
+        let cfg = SandboxConfig {
+            stderr_cap: cap,
+            ..SandboxConfig::default()
+        };
+        let seats = pipe::start_seats(std::slice::from_ref(&bot), &cfg, "t").unwrap();
+        let mut table = Table::new(seats, header());
+        three_turns(&mut table).await;
+        let done = table.finish(Duration::from_secs(2)).await;
+        let text = done.log.to_text();
+        let parsed = ReplayLog::parse(&text).unwrap();
+        let rec = SeatRecord::of(&parsed).unwrap();
+        let got: Vec<_> = rec
+            .of_seat(0)
+            .map(|e| (e.stderr.as_deref(), e.stderr_dropped))
+            .collect();
+        assert_eq!(got, want, "cap {cap}: {text}");
+        assert!(
+            rec.end_of(0).unwrap().stderr.starts_with("starting\n"),
+            "the tail stays as it was: {text}"
+        );
+        let mut again = Table::replayed(&parsed, 1, header()).unwrap();
+        three_turns(&mut again).await;
+        assert_eq!(again.finish(Duration::ZERO).await.log.to_text(), text);
+    }
 }

@@ -1148,6 +1148,14 @@ async fn ws_cmd_exit_code_and_stderr_are_collected() {
     let end0 = record.end_of(0).unwrap();
     assert_eq!(end0.exit_code, Some(3));
     assert!(end0.stderr.contains("cannot import"));
+    // The request it never answered, its first, carries what it wrote.
+    let first = record.of_seat(0).next().unwrap();
+    assert_eq!(
+        first.stderr.as_deref(),
+        Some("cannot import aiwolf_nlp_common\n"),
+        "{first:?}"
+    );
+    assert_eq!(record.of_seat(0).filter(|e| e.stderr.is_some()).count(), 1);
     verify_replay(&rec.replay.to_text()).unwrap();
 }
 

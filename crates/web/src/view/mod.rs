@@ -258,7 +258,7 @@ fn build(parsed: &Replay, opts: &ViewOptions) -> Result<ModelParts, ViewError> {
         "werewolf-nlp" => werewolf_nlp::build(parsed, &mut panels)?,
         "diplomacy" => diplomacy::build(parsed, &mut panels)?,
         // A game without a board viewer: its seat record, step by step.
-        _ if has_seat_record => seats::generic_steps(parsed)?,
+        _ if has_seat_record => seats::generic_steps(parsed, opts.private)?,
         other => return Err(ViewError::UnknownGame(other.to_string())),
     };
     seats::link_errors(&mut panels, &steps);

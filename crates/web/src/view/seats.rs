@@ -1,6 +1,7 @@
 //! The per-seat panels of every game, from the one seat record every replay shares (`seat` and
 //! `seat_end` lines, `kakehiki_core::exchange`): each request with the game's label, its kind,
-//! limit, reply time, outcome and raw reply; each program's exit and stderr. No game-specific
+//! limit, reply time, outcome, raw reply and, in a private view, the stderr its bot wrote from it
+//! until its next request; each program's exit and stderr. No game-specific
 //! code: a game's board viewer (if it has one) draws the steps, this fills the panels. A game
 //! without a board viewer gets [`generic_steps`]: one step per label of its seat record.
 
@@ -27,12 +28,20 @@ pub struct PanelExchange {
     pub raw: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// What the bot wrote on stderr from this request until its next one (only in a private
+    /// view: the seat's own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<String>,
+    /// Bytes of that stderr the match's cap dropped (only in a private view).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr_dropped: Option<u64>,
 }
 
 /// Characters of a reply kept in the view model.
 const RAW_KEPT: usize = 500;
 
-fn panel_exchange(e: &SeatExchange) -> PanelExchange {
+/// One request as the panels list it; its stderr only when `private`.
+fn panel_exchange(e: &SeatExchange, private: bool) -> PanelExchange {
     let raw = match (&e.raw, &e.raw_b64) {
         (Some(r), _) => Some(r.clone()),
         (None, Some(b)) => Some(format!("base64:{b}")),
@@ -53,6 +62,8 @@ fn panel_exchange(e: &SeatExchange) -> PanelExchange {
         time_ms: e.time_us.map(|us| us as f64 / 1000.0),
         raw,
         detail: e.detail.clone(),
+        stderr: e.stderr.clone().filter(|_| private),
+        stderr_dropped: Some(e.stderr_dropped).filter(|&n| private && n > 0),
     }
 }
 
@@ -117,7 +128,7 @@ pub(crate) fn fill(
             };
             pn.error_at(&e.at, e.outcome.as_str(), what);
         }
-        pn.exchanges.push(panel_exchange(e));
+        pn.exchanges.push(panel_exchange(e, private));
     }
     for end in &record.ends {
         let pn = panels.get_mut(end.seat).ok_or_else(|| {
@@ -157,9 +168,9 @@ fn record_of(p: &super::Replay) -> Result<SeatRecord, ViewError> {
 }
 
 /// The steps of a game without a board viewer: one per label of its seat record, in order,
-/// each with its requests and the game's own events that follow them; the last `result` (or
-/// `end`) event is the result.
-pub(crate) fn generic_steps(p: &super::Replay) -> Result<Built, ViewError> {
+/// each with its requests (their stderr only when `private`) and the game's own events that
+/// follow them; the last `result` (or `end`) event is the result.
+pub(crate) fn generic_steps(p: &super::Replay, private: bool) -> Result<Built, ViewError> {
     let mut steps: Vec<Value> =
         vec![json!({"title": "start", "at": "", "exchanges": [], "events": []})];
     let mut result = Value::Null;
@@ -172,7 +183,7 @@ pub(crate) fn generic_steps(p: &super::Replay) -> Result<Built, ViewError> {
                 if last != Some(true) {
                     steps.push(json!({"title": e.at, "at": e.at, "exchanges": [], "events": []}));
                 }
-                let mut x = serde_json::to_value(panel_exchange(&e)).unwrap_or_default();
+                let mut x = serde_json::to_value(panel_exchange(&e, private)).unwrap_or_default();
                 x["seat"] = json!(e.seat);
                 push(steps.last_mut(), "exchanges", x);
             }
@@ -236,12 +247,12 @@ mod tests {
     /// A replay of a game no viewer knows, with a seat record: a reply, an invalid reply the
     /// game noted in its own event, a crash, and the program's end.
     const TOY: &str = r#"{"event":"header","format":"toy@1","engine":"0","game":"toy","rules":"r","seed":1,"seats":["cmd:bot","builtin:x"],"params":null}
-{"event":"seat","seat":0,"at":"move 1","kind":"go","limit_ms":100,"time_us":2500,"outcome":"reply","raw":"a"}
+{"event":"seat","seat":0,"at":"move 1","kind":"go","limit_ms":100,"time_us":2500,"outcome":"reply","raw":"a","stderr":"thinking about a\n"}
 {"event":"seat","seat":1,"at":"move 1","kind":"go","limit_ms":100,"outcome":"reply","raw":"b"}
 {"event":"moved","n":1}
 {"event":"seat","seat":0,"at":"move 2","kind":"go","limit_ms":100,"time_us":100000,"outcome":"timeout"}
 {"event":"seat","seat":1,"at":"move 2","kind":"go","limit_ms":100,"outcome":"reply","raw":"b"}
-{"event":"seat","seat":0,"at":"move 3","kind":"go","limit_ms":100,"time_us":40,"outcome":"crash","detail":"output closed before the reply: exit code 3"}
+{"event":"seat","seat":0,"at":"move 3","kind":"go","limit_ms":100,"time_us":40,"outcome":"crash","detail":"output closed before the reply: exit code 3","stderr":"Traceback: boom\n","stderr_dropped":12}
 {"event":"result","winner":1}
 {"event":"seat_end","seat":0,"exit":"exit code 3","exit_code":3,"stderr":"Traceback: boom\n"}
 "#;
@@ -278,6 +289,12 @@ mod tests {
         assert_eq!(p0["stderr"], "Traceback: boom\n");
         assert_eq!(p0["exchanges"].as_array().unwrap().len(), 3);
         assert_eq!(p0["exchanges"][1]["outcome"], "timeout");
+        // Each request with the stderr its bot wrote until the next, in the panel and the step.
+        assert_eq!(p0["exchanges"][0]["stderr"], "thinking about a\n");
+        assert!(p0["exchanges"][1].get("stderr").is_none(), "{p0}");
+        assert_eq!(p0["exchanges"][2]["stderr"], "Traceback: boom\n");
+        assert_eq!(p0["exchanges"][2]["stderr_dropped"], 12);
+        assert_eq!(m["steps"][3]["exchanges"][0]["stderr"], "Traceback: boom\n");
         let errs = p0["errors"].as_array().unwrap();
         assert_eq!(errs.len(), 2, "{p0}");
         assert_eq!(
@@ -299,6 +316,10 @@ mod tests {
         let m = model(false);
         assert!(m["seats"][0].get("stderr").is_none(), "{}", m["seats"][0]);
         assert_eq!(m["seats"][0]["exit"], "exit code 3");
+        let text = m.to_string();
+        for hidden in ["thinking about", "Traceback", "stderr_dropped"] {
+            assert!(!text.contains(hidden), "{hidden}: {text}");
+        }
     }
 
     #[test]

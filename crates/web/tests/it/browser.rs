@@ -502,7 +502,8 @@ fn every_viewer_shows_the_replay_in_a_real_browser() {
 
 /// The generic viewer (a game without a board viewer of its own, like the test-only `rps`) and the
 /// per-seat panels from the seat record, in a real browser: the step's requests, each seat's
-/// request at that step, an error linked by the game's label, the exit and the stderr.
+/// request at that step with the stderr its bot wrote for it (as text, at that step only), an
+/// error linked by the game's label, the exit and the stderr.
 #[test]
 fn the_generic_viewer_and_seat_panels_draw_in_a_real_browser() {
     let Some(chrome) = chromium() else {
@@ -512,10 +513,10 @@ fn the_generic_viewer_and_seat_panels_draw_in_a_real_browser() {
         return;
     };
     let replay = r#"{"event":"header","format":"toy@1","engine":"0","game":"toy","rules":"r","seed":1,"seats":["cmd:bot","builtin:x"],"params":null}
-{"event":"seat","seat":0,"at":"move 1","kind":"go","limit_ms":100,"time_us":2500,"outcome":"reply","raw":"alpha"}
+{"event":"seat","seat":0,"at":"move 1","kind":"go","limit_ms":100,"time_us":2500,"outcome":"reply","raw":"alpha","stderr":"<b>weighing</b> alpha & beta\n"}
 {"event":"seat","seat":1,"at":"move 1","kind":"go","limit_ms":100,"outcome":"reply","raw":"beta"}
 {"event":"moved","n":1}
-{"event":"seat","seat":0,"at":"move 2","kind":"go","limit_ms":100,"time_us":100000,"outcome":"timeout"}
+{"event":"seat","seat":0,"at":"move 2","kind":"go","limit_ms":100,"time_us":100000,"outcome":"timeout","stderr":"still thinking at move 2\n","stderr_dropped":7}
 {"event":"seat","seat":1,"at":"move 2","kind":"go","limit_ms":100,"outcome":"reply","raw":"gamma"}
 {"event":"result","winner":1}
 {"event":"seat_end","seat":0,"exit":"exit code 3","exit_code":3,"stderr":"Traceback: boom"}
@@ -539,4 +540,32 @@ fn the_generic_viewer_and_seat_panels_draw_in_a_real_browser() {
     // Seat 1's request at this step, in its panel.
     assert!(panels.contains("class=\"seat-now\""), "{panels}");
     assert!(panels.matches("gamma").count() >= 1, "{panels}");
+    // Seat 0's stderr for this step, under its request in the stage and in its panel; not the
+    // previous step's. (The page's model holds every step's: only what is drawn counts.)
+    let drawn = |dom: &str| element(dom, "id=\"kv-stage\"", "</aside>").to_string();
+    let box_of = |html: &str| -> String {
+        element(html, "<pre class=\"stderr-step\"", "</pre>").to_string()
+    };
+    let step2 = "still thinking at move 2\n[7 more bytes dropped: the match's stderr cap]</pre>";
+    assert!(box_of(stage).ends_with(step2), "{stage}");
+    let now = after(&dom, "class=\"seat-now\" data-seat=\"0\"", 3000);
+    assert!(box_of(now).ends_with(step2), "{now}");
+    let shown = drawn(&dom);
+    assert!(!shown.contains("weighing"), "{shown}");
+    assert_eq!(shown.matches("class=\"stderr-step\"").count(), 2, "{shown}");
+    // At move 1 its own, as text: the bot's markup is not markup.
+    let (dom, _) = dump_dom(&chrome, &format!("file://{}#t=1", page.display()));
+    let now = after(&dom, "class=\"seat-now\" data-seat=\"0\"", 3000);
+    assert!(
+        box_of(now).ends_with(">&lt;b&gt;weighing&lt;/b&gt; alpha &amp; beta\n</pre>"),
+        "{now}"
+    );
+    let shown = drawn(&dom);
+    assert!(!shown.contains("<b>"), "{shown}");
+    assert!(!shown.contains("still thinking"), "{shown}");
+    assert_eq!(
+        shown.matches("class=\"stderr-step\"").count(),
+        2,
+        "stage and panel"
+    );
 }
