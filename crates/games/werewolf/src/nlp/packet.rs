@@ -227,10 +227,16 @@ pub struct SettingPacket {
     pub timeout: TimeoutPacket,
 }
 
+/// `setting.talk` / `setting.whisper`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TalkSettingPacket {
     pub max_count: MaxCountPacket,
     pub max_length: MaxLengthPacket,
+    /// Group-chat mode: the phase's time in milliseconds; left out in turns (upstream sends it
+    /// only when the configuration sets `duration`), so an agent can tell the mode from
+    /// `setting`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration: Option<u64>,
     pub max_skip: u32,
 }
 
@@ -291,6 +297,7 @@ fn talk_setting(l: &TalkLimits) -> TalkSettingPacket {
             per_agent: l.per_agent_length,
             base_length: l.base_length,
         },
+        duration: l.duration_ms,
         max_skip: l.max_skip,
     }
 }

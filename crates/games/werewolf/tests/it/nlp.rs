@@ -225,7 +225,7 @@ fn hidden_information_reaches_only_those_allowed() {
 fn group_chat_broadcasts_reach_only_the_phase_members() {
     let mut c = NlpConfig::for_players(9);
     c.game.talk.duration = Some("1s".into());
-    c.game.whisper.duration = Some("1s".into());
+    c.game.whisper.duration = Some("500ms".into());
     let s = Arc::new(c.settings().unwrap());
     let names = ["sample"; 9];
     let mut t = Recording {
@@ -250,6 +250,11 @@ fn group_chat_broadcasts_reach_only_the_phase_members() {
         !kinds.contains(&RequestKind::Talk),
         "no turn-based TALK in group-chat mode"
     );
+    // The setting tells the mode: each phase's `duration` in milliseconds.
+    let setting = t.sent.iter().find_map(|(_, p)| p.setting.clone()).unwrap();
+    let json = serde_json::to_value(&*setting).unwrap();
+    assert_eq!(json["talk"]["duration"], 1_000);
+    assert_eq!(json["whisper"]["duration"], 500);
     for (a, p) in &t.sent {
         if matches!(
             p.request,
@@ -629,5 +634,9 @@ fn mentions_and_length_limits_shape_the_recorded_speech() {
     assert!(
         json["talk"]["max_length"].get("per_talk").is_none(),
         "unset limits are omitted"
+    );
+    assert!(
+        json["talk"].get("duration").is_none() && json["whisper"].get("duration").is_none(),
+        "no duration in turns"
     );
 }
