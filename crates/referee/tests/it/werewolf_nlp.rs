@@ -1324,3 +1324,85 @@ async fn an_agent_too_slow_to_connect_is_told_the_limit_it_missed_and_how_to_rai
         "{e:?}"
     );
 }
+
+/// Every talk an agent was sent (in `talk_history` or as `new_talk`), by day and index: its
+/// `time` and `turn`.
+fn talks_sent(got: &[Value]) -> BTreeMap<(u64, u64), (u64, u64)> {
+    let mut out = BTreeMap::new();
+    for p in got {
+        let history = p["talk_history"].as_array().into_iter().flatten();
+        for t in history.chain(p.get("new_talk")) {
+            let key = (t["day"].as_u64().unwrap(), t["idx"].as_u64().unwrap());
+            let time = t["time"].as_u64().expect("every talk has a time");
+            out.insert(key, (time, t["turn"].as_u64().unwrap()));
+        }
+    }
+    out
+}
+
+/// A talk's `time` is the game's start (its id's time) plus the reply times the replay records:
+/// never a clock read, so that a re-run of the replay derives the times the agents were sent —
+/// in turns and in group chat.
+#[tokio::test]
+async fn talk_times_come_from_the_record_and_a_rerun_derives_the_same() {
+    use kakehiki_core::replay::ReplayLog;
+    use kakehiki_referee::games::werewolf_nlp::{replayed_game, run_game};
+    use kakehiki_referee::seat::Table;
+
+    let dir = tempfile::tempdir().unwrap();
+    let chat = dir.path().join("chat.toml");
+    std::fs::write(
+        &chat,
+        "[game]\nmax_day = 1\n[game.talk]\nduration = \"300ms\"\n",
+    )
+    .unwrap();
+    let chat = ("config", chat.display().to_string());
+    for (modes, extra) in [
+        (vec![Mode::Play, Mode::Play], vec![]),
+        (vec![Mode::Chatty, Mode::Play], vec![chat]),
+    ] {
+        let before = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        let (rec, got) = ws_game(&modes, 3, 17, &extra).await;
+        let sent = talks_sent(&got[1]);
+        assert!(!sent.is_empty());
+        let id = got[1].iter().find_map(|p| p["info"]["game_id"].as_str());
+        let start = ulid_ms(id.unwrap());
+        assert!(start >= before, "the game started after the test did");
+        for (k, (time, _)) in &sent {
+            assert!(*time >= start, "{k:?}: {time} before the start {start}");
+        }
+        // The re-run of the replay derives the same talks, at the same times.
+        let text = rec.replay.to_text();
+        let parsed = ReplayLog::parse(&text).unwrap();
+        let (g, _) = replayed_game(&parsed, &parsed.header).unwrap();
+        let table = Table::replayed(&parsed, g.who.len(), ReplayLog::new()).unwrap();
+        let played = run_game(table, g).await;
+        let rerun: BTreeMap<(u64, u64), (u64, u64)> = played
+            .game
+            .all_talks()
+            .map(|t| ((t.day.into(), t.idx.into()), (t.time, t.turn.into())))
+            .collect();
+        for (k, v) in &sent {
+            assert_eq!(rerun.get(k), Some(v), "{k:?}");
+        }
+        // Talks in order of day and index were received in that order.
+        let times: Vec<u64> = sent.values().map(|(t, _)| *t).collect();
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+        if !extra.is_empty() {
+            // In group chat the chatty agent's talks are numbered 0, 1, … each day.
+            let me = got[0][1]["info"]["agent"].as_str().unwrap().to_string();
+            let mut turns: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+            for t in played.game.all_talks().filter(|t| *t.agent == *me) {
+                turns.entry(t.day.into()).or_default().push(t.turn.into());
+            }
+            assert!(!turns.is_empty(), "the chatty agent talked");
+            for list in turns.values() {
+                assert_eq!(*list, (0..list.len() as u64).collect::<Vec<_>>());
+            }
+        }
+        verify_replay(&text).unwrap();
+    }
+}

@@ -41,6 +41,8 @@ pub enum AskError {
 pub struct ChatMessage {
     pub agent: usize,
     pub text: String,
+    /// When it arrived, on the table's clock ([`Table::elapsed_ms`]).
+    pub elapsed_ms: u64,
 }
 
 /// The seats of one game. Agents are numbered from 0 here; packets name them.
@@ -66,6 +68,14 @@ pub trait Table: Send {
         duration_ms: u64,
         accept: &mut (dyn FnMut(ChatMessage) -> Vec<(usize, Packet)> + Send),
     ) -> impl Future<Output = ()> + Send;
+    /// The table's clock: milliseconds of the game so far, counted only from what the seats'
+    /// record holds (each request's recorded reply time, each group-chat window's length), so
+    /// that a re-run of the record reads the same clock as the live game did. The game's times
+    /// (a talk's `time`) are its start plus this. Tables whose seats take no measured time
+    /// (built-in agents in process) stay at 0.
+    fn elapsed_ms(&self) -> u64 {
+        0
+    }
 }
 
 /// How the game ended.
@@ -144,6 +154,10 @@ pub struct NlpGame {
     days: Vec<DayStatus>,
     last_talk: Vec<usize>,
     last_whisper: Vec<usize>,
+    /// The game's start in Unix milliseconds: its `game_id`'s time.
+    start_ms: u64,
+    /// The table's clock ([`Table::elapsed_ms`]) after the last request or window.
+    clock_ms: u64,
     rng_talk: ChaCha8Rng,
     rng_whisper: ChaCha8Rng,
     rng_tie: ChaCha8Rng,
@@ -213,6 +227,8 @@ impl NlpGame {
             }],
             last_talk: vec![0; n],
             last_whisper: vec![0; n],
+            start_ms: 0,
+            clock_ms: 0,
             rng_talk: rng::stream(seed, rng::STREAM_TALK),
             rng_whisper: rng::stream(seed, rng::STREAM_WHISPER),
             rng_tie: rng::stream(seed, rng::STREAM_TIE),
@@ -245,7 +261,13 @@ impl NlpGame {
     /// Replace the id (before the game runs): the time-stamped one of a live game, or the one a
     /// replay recorded.
     pub fn set_game_id(&mut self, id: String) {
+        self.start_ms = ulid::Ulid::from_string(&id).map_or(0, |u| u.timestamp_ms());
         self.game_id = id.into();
+    }
+    /// Now on the game's clock, in Unix milliseconds: its start ([`NlpGame::game_id`]'s time)
+    /// plus the table's clock after the last request.
+    pub fn now_ms(&self) -> u64 {
+        self.start_ms.saturating_add(self.clock_ms)
     }
     pub fn settings(&self) -> &NlpSettings {
         &self.s
@@ -422,7 +444,9 @@ impl NlpGame {
         if self.has_error[a] {
             return;
         }
-        if t.notify(a, p).await.is_err() {
+        let sent = t.notify(a, p).await;
+        self.clock_ms = t.elapsed_ms();
+        if sent.is_err() {
             self.has_error[a] = true;
         }
     }
@@ -432,7 +456,9 @@ impl NlpGame {
         if self.has_error[a] {
             return None;
         }
-        match t.ask(a, p).await {
+        let answer = t.ask(a, p).await;
+        self.clock_ms = t.elapsed_ms();
+        match answer {
             Ok(s) if s.contains('\n') => Some(s.replace('\n', "")),
             Ok(s) => Some(s),
             Err(AskError::Failed) => None,
@@ -640,6 +666,8 @@ impl NlpGame {
                     Some(s) => s,
                     None => FORCE_SKIP.to_string(),
                 };
+                // Upstream stamps a talk when the answer (or the failure) is in.
+                let time = self.now_ms();
                 let r = self.remain.as_mut().expect("set above");
                 if text == SKIP {
                     let sk = r.skip[a].get_or_insert(0);
@@ -666,7 +694,8 @@ impl NlpGame {
                 } else {
                     spoke = true;
                 }
-                self.record_talk(kind, idx, turn, a, text);
+                let e = TalkEntry::new(idx, self.day, turn, self.names[a].clone(), text, time);
+                self.record_talk(kind, a, e);
                 idx += 1;
             }
             if !spoke {
@@ -676,18 +705,18 @@ impl NlpGame {
         self.remain = None;
     }
 
-    fn record_talk(&mut self, kind: RequestKind, idx: u32, turn: u32, a: usize, text: String) {
+    /// Keep agent `a`'s talk (or whisper) `e`: in the day's list and the game log.
+    fn record_talk(&mut self, kind: RequestKind, a: usize, e: TalkEntry) {
         let whisper = kind == RequestKind::Whisper || kind == RequestKind::WhisperBroadcast;
         self.log.push(format!(
             "{},{},{},{},{},{}",
             self.day,
             if whisper { "whisper" } else { "talk" },
-            idx,
-            turn,
+            e.idx,
+            e.turn,
             a + 1,
-            text
+            e.text
         ));
-        let e = TalkEntry::new(idx, self.day, turn, self.names[a].clone(), text);
         if whisper {
             self.cur_mut().whispers.push(e);
         } else {
@@ -729,11 +758,13 @@ impl NlpGame {
             .collect();
         let mut idx = 0u32;
         let listeners = agents.clone();
-        let mut accepted: Vec<(usize, String)> = Vec::new();
+        let mut accepted: Vec<(usize, TalkEntry)> = Vec::new();
+        // Each agent's messages accepted so far: upstream's `turn` in group chat.
+        let mut turns = vec![0u32; self.names.len()];
         {
             let remain = self.remain.as_mut().expect("set by communicate");
             let names = self.names.clone();
-            let day = self.day;
+            let (day, start_ms) = (self.day, self.start_ms);
             let mut accept = |m: ChatMessage| -> Vec<(usize, Packet)> {
                 let a = m.agent;
                 if remain.count[a].unwrap_or(0) <= 0 || remain.length[a].is_some_and(|x| x <= 0) {
@@ -757,9 +788,11 @@ impl NlpGame {
                 if text == OVER {
                     remain.count[a] = Some(0);
                 }
-                let entry = TalkEntry::new(idx, day, 0, names[a].clone(), text.clone());
+                let time = start_ms.saturating_add(m.elapsed_ms);
+                let entry = TalkEntry::new(idx, day, turns[a], names[a].clone(), text, time);
                 idx += 1;
-                accepted.push((a, text));
+                turns[a] += 1;
+                accepted.push((a, entry.clone()));
                 let mut p = Packet::bare(cast);
                 if whisper {
                     p.new_whisper = Some(entry);
@@ -770,8 +803,9 @@ impl NlpGame {
             };
             t.chat(open, duration_ms, &mut accept).await;
         }
-        for (i, (a, text)) in accepted.into_iter().enumerate() {
-            self.record_talk(kind, i as u32, 0, a, text);
+        self.clock_ms = t.elapsed_ms();
+        for (a, e) in accepted {
+            self.record_talk(kind, a, e);
         }
         for &a in &agents {
             self.notify(t, a, end).await;
