@@ -1342,7 +1342,8 @@ fn talks_sent(got: &[Value]) -> BTreeMap<(u64, u64), (u64, u64)> {
 
 /// A talk's `time` is the game's start (its id's time) plus the reply times the replay records:
 /// never a clock read, so that a re-run of the replay derives the times the agents were sent —
-/// in turns and in group chat.
+/// in turns and in group chat. The real-time log stamps each talk with it, and the JSON log has
+/// an entry for each group-chat talk.
 #[tokio::test]
 async fn talk_times_come_from_the_record_and_a_rerun_derives_the_same() {
     use kakehiki_core::replay::ReplayLog;
@@ -1357,10 +1358,13 @@ async fn talk_times_come_from_the_record_and_a_rerun_derives_the_same() {
     )
     .unwrap();
     let chat = ("config", chat.display().to_string());
-    for (modes, extra) in [
-        (vec![Mode::Play, Mode::Play], vec![]),
-        (vec![Mode::Chatty, Mode::Play], vec![chat]),
+    for (modes, chat) in [
+        (vec![Mode::Play, Mode::Play], None),
+        (vec![Mode::Chatty, Mode::Play], Some(chat)),
     ] {
+        let logs = tempfile::tempdir().unwrap();
+        let mut extra = vec![("log_dir", logs.path().display().to_string())];
+        extra.extend(chat.clone());
         let before = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
@@ -1391,7 +1395,43 @@ async fn talk_times_come_from_the_record_and_a_rerun_derives_the_same() {
         // Talks in order of day and index were received in that order.
         let times: Vec<u64> = sent.values().map(|(t, _)| *t).collect();
         assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
-        if !extra.is_empty() {
+        // The real-time log's talks at their times, in seconds.
+        let rt =
+            std::fs::read_to_string(logs.path().join(format!("{}.realtime.jsonl", id.unwrap())));
+        let rt_talks: Vec<u64> = rt
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|p| p["event"] == "トーク")
+            .map(|p| p["timestamp"].as_u64().unwrap())
+            .collect();
+        let game_talks: Vec<u64> = played.game.all_talks().map(|t| t.time / 1000).collect();
+        assert_eq!(rt_talks, game_talks);
+        let json = std::fs::read_to_string(logs.path().join(format!("{}.json", id.unwrap())));
+        let json: Value = serde_json::from_str(&json.unwrap()).unwrap();
+        let casts: Vec<&Value> = json["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| {
+                x["request"]
+                    .as_str()
+                    .unwrap()
+                    .contains("\"TALK_BROADCAST\"")
+            })
+            .collect();
+        if chat.is_none() {
+            assert!(casts.is_empty());
+        } else {
+            // One entry per talk the phase accepted: its speaker, text and time.
+            let talks: Vec<_> = played.game.all_talks().collect();
+            assert_eq!(casts.len(), talks.len());
+            for (x, t) in casts.iter().zip(&talks) {
+                assert_eq!(x["agent"], &*t.agent);
+                assert_eq!(x["response"], &*t.text);
+                assert_eq!(x["request_timestamp"], t.time);
+                assert_eq!(x["response_timestamp"], t.time);
+            }
             // In group chat the chatty agent's talks are numbered 0, 1, … each day.
             let me = got[0][1]["info"]["agent"].as_str().unwrap().to_string();
             let mut turns: BTreeMap<u64, Vec<u64>> = BTreeMap::new();

@@ -165,6 +165,9 @@ pub struct NlpGame {
     winner: Option<Team>,
     aborted: bool,
     log: Vec<String>,
+    /// When each line of [`NlpGame::log`] was written, in Unix milliseconds ([`NlpGame::now_ms`];
+    /// a talk's line, the talk's `time`).
+    log_ms: Vec<u64>,
 }
 
 fn species(r: Role) -> Species {
@@ -236,6 +239,7 @@ impl NlpGame {
             winner: None,
             aborted: false,
             log: Vec::new(),
+            log_ms: Vec::new(),
             s: settings,
         }
     }
@@ -275,6 +279,11 @@ impl NlpGame {
     /// The upstream game log (`game_logger`) lines so far.
     pub fn log(&self) -> &[String] {
         &self.log
+    }
+    /// When each line of [`NlpGame::log`] was written, in Unix milliseconds, on the game's clock
+    /// ([`NlpGame::now_ms`]): the real-time log's `timestamp`s.
+    pub fn log_times(&self) -> &[u64] {
+        &self.log_ms
     }
     /// Every talk of every day so far.
     pub fn all_talks(&self) -> impl Iterator<Item = &TalkEntry> {
@@ -475,6 +484,12 @@ impl NlpGame {
         }
     }
 
+    /// Add a line to the game log, written now on the game's clock.
+    fn push_log(&mut self, line: String) {
+        self.log.push(line);
+        self.log_ms.push(self.now_ms());
+    }
+
     fn log_status(&mut self) {
         for a in 0..self.names.len() {
             let line = format!(
@@ -486,7 +501,7 @@ impl NlpGame {
                 self.originals.get(a).map(String::as_str).unwrap_or(""),
                 self.names[a]
             );
-            self.log.push(line);
+            self.push_log(line);
         }
     }
 
@@ -550,8 +565,7 @@ impl NlpGame {
             (false, Some(w)) => w.name(),
             _ => "NONE",
         };
-        self.log
-            .push(format!("{},result,{},{},{}", self.day, humans, wolves, win));
+        self.push_log(format!("{},result,{},{},{}", self.day, humans, wolves, win));
         GameResult {
             winner: if self.aborted { None } else { self.winner },
             aborted: self.aborted,
@@ -708,7 +722,7 @@ impl NlpGame {
     /// Keep agent `a`'s talk (or whisper) `e`: in the day's list and the game log.
     fn record_talk(&mut self, kind: RequestKind, a: usize, e: TalkEntry) {
         let whisper = kind == RequestKind::Whisper || kind == RequestKind::WhisperBroadcast;
-        self.log.push(format!(
+        let line = format!(
             "{},{},{},{},{},{}",
             self.day,
             if whisper { "whisper" } else { "talk" },
@@ -716,7 +730,9 @@ impl NlpGame {
             e.turn,
             a + 1,
             e.text
-        ));
+        );
+        self.log.push(line);
+        self.log_ms.push(e.time);
         if whisper {
             self.cur_mut().whispers.push(e);
         } else {
@@ -837,8 +853,7 @@ impl NlpGame {
             } else {
                 "attackVote"
             };
-            self.log
-                .push(format!("{},{what},{},{}", self.day, a + 1, target + 1));
+            self.push_log(format!("{},{what},{},{}", self.day, a + 1, target + 1));
         }
         votes
     }
@@ -880,7 +895,7 @@ impl NlpGame {
         if let Some(e) = executed {
             self.cur_mut().alive[e] = false;
             self.cur_mut().executed = Some(e);
-            self.log.push(format!(
+            self.push_log(format!(
                 "{},execute,{},{}",
                 self.day,
                 e + 1,
@@ -907,7 +922,7 @@ impl NlpGame {
             return;
         }
         self.cur_mut().divine = Some((seer, target));
-        self.log.push(format!(
+        self.push_log(format!(
             "{},divine,{},{},{}",
             self.day,
             seer + 1,
@@ -934,7 +949,7 @@ impl NlpGame {
             return;
         }
         self.cur_mut().guard = Some((guard, target));
-        self.log.push(format!(
+        self.push_log(format!(
             "{},guard,{},{},{}",
             self.day,
             guard + 1,
@@ -972,15 +987,14 @@ impl NlpGame {
                     .guard
                     .is_some_and(|(g, target)| target == a && self.alive(g));
                 if guarded {
-                    self.log
-                        .push(format!("{},attack,{},false", self.day, a + 1));
+                    self.push_log(format!("{},attack,{},false", self.day, a + 1));
                 } else {
                     self.cur_mut().alive[a] = false;
                     self.cur_mut().attacked = Some(a);
-                    self.log.push(format!("{},attack,{},true", self.day, a + 1));
+                    self.push_log(format!("{},attack,{},true", self.day, a + 1));
                 }
             }
-            None => self.log.push(format!("{},attack,-1,true", self.day)),
+            None => self.push_log(format!("{},attack,-1,true", self.day)),
         }
     }
 }

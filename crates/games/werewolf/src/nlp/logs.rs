@@ -6,12 +6,13 @@
 //! * the real-time log (`realtime_broadcaster`, `<name>.jsonl`): one JSON object per event, as
 //!   the upstream viewer reads it — `id`, `idx` (from 1), `day`, `is_day`, `agents` (each `idx`,
 //!   `team`, `name`, `profile`, `role`, `is_alive` at that moment), `event` (`開始`, `トーク`,
-//!   `囁き`, `投票`, `襲撃投票`, `追放`, `占い`, `護衛`, `襲撃`, `終了`), and where the event has
-//!   them `message`, `from_idx`, `to_idx`, `bubble_idx`.
+//!   `囁き`, `投票`, `襲撃投票`, `追放`, `占い`, `護衛`, `襲撃`, `終了`), where the event has
+//!   them `message`, `from_idx`, `to_idx`, `bubble_idx`, and `timestamp` (Unix seconds).
 //!
 //! The real-time log is rebuilt from the game log, which holds every event it needs (the phases
-//! are upstream's fixed default list, so the time of day follows from the kind of line). One
-//! difference: an execution phase in which no vote at all was valid leaves no game-log line, so
+//! are upstream's fixed default list, so the time of day follows from the kind of line), and from
+//! the times its lines were written ([`super::NlpGame::log_times`]; the start is at the
+//! `game_id`'s time). One difference: an execution phase in which no vote at all was valid leaves no game-log line, so
 //! its empty `追放` event is not in the real-time log either.
 
 use serde::Serialize;
@@ -59,6 +60,8 @@ struct RtPacket<'a> {
     to_idx: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     bubble_idx: Option<i64>,
+    /// When the event happened, in Unix seconds (upstream's `time.Now().Unix()`).
+    timestamp: u64,
 }
 
 /// The upstream file name of a log: `{game_id}`, `{timestamp}` and `{teams}` (the agents'
@@ -83,6 +86,8 @@ struct Builder<'a> {
     alive: Vec<bool>,
     day: i64,
     is_day: bool,
+    /// The current event's time, Unix milliseconds.
+    now_ms: u64,
     out: Vec<String>,
 }
 
@@ -119,6 +124,7 @@ impl<'a> Builder<'a> {
             from_idx: from,
             to_idx: to,
             bubble_idx: bubble,
+            timestamp: self.now_ms / 1000,
         };
         self.out
             .push(serde_json::to_string(&p).unwrap_or_else(|_| "{}".into()));
@@ -157,15 +163,24 @@ pub fn games_list_with(existing: &str, id: &str, filename: &str, updated_at: &st
     serde_json::Value::Array(items).to_string()
 }
 
-/// The real-time log (JSON lines, no final newline) of a game from its game log. Lines that are
-/// not game-log lines are skipped.
-pub fn realtime_log(game_id: &str, agents: &[LogAgent], game_log: &[String]) -> Vec<String> {
+/// The real-time log (JSON lines, no final newline) of a game from its game log and the times
+/// its lines were written (`log_ms`, Unix milliseconds, one per line; a line without one keeps
+/// the time before it). The start is at the `game_id`'s time, the end at the last line's. Lines
+/// that are not game-log lines are skipped.
+pub fn realtime_log(
+    game_id: &str,
+    agents: &[LogAgent],
+    game_log: &[String],
+    log_ms: &[u64],
+) -> Vec<String> {
+    let start_ms = ulid::Ulid::from_string(game_id).map_or(0, |u| u.timestamp_ms());
     let mut b = Builder {
         id: game_id,
         agents,
         alive: vec![true; agents.len()],
         day: 0,
         is_day: true,
+        now_ms: start_ms,
         out: Vec::new(),
     };
     b.emit("開始", Some("ゲームが開始されました"), None, None, None);
@@ -176,7 +191,10 @@ pub fn realtime_log(game_id: &str, agents: &[LogAgent], game_log: &[String]) -> 
     // result) does not start a day upstream.
     let mut before_status = true;
     let mut winner: Option<String> = None;
-    for line in game_log {
+    for (i, line) in game_log.iter().enumerate() {
+        if let Some(&ms) = log_ms.get(i) {
+            b.now_ms = ms;
+        }
         let f: Vec<&str> = line.splitn(6, ',').collect();
         let Some(day) = f.first().and_then(|d| d.parse::<i64>().ok()) else {
             continue;
@@ -290,7 +308,7 @@ mod tests {
         let settings = Arc::new(NlpSettings::defaults(13).unwrap());
         let (r, game) = play_builtin(settings, 41, &names).unwrap();
         let agents = agents_of(&game, &["kanolab", "teamb"]);
-        let rt: Vec<Value> = realtime_log(game.game_id(), &agents, game.log())
+        let rt: Vec<Value> = realtime_log(game.game_id(), &agents, game.log(), game.log_times())
             .iter()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
@@ -362,6 +380,66 @@ mod tests {
     }
 
     #[test]
+    fn each_event_is_stamped_in_seconds_with_its_lines_time_the_start_with_the_games() {
+        let agents: Vec<LogAgent> = (1..=5)
+            .map(|i| LogAgent {
+                team: "t".into(),
+                name: format!("Agent[0{i}]"),
+                profile: None,
+                avatar: None,
+                role: "VILLAGER",
+            })
+            .collect();
+        // 2025-01-01T00:00:00.000Z.
+        let start = 1_735_689_600_000;
+        let id = crate::nlp::game::game_id_at(start, 3);
+        let lines: Vec<String> = [
+            "0,status,1,VILLAGER,ALIVE,t1,Agent[01]",
+            "0,talk,0,0,1,hello",
+            "0,talk,1,0,2,hi",
+            "1,vote,1,2",
+            "1,execute,2,VILLAGER",
+            "1,result,4,0,VILLAGER",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let ms = [
+            start,
+            start + 1_999,
+            start + 2_000,
+            start + 65_432,
+            start + 65_900,
+        ];
+        let rt: Vec<Value> = realtime_log(&id, &agents, &lines, &ms)
+            .iter()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let stamps: Vec<(&str, u64)> = rt
+            .iter()
+            .map(|p| {
+                (
+                    p["event"].as_str().unwrap(),
+                    p["timestamp"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        let s = start / 1000;
+        assert_eq!(
+            stamps,
+            vec![
+                ("開始", s),
+                ("トーク", s + 1),
+                ("トーク", s + 2),
+                ("投票", s + 65),
+                ("追放", s + 65),
+                // The result line has no time of its own: the end keeps the last one.
+                ("終了", s + 65),
+            ]
+        );
+    }
+
+    #[test]
     fn file_names_follow_the_upstream_pattern() {
         let a = |t: &str| LogAgent {
             team: t.into(),
@@ -406,7 +484,7 @@ mod tests {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        let rt: Vec<Value> = realtime_log("X", &agents, &lines)
+        let rt: Vec<Value> = realtime_log("X", &agents, &lines, &[])
             .iter()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();

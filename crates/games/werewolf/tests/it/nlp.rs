@@ -784,4 +784,12 @@ fn group_chat_talks_are_numbered_per_agent_and_stamped_when_they_arrived() {
     // Day 1's window opens after day 0's (1 s) and night 0's divination (a second).
     let day1 = game.all_talks().find(|e| e.day == 1).unwrap();
     assert_eq!(day1.time, START_MS + 2_010, "{day1:?}");
+    // Every game-log line has its time (the real-time log's `timestamp`), in order; a talk's
+    // line has the talk's.
+    let (log, times) = (game.log(), game.log_times());
+    assert_eq!(log.len(), times.len());
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+    let first_talk = log.iter().position(|l| l.contains(",talk,")).unwrap();
+    assert_eq!(times[first_talk], START_MS + 10);
+    assert_eq!(*times.last().unwrap(), game.now_ms());
 }

@@ -306,8 +306,12 @@ impl Seats {
         true
     }
 
-    /// Deliver the packets a group-chat message makes.
+    /// Deliver the packets a group-chat message makes; an accepted message (it makes some) is
+    /// an entry of the JSON log.
     async fn broadcast(&mut self, to: Vec<(usize, Packet)>, at: &str) {
+        if let (Some(log), Some((_, p))) = (&mut self.json, to.first()) {
+            log.talk(p);
+        }
         for (b, p) in to {
             self.deliver(b, at, &p).await;
         }
