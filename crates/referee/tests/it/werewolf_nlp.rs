@@ -838,7 +838,7 @@ async fn one_nlp_agent_gets_exactly_one_seat() {
 
 /// A YAML file with upstream's layout and every key upstream's defaults have that Kakehiki does
 /// not implement: it loads, each such key is named in a warning, and the keys it does implement
-/// take effect.
+/// (the phases among them) take effect.
 const UPSTREAM_LAYOUT_YAML: &str = r#"
 server:
   web_socket:
@@ -905,7 +905,7 @@ fn upstream_yaml_loads_with_a_warning_per_key_not_implemented() {
     let p = dir.path().join("default_5.yml");
     std::fs::write(&p, UPSTREAM_LAYOUT_YAML).unwrap();
     let loaded = load_config_for(&p, None).unwrap();
-    assert_eq!(loaded.warnings.len(), 9, "{:#?}", loaded.warnings);
+    assert_eq!(loaded.warnings.len(), 7, "{:#?}", loaded.warnings);
     for (w, key) in loaded.warnings.iter().zip(NOT_IMPLEMENTED_KEYS) {
         assert!(w.starts_with(&format!("{key}: ")), "{w}");
     }
@@ -919,6 +919,12 @@ fn upstream_yaml_loads_with_a_warning_per_key_not_implemented() {
     assert_eq!(c.custom_profile.profiles.len(), 5);
     let s = c.settings().unwrap();
     assert_eq!(s.timeout_action_ms, 30_000);
+    // The phases are read and played: a talk-only day, an attack-only night from day 1.
+    use kakehiki_werewolf::nlp::settings::PhaseAction;
+    assert_eq!(s.day_phases.len(), 1);
+    assert_eq!(s.day_phases[0].actions, [PhaseAction::Talk]);
+    assert_eq!(s.night_phases[0].actions, [PhaseAction::Attack]);
+    assert_eq!(s.night_phases[0].except_day, Some(0));
     assert_eq!(s.profiles.unwrap()[0].description, "Age: 10");
     // The same file under .yaml; a truly unknown key is still an error naming it.
     let q = dir.path().join("c.yaml");

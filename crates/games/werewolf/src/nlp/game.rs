@@ -9,11 +9,12 @@ use std::sync::Arc;
 
 use rand_chacha::ChaCha8Rng;
 
+use super::logs::LogMark;
 use super::packet::{
     Info, JudgeEntry, Packet, RequestKind, SettingPacket, TalkEntry, Text, VoteEntry, FORCE_SKIP,
     OVER, SKIP,
 };
-use super::settings::{NlpSettings, OnErrorRatio, TalkLimits};
+use super::settings::{NlpSettings, OnErrorRatio, Phase, PhaseAction, TalkLimits};
 use super::text;
 use crate::rng;
 use crate::types::{Role, Species, Team};
@@ -165,9 +166,10 @@ pub struct NlpGame {
     winner: Option<Team>,
     aborted: bool,
     log: Vec<String>,
-    /// When each line of [`NlpGame::log`] was written, in Unix milliseconds ([`NlpGame::now_ms`];
-    /// a talk's line, the talk's `time`).
-    log_ms: Vec<u64>,
+    /// When each line of [`NlpGame::log`] was written, and whether by day.
+    log_marks: Vec<LogMark>,
+    /// Whether it is the day (its phases) or the night, as upstream's `isDaytime`.
+    is_day: bool,
 }
 
 fn species(r: Role) -> Species {
@@ -239,7 +241,8 @@ impl NlpGame {
             winner: None,
             aborted: false,
             log: Vec::new(),
-            log_ms: Vec::new(),
+            log_marks: Vec::new(),
+            is_day: true,
             s: settings,
         }
     }
@@ -280,10 +283,11 @@ impl NlpGame {
     pub fn log(&self) -> &[String] {
         &self.log
     }
-    /// When each line of [`NlpGame::log`] was written, in Unix milliseconds, on the game's clock
-    /// ([`NlpGame::now_ms`]): the real-time log's `timestamp`s.
-    pub fn log_times(&self) -> &[u64] {
-        &self.log_ms
+    /// When each line of [`NlpGame::log`] was written, on the game's clock ([`NlpGame::now_ms`];
+    /// a talk's line at the talk's `time`), and whether by day: the real-time log's `timestamp`
+    /// and `is_day`.
+    pub fn log_marks(&self) -> &[LogMark] {
+        &self.log_marks
     }
     /// Every talk of every day so far.
     pub fn all_talks(&self) -> impl Iterator<Item = &TalkEntry> {
@@ -487,7 +491,8 @@ impl NlpGame {
     /// Add a line to the game log, written now on the game's clock.
     fn push_log(&mut self, line: String) {
         self.log.push(line);
-        self.log_ms.push(self.now_ms());
+        let (ms, is_day) = (self.now_ms(), self.is_day);
+        self.log_marks.push(LogMark { ms, is_day });
     }
 
     fn log_status(&mut self) {
@@ -580,49 +585,41 @@ impl NlpGame {
         }
     }
 
+    /// The day: DAILY_INITIALIZE, then the day's phases (`logic.day_phases`).
     async fn progress_day<T: Table>(&mut self, t: &mut T) {
+        self.is_day = true;
         self.everyone(t, RequestKind::DailyInitialize).await;
         self.log_status();
-        if self.day == 0 {
-            self.communicate(t, RequestKind::Whisper).await;
-            if self.should_finish() {
-                return;
-            }
-        }
-        self.communicate(t, RequestKind::Talk).await;
-        self.should_finish();
+        let phases = self.s.day_phases.clone();
+        self.phases(t, &phases).await;
     }
 
+    /// The night: DAILY_FINISH, then the night's phases (`logic.night_phases`).
     async fn progress_night<T: Table>(&mut self, t: &mut T) {
+        self.is_day = false;
         self.everyone(t, RequestKind::DailyFinish).await;
-        let first = self.day == 0;
-        if first {
-            self.communicate(t, RequestKind::Whisper).await;
+        let phases = self.s.night_phases.clone();
+        self.phases(t, &phases).await;
+    }
+
+    /// The phases of today in order, each's actions in order; after each phase, the end of the
+    /// game is checked (and ends the day or night), as upstream does.
+    async fn phases<T: Table>(&mut self, t: &mut T, phases: &[Phase]) {
+        let day = self.day;
+        for phase in phases.iter().filter(|p| p.on(day)) {
+            for &action in &phase.actions {
+                match action {
+                    PhaseAction::Talk => self.communicate(t, RequestKind::Talk).await,
+                    PhaseAction::Whisper => self.communicate(t, RequestKind::Whisper).await,
+                    PhaseAction::Execution => self.execution(t).await,
+                    PhaseAction::Divine => self.divine(t).await,
+                    PhaseAction::Guard => self.guard(t).await,
+                    PhaseAction::Attack => self.attack(t).await,
+                }
+            }
             if self.should_finish() {
                 return;
             }
-        }
-        if !first {
-            self.execution(t).await;
-            if self.should_finish() {
-                return;
-            }
-        }
-        self.divine(t).await;
-        if self.should_finish() {
-            return;
-        }
-        if !first {
-            self.communicate(t, RequestKind::Whisper).await;
-            if self.should_finish() {
-                return;
-            }
-            self.guard(t).await;
-            if self.should_finish() {
-                return;
-            }
-            self.attack(t).await;
-            self.should_finish();
         }
     }
 
@@ -732,7 +729,8 @@ impl NlpGame {
             e.text
         );
         self.log.push(line);
-        self.log_ms.push(e.time);
+        let (ms, is_day) = (e.time, self.is_day);
+        self.log_marks.push(LogMark { ms, is_day });
         if whisper {
             self.cur_mut().whispers.push(e);
         } else {

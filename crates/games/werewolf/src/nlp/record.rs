@@ -160,7 +160,7 @@ pub fn log_files(
 ) -> Vec<(PathBuf, String)> {
     let agents = log_agents(game, originals);
     let game_log = logs::game_log_text(game.log());
-    let realtime = logs::realtime_log(game.game_id(), &agents, game.log(), game.log_times());
+    let realtime = logs::realtime_log(game.game_id(), &agents, game.log(), game.log_marks());
     let realtime = realtime.join("\n");
     let named = |out: &str, pattern: &str, ext: &str| {
         let name = logs::log_file_name(pattern, game.game_id(), now_secs, &agents);

@@ -786,10 +786,80 @@ fn group_chat_talks_are_numbered_per_agent_and_stamped_when_they_arrived() {
     assert_eq!(day1.time, START_MS + 2_010, "{day1:?}");
     // Every game-log line has its time (the real-time log's `timestamp`), in order; a talk's
     // line has the talk's.
-    let (log, times) = (game.log(), game.log_times());
-    assert_eq!(log.len(), times.len());
+    let (log, marks) = (game.log(), game.log_marks());
+    assert_eq!(log.len(), marks.len());
+    let times: Vec<u64> = marks.iter().map(|m| m.ms).collect();
     assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
     let first_talk = log.iter().position(|l| l.contains(",talk,")).unwrap();
     assert_eq!(times[first_talk], START_MS + 10);
     assert_eq!(*times.last().unwrap(), game.now_ms());
+    // Talks by day, votes by night (upstream's default phases).
+    for (l, m) in log.iter().zip(marks) {
+        if l.contains(",talk,") || l.contains(",vote,") {
+            assert_eq!(m.is_day, l.contains(",talk,"), "{l}");
+        }
+    }
+}
+
+/// `logic.day_phases` / `logic.night_phases` decide what a day and a night hold: here a talk-only
+/// day, and a night of the exile and the attack from day 1 (no whispers, divination or guard);
+/// then the exile by day.
+#[test]
+fn the_configured_phases_are_played_in_order_on_their_days() {
+    use kakehiki_werewolf::nlp::settings::{Phase, PhaseAction};
+    let phase = |actions: Vec<PhaseAction>, except_day| Phase {
+        name: String::new(),
+        actions,
+        only_day: None,
+        except_day,
+    };
+    let names = ["sample"; 9];
+    let play = |day: Vec<Phase>, night: Vec<Phase>| {
+        let mut s = NlpSettings::defaults(9).unwrap();
+        (s.day_phases, s.night_phases) = (day, night);
+        let mut t = Recording {
+            inner: BotTable::new(&names, 5).unwrap(),
+            sent: Vec::new(),
+        };
+        let originals = names.iter().map(|s| s.to_string()).collect();
+        let mut game = NlpGame::new(Arc::new(s), 5, originals);
+        let r = block_on_ready(game.run(&mut t));
+        (r, game, t.sent)
+    };
+    let (r, game, sent) = play(
+        vec![phase(vec![PhaseAction::Talk], None)],
+        vec![phase(
+            vec![PhaseAction::Execution, PhaseAction::Attack],
+            Some(0),
+        )],
+    );
+    assert!(r.winner.is_some());
+    let asked = |k: RequestKind| sent.iter().filter(|(_, p)| p.request == k).count();
+    for k in [
+        RequestKind::Whisper,
+        RequestKind::Divine,
+        RequestKind::Guard,
+    ] {
+        assert_eq!(asked(k), 0, "{k:?}");
+    }
+    assert!(asked(RequestKind::Talk) > 0 && asked(RequestKind::Vote) > 0);
+    assert!(asked(RequestKind::Attack) > 0);
+    // Nobody votes or attacks on day 0.
+    assert!(game.log().iter().all(|l| !l.starts_with("0,vote")));
+    // The exile by day: votes are marked by day, and the real-time log says so.
+    let (_, game, _) = play(
+        vec![phase(
+            vec![PhaseAction::Talk, PhaseAction::Execution],
+            Some(0),
+        )],
+        vec![phase(vec![PhaseAction::Divine], None)],
+    );
+    let votes: Vec<bool> = game
+        .log()
+        .iter()
+        .zip(game.log_marks())
+        .filter(|(l, _)| l.contains(",vote,"))
+        .map(|(_, m)| m.is_day)
+        .collect();
+    assert!(!votes.is_empty() && votes.iter().all(|d| *d), "{votes:?}");
 }
