@@ -563,14 +563,22 @@ fn python_with_common() -> Option<String> {
     Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-async fn python_game(pythons: usize, builtins: usize, seed: u64) -> Option<MatchRecord> {
+/// A game of `pythons` agents on aiwolf-nlp-common and `builtins` built-in agents; with `chat`
+/// the talk is a group chat of `chat` (a duration such as `"1s"`).
+async fn python_game(
+    pythons: usize,
+    builtins: usize,
+    seed: u64,
+    chat: Option<&str>,
+) -> Option<MatchRecord> {
     let Some(py) = python_with_common() else {
         eprintln!("SKIPPED: python3 with aiwolf-nlp-common is not installed (pip install aiwolf-nlp-common==0.7.0)");
         return None;
     };
     let script = format!("{}/tests/nlp/nlp_agent.py", env!("CARGO_MANIFEST_DIR"));
+    let mode = if chat.is_some() { "chat" } else { "play" };
     let seats: Vec<String> = (0..pythons)
-        .map(|i| format!("ws-cmd:{py} {script} {{url}} pyagent{}", i + 1))
+        .map(|i| format!("ws-cmd:{py} {script} {{url}} pyagent{} {mode}", i + 1))
         .chain((0..builtins).map(|i| {
             if i % 2 == 0 {
                 "builtin:sample".into()
@@ -580,13 +588,19 @@ async fn python_game(pythons: usize, builtins: usize, seed: u64) -> Option<Match
         }))
         .collect();
     let seats: Vec<&str> = seats.iter().map(String::as_str).collect();
-    let s = spec(&seats, seed, &[("action_ms", "5000".into())]);
-    Some(play(&s).await)
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = vec![("action_ms", "5000".to_string())];
+    if let Some(d) = chat {
+        let cfg = dir.path().join("chat.toml");
+        std::fs::write(&cfg, format!("[game.talk]\nduration = {d:?}\n")).unwrap();
+        opts.push(("config", cfg.display().to_string()));
+    }
+    Some(play(&spec(&seats, seed, &opts)).await)
 }
 
 #[tokio::test]
 async fn aiwolf_nlp_common_agents_play_a_whole_five_player_game() {
-    let Some(rec) = python_game(5, 0, 21).await else {
+    let Some(rec) = python_game(5, 0, 21, None).await else {
         return;
     };
     assert!(end(&rec)["winner"].is_string(), "{}", end(&rec));
@@ -596,9 +610,31 @@ async fn aiwolf_nlp_common_agents_play_a_whole_five_player_game() {
     verify_replay(&rec.replay.to_text()).unwrap();
 }
 
+/// Group chat: aiwolf-nlp-common reads every phase packet and broadcast; the packets' JSON has
+/// `setting.talk.duration` and a `time` and a per-agent `turn` on every talk (the agent checks).
+#[tokio::test]
+async fn aiwolf_nlp_common_agents_play_a_group_chat_game_with_builtins() {
+    let Some(rec) = python_game(3, 2, 23, Some("1s")).await else {
+        return;
+    };
+    assert!(end(&rec)["winner"].is_string(), "{}", end(&rec));
+    for s in &rec.report.seats {
+        assert!(s.errors.is_empty(), "{}: {:?}", s.spec, s.errors);
+    }
+    // The agents' own messages were read in the windows.
+    let said = rec
+        .replay
+        .lines()
+        .iter()
+        .filter(|l| l.contains("\"kind\":\"TALK\"") && l.contains("Hello from"))
+        .count();
+    assert!(said > 0, "no group-chat message of an agent was recorded");
+    verify_replay(&rec.replay.to_text()).unwrap();
+}
+
 #[tokio::test]
 async fn aiwolf_nlp_common_agents_play_a_whole_thirteen_player_game_with_builtins() {
-    let Some(rec) = python_game(7, 6, 22).await else {
+    let Some(rec) = python_game(7, 6, 22, None).await else {
         return;
     };
     assert!(end(&rec)["winner"].is_string(), "{}", end(&rec));
