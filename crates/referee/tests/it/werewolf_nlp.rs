@@ -563,14 +563,22 @@ fn python_with_common() -> Option<String> {
     Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-async fn python_game(pythons: usize, builtins: usize, seed: u64) -> Option<MatchRecord> {
+/// A game of `pythons` agents on aiwolf-nlp-common and `builtins` built-in agents; with `chat`
+/// the talk is a group chat of `chat` (a duration such as `"1s"`).
+async fn python_game(
+    pythons: usize,
+    builtins: usize,
+    seed: u64,
+    chat: Option<&str>,
+) -> Option<MatchRecord> {
     let Some(py) = python_with_common() else {
         eprintln!("SKIPPED: python3 with aiwolf-nlp-common is not installed (pip install aiwolf-nlp-common==0.7.0)");
         return None;
     };
     let script = format!("{}/tests/nlp/nlp_agent.py", env!("CARGO_MANIFEST_DIR"));
+    let mode = if chat.is_some() { "chat" } else { "play" };
     let seats: Vec<String> = (0..pythons)
-        .map(|i| format!("ws-cmd:{py} {script} {{url}} pyagent{}", i + 1))
+        .map(|i| format!("ws-cmd:{py} {script} {{url}} pyagent{} {mode}", i + 1))
         .chain((0..builtins).map(|i| {
             if i % 2 == 0 {
                 "builtin:sample".into()
@@ -580,13 +588,19 @@ async fn python_game(pythons: usize, builtins: usize, seed: u64) -> Option<Match
         }))
         .collect();
     let seats: Vec<&str> = seats.iter().map(String::as_str).collect();
-    let s = spec(&seats, seed, &[("action_ms", "5000".into())]);
-    Some(play(&s).await)
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = vec![("action_ms", "5000".to_string())];
+    if let Some(d) = chat {
+        let cfg = dir.path().join("chat.toml");
+        std::fs::write(&cfg, format!("[game.talk]\nduration = {d:?}\n")).unwrap();
+        opts.push(("config", cfg.display().to_string()));
+    }
+    Some(play(&spec(&seats, seed, &opts)).await)
 }
 
 #[tokio::test]
 async fn aiwolf_nlp_common_agents_play_a_whole_five_player_game() {
-    let Some(rec) = python_game(5, 0, 21).await else {
+    let Some(rec) = python_game(5, 0, 21, None).await else {
         return;
     };
     assert!(end(&rec)["winner"].is_string(), "{}", end(&rec));
@@ -596,9 +610,31 @@ async fn aiwolf_nlp_common_agents_play_a_whole_five_player_game() {
     verify_replay(&rec.replay.to_text()).unwrap();
 }
 
+/// Group chat: aiwolf-nlp-common reads every phase packet and broadcast; the packets' JSON has
+/// `setting.talk.duration` and a `time` and a per-agent `turn` on every talk (the agent checks).
+#[tokio::test]
+async fn aiwolf_nlp_common_agents_play_a_group_chat_game_with_builtins() {
+    let Some(rec) = python_game(3, 2, 23, Some("1s")).await else {
+        return;
+    };
+    assert!(end(&rec)["winner"].is_string(), "{}", end(&rec));
+    for s in &rec.report.seats {
+        assert!(s.errors.is_empty(), "{}: {:?}", s.spec, s.errors);
+    }
+    // The agents' own messages were read in the windows.
+    let said = rec
+        .replay
+        .lines()
+        .iter()
+        .filter(|l| l.contains("\"kind\":\"TALK\"") && l.contains("Hello from"))
+        .count();
+    assert!(said > 0, "no group-chat message of an agent was recorded");
+    verify_replay(&rec.replay.to_text()).unwrap();
+}
+
 #[tokio::test]
 async fn aiwolf_nlp_common_agents_play_a_whole_thirteen_player_game_with_builtins() {
-    let Some(rec) = python_game(7, 6, 22).await else {
+    let Some(rec) = python_game(7, 6, 22, None).await else {
         return;
     };
     assert!(end(&rec)["winner"].is_string(), "{}", end(&rec));
@@ -838,7 +874,7 @@ async fn one_nlp_agent_gets_exactly_one_seat() {
 
 /// A YAML file with upstream's layout and every key upstream's defaults have that Kakehiki does
 /// not implement: it loads, each such key is named in a warning, and the keys it does implement
-/// take effect.
+/// (the phases among them) take effect.
 const UPSTREAM_LAYOUT_YAML: &str = r#"
 server:
   web_socket:
@@ -905,7 +941,7 @@ fn upstream_yaml_loads_with_a_warning_per_key_not_implemented() {
     let p = dir.path().join("default_5.yml");
     std::fs::write(&p, UPSTREAM_LAYOUT_YAML).unwrap();
     let loaded = load_config_for(&p, None).unwrap();
-    assert_eq!(loaded.warnings.len(), 9, "{:#?}", loaded.warnings);
+    assert_eq!(loaded.warnings.len(), 7, "{:#?}", loaded.warnings);
     for (w, key) in loaded.warnings.iter().zip(NOT_IMPLEMENTED_KEYS) {
         assert!(w.starts_with(&format!("{key}: ")), "{w}");
     }
@@ -919,6 +955,12 @@ fn upstream_yaml_loads_with_a_warning_per_key_not_implemented() {
     assert_eq!(c.custom_profile.profiles.len(), 5);
     let s = c.settings().unwrap();
     assert_eq!(s.timeout_action_ms, 30_000);
+    // The phases are read and played: a talk-only day, an attack-only night from day 1.
+    use kakehiki_werewolf::nlp::settings::PhaseAction;
+    assert_eq!(s.day_phases.len(), 1);
+    assert_eq!(s.day_phases[0].actions, [PhaseAction::Talk]);
+    assert_eq!(s.night_phases[0].actions, [PhaseAction::Attack]);
+    assert_eq!(s.night_phases[0].except_day, Some(0));
     assert_eq!(s.profiles.unwrap()[0].description, "Age: 10");
     // The same file under .yaml; a truly unknown key is still an error naming it.
     let q = dir.path().join("c.yaml");
@@ -1331,4 +1373,126 @@ async fn an_agent_too_slow_to_connect_is_told_the_limit_it_missed_and_how_to_rai
             && e.detail.contains("--opt connect_timeout_ms=60000"),
         "{e:?}"
     );
+}
+
+/// Every talk an agent was sent (in `talk_history` or as `new_talk`), by day and index: its
+/// `time` and `turn`.
+fn talks_sent(got: &[Value]) -> BTreeMap<(u64, u64), (u64, u64)> {
+    let mut out = BTreeMap::new();
+    for p in got {
+        let history = p["talk_history"].as_array().into_iter().flatten();
+        for t in history.chain(p.get("new_talk")) {
+            let key = (t["day"].as_u64().unwrap(), t["idx"].as_u64().unwrap());
+            let time = t["time"].as_u64().expect("every talk has a time");
+            out.insert(key, (time, t["turn"].as_u64().unwrap()));
+        }
+    }
+    out
+}
+
+/// A talk's `time` is the game's start (its id's time) plus the reply times the replay records:
+/// never a clock read, so that a re-run of the replay derives the times the agents were sent —
+/// in turns and in group chat. The real-time log stamps each talk with it, and the JSON log has
+/// an entry for each group-chat talk.
+#[tokio::test]
+async fn talk_times_come_from_the_record_and_a_rerun_derives_the_same() {
+    use kakehiki_core::replay::ReplayLog;
+    use kakehiki_referee::games::werewolf_nlp::{replayed_game, run_game};
+    use kakehiki_referee::seat::Table;
+
+    let dir = tempfile::tempdir().unwrap();
+    let chat = dir.path().join("chat.toml");
+    std::fs::write(
+        &chat,
+        "[game]\nmax_day = 1\n[game.talk]\nduration = \"300ms\"\n",
+    )
+    .unwrap();
+    let chat = ("config", chat.display().to_string());
+    for (modes, chat) in [
+        (vec![Mode::Play, Mode::Play], None),
+        (vec![Mode::Chatty, Mode::Play], Some(chat)),
+    ] {
+        let logs = tempfile::tempdir().unwrap();
+        let mut extra = vec![("log_dir", logs.path().display().to_string())];
+        extra.extend(chat.clone());
+        let before = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        let (rec, got) = ws_game(&modes, 3, 17, &extra).await;
+        let sent = talks_sent(&got[1]);
+        assert!(!sent.is_empty());
+        let id = got[1].iter().find_map(|p| p["info"]["game_id"].as_str());
+        let start = ulid_ms(id.unwrap());
+        assert!(start >= before, "the game started after the test did");
+        for (k, (time, _)) in &sent {
+            assert!(*time >= start, "{k:?}: {time} before the start {start}");
+        }
+        // The re-run of the replay derives the same talks, at the same times.
+        let text = rec.replay.to_text();
+        let parsed = ReplayLog::parse(&text).unwrap();
+        let (g, _) = replayed_game(&parsed, &parsed.header).unwrap();
+        let table = Table::replayed(&parsed, g.who.len(), ReplayLog::new()).unwrap();
+        let played = run_game(table, g).await;
+        let rerun: BTreeMap<(u64, u64), (u64, u64)> = played
+            .game
+            .all_talks()
+            .map(|t| ((t.day.into(), t.idx.into()), (t.time, t.turn.into())))
+            .collect();
+        for (k, v) in &sent {
+            assert_eq!(rerun.get(k), Some(v), "{k:?}");
+        }
+        // Talks in order of day and index were received in that order.
+        let times: Vec<u64> = sent.values().map(|(t, _)| *t).collect();
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+        // The real-time log's talks at their times, in seconds.
+        let rt =
+            std::fs::read_to_string(logs.path().join(format!("{}.realtime.jsonl", id.unwrap())));
+        let rt_talks: Vec<u64> = rt
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|p| p["event"] == "トーク")
+            .map(|p| p["timestamp"].as_u64().unwrap())
+            .collect();
+        let game_talks: Vec<u64> = played.game.all_talks().map(|t| t.time / 1000).collect();
+        assert_eq!(rt_talks, game_talks);
+        let json = std::fs::read_to_string(logs.path().join(format!("{}.json", id.unwrap())));
+        let json: Value = serde_json::from_str(&json.unwrap()).unwrap();
+        let casts: Vec<&Value> = json["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| {
+                x["request"]
+                    .as_str()
+                    .unwrap()
+                    .contains("\"TALK_BROADCAST\"")
+            })
+            .collect();
+        if chat.is_none() {
+            assert!(casts.is_empty());
+        } else {
+            // One entry per talk the phase accepted: its speaker, text and time.
+            let talks: Vec<_> = played.game.all_talks().collect();
+            assert_eq!(casts.len(), talks.len());
+            for (x, t) in casts.iter().zip(&talks) {
+                assert_eq!(x["agent"], &*t.agent);
+                assert_eq!(x["response"], &*t.text);
+                assert_eq!(x["request_timestamp"], t.time);
+                assert_eq!(x["response_timestamp"], t.time);
+            }
+            // In group chat the chatty agent's talks are numbered 0, 1, … each day.
+            let me = got[0][1]["info"]["agent"].as_str().unwrap().to_string();
+            let mut turns: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+            for t in played.game.all_talks().filter(|t| *t.agent == *me) {
+                turns.entry(t.day.into()).or_default().push(t.turn.into());
+            }
+            assert!(!turns.is_empty(), "the chatty agent talked");
+            for list in turns.values() {
+                assert_eq!(*list, (0..list.len() as u64).collect::<Vec<_>>());
+            }
+        }
+        verify_replay(&text).unwrap();
+    }
 }

@@ -58,8 +58,6 @@ impl GivenCounts {
 /// Keys of upstream's configuration files that Kakehiki reads and does not implement: accepted
 /// with a warning naming each (docs/werewolf-nlp.md says what each does upstream).
 pub const NOT_IMPLEMENTED_KEYS: &[&str] = &[
-    "logic.day_phases",
-    "logic.night_phases",
     "matching.is_optimize",
     "matching.team_count",
     "matching.game_count",

@@ -9,11 +9,12 @@ use std::sync::Arc;
 
 use rand_chacha::ChaCha8Rng;
 
+use super::logs::LogMark;
 use super::packet::{
     Info, JudgeEntry, Packet, RequestKind, SettingPacket, TalkEntry, Text, VoteEntry, FORCE_SKIP,
     OVER, SKIP,
 };
-use super::settings::{NlpSettings, OnErrorRatio, TalkLimits};
+use super::settings::{NlpSettings, OnErrorRatio, Phase, PhaseAction, TalkLimits};
 use super::text;
 use crate::rng;
 use crate::types::{Role, Species, Team};
@@ -41,6 +42,8 @@ pub enum AskError {
 pub struct ChatMessage {
     pub agent: usize,
     pub text: String,
+    /// When it arrived, on the table's clock ([`Table::elapsed_ms`]).
+    pub elapsed_ms: u64,
 }
 
 /// The seats of one game. Agents are numbered from 0 here; packets name them.
@@ -66,6 +69,14 @@ pub trait Table: Send {
         duration_ms: u64,
         accept: &mut (dyn FnMut(ChatMessage) -> Vec<(usize, Packet)> + Send),
     ) -> impl Future<Output = ()> + Send;
+    /// The table's clock: milliseconds of the game so far, counted only from what the seats'
+    /// record holds (each request's recorded reply time, each group-chat window's length), so
+    /// that a re-run of the record reads the same clock as the live game did. The game's times
+    /// (a talk's `time`) are its start plus this. Tables whose seats take no measured time
+    /// (built-in agents in process) stay at 0.
+    fn elapsed_ms(&self) -> u64 {
+        0
+    }
 }
 
 /// How the game ended.
@@ -144,6 +155,10 @@ pub struct NlpGame {
     days: Vec<DayStatus>,
     last_talk: Vec<usize>,
     last_whisper: Vec<usize>,
+    /// The game's start in Unix milliseconds: its `game_id`'s time.
+    start_ms: u64,
+    /// The table's clock ([`Table::elapsed_ms`]) after the last request or window.
+    clock_ms: u64,
     rng_talk: ChaCha8Rng,
     rng_whisper: ChaCha8Rng,
     rng_tie: ChaCha8Rng,
@@ -151,6 +166,10 @@ pub struct NlpGame {
     winner: Option<Team>,
     aborted: bool,
     log: Vec<String>,
+    /// When each line of [`NlpGame::log`] was written, and whether by day.
+    log_marks: Vec<LogMark>,
+    /// Whether it is the day (its phases) or the night, as upstream's `isDaytime`.
+    is_day: bool,
 }
 
 fn species(r: Role) -> Species {
@@ -213,6 +232,8 @@ impl NlpGame {
             }],
             last_talk: vec![0; n],
             last_whisper: vec![0; n],
+            start_ms: 0,
+            clock_ms: 0,
             rng_talk: rng::stream(seed, rng::STREAM_TALK),
             rng_whisper: rng::stream(seed, rng::STREAM_WHISPER),
             rng_tie: rng::stream(seed, rng::STREAM_TIE),
@@ -220,6 +241,8 @@ impl NlpGame {
             winner: None,
             aborted: false,
             log: Vec::new(),
+            log_marks: Vec::new(),
+            is_day: true,
             s: settings,
         }
     }
@@ -245,7 +268,13 @@ impl NlpGame {
     /// Replace the id (before the game runs): the time-stamped one of a live game, or the one a
     /// replay recorded.
     pub fn set_game_id(&mut self, id: String) {
+        self.start_ms = ulid::Ulid::from_string(&id).map_or(0, |u| u.timestamp_ms());
         self.game_id = id.into();
+    }
+    /// Now on the game's clock, in Unix milliseconds: its start ([`NlpGame::game_id`]'s time)
+    /// plus the table's clock after the last request.
+    pub fn now_ms(&self) -> u64 {
+        self.start_ms.saturating_add(self.clock_ms)
     }
     pub fn settings(&self) -> &NlpSettings {
         &self.s
@@ -253,6 +282,12 @@ impl NlpGame {
     /// The upstream game log (`game_logger`) lines so far.
     pub fn log(&self) -> &[String] {
         &self.log
+    }
+    /// When each line of [`NlpGame::log`] was written, on the game's clock ([`NlpGame::now_ms`];
+    /// a talk's line at the talk's `time`), and whether by day: the real-time log's `timestamp`
+    /// and `is_day`.
+    pub fn log_marks(&self) -> &[LogMark] {
+        &self.log_marks
     }
     /// Every talk of every day so far.
     pub fn all_talks(&self) -> impl Iterator<Item = &TalkEntry> {
@@ -422,7 +457,9 @@ impl NlpGame {
         if self.has_error[a] {
             return;
         }
-        if t.notify(a, p).await.is_err() {
+        let sent = t.notify(a, p).await;
+        self.clock_ms = t.elapsed_ms();
+        if sent.is_err() {
             self.has_error[a] = true;
         }
     }
@@ -432,7 +469,9 @@ impl NlpGame {
         if self.has_error[a] {
             return None;
         }
-        match t.ask(a, p).await {
+        let answer = t.ask(a, p).await;
+        self.clock_ms = t.elapsed_ms();
+        match answer {
             Ok(s) if s.contains('\n') => Some(s.replace('\n', "")),
             Ok(s) => Some(s),
             Err(AskError::Failed) => None,
@@ -449,6 +488,13 @@ impl NlpGame {
         }
     }
 
+    /// Add a line to the game log, written now on the game's clock.
+    fn push_log(&mut self, line: String) {
+        self.log.push(line);
+        let (ms, is_day) = (self.now_ms(), self.is_day);
+        self.log_marks.push(LogMark { ms, is_day });
+    }
+
     fn log_status(&mut self) {
         for a in 0..self.names.len() {
             let line = format!(
@@ -460,7 +506,7 @@ impl NlpGame {
                 self.originals.get(a).map(String::as_str).unwrap_or(""),
                 self.names[a]
             );
-            self.log.push(line);
+            self.push_log(line);
         }
     }
 
@@ -524,8 +570,7 @@ impl NlpGame {
             (false, Some(w)) => w.name(),
             _ => "NONE",
         };
-        self.log
-            .push(format!("{},result,{},{},{}", self.day, humans, wolves, win));
+        self.push_log(format!("{},result,{},{},{}", self.day, humans, wolves, win));
         GameResult {
             winner: if self.aborted { None } else { self.winner },
             aborted: self.aborted,
@@ -540,49 +585,41 @@ impl NlpGame {
         }
     }
 
+    /// The day: DAILY_INITIALIZE, then the day's phases (`logic.day_phases`).
     async fn progress_day<T: Table>(&mut self, t: &mut T) {
+        self.is_day = true;
         self.everyone(t, RequestKind::DailyInitialize).await;
         self.log_status();
-        if self.day == 0 {
-            self.communicate(t, RequestKind::Whisper).await;
-            if self.should_finish() {
-                return;
-            }
-        }
-        self.communicate(t, RequestKind::Talk).await;
-        self.should_finish();
+        let phases = self.s.day_phases.clone();
+        self.phases(t, &phases).await;
     }
 
+    /// The night: DAILY_FINISH, then the night's phases (`logic.night_phases`).
     async fn progress_night<T: Table>(&mut self, t: &mut T) {
+        self.is_day = false;
         self.everyone(t, RequestKind::DailyFinish).await;
-        let first = self.day == 0;
-        if first {
-            self.communicate(t, RequestKind::Whisper).await;
+        let phases = self.s.night_phases.clone();
+        self.phases(t, &phases).await;
+    }
+
+    /// The phases of today in order, each's actions in order; after each phase, the end of the
+    /// game is checked (and ends the day or night), as upstream does.
+    async fn phases<T: Table>(&mut self, t: &mut T, phases: &[Phase]) {
+        let day = self.day;
+        for phase in phases.iter().filter(|p| p.on(day)) {
+            for &action in &phase.actions {
+                match action {
+                    PhaseAction::Talk => self.communicate(t, RequestKind::Talk).await,
+                    PhaseAction::Whisper => self.communicate(t, RequestKind::Whisper).await,
+                    PhaseAction::Execution => self.execution(t).await,
+                    PhaseAction::Divine => self.divine(t).await,
+                    PhaseAction::Guard => self.guard(t).await,
+                    PhaseAction::Attack => self.attack(t).await,
+                }
+            }
             if self.should_finish() {
                 return;
             }
-        }
-        if !first {
-            self.execution(t).await;
-            if self.should_finish() {
-                return;
-            }
-        }
-        self.divine(t).await;
-        if self.should_finish() {
-            return;
-        }
-        if !first {
-            self.communicate(t, RequestKind::Whisper).await;
-            if self.should_finish() {
-                return;
-            }
-            self.guard(t).await;
-            if self.should_finish() {
-                return;
-            }
-            self.attack(t).await;
-            self.should_finish();
         }
     }
 
@@ -640,6 +677,8 @@ impl NlpGame {
                     Some(s) => s,
                     None => FORCE_SKIP.to_string(),
                 };
+                // Upstream stamps a talk when the answer (or the failure) is in.
+                let time = self.now_ms();
                 let r = self.remain.as_mut().expect("set above");
                 if text == SKIP {
                     let sk = r.skip[a].get_or_insert(0);
@@ -666,7 +705,8 @@ impl NlpGame {
                 } else {
                     spoke = true;
                 }
-                self.record_talk(kind, idx, turn, a, text);
+                let e = TalkEntry::new(idx, self.day, turn, self.names[a].clone(), text, time);
+                self.record_talk(kind, a, e);
                 idx += 1;
             }
             if !spoke {
@@ -676,18 +716,21 @@ impl NlpGame {
         self.remain = None;
     }
 
-    fn record_talk(&mut self, kind: RequestKind, idx: u32, turn: u32, a: usize, text: String) {
+    /// Keep agent `a`'s talk (or whisper) `e`: in the day's list and the game log.
+    fn record_talk(&mut self, kind: RequestKind, a: usize, e: TalkEntry) {
         let whisper = kind == RequestKind::Whisper || kind == RequestKind::WhisperBroadcast;
-        self.log.push(format!(
+        let line = format!(
             "{},{},{},{},{},{}",
             self.day,
             if whisper { "whisper" } else { "talk" },
-            idx,
-            turn,
+            e.idx,
+            e.turn,
             a + 1,
-            text
-        ));
-        let e = TalkEntry::new(idx, self.day, turn, self.names[a].clone(), text);
+            e.text
+        );
+        self.log.push(line);
+        let (ms, is_day) = (e.time, self.is_day);
+        self.log_marks.push(LogMark { ms, is_day });
         if whisper {
             self.cur_mut().whispers.push(e);
         } else {
@@ -729,11 +772,13 @@ impl NlpGame {
             .collect();
         let mut idx = 0u32;
         let listeners = agents.clone();
-        let mut accepted: Vec<(usize, String)> = Vec::new();
+        let mut accepted: Vec<(usize, TalkEntry)> = Vec::new();
+        // Each agent's messages accepted so far: upstream's `turn` in group chat.
+        let mut turns = vec![0u32; self.names.len()];
         {
             let remain = self.remain.as_mut().expect("set by communicate");
             let names = self.names.clone();
-            let day = self.day;
+            let (day, start_ms) = (self.day, self.start_ms);
             let mut accept = |m: ChatMessage| -> Vec<(usize, Packet)> {
                 let a = m.agent;
                 if remain.count[a].unwrap_or(0) <= 0 || remain.length[a].is_some_and(|x| x <= 0) {
@@ -757,9 +802,11 @@ impl NlpGame {
                 if text == OVER {
                     remain.count[a] = Some(0);
                 }
-                let entry = TalkEntry::new(idx, day, 0, names[a].clone(), text.clone());
+                let time = start_ms.saturating_add(m.elapsed_ms);
+                let entry = TalkEntry::new(idx, day, turns[a], names[a].clone(), text, time);
                 idx += 1;
-                accepted.push((a, text));
+                turns[a] += 1;
+                accepted.push((a, entry.clone()));
                 let mut p = Packet::bare(cast);
                 if whisper {
                     p.new_whisper = Some(entry);
@@ -770,8 +817,9 @@ impl NlpGame {
             };
             t.chat(open, duration_ms, &mut accept).await;
         }
-        for (i, (a, text)) in accepted.into_iter().enumerate() {
-            self.record_talk(kind, i as u32, 0, a, text);
+        self.clock_ms = t.elapsed_ms();
+        for (a, e) in accepted {
+            self.record_talk(kind, a, e);
         }
         for &a in &agents {
             self.notify(t, a, end).await;
@@ -803,8 +851,7 @@ impl NlpGame {
             } else {
                 "attackVote"
             };
-            self.log
-                .push(format!("{},{what},{},{}", self.day, a + 1, target + 1));
+            self.push_log(format!("{},{what},{},{}", self.day, a + 1, target + 1));
         }
         votes
     }
@@ -846,7 +893,7 @@ impl NlpGame {
         if let Some(e) = executed {
             self.cur_mut().alive[e] = false;
             self.cur_mut().executed = Some(e);
-            self.log.push(format!(
+            self.push_log(format!(
                 "{},execute,{},{}",
                 self.day,
                 e + 1,
@@ -873,7 +920,7 @@ impl NlpGame {
             return;
         }
         self.cur_mut().divine = Some((seer, target));
-        self.log.push(format!(
+        self.push_log(format!(
             "{},divine,{},{},{}",
             self.day,
             seer + 1,
@@ -900,7 +947,7 @@ impl NlpGame {
             return;
         }
         self.cur_mut().guard = Some((guard, target));
-        self.log.push(format!(
+        self.push_log(format!(
             "{},guard,{},{},{}",
             self.day,
             guard + 1,
@@ -938,15 +985,14 @@ impl NlpGame {
                     .guard
                     .is_some_and(|(g, target)| target == a && self.alive(g));
                 if guarded {
-                    self.log
-                        .push(format!("{},attack,{},false", self.day, a + 1));
+                    self.push_log(format!("{},attack,{},false", self.day, a + 1));
                 } else {
                     self.cur_mut().alive[a] = false;
                     self.cur_mut().attacked = Some(a);
-                    self.log.push(format!("{},attack,{},true", self.day, a + 1));
+                    self.push_log(format!("{},attack,{},true", self.day, a + 1));
                 }
             }
-            None => self.log.push(format!("{},attack,-1,true", self.day)),
+            None => self.push_log(format!("{},attack,-1,true", self.day)),
         }
     }
 }

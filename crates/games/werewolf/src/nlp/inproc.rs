@@ -54,7 +54,13 @@ pub fn bot_chat(
         let prompt = Packet::bare(RequestKind::Talk);
         let text = bots[a].answer(&prompt).unwrap_or_else(|| OVER.into());
         turns.said(a, &text);
-        for (b, p) in accept(ChatMessage { agent: a, text }) {
+        // Built-in agents in process take no time: the table's clock stays at 0.
+        let m = ChatMessage {
+            agent: a,
+            text,
+            elapsed_ms: 0,
+        };
+        for (b, p) in accept(m) {
             bots[b].answer(&p);
         }
     }

@@ -6,15 +6,25 @@
 //! * the real-time log (`realtime_broadcaster`, `<name>.jsonl`): one JSON object per event, as
 //!   the upstream viewer reads it — `id`, `idx` (from 1), `day`, `is_day`, `agents` (each `idx`,
 //!   `team`, `name`, `profile`, `role`, `is_alive` at that moment), `event` (`開始`, `トーク`,
-//!   `囁き`, `投票`, `襲撃投票`, `追放`, `占い`, `護衛`, `襲撃`, `終了`), and where the event has
-//!   them `message`, `from_idx`, `to_idx`, `bubble_idx`.
+//!   `囁き`, `投票`, `襲撃投票`, `追放`, `占い`, `護衛`, `襲撃`, `終了`), where the event has
+//!   them `message`, `from_idx`, `to_idx`, `bubble_idx`, and `timestamp` (Unix seconds).
 //!
-//! The real-time log is rebuilt from the game log, which holds every event it needs (the phases
-//! are upstream's fixed default list, so the time of day follows from the kind of line). One
-//! difference: an execution phase in which no vote at all was valid leaves no game-log line, so
-//! its empty `追放` event is not in the real-time log either.
+//! The real-time log is rebuilt from the game log, which holds every event it needs, and from each
+//! line's mark: when it was written and whether by day ([`super::NlpGame::log_marks`]; the start
+//! is at the `game_id`'s time, by day). One difference: an execution phase in which no vote at
+//! all was valid leaves no game-log line, so its empty `追放` event is not in the real-time log
+//! either.
 
 use serde::Serialize;
+
+/// When a game-log line was written ([`super::NlpGame::log_marks`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogMark {
+    /// Unix milliseconds, on the game's clock.
+    pub ms: u64,
+    /// Whether it was the day (a day phase) or the night.
+    pub is_day: bool,
+}
 
 /// One agent as the logs name it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,6 +69,8 @@ struct RtPacket<'a> {
     to_idx: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     bubble_idx: Option<i64>,
+    /// When the event happened, in Unix seconds (upstream's `time.Now().Unix()`).
+    timestamp: u64,
 }
 
 /// The upstream file name of a log: `{game_id}`, `{timestamp}` and `{teams}` (the agents'
@@ -83,6 +95,8 @@ struct Builder<'a> {
     alive: Vec<bool>,
     day: i64,
     is_day: bool,
+    /// The current event's time, Unix milliseconds.
+    now_ms: u64,
     out: Vec<String>,
 }
 
@@ -119,6 +133,7 @@ impl<'a> Builder<'a> {
             from_idx: from,
             to_idx: to,
             bubble_idx: bubble,
+            timestamp: self.now_ms / 1000,
         };
         self.out
             .push(serde_json::to_string(&p).unwrap_or_else(|_| "{}".into()));
@@ -157,63 +172,55 @@ pub fn games_list_with(existing: &str, id: &str, filename: &str, updated_at: &st
     serde_json::Value::Array(items).to_string()
 }
 
-/// The real-time log (JSON lines, no final newline) of a game from its game log. Lines that are
-/// not game-log lines are skipped.
-pub fn realtime_log(game_id: &str, agents: &[LogAgent], game_log: &[String]) -> Vec<String> {
+/// The real-time log (JSON lines, no final newline) of a game from its game log and each line's
+/// mark (`marks`, one per line: its time and time of day; a line without one keeps the mark
+/// before it). The start is at the `game_id`'s time, by day; the end at the last line's mark.
+/// Lines that are not game-log lines are skipped.
+pub fn realtime_log(
+    game_id: &str,
+    agents: &[LogAgent],
+    game_log: &[String],
+    marks: &[LogMark],
+) -> Vec<String> {
+    let start_ms = ulid::Ulid::from_string(game_id).map_or(0, |u| u.timestamp_ms());
     let mut b = Builder {
         id: game_id,
         agents,
         alive: vec![true; agents.len()],
         day: 0,
         is_day: true,
+        now_ms: start_ms,
         out: Vec::new(),
     };
     b.emit("開始", Some("ゲームが開始されました"), None, None, None);
-    // Whether the current day has had its talk (whispers after it are the night's).
-    let mut talked = false;
-    let mut status_seen_for: Option<i64> = None;
-    // The time of day before the latest block of status lines: the final block (before the
-    // result) does not start a day upstream.
-    let mut before_status = true;
     let mut winner: Option<String> = None;
-    for line in game_log {
+    for (i, line) in game_log.iter().enumerate() {
+        if let Some(m) = marks.get(i) {
+            (b.now_ms, b.is_day) = (m.ms, m.is_day);
+        }
         let f: Vec<&str> = line.splitn(6, ',').collect();
         let Some(day) = f.first().and_then(|d| d.parse::<i64>().ok()) else {
             continue;
         };
         let kind = f.get(1).copied().unwrap_or("");
-        if day != b.day {
-            b.day = day;
-            talked = false;
-        }
+        b.day = day;
         match kind {
             "status" => {
-                // Status lines open each day (and close the game: then it is still the same day).
-                if status_seen_for != Some(day) {
-                    status_seen_for = Some(day);
-                    before_status = b.is_day;
-                    b.is_day = true;
-                }
                 if let Some(a) = b.agent(f.get(2).copied()) {
                     b.alive[(a - 1) as usize] = f.get(4) == Some(&"ALIVE");
                 }
             }
-            "talk" => {
-                talked = true;
-                b.is_day = true;
+            "talk" | "whisper" => {
                 let text = f.get(5).copied().unwrap_or("");
                 let who = b.agent(f.get(4).copied());
-                b.emit("トーク", Some(text), None, None, who);
-            }
-            "whisper" => {
-                // Day 0's first whispers are the morning's; any other whisper is at night.
-                b.is_day = day == 0 && !talked;
-                let text = f.get(5).copied().unwrap_or("");
-                let who = b.agent(f.get(4).copied());
-                b.emit("囁き", Some(text), None, None, who);
+                let ev = if kind == "talk" {
+                    "トーク"
+                } else {
+                    "囁き"
+                };
+                b.emit(ev, Some(text), None, None, who);
             }
             "vote" | "attackVote" => {
-                b.is_day = false;
                 let from = b.agent(f.get(2).copied());
                 let to = b.agent(f.get(3).copied());
                 let ev = if kind == "vote" {
@@ -224,7 +231,6 @@ pub fn realtime_log(game_id: &str, agents: &[LogAgent], game_log: &[String]) -> 
                 b.emit(ev, None, from, to, None);
             }
             "execute" => {
-                b.is_day = false;
                 let to = b.agent(f.get(2).copied());
                 if let Some(t) = to {
                     b.kill(t);
@@ -232,14 +238,12 @@ pub fn realtime_log(game_id: &str, agents: &[LogAgent], game_log: &[String]) -> 
                 b.emit("追放", None, None, to, None);
             }
             "divine" | "guard" => {
-                b.is_day = false;
                 let from = b.agent(f.get(2).copied());
                 let to = b.agent(f.get(3).copied());
                 let ev = if kind == "divine" { "占い" } else { "護衛" };
                 b.emit(ev, None, from, to, None);
             }
             "attack" => {
-                b.is_day = false;
                 let to = b.agent(f.get(2).copied());
                 match (to, f.get(3) == Some(&"true")) {
                     (Some(t), true) => {
@@ -251,7 +255,6 @@ pub fn realtime_log(game_id: &str, agents: &[LogAgent], game_log: &[String]) -> 
                 }
             }
             "result" => {
-                b.is_day = before_status;
                 winner = f.get(4).map(|w| w.to_string());
             }
             _ => {}
@@ -290,7 +293,7 @@ mod tests {
         let settings = Arc::new(NlpSettings::defaults(13).unwrap());
         let (r, game) = play_builtin(settings, 41, &names).unwrap();
         let agents = agents_of(&game, &["kanolab", "teamb"]);
-        let rt: Vec<Value> = realtime_log(game.game_id(), &agents, game.log())
+        let rt: Vec<Value> = realtime_log(game.game_id(), &agents, game.log(), game.log_marks())
             .iter()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
@@ -362,6 +365,69 @@ mod tests {
     }
 
     #[test]
+    fn each_event_is_stamped_in_seconds_and_timed_by_its_lines_mark_the_start_by_the_games() {
+        let agents: Vec<LogAgent> = (1..=5)
+            .map(|i| LogAgent {
+                team: "t".into(),
+                name: format!("Agent[0{i}]"),
+                profile: None,
+                avatar: None,
+                role: "VILLAGER",
+            })
+            .collect();
+        // 2025-01-01T00:00:00.000Z.
+        let start = 1_735_689_600_000;
+        let id = crate::nlp::game::game_id_at(start, 3);
+        let lines: Vec<String> = [
+            "0,status,1,VILLAGER,ALIVE,t1,Agent[01]",
+            "0,talk,0,0,1,hello",
+            "0,talk,1,0,2,hi",
+            "1,vote,1,2",
+            "1,execute,2,VILLAGER",
+            "1,result,4,0,VILLAGER",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        // An exile by day (a day phase with the execution), then the night.
+        let marks = [
+            (start, true),
+            (start + 1_999, true),
+            (start + 2_000, true),
+            (start + 65_432, true),
+            (start + 65_900, false),
+        ]
+        .map(|(ms, is_day)| LogMark { ms, is_day });
+        let rt: Vec<Value> = realtime_log(&id, &agents, &lines, &marks)
+            .iter()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let stamps: Vec<(&str, u64, bool)> = rt
+            .iter()
+            .map(|p| {
+                (
+                    p["event"].as_str().unwrap(),
+                    p["timestamp"].as_u64().unwrap(),
+                    p["is_day"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        let s = start / 1000;
+        assert_eq!(
+            stamps,
+            vec![
+                ("開始", s, true),
+                ("トーク", s + 1, true),
+                ("トーク", s + 2, true),
+                ("投票", s + 65, true),
+                ("追放", s + 65, false),
+                // The result line has no mark of its own: the end keeps the last one.
+                ("終了", s + 65, false),
+            ]
+        );
+    }
+
+    #[test]
     fn file_names_follow_the_upstream_pattern() {
         let a = |t: &str| LogAgent {
             team: t.into(),
@@ -406,7 +472,11 @@ mod tests {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        let rt: Vec<Value> = realtime_log("X", &agents, &lines)
+        let night = [LogMark {
+            ms: 0,
+            is_day: false,
+        }; 5];
+        let rt: Vec<Value> = realtime_log("X", &agents, &lines, &night)
             .iter()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();

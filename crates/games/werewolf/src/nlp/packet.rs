@@ -183,11 +183,17 @@ pub struct VoteEntry {
 pub struct TalkEntry {
     pub idx: u32,
     pub day: u32,
+    /// In turns, the round; in group chat, how many of the agent's messages the phase accepted
+    /// before this one (upstream's per-agent count, from 0).
     pub turn: u32,
     pub agent: Text,
     pub text: Text,
     pub skip: bool,
     pub over: bool,
+    /// When the server received it, in Unix milliseconds (upstream's schema requires it): the
+    /// game's start (its `game_id`'s time) plus the table's clock ([`super::game::Table::elapsed_ms`]),
+    /// so that a re-run of a replay sends the same time.
+    pub time: u64,
 }
 
 /// `Over`, `Skip` and the server's substitute for a failed request.
@@ -196,7 +202,16 @@ pub const SKIP: &str = "Skip";
 pub const FORCE_SKIP: &str = "ForceSkip";
 
 impl TalkEntry {
-    pub fn new(idx: u32, day: u32, turn: u32, agent: Text, text: impl Into<Text>) -> TalkEntry {
+    /// A talk of `agent` saying `text`, received at `time` (Unix milliseconds); `skip` and
+    /// `over` follow from the text.
+    pub fn new(
+        idx: u32,
+        day: u32,
+        turn: u32,
+        agent: Text,
+        text: impl Into<Text>,
+        time: u64,
+    ) -> TalkEntry {
         let text = text.into();
         let skip = *text == *SKIP || *text == *FORCE_SKIP;
         let over = *text == *OVER;
@@ -208,6 +223,7 @@ impl TalkEntry {
             text,
             skip,
             over,
+            time,
         }
     }
 }
@@ -227,10 +243,16 @@ pub struct SettingPacket {
     pub timeout: TimeoutPacket,
 }
 
+/// `setting.talk` / `setting.whisper`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TalkSettingPacket {
     pub max_count: MaxCountPacket,
     pub max_length: MaxLengthPacket,
+    /// Group-chat mode: the phase's time in milliseconds; left out in turns (upstream sends it
+    /// only when the configuration sets `duration`), so an agent can tell the mode from
+    /// `setting`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration: Option<u64>,
     pub max_skip: u32,
 }
 
@@ -291,6 +313,7 @@ fn talk_setting(l: &TalkLimits) -> TalkSettingPacket {
             per_agent: l.per_agent_length,
             base_length: l.base_length,
         },
+        duration: l.duration_ms,
         max_skip: l.max_skip,
     }
 }

@@ -160,7 +160,8 @@ pub fn log_files(
 ) -> Vec<(PathBuf, String)> {
     let agents = log_agents(game, originals);
     let game_log = logs::game_log_text(game.log());
-    let realtime = logs::realtime_log(game.game_id(), &agents, game.log()).join("\n");
+    let realtime = logs::realtime_log(game.game_id(), &agents, game.log(), game.log_marks());
+    let realtime = realtime.join("\n");
     let named = |out: &str, pattern: &str, ext: &str| {
         let name = logs::log_file_name(pattern, game.game_id(), now_secs, &agents);
         Path::new(out).join(format!("{name}.{ext}"))
@@ -246,6 +247,23 @@ impl JsonLog {
             e["error"] = json!(x);
         }
         self.entries.push(e);
+    }
+
+    /// A group-chat message the phase accepted (upstream's talk entry): the speaker as `agent`,
+    /// the broadcast packet `p` carrying it (TALK_BROADCAST or WHISPER_BROADCAST) as `request`,
+    /// its text as `response`, and the talk's `time` as both times (milliseconds since the epoch,
+    /// as Kakehiki's other entries). A packet that carries no talk adds nothing.
+    pub fn talk(&mut self, p: &Packet) {
+        let Some(t) = p.new_talk.as_ref().or(p.new_whisper.as_ref()) else {
+            return;
+        };
+        self.entries.push(json!({
+            "agent": &*t.agent,
+            "request": p.to_json(),
+            "request_timestamp": t.time,
+            "response_timestamp": t.time,
+            "response": &*t.text,
+        }));
     }
 
     /// The file's text: `game_id`, `win_side`, `agents` (`idx`, `team`, `name` = the NAME

@@ -138,6 +138,10 @@ pub struct NlpSettings {
     pub roles: Vec<(Role, usize)>,
     /// Player names and profile texts (custom profiles); `None`: `Agent[NN]` and no profile.
     pub profiles: Option<Vec<Profile>>,
+    /// The day's phases in order (`logic.day_phases`).
+    pub day_phases: Vec<Phase>,
+    /// The night's phases in order (`logic.night_phases`).
+    pub night_phases: Vec<Phase>,
 }
 
 /// A custom profile: the in-game name and the text sent in INITIALIZE.
@@ -402,13 +406,91 @@ impl Default for AttackVoteConfig {
     }
 }
 
-/// `logic`: only the role tables are configurable; the day and night phases are upstream's
-/// default order (see docs/werewolf-nlp.md).
+/// `logic`: the role tables, and the phases of a day and of a night (upstream's default order
+/// when a list is not given).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LogicConfig {
+    /// The day's phases in order, after DAILY_INITIALIZE.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub day_phases: Option<Vec<Phase>>,
+    /// The night's phases in order, after DAILY_FINISH.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub night_phases: Option<Vec<Phase>>,
     /// Keyed by the player count as text (`"5"`, `"13"`).
     pub roles: BTreeMap<String, RoleTable>,
+}
+
+/// One phase of a day or a night (`logic.day_phases`, `logic.night_phases`): its actions in
+/// order, on the days it is played. The game checks for its end after each phase.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Phase {
+    /// The phase's name (upstream logs it; it changes nothing).
+    #[serde(default)]
+    pub name: String,
+    pub actions: Vec<PhaseAction>,
+    /// Played only on this day.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub only_day: Option<i64>,
+    /// Played on every day but this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub except_day: Option<i64>,
+}
+
+impl Phase {
+    fn new(
+        name: &str,
+        action: PhaseAction,
+        only_day: Option<i64>,
+        except_day: Option<i64>,
+    ) -> Phase {
+        Phase {
+            name: name.into(),
+            actions: vec![action],
+            only_day,
+            except_day,
+        }
+    }
+
+    /// Whether the phase is played on `day`.
+    pub fn on(&self, day: u32) -> bool {
+        let day = i64::from(day);
+        self.only_day.is_none_or(|d| d == day) && self.except_day != Some(day)
+    }
+
+    /// Upstream's day (`config/default_5.yml`): a morning whisper on day 0, then the talk.
+    pub fn default_day() -> Vec<Phase> {
+        vec![
+            Phase::new("morning_whisper", PhaseAction::Whisper, Some(0), None),
+            Phase::new("daily_talk", PhaseAction::Talk, None, None),
+        ]
+    }
+
+    /// Upstream's night: an evening whisper on day 0; from day 1 the exile; the divination;
+    /// from day 1 the night whisper, the guard and the attack.
+    pub fn default_night() -> Vec<Phase> {
+        vec![
+            Phase::new("evening_whisper", PhaseAction::Whisper, Some(0), None),
+            Phase::new("execution", PhaseAction::Execution, None, Some(0)),
+            Phase::new("divine", PhaseAction::Divine, None, None),
+            Phase::new("night_whisper", PhaseAction::Whisper, None, Some(0)),
+            Phase::new("guard", PhaseAction::Guard, None, Some(0)),
+            Phase::new("attack", PhaseAction::Attack, None, Some(0)),
+        ]
+    }
+}
+
+/// What a phase does: a talk or whisper phase, the exile by vote, or a night action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PhaseAction {
+    Talk,
+    Whisper,
+    Execution,
+    Divine,
+    Guard,
+    Attack,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -639,6 +721,12 @@ impl NlpConfig {
             on_error_ratio: self.server.on_error_ratio,
             roles: self.roles()?,
             profiles,
+            day_phases: self
+                .logic
+                .day_phases
+                .clone()
+                .unwrap_or_else(Phase::default_day),
+            night_phases: (self.logic.night_phases.clone()).unwrap_or_else(Phase::default_night),
         })
     }
 }
@@ -711,6 +799,59 @@ mod tests {
                 section: "game.talk"
             }
         );
+    }
+
+    #[test]
+    fn phases_read_as_upstream_writes_them_and_default_to_its_order() {
+        use super::super::config_file::parse_config;
+        use PhaseAction::*;
+        let s = NlpSettings::defaults(5).unwrap();
+        assert_eq!(s.day_phases, Phase::default_day());
+        assert_eq!(s.night_phases, Phase::default_night());
+        // Upstream's `config/default_5.yml` lists its default order.
+        let yaml = "logic:\n  day_phases:\n    - name: \"morning_whisper\"\n      actions: [\"whisper\"]\n      only_day: 0\n    - name: \"daily_talk\"\n      actions: [\"talk\"]\n  night_phases:\n    - name: \"evening_whisper\"\n      actions: [\"whisper\"]\n      only_day: 0\n    - name: \"execution\"\n      actions: [\"execution\"]\n      except_day: 0\n    - name: \"divine\"\n      actions: [\"divine\"]\n    - name: \"night_whisper\"\n      actions: [\"whisper\"]\n      except_day: 0\n    - name: \"guard\"\n      actions: [\"guard\"]\n      except_day: 0\n    - name: \"attack\"\n      actions: [\"attack\"]\n      except_day: 0\n";
+        let (c, _, warnings) = parse_config("yml", yaml).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let read = c.settings().unwrap();
+        assert_eq!(read.day_phases, s.day_phases);
+        assert_eq!(read.night_phases, s.night_phases);
+        // A talk-only day, in TOML; several actions in one phase.
+        let toml = "[[logic.day_phases]]\nactions = [\"talk\"]\n\
+                    [[logic.night_phases]]\nname = \"n\"\nactions = [\"execution\", \"attack\"]\nexcept_day = 0\n";
+        let (c, _, _) = parse_config("toml", toml).unwrap();
+        let read = c.settings().unwrap();
+        assert_eq!(read.day_phases.len(), 1);
+        assert_eq!(read.day_phases[0].actions, [Talk]);
+        assert_eq!(read.night_phases[0].actions, [Execution, Attack]);
+        assert!(!read.night_phases[0].on(0) && read.night_phases[0].on(1));
+        // Written out only when given (a replay's header is as before without them).
+        let v = serde_json::to_value(NlpConfig::default()).unwrap();
+        assert!(v["logic"].get("day_phases").is_none(), "{v}");
+        assert_eq!(
+            serde_json::to_value(&c).unwrap()["logic"]["night_phases"][0]["except_day"],
+            0
+        );
+        // An action upstream does not have is an error naming it.
+        let e = parse_config("toml", "[[logic.day_phases]]\nactions = [\"vote\"]\n").unwrap_err();
+        assert!(
+            e.contains("logic.day_phases[0].actions[0]") && e.contains("vote"),
+            "{e}"
+        );
+        let e = parse_config("toml", "[[logic.day_phases]]\nname = \"x\"\n").unwrap_err();
+        assert!(e.contains("actions"), "{e}");
+        // `only_day` and `except_day` together: both must hold.
+        let p = Phase {
+            name: String::new(),
+            actions: vec![Talk],
+            only_day: Some(2),
+            except_day: Some(2),
+        };
+        assert!((0..5).all(|d| !p.on(d)));
+        assert!(Phase {
+            except_day: None,
+            ..p
+        }
+        .on(2));
     }
 
     #[test]

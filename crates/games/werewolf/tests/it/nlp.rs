@@ -8,6 +8,7 @@ use kakehiki_werewolf::nlp::inproc::{block_on_ready, bot_chat, play_builtin, Bot
 use kakehiki_werewolf::nlp::packet::{Packet, RequestKind};
 use kakehiki_werewolf::nlp::settings::{NlpConfig, NlpSettings, OnErrorRatio};
 use kakehiki_werewolf::{Role, Team};
+use serde_json::Value;
 
 /// Seats answered by a closure; every packet is kept.
 struct Scripted<F: FnMut(usize, &Packet) -> Result<String, AskError> + Send> {
@@ -225,7 +226,7 @@ fn hidden_information_reaches_only_those_allowed() {
 fn group_chat_broadcasts_reach_only_the_phase_members() {
     let mut c = NlpConfig::for_players(9);
     c.game.talk.duration = Some("1s".into());
-    c.game.whisper.duration = Some("1s".into());
+    c.game.whisper.duration = Some("500ms".into());
     let s = Arc::new(c.settings().unwrap());
     let names = ["sample"; 9];
     let mut t = Recording {
@@ -250,6 +251,11 @@ fn group_chat_broadcasts_reach_only_the_phase_members() {
         !kinds.contains(&RequestKind::Talk),
         "no turn-based TALK in group-chat mode"
     );
+    // The setting tells the mode: each phase's `duration` in milliseconds.
+    let setting = t.sent.iter().find_map(|(_, p)| p.setting.clone()).unwrap();
+    let json = serde_json::to_value(&*setting).unwrap();
+    assert_eq!(json["talk"]["duration"], 1_000);
+    assert_eq!(json["whisper"]["duration"], 500);
     for (a, p) in &t.sent {
         if matches!(
             p.request,
@@ -630,4 +636,230 @@ fn mentions_and_length_limits_shape_the_recorded_speech() {
         json["talk"]["max_length"].get("per_talk").is_none(),
         "unset limits are omitted"
     );
+    assert!(
+        json["talk"].get("duration").is_none() && json["whisper"].get("duration").is_none(),
+        "no duration in turns"
+    );
+}
+
+/// Built-in agents on a clock that runs a second per request and, in group chat, places the
+/// messages 10 ms apart from the window's opening; the window lasts its `duration`. Keeps what
+/// the clock read after each TALK answer and every packet sent.
+struct Clocked {
+    inner: BotTable,
+    clock_ms: u64,
+    after_talks: Vec<u64>,
+    sent: Vec<(usize, Packet)>,
+}
+
+impl Table for Clocked {
+    async fn notify(&mut self, agent: usize, packet: Packet) -> Result<(), ()> {
+        self.inner.bots[agent].answer(&packet);
+        self.sent.push((agent, packet));
+        Ok(())
+    }
+    async fn ask(&mut self, agent: usize, packet: Packet) -> Result<String, AskError> {
+        self.clock_ms += 1_000;
+        if packet.request == RequestKind::Talk {
+            self.after_talks.push(self.clock_ms);
+        }
+        let r = self.inner.bots[agent]
+            .answer(&packet)
+            .ok_or(AskError::Failed);
+        self.sent.push((agent, packet));
+        r
+    }
+    async fn chat(
+        &mut self,
+        open: Vec<usize>,
+        duration_ms: u64,
+        accept: &mut (dyn FnMut(ChatMessage) -> Vec<(usize, Packet)> + Send),
+    ) {
+        // Each open agent in turn says two things, then Over, then more (dropped).
+        let opened = self.clock_ms;
+        let mut k = 0;
+        for round in 0..4 {
+            for &a in &open {
+                k += 1;
+                let text = if round == 2 {
+                    "Over".into()
+                } else {
+                    format!("chat {round}")
+                };
+                let m = ChatMessage {
+                    agent: a,
+                    text,
+                    elapsed_ms: opened + 10 * k,
+                };
+                let out = accept(m);
+                self.sent.extend(out);
+            }
+        }
+        self.clock_ms = opened + duration_ms;
+    }
+    fn elapsed_ms(&self) -> u64 {
+        self.clock_ms
+    }
+}
+
+fn clocked(names: &[&str], seed: u64) -> Clocked {
+    Clocked {
+        inner: BotTable::new(names, seed).unwrap(),
+        clock_ms: 0,
+        after_talks: Vec::new(),
+        sent: Vec::new(),
+    }
+}
+
+/// 2025-01-01T00:00:00.000Z, as a game id's time.
+const START_MS: u64 = 1_735_689_600_000;
+
+#[test]
+fn a_talk_is_stamped_with_the_game_start_plus_the_tables_clock_after_its_answer() {
+    let names = ["sample"; 5];
+    let mut t = clocked(&names, 6);
+    let mut game = NlpGame::new(
+        settings(5),
+        6,
+        names.iter().map(|s| s.to_string()).collect(),
+    );
+    game.set_game_id(kakehiki_werewolf::nlp::game::game_id_at(START_MS, 6));
+    block_on_ready(game.run(&mut t));
+    let times: Vec<u64> = game.all_talks().map(|e| e.time).collect();
+    let expected: Vec<u64> = t.after_talks.iter().map(|c| START_MS + c).collect();
+    assert!(!times.is_empty());
+    assert_eq!(times, expected);
+    // The packets carry it: every talk an agent is sent has its time.
+    let sent: Vec<Value> = t
+        .sent
+        .iter()
+        .filter_map(|(_, p)| p.talk_history.clone())
+        .flatten()
+        .map(|e| serde_json::to_value(&e).unwrap())
+        .collect();
+    assert!(!sent.is_empty());
+    for e in &sent {
+        let time = e["time"].as_u64().expect("every talk has a time");
+        assert!(expected.contains(&time), "{e}");
+    }
+    // Without a clock (built-in agents in process), the time is the game's start.
+    let (_, plain) = play_builtin(settings(5), 6, &names).unwrap();
+    assert!(plain.all_talks().all(|e| e.time == 0), "game_id time 0");
+}
+
+#[test]
+fn group_chat_talks_are_numbered_per_agent_and_stamped_when_they_arrived() {
+    let mut c = NlpConfig::for_players(5);
+    c.game.talk.duration = Some("1s".into());
+    c.game.max_day = 1;
+    let s = Arc::new(c.settings().unwrap());
+    let names = ["sample"; 5];
+    let mut t = clocked(&names, 2);
+    let mut game = NlpGame::new(s, 2, names.iter().map(|s| s.to_string()).collect());
+    game.set_game_id(kakehiki_werewolf::nlp::game::game_id_at(START_MS, 2));
+    block_on_ready(game.run(&mut t));
+    let day0: Vec<_> = game.all_talks().filter(|e| e.day == 0).collect();
+    // Five agents, each "chat 0", "chat 1", "Over": 15 accepted, the rest dropped.
+    assert_eq!(day0.len(), 15);
+    for (i, e) in day0.iter().enumerate() {
+        assert_eq!(e.idx, i as u32);
+        // Round r of agent a is its r-th accepted message: turn r.
+        let round = (i / 5) as u32;
+        assert_eq!(e.turn, round, "{e:?}");
+        assert_eq!(e.over, round == 2);
+        // The window opened after the five DAILY_INITIALIZE and phase-start notifications, on
+        // day 0 before any request: the clock was at 0.
+        assert_eq!(e.time, START_MS + 10 * (i as u64 + 1), "{e:?}");
+    }
+    // The broadcasts carry the same turn and time.
+    let casts: Vec<&Packet> = t
+        .sent
+        .iter()
+        .filter(|(a, p)| *a == 0 && p.request == RequestKind::TalkBroadcast)
+        .map(|(_, p)| p)
+        .collect();
+    for (p, e) in casts.iter().zip(&day0) {
+        assert_eq!(p.new_talk.as_ref(), Some(*e));
+    }
+    // Day 1's window opens after day 0's (1 s) and night 0's divination (a second).
+    let day1 = game.all_talks().find(|e| e.day == 1).unwrap();
+    assert_eq!(day1.time, START_MS + 2_010, "{day1:?}");
+    // Every game-log line has its time (the real-time log's `timestamp`), in order; a talk's
+    // line has the talk's.
+    let (log, marks) = (game.log(), game.log_marks());
+    assert_eq!(log.len(), marks.len());
+    let times: Vec<u64> = marks.iter().map(|m| m.ms).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+    let first_talk = log.iter().position(|l| l.contains(",talk,")).unwrap();
+    assert_eq!(times[first_talk], START_MS + 10);
+    assert_eq!(*times.last().unwrap(), game.now_ms());
+    // Talks by day, votes by night (upstream's default phases).
+    for (l, m) in log.iter().zip(marks) {
+        if l.contains(",talk,") || l.contains(",vote,") {
+            assert_eq!(m.is_day, l.contains(",talk,"), "{l}");
+        }
+    }
+}
+
+/// `logic.day_phases` / `logic.night_phases` decide what a day and a night hold: here a talk-only
+/// day, and a night of the exile and the attack from day 1 (no whispers, divination or guard);
+/// then the exile by day.
+#[test]
+fn the_configured_phases_are_played_in_order_on_their_days() {
+    use kakehiki_werewolf::nlp::settings::{Phase, PhaseAction};
+    let phase = |actions: Vec<PhaseAction>, except_day| Phase {
+        name: String::new(),
+        actions,
+        only_day: None,
+        except_day,
+    };
+    let names = ["sample"; 9];
+    let play = |day: Vec<Phase>, night: Vec<Phase>| {
+        let mut s = NlpSettings::defaults(9).unwrap();
+        (s.day_phases, s.night_phases) = (day, night);
+        let mut t = Recording {
+            inner: BotTable::new(&names, 5).unwrap(),
+            sent: Vec::new(),
+        };
+        let originals = names.iter().map(|s| s.to_string()).collect();
+        let mut game = NlpGame::new(Arc::new(s), 5, originals);
+        let r = block_on_ready(game.run(&mut t));
+        (r, game, t.sent)
+    };
+    let (r, game, sent) = play(
+        vec![phase(vec![PhaseAction::Talk], None)],
+        vec![phase(
+            vec![PhaseAction::Execution, PhaseAction::Attack],
+            Some(0),
+        )],
+    );
+    assert!(r.winner.is_some());
+    let asked = |k: RequestKind| sent.iter().filter(|(_, p)| p.request == k).count();
+    for k in [
+        RequestKind::Whisper,
+        RequestKind::Divine,
+        RequestKind::Guard,
+    ] {
+        assert_eq!(asked(k), 0, "{k:?}");
+    }
+    assert!(asked(RequestKind::Talk) > 0 && asked(RequestKind::Vote) > 0);
+    assert!(asked(RequestKind::Attack) > 0);
+    // Nobody votes or attacks on day 0.
+    assert!(game.log().iter().all(|l| !l.starts_with("0,vote")));
+    // The exile by day: votes are marked by day, and the real-time log says so.
+    let (_, game, _) = play(
+        vec![phase(
+            vec![PhaseAction::Talk, PhaseAction::Execution],
+            Some(0),
+        )],
+        vec![phase(vec![PhaseAction::Divine], None)],
+    );
+    let votes: Vec<bool> = game
+        .log()
+        .iter()
+        .zip(game.log_marks())
+        .filter(|(l, _)| l.contains(",vote,"))
+        .map(|(_, m)| m.is_day)
+        .collect();
+    assert!(!votes.is_empty() && votes.iter().all(|d| *d), "{votes:?}");
 }

@@ -34,7 +34,7 @@ use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError}
 use crate::files::{unix_ms as now_ms, unix_now, update_file, write_files};
 use crate::lifecycle::{run_flow, Lifecycle};
 use crate::seat::ws::{self, NAME_REQUEST};
-use crate::seat::{Ask, Finished, Listen, Seat, Table, SILENT_BOT};
+use crate::seat::{Answer, Ask, Finished, Listen, Seat, Table, SILENT_BOT};
 
 pub use kakehiki_werewolf::nlp::config_file::{LoadedConfig, NOT_IMPLEMENTED_KEYS};
 /// The configuration file's type, for the CLI.
@@ -230,6 +230,8 @@ pub async fn run_game(mut table: Table, g: Game) -> Played<Table> {
         })
         .collect();
     let names = table.ask(hello, |_, _| Vec::new()).await;
+    // The agents were asked their NAME at once: the game's clock starts after the slowest.
+    let clock_us = names.iter().filter_map(|a| a.time_us).max().unwrap_or(0);
     let mut originals: Vec<String> = g.who.iter().map(Who::name).collect();
     for (&i, a) in remote.iter().zip(names) {
         match a.text() {
@@ -248,6 +250,7 @@ pub async fn run_game(mut table: Table, g: Game) -> Played<Table> {
         t,
         json: g.json_log.then(JsonLog::default),
         labels: Labels::default(),
+        clock_us,
     };
     let result = game.run(&mut seats).await;
     Played {
@@ -268,9 +271,18 @@ struct Seats {
     t: Timeouts,
     json: Option<JsonLog>,
     labels: Labels,
+    /// The game's clock ([`kakehiki_werewolf::nlp::Table::elapsed_ms`]) in microseconds: the
+    /// recorded reply times added up, each group-chat window its `duration`. Never read from a
+    /// wall clock, so that a re-run, answering from the record, counts the same.
+    clock_us: u64,
 }
 
 impl Seats {
+    /// Add the time `a` took, as it is recorded, to the clock.
+    fn count(&mut self, a: &Answer) {
+        self.clock_us = self.clock_us.saturating_add(a.time_us.unwrap_or(0));
+    }
+
     /// Deliver a packet that needs no answer; `false` if the seat is gone.
     async fn deliver(&mut self, a: usize, at: &str, p: &Packet) -> bool {
         if let Some(bot) = &mut self.bots[a] {
@@ -286,6 +298,7 @@ impl Seats {
             .tell(a, at, p.request.name(), json.into_bytes(), self.t.action())
             .await;
         if let Some(f) = failed {
+            self.count(&f);
             let why = f.detail.unwrap_or_else(|| f.outcome.as_str().to_string());
             self.table.kill(a, &why);
             return false;
@@ -293,8 +306,12 @@ impl Seats {
         true
     }
 
-    /// Deliver the packets a group-chat message makes.
+    /// Deliver the packets a group-chat message makes; an accepted message (it makes some) is
+    /// an entry of the JSON log.
     async fn broadcast(&mut self, to: Vec<(usize, Packet)>, at: &str) {
+        if let (Some(log), Some((_, p))) = (&mut self.json, to.first()) {
+            log.talk(p);
+        }
         for (b, p) in to {
             self.deliver(b, at, &p).await;
         }
@@ -305,6 +322,7 @@ impl Seats {
     async fn name_check(&mut self, a: usize, at: &str) -> Result<String, AskError> {
         let ask = Ask::new(a, at, "NAME", NAME_REQUEST.into(), self.t.response());
         let check = self.table.ask_one(ask, |_, _| Vec::new()).await;
+        self.count(&check);
         match check.text() {
             Some(t) if t.trim_end_matches('\n') == self.originals[a] => Err(AskError::Failed),
             other => {
@@ -354,6 +372,7 @@ impl kakehiki_werewolf::nlp::Table for Seats {
                 reply.unwrap_or_default().into_bytes()
             })
             .await;
+        self.count(&answer);
         let r = match answer.outcome {
             ExchangeOutcome::Reply => Ok(answer.text().unwrap_or_default().replace('\n', "")),
             ExchangeOutcome::Timeout | ExchangeOutcome::Malformed => {
@@ -396,23 +415,42 @@ impl kakehiki_werewolf::nlp::Table for Seats {
                     text.unwrap_or_else(|| OVER.into()).into_bytes()
                 })
                 .await;
+            self.count(&answer);
             let text = answer.text().unwrap_or_else(|| OVER.into());
             turns.said(a, &text);
-            self.broadcast(accept(ChatMessage { agent: a, text }), &at)
-                .await;
+            let elapsed_ms = self.elapsed_ms();
+            let m = ChatMessage {
+                agent: a,
+                text,
+                elapsed_ms,
+            };
+            self.broadcast(accept(m), &at).await;
         }
         // The others talk freely until the time is up.
         let remote: Vec<usize> = open
             .into_iter()
             .filter(|&a| self.who[a] == Who::Remote)
             .collect();
+        // A message's recorded time counts from the window's opening; the window lasts its
+        // time live (a re-run does not wait, and counts it all the same).
+        let opened = self.clock_us;
         let mut window = Listen::new(at.clone(), kind, limit);
         while let Some((a, answer)) = self.table.listen(&remote, &mut window).await {
             if let Some(text) = answer.text() {
-                self.broadcast(accept(ChatMessage { agent: a, text }), &at)
-                    .await;
+                let at_us = opened.saturating_add(answer.time_us.unwrap_or(0));
+                let m = ChatMessage {
+                    agent: a,
+                    text,
+                    elapsed_ms: at_us / 1000,
+                };
+                self.broadcast(accept(m), &at).await;
             }
         }
+        self.clock_us = opened.saturating_add(duration_ms.saturating_mul(1000));
+    }
+
+    fn elapsed_ms(&self) -> u64 {
+        self.clock_us / 1000
     }
 }
 
@@ -533,8 +571,9 @@ impl GameDriver for WerewolfNlpDriver {
     }
 }
 
-/// The game of a replay with header `h`, and its configuration.
-fn replayed_game(
+/// The game of a replay with header `h`, and its configuration: what a re-run plays on the
+/// replay's [`Table::replayed`].
+pub fn replayed_game(
     replay: &ParsedReplay,
     h: &ReplayHeader,
 ) -> Result<(Game, NlpConfig), RefereeError> {
