@@ -860,7 +860,6 @@ async fn click(c: &fantoccini::Client, id: &str) {
         .unwrap();
 }
 
-/// Type `text` into the element with id `id` (a field, or a file input's path).
 /// The JSON answer of a `GET` of `url`.
 fn get_json(url: &str) -> Value {
     serde_json::from_str(&ureq::get(url).call().unwrap().into_string().unwrap()).unwrap()
@@ -878,6 +877,7 @@ async fn shown(c: &fantoccini::Client, id: &str) -> String {
         .unwrap()
 }
 
+/// Type `text` into the element with id `id` (a field, or a file input's path).
 async fn type_into(c: &fantoccini::Client, id: &str, text: &str) {
     use fantoccini::Locator;
     c.find(Locator::Id(id))
@@ -1185,12 +1185,7 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
         // token stops working, the new one works.
         c.goto(&format!("{url}/organiser")).await.unwrap();
         type_into(&c, "invite-name", "erin").await;
-        c.find(Locator::Id("invite-again"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&c, "invite-again").await;
         click(&c, "invite-submit").await;
         let again = shown(&c, "token").await;
         assert_ne!(again, token);
@@ -1266,12 +1261,7 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
         // --builtins` does: the ladder freezes, the server's worker plays the final, and its
         // page (which reloads itself while it is under way) shows the standings.
         c.goto(&format!("{url}/organiser")).await.unwrap();
-        c.find(Locator::Id("final-builtins"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&c, "final-builtins").await;
         click(&c, "final-submit").await;
         let state = text_when(&c, "final-state", |t| t.contains("complete"), 120, 500).await;
         assert!(state.is_ok(), "{state:?}");
@@ -1291,12 +1281,7 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
         assert_eq!(board["frozen"], true, "{board}");
         // The same settings again resume the same final; other settings are refused.
         c.goto(&format!("{url}/organiser")).await.unwrap();
-        c.find(Locator::Id("final-builtins"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&c, "final-builtins").await;
         let games = c.find(Locator::Id("final-games")).await.unwrap();
         games.clear().await.unwrap();
         games.send_keys("4").await.unwrap();
