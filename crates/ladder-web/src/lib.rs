@@ -75,6 +75,22 @@ impl Finals {
             running: std::sync::Mutex::new(std::collections::BTreeSet::new()),
         }
     }
+
+    /// Mark the final of `ladder` as being queued; `false` when it already is.
+    pub(crate) fn claim(&self, ladder: &str) -> bool {
+        self.running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(ladder.to_string())
+    }
+
+    /// The final of `ladder` is no longer being queued.
+    pub(crate) fn release(&self, ladder: &str) {
+        self.running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(ladder);
+    }
 }
 
 /// One ladder of the server, as [`App::site`] lists them.
@@ -197,33 +213,37 @@ impl App {
                 }
             })
             .collect();
-        Ok(site
-            .iter()
-            .map(|l| App {
-                config: l.config.clone(),
-                store: store.clone(),
-                web: web.clone(),
-                cache: l.cache.clone(),
-                base: l.base.clone(),
-                uploads: l.uploads.clone(),
-                site: site.clone(),
-                in_ladder: true,
-                finals: None,
-            })
-            .collect())
+        let first = &site[0];
+        let any = App {
+            config: first.config.clone(),
+            store,
+            web,
+            cache: first.cache.clone(),
+            base: first.base.clone(),
+            uploads: first.uploads.clone(),
+            site: site.clone(),
+            in_ladder: true,
+            finals: None,
+        };
+        Ok(site.iter().map(|l| any.of(l)).collect())
     }
 
     /// The state of ladder `name` of this server, if it serves one of that name.
     pub fn ladder(&self, name: &str) -> Option<App> {
         let l = self.site.iter().find(|l| l.config.name == name)?;
-        Some(App {
+        Some(self.of(l))
+    }
+
+    /// This server's state for its ladder `l`.
+    fn of(&self, l: &Ladder) -> App {
+        App {
             config: l.config.clone(),
             cache: l.cache.clone(),
             base: l.base.clone(),
             uploads: l.uploads.clone(),
             in_ladder: true,
             ..self.clone()
-        })
+        }
     }
 
     /// This state with `finals`: the organiser's page runs finals.
@@ -954,13 +974,6 @@ async fn one_match(
     .await
 }
 
-/// An HTML page, or the error page with `status`.
-/// The contest of a ladder's final that the ladder site shows: the one `kakehiki ladder final`
-/// makes when not given `--name`.
-pub fn final_contest_name(ladder: &str) -> String {
-    format!("{ladder}-final")
-}
-
 /// A ladder's final as its site shows it: the contest's name, format, matches stored and
 /// scheduled, whether it is complete, and its rows with the ladder's tie-break applied.
 struct FinalStanding {
@@ -976,7 +989,7 @@ struct FinalStanding {
 
 /// The final of `app`'s ladder, or `None` before `kakehiki ladder final` stored it.
 fn final_standing(app: &App) -> Result<Option<FinalStanding>, ApiError> {
-    let contest = final_contest_name(&app.config.name);
+    let contest = kakehiki_ladder::final_contest::final_contest_name(&app.config.name);
     let mut store = app.store.get();
     if store.contest(&contest).map_err(store_failed)?.is_none() {
         return Ok(None);
@@ -1085,6 +1098,7 @@ async fn final_api(State(app): State<App>, Path(ladder): Path<String>) -> Respon
     .await
 }
 
+/// An HTML page, or the error page with `status`.
 fn page(status: StatusCode, html: String) -> Response {
     (status, axum::response::Html(html)).into_response()
 }

@@ -635,7 +635,7 @@ pub(super) async fn home(State(app): State<App>, headers: HeaderMap) -> Response
             "home.html",
             context! {
                 title => format!("Ladder {}", app.config.name),
-                languages => app.config.languages.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>(),
+                languages => app.config.language_names(),
                 leaderboard => format!("{}/leaderboard", app.base),
                 rules => &app.config.rules,
                 recipes => app.config.languages.iter().map(|(l, r)| context! {
@@ -682,7 +682,7 @@ pub(super) async fn site_home(State(app): State<App>, headers: HeaderMap) -> Res
                 rules => &l.config.rules,
                 entrants => board.rows.len(),
                 frozen => board.frozen,
-                languages => l.config.languages.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>(),
+                languages => l.config.language_names(),
             });
         }
         render(
@@ -1136,7 +1136,7 @@ async fn me(State(app): State<App>, headers: HeaderMap) -> Response {
                 // The first ladder's form keeps the plain ids (`upload`, `language`, ...).
                 id => if i == 0 { String::new() } else { format!("-{}", l.config.name) },
                 versions => rows,
-                languages => l.config.languages.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>(),
+                languages => l.config.language_names(),
                 upload_bytes => l.config.limits.upload_bytes,
                 uploads_per_hour => l.config.limits.uploads_per_hour,
             });
@@ -1559,14 +1559,11 @@ async fn organiser_final(
             return refused(&format!("unknown format {format:?}: one of {}", known.join(", ")));
         }
         let ladder = app.config.name.clone();
-        {
-            let mut running = finals.running.lock().unwrap_or_else(|p| p.into_inner());
-            if !running.insert(ladder.clone()) {
-                return refused("the final's matches are being queued already: its page shows how far it is played");
-            }
+        if !finals.claim(&ladder) {
+            return refused("the final's matches are being queued already: its page shows how far it is played");
         }
         let opts = kakehiki_ladder::final_contest::FinalOptions {
-            name: crate::final_contest_name(&ladder),
+            name: kakehiki_ladder::final_contest::final_contest_name(&ladder),
             format: format.to_string(),
             games,
             seed,
@@ -1579,11 +1576,7 @@ async fn organiser_final(
                     Ok(()) => tracing::info!("ladder {ladder}: the final is played"),
                     Err(e) => tracing::error!("ladder {ladder}: the final stopped: {e}"),
                 }
-                finals
-                    .running
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .remove(&ladder);
+                finals.release(&ladder);
             }
         };
         let started = kakehiki_ladder::final_contest::start_final(
@@ -1607,11 +1600,7 @@ async fn organiser_final(
                 see_other(&format!("{}/final", app.base), [])
             }
             Err(e) => {
-                finals
-                    .running
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .remove(&ladder);
+                finals.release(&ladder);
                 refused(&with_causes(&e))
             }
         }

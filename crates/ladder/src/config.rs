@@ -672,6 +672,11 @@ impl LadderConfig {
         })
     }
 
+    /// The names of the languages it offers, in the file's order.
+    pub fn language_names(&self) -> Vec<&str> {
+        self.languages.iter().map(|(l, _)| l.as_str()).collect()
+    }
+
     /// A table of `builtin:silent` seats (the game's default count) with the ladder's rule set,
     /// options and sandbox, as one of its matches would be played.
     pub fn probe_job(&self, seats: usize) -> kakehiki_contest::MatchJob {
@@ -857,7 +862,7 @@ mod tests {
         assert_eq!(c.game, "geister");
         assert_eq!(c.rules, "gpw", "geister's default rule set");
         assert_eq!(c.builtins, ["random", "strong"]);
-        let langs: Vec<&str> = c.languages.iter().map(|(l, _)| l.as_str()).collect();
+        let langs = c.language_names();
         assert_eq!(langs, ["python", "cpp"]);
         assert_eq!(c.recipe("python"), default_recipe("python").as_ref());
         assert_eq!(c.recipe("cpp").unwrap().run, "./bot");
@@ -903,7 +908,7 @@ mod tests {
     #[test]
     fn without_languages_every_built_in_recipe_is_offered() {
         let c = parse("name = \"n\"\ngame = \"nac\"\n").unwrap();
-        let langs: Vec<&str> = c.languages.iter().map(|(l, _)| l.as_str()).collect();
+        let langs = c.language_names();
         assert_eq!(langs, DEFAULT_LANGUAGES);
         assert!(c.builtins.is_empty());
         for (lang, r) in &c.languages {

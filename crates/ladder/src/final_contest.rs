@@ -162,6 +162,33 @@ pub fn final_contest(
     ))
 }
 
+/// The name of a ladder's final: the one `kakehiki ladder final` gives when not given `--name`,
+/// and the one the ladder's site and its organiser's page show.
+pub fn final_contest_name(ladder: &str) -> String {
+    format!("{ladder}-final")
+}
+
+/// Write contest file `text` as `data/NAME.toml` (`name`: the contest's) and read it back as
+/// the contest it defines: what the server runs, as `contest run` would run the file.
+fn write_contest(
+    data: &Path,
+    name: &str,
+    text: &str,
+) -> Result<kakehiki_contest::ContestDef, StartFinalError> {
+    use kakehiki_contest::arena::Arena;
+    let path = data.join(format!("{name}.toml"));
+    kakehiki_core::private_files::write(&path, text.as_bytes()).map_err(|source| {
+        StartFinalError::Write {
+            path: path.clone(),
+            source,
+        }
+    })?;
+    kakehiki_contest::ContestDef::parse(text, &path.display().to_string(), &|g| {
+        kakehiki_contest::RefereeArena.game_type(g)
+    })
+    .map_err(|e| StartFinalError::Contest(e.to_string()))
+}
+
 /// Why the server could not start a final ([`start_final`]).
 #[derive(Debug, thiserror::Error)]
 pub enum StartFinalError {
@@ -197,24 +224,12 @@ pub fn start_final(
     opts: &FinalOptions,
     done: impl FnOnce(Result<(), String>) + Send + 'static,
 ) -> Result<kakehiki_contest::ContestDef, StartFinalError> {
-    use kakehiki_contest::arena::Arena;
     let text = {
         let mut store = connect().map_err(StartFinalError::Store)?;
         final_contest(config, store.as_mut(), data, opts)?
     };
-    let path = data.join(format!("{}.toml", opts.name));
-    kakehiki_core::private_files::write(&path, text.as_bytes()).map_err(|source| {
-        StartFinalError::Write {
-            path: path.clone(),
-            source,
-        }
-    })?;
-    let arena = kakehiki_contest::RefereeArena;
-    let def = kakehiki_contest::ContestDef::parse(&text, &path.display().to_string(), &|g| {
-        arena.game_type(g)
-    })
-    .map_err(|e| StartFinalError::Contest(e.to_string()))?;
-    kakehiki_contest::runner::preflight(&arena, &def, store_files)
+    let def = write_contest(data, &opts.name, &text)?;
+    kakehiki_contest::runner::preflight(&kakehiki_contest::RefereeArena, &def, store_files)
         .map_err(|e| StartFinalError::Contest(e.to_string()))?;
     // A final of the same name with other settings is refused here, not on the thread.
     {
@@ -254,16 +269,7 @@ pub fn start_final(
                 for (name, text) in
                     playoff_contests(&config, &text, &standings).map_err(|e| e.to_string())?
                 {
-                    let path = data.join(format!("{name}.toml"));
-                    kakehiki_core::private_files::write(&path, text.as_bytes())
-                        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-                    let def = kakehiki_contest::ContestDef::parse(
-                        &text,
-                        &path.display().to_string(),
-                        &|g| arena.game_type(g),
-                    )
-                    .map_err(|e| e.to_string())?;
-                    coordinate(&def)?;
+                    coordinate(&write_contest(&data, &name, &text).map_err(|e| e.to_string())?)?;
                 }
                 Ok(())
             });

@@ -96,7 +96,7 @@ pub fn process_upload(
     tmp_parent: &Path,
 ) -> Result<Verdict, PipelineError> {
     let Some(recipe) = config.recipe(language) else {
-        let offered: Vec<&str> = config.languages.iter().map(|(l, _)| l.as_str()).collect();
+        let offered = config.language_names();
         return Ok(Verdict {
             status: Status::Refused,
             log: format!(

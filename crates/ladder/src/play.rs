@@ -496,8 +496,9 @@ fn serde_json_definition(config: &LadderConfig) -> String {
 /// entrant's Weng-Lin rating after the match.
 ///
 /// When every seat of the report names its side (a string `team`, as Werewolf's seats do), the
-/// match is rated as a team game ([`weng_lin_team_game`]): each side a team of its seats'
-/// ratings, ranked by its seats' score (its best, should they differ). Otherwise, or with one
+/// match is rated as a team game ([`weng_lin_team_game`]): each side one player of its seats'
+/// mean rating, ranked by its seats' score (its best, should they differ), its change shared
+/// out to its seats and the table's mean change given back. Otherwise, or with one
 /// side only, each seat is rated on its own by its score ([`weng_lin_game`]). An entrant in
 /// several seats is then rated once: its rating before plus the mean of its seats' changes in
 /// μ, with the mean of their σ after, recorded in every seat of it. Places stay each seat's
@@ -698,8 +699,9 @@ mod tests {
         }
         assert_eq!(seats[0].mu_after, seats[3].mu_after);
         assert_eq!(seats[2].mu_after, seats[4].mu_after);
-        // Not the seat-by-seat numbers: a side of three is stronger than a side of two, so its
-        // win surprises less than three single winners over two.
+        // Not the seat-by-seat numbers: the sides' game is one even game of two players (whose
+        // change each villager shares, giving back the table's mean), not three single winners
+        // over two, so each villager gains less.
         let alone = mus_after(
             &ratings,
             &entrants,

@@ -83,7 +83,7 @@ pub fn final_(args: FinalArgs) -> anyhow::Result<u8> {
     let name = args
         .name
         .clone()
-        .unwrap_or_else(|| format!("{}-final", config.name));
+        .unwrap_or_else(|| kakehiki_ladder::final_contest::final_contest_name(&config.name));
     let data = std::path::absolute(&args.data)
         .with_context(|| format!("bad data folder {}", args.data.display()))?;
     let opts = FinalOptions {

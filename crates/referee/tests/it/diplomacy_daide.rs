@@ -325,6 +325,17 @@ fn play(seats: Vec<SeatSpec>, opts: &[(&str, String)], port: Listening) -> Match
         .expect("match runs")
 }
 
+/// A match of `seats` from `seed` with [`opts`] (to `max_year`), played in-process: no port.
+fn match_spec(seed: u64, seats: Vec<SeatSpec>, max_year: u16) -> MatchSpec {
+    let mut spec = MatchSpec::new("diplomacy", seed, seats);
+    for (k, v) in opts(max_year) {
+        if k != "port" {
+            spec.options.insert(k.to_string(), v);
+        }
+    }
+    spec
+}
+
 fn opts(max_year: u16) -> Vec<(&'static str, String)> {
     vec![
         ("port", "0".into()),
@@ -665,12 +676,7 @@ fn a_daide_cmd_clients_stderr_goes_with_its_request() {
         builtin("random"),
         builtin("random"),
     ];
-    let mut spec = MatchSpec::new("diplomacy", 3, seats);
-    for (k, v) in opts(1901) {
-        if k != "port" {
-            spec.options.insert(k.to_string(), v);
-        }
-    }
+    let spec = match_spec(3, seats, 1901);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let rec = rt
         .block_on(find_game("diplomacy").unwrap().play(&spec))
@@ -704,12 +710,7 @@ fn confined_daide_cmd_clients_play_a_full_game_and_exit_on_off() {
         daide_cmd("PyBotR"),
         builtin("random"),
     ];
-    let mut spec = MatchSpec::new("diplomacy", 11, seats);
-    for (k, v) in opts(1903) {
-        if k != "port" {
-            spec.options.insert(k.to_string(), v);
-        }
-    }
+    let spec = match_spec(11, seats, 1903);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let rec = rt
         .block_on(find_game("diplomacy").unwrap().play(&spec))
