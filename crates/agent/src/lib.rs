@@ -14,10 +14,12 @@
 //! See `docs/referee.md` for the design.
 
 pub mod activity;
+mod connect_watch;
 pub mod jail;
 mod process;
 mod sandbox;
 
+pub use connect_watch::{Refused, RefusedConnects};
 pub use jail::{
     parse_cpus, CpuReport, DeniedPath, JailConfig, Layer, SandboxLevel, SandboxReport, JAIL_PATH,
 };

@@ -906,6 +906,8 @@ struct Sandboxed {
     confinement: Confinement,
     /// With [`jail::SeatNet::Own`]: the seat's listener, from inside the bot's namespace.
     listener: Option<std::os::fd::OwnedFd>,
+    /// A TCP client's `connect` calls refused for a port it does not own (`connect_watch`).
+    refused: Option<Arc<crate::RefusedConnects>>,
 }
 
 /// The bot's command: no shell, a scrubbed environment (the pass-through variables, `PATH`,
@@ -966,6 +968,9 @@ fn spawn_sandboxed(
         listener_tx,
         tmp_rx,
         tmp_tx,
+        watch_rx,
+        watch_tx,
+        watch_ports,
         netns,
         map,
     } = prepared;
@@ -987,6 +992,7 @@ fn spawn_sandboxed(
     drop(status_tx);
     drop(listener_tx);
     drop(tmp_tx);
+    drop(watch_tx);
     drop(netns);
     let failed_step = jail::read_status(&status_rx);
     let child = match (spawned, failed_step) {
@@ -1056,11 +1062,27 @@ fn spawn_sandboxed(
         },
         None => None,
     };
+    // Every `connect` of the bot now waits for an answer: without the watch's listener it
+    // could never connect.
+    let refused = match &watch_rx {
+        Some(rx) => match jail::receive_fd(rx) {
+            Ok(fd) => Some(crate::connect_watch::watch(fd, watch_ports)),
+            Err(e) => {
+                kill_group(Pid::from_raw(pid));
+                confinement.kill();
+                return Err(SpawnError::Sandbox(format!(
+                    "the watch of the client's connections did not arrive: {e}"
+                )));
+            }
+        },
+        None => None,
+    };
     Ok(Sandboxed {
         child,
         pgid: Pid::from_raw(pid),
         confinement,
         listener,
+        refused,
     })
 }
 
@@ -1120,6 +1142,7 @@ fn spawn_unconfined(
             keep,
         },
         listener: None,
+        refused: None,
     })
 }
 
@@ -1534,6 +1557,9 @@ pub struct ClientProcess {
     pgid: Pid,
     shared: Arc<Shared>,
     confinement: Confinement,
+    refused: Option<Arc<crate::RefusedConnects>>,
+    /// Its command line, as given (before the sandbox's path rewriting).
+    argv: Vec<String>,
 }
 
 impl ClientProcess {
@@ -1542,7 +1568,7 @@ impl ClientProcess {
     /// ports in `cfg.jail.tcp_connect` (none when empty) and bind none.
     pub fn spawn(argv: &[String], cfg: &SandboxConfig) -> Result<ClientProcess, SpawnError> {
         let sandboxed = spawn_sandboxed(argv, cfg, Stdio::null(), jail::SeatNet::Host)?;
-        Ok(ClientProcess::drained(sandboxed, cfg))
+        Ok(ClientProcess::drained(sandboxed, cfg, argv))
     }
 
     /// Start `argv` as [`ClientProcess::spawn`] does, but with no network at all, as a pipe
@@ -1557,7 +1583,7 @@ impl ClientProcess {
         let mut cfg = cfg.clone();
         cfg.jail.tcp_connect.clear();
         let sandboxed = spawn_sandboxed(argv, &cfg, Stdio::null(), jail::SeatNet::Pipe)?;
-        Ok(ClientProcess::drained(sandboxed, &cfg))
+        Ok(ClientProcess::drained(sandboxed, &cfg, argv))
     }
 
     /// Start the client of a TCP seat with the seat's listener. Where the sandbox has
@@ -1574,7 +1600,7 @@ impl ClientProcess {
     ) -> Result<(ClientProcess, SeatPort), SpawnError> {
         let own = cfg.jail.level != SandboxLevel::Off
             && jail::capabilities().has(crate::Layer::Namespaces);
-        let (sandboxed, listener, addr) = if own {
+        let (sandboxed, listener, addr, argv) = if own {
             let port = if port == 0 { DEFAULT_SEAT_PORT } else { port };
             let addr = SocketAddr::from(([127, 0, 0, 1], port));
             let argv = argv_for(addr);
@@ -1583,7 +1609,7 @@ impl ClientProcess {
             let fd = sandboxed.listener.take().ok_or_else(|| {
                 SpawnError::Sandbox("no listener came from the bot's network namespace".into())
             })?;
-            (sandboxed, std::net::TcpListener::from(fd), addr)
+            (sandboxed, std::net::TcpListener::from(fd), addr, argv)
         } else {
             let listener =
                 std::net::TcpListener::bind(("127.0.0.1", 0)).map_err(SpawnError::Host)?;
@@ -1592,11 +1618,11 @@ impl ClientProcess {
             cfg.jail.tcp_connect = vec![addr.port()];
             let argv = argv_for(addr);
             let sandboxed = spawn_sandboxed(&argv, &cfg, Stdio::null(), jail::SeatNet::Host)?;
-            (sandboxed, listener, addr)
+            (sandboxed, listener, addr, argv)
         };
         listener.set_nonblocking(true).map_err(SpawnError::Host)?;
         Ok((
-            ClientProcess::drained(sandboxed, cfg),
+            ClientProcess::drained(sandboxed, cfg, &argv),
             SeatPort {
                 listener,
                 addr,
@@ -1605,11 +1631,12 @@ impl ClientProcess {
         ))
     }
 
-    fn drained(sandboxed: Sandboxed, cfg: &SandboxConfig) -> ClientProcess {
+    fn drained(sandboxed: Sandboxed, cfg: &SandboxConfig, argv: &[String]) -> ClientProcess {
         let Sandboxed {
             mut child,
             pgid,
             confinement,
+            refused,
             ..
         } = sandboxed;
         let shared = Arc::new(Shared::new(cfg.stderr_cap));
@@ -1622,7 +1649,22 @@ impl ClientProcess {
             pgid,
             shared,
             confinement,
+            refused,
+            argv: argv.to_vec(),
         }
+    }
+
+    /// Whether its command line names `port` (the seat's, given through `{port}` or `{url}`).
+    pub fn told_port(&self, port: u16) -> bool {
+        let port = port.to_string();
+        self.argv.iter().any(|a| a.contains(&port))
+    }
+
+    /// The connections the client tried to a port other than its seat's, refused by the
+    /// referee ([`crate::RefusedConnects`]); `None` where they are not watched (no seccomp, or a
+    /// kernel before 5.5).
+    pub fn refused_connects(&self) -> Option<crate::Refused> {
+        self.refused.as_ref().map(|r| r.get())
     }
 
     /// The process group id.

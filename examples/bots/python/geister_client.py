@@ -27,6 +27,7 @@ Modes (for tests of the server's handling of misbehaving clients):
   garbage     answer the first MOV? with "HELLO WORLD"
   oneperread  handle only the first message of every read and drop the rest (like some clients)
   pipelined   send the move and an extra MOV: line in one write
+  crash7      exit with status 5 at the 7th MOV? (after writing why on stderr)
 """
 
 import os
@@ -113,6 +114,7 @@ class Conn:
 def play_game(conn, mode, rng, first_game):
     eol = "\n" if mode == "lf" else "\r\n"
     moved = False
+    asked = 0
     while True:
         data = conn.recv()
         if not data:
@@ -136,6 +138,10 @@ def play_game(conn, mode, rng, first_game):
                 extra = "MOV:A,N" + eol if mode == "outofturn" else ""
                 conn.send("SET:" + "".join(reds) + eol + extra)
             elif msg.startswith("MOV?"):
+                asked += 1
+                if mode == "crash7" and asked == 7:
+                    print("crash7: exiting at my 7th move", file=sys.stderr, flush=True)
+                    sys.exit(5)
                 if mode == "silent":
                     continue
                 if mode == "disconnect":

@@ -180,6 +180,9 @@ pub(crate) struct ChildPlan {
     /// The bot's end of a Unix socket pair through which its private `/tmp` is sent to the
     /// referee (a directory descriptor, so its files can be copied out after the match).
     pub tmp_chan: Option<i32>,
+    /// A TCP client's end of a Unix socket pair through which the listener of its `connect`
+    /// notifications is sent to the referee ([`super::filters::CONNECT_WATCH`]).
+    pub connect_watch: Option<i32>,
 }
 
 /// The listener of a seat whose bot has a network namespace of its own: the only thing on its
@@ -382,6 +385,43 @@ pub(crate) fn run(plan: &mut ChildPlan) -> io::Result<()> {
                 io::Error::from_raw_os_error(libc::EPERM),
             )
         })?;
+    }
+    if let Some(chan) = plan.connect_watch {
+        step(Stage::Seccomp, install_connect_watch(chan))?;
+    }
+    Ok(())
+}
+
+/// Install [`super::filters::CONNECT_WATCH`] with a listener, send the listener to the referee
+/// over `chan` and close both. The referee answers every `connect` from then on; without the
+/// listener the kernel would fail each with ENOSYS, so a listener that cannot be sent is an
+/// error (a host fault).
+fn install_connect_watch(chan: i32) -> io::Result<()> {
+    let prog = libc::sock_fprog {
+        len: super::filters::CONNECT_WATCH.len() as u16,
+        filter: super::filters::CONNECT_WATCH.as_ptr().cast_mut(),
+    };
+    // SAFETY: seccomp(2) with a static program; sendmsg/close on descriptors we own; no
+    // allocation (this runs between fork and exec).
+    unsafe {
+        let fd = libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+            &prog as *const libc::sock_fprog,
+        );
+        if fd < 0 {
+            let err = io::Error::last_os_error();
+            libc::close(chan);
+            return Err(err);
+        }
+        let r = send_fd(chan, fd as i32);
+        let err = io::Error::last_os_error();
+        libc::close(fd as i32);
+        libc::close(chan);
+        if r < 0 {
+            return Err(err);
+        }
     }
     Ok(())
 }

@@ -398,3 +398,38 @@ fn compile_seccomp(namespaces: bool) -> io::Result<Vec<BpfProgram>> {
         clone3.try_into().map_err(err)?,
     ])
 }
+
+#[cfg(target_arch = "x86_64")]
+const AUDIT_ARCH: u32 = 0xC000_003E;
+#[cfg(target_arch = "aarch64")]
+const AUDIT_ARCH: u32 = 0xC000_00B7;
+#[cfg(target_arch = "riscv64")]
+const AUDIT_ARCH: u32 = 0xC000_00F3;
+
+const fn bpf(code: u16, jt: u8, jf: u8, k: u32) -> libc::sock_filter {
+    libc::sock_filter { code, jt, jf, k }
+}
+
+/// The program a TCP client seat's bot gets last, with a listener for its notifications
+/// (`SECCOMP_FILTER_FLAG_NEW_LISTENER`): every `connect(2)` waits for the referee, which reads
+/// the address and lets the call go on (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`, where Landlock and
+/// the bot's network namespace still decide) or, for a port the seat does not listen on,
+/// answers "connection refused" and keeps the address for its diagnosis (`crate::connect_watch`).
+/// It enforces nothing: the address is read from the bot's memory, which another of its threads
+/// may change in between, so a hostile bot can only make its own diagnosis wrong.
+pub(super) static CONNECT_WATCH: [libc::sock_filter; 6] = {
+    // BPF_LD | BPF_W | BPF_ABS, BPF_JMP | BPF_JEQ | BPF_K, BPF_RET | BPF_K.
+    const LD_W_ABS: u16 = 0x20;
+    const JEQ_K: u16 = 0x15;
+    const RET_K: u16 = 0x06;
+    [
+        // seccomp_data.arch: another ABI's calls pass (the deny-list already judged them).
+        bpf(LD_W_ABS, 0, 0, 4),
+        bpf(JEQ_K, 0, 3, AUDIT_ARCH),
+        // seccomp_data.nr
+        bpf(LD_W_ABS, 0, 0, 0),
+        bpf(JEQ_K, 0, 1, libc::SYS_connect as u32),
+        bpf(RET_K, 0, 0, libc::SECCOMP_RET_USER_NOTIF),
+        bpf(RET_K, 0, 0, libc::SECCOMP_RET_ALLOW),
+    ]
+};

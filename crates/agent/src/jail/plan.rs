@@ -64,6 +64,11 @@ pub(crate) struct Prepared {
     /// arrives on, and the bot's end (closed by the referee once spawning is over).
     pub tmp_rx: Option<OwnedFd>,
     pub tmp_tx: Option<OwnedFd>,
+    /// A TCP client's: the referee's end of the pair its `connect` watch arrives on, the bot's
+    /// end (closed by the referee once spawning is over), and the ports it may connect to.
+    pub watch_rx: Option<OwnedFd>,
+    pub watch_tx: Option<OwnedFd>,
+    pub watch_ports: Vec<u16>,
     /// A pipe bot's network namespace from the pool, which the keeper joins (`setns`); the
     /// referee's handle is dropped once spawning is over, and the namespace ends with the bot.
     pub netns: Option<OwnedFd>,
@@ -779,6 +784,19 @@ pub(crate) fn prepare(
         }
         _ => (None, None),
     };
+    // A TCP client's `connect` calls pass through the referee, which names a wrong address.
+    let watch_ports = match net {
+        SeatNet::Own { port } => vec![port],
+        SeatNet::Host => jail.tcp_connect.clone(),
+        SeatNet::Pipe => Vec::new(),
+    };
+    let (watch_rx, watch_tx) =
+        if on(Layer::Seccomp) && net != SeatNet::Pipe && connect_watch_works() {
+            let (rx, tx) = fd_channel()?;
+            (Some(rx), Some(tx))
+        } else {
+            (None, None)
+        };
     let (tmp_rx, tmp_tx) = if cfg.keep_files.is_some() && namespaces {
         let (rx, tx) = fd_channel()?;
         (Some(rx), Some(tx))
@@ -810,6 +828,7 @@ pub(crate) fn prepare(
             chan: tx.as_raw_fd(),
         }),
         tmp_chan: tmp_tx.as_ref().map(|tx| tx.as_raw_fd()),
+        connect_watch: watch_tx.as_ref().map(|tx| tx.as_raw_fd()),
     };
     Ok((
         Prepared {
@@ -825,11 +844,31 @@ pub(crate) fn prepare(
             listener_tx: seat_listener.map(|(_, tx)| tx),
             tmp_rx,
             tmp_tx,
+            watch_rx,
+            watch_tx,
+            watch_ports,
             netns,
             map,
         },
         status_tx,
     ))
+}
+
+/// Whether this kernel lets a notified system call go on (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`,
+/// Linux 5.5), which the `connect` watch needs: on an older one it is not installed.
+fn connect_watch_works() -> bool {
+    static WORKS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WORKS.get_or_init(|| {
+        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+        let mut parts = release
+            .trim()
+            .split(['.', '-'])
+            .map(|p| p.parse::<u32>().ok());
+        match (parts.next().flatten(), parts.next().flatten()) {
+            (Some(major), Some(minor)) => (major, minor) >= (5, 5),
+            _ => false,
+        }
+    })
 }
 
 /// Read what the child reported through the status pipe once spawning is over (the write end

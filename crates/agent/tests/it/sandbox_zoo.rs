@@ -950,6 +950,7 @@ fn the_zoo_is_contained_under_a_referee_that_is_not_root() {
         "signals",
         "referee killed",
         "process count",
+        "connect watch",
     ] {
         assert!(
             !stderr.contains(&format!("SKIPPED {test}:")),
@@ -1096,6 +1097,79 @@ async fn a_tcp_seat_reaches_its_own_listener_and_nothing_else() {
         udp.recv(&mut buf).is_err(),
         "a datagram reached the host: {out}"
     );
+}
+
+/// Where a client connected instead of its seat is known to the referee: each `connect` to
+/// another port is refused as "connection refused" (loopback) and kept, the seat's own one goes
+/// on, and a client calling `connect` in a loop is slowed down, its own time, not the referee's.
+/// The watch's descriptor never reaches the bot.
+#[tokio::test]
+async fn a_tcp_seat_says_where_its_client_connected_instead() {
+    if !layers("connect watch", &[Layer::Namespaces, Layer::Seccomp]) {
+        return;
+    }
+    let mut cfg = SandboxConfig::default();
+    cfg.jail.ro_paths = vec![Path::new(&attacker()).parent().unwrap().to_path_buf()];
+    let a = attacker();
+    let started = std::time::Instant::now();
+    let (client, seat) = ClientProcess::spawn_seat(
+        |addr| {
+            let p = addr.port();
+            vec![
+                "python3".to_string(),
+                a.clone(),
+                "--exit".to_string(),
+                "connect-to".to_string(),
+                format!("127.0.0.1:{}", p + 1),
+                format!("[::1]:{}", p + 2),
+                format!("127.0.0.2:{}", p + 1),
+                format!("[::1]:{p}"),
+                format!("127.0.0.1:{}x300", p + 3),
+            ]
+        },
+        &cfg,
+        10000,
+    )
+    .expect("the client starts");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while client.refused_connects().unwrap().count < 303 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let took = started.elapsed();
+    let refused = client
+        .refused_connects()
+        .expect("the connections are watched");
+    let (_, stderr, out) = client.finish_with_output(Duration::from_secs(30)).await;
+    let out = format!("{out}\nstderr: {stderr}");
+    assert_eq!(seat.addr.port(), 10000);
+    assert!(
+        out.contains("RESULT CONNECT 127.0.0.1:10001 ECONNREFUSED 1"),
+        "{out}"
+    );
+    assert!(
+        out.contains("RESULT CONNECT [::1]:10002 ECONNREFUSED 1"),
+        "{out}"
+    );
+    assert!(
+        out.contains("RESULT CONNECT 127.0.0.2:10001 ECONNREFUSED 1"),
+        "{out}"
+    );
+    assert!(
+        out.contains("RESULT CONNECT [::1]:10000 CONNECTED 1"),
+        "{out}"
+    );
+    assert!(
+        out.contains("RESULT CONNECT 127.0.0.1:10003 ECONNREFUSED 300"),
+        "{out}"
+    );
+    assert!(!out.contains("seccomp"), "the watch reached the bot: {out}");
+    assert_eq!(refused.count, 303, "{out}");
+    assert_eq!(
+        refused.describe().as_deref(),
+        Some("127.0.0.1:10001, [::1]:10002, 127.0.0.2:10001 and 127.0.0.1:10003"),
+    );
+    // After 64 calls answered at once, one every 10 ms.
+    assert!(took >= Duration::from_millis(2390), "{took:?}");
 }
 
 #[tokio::test]

@@ -73,6 +73,28 @@ def main():
                 out("BLOCKED", port, errno.errorcode.get(e.errno, e.errno) if e.errno else type(e).__name__)
             finally:
                 s.close()
+    elif mode == "connect-to":
+        # HOST:PORT[xN]: connect N times (1 by default), printing the first outcome and how many
+        # calls were made; then the descriptors it holds (the referee's watch must not be one).
+        for target in args:
+            addr, _, times = target.partition("x")
+            host, _, port = addr.rpartition(":")
+            host = host.strip("[]")
+            family = socket.AF_INET6 if ":" in host else socket.AF_INET
+            first = None
+            for _ in range(int(times or 1)):
+                s = socket.socket(family, socket.SOCK_STREAM)
+                s.settimeout(2)
+                try:
+                    s.connect((host, int(port)))
+                    first = first or "CONNECTED"
+                except OSError as e:
+                    first = first or errno.errorcode.get(e.errno, e.errno)
+                finally:
+                    s.close()
+            out("CONNECT", addr, first, int(times or 1))
+        fds = sorted(os.readlink("/proc/self/fd/" + fd) for fd in os.listdir("/proc/self/fd"))
+        out("FDS", " ".join(fds))
     elif mode == "bind":
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:

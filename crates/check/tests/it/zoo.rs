@@ -315,8 +315,9 @@ fn debug_output_on_stdout() {
 }
 
 /// A client that connects to the wrong port: Python in Geister, bash in Werewolf (both over
-/// TCP). The referee names the address its seat listened on, how the command line gets it,
-/// and how a wrong one fails; the bot's own error is in its stderr.
+/// TCP), Python in the natural-language division (WebSocket). The referee names the address
+/// its seat listened on, how the command line gets it, and where the bot connected instead (the
+/// referee refused it as "connection refused"); the bot's own error is in its stderr.
 #[test]
 fn the_wrong_port() {
     let dir = tempfile::tempdir().unwrap();
@@ -330,7 +331,7 @@ fn the_wrong_port() {
         "wrong.sh",
         "exec 3<>/dev/tcp/$1/$(($2 + 1))\nread -r line <&3\n",
     );
-    let told = "where this seat listened (its command line gets it as {host} {port}; a connection anywhere else fails, often as \"permission denied\")";
+    let told = "where this seat listened (its command line gets it as {host} {port})";
     let seat = format!("tcp-cmd:python3 {py} {{host}} {{port}}");
     let (_, text) = check("geister", Some("gpw"), &seat, &[]);
     let lines = first_failure(&text);
@@ -338,7 +339,7 @@ fn the_wrong_port() {
         lines[..4],
         [
             "FAIL  seed 1000, seat 0 of 2 (first seat): 1 error",
-            &format!("      set-up: not_ready: connect: crash (the client exited before connecting to 127.0.0.1:10000, {told}: exit code 1)"),
+            &format!("      set-up: not_ready: connect: crash (the client exited before connecting to 127.0.0.1:10000, {told}; your bot connected to 127.0.0.1:10001 instead, which was refused: exit code 1)"),
             "      your bot's program: exit code 1; its stderr began at set-up: Traceback (most recent call last):",
             "      your bot's stderr (last lines):",
         ],
@@ -347,7 +348,7 @@ fn the_wrong_port() {
     assert!(
         lines
             .iter()
-            .any(|l| l.starts_with("      | ") && l.contains("Error")),
+            .any(|l| l == &"      | ConnectionRefusedError: [Errno 111] Connection refused"),
         "\n{text}"
     );
     let seat = format!("tcp-cmd:bash {sh} {{host}} {{port}}");
@@ -357,7 +358,7 @@ fn the_wrong_port() {
         [lines[0], lines[1], lines[3]],
         [
             "FAIL  seed 1000, seat 0 of 15 (first seat) as Agent[01] POSSESSED, dead: 1 error",
-            &format!("      day 0: not_ready: the client exited before connecting to 127.0.0.1:10000, {told}: exit code 1"),
+            &format!("      day 0: not_ready: the client exited before connecting to 127.0.0.1:10000, {told}; your bot connected to 127.0.0.1:10001 instead, which was refused: exit code 1"),
             "      your bot's stderr (last lines):",
         ],
         "\n{text}"
@@ -369,7 +370,54 @@ fn the_wrong_port() {
         "\n{text}"
     );
     assert!(
-        lines.iter().any(|l| l.contains("/dev/tcp/127.0.0.1/10001")),
+        lines
+            .iter()
+            .any(|l| l.contains("/dev/tcp/127.0.0.1/10001: Connection refused")),
+        "\n{text}"
+    );
+    // A WebSocket agent given {url} that adds one to the port, and tries three times.
+    let ws = bot(
+        dir.path(),
+        "wrong_ws.py",
+        "import socket, sys, time\nport = int(sys.argv[1].rsplit(':', 1)[1].split('/')[0])\n\
+         for _ in range(3):\n    try: socket.create_connection(('127.0.0.1', port + 1))\n\
+         \x20   except OSError as e: print(e, file=sys.stderr)\nsys.exit(2)\n",
+    );
+    let seat = format!("ws-cmd:python3 {ws} {{url}}");
+    let (_, text) = check("werewolf-nlp", None, &seat, &[]);
+    let lines = first_failure(&text);
+    assert_eq!(
+        lines[..3],
+        [
+            "FAIL  seed 1000, seat 0 of 5 (first seat): 1 error",
+            "      connect: not_ready: NAME: not running (the agent exited before connecting to 127.0.0.1:8080, where this seat listened (its command line gets it as {url} or {host} {port}); your bot connected to 127.0.0.1:8081 instead (3 attempts), which was refused: exit code 2)",
+            "      your bot's program: exit code 2; its stderr began at connect: [Errno 111] Connection refused",
+        ],
+        "\n{text}"
+    );
+}
+
+/// A command line without `{host}` and `{port}` (Python over TCP in Geister, a shell over
+/// WebSocket): the bot was never told where its seat is, and the fix is to add them.
+#[test]
+fn a_command_line_without_the_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let py = bot(dir.path(), "quiet.py", "print('hello')\n");
+    let (_, text) = check(
+        "geister",
+        Some("gpw"),
+        &format!("tcp-cmd:python3 {py}"),
+        &[],
+    );
+    assert_eq!(
+        first_failure(&text)[1],
+        "      set-up: not_ready: connect: crash (the client exited before connecting to 127.0.0.1:10000, where this seat listened (its command line has no {host} {port}, so your bot was never told where to connect: add it, as in tcp-cmd:./bot {host} {port}): exit code 0)",
+        "\n{text}"
+    );
+    let (_, text) = check("werewolf-nlp", None, "ws-cmd:sh -c 'exit 0'", &[]);
+    assert_eq!(
+        first_failure(&text)[1],
+        "      connect: not_ready: NAME: not running (the agent exited before connecting to 127.0.0.1:8080, where this seat listened (its command line has no {url} or {host} {port}, so your bot was never told where to connect: add it, as in ws-cmd:./agent {url}): exit code 0)",
         "\n{text}"
     );
 }

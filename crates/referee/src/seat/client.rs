@@ -2,6 +2,7 @@
 //! `ws-cmd:`): its exit is watched while the referee waits for it, a disconnect of a client that
 //! has exited says how it exited, and its ending (exit and stderr) is collected the same way.
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use kakehiki_agent::{ClientProcess, ExitInfo, NewStderr};
@@ -29,6 +30,43 @@ pub fn poll_step(client: Option<&ClientProcess>, deadline: Instant) -> Instant {
 /// What the launched client wrote on stderr since it was last taken (nothing without one).
 pub fn take_stderr(client: Option<&ClientProcess>) -> NewStderr {
     client.map(ClientProcess::take_stderr).unwrap_or_default()
+}
+
+/// Why a launched client did not reach its seat at `addr`, said after "where this seat listened":
+/// how its command line gets the address (`{host} {port}`, or `{url}` for a WebSocket agent) or
+/// that it does not, and where the client connected instead, which the referee refused
+/// (`RefusedConnects`).
+pub fn missed_seat(client: &ClientProcess, addr: SocketAddr, ws: bool) -> String {
+    let (given, example) = match ws {
+        false => ("{host} {port}", "tcp-cmd:./bot {host} {port}"),
+        true => ("{url} or {host} {port}", "ws-cmd:./agent {url}"),
+    };
+    let told = client.told_port(addr.port());
+    let mut s = if told {
+        format!(" (its command line gets it as {given}")
+    } else {
+        format!(
+            " (its command line has no {given}, so your bot was never told where to connect: \
+             add it, as in {example}"
+        )
+    };
+    let refused = client.refused_connects();
+    if refused.is_none() && told {
+        s.push_str("; a connection anywhere else fails, often as \"permission denied\"");
+    }
+    s.push(')');
+    if let Some(r) = refused {
+        if let Some(tried) = r.describe() {
+            let times = match r.count {
+                1 => String::new(),
+                n => format!(" ({n} attempts)"),
+            };
+            s.push_str(&format!(
+                "; your bot connected to {tried} instead{times}, which was refused"
+            ));
+        }
+    }
+    s
 }
 
 /// The launched client's exit, if it has exited.

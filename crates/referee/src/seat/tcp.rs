@@ -805,13 +805,13 @@ pub async fn wait_connection(
             return Ok(conn);
         }
         // Where the seat listened: a client that connects elsewhere (a port of its own, another
-        // seat's) is never seen, so the message names the address and how it was given.
+        // seat's) never reaches it, so the message names the address, how the client was told
+        // it, and where it connected instead.
         let addr = queue.told.unwrap_or(queue.addr);
-        let given = if client.is_some() {
-            " (its command line gets it as {host} {port}; a connection anywhere else fails, often as \"permission denied\")"
-        } else {
-            ""
-        };
+        let given = client
+            .as_deref()
+            .map(|c| super::client::missed_seat(c, addr, false))
+            .unwrap_or_default();
         if let Some(e) = exited(client.as_deref_mut()) {
             return Err(Received::failure(
                 ExchangeOutcome::Crash,
@@ -824,7 +824,7 @@ pub async fn wait_connection(
             return Err(Received::failure(
                 ExchangeOutcome::Timeout,
                 format!(
-                    "no connection to {addr}, where this seat listened{given}, within {} ms",
+                    "no connection within {} ms to {addr}, where this seat listened{given}",
                     deadline.saturating_duration_since(started).as_millis()
                 ),
             ));

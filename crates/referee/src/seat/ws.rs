@@ -206,15 +206,19 @@ pub async fn accept_seat(
             Err(_) => {}
         }
         if let Some(exit) = exited(client.as_mut()) {
-            break Err(format!("the agent exited before connecting ({exit})"));
+            break Err(format!(
+                "the agent exited before connecting{}: {exit}",
+                missed(client.as_ref(), listener)
+            ));
         }
         if Instant::now() >= deadline {
             break Err(format!(
                 "no agent connected within {} ms (the limit connect_timeout_ms: an agent slower \
                  to start, such as one loading a language model's libraries, needs a larger one, \
-                 e.g. --opt connect_timeout_ms={})",
+                 e.g. --opt connect_timeout_ms={}){}",
                 wait.as_millis(),
-                (wait.as_millis() * 2).max(60_000)
+                (wait.as_millis() * 2).max(60_000),
+                missed_elsewhere(client.as_ref(), listener),
             ));
         }
     };
@@ -227,6 +231,39 @@ pub async fn accept_seat(
         }
         Err(why) => WsSeat::not_connected(why, client),
     }
+}
+
+/// ` to 127.0.0.1:10000, where this seat listened (…)` for a launched agent that has not
+/// connected ([`missed_seat`]); nothing for an agent the referee did not launch.
+fn missed(client: Option<&ClientProcess>, listener: &TcpListener) -> String {
+    let (Some(c), Ok(local)) = (client, listener.local_addr()) else {
+        return String::new();
+    };
+    // Launched agents are told the loopback address of their listener.
+    let addr = SocketAddr::from(([127, 0, 0, 1], local.port()));
+    format!(
+        " to {addr}, where this seat listened{}",
+        super::client::missed_seat(c, addr, true)
+    )
+}
+
+/// `; this seat listened on 127.0.0.1:8080 (…)` for a launched agent that was not told the
+/// address or connected elsewhere; nothing for one that was told and tried nothing else (it was
+/// only slow).
+fn missed_elsewhere(client: Option<&ClientProcess>, listener: &TcpListener) -> String {
+    let Some(c) = client else {
+        return String::new();
+    };
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+    let tried = c.refused_connects().is_some_and(|r| r.count > 0);
+    if c.told_port(port) && !tried {
+        return String::new();
+    }
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    format!(
+        "; this seat listened on {addr}{}",
+        super::client::missed_seat(c, addr, true)
+    )
 }
 
 /// Launch the client of `ws-cmd:` seat `i` under `sandbox` with a listener of its own on `port`

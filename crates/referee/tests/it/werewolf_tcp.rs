@@ -252,8 +252,8 @@ async fn a_tcp_cmd_agent_that_exits_at_once_is_seen_within_a_second_with_its_exi
     assert!(
         s.errors[0].detail.contains("exited before connecting")
             && s.errors[0].detail.contains("exit code 3")
-            // Where it should have connected, and how it was told.
-            && s.errors[0].detail.contains(", where this seat listened (its command line gets it as {host} {port}; a connection anywhere else fails, often as \"permission denied\")"),
+            // Where it should have connected, and that its command line never told it.
+            && s.errors[0].detail.contains(", where this seat listened (its command line has no {host} {port}, so your bot was never told where to connect: add it, as in tcp-cmd:./bot {host} {port})"),
         "{:?}",
         s.errors
     );

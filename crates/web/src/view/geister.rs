@@ -176,6 +176,8 @@ pub(super) fn build(p: &super::Replay, panels: &mut [Panel]) -> Result<Built, Vi
     let mut steps: Vec<Step> = Vec::new();
     let mut result = json!(null);
     let mut pending_notes: Vec<String> = Vec::new();
+    // Plies played (the last moved one's number): a fault is at the next, as the referee says.
+    let mut played = 0u32;
     for l in &p.events {
         let (line, kind) = (l.line, l.kind.as_ref());
         if !matches!(kind, "assign" | "set" | "turn" | "line" | "fault" | "end") {
@@ -310,6 +312,9 @@ pub(super) fn build(p: &super::Replay, panels: &mut [Panel]) -> Result<Built, Vi
                     );
                     pn.error(step, outcome_name.as_str().unwrap_or("error"), detail);
                 }
+                if mv.is_some() {
+                    played = ply;
+                }
                 let mut s = Step::new(format!("ply {ply}"), &b, &mut pending_notes);
                 s.ply = Some(Ply {
                     board_move: (!board_move.is_empty()).then_some(board_move),
@@ -359,9 +364,9 @@ pub(super) fn build(p: &super::Replay, panels: &mut [Panel]) -> Result<Built, Vi
                         ("set-up".to_string(), "not_ready")
                     }
                     _ if !placed => ("set-up".to_string(), "crash"),
-                    FaultKind::Disconnect => (format!("ply {}", step + 1), "disconnect"),
+                    FaultKind::Disconnect => (format!("ply {}", played + 1), "disconnect"),
                     FaultKind::Exit | FaultKind::WriteFailed => {
-                        (format!("ply {}", step + 1), "crash")
+                        (format!("ply {}", played + 1), "crash")
                     }
                 };
                 panel(panels, seat, line)?.error_labelled(

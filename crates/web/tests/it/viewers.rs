@@ -270,6 +270,44 @@ fn a_crashed_geister_seat_is_told_as_check_tells_it() {
     assert!(!notes.iter().any(|n| n.contains(": exit (")), "{notes:?}");
 }
 
+/// A Geister client that crashes mid-game (the example client's `crash7`, at its seventh
+/// move, the 13th ply when it moves first): the viewer's step, its panel and the referee's
+/// report name the same ply.
+#[test]
+fn a_geister_crash_mid_game_is_at_the_ply_the_report_names() {
+    let client = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/bots/python/geister_client.py");
+    let seat = format!(
+        "cmd:python3 {} --stdio --mode crash7 --seed 1",
+        client.canonicalize().unwrap().display()
+    );
+    let replay = play("geister", 5, &[&seat, "builtin:random"], &[]);
+    let m = model(&replay);
+    let errors = m["seats"][0]["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0]["at"], "ply 13", "{errors:?}");
+    assert_eq!(errors[0]["kind"], "crash", "{errors:?}");
+    let notes: Vec<&str> = m["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["notes"].as_array().unwrap())
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("seat 0: ply 13: crash (")),
+        "{notes:?}"
+    );
+    // The referee's own seat record (what `check` and `play` print) says the same ply.
+    let record = events(&replay)
+        .into_iter()
+        .find(|v| v["event"] == "seat" && v["outcome"] == "crash")
+        .expect("the seat record of the crash");
+    assert_eq!(record["at"], "ply 13", "{record}");
+}
+
 /// The phases of an AIWolf game log (`day,kind,...` lines) as `(day, phase)` in order.
 fn phases_of(log: &[String]) -> Vec<(u64, &'static str)> {
     let mut out: Vec<(u64, &'static str)> = Vec::new();
