@@ -5,9 +5,15 @@
 //! referee waits for it, and will not answer however long it is given (its reply sits unflushed
 //! in its output buffer, or was never written).
 //!
-//! Only the kernel's own files are read (`/proc/PID/task/TID/{stat,syscall}` and the fd link a
-//! read names); where they cannot be read (another kernel, no permission), [`group_activity`]
-//! says it cannot tell and nothing is concluded.
+//! A client that talks to the referee over TCP or WebSocket may hold other sockets (a language
+//! model's endpoint): for it only a read of its seat's own connection counts as reading its
+//! input, found by the connection's local port in the bot's `/proc/PID/net/tcp{,6}` (its
+//! network namespace's table), so an agent waiting for its model is not taken for one waiting
+//! for the referee.
+//!
+//! Only the kernel's own files are read (`/proc/PID/task/TID/{stat,syscall}`, the fd link a
+//! read names, `/proc/PID/net/tcp{,6}`); where they cannot be read (another kernel, no
+//! permission), [`group_activity`] says it cannot tell and nothing is concluded.
 
 use std::path::Path;
 
@@ -32,8 +38,10 @@ const READS: &[u64] = &[63, 65, 67, 69, 207, 212]; // read readv pread64 preadv 
 const READS: &[u64] = &[];
 
 /// The activity of every process in process group `pgid`; `None` when it cannot be read (no
-/// such group, or `/proc` withholds a thread's system call).
-pub fn group_activity(pgid: i32) -> Option<Activity> {
+/// such group, or `/proc` withholds a thread's system call). `input`: the local port of the
+/// bot's TCP connection to its seat, for a client; `None` for a pipe bot, whose reads of any
+/// pipe or socket are reads of its input.
+pub fn group_activity(pgid: i32, input: Option<u16>) -> Option<Activity> {
     if pgid <= 0 || READS.is_empty() {
         return None;
     }
@@ -43,6 +51,8 @@ pub fn group_activity(pgid: i32) -> Option<Activity> {
         all_asleep: true,
         cpu_ticks: 0,
     };
+    // The socket inodes of the seat's connection, read from the first process's network view.
+    let mut input_inodes: Option<Vec<String>> = None;
     for entry in std::fs::read_dir("/proc").ok()?.flatten() {
         let name = entry.file_name();
         let Some(pid) = name
@@ -59,6 +69,9 @@ pub fn group_activity(pgid: i32) -> Option<Activity> {
         }
         seen = true;
         let proc_dir = Path::new("/proc").join(pid);
+        if let (Some(port), None) = (input, &input_inodes) {
+            input_inodes = Some(socket_inodes(&proc_dir, port));
+        }
         for task in std::fs::read_dir(proc_dir.join("task")).ok()?.flatten() {
             let Some(t) = Stat::read(&task.path().join("stat")) else {
                 continue;
@@ -80,7 +93,13 @@ pub fn group_activity(pgid: i32) -> Option<Activity> {
                     let link = std::fs::read_link(proc_dir.join("fd").join(fd.to_string()));
                     if link.is_ok_and(|l| {
                         let l = l.to_string_lossy();
-                        l.starts_with("pipe:") || l.starts_with("socket:")
+                        match &input_inodes {
+                            Some(inodes) => l
+                                .strip_prefix("socket:[")
+                                .and_then(|i| i.strip_suffix(']'))
+                                .is_some_and(|i| inodes.iter().any(|n| n == i)),
+                            None => l.starts_with("pipe:") || l.starts_with("socket:"),
+                        }
                     }) {
                         act.reading_input = true;
                     }
@@ -89,6 +108,26 @@ pub fn group_activity(pgid: i32) -> Option<Activity> {
         }
     }
     seen.then_some(act)
+}
+
+/// The inodes of the TCP sockets whose local port is `port`, in the network namespace of the
+/// process at `proc_dir` (`net/tcp` and `net/tcp6`: `sl local_address rem_address st tx:rx
+/// tr:when retrnsmt uid timeout inode`, addresses as `HEX:PORT`).
+fn socket_inodes(proc_dir: &Path, port: u16) -> Vec<String> {
+    let want = format!(":{port:04X}");
+    let mut out = Vec::new();
+    for table in ["net/tcp", "net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(proc_dir.join(table)) else {
+            continue;
+        };
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() > 9 && f[1].ends_with(&want) {
+                out.push(f[9].to_string());
+            }
+        }
+    }
+    out
 }
 
 /// The fields of a `stat` file used here.
@@ -132,12 +171,12 @@ mod tests {
 
     fn settle(pgid: i32, want: impl Fn(&Activity) -> bool) -> Activity {
         for _ in 0..100 {
-            if let Some(a) = group_activity(pgid).filter(|a| want(a)) {
+            if let Some(a) = group_activity(pgid, None).filter(|a| want(a)) {
                 return a;
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        panic!("never seen: {:?}", group_activity(pgid));
+        panic!("never seen: {:?}", group_activity(pgid, None));
     }
 
     #[test]
@@ -147,7 +186,58 @@ mod tests {
         assert!(a.all_asleep, "{a:?}");
         c.stdin.take().unwrap().write_all(b"x\n").unwrap();
         c.wait().unwrap();
-        assert_eq!(group_activity(c.id() as i32), None, "the group is gone");
+        assert_eq!(
+            group_activity(c.id() as i32, None),
+            None,
+            "the group is gone"
+        );
+    }
+
+    /// A client reading a socket other than its seat's connection (a model's endpoint) is not
+    /// reading its input; reading the seat's connection is.
+    #[test]
+    fn a_client_reads_its_input_only_on_its_seat_connection() {
+        let seat = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let model = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let script = format!(
+            "import socket, sys\n\
+             s = socket.create_connection(('127.0.0.1', {}))\n\
+             m = socket.create_connection(('127.0.0.1', {}))\n\
+             print(s.getsockname()[1], flush=True)\n\
+             m.recv(1)\n\
+             s.recv(1)\n",
+            seat.local_addr().unwrap().port(),
+            model.local_addr().unwrap().port()
+        );
+        let mut c = Command::new("python3")
+            .args(["-c", &script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let (_s, _) = seat.accept().unwrap();
+        let (mut m, _) = model.accept().unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(c.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        let port: u16 = line.trim().parse().unwrap();
+        let pgid = c.id() as i32;
+        // Waiting for the model: asleep reading a socket (what a pipe bot's watch would take for
+        // its input), but not its seat's connection.
+        settle(pgid, |a| a.reading_input && a.all_asleep);
+        let a = group_activity(pgid, Some(port)).unwrap();
+        assert!(a.all_asleep && !a.reading_input, "{a:?}");
+        // The model answers; now it waits on its seat's connection: its input.
+        m.write_all(b"x").unwrap();
+        settle(pgid, |_| {
+            group_activity(pgid, Some(port)).is_some_and(|a| a.reading_input && a.all_asleep)
+        });
+        c.kill().unwrap();
+        c.wait().unwrap();
     }
 
     #[test]

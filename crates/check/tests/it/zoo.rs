@@ -397,6 +397,63 @@ fn the_wrong_port() {
     );
 }
 
+/// The natural-language starter agent (Python over WebSocket) with `patch` applied before its
+/// answer to each packet, written to `dir`.
+fn nlp_starter(dir: &Path, name: &str, patch: &str) -> String {
+    let starter =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../starters/werewolf-nlp/python/bot.py");
+    let text = std::fs::read_to_string(starter).unwrap();
+    let at = "        reply = agent.answer(json.loads(text))";
+    assert!(text.contains(at), "the starter's main loop changed");
+    let patched = text.replace(
+        at,
+        &format!("        packet = json.loads(text)\n{patch}        reply = agent.answer(packet)"),
+    );
+    bot(dir, name, &patched)
+}
+
+/// A WebSocket agent that waits for another message before answering VOTE: check stops
+/// waiting once it has been asleep reading its seat's connection for a second (not at the 65 s
+/// limit), and says what to do. An agent that waits as long on another socket (as for its
+/// language model) is not stopped: only the seat's connection is its input.
+#[test]
+fn an_agent_waiting_for_another_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let waits = nlp_starter(
+        dir.path(),
+        "waits.py",
+        "        if packet['request'] == 'VOTE':\n            ws.recv()\n",
+    );
+    let (_, text) = check(
+        "werewolf-nlp",
+        None,
+        &format!("ws-cmd:python3 {waits} {{url}}"),
+        &[],
+    );
+    assert_eq!(
+        first_failure(&text)[..2],
+        [
+            "FAIL  seed 1000, seat 0 of 5 (first seat): 2 errors",
+            "      day 1: timeout: no reply to VOTE (its limit: 65000 ms): check stopped waiting: your bot was waiting to read its input (asleep, using no CPU), so it would never have replied; nothing arrived: your agent is waiting for another message before it answers this request (answer each request before reading the next message)",
+        ],
+        "\n{text}"
+    );
+    let model = nlp_starter(
+        dir.path(),
+        "model.py",
+        "        if packet['request'] == 'VOTE' and packet['info']['day'] == 1:\n            \
+         a, b = socket.socketpair()\n            b.settimeout(1.5)\n            \
+         try:\n                b.recv(1)\n            except socket.timeout:\n                pass\n",
+    );
+    let mut o = CheckOptions::new(
+        "werewolf-nlp",
+        format!("ws-cmd:python3 {model} {{url}}").parse().unwrap(),
+    );
+    o.seeds = 1;
+    let report = evaluate(&o).unwrap();
+    assert!(report.passed, "{}", diagnosis(&report));
+}
+
 /// A command line without `{host}` and `{port}` (Python over TCP in Geister, a shell over
 /// WebSocket): the bot was never told where its seat is, and the fix is to add them.
 #[test]

@@ -178,6 +178,18 @@ pub trait Transport: Send {
         None
     }
 
+    /// The address of a launched client's connection to its seat, as the referee sees it: the
+    /// watch counts only reads of that connection as reads of its input.
+    fn peer(&self) -> Option<std::net::SocketAddr> {
+        None
+    }
+
+    /// Whether replies come as whole messages (WebSocket) rather than lines: a bot waiting for
+    /// input then has no unflushed reply, it waits for a message before it answers.
+    fn messages(&self) -> bool {
+        false
+    }
+
     /// Stop the bot now (its exit is collected by [`Transport::finish`]).
     fn kill(&mut self);
 
@@ -1688,20 +1700,33 @@ async fn read_reply(
 pub(crate) struct Watch {
     pgid: i32,
     after: Duration,
+    /// A client's: the local port of its connection to the seat, the one socket whose read is
+    /// a read of its input (see `kakehiki_agent::activity`).
+    input: Option<u16>,
+    /// Replies are whole messages ([`Transport::messages`]).
+    messages: bool,
 }
 
 impl Watch {
-    /// The watch of a bot's process group under `clock`'s rule, if it has one.
-    pub(crate) fn of(clock: Option<&SeatClock>, pgid: Option<i32>) -> Option<Watch> {
+    /// The watch of a bot's process group under `clock`'s rule, if it has one; `input`: the
+    /// client's end of its seat connection (its peer address as the referee sees it).
+    pub(crate) fn of(
+        clock: Option<&SeatClock>,
+        pgid: Option<i32>,
+        input: Option<std::net::SocketAddr>,
+    ) -> Option<Watch> {
         Some(Watch {
             after: clock?.waiting_stop()?,
             pgid: pgid?,
+            input: input.map(|a| a.port()),
+            messages: false,
         })
     }
 }
 
 fn watch_of(clock: Option<&SeatClock>, t: &dyn Transport) -> Option<Watch> {
-    Watch::of(clock, t.pgid())
+    let messages = t.messages();
+    Watch::of(clock, t.pgid(), t.peer()).map(|w| Watch { messages, ..w })
 }
 
 /// How often a watched seat's processes are looked at.
@@ -1741,7 +1766,10 @@ pub(crate) async fn read_watched(
         None => {
             let mut r = r.read_unit(Instant::now()).await;
             if r.outcome == ExchangeOutcome::Timeout {
-                r.detail = Some(WAITING_FOR_INPUT.to_string());
+                r.detail = Some(match w.messages {
+                    false => WAITING_FOR_INPUT.to_string(),
+                    true => format!("{WAITING_FOR_INPUT}{WAITING_FOR_A_MESSAGE}"),
+                });
             }
             r
         }
@@ -1755,7 +1783,7 @@ async fn waiting_for_input(w: Watch) {
     loop {
         tokio::time::sleep(WATCH_EVERY).await;
         let now = Instant::now();
-        match kakehiki_agent::activity::group_activity(w.pgid) {
+        match kakehiki_agent::activity::group_activity(w.pgid, w.input) {
             Some(a) if a.reading_input && a.all_asleep => match since {
                 Some((at, ticks)) if ticks == a.cpu_ticks => {
                     if now.saturating_duration_since(at) >= w.after {
@@ -1772,6 +1800,10 @@ async fn waiting_for_input(w: Watch) {
 /// A timeout's detail when `check` stopped waiting for a bot that waits for input.
 pub const WAITING_FOR_INPUT: &str = "check stopped waiting: your bot was waiting to read its input (asleep, using no CPU), so it would never have replied";
 
+/// What a WebSocket agent's such timeout says after [`WAITING_FOR_INPUT`]: a message is sent
+/// whole, so nothing waits unflushed; the agent reads on instead of answering.
+pub const WAITING_FOR_A_MESSAGE: &str = "; nothing arrived: your agent is waiting for another message before it answers this request (answer each request before reading the next message)";
+
 /// What such a timeout adds after [`WAITING_FOR_INPUT`]: with nothing arrived, the reply is in
 /// the bot's output buffer (or was never written).
 pub const WAITING_NOTHING_ARRIVED: &str = "; nothing arrived: a reply written but not flushed stays in your bot's output buffer; flush after each reply";
@@ -1786,6 +1818,9 @@ pub(crate) fn timeout_words(
     silent: bool,
 ) -> (String, String) {
     match detail {
+        Some(d) if d.starts_with(WAITING_FOR_INPUT) && d.len() > WAITING_FOR_INPUT.len() => {
+            (format!("(its limit: {limit_ms} ms)"), format!(": {d}"))
+        }
         Some(d) if d == WAITING_FOR_INPUT => (
             format!("(its limit: {limit_ms} ms)"),
             match partial.is_empty() {

@@ -527,6 +527,10 @@ impl Transport for TcpSeat {
         self.client.as_ref().map(ClientProcess::pgid)
     }
 
+    fn peer(&self) -> Option<SocketAddr> {
+        self.conn.as_ref()?.peer
+    }
+
     fn take_stderr(&mut self) -> NewStderr {
         take_stderr(self.client.as_ref())
     }
@@ -678,6 +682,10 @@ impl Transport for SharedTcpSeat {
 
     fn pgid(&self) -> Option<i32> {
         self.seat.try_lock().ok()?.pgid()
+    }
+
+    fn peer(&self) -> Option<SocketAddr> {
+        self.seat.try_lock().ok()?.peer()
     }
 
     fn take_stderr(&mut self) -> NewStderr {

@@ -593,6 +593,21 @@ impl Transport for WsSeat {
         take_stderr(self.client.as_ref())
     }
 
+    // `check`'s watch of a launched agent that waits for input while it owes an answer; only a
+    // read of its seat's connection counts, so an agent waiting for its language model is not
+    // stopped (`kakehiki_agent::activity`).
+    fn pgid(&self) -> Option<i32> {
+        self.client.as_ref().map(ClientProcess::pgid)
+    }
+
+    fn peer(&self) -> Option<SocketAddr> {
+        self.ws.as_ref()?.get_ref().peer_addr().ok()
+    }
+
+    fn messages(&self) -> bool {
+        true
+    }
+
     fn kill(&mut self) {
         // An agent that connected and whose connection is already gone (it closed it, or it
         // broke) is usually exiting: it is left to [`Transport::finish`], which gives it the

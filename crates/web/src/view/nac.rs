@@ -180,10 +180,12 @@ pub(super) fn build(p: &super::Replay, panels: &mut [Panel]) -> Result<Built, Vi
                     }
                 }
                 let pn = panel(panels, seat, line)?;
+                // The move's own error already told it (`crash (output closed …)` says the
+                // move's `output closed …` again).
                 if !pn
                     .errors
                     .iter()
-                    .any(|e| e.step == step && e.detail == detail)
+                    .any(|e| e.step == step && (e.detail == detail || detail.contains(&e.detail)))
                 {
                     pn.error(step, format!("died: {reason}"), detail);
                 }

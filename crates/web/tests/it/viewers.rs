@@ -308,6 +308,47 @@ fn a_geister_crash_mid_game_is_at_the_ply_the_report_names() {
     assert_eq!(record["at"], "ply 13", "{record}");
 }
 
+/// A NAC bot (the example bot, made to exit at turn 5): its panel has one error, a crash at
+/// the step of turn 5, where `check` and `play` say `turn 5: crash`; the death the referee
+/// records for it does not tell it twice.
+#[test]
+fn a_nac_crash_is_told_once_at_its_turn() {
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/bots/python/nac_bot.py");
+    let text = std::fs::read_to_string(example).unwrap();
+    let at = "        picks = choose(";
+    assert!(text.contains(at), "the example bot changed");
+    let dir = tempfile::tempdir().unwrap();
+    let bot = dir.path().join("nac_crash.py");
+    std::fs::write(
+        &bot,
+        text.replace(
+            at,
+            &format!("        if int(header[0]) == 5:\n            sys.exit(4)\n{at}"),
+        ),
+    )
+    .unwrap();
+    let seat = format!("cmd:python3 {}", bot.display());
+    let replay = play(
+        "nac",
+        3,
+        &[&seat, "builtin:random", "builtin:random", "builtin:random"],
+        &[],
+    );
+    let record = events(&replay)
+        .into_iter()
+        .find(|v| v["event"] == "seat" && v["outcome"] == "crash")
+        .expect("the seat record of the crash");
+    assert_eq!(record["at"], "turn 5", "{record}");
+    let m = model(&replay);
+    let errors = m["seats"][0]["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0]["kind"], "crash", "{errors:?}");
+    let step = errors[0]["step"].as_u64().unwrap() as usize;
+    let title = m["steps"][step]["title"].as_str().unwrap();
+    assert!(title.starts_with("turn 5 "), "{title}");
+}
+
 /// The phases of an AIWolf game log (`day,kind,...` lines) as `(day, phase)` in order.
 fn phases_of(log: &[String]) -> Vec<(u64, &'static str)> {
     let mut out: Vec<(u64, &'static str)> = Vec::new();

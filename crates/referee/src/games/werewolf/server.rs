@@ -81,7 +81,7 @@ async fn seat_one(
         Ok((stream, peer)) => {
             let mut conn = Conn::start(stream, MAX_LINE);
             conn.peer = Some(peer);
-            let watch = Watch::of(clock, client.as_ref().map(|c| c.pgid()));
+            let watch = Watch::of(clock, client.as_ref().map(|c| c.pgid()), Some(peer));
             name_watched(&mut conn, cfg.name_timeout, k, watch)
                 .await
                 .map(|name| (conn, name))
