@@ -109,6 +109,15 @@ impl Arena for RefereeArena {
         spec.rules = job.rules.clone();
         spec.options = job.options.clone();
         apply_sandbox(&mut spec, job).map_err(PlayError::Failed)?;
+        // Followed as it is played (`kakehiki_referee::live`); the runner closes it once the
+        // result is stored.
+        let live = kakehiki_referee::live::registry().start(
+            &job.contest,
+            job.index,
+            &job.game,
+            &job.entrants,
+        );
+        spec.live = Some(live.clone());
         let mut record = on_runtime(async {
             // The whole match's wall-clock limit (0: none) ...
             let over_limit = async {
@@ -155,6 +164,7 @@ impl Arena for RefereeArena {
             }
         })??;
         record.stamp_sandbox(&spec);
+        live.finish(record.replay.lines());
         Ok(Played {
             report: record.report,
             replay: record.replay.to_text(),

@@ -328,6 +328,18 @@ fn start_pass<'a>(
     bar
 }
 
+/// Closes a match's live stream (`kakehiki_referee::live`) when dropped: once its result is
+/// stored, or on any way out before that (its readers then read the stored replay, or nothing).
+#[cfg_attr(not(feature = "referee"), allow(dead_code))]
+struct LiveEnd<'a>(&'a str, u64);
+
+impl Drop for LiveEnd<'_> {
+    fn drop(&mut self) {
+        #[cfg(feature = "referee")]
+        kakehiki_referee::live::registry().end(self.0, self.1);
+    }
+}
+
 /// Play one job, turning a panic of the player into an error.
 fn play_guarded(
     arena: &dyn Arena,
@@ -384,6 +396,7 @@ fn play_batch(
                     return;
                 };
                 let job = MatchJob::new(def, &m);
+                let _live = LiveEnd(&job.contest, job.index);
                 let start = Instant::now();
                 let outcome = play_guarded(arena.as_ref(), &job, &AtomicBool::new(false));
                 let elapsed = start.elapsed().as_millis() as u64;
@@ -775,6 +788,7 @@ fn worker_loop(
             let done = AtomicBool::new(false);
             let lost = AtomicBool::new(false);
             let start = Instant::now();
+            let _live = LiveEnd(&job.contest, job.index);
             let outcome = std::thread::scope(|scope| {
                 // Heartbeats keep the lease while the match runs.
                 scope.spawn(|| {

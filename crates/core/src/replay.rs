@@ -175,6 +175,15 @@ impl ReplayLog {
         &self.lines
     }
 
+    /// The line number `mark` is at now, if it is in this log.
+    pub fn index_of(&self, mark: LineMark) -> Option<usize> {
+        if mark.log != self.id {
+            return None;
+        }
+        let shift = self.fronts.checked_sub(mark.fronts)?;
+        Some(mark.index + shift).filter(|&i| i < self.lines.len())
+    }
+
     /// Put `event` before every line so far: a header whose facts are known only once the
     /// first events are written (Geister names the peers a seat connected from, and a seat may
     /// play its placement before its opponent has connected).

@@ -47,6 +47,8 @@ pub struct MatchSpec {
     /// Each seat's thinking time as the match goes (every driver's live table adds to it): a
     /// caller that stops a match at its time limit charges the seats that used the most.
     pub clock: crate::clock::SeatClock,
+    /// Where the replay is published as the match is played ([`crate::live`]); `None`: nowhere.
+    pub live: Option<std::sync::Arc<crate::live::LiveMatch>>,
 }
 
 /// A callback told `(seat, address)` when a `tcp` seat's listener is bound; does nothing by
@@ -98,6 +100,7 @@ impl MatchSpec {
             sandbox,
             on_listen: ListenNotice::default(),
             clock: crate::clock::SeatClock::default(),
+            live: None,
         }
     }
 

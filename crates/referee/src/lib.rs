@@ -11,6 +11,7 @@ pub mod files;
 pub mod games;
 mod isolation;
 pub mod lifecycle;
+pub mod live;
 pub mod overtime;
 pub mod profile;
 pub mod registry;

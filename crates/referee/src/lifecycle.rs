@@ -67,7 +67,9 @@ impl<P> Lifecycle<P> {
     /// The live table of `spec`'s match: `seats`, the replay starting with `header` (`None`: the
     /// flow writes its header itself), each seat's thinking time added to the spec's clock.
     pub fn open(&self, spec: &MatchSpec, seats: Vec<Seat>, header: Option<&ReplayHeader>) -> Table {
-        Table::new(seats, log_of(header)).clocked(spec.clock.clone())
+        Table::new(seats, log_of(header))
+            .clocked(spec.clock.clone())
+            .live(spec.live.clone())
     }
 
     /// Play a live match on `table` ([`Lifecycle::open`]): [`run_flow`] with the game's end

@@ -586,6 +586,8 @@ pub struct Table {
     consoles: Vec<Console>,
     /// Exchanges noted so far (numbering them for [`Target::Pending`]).
     noted: u64,
+    /// Where the replay's final lines are published as the match goes ([`Table::live`]).
+    live: Option<std::sync::Arc<crate::live::LiveMatch>>,
 }
 
 impl Table {
@@ -610,6 +612,7 @@ impl Table {
             later: Vec::new(),
             clock: None,
             consoles: (0..n).map(|_| Console::default()).collect(),
+            live: None,
             noted: 0,
         }
     }
@@ -747,7 +750,40 @@ impl Table {
                 None => self.log.push_line(line),
             }
         }
+        self.publish();
         &mut self.log
+    }
+
+    /// Publish the replay's lines that are final to [`Table::live`], if any: those before the
+    /// first a seat's stderr may still be added to, and none before the header is in place
+    /// (Geister writes it once both seats are known).
+    fn publish(&self) {
+        let Some(live) = &self.live else {
+            return;
+        };
+        let lines = self.log.lines();
+        if !lines
+            .first()
+            .is_some_and(|l| l.starts_with("{\"event\":\"header\""))
+        {
+            return;
+        }
+        let open = self
+            .consoles
+            .iter()
+            .filter_map(|c| match c.target {
+                Some(Target::Line(mark, _)) => self.log.index_of(mark),
+                _ => None,
+            })
+            .min()
+            .unwrap_or(lines.len());
+        live.extend(&lines[..open]);
+    }
+
+    /// Publish this table's replay as the match goes ([`crate::live`]).
+    pub fn live(mut self, live: Option<std::sync::Arc<crate::live::LiveMatch>>) -> Table {
+        self.live = live;
+        self
     }
 
     /// Add what seat `seat`'s program wrote on stderr since it was last taken to the seat's
@@ -1535,6 +1571,7 @@ impl Table {
         }
         endings.extend(futures_util::future::join_all(pending).await);
         endings.sort_by_key(|(i, _)| *i);
+        let live = self.live.take();
         for (i, e) in &mut endings {
             let rest = std::mem::take(&mut e.stderr_rest);
             self.add_stderr(*i, rest);
@@ -1554,6 +1591,11 @@ impl Table {
             };
             log.push(&end);
             ends[i] = Some(end);
+        }
+        // Every line is final now (the caller publishes the record's own end, see
+        // `crate::live`).
+        if let Some(live) = live {
+            live.extend(log.lines());
         }
         Finished { log, errors, ends }
     }

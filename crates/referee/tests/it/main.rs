@@ -8,6 +8,7 @@ mod exhaust;
 mod geister_seats;
 mod geister_setup;
 mod geister_tcp;
+mod live;
 mod nac_referee;
 mod sandbox_match;
 mod seat_layer;

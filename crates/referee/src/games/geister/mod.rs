@@ -101,6 +101,8 @@ pub struct GameSetup {
     pub log_dir: Option<PathBuf>,
     /// Where the seats' thinking times are added up ([`MatchSpec::clock`]), if anywhere.
     pub clock: Option<crate::seat::SeatClock>,
+    /// Where the replay is published as it is played ([`MatchSpec::live`]), if anywhere.
+    pub live: Option<std::sync::Arc<crate::live::LiveMatch>>,
 }
 
 /// One game's seats: the table's seat, its transport's name, and a built-in bot's brain.
@@ -410,6 +412,7 @@ pub async fn run_game(setup: &GameSetup, players: Players) -> Result<MatchRecord
     if let Some(clock) = &setup.clock {
         table = table.clocked(clock.clone());
     }
+    table = table.live(setup.live.clone());
     let s = setup.clone();
     let flow = move |table| turns(table, s, params, transports, bots, true);
     let close = close(setup, transports);
@@ -495,6 +498,7 @@ impl GeisterDriver {
             specs: [spec.seats[0].to_string(), spec.seats[1].to_string()],
             log_dir: spec.options.get("log_dir").map(PathBuf::from),
             clock: Some(spec.clock.clone()),
+            live: spec.live.clone(),
         };
         let mut record = run_game(&setup, players).await?;
         let mut counts = [(0, 0); 2];
@@ -543,6 +547,7 @@ pub fn rerun_replay(replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> 
         specs: [h.seats[0].clone(), h.seats[1].clone()],
         log_dir: None,
         clock: None,
+        live: None,
     };
     let table = GEISTER_LIFE.replayed(replay, 2, None)?;
     let close = close(&setup, transports);

@@ -61,6 +61,7 @@ pub async fn play_on_table(
         specs: ["tcp".into(), "tcp".into()],
         log_dir: None,
         clock: None,
+        live: None,
     };
     let players = Players {
         seats,
@@ -156,6 +157,7 @@ pub async fn serve(
             specs: ["tcp".into(), "tcp".into()],
             log_dir: cfg.log_dir.clone(),
             clock: None,
+            live: None,
         };
         let excess = || async {
             let mut e = [(0, 0); 2];

@@ -1,0 +1,340 @@
+//! A match as it is played: its replay's lines, each published once it is final, for any number
+//! of readers (the web servers' `.../events` streams, see `docs/live.md`).
+//!
+//! The table publishes its replay's settled prefix ([`crate::seat::Table`]): a line is final
+//! once nothing will change it, which for a seat's exchange is when the seat is next asked (its
+//! stderr goes on its last exchange until then). Lines are kept once, as shared strings: a
+//! reader holds a position, not a copy, so a match costs one buffered copy of its replay
+//! whatever the number of readers. When the match is over the caller publishes the final replay
+//! ([`LiveMatch::finish`]): the header again if the referee added its own facts to it (the
+//! sandbox in force), then every line not yet published; once the result is stored it closes the
+//! match ([`LiveMatch::close`]) and the readers end.
+//!
+//! Matches are found in one registry per process ([`registry`]), by contest and match index:
+//! the contest runner and the ladder's workers register the matches they play, the web servers
+//! list and stream them. A worker on another machine (a PostgreSQL contest) is not in it.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use tokio::sync::watch;
+
+/// What a running match is, for the list of running matches.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LiveInfo {
+    pub contest: String,
+    pub index: u64,
+    pub game: String,
+    /// Entrant names in seat order.
+    pub entrants: Vec<String>,
+    /// When it started, in Unix milliseconds.
+    pub started_unix_ms: u64,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Every line published, by replay line number (a header sent again replaces line 0 and is
+    /// also appended to `sent` so that readers see it again).
+    sent: Vec<(usize, Arc<str>)>,
+    /// Lines of the replay published so far (`sent` minus the header's resend).
+    lines: usize,
+    /// The first line as published (to see whether the final header differs).
+    header: Option<Arc<str>>,
+    finished: bool,
+    closed: bool,
+    finished_at: Option<Instant>,
+}
+
+/// One match being played.
+#[derive(Debug)]
+pub struct LiveMatch {
+    pub info: LiveInfo,
+    state: Mutex<State>,
+    /// Bumped on every change; readers wait on it.
+    version: watch::Sender<u64>,
+}
+
+impl LiveMatch {
+    pub fn new(info: LiveInfo) -> Arc<LiveMatch> {
+        Arc::new(LiveMatch {
+            info,
+            state: Mutex::new(State::default()),
+            version: watch::channel(0).0,
+        })
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn bump(&self) {
+        self.version.send_modify(|v| *v += 1);
+    }
+
+    /// Publish the lines of `settled` (the replay's first lines, all final) not published yet.
+    pub fn extend(&self, settled: &[String]) {
+        let mut st = self.state();
+        if st.finished || settled.len() <= st.lines {
+            return;
+        }
+        for (i, line) in settled.iter().enumerate().skip(st.lines) {
+            let line: Arc<str> = Arc::from(line.as_str());
+            if i == 0 {
+                st.header = Some(line.clone());
+            }
+            st.sent.push((i, line));
+        }
+        st.lines = settled.len();
+        drop(st);
+        self.bump();
+    }
+
+    /// The match is over and `replay` is its final replay: the header again if it changed (the
+    /// referee's facts added at the end), then every line not yet published.
+    pub fn finish(&self, replay: &[String]) {
+        let mut st = self.state();
+        if st.finished {
+            return;
+        }
+        if let (Some(first), Some(header)) = (replay.first(), st.header.clone()) {
+            if *first != *header {
+                let line: Arc<str> = Arc::from(first.as_str());
+                st.header = Some(line.clone());
+                st.sent.push((0, line));
+            }
+        }
+        for (i, line) in replay.iter().enumerate().skip(st.lines) {
+            st.sent.push((i, Arc::from(line.as_str())));
+        }
+        st.lines = st.lines.max(replay.len());
+        st.finished = true;
+        st.finished_at = Some(Instant::now());
+        drop(st);
+        self.bump();
+    }
+
+    /// The result is stored (or the match was abandoned): readers end once they have read
+    /// everything published.
+    pub fn close(&self) {
+        let mut st = self.state();
+        st.closed = true;
+        st.finished_at.get_or_insert_with(Instant::now);
+        drop(st);
+        self.bump();
+    }
+
+    /// Whether the match is over (its final replay published).
+    pub fn finished(&self) -> bool {
+        self.state().finished
+    }
+
+    /// Lines of the replay published so far.
+    pub fn published(&self) -> usize {
+        self.state().lines
+    }
+
+    /// A reader from the first line.
+    pub fn reader(self: &Arc<Self>) -> LiveReader {
+        LiveReader {
+            live: self.clone(),
+            next: 0,
+            version: self.version.subscribe(),
+        }
+    }
+}
+
+/// A reader's position in a [`LiveMatch`].
+pub struct LiveReader {
+    live: Arc<LiveMatch>,
+    /// Index in the published sequence.
+    next: usize,
+    version: watch::Receiver<u64>,
+}
+
+/// What a reader gets next.
+#[derive(Debug)]
+pub enum LiveNext {
+    /// Lines published since its last read: `(replay line number, line)`.
+    Lines(Vec<(usize, Arc<str>)>),
+    /// The match is over and everything has been read; `finished`: its final replay was
+    /// published (otherwise it was abandoned: a host fault, a match taken away).
+    End { finished: bool },
+}
+
+impl LiveReader {
+    /// The lines published since the last call, waiting for some; [`LiveNext::End`] once the
+    /// match is closed and everything was read.
+    pub async fn next(&mut self) -> LiveNext {
+        loop {
+            {
+                // Marked seen before reading, so a change after the read wakes the wait.
+                self.version.borrow_and_update();
+                let st = self.live.state();
+                if self.next < st.sent.len() {
+                    let got = st.sent[self.next..].to_vec();
+                    self.next = st.sent.len();
+                    return LiveNext::Lines(got);
+                }
+                if st.closed {
+                    return LiveNext::End {
+                        finished: st.finished,
+                    };
+                }
+            }
+            if self.version.changed().await.is_err() {
+                return LiveNext::End { finished: false };
+            }
+        }
+    }
+}
+
+/// The matches being played in this process.
+#[derive(Debug, Default)]
+pub struct Registry {
+    matches: Mutex<BTreeMap<(String, u64), Arc<LiveMatch>>>,
+}
+
+/// How long a closed match stays listed for a reader that arrives late (it then reads the stored
+/// replay).
+const KEPT_AFTER_CLOSE: std::time::Duration = std::time::Duration::from_secs(30);
+
+impl Registry {
+    fn map(&self) -> std::sync::MutexGuard<'_, BTreeMap<(String, u64), Arc<LiveMatch>>> {
+        self.matches.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Register a match about to start (replacing one of the same key: a match played again).
+    pub fn start(
+        &self,
+        contest: &str,
+        index: u64,
+        game: &str,
+        entrants: &[String],
+    ) -> Arc<LiveMatch> {
+        let started_unix_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0);
+        let live = LiveMatch::new(LiveInfo {
+            contest: contest.to_string(),
+            index,
+            game: game.to_string(),
+            entrants: entrants.to_vec(),
+            started_unix_ms,
+        });
+        let mut map = self.map();
+        // Closed matches past their time are dropped here: nothing else needs a timer.
+        map.retain(|_, m| {
+            let st = m.state();
+            !(st.closed
+                && st
+                    .finished_at
+                    .is_some_and(|t| t.elapsed() > KEPT_AFTER_CLOSE))
+        });
+        if let Some(old) = map.insert((contest.to_string(), index), live.clone()) {
+            old.close();
+        }
+        live
+    }
+
+    /// Close the match (its result is stored, or it was abandoned).
+    pub fn end(&self, contest: &str, index: u64) {
+        if let Some(m) = self.map().get(&(contest.to_string(), index)) {
+            m.close();
+        }
+    }
+
+    /// The match of `contest` numbered `index`, while it is listed.
+    pub fn get(&self, contest: &str, index: u64) -> Option<Arc<LiveMatch>> {
+        self.map().get(&(contest.to_string(), index)).cloned()
+    }
+
+    /// The matches of `contest` still being played, by index.
+    pub fn running(&self, contest: &str) -> Vec<Arc<LiveMatch>> {
+        self.map()
+            .iter()
+            .filter(|((c, _), m)| c == contest && !m.state().closed && !m.finished())
+            .map(|(_, m)| m.clone())
+            .collect()
+    }
+}
+
+/// This process's registry of running matches.
+pub fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(Registry::default)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("{{\"event\":\"e{i}\"}}")).collect()
+    }
+
+    #[tokio::test]
+    async fn readers_get_each_line_once_in_order_and_a_late_reader_gets_what_it_missed() {
+        let live = registry().start("c", 1, "nac", &["a".into()]);
+        let mut early = live.reader();
+        let all = lines(6);
+        live.extend(&all[..2]);
+        live.extend(&all[..2]);
+        let LiveNext::Lines(got) = early.next().await else {
+            panic!()
+        };
+        assert_eq!(got.len(), 2);
+        live.extend(&all[..4]);
+        let mut header = all.clone();
+        header[0] = "{\"event\":\"e0\",\"sandbox\":\"best\"}".into();
+        live.finish(&header);
+        let mut late = live.reader();
+        let LiveNext::Lines(rest) = early.next().await else {
+            panic!()
+        };
+        // Lines 2 and 3, the header again, then 4 and 5.
+        let ids: Vec<usize> = rest.iter().map(|(i, _)| *i).collect();
+        assert_eq!(ids, [2, 3, 0, 4, 5]);
+        let LiveNext::Lines(everything) = late.next().await else {
+            panic!()
+        };
+        assert_eq!(everything.len(), 7);
+        // Replayed by line number, the last of each wins: the final replay.
+        let mut by_id = BTreeMap::new();
+        for (i, l) in everything {
+            by_id.insert(i, l.to_string());
+        }
+        assert_eq!(by_id.into_values().collect::<Vec<_>>(), header);
+        assert!(registry().running("c").is_empty(), "finished: not running");
+        registry().end("c", 1);
+        assert!(matches!(
+            early.next().await,
+            LiveNext::End { finished: true }
+        ));
+        assert!(matches!(
+            late.next().await,
+            LiveNext::End { finished: true }
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_waiting_reader_wakes_on_new_lines_and_on_close() {
+        let live = registry().start("w", 1, "nac", &[]);
+        let mut r = live.reader();
+        let l2 = live.clone();
+        let t = tokio::spawn(async move { r.next().await });
+        tokio::task::yield_now().await;
+        l2.extend(&lines(1));
+        assert!(matches!(t.await.unwrap(), LiveNext::Lines(v) if v.len() == 1));
+        let mut r = live.reader();
+        let _ = r.next().await;
+        let t = tokio::spawn(async move { r.next().await });
+        tokio::task::yield_now().await;
+        registry().end("w", 1);
+        assert!(matches!(
+            t.await.unwrap(),
+            LiveNext::End { finished: false }
+        ));
+    }
+}
