@@ -247,6 +247,24 @@ impl MatchRecord {
     }
 }
 
+/// The fields of a replay line that say what it is: its `event`, a seat line's request `kind`,
+/// and an AIWolf log line's type (the second field of its `line`), for the games' rules of what
+/// is public during a match ([`GameDriver::public_live`]). `None` for a line that is not an
+/// object with an `event`.
+pub fn line_kind(line: &str) -> Option<(String, Option<String>)> {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        event: String,
+        kind: Option<String>,
+        line: Option<String>,
+    }
+    let p: Probe = serde_json::from_str(line).ok()?;
+    let kind = p
+        .kind
+        .or_else(|| Some(p.line?.split(',').nth(1)?.to_string()));
+    Some((p.event, kind))
+}
+
 /// Why a match could not be run or a replay not verified. Bot misbehaviour is never an error
 /// here: it is recorded in the report and the match completes.
 #[derive(Debug, thiserror::Error)]
@@ -395,6 +413,15 @@ pub trait GameDriver: Send + Sync {
     ) -> Result<Option<std::time::Duration>, RefereeError> {
         self.check_spec(spec)?;
         Ok(None)
+    }
+
+    /// What the public may read of a match while it is played ([`crate::live`]): the rule, given
+    /// a replay line, says whether it may be sent at once; the others are held until the match
+    /// is over. None by default; each game names what its players and spectators are told as
+    /// the match goes (never a role, a colour, a night pick or an order before it is
+    /// adjudicated).
+    fn public_live(&self) -> fn(&str) -> bool {
+        |_| false
     }
 
     /// What each seat not charged scores when a match is stopped at its time limit and the

@@ -32,11 +32,20 @@ pub struct LiveInfo {
     pub started_unix_ms: u64,
 }
 
+/// One published line: its replay line number, the line, and whether the public may read it
+/// before the match is over ([`crate::GameDriver::public_live`]).
+#[derive(Debug, Clone)]
+struct Sent {
+    id: usize,
+    line: Arc<str>,
+    public: bool,
+}
+
 #[derive(Debug, Default)]
 struct State {
     /// Every line published, by replay line number (a header sent again replaces line 0 and is
     /// also appended to `sent` so that readers see it again).
-    sent: Vec<(usize, Arc<str>)>,
+    sent: Vec<Sent>,
     /// Lines of the replay published so far (`sent` minus the header's resend).
     lines: usize,
     /// The first line as published (to see whether the final header differs).
@@ -47,18 +56,38 @@ struct State {
 }
 
 /// One match being played.
-#[derive(Debug)]
 pub struct LiveMatch {
     pub info: LiveInfo,
+    /// The game's rule of what the public may read during the match.
+    public: fn(&str) -> bool,
     state: Mutex<State>,
     /// Bumped on every change; readers wait on it.
     version: watch::Sender<u64>,
 }
 
+impl std::fmt::Debug for LiveMatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveMatch")
+            .field("info", &self.info)
+            .finish()
+    }
+}
+
+/// Nothing is public before the end (a game that says nothing of its lines).
+fn nothing_public(_: &str) -> bool {
+    false
+}
+
 impl LiveMatch {
+    /// A match of `info.game`, whose lines the public may read during the match as the game's
+    /// driver says ([`crate::GameDriver::public_live`]).
     pub fn new(info: LiveInfo) -> Arc<LiveMatch> {
+        let public = crate::find_game(&info.game)
+            .map(|d| d.public_live())
+            .unwrap_or(nothing_public);
         Arc::new(LiveMatch {
             info,
+            public,
             state: Mutex::new(State::default()),
             version: watch::channel(0).0,
         })
@@ -79,11 +108,16 @@ impl LiveMatch {
             return;
         }
         for (i, line) in settled.iter().enumerate().skip(st.lines) {
+            let public = (self.public)(line);
             let line: Arc<str> = Arc::from(line.as_str());
             if i == 0 {
                 st.header = Some(line.clone());
             }
-            st.sent.push((i, line));
+            st.sent.push(Sent {
+                id: i,
+                line,
+                public,
+            });
         }
         st.lines = settled.len();
         drop(st);
@@ -101,11 +135,19 @@ impl LiveMatch {
             if *first != *header {
                 let line: Arc<str> = Arc::from(first.as_str());
                 st.header = Some(line.clone());
-                st.sent.push((0, line));
+                st.sent.push(Sent {
+                    id: 0,
+                    line,
+                    public: true,
+                });
             }
         }
         for (i, line) in replay.iter().enumerate().skip(st.lines) {
-            st.sent.push((i, Arc::from(line.as_str())));
+            st.sent.push(Sent {
+                id: i,
+                line: Arc::from(line.as_str()),
+                public: true,
+            });
         }
         st.lines = st.lines.max(replay.len());
         st.finished = true;
@@ -134,12 +176,25 @@ impl LiveMatch {
         self.state().lines
     }
 
-    /// A reader from the first line.
+    /// A reader from the first line that gets every line as it is published (the organiser's,
+    /// and the tests').
     pub fn reader(self: &Arc<Self>) -> LiveReader {
         LiveReader {
             live: self.clone(),
             next: 0,
             version: self.version.subscribe(),
+            public_only: false,
+            held: Vec::new(),
+        }
+    }
+
+    /// A reader from the first line for the public: a line the game keeps secret during the
+    /// match (a Werewolf role, a Geister colour, an order before its phase is adjudicated) is
+    /// held and sent once the match is over, before the lines that follow.
+    pub fn public_reader(self: &Arc<Self>) -> LiveReader {
+        LiveReader {
+            public_only: true,
+            ..self.reader()
         }
     }
 }
@@ -150,6 +205,10 @@ pub struct LiveReader {
     /// Index in the published sequence.
     next: usize,
     version: watch::Receiver<u64>,
+    /// Whether secret lines are held until the match is over ([`LiveMatch::public_reader`]).
+    public_only: bool,
+    /// The lines held so far.
+    held: Vec<(usize, Arc<str>)>,
 }
 
 /// What a reader gets next.
@@ -171,9 +230,19 @@ impl LiveReader {
                 // Marked seen before reading, so a change after the read wakes the wait.
                 self.version.borrow_and_update();
                 let st = self.live.state();
-                if self.next < st.sent.len() {
-                    let got = st.sent[self.next..].to_vec();
-                    self.next = st.sent.len();
+                let mut got = Vec::new();
+                if st.finished {
+                    got.append(&mut self.held);
+                }
+                for s in &st.sent[self.next.min(st.sent.len())..] {
+                    if s.public || st.finished || !self.public_only {
+                        got.push((s.id, s.line.clone()));
+                    } else {
+                        self.held.push((s.id, s.line.clone()));
+                    }
+                }
+                self.next = st.sent.len();
+                if !got.is_empty() {
                     return LiveNext::Lines(got);
                 }
                 if st.closed {

@@ -459,6 +459,12 @@ impl NacDriver {
 }
 
 impl GameDriver for NacDriver {
+    // The header and the targets' weights: a turn's picks (night picks stay secret, and its
+    // errors and timings are its contestant's alone until the end: spec H9), the scores and
+    // deaths wait for the end.
+    fn public_live(&self) -> fn(&str) -> bool {
+        |line| matches!(crate::driver::line_kind(line), Some((e, _)) if e == "header" || e == "weights")
+    }
     fn game_type(&self) -> &'static GameType {
         self.game_type
     }

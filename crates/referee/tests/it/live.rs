@@ -41,18 +41,85 @@ async fn read_all(live: Arc<LiveMatch>) -> Read {
     }
 }
 
-/// Play `game` with a reader of its live stream; the stream, put back in place, is the stored
-/// replay. Returns what the reader got.
+/// The lines a public reader gets now, without waiting for more.
+async fn drain(r: &mut kakehiki_referee::live::LiveReader) -> Vec<(usize, String)> {
+    let mut got = Vec::new();
+    while let Ok(LiveNext::Lines(batch)) =
+        tokio::time::timeout(std::time::Duration::from_millis(50), r.next()).await
+    {
+        got.extend(batch.into_iter().map(|(i, l)| (i, l.to_string())));
+    }
+    got
+}
+
+/// What each game keeps from the public until the match is over, as substrings of its lines.
+fn secrets(game: &str) -> &'static [&'static str] {
+    match game {
+        "geister" => &["\"event\":\"set\"", "\"kind\":\"SET?\""],
+        "nac" | "religion-war" => &["\"event\":\"turn\"", "\"event\":\"seat\""],
+        "werewolf" => &[
+            ",status,",
+            ",whisper,",
+            ",divine,",
+            "\"kind\":\"ROLE\"",
+            "\"kind\":\"WHISPER\"",
+            "\"kind\":\"DIVINE\"",
+            "\"kind\":\"ATTACK\"",
+        ],
+        "werewolf-nlp" => &[
+            "\"kind\":\"DIVINE\"",
+            "\"kind\":\"ATTACK\"",
+            "\"kind\":\"GUARD\"",
+            "\"kind\":\"WHISPER\"",
+        ],
+        "diplomacy" => &["\"kind\":\"orders\""],
+        _ => &[],
+    }
+}
+
+/// Play `game` with a reader of its live stream and a public one; the stream, put back in
+/// place, is the stored replay; the public reader gets none of the game's secrets until the
+/// match is over, and then all of them. Returns what the first reader got.
 async fn streamed_equals_stored(game: &str, seats: Vec<SeatSpec>, contest: &str) -> Read {
     let mut spec = MatchSpec::new(game, 7, seats);
     let names: Vec<String> = (0..spec.seats.len()).map(|i| format!("e{i}")).collect();
     let live = registry().start(contest, 1, game, &names);
     spec.live = Some(live.clone());
     let reader = tokio::spawn(read_all(live.clone()));
+    let mut public = live.public_reader();
     let mut record = find_game(game).unwrap().play(&spec).await.unwrap();
+    let during = drain(&mut public).await;
+    for (_, l) in &during {
+        for secret in secrets(game) {
+            assert!(
+                !l.contains(secret),
+                "{game}: a secret went out during the match: {l}"
+            );
+        }
+    }
+    assert!(
+        during.len() > 1,
+        "{game}: the public saw nothing but the header"
+    );
     record.stamp_sandbox(&spec);
     live.finish(record.replay.lines());
     registry().end(contest, 1);
+    let after = drain(&mut public).await;
+    assert!(
+        after
+            .iter()
+            .any(|(_, l)| secrets(game).iter().any(|s| l.contains(s))),
+        "{game}: the secrets come at the end"
+    );
+    let mut public_lines = BTreeMap::new();
+    for (i, l) in during.into_iter().chain(after) {
+        public_lines.insert(i, l);
+    }
+    assert_eq!(
+        public_lines.into_values().collect::<Vec<_>>(),
+        record.replay.lines(),
+        "{game}: the public stream, once over, is the replay"
+    );
     let read = reader.await.unwrap();
     assert!(read.finished);
     let mut by_line = BTreeMap::new();

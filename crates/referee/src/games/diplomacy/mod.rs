@@ -343,6 +343,11 @@ fn close(seats: &[String], seed: u64) -> impl FnOnce(DiplomacyGame, Finished) ->
 }
 
 impl GameDriver for DiplomacyDriver {
+    // The board as each phase is adjudicated (its orders and results): what a power submits,
+    // and its press, wait for the end.
+    fn public_live(&self) -> fn(&str) -> bool {
+        |line| matches!(crate::driver::line_kind(line), Some((e, _)) if matches!(e.as_str(), "header" | "start" | "phase"))
+    }
     fn game_type(&self) -> &'static GameType {
         &DIPLOMACY_TYPE
     }

@@ -572,6 +572,14 @@ pub fn rerun_replay(replay: &ParsedReplay) -> Result<MatchRecord, RefereeError> 
 }
 
 impl GameDriver for GeisterDriver {
+    // Everything but the placements (the red ghosts): moves, captures with their colours (told
+    // to both players), faults and the end.
+    fn public_live(&self) -> fn(&str) -> bool {
+        |line| match crate::driver::line_kind(line) {
+            Some((e, k)) => e != "set" && !(e == "seat" && k.as_deref() == Some("SET?")),
+            None => false,
+        }
+    }
     fn game_type(&self) -> &'static GameType {
         &GAME_TYPE
     }

@@ -469,6 +469,20 @@ fn record(
 }
 
 impl GameDriver for WerewolfDriver {
+    // What the whole village hears: talk, votes and executions (the agents' TALK and VOTE
+    // replies, the log's talk, vote and execute lines). Roles (`status`, ROLE), whispers,
+    // divinations, guards and attacks wait for the end.
+    fn public_live(&self) -> fn(&str) -> bool {
+        |line| match crate::driver::line_kind(line) {
+            Some((e, k)) => match (e.as_str(), k.as_deref()) {
+                ("header", _) => true,
+                ("seat", Some(k)) => matches!(k, "TALK" | "VOTE"),
+                ("log", Some(k)) => matches!(k, "talk" | "vote" | "execute"),
+                _ => false,
+            },
+            None => false,
+        }
+    }
     fn game_type(&self) -> &'static GameType {
         &WEREWOLF_TYPE
     }

@@ -493,6 +493,18 @@ async fn start_seats(
 }
 
 impl GameDriver for WerewolfNlpDriver {
+    // What the whole village hears: the talk and the votes. Whispers, divinations, guards and
+    // attacks wait for the end.
+    fn public_live(&self) -> fn(&str) -> bool {
+        |line| match crate::driver::line_kind(line) {
+            Some((e, k)) => match (e.as_str(), k.as_deref()) {
+                ("header" | "game_id", _) => true,
+                ("seat", Some(k)) => matches!(k, "NAME" | "TALK" | "VOTE"),
+                _ => false,
+            },
+            None => false,
+        }
+    }
     fn game_type(&self) -> &'static GameType {
         &WEREWOLF_NLP_TYPE
     }
