@@ -116,6 +116,7 @@ impl Arena for RefereeArena {
             job.index,
             &job.game,
             &job.entrants,
+            driver.public_live(),
         );
         spec.live = Some(live.clone());
         let mut record = on_runtime(async {

@@ -286,6 +286,11 @@ pub fn router(app: App) -> Router {
         )
         .route("/api/ladders/:ladder/bots/:bot/matches", get(bot_matches))
         .route("/api/ladders/:ladder/matches/:index", get(one_match))
+        .route(
+            "/api/ladders/:ladder/matches/:index/events",
+            get(match_events),
+        )
+        .route("/api/ladders/:ladder/running", get(running))
         .route("/api/ladders/:ladder/final", get(final_api))
         .route("/assets/:name", get(kakehiki_web::asset))
         .with_state(app.clone());
@@ -344,7 +349,7 @@ fn ladder_routes(app: App) -> Router {
 /// one inline script by its hash).
 fn with_security_headers(router: Router) -> Router {
     let csp = format!(
-        "default-src 'none'; script-src 'self' {}; style-src 'self' 'unsafe-inline'; img-src 'self' data:; \
+        "default-src 'none'; script-src 'self' {}; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; \
          form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
         kakehiki_web::script_hashes()
     );
@@ -888,6 +893,116 @@ struct SeenMatch {
     visible: Vec<usize>,
 }
 
+/// Each seat's bot (from its entrant's name, `BOT@vN`, or the built-in itself), and which
+/// seats' stderr `user` may read: their own bot's, or all for an organiser.
+fn seats_seen(
+    store: &mut dyn kakehiki_store::Store,
+    ladder: &str,
+    entrants: &[String],
+    user: Option<&LadderUser>,
+) -> (Vec<String>, Vec<bool>) {
+    let bots: Vec<String> = entrants
+        .iter()
+        .map(|name| kakehiki_store::entrant_bot(name).0.to_string())
+        .collect();
+    let mut visible = vec![false; entrants.len()];
+    if let Some(u) = user {
+        for (seat, bot) in bots.iter().enumerate() {
+            let owned = !bot.starts_with("builtin:")
+                && store
+                    .bot_owner(ladder, bot)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|o| o == u.name);
+            visible[seat] = owned || u.role == LadderRole::Organiser;
+        }
+    }
+    (bots, visible)
+}
+
+/// The match `index` of `ladder` being played, if it is (its result not stored yet).
+fn live_match(ladder: &str, index: u64) -> Option<std::sync::Arc<kakehiki_core::live::LiveMatch>> {
+    kakehiki_core::live::registry().get(&kakehiki_store::ladder_contest(ladder), index)
+}
+
+/// `GET /api/ladders/NAME/matches/N/events`: the match's events as they are played
+/// (`kakehiki_web::live`; `?after=K` leaves out the first K, which a live page shows), or a
+/// stored match's replay; each seat's stderr only for its owner (a session or an API token) and
+/// the organisers.
+async fn match_events(
+    State(app): State<App>,
+    Path((ladder, index)): Path<(String, u64)>,
+    Query(q): Query<AfterQuery>,
+    headers: HeaderMap,
+) -> Response {
+    blocking(move || {
+        let app = match check_ladder(&app, &ladder) {
+            Ok(app) => app,
+            Err(r) => return r.into_response(),
+        };
+        let (_, user) = page_visitor(&app, &headers);
+        let contest = kakehiki_store::ladder_contest(&ladder);
+        // Stored: its replay. Else being played: its stream.
+        let stored = app.store.get().result(&contest, index);
+        match stored {
+            Ok(Some(_)) => match seen_match(&app, &ladder, index, user.as_ref()) {
+                Ok(m) => kakehiki_web::live::stored_events(&m.replay),
+                Err(r) => r.into_response(),
+            },
+            Ok(None) => match live_match(&ladder, index) {
+                Some(live) => {
+                    let mut store = app.store.get();
+                    let (_, visible) =
+                        seats_seen(&mut **store, &ladder, &live.info.entrants, user.as_ref());
+                    drop(store);
+                    kakehiki_web::live::live_events(&live, visible, q.after.unwrap_or(0))
+                }
+                None => ApiError(
+                    StatusCode::NOT_FOUND,
+                    "no such match (not played yet, or never)",
+                )
+                .into_response(),
+            },
+            Err(e) => store_error(e),
+        }
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct AfterQuery {
+    after: Option<usize>,
+}
+
+/// `GET /api/ladders/NAME/running`: the matches being played now, each with its page and its
+/// event stream.
+async fn running(State(app): State<App>, Path(ladder): Path<String>) -> Response {
+    let app = match check_ladder(&app, &ladder) {
+        Ok(app) => app,
+        Err(r) => return r.into_response(),
+    };
+    Json(json!({ "ladder": ladder, "running": running_list(&app, &ladder) })).into_response()
+}
+
+/// The running matches of `ladder` as the API and the pages list them.
+fn running_list(app: &App, ladder: &str) -> Vec<serde_json::Value> {
+    let contest = kakehiki_store::ladder_contest(ladder);
+    kakehiki_core::live::registry()
+        .running(&contest)
+        .iter()
+        .map(|m| {
+            let page = format!("{}/matches/{}", app.base, m.info.index);
+            let page = if page.starts_with('/') {
+                page
+            } else {
+                format!("/{page}")
+            };
+            let events = format!("/api/ladders/{ladder}/matches/{}/events", m.info.index);
+            kakehiki_web::live::running_json(&m.info, &page, &events)
+        })
+        .collect()
+}
+
 /// Read match `index` of `ladder` for `user`; `Err` is the response to send (404, 500).
 fn seen_match(
     app: &App,
@@ -902,25 +1017,7 @@ fn seen_match(
         (Ok(_), Ok(_)) => return Err(ApiError(StatusCode::NOT_FOUND, "no such match")),
         (Err(e), _) | (_, Err(e)) => return Err(store_failed(e)),
     };
-    // Each seat's bot, from its entrant's name (`BOT@vN`), or the built-in itself.
-    let bots: Vec<String> = result
-        .entrants
-        .iter()
-        .map(|name| kakehiki_store::entrant_bot(name).0.to_string())
-        .collect();
-    // Which seats' stderr the user may read: their own bot's, or all for an organiser.
-    let mut visible = vec![false; result.entrants.len()];
-    if let Some(u) = user {
-        for (seat, bot) in bots.iter().enumerate() {
-            let owned = !bot.starts_with("builtin:")
-                && store
-                    .bot_owner(ladder, bot)
-                    .ok()
-                    .flatten()
-                    .is_some_and(|o| o == u.name);
-            visible[seat] = owned || u.role == LadderRole::Organiser;
-        }
-    }
+    let (bots, visible) = seats_seen(&mut **store, ladder, &result.entrants, user);
     drop(store);
     let mut report: serde_json::Value =
         serde_json::from_str(&result.report_json).unwrap_or(serde_json::Value::Null);
@@ -1270,7 +1367,23 @@ async fn match_html(
         let m = match seen_match(&app, &ladder, index, user.as_ref()) {
             Ok(m) => m,
             Err(ApiError(StatusCode::NOT_FOUND, _)) => {
-                return not_found("no such match (not played yet, or never)")
+                // Being played: its live page.
+                if let Some(live) = live_match(&ladder, index) {
+                    let mut store = app.store.get();
+                    let (_, visible) =
+                        seats_seen(&mut **store, &ladder, &live.info.entrants, user.as_ref());
+                    drop(store);
+                    let (so_far, shown) = kakehiki_web::live::public_so_far(&live);
+                    let so_far = kakehiki_core::exchange::hide_stderr(&so_far, &visible);
+                    let events = format!("/api/ladders/{ladder}/matches/{index}/events");
+                    return page(
+                        StatusCode::OK,
+                        kakehiki_web::ladder::live_match_page(
+                            &ladder, &live.info, &so_far, shown, &events, &me,
+                        ),
+                    );
+                }
+                return not_found("no such match (not played yet, or never)");
             }
             Err(r) => return r.into_response(),
         };

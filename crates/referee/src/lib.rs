@@ -11,7 +11,7 @@ pub mod files;
 pub mod games;
 mod isolation;
 pub mod lifecycle;
-pub mod live;
+pub use kakehiki_core::live;
 pub mod overtime;
 pub mod profile;
 pub mod registry;

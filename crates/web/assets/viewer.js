@@ -702,7 +702,8 @@
   if (!viewer) throw new Error('no viewer for ' + model.game);
   drawPanels();
   const t0 = fromHash();
-  go(t0 === null ? 0 : t0, true);
+  // A match being played opens at its last step (the live page follows it).
+  go(t0 === null ? (model.live ? steps.length - 1 : 0) : t0, true);
   root.dataset.renderMs = performance.now().toFixed(0);
   root.dataset.ready = 'true';
 })();

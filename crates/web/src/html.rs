@@ -32,6 +32,7 @@ var ce=console.error;console.error=function(){rec(Array.prototype.join.call(argu
 const VIEWER_JS: &str = include_str!("../assets/viewer.js");
 const VIEWER_CSS: &str = include_str!("../assets/viewer.css");
 const DIPMAP_JS: &str = include_str!("../assets/dipmap.js");
+const LIVE_JS: &str = include_str!("../assets/live.js");
 
 /// The viewer's stylesheet and scripts as a server serves them: each under a name holding its
 /// digest (`/assets/viewer.1a2b3c4d5e.js`), so that a browser keeps it for good and a new build
@@ -44,8 +45,8 @@ pub struct Asset {
 }
 
 /// The served assets: the viewer's stylesheet, the Diplomacy map and the viewer.
-pub fn assets() -> &'static [Asset; 3] {
-    static ASSETS: OnceLock<[Asset; 3]> = OnceLock::new();
+pub fn assets() -> &'static [Asset; 4] {
+    static ASSETS: OnceLock<[Asset; 4]> = OnceLock::new();
     ASSETS.get_or_init(|| {
         use sha2::{Digest, Sha256};
         let asset = |stem: &str, ext: &str, body: &'static str, content_type| {
@@ -61,6 +62,7 @@ pub fn assets() -> &'static [Asset; 3] {
             asset("viewer", "css", VIEWER_CSS, "text/css; charset=utf-8"),
             asset("dipmap", "js", DIPMAP_JS, "text/javascript; charset=utf-8"),
             asset("viewer", "js", VIEWER_JS, "text/javascript; charset=utf-8"),
+            asset("live", "js", LIVE_JS, "text/javascript; charset=utf-8"),
         ]
     })
 }
@@ -237,9 +239,9 @@ pub fn script_hashes() -> &'static str {
 pub(crate) fn viewer_ctx(ctx: &mut Value, model_json: &str, served: bool) {
     ctx["model_json"] = json!(model_json.replace('<', "\\u003c"));
     if served {
-        let [css, dipmap, viewer] = assets();
-        ctx["viewer_assets"] =
-            json!({"css": css.path, "dipmap": dipmap.path, "viewer": viewer.path});
+        let [css, dipmap, viewer, live] = assets();
+        ctx["viewer_assets"] = json!({"css": css.path, "dipmap": dipmap.path,
+                                      "viewer": viewer.path, "live": live.path});
     } else {
         ctx["viewer_js"] = json!(VIEWER_JS);
         ctx["viewer_css"] = json!(VIEWER_CSS);

@@ -439,6 +439,48 @@ pub fn match_page(
     render("ladder_match.html", ctx)
 }
 
+/// The page of a match being played: the game's viewer on what the public has been told so
+/// far (`so_far`, with the stderr `me` may not read hidden), opened at its last step and marked
+/// live, and the script that follows the match's `events` stream (`after`: the lines shown) and
+/// turns the page into the stored replay's when the match is over. A game whose viewer needs
+/// more than is public during the match shows its latest public lines instead.
+pub fn live_match_page(
+    ladder: &str,
+    info: &kakehiki_core::live::LiveInfo,
+    so_far: &str,
+    after: usize,
+    events: &str,
+    me: &LadderVisitor,
+) -> String {
+    let mut ctx = json!({
+        "title": format!("{ladder} match {} (live)", info.index), "ladder": ladder,
+        "index": info.index, "game": info.game, "live": true,
+        "seats": info.entrants.iter().map(|e| json!({"name": e, "bot": kakehiki_store::entrant_bot(e).0})).collect::<Vec<_>>(),
+        "events": format!("{events}?after={after}"), "shown": after,
+        "me": me.json(),
+    });
+    let model = crate::view::view_model(
+        so_far,
+        &ViewOptions {
+            names: Some(info.entrants.clone()),
+            private: true,
+        },
+    );
+    match model {
+        Ok(mut model) => {
+            model["live"] = json!(true);
+            ctx["steps"] = json!(model["steps"].as_array().map(Vec::len).unwrap_or(0));
+            viewer_ctx(&mut ctx, &model.to_string(), true);
+        }
+        Err(_) => {
+            let last: Vec<&str> = so_far.lines().rev().take(30).collect();
+            ctx["latest"] = json!(last.into_iter().rev().collect::<Vec<_>>());
+            ctx["viewer_assets"] = json!({"live": crate::html::assets()[3].path});
+        }
+    }
+    render("ladder_match.html", ctx)
+}
+
 /// A page saying what is not there.
 pub fn not_found_page(message: &str) -> String {
     crate::html::error_page(message)

@@ -37,6 +37,7 @@ use serde_json::{json, Value};
 pub mod contest;
 mod html;
 pub mod ladder;
+pub mod live;
 pub mod view;
 
 pub use axum;

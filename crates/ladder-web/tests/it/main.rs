@@ -1203,3 +1203,219 @@ async fn one_server_serves_several_ladders_with_one_account() {
     let version = text(r).await;
     assert!(version.contains("<b>The ladder is frozen</b>"), "{version}");
 }
+
+/// Read SSE frames from `body` until `until` holds of what was read (within 10 s).
+async fn read_sse(body: &mut Body, got: &mut String, until: impl Fn(&str) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !until(got) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let frame = tokio::time::timeout(left, body.frame())
+            .await
+            .expect("the stream sent what was expected in time")
+            .expect("the stream is open")
+            .unwrap();
+        if let Ok(data) = frame.into_data() {
+            got.push_str(std::str::from_utf8(&data).unwrap());
+        }
+    }
+}
+
+/// The replay lines of an SSE text, put back in place by their `id`.
+fn sse_lines(text: &str) -> Vec<String> {
+    let mut by_id = std::collections::BTreeMap::new();
+    for event in text.split("\n\n") {
+        let mut id = None;
+        let mut data = None;
+        for l in event.lines() {
+            if let Some(v) = l.strip_prefix("id: ") {
+                id = v.parse::<usize>().ok();
+            }
+            if let Some(v) = l.strip_prefix("data: ") {
+                data = Some(v.to_string());
+            }
+        }
+        if let (Some(i), Some(d)) = (id, data) {
+            by_id.insert(i, d);
+        }
+    }
+    by_id.into_values().collect()
+}
+
+/// A match being played is listed, has a live page and a stream: its owner's stream has their
+/// own bot's stderr and never the other contestant's, the public's has no stderr and none of
+/// the game's secrets (the placements) until the match is over; put back by line number, each
+/// stream is the stored replay as its reader may see it; once stored, the page is the replay's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_match_is_watched_as_it_is_played() {
+    use kakehiki_core::live::registry;
+    use kakehiki_store::{LadderEntrant, NewResult};
+    let (dir, app, mut store) = ladder_with_store();
+    organiser_and_dan(store.as_mut());
+    let contest = kakehiki_store::ladder_contest("g");
+    store
+        .register_contest(&kakehiki_store::ContestRow {
+            name: contest.clone(),
+            fingerprint: kakehiki_store::LADDER_FINGERPRINT.into(),
+            definition: "{}".into(),
+        })
+        .unwrap();
+    store.ladder_state("g").unwrap();
+    for (bot, owner) in [("dans", "dan"), ("olgas", "olga")] {
+        store
+            .add_bot_version(&kakehiki_store::NewBotVersion {
+                ladder: "g".into(),
+                bot: bot.into(),
+                owner: owner.into(),
+                language: "python".into(),
+                source_sha256: "0".repeat(64),
+            })
+            .unwrap();
+        store
+            .ladder_enter(
+                "g",
+                &LadderEntrant {
+                    entrant: format!("{bot}@v1"),
+                    bot: bot.into(),
+                    version: 1,
+                    owner: owner.into(),
+                },
+            )
+            .unwrap();
+    }
+    let dan_cookie = "d".repeat(64);
+    store
+        .create_ladder_session(
+            &kakehiki_ladder::accounts::sha256_hex(&dan_cookie),
+            "dan",
+            "dans-csrf",
+            i64::MAX / 2,
+        )
+        .unwrap();
+    let dan_cookie = format!("kk_session={dan_cookie}");
+    // A real match of two bots that write on stderr at every move, each its owner's secret.
+    let bot = dir.path().join("talk.py");
+    std::fs::write(
+        &bot,
+        "import sys\nme = sys.argv[1]\nfor line in sys.stdin:\n    if line.startswith('SET?'):\n        print('SET:ABCD', flush=True)\n    elif line.startswith('MOV?'):\n        print('secret of', me, file=sys.stderr, flush=True)\n        b = line[4:]\n        own = [(int(b[3*i]), int(b[3*i+1])) for i in range(8)]\n        for i, (x, y) in enumerate(own):\n            if 0 < y < 6 and (x, y - 1) not in own:\n                print(f'MOV:{chr(65+i)},N', flush=True)\n                break\n        else:\n            print('MOV:A,N', flush=True)\n",
+    )
+    .unwrap();
+    let seat = |who: &str| {
+        kakehiki_core::SeatSpec::Cmd(vec![
+            "python3".into(),
+            bot.display().to_string(),
+            who.into(),
+        ])
+    };
+    let spec = kakehiki_referee::MatchSpec::new("geister", 9, vec![seat("DAN"), seat("OLGA")]);
+    let geister = kakehiki_referee::find_game("geister").unwrap();
+    let record = geister.play(&spec).await.unwrap();
+    let replay: Vec<String> = record.replay.lines().to_vec();
+    assert!(replay.iter().any(|l| l.contains("secret of DAN")));
+    let entrants = vec!["dans@v1".to_string(), "olgas@v1".to_string()];
+    let live = registry().start(&contest, 7, "geister", &entrants, geister.public_live());
+    let half = replay.len() / 2;
+    live.extend(&replay[..half]);
+    // Listed, with its page and stream.
+    let running = text(get(&app, "/api/ladders/g/running").await).await;
+    let running: serde_json::Value = serde_json::from_str(&running).unwrap();
+    assert_eq!(running["running"][0]["index"], 7, "{running}");
+    assert_eq!(running["running"][0]["page"], "/matches/7", "{running}");
+    assert_eq!(running["running"][0]["entrants"][0], "dans@v1", "{running}");
+    let page = text(get(&app, "/matches/7").await)
+        .await
+        .replace("&#x2f;", "/");
+    assert!(page.contains("id=\"live-badge\""), "{page}");
+    assert!(
+        page.contains("data-events=\"/api/ladders/g/matches/7/events?after="),
+        "{page}"
+    );
+    assert!(!page.contains("secret of"), "no stderr on the public page");
+    // The public's stream and dan's, each read up to where the match is.
+    let public = get(&app, "/api/ladders/g/matches/7/events").await;
+    assert_eq!(public.status(), StatusCode::OK);
+    assert_eq!(
+        public.headers()[header::CONTENT_TYPE].to_str().unwrap(),
+        "text/event-stream"
+    );
+    let mut public_body = public.into_body();
+    let mut public_text = String::new();
+    let dan = app
+        .clone()
+        .oneshot(get_with_cookie(
+            "/api/ladders/g/matches/7/events",
+            &dan_cookie,
+        ))
+        .await
+        .unwrap();
+    let mut dan_body = dan.into_body();
+    let mut dan_text = String::new();
+    let shown = |text: &str| text.matches("\nid: ").count() + usize::from(text.starts_with("id: "));
+    let public_so_far = replay[..half]
+        .iter()
+        .filter(|l| (geister.public_live())(l))
+        .count();
+    read_sse(&mut public_body, &mut public_text, |t| {
+        shown(t) >= public_so_far
+    })
+    .await;
+    read_sse(&mut dan_body, &mut dan_text, |t| shown(t) >= public_so_far).await;
+    for t in [&public_text, &dan_text] {
+        assert!(
+            !t.contains("\"event\":\"set\""),
+            "a placement went out: {t}"
+        );
+        assert!(!t.contains("SET:ABCD"), "a placement went out: {t}");
+        assert!(!t.contains("secret of OLGA"), "olga's stderr went out: {t}");
+    }
+    assert!(!public_text.contains("secret of DAN"));
+    assert!(
+        dan_text.contains("secret of DAN"),
+        "dan sees his own stderr: {dan_text}"
+    );
+    // The match ends and is stored: both streams end with the whole replay.
+    live.extend(&replay);
+    live.finish(&replay);
+    let report = serde_json::to_string(&record.report).unwrap();
+    store
+        .put_result(&NewResult {
+            contest: &contest,
+            index: 7,
+            entrants: &entrants,
+            report_json: &report,
+            replay: &record.replay.to_text(),
+            duration_ms: 1,
+            worker: "test",
+        })
+        .unwrap();
+    registry().end(&contest, 7);
+    read_sse(&mut public_body, &mut public_text, |t| {
+        t.contains("event: end")
+    })
+    .await;
+    read_sse(&mut dan_body, &mut dan_text, |t| t.contains("event: end")).await;
+    let text_of = |visible: &[bool]| -> Vec<String> {
+        kakehiki_core::exchange::hide_stderr(&record.replay.to_text(), visible)
+            .lines()
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(sse_lines(&public_text), text_of(&[]));
+    assert_eq!(sse_lines(&dan_text), text_of(&[true, false]));
+    // Stored: no longer running, the page is the replay's, and the stream is the stored one.
+    let running = text(get(&app, "/api/ladders/g/running").await).await;
+    assert!(running.contains("\"running\":[]"), "{running}");
+    let page = text(get(&app, "/matches/7").await).await;
+    assert!(!page.contains("id=\"live-badge\""), "{page}");
+    assert!(page.contains("kv-model"), "{page}");
+    let stored = text(get(&app, "/api/ladders/g/matches/7/events").await).await;
+    assert_eq!(sse_lines(&stored), text_of(&[]));
+    assert!(
+        stored.ends_with("event: end\ndata: {\"finished\":true}\n\n"),
+        "{stored}"
+    );
+    // Never played: 404.
+    assert_eq!(
+        get(&app, "/api/ladders/g/matches/99/events").await.status(),
+        StatusCode::NOT_FOUND
+    );
+}

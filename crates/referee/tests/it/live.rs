@@ -83,7 +83,13 @@ fn secrets(game: &str) -> &'static [&'static str] {
 async fn streamed_equals_stored(game: &str, seats: Vec<SeatSpec>, contest: &str) -> Read {
     let mut spec = MatchSpec::new(game, 7, seats);
     let names: Vec<String> = (0..spec.seats.len()).map(|i| format!("e{i}")).collect();
-    let live = registry().start(contest, 1, game, &names);
+    let live = registry().start(
+        contest,
+        1,
+        game,
+        &names,
+        find_game(game).unwrap().public_live(),
+    );
     spec.live = Some(live.clone());
     let reader = tokio::spawn(read_all(live.clone()));
     let mut public = live.public_reader();

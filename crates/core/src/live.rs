@@ -1,7 +1,7 @@
 //! A match as it is played: its replay's lines, each published once it is final, for any number
 //! of readers (the web servers' `.../events` streams, see `docs/live.md`).
 //!
-//! The table publishes its replay's settled prefix ([`crate::seat::Table`]): a line is final
+//! The referee's table publishes its replay's settled prefix (`Table` in the referee crate): a line is final
 //! once nothing will change it, which for a seat's exchange is when the seat is next asked (its
 //! stderr goes on its last exchange until then). Lines are kept once, as shared strings: a
 //! reader holds a position, not a copy, so a match costs one buffered copy of its replay
@@ -33,7 +33,7 @@ pub struct LiveInfo {
 }
 
 /// One published line: its replay line number, the line, and whether the public may read it
-/// before the match is over ([`crate::GameDriver::public_live`]).
+/// before the match is over (its game's rule).
 #[derive(Debug, Clone)]
 struct Sent {
     id: usize,
@@ -73,18 +73,10 @@ impl std::fmt::Debug for LiveMatch {
     }
 }
 
-/// Nothing is public before the end (a game that says nothing of its lines).
-fn nothing_public(_: &str) -> bool {
-    false
-}
-
 impl LiveMatch {
-    /// A match of `info.game`, whose lines the public may read during the match as the game's
-    /// driver says ([`crate::GameDriver::public_live`]).
-    pub fn new(info: LiveInfo) -> Arc<LiveMatch> {
-        let public = crate::find_game(&info.game)
-            .map(|d| d.public_live())
-            .unwrap_or(nothing_public);
+    /// A match whose lines the public may read during the match as `public` says (its game's
+    /// rule, `GameDriver::public_live` in the referee).
+    pub fn new(info: LiveInfo, public: fn(&str) -> bool) -> Arc<LiveMatch> {
         Arc::new(LiveMatch {
             info,
             public,
@@ -176,6 +168,20 @@ impl LiveMatch {
         self.state().lines
     }
 
+    /// What a public reader has been sent so far, in replay order (the last of each line
+    /// number): the replay so far without the lines held until the end, as the live page
+    /// shows it.
+    pub fn public_so_far(&self) -> Vec<Arc<str>> {
+        let st = self.state();
+        let mut by_id = BTreeMap::new();
+        for s in &st.sent {
+            if s.public || st.finished {
+                by_id.insert(s.id, s.line.clone());
+            }
+        }
+        by_id.into_values().collect()
+    }
+
     /// A reader from the first line that gets every line as it is published (the organiser's,
     /// and the tests').
     pub fn reader(self: &Arc<Self>) -> LiveReader {
@@ -185,6 +191,7 @@ impl LiveMatch {
             version: self.version.subscribe(),
             public_only: false,
             held: Vec::new(),
+            skip: 0,
         }
     }
 
@@ -195,6 +202,15 @@ impl LiveMatch {
         LiveReader {
             public_only: true,
             ..self.reader()
+        }
+    }
+
+    /// [`LiveMatch::public_reader`] without the first `after` lines it would send (a page that
+    /// already shows them: `public_so_far().len()` when it was made).
+    pub fn public_reader_after(self: &Arc<Self>, after: usize) -> LiveReader {
+        LiveReader {
+            skip: after,
+            ..self.public_reader()
         }
     }
 }
@@ -209,6 +225,8 @@ pub struct LiveReader {
     public_only: bool,
     /// The lines held so far.
     held: Vec<(usize, Arc<str>)>,
+    /// Lines still to leave out ([`LiveMatch::public_reader_after`]).
+    skip: usize,
 }
 
 /// What a reader gets next.
@@ -242,6 +260,9 @@ impl LiveReader {
                     }
                 }
                 self.next = st.sent.len();
+                let cut = self.skip.min(got.len());
+                self.skip -= cut;
+                got.drain(..cut);
                 if !got.is_empty() {
                     return LiveNext::Lines(got);
                 }
@@ -273,25 +294,30 @@ impl Registry {
         self.matches.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Register a match about to start (replacing one of the same key: a match played again).
+    /// Register a match about to start (replacing one of the same key: a match played again),
+    /// `public` its game's rule of what the public may read during the match.
     pub fn start(
         &self,
         contest: &str,
         index: u64,
         game: &str,
         entrants: &[String],
+        public: fn(&str) -> bool,
     ) -> Arc<LiveMatch> {
         let started_unix_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_millis() as u64)
             .unwrap_or(0);
-        let live = LiveMatch::new(LiveInfo {
-            contest: contest.to_string(),
-            index,
-            game: game.to_string(),
-            entrants: entrants.to_vec(),
-            started_unix_ms,
-        });
+        let live = LiveMatch::new(
+            LiveInfo {
+                contest: contest.to_string(),
+                index,
+                game: game.to_string(),
+                entrants: entrants.to_vec(),
+                started_unix_ms,
+            },
+            public,
+        );
         let mut map = self.map();
         // Closed matches past their time are dropped here: nothing else needs a timer.
         map.retain(|_, m| {
@@ -345,7 +371,7 @@ mod tests {
 
     #[tokio::test]
     async fn readers_get_each_line_once_in_order_and_a_late_reader_gets_what_it_missed() {
-        let live = registry().start("c", 1, "nac", &["a".into()]);
+        let live = registry().start("c", 1, "nac", &["a".into()], |_| true);
         let mut early = live.reader();
         let all = lines(6);
         live.extend(&all[..2]);
@@ -389,7 +415,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_waiting_reader_wakes_on_new_lines_and_on_close() {
-        let live = registry().start("w", 1, "nac", &[]);
+        let live = registry().start("w", 1, "nac", &[], |_| true);
         let mut r = live.reader();
         let l2 = live.clone();
         let t = tokio::spawn(async move { r.next().await });

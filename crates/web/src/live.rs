@@ -1,0 +1,122 @@
+//! Matches as they are played, for the web servers (the contest pages, the ladder, `play --view
+//! --serve`): the event stream of one match, the list of running matches, and the live page's
+//! part. See `docs/live.md` for the stream's format.
+//!
+//! `GET .../matches/N/events` answers `text/event-stream`: one event per replay line, `id:` its
+//! line number in the replay and `data:` the line itself (the replay's own JSON), from the first
+//! line of the match (a reader that arrives late gets what it missed first), then `event: end`.
+//! During the match only what the game makes public is sent ([`LiveMatch::public_reader`]); the
+//! lines it keeps secret (a role, a colour, an order before adjudication) follow once the match
+//! is over, before the lines after them; a header sent again (`id: 0`, the referee's facts
+//! added at the end) replaces the first. Put back by `id`, the lines are the stored replay, with
+//! another contestant's stderr hidden as the replay API hides it
+//! ([`kakehiki_core::exchange::hide_stderr`]). A stored match streams its stored replay the same
+//! way, then `end`.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use kakehiki_core::live::{LiveInfo, LiveMatch, LiveNext, LiveReader};
+use serde_json::{json, Value};
+
+/// A line as `visible` may read it: another seat's stderr hidden; `None` for a line that
+/// names stderr and cannot be read (dropped rather than risk a leak).
+fn seen(line: &str, visible: &[bool]) -> Option<String> {
+    if !line.contains("\"stderr") {
+        return Some(line.to_string());
+    }
+    let hidden = kakehiki_core::exchange::hide_stderr(line, visible);
+    let hidden = hidden.trim_end_matches('\n');
+    (!hidden.is_empty()).then(|| hidden.to_string())
+}
+
+fn line_event(id: usize, line: &str, visible: &[bool]) -> Option<Event> {
+    seen(line, visible).map(|l| Event::default().id(id.to_string()).data(l))
+}
+
+fn end_event(finished: bool) -> Event {
+    Event::default()
+        .event("end")
+        .data(json!({ "finished": finished }).to_string())
+}
+
+/// The stream of a match being played, from the public's reader (`after`: lines the page
+/// already shows), each line as `visible` may read it.
+pub fn live_events(live: &Arc<LiveMatch>, visible: Vec<bool>, after: usize) -> Response {
+    let reader = live.public_reader_after(after);
+    let stream = futures_util::stream::unfold(
+        (reader, visible, false),
+        |(mut r, visible, done): (LiveReader, Vec<bool>, bool)| async move {
+            if done {
+                return None;
+            }
+            let (events, done) = match r.next().await {
+                LiveNext::Lines(lines) => (
+                    lines
+                        .iter()
+                        .filter_map(|(i, l)| line_event(*i, l, &visible))
+                        .collect::<Vec<_>>(),
+                    false,
+                ),
+                LiveNext::End { finished } => (vec![end_event(finished)], true),
+            };
+            let events = futures_util::stream::iter(events.into_iter().map(Ok::<_, Infallible>));
+            Some((events, (r, visible, done)))
+        },
+    );
+    use futures_util::StreamExt;
+    sse(stream.flatten())
+}
+
+/// The stream of a stored match: its replay (already as its reader may see it), then `end`.
+pub fn stored_events(replay: &str) -> Response {
+    let mut events: Vec<Event> = replay
+        .lines()
+        .enumerate()
+        .map(|(i, l)| Event::default().id(i.to_string()).data(l))
+        .collect();
+    events.push(end_event(true));
+    sse(futures_util::stream::iter(
+        events.into_iter().map(Ok::<_, Infallible>),
+    ))
+}
+
+fn sse(
+    stream: impl futures_util::Stream<Item = Result<Event, Infallible>> + Send + 'static,
+) -> Response {
+    let mut r = Sse::new(stream)
+        .keep_alive(KeepAlive::default())
+        .into_response();
+    // A proxy must not hold the stream back to buffer it.
+    r.headers_mut().insert(
+        "x-accel-buffering",
+        axum::http::HeaderValue::from_static("no"),
+    );
+    r
+}
+
+/// One running match for a list: what it is, when it started, its page and its stream.
+pub fn running_json(info: &LiveInfo, page: &str, events: &str) -> Value {
+    json!({
+        "index": info.index,
+        "game": info.game,
+        "entrants": info.entrants,
+        "started_unix_ms": info.started_unix_ms,
+        "page": page,
+        "events": events,
+    })
+}
+
+/// The replay so far as the public sees it (for the live page), and how many of the stream's
+/// lines it holds (its reader starts after them).
+pub fn public_so_far(live: &LiveMatch) -> (String, usize) {
+    let lines = live.public_so_far();
+    let mut text = String::new();
+    for l in &lines {
+        text.push_str(l);
+        text.push('\n');
+    }
+    (text, lines.len())
+}
