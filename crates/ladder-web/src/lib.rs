@@ -336,6 +336,7 @@ fn ladder_routes(app: App) -> Router {
         .route("/leaderboard", get(leaderboard_html))
         .route("/bots/:bot", get(bot_html))
         .route("/matches/:index", get(match_html))
+        .route("/live", get(live_html))
         .route("/final", get(final_html))
         .route("/protocol", get(kit::protocol))
         .route("/starters/:language", get(kit::starter_file))
@@ -1213,6 +1214,23 @@ pub(crate) fn now_secs() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0)
+}
+
+/// `GET /live`: the ladder's matches being played now, each linked to its live page.
+async fn live_html(State(app): State<App>, headers: HeaderMap) -> Response {
+    blocking(move || {
+        let (me, _) = page_visitor(&app, &headers);
+        let running = running_list(&app, &app.config.name);
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0);
+        page(
+            StatusCode::OK,
+            kakehiki_web::ladder::live_list_page(&app.config.name, &running, now_ms, &me),
+        )
+    })
+    .await
 }
 
 /// `GET /leaderboard`: the leaderboard page (`?page=N&per=M`).

@@ -170,6 +170,10 @@ fn env() -> &'static Environment<'static> {
                 include_str!("../templates/ladder_match.html"),
             ),
             (
+                "ladder_live.html",
+                include_str!("../templates/ladder_live.html"),
+            ),
+            (
                 "standalone.html",
                 include_str!("../templates/standalone.html"),
             ),

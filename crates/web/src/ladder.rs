@@ -481,6 +481,25 @@ pub fn live_match_page(
     render("ladder_match.html", ctx)
 }
 
+/// The page of a ladder's matches being played now (`running`: [`crate::live::running_json`]
+/// of each), `now` in Unix milliseconds for how long ago each started.
+pub fn live_list_page(ladder: &str, running: &[Value], now_ms: u64, me: &LadderVisitor) -> String {
+    let running: Vec<Value> = running
+        .iter()
+        .map(|m| {
+            let started = m["started_unix_ms"].as_u64().unwrap_or(now_ms);
+            let mut m = m.clone();
+            m["started"] = json!(format!("{} s ago", now_ms.saturating_sub(started) / 1000));
+            m
+        })
+        .collect();
+    render(
+        "ladder_live.html",
+        json!({"title": format!("{ladder} playing now"), "ladder": ladder, "running": running,
+               "me": me.json()}),
+    )
+}
+
 /// A page saying what is not there.
 pub fn not_found_page(message: &str) -> String {
     crate::html::error_page(message)

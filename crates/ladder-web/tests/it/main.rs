@@ -1330,6 +1330,9 @@ async fn a_match_is_watched_as_it_is_played() {
         "{page}"
     );
     assert!(!page.contains("secret of"), "no stderr on the public page");
+    let list = text(get(&app, "/live").await).await.replace("&#x2f;", "/");
+    assert!(list.contains("<a href=\"/matches/7\">7</a>"), "{list}");
+    assert!(list.contains("dans@v1, olgas@v1"), "{list}");
     // The public's stream and dan's, each read up to where the match is.
     let public = get(&app, "/api/ladders/g/matches/7/events").await;
     assert_eq!(public.status(), StatusCode::OK);
@@ -1404,6 +1407,7 @@ async fn a_match_is_watched_as_it_is_played() {
     // Stored: no longer running, the page is the replay's, and the stream is the stored one.
     let running = text(get(&app, "/api/ladders/g/running").await).await;
     assert!(running.contains("\"running\":[]"), "{running}");
+    assert!(text(get(&app, "/live").await).await.contains("id=\"none-running\""));
     let page = text(get(&app, "/matches/7").await).await;
     assert!(!page.contains("id=\"live-badge\""), "{page}");
     assert!(page.contains("kv-model"), "{page}");
