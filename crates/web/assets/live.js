@@ -9,22 +9,26 @@
   var es = new EventSource(box.getAttribute('data-events'));
   var steps = Number(box.getAttribute('data-steps') || '0');
   var timer = null, loaded = Date.now();
-  function reload() {
+  function following() {
     var m = /(?:^#|&)t=(\d+)/.exec(location.hash);
-    // At the last step (or none chosen): follow the match to its new last step.
-    if (!m || Number(m[1]) >= steps - 1) history.replaceState(null, '', location.pathname + location.search);
+    return !m || Number(m[1]) >= steps - 1;
+  }
+  function reload(over) {
+    // At the last step (or none chosen): follow the match to its new last step, and once it is
+    // over to its end.
+    if (following()) history.replaceState(null, '', location.pathname + location.search + (over ? '#t=end' : ''));
     location.reload();
   }
   es.onmessage = function () {
     var status = document.getElementById('kv-live-status');
     if (status) status.textContent = 'new moves: updating';
-    if (!timer) timer = setTimeout(reload, Math.max(0, 2000 - (Date.now() - loaded)));
+    if (!timer) timer = setTimeout(function () { reload(false); }, Math.max(0, 2000 - (Date.now() - loaded)));
   };
   es.addEventListener('end', function () {
     es.close();
     var status = document.getElementById('kv-live-status');
     if (status) status.textContent = 'the match is over: loading its replay';
     if (timer) clearTimeout(timer);
-    setTimeout(reload, 500);
+    setTimeout(function () { reload(true); }, 500);
   });
 })();

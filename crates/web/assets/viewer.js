@@ -82,8 +82,9 @@
     else return;
   });
   function fromHash() {
-    const m = /(?:^#|&)t=(\d+)/.exec(location.hash);
-    return m ? Number(m[1]) : null;
+    const m = /(?:^#|&)t=(\d+|end)/.exec(location.hash);
+    // `#t=end`: the last step (where a page that followed a match as it was played goes on).
+    return m ? (m[1] === 'end' ? steps.length - 1 : Number(m[1])) : null;
   }
   // `#t=6&view=seat1`: a link to a step as one seat saw it.
   function viewFromHash() {
@@ -263,9 +264,10 @@
       }
     }
     // The ghosts on the board: one token per ghost, `SLCXY` (seat, label, r/b, x, y).
-    const ghosts = s.board.pieces.split(' ').filter(t => t.length === 5).map(t => ({ seat: +t[0], label: t[1], red: t[2] === 'r', x: +t[3], y: +t[4] }));
+    // `u`: a colour the replay has not told yet (a match being played).
+    const ghosts = s.board.pieces.split(' ').filter(t => t.length === 5).map(t => ({ seat: +t[0], label: t[1], red: t[2] === 'r', told: t[2] !== 'u', x: +t[3], y: +t[4] }));
     for (const g of ghosts) {
-      const known = view === 'referee' || view === 'seat' + g.seat;
+      const known = g.told && (view === 'referee' || view === 'seat' + g.seat);
       const colour = known ? (g.red ? 'red' : 'blue') : 'unknown';
       const fill = colour === 'red' ? '#d63a3a' : colour === 'blue' ? '#2f6fd6' : '#9a9a9a';
       const cx = P + g.x * C + C / 2, cy = P + g.y * C + C / 2;

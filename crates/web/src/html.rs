@@ -20,7 +20,7 @@ th{background:#f3f3f3}a{color:#0645ad}.num{text-align:right}pre{background:#f7f7
 label{display:block;margin:.5rem 0}.status{font-weight:bold}\
 .s-active{color:#1a7f37}.s-frozen{color:#0969da}.s-building{color:#9a6700}.s-build_failed,.s-check_failed,.s-refused{color:#a40000}\
 tr.mine td{background:#fff8c5}.frozen{background:#ddf4ff;border:1px solid #54aeff;padding:.4rem .6rem}\
-svg{max-width:100%;height:auto}@media (max-width:700px){body{margin:.5rem}td,th{padding:.15rem .3rem}}";
+svg{max-width:100%;height:auto}@media (max-width:700px){body{margin:.5rem}td,th{padding:.15rem .3rem}}.live-badge{background:#c62828;color:#fff;border-radius:.3rem;padding:.05rem .45rem;font-size:.6em;vertical-align:middle;font-weight:bold}";
 
 /// Records script errors on the page (`data-js-errors` on `<html>`), for people and for tests.
 const ERROR_HOOK: &str = "window.__kvErrors=[];(function(){function rec(m){window.__kvErrors.push(String(m));\
@@ -173,6 +173,7 @@ fn env() -> &'static Environment<'static> {
                 "ladder_live.html",
                 include_str!("../templates/ladder_live.html"),
             ),
+            ("live.html", include_str!("../templates/live.html")),
             (
                 "standalone.html",
                 include_str!("../templates/standalone.html"),
@@ -494,10 +495,11 @@ pub fn match_page(
     render("match.html", ctx)
 }
 
-pub fn standalone(title: &str, model: &Value) -> String {
+pub fn standalone(title: &str, model: &Value, served_by: Option<&str>) -> String {
     let mut ctx = json!({
         "title": title, "game": model["game"], "rules": model["rules"], "seed": model["seed"],
         "seats": model["seats"].as_array().map(|a| a.iter().map(|s| s["name"].clone()).collect::<Vec<_>>()),
+        "served_by": served_by,
     });
     viewer_ctx(&mut ctx, &model.to_string(), false);
     render("standalone.html", ctx)

@@ -459,25 +459,7 @@ pub fn live_match_page(
         "events": format!("{events}?after={after}"), "shown": after,
         "me": me.json(),
     });
-    let model = crate::view::view_model(
-        so_far,
-        &ViewOptions {
-            names: Some(info.entrants.clone()),
-            private: true,
-        },
-    );
-    match model {
-        Ok(mut model) => {
-            model["live"] = json!(true);
-            ctx["steps"] = json!(model["steps"].as_array().map(Vec::len).unwrap_or(0));
-            viewer_ctx(&mut ctx, &model.to_string(), true);
-        }
-        Err(_) => {
-            let last: Vec<&str> = so_far.lines().rev().take(30).collect();
-            ctx["latest"] = json!(last.into_iter().rev().collect::<Vec<_>>());
-            ctx["viewer_assets"] = json!({"live": crate::html::assets()[3].path});
-        }
-    }
+    crate::live::viewer_so_far(&mut ctx, so_far, &info.entrants);
     render("ladder_match.html", ctx)
 }
 

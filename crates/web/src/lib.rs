@@ -769,6 +769,16 @@ async fn match_page(
 /// The self-contained page of `kakehiki view`: the viewer of one replay file, with every seat's
 /// stderr (the file is the contestant's own), no network access and no external asset.
 pub fn standalone_page(replay: &str, title: &str) -> Result<String, ViewError> {
+    replay_page(replay, title, None)
+}
+
+/// [`standalone_page`] as a local server serves it (`served_by`: the command, `kakehiki play
+/// --serve`), which the page says instead of naming `kakehiki view`.
+pub fn replay_page(
+    replay: &str,
+    title: &str,
+    served_by: Option<&str>,
+) -> Result<String, ViewError> {
     let model = view_model(
         replay,
         &ViewOptions {
@@ -776,7 +786,7 @@ pub fn standalone_page(replay: &str, title: &str) -> Result<String, ViewError> {
             private: true,
         },
     )?;
-    Ok(html::standalone(title, &model))
+    Ok(html::standalone(title, &model, served_by))
 }
 
 #[cfg(test)]

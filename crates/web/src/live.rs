@@ -120,3 +120,41 @@ pub fn public_so_far(live: &LiveMatch) -> (String, usize) {
     }
     (text, lines.len())
 }
+
+/// The live page's viewer in `ctx`: the model of `so_far` (the public replay so far) opened at
+/// its last step, or, for a game whose viewer needs more than is public during the match, its
+/// latest lines.
+pub(crate) fn viewer_so_far(ctx: &mut Value, so_far: &str, names: &[String]) {
+    let model = crate::view::view_model(
+        so_far,
+        &crate::ViewOptions {
+            names: Some(names.to_vec()),
+            private: true,
+        },
+    );
+    match model {
+        Ok(mut model) => {
+            model["live"] = json!(true);
+            ctx["steps"] = json!(model["steps"].as_array().map(Vec::len).unwrap_or(0));
+            crate::html::viewer_ctx(ctx, &model.to_string(), true);
+        }
+        Err(_) => {
+            let last: Vec<&str> = so_far.lines().rev().take(30).collect();
+            ctx["latest"] = json!(last.into_iter().rev().collect::<Vec<_>>());
+            ctx["viewer_assets"] = json!({"live": crate::html::assets()[3].path});
+        }
+    }
+}
+
+/// The page of a match being played outside a contest (`kakehiki play --serve`): the game's
+/// viewer on what is public so far, following the stream at `events` (`after`: the lines
+/// shown) until the match is over.
+pub fn live_page(info: &LiveInfo, so_far: &str, after: usize, events: &str) -> String {
+    let mut ctx = json!({
+        "title": format!("{} match (live)", info.game),
+        "heading": format!("{} match", info.game), "game": info.game,
+        "seats": info.entrants, "events": format!("{events}?after={after}"),
+    });
+    viewer_so_far(&mut ctx, so_far, &info.entrants);
+    crate::html::render("live.html", ctx)
+}

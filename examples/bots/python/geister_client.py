@@ -9,8 +9,11 @@ and, with --games N, reconnects for the next game. It prints one line per game:
 "result WON|LST|DRW <board>" and exits 0; on a protocol violation it prints "violation ..." and
 exits 3.
 
-Usage: geister_client.py HOST PORT [--games N] [--mode MODE] [--seed S]
-       geister_client.py --stdio [--mode MODE] [--seed S]
+Usage: geister_client.py HOST PORT [--games N] [--mode MODE] [--seed S] [--delay MS]
+       geister_client.py --stdio [--mode MODE] [--seed S] [--delay MS]
+
+With --delay it thinks MS milliseconds before each move (a match to watch as it is played:
+`kakehiki play --serve`).
 
 Without --seed the generator is seeded from KAKEHIKI_SEED, the seat's own seed the referee passes
 to every process bot, so a match replays the same from its replay; with neither, it is unseeded.
@@ -41,6 +44,7 @@ ENDS = ("WON:", "LST:", "DRW:")
 
 
 REPORT = sys.stdout
+DELAY = 0.0  # seconds before each move (--delay)
 
 
 def report(text):
@@ -139,6 +143,8 @@ def play_game(conn, mode, rng, first_game):
                 conn.send("SET:" + "".join(reds) + eol + extra)
             elif msg.startswith("MOV?"):
                 asked += 1
+                if DELAY:
+                    time.sleep(DELAY)
                 if mode == "crash7" and asked == 7:
                     print("crash7: exiting at my 7th move", file=sys.stderr, flush=True)
                     sys.exit(5)
@@ -170,6 +176,7 @@ def play_game(conn, mode, rng, first_game):
 
 def main():
     args = sys.argv[1:]
+    global DELAY
     mode, games, seed, stdio = "normal", 1, None, False
     pos = []
     i = 0
@@ -183,6 +190,9 @@ def main():
             i += 2
         elif a == "--seed":
             seed = int(args[i + 1])
+            i += 2
+        elif a == "--delay":
+            DELAY = int(args[i + 1]) / 1000.0
             i += 2
         elif a == "--stdio":
             stdio = True

@@ -8,6 +8,7 @@ pub mod games;
 pub mod ladder;
 pub mod ladder_final;
 pub mod ladder_serve;
+pub mod live_serve;
 pub mod play;
 pub mod replay;
 pub mod sandbox;

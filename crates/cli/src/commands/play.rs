@@ -46,6 +46,19 @@ pub struct PlayArgs {
     /// Also write the replay's viewer page (`kakehiki view`) next to the replay; needs --replay.
     #[arg(long, requires = "replay")]
     pub view: bool,
+    /// Serve the match on a local port while it is played: its page follows it (the game's
+    /// viewer, what the players keep secret shown once it is over), `/events` streams it
+    /// (docs/live.md); once it is over the page is its replay's, served until Ctrl-C.
+    #[arg(long)]
+    pub serve: bool,
+    /// Address to serve on with --serve (port 0: any free port).
+    #[arg(
+        long,
+        value_name = "ADDR",
+        default_value = "127.0.0.1:0",
+        requires = "serve"
+    )]
+    pub bind: std::net::SocketAddr,
     /// Exit with status 4 when a process seat (cmd:, tcp, tcp-cmd:) had errors (timeouts, crashes,
     /// bad replies): for scripts and CI that test a bot.
     #[arg(long)]
@@ -261,10 +274,21 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
         spec.options.insert("press_rounds".into(), k.to_string());
     }
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    // With --serve: the match's page and stream, on from before its first move.
+    let served = match args.serve {
+        true => Some(runtime.block_on(super::live_serve::start(args.bind, &spec, driver))?),
+        false => None,
+    };
+    if let Some(s) = &served {
+        spec.live = Some(s.live.clone());
+    }
     let mut record = runtime
         .block_on(driver.play(&spec))
         .with_context(|| format!("cannot run a {} match", args.game))?;
     record.stamp_sandbox(&spec);
+    if let Some(s) = &served {
+        s.over(&record.replay);
+    }
     if let Some(path) = &args.replay {
         write_file_atomically(path, record.replay.to_text().as_bytes())
             .with_context(|| format!("cannot write the replay to {}", path.display()))?;
@@ -310,6 +334,13 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
                 eprintln!("  | {}", terminal_text(line));
             }
         }
+    }
+    if let Some(s) = served {
+        println!(
+            "the match is over: its replay is at {} (Ctrl-C to stop)",
+            s.url
+        );
+        runtime.block_on(s.wait());
     }
     if args.strict && !failed.is_empty() {
         eprintln!(

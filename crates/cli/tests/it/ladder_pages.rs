@@ -915,56 +915,83 @@ async fn text_when(
     }
 }
 
+/// chromedriver on a port of its own with headless chromium: `None` (the test skipped) where
+/// they are not installed, which CI refuses.
+struct WebDriver {
+    _driver: Server,
+    port: u16,
+    chromium: PathBuf,
+    profile: tempfile::TempDir,
+}
+
+impl WebDriver {
+    fn start() -> Option<WebDriver> {
+        let chromium = std::env::var_os("KAKEHIKI_CHROMIUM")
+            .map(PathBuf::from)
+            .or_else(|| on_path("chromium"));
+        let (Some(chromium), Some(driver)) = (chromium, on_path("chromedriver")) else {
+            assert!(
+                std::env::var_os("KAKEHIKI_CI").is_none(),
+                "chromium and chromedriver are needed in CI (Debian's chromium and chromium-driver)"
+            );
+            eprintln!(
+                "skipped: no chromium or chromedriver on PATH (Debian's chromium, chromium-driver)"
+            );
+            return None;
+        };
+        let mut cmd = Command::new(driver);
+        cmd.arg("--port=0").stderr(std::process::Stdio::null());
+        let (_driver, port) = start_and_read(cmd, Says::Stdout, |line| {
+            line.strip_prefix("ChromeDriver was started successfully on port ")?
+                .trim_end_matches('.')
+                .parse::<u16>()
+                .ok()
+        });
+        Some(WebDriver {
+            _driver,
+            port,
+            chromium,
+            profile: tempfile::tempdir().unwrap(),
+        })
+    }
+
+    /// A browser session (1100×900).
+    async fn session(&self) -> fantoccini::Client {
+        let caps: serde_json::Map<String, Value> = serde_json::from_value(serde_json::json!({
+            "goog:chromeOptions": {
+                "binary": self.chromium,
+                "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                         "--window-size=1100,900",
+                         format!("--user-data-dir={}", self.profile.path().display())],
+            }
+        }))
+        .unwrap();
+        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+        fantoccini::ClientBuilder::new(connector)
+            .capabilities(caps)
+            .connect(&format!("http://127.0.0.1:{}", self.port))
+            .await
+            .expect("a WebDriver session")
+    }
+}
+
 #[test]
 fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
-    let chromium = std::env::var_os("KAKEHIKI_CHROMIUM")
-        .map(PathBuf::from)
-        .or_else(|| on_path("chromium"));
-    let (Some(chromium), Some(driver)) = (chromium, on_path("chromedriver")) else {
-        assert!(
-            std::env::var_os("KAKEHIKI_CI").is_none(),
-            "chromium and chromedriver are needed in CI (Debian's chromium and chromium-driver)"
-        );
-        eprintln!(
-            "skipped: no chromium or chromedriver on PATH (Debian's chromium, chromium-driver)"
-        );
+    let Some(webdriver) = WebDriver::start() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
     let (_server, url, db) = serve(dir.path(), MINIMAL, &[]);
     let (code, alice_token) = invite(&db, "alice", &[]);
     let (olga_code, _) = invite(&db, "olga", &["--organiser"]);
-    let mut cmd = Command::new(driver);
-    cmd.arg("--port=0").stderr(std::process::Stdio::null());
-    let (_driver, port) = start_and_read(cmd, Says::Stdout, |line| {
-        line.strip_prefix("ChromeDriver was started successfully on port ")?
-            .trim_end_matches('.')
-            .parse::<u16>()
-            .ok()
-    });
-    let profile = tempfile::tempdir().unwrap();
     let bot = repo()
         .join("starters/geister/python/bot.py")
         .canonicalize()
         .unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async move {
-        use fantoccini::{ClientBuilder, Locator};
-        let caps: serde_json::Map<String, Value> = serde_json::from_value(serde_json::json!({
-            "goog:chromeOptions": {
-                "binary": chromium,
-                "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                         "--window-size=1100,900",
-                         format!("--user-data-dir={}", profile.path().display())],
-            }
-        }))
-        .unwrap();
-        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-        let c = ClientBuilder::new(connector)
-            .capabilities(caps)
-            .connect(&format!("http://127.0.0.1:{port}"))
-            .await
-            .expect("a WebDriver session");
+        use fantoccini::Locator;
+        let c = webdriver.session().await;
 
         // Sign up with the invitation's link: logged in on the contestant's page.
         c.goto(&format!("{url}/signup?code={code}")).await.unwrap();
@@ -1332,6 +1359,141 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
                 shot(name, c.screenshot().await.unwrap());
             }
         }
+        c.close().await.unwrap();
+    });
+}
+
+/// `kakehiki play --serve` in a real browser: the page of a Geister match being played is
+/// marked live, shows the board so far with no colour it has not been told, follows the match
+/// (reloaded with more plies as they are played), and turns into the replay's page, every
+/// colour shown, when the match is over. The event stream, read beside it, ends with the whole
+/// replay.
+#[test]
+fn a_match_is_followed_live_in_a_real_browser() {
+    let Some(webdriver) = WebDriver::start() else {
+        return;
+    };
+    let client = repo()
+        .join("examples/bots/python/geister_client.py")
+        .canonicalize()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let replay = dir.path().join("m.jsonl");
+    let mut cmd = crate::support::kakehiki();
+    cmd.args(["play", "geister", "--seed", "4", "--serve", "--replay"])
+        .arg(&replay)
+        .args([
+            "--seat",
+            &format!("cmd:python3 {} --stdio --delay 250", client.display()),
+            "--seat",
+            "builtin:random",
+        ]);
+    let (_play, url) = start_and_read(cmd, Says::Stderr, |line| {
+        line.strip_prefix("watch the match at ").map(str::to_string)
+    });
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async move {
+        use fantoccini::Locator;
+        let c = webdriver.session().await;
+        c.goto(&url).await.unwrap();
+        c.wait().for_element(Locator::Id("live-badge")).await.unwrap();
+        let steps = |c: fantoccini::Client| async move {
+            let live = c.find(Locator::Id("kv-live")).await.ok()?;
+            live.attr("data-steps").await.ok()??.parse::<usize>().ok()
+        };
+        let first = steps(c.clone()).await.expect("a live page");
+        // Only colours told: none of seat 0's ghosts is red or blue on the live board.
+        let colours = c
+            .execute(
+                "return [...document.querySelectorAll('g.ghost')].map(g => g.dataset.colour)",
+                Vec::new(),
+            )
+            .await
+            .unwrap();
+        assert!(
+            colours
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|v| v == "unknown"),
+            "{colours}"
+        );
+        let notes = Path::new("/work/notes");
+        if notes.is_dir() {
+            std::fs::write(notes.join("live-geister.png"), c.screenshot().await.unwrap()).unwrap();
+        }
+        // It follows: a later load of itself has more steps.
+        let started = Instant::now();
+        let mut later = first;
+        while later <= first && started.elapsed() < Duration::from_secs(60) {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            later = steps(c.clone()).await.unwrap_or(later);
+            if c.find(Locator::Id("live-badge")).await.is_err() {
+                break;
+            }
+        }
+        assert!(
+            later > first || c.find(Locator::Id("live-badge")).await.is_err(),
+            "the page did not follow the match"
+        );
+        // Once over: the replay's page, every colour known.
+        let started = Instant::now();
+        while c.find(Locator::Id("live-badge")).await.is_ok() {
+            assert!(
+                started.elapsed() < Duration::from_secs(240),
+                "the page never became the replay's"
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        c.wait().for_element(Locator::Id("kv")).await.unwrap();
+        let colours = c
+            .execute(
+                "return [...document.querySelectorAll('g.ghost')].map(g => g.dataset.colour)",
+                Vec::new(),
+            )
+            .await
+            .unwrap();
+        assert!(
+            !colours.as_array().unwrap().iter().any(|v| v == "unknown"),
+            "{colours}"
+        );
+        // A reader who followed the match is at its end.
+        let at = c
+            .execute(
+                "const r = document.querySelector('#kv input[type=range]'); return [r.value, r.max]",
+                Vec::new(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(at[0], at[1], "the replay opens where the match ended: {at}");
+        if notes.is_dir() {
+            std::fs::write(notes.join("live-geister-over.png"), c.screenshot().await.unwrap())
+                .unwrap();
+        }
+        let errors = c
+            .execute("return window.__kvErrors || []", Vec::new())
+            .await
+            .unwrap();
+        assert_eq!(errors, serde_json::json!([]), "the page's scripts failed");
+        // The stream of the match, once over, is its replay.
+        let events = ureq::get(&format!("{url}events"))
+            .call()
+            .unwrap()
+            .into_string()
+            .unwrap();
+        let mut by_id = std::collections::BTreeMap::new();
+        for event in events.split("\n\n") {
+            let id = event.lines().find_map(|l| l.strip_prefix("id: ")?.parse::<usize>().ok());
+            let data = event.lines().find_map(|l| l.strip_prefix("data: "));
+            if let (Some(i), Some(d)) = (id, data) {
+                by_id.insert(i, d.to_string());
+            }
+        }
+        let stored = std::fs::read_to_string(&replay).unwrap();
+        assert_eq!(
+            by_id.into_values().collect::<Vec<_>>(),
+            stored.lines().map(str::to_string).collect::<Vec<_>>()
+        );
         c.close().await.unwrap();
     });
 }

@@ -1407,7 +1407,9 @@ async fn a_match_is_watched_as_it_is_played() {
     // Stored: no longer running, the page is the replay's, and the stream is the stored one.
     let running = text(get(&app, "/api/ladders/g/running").await).await;
     assert!(running.contains("\"running\":[]"), "{running}");
-    assert!(text(get(&app, "/live").await).await.contains("id=\"none-running\""));
+    assert!(text(get(&app, "/live").await)
+        .await
+        .contains("id=\"none-running\""));
     let page = text(get(&app, "/matches/7").await).await;
     assert!(!page.contains("id=\"live-badge\""), "{page}");
     assert!(page.contains("kv-model"), "{page}");

@@ -13,6 +13,9 @@ const OFF: u8 = 255;
 struct Board {
     pos: [[u8; 8]; 2],
     red: [[bool; 8]; 2],
+    /// Whether the replay has told each ghost's colour (its seat's placement, or its capture
+    /// or escape).
+    known: [[bool; 8]; 2],
     placed: [bool; 2],
     /// Ghosts lost per seat: (label index, how).
     off: [Vec<(usize, &'static str)>; 2],
@@ -60,6 +63,7 @@ impl Board {
         Board {
             pos,
             red: [[false; 8]; 2],
+            known: [[false; 8]; 2],
             placed: [false; 2],
             off: [Vec::new(), Vec::new()],
         }
@@ -69,7 +73,9 @@ impl Board {
     /// match has hundreds of steps: a JSON object per ghost made the model four times larger and
     /// slower): a token per ghost on the board, separated by spaces, each `SLCXY` with `S` the
     /// seat (`0`, `1`), `L` the label (`A`–`H`), `C` its colour (`r` red, `b` blue) and `X`, `Y`
-    /// its square (`0`–`5`, seat 0's frame).
+    /// its square (`0`–`5`, seat 0's frame); `C` is `u` for a ghost whose colour the replay has
+    /// not told yet (a live match's public replay holds no placement: a ghost's colour is
+    /// known once it is captured or escapes).
     fn picture(&self) -> Picture {
         let mut pieces = String::with_capacity(16 * 6);
         for seat in 0..2 {
@@ -81,7 +87,11 @@ impl Board {
                     }
                     pieces.push((b'0' + seat as u8) as char);
                     pieces.push((b'A' + g as u8) as char);
-                    pieces.push(if self.red[seat][g] { 'r' } else { 'b' });
+                    pieces.push(match (self.known[seat][g], self.red[seat][g]) {
+                        (false, _) => 'u',
+                        (true, true) => 'r',
+                        (true, false) => 'b',
+                    });
                     pieces.push((b'0' + s % 6) as char);
                     pieces.push((b'0' + s / 6) as char);
                 }
@@ -206,6 +216,7 @@ pub(super) fn build(p: &super::Replay, panels: &mut [Panel]) -> Result<Built, Vi
                             .ok_or_else(|| shape(line, format!("bad red label {c:?}")))?;
                         b.red[seat][g] = true;
                     }
+                    b.known[seat] = [true; 8];
                     b.placed[seat] = true;
                     pending_notes.push(format!("seat {seat} placed its red ghosts on {red}"));
                 } else {
@@ -279,6 +290,8 @@ pub(super) fn build(p: &super::Replay, panels: &mut [Panel]) -> Result<Built, Vi
                     };
                     if escaped {
                         b.pos[seat][g] = OFF;
+                        // Only a blue ghost escapes.
+                        b.known[seat][g] = true;
                         b.off[seat].push((g, "escaped"));
                     } else {
                         if !(0..6).contains(&nx) || !(0..6).contains(&ny) {
@@ -295,6 +308,9 @@ pub(super) fn build(p: &super::Replay, panels: &mut [Panel]) -> Result<Built, Vi
                                 shape(line, format!("bad captured ghost {:?}", c.ghost))
                             })?;
                             b.pos[other][cg] = OFF;
+                            // A capture tells the captured ghost's colour.
+                            b.red[other][cg] = matches!(c.colour, kakehiki_geister::Colour::Red);
+                            b.known[other][cg] = true;
                             b.off[other].push((cg, "captured"));
                         }
                     }
@@ -393,7 +409,12 @@ pub(super) fn build(p: &super::Replay, panels: &mut [Panel]) -> Result<Built, Vi
             }
         }
     }
-    let title = if steps.is_empty() { "placement" } else { "end" };
+    // A match being played (no end yet) ends with where it is.
+    let title = match (steps.is_empty(), result.is_null()) {
+        (true, _) => "placement",
+        (false, false) => "end",
+        (false, true) => "so far",
+    };
     let mut last = Step::new(title, &b, &mut pending_notes);
     last.end = true;
     steps.push(last);

@@ -308,6 +308,44 @@ fn a_geister_crash_mid_game_is_at_the_ply_the_report_names() {
     assert_eq!(record["at"], "ply 13", "{record}");
 }
 
+/// A Geister match as the public sees it while it is played (no placements: the game keeps
+/// them secret until the end): every ghost's colour is unknown (`u`) until a capture or an
+/// escape tells it, and its last step is where the match is, not its end.
+#[test]
+fn a_live_geister_match_shows_no_colour_it_has_not_told() {
+    let replay = play("geister", 11, &["builtin:random", "builtin:random"], &[]);
+    let rule = kakehiki_referee::find_game("geister")
+        .unwrap()
+        .public_live();
+    let public: Vec<&str> = replay.lines().filter(|l| rule(l)).collect();
+    let ply = |l: &&str| l.contains("\"event\":\"turn\"");
+    let half: Vec<&str> = public
+        .iter()
+        .take(public.iter().position(ply).unwrap() + 40)
+        .copied()
+        .collect();
+    let text: String = half.iter().map(|l| format!("{l}\n")).collect();
+    let m = model(&text);
+    let steps = m["steps"].as_array().unwrap();
+    let last = steps.last().unwrap();
+    assert_eq!(last["title"], "so far", "{last}");
+    let pieces = last["board"]["pieces"].as_str().unwrap();
+    assert!(
+        pieces.split(' ').all(|t| &t[2..3] == "u"),
+        "only unknown colours on the board: {pieces}"
+    );
+    // Captured ghosts are told (a capture says the colour).
+    let captured = text.matches("\"captured\":{").count();
+    let off = last["board"]["off"][0].as_array().unwrap().len()
+        + last["board"]["off"][1].as_array().unwrap().len();
+    assert_eq!(off, captured, "{last}");
+    // The whole replay: every colour known, and an end.
+    let m = model(&replay);
+    let last = m["steps"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["title"], "end");
+    assert!(!last["board"]["pieces"].as_str().unwrap().contains('u'));
+}
+
 /// A NAC bot (the example bot, made to exit at turn 5): its panel has one error, a crash at
 /// the step of turn 5, where `check` and `play` say `turn 5: crash`; the death the referee
 /// records for it does not tell it twice.
