@@ -175,6 +175,10 @@ fn env() -> &'static Environment<'static> {
             ),
             ("live.html", include_str!("../templates/live.html")),
             (
+                "live_part.html",
+                include_str!("../templates/live_part.html"),
+            ),
+            (
                 "standalone.html",
                 include_str!("../templates/standalone.html"),
             ),

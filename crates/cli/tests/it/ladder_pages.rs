@@ -1363,6 +1363,16 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
     });
 }
 
+/// The colour each ghost on the Geister board is drawn in (`red`, `blue`, `unknown`).
+async fn ghost_colours(c: &fantoccini::Client) -> Value {
+    c.execute(
+        "return [...document.querySelectorAll('g.ghost')].map(g => g.dataset.colour)",
+        Vec::new(),
+    )
+    .await
+    .unwrap()
+}
+
 /// `kakehiki play --serve` in a real browser: the page of a Geister match being played is
 /// marked live, shows the board so far with no colour it has not been told, follows the match
 /// (reloaded with more plies as they are played), and turns into the replay's page, every
@@ -1403,13 +1413,7 @@ fn a_match_is_followed_live_in_a_real_browser() {
         };
         let first = steps(c.clone()).await.expect("a live page");
         // Only colours told: none of seat 0's ghosts is red or blue on the live board.
-        let colours = c
-            .execute(
-                "return [...document.querySelectorAll('g.ghost')].map(g => g.dataset.colour)",
-                Vec::new(),
-            )
-            .await
-            .unwrap();
+        let colours = ghost_colours(&c).await;
         assert!(
             colours
                 .as_array()
@@ -1446,13 +1450,7 @@ fn a_match_is_followed_live_in_a_real_browser() {
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
         c.wait().for_element(Locator::Id("kv")).await.unwrap();
-        let colours = c
-            .execute(
-                "return [...document.querySelectorAll('g.ghost')].map(g => g.dataset.colour)",
-                Vec::new(),
-            )
-            .await
-            .unwrap();
+        let colours = ghost_colours(&c).await;
         assert!(
             !colours.as_array().unwrap().iter().any(|v| v == "unknown"),
             "{colours}"

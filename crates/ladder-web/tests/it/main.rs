@@ -867,7 +867,7 @@ async fn an_organiser_retires_and_brings_back_a_bot_from_the_organisers_page() {
 /// seats rated since, not read again) once the server is told the ratings moved.
 #[tokio::test]
 async fn the_pages_follow_the_ratings_they_keep_in_memory() {
-    use kakehiki_store::{LadderEntrant, LadderSeat, NewResult};
+    use kakehiki_store::{LadderSeat, NewResult};
     let dir = tempfile::tempdir().unwrap();
     let config = LadderConfig::parse("name = \"g\"\ngame = \"geister\"\n", "ladder.toml", &|g| {
         kakehiki_contest::RefereeArena.game_type(g)
@@ -875,28 +875,7 @@ async fn the_pages_follow_the_ratings_they_keep_in_memory() {
     .unwrap();
     let db = dir.path().join("ladder.sqlite");
     let mut store = kakehiki_store::open_store(&db, None).unwrap();
-    let contest = kakehiki_store::ladder_contest("g");
-    store
-        .register_contest(&kakehiki_store::ContestRow {
-            name: contest.clone(),
-            fingerprint: kakehiki_store::LADDER_FINGERPRINT.into(),
-            definition: "{}".into(),
-        })
-        .unwrap();
-    store.ladder_state("g").unwrap();
-    for bot in ["ann", "bob"] {
-        store
-            .ladder_enter(
-                "g",
-                &LadderEntrant {
-                    entrant: format!("{bot}@v1"),
-                    bot: bot.into(),
-                    version: 1,
-                    owner: bot.into(),
-                },
-            )
-            .unwrap();
-    }
+    let contest = ladder_g_with(store.as_mut(), &[("ann", "ann"), ("bob", "bob")], false);
     let names = vec!["ann@v1".to_string(), "bob@v1".to_string()];
     let play = |store: &mut Box<dyn kakehiki_store::Store>, index: u64, seq: u64, winner: usize| {
         store
@@ -1204,6 +1183,50 @@ async fn one_server_serves_several_ladders_with_one_account() {
     assert!(version.contains("<b>The ladder is frozen</b>"), "{version}");
 }
 
+/// Ladder `g`'s contest in `store` with `bots` (name, owner) entered at version 1, each with a
+/// bot version of its owner's when `owned` (whose stderr the owner then sees): the contest's
+/// name.
+fn ladder_g_with(
+    store: &mut dyn kakehiki_store::Store,
+    bots: &[(&str, &str)],
+    owned: bool,
+) -> String {
+    let contest = kakehiki_store::ladder_contest("g");
+    store
+        .register_contest(&kakehiki_store::ContestRow {
+            name: contest.clone(),
+            fingerprint: kakehiki_store::LADDER_FINGERPRINT.into(),
+            definition: "{}".into(),
+        })
+        .unwrap();
+    store.ladder_state("g").unwrap();
+    for (bot, owner) in bots {
+        if owned {
+            store
+                .add_bot_version(&kakehiki_store::NewBotVersion {
+                    ladder: "g".into(),
+                    bot: bot.to_string(),
+                    owner: owner.to_string(),
+                    language: "python".into(),
+                    source_sha256: "0".repeat(64),
+                })
+                .unwrap();
+        }
+        store
+            .ladder_enter(
+                "g",
+                &kakehiki_store::LadderEntrant {
+                    entrant: format!("{bot}@v1"),
+                    bot: bot.to_string(),
+                    version: 1,
+                    owner: owner.to_string(),
+                },
+            )
+            .unwrap();
+    }
+    contest
+}
+
 /// Read SSE frames from `body` until `until` holds of what was read (within 10 s).
 async fn read_sse(body: &mut Body, got: &mut String, until: impl Fn(&str) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -1248,40 +1271,10 @@ fn sse_lines(text: &str) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_match_is_watched_as_it_is_played() {
     use kakehiki_core::live::registry;
-    use kakehiki_store::{LadderEntrant, NewResult};
+    use kakehiki_store::NewResult;
     let (dir, app, mut store) = ladder_with_store();
     organiser_and_dan(store.as_mut());
-    let contest = kakehiki_store::ladder_contest("g");
-    store
-        .register_contest(&kakehiki_store::ContestRow {
-            name: contest.clone(),
-            fingerprint: kakehiki_store::LADDER_FINGERPRINT.into(),
-            definition: "{}".into(),
-        })
-        .unwrap();
-    store.ladder_state("g").unwrap();
-    for (bot, owner) in [("dans", "dan"), ("olgas", "olga")] {
-        store
-            .add_bot_version(&kakehiki_store::NewBotVersion {
-                ladder: "g".into(),
-                bot: bot.into(),
-                owner: owner.into(),
-                language: "python".into(),
-                source_sha256: "0".repeat(64),
-            })
-            .unwrap();
-        store
-            .ladder_enter(
-                "g",
-                &LadderEntrant {
-                    entrant: format!("{bot}@v1"),
-                    bot: bot.into(),
-                    version: 1,
-                    owner: owner.into(),
-                },
-            )
-            .unwrap();
-    }
+    let contest = ladder_g_with(store.as_mut(), &[("dans", "dan"), ("olgas", "olga")], true);
     let dan_cookie = "d".repeat(64);
     store
         .create_ladder_session(

@@ -232,6 +232,17 @@ fn geister_moves_are_told_in_the_board_frame() {
     assert!(checked[0] > 3 && checked[1] > 3, "{checked:?}");
 }
 
+/// Every step's notes, in order.
+fn step_notes(m: &Value) -> Vec<&str> {
+    m["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["notes"].as_array().unwrap())
+        .filter_map(Value::as_str)
+        .collect()
+}
+
 /// A Geister bot that places and then crashes at its first move: its panel counts its one
 /// reply (the placement), and the step and the panel both call the crash a crash at the ply it
 /// was asked for, as `check` does.
@@ -253,12 +264,8 @@ fn a_crashed_geister_seat_is_told_as_check_tells_it() {
     assert_eq!(errors.len(), 1, "{p0}");
     assert_eq!(errors[0]["at"], "ply 1", "{p0}");
     assert_eq!(errors[0]["kind"], "crash", "{p0}");
-    let notes: Vec<&str> = m["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|s| s["notes"].as_array().unwrap())
-        .filter_map(Value::as_str)
+    let notes: Vec<&str> = step_notes(&m)
+        .into_iter()
         .filter(|n| n.starts_with("seat 0: "))
         .collect();
     assert!(
@@ -287,13 +294,7 @@ fn a_geister_crash_mid_game_is_at_the_ply_the_report_names() {
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert_eq!(errors[0]["at"], "ply 13", "{errors:?}");
     assert_eq!(errors[0]["kind"], "crash", "{errors:?}");
-    let notes: Vec<&str> = m["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|s| s["notes"].as_array().unwrap())
-        .filter_map(Value::as_str)
-        .collect();
+    let notes = step_notes(&m);
     assert!(
         notes
             .iter()
