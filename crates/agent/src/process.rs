@@ -1049,34 +1049,26 @@ fn spawn_sandboxed(
         report: Some(report),
         keep,
     };
-    let listener = match &listener_rx {
+    // A descriptor the bot's jail sent before it ran, or the bot stopped and the spawn failed.
+    let take = |rx: &Option<std::os::fd::OwnedFd>, what: &str| match rx {
         Some(rx) => match jail::receive_fd(rx) {
-            Ok(fd) => Some(fd),
+            Ok(fd) => Ok(Some(fd)),
             Err(e) => {
                 kill_group(Pid::from_raw(pid));
                 confinement.kill();
-                return Err(SpawnError::Sandbox(format!(
-                    "the seat's listener did not arrive from the bot's network namespace: {e}"
-                )));
+                Err(SpawnError::Sandbox(format!("{what} did not arrive: {e}")))
             }
         },
-        None => None,
+        None => Ok(None),
     };
+    let listener = take(
+        &listener_rx,
+        "the seat's listener from the bot's network namespace",
+    )?;
     // Every `connect` of the bot now waits for an answer: without the watch's listener it
     // could never connect.
-    let refused = match &watch_rx {
-        Some(rx) => match jail::receive_fd(rx) {
-            Ok(fd) => Some(crate::connect_watch::watch(fd, watch_ports)),
-            Err(e) => {
-                kill_group(Pid::from_raw(pid));
-                confinement.kill();
-                return Err(SpawnError::Sandbox(format!(
-                    "the watch of the client's connections did not arrive: {e}"
-                )));
-            }
-        },
-        None => None,
-    };
+    let refused = take(&watch_rx, "the watch of the client's connections")?
+        .map(|fd| crate::connect_watch::watch(fd, watch_ports));
     Ok(Sandboxed {
         child,
         pgid: Pid::from_raw(pid),
