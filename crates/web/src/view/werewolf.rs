@@ -332,7 +332,8 @@ impl LogReader {
             }
             "attack" => {
                 let target = field(&f, 2, line)?;
-                let success = f.get(3) == Some(&"true");
+                // `-1`: nobody was attacked (the natural-language server writes `-1,true`).
+                let success = target >= 1 && f.get(3) == Some(&"true");
                 if success {
                     let a = self.agent_ok(target, line)?;
                     self.alive[a as usize - 1] = false;

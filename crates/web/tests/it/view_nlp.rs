@@ -229,3 +229,28 @@ fn broken_replays_get_specific_errors() {
     .unwrap_err();
     assert!(e.to_string().contains("seat 7 does not exist"), "{e}");
 }
+
+/// A night with no attack, as the natural-language server logs it (`1,attack,-1,true`: a
+/// lone werewolf with no target, found with the real sample agent on a ladder): the viewer
+/// shows nobody attacked, and nobody dies of it.
+#[test]
+fn a_night_without_an_attack_is_shown() {
+    let replay = play(5, 33);
+    let lines: Vec<&str> = replay.lines().collect();
+    let mut end = end_of(&replay);
+    let log = end["game_log"].as_array_mut().unwrap();
+    let at = log
+        .iter()
+        .position(|l| l.as_str().unwrap().contains(",attack,"))
+        .expect("a night with an attack");
+    log[at] = Value::String("1,attack,-1,true".into());
+    let text = lines[..lines.len() - 1].join("\n") + "\n" + &end.to_string() + "\n";
+    let m = view_model(&text, &ViewOptions::default()).unwrap();
+    let night = m["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["attacked"]["target"] == -1)
+        .expect("the night without an attack");
+    assert_eq!(night["attacked"]["success"], false, "{night}");
+}
