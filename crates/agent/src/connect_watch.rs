@@ -54,7 +54,7 @@ impl RefusedConnects {
 }
 
 impl Refused {
-    /// `127.0.0.1:10002`, `127.0.0.1:10002 and [::1]:80`, ... (the first [`KEPT`] addresses);
+    /// `127.0.0.1:10002`, `127.0.0.1:10002 and [::1]:80`, ... (the first four addresses);
     /// `None` when nothing was refused.
     pub fn describe(&self) -> Option<String> {
         let (last, rest) = self.addrs.split_last()?;

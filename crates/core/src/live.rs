@@ -10,13 +10,13 @@
 //! sandbox in force), then every line not yet published; once the result is stored it closes the
 //! match ([`LiveMatch::close`]) and the readers end.
 //!
-//! Matches are found in one registry per process ([`registry`]), by contest and match index:
-//! the contest runner and the ladder's workers register the matches they play, the web servers
-//! list and stream them. A worker on another machine (a PostgreSQL contest) is not in it.
+//! Matches are found in one registry per process ([`registry`]), by contest and match index,
+//! while they are played: the contest runner and the ladder's workers register the matches they
+//! play and remove them once their results are stored; the web servers list and stream them. A worker on another machine (a PostgreSQL contest) is not in it.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use tokio::sync::watch;
 
@@ -52,7 +52,6 @@ struct State {
     header: Option<Arc<str>>,
     finished: bool,
     closed: bool,
-    finished_at: Option<Instant>,
 }
 
 /// One match being played.
@@ -143,7 +142,6 @@ impl LiveMatch {
         }
         st.lines = st.lines.max(replay.len());
         st.finished = true;
-        st.finished_at = Some(Instant::now());
         drop(st);
         self.bump();
     }
@@ -153,7 +151,6 @@ impl LiveMatch {
     pub fn close(&self) {
         let mut st = self.state();
         st.closed = true;
-        st.finished_at.get_or_insert_with(Instant::now);
         drop(st);
         self.bump();
     }
@@ -285,10 +282,6 @@ pub struct Registry {
     matches: Mutex<BTreeMap<(String, u64), Arc<LiveMatch>>>,
 }
 
-/// How long a closed match stays listed for a reader that arrives late (it then reads the stored
-/// replay).
-const KEPT_AFTER_CLOSE: std::time::Duration = std::time::Duration::from_secs(30);
-
 impl Registry {
     fn map(&self) -> std::sync::MutexGuard<'_, BTreeMap<(String, u64), Arc<LiveMatch>>> {
         self.matches.lock().unwrap_or_else(|e| e.into_inner())
@@ -319,23 +312,18 @@ impl Registry {
             public,
         );
         let mut map = self.map();
-        // Closed matches past their time are dropped here: nothing else needs a timer.
-        map.retain(|_, m| {
-            let st = m.state();
-            !(st.closed
-                && st
-                    .finished_at
-                    .is_some_and(|t| t.elapsed() > KEPT_AFTER_CLOSE))
-        });
         if let Some(old) = map.insert((contest.to_string(), index), live.clone()) {
             old.close();
         }
         live
     }
 
-    /// Close the match (its result is stored, or it was abandoned).
+    /// Close the match (its result is stored, or it was abandoned) and forget it: its readers
+    /// finish with what they hold, and a reader that comes later reads the stored replay. A
+    /// ladder playing a hundred matches a second keeps only the running ones in memory.
     pub fn end(&self, contest: &str, index: u64) {
-        if let Some(m) = self.map().get(&(contest.to_string(), index)) {
+        let ended = self.map().remove(&(contest.to_string(), index));
+        if let Some(m) = ended {
             m.close();
         }
     }
