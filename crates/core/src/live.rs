@@ -1,9 +1,9 @@
 //! A match as it is played: its replay's lines, each published once it is final, for any number
 //! of readers (the web servers' `.../events` streams, see `docs/live.md`).
 //!
-//! The referee's table publishes its replay's settled prefix (`Table` in the referee crate): a line is final
-//! once nothing will change it, which for a seat's exchange is when the seat is next asked (its
-//! stderr goes on its last exchange until then). Lines are kept once, as shared strings: a
+//! The referee's table publishes its replay's settled prefix (`Table` in the referee crate): a
+//! line is final once nothing will change it, which for a seat's exchange is when the seat is
+//! next asked (its stderr goes on its last exchange until then). Lines are kept once, as shared strings: a
 //! reader holds a position, not a copy, so a match costs one buffered copy of its replay
 //! whatever the number of readers. When the match is over the caller publishes the final replay
 //! ([`LiveMatch::finish`]): the header again if the referee added its own facts to it (the
@@ -12,7 +12,8 @@
 //!
 //! Matches are found in one registry per process ([`registry`]), by contest and match index,
 //! while they are played: the contest runner and the ladder's workers register the matches they
-//! play and remove them once their results are stored; the web servers list and stream them. A worker on another machine (a PostgreSQL contest) is not in it.
+//! play and remove them once their results are stored; the web servers list and stream them. A
+//! worker on another machine (a PostgreSQL contest) is not in it.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -48,8 +49,6 @@ struct State {
     sent: Vec<Sent>,
     /// Lines of the replay published so far (`sent` minus the header's resend).
     lines: usize,
-    /// The first line as published (to see whether the final header differs).
-    header: Option<Arc<str>>,
     finished: bool,
     closed: bool,
 }
@@ -93,23 +92,30 @@ impl LiveMatch {
     }
 
     /// Publish the lines of `settled` (the replay's first lines, all final) not published yet.
+    /// The game's rule is applied before the lock is taken: readers never wait on it (the table
+    /// is the only writer, so what is new cannot change in between).
     pub fn extend(&self, settled: &[String]) {
+        let from = {
+            let st = self.state();
+            if st.finished || settled.len() <= st.lines {
+                return;
+            }
+            st.lines
+        };
+        let new: Vec<Sent> = settled[from..]
+            .iter()
+            .enumerate()
+            .map(|(i, line)| Sent {
+                id: from + i,
+                public: (self.public)(line),
+                line: Arc::from(line.as_str()),
+            })
+            .collect();
         let mut st = self.state();
-        if st.finished || settled.len() <= st.lines {
+        if st.finished || st.lines != from {
             return;
         }
-        for (i, line) in settled.iter().enumerate().skip(st.lines) {
-            let public = (self.public)(line);
-            let line: Arc<str> = Arc::from(line.as_str());
-            if i == 0 {
-                st.header = Some(line.clone());
-            }
-            st.sent.push(Sent {
-                id: i,
-                line,
-                public,
-            });
-        }
+        st.sent.extend(new);
         st.lines = settled.len();
         drop(st);
         self.bump();
@@ -122,24 +128,29 @@ impl LiveMatch {
         if st.finished {
             return;
         }
-        if let (Some(first), Some(header)) = (replay.first(), st.header.clone()) {
-            if *first != *header {
-                let line: Arc<str> = Arc::from(first.as_str());
-                st.header = Some(line.clone());
+        // The header as last sent, which the final one replaces if it differs.
+        let header = st
+            .sent
+            .iter()
+            .rev()
+            .find(|s| s.id == 0)
+            .map(|s| s.line.clone());
+        if let (Some(first), Some(header)) = (replay.first(), header) {
+            if **first != *header {
                 st.sent.push(Sent {
                     id: 0,
-                    line,
+                    line: Arc::from(first.as_str()),
                     public: true,
                 });
             }
         }
-        for (i, line) in replay.iter().enumerate().skip(st.lines) {
-            st.sent.push(Sent {
+        let from = st.lines;
+        st.sent
+            .extend(replay.iter().enumerate().skip(from).map(|(i, line)| Sent {
                 id: i,
                 line: Arc::from(line.as_str()),
                 public: true,
-            });
-        }
+            }));
         st.lines = st.lines.max(replay.len());
         st.finished = true;
         drop(st);
@@ -179,8 +190,8 @@ impl LiveMatch {
         by_id.into_values().collect()
     }
 
-    /// A reader from the first line that gets every line as it is published (the organiser's,
-    /// and the tests').
+    /// A reader from the first line that gets every line as it is published, secrets included
+    /// (the servers give everyone [`LiveMatch::public_reader`]; the referee's tests read all).
     pub fn reader(self: &Arc<Self>) -> LiveReader {
         LiveReader {
             live: self.clone(),
@@ -337,7 +348,10 @@ impl Registry {
     pub fn running(&self, contest: &str) -> Vec<Arc<LiveMatch>> {
         self.map()
             .iter()
-            .filter(|((c, _), m)| c == contest && !m.state().closed && !m.finished())
+            .filter(|((c, _), m)| {
+                let st = m.state();
+                c == contest && !st.closed && !st.finished
+            })
             .map(|(_, m)| m.clone())
             .collect()
     }

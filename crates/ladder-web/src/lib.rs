@@ -942,20 +942,12 @@ async fn match_events(
             Err(r) => return r.into_response(),
         };
         let (_, user) = page_visitor(&app, &headers);
-        let contest = kakehiki_store::ladder_contest(&ladder);
         // Stored: its replay. Else being played: its stream.
-        let stored = app.store.get().result(&contest, index);
-        match stored {
-            Ok(Some(_)) => match seen_match(&app, &ladder, index, user.as_ref()) {
-                Ok(m) => kakehiki_web::live::stored_events(&m.replay),
-                Err(r) => r.into_response(),
-            },
-            Ok(None) => match live_match(&ladder, index) {
+        match seen_match(&app, &ladder, index, user.as_ref()) {
+            Ok(m) => kakehiki_web::live::stored_events(&m.replay),
+            Err(ApiError(StatusCode::NOT_FOUND, _)) => match live_match(&ladder, index) {
                 Some(live) => {
-                    let mut store = app.store.get();
-                    let (_, visible) =
-                        seats_seen(&mut **store, &ladder, &live.info.entrants, user.as_ref());
-                    drop(store);
+                    let visible = live_visible(&app, &ladder, &live, user.as_ref());
                     kakehiki_web::live::live_events(&live, visible, q.after.unwrap_or(0))
                 }
                 None => ApiError(
@@ -964,10 +956,21 @@ async fn match_events(
                 )
                 .into_response(),
             },
-            Err(e) => store_error(e),
+            Err(r) => r.into_response(),
         }
     })
     .await
+}
+
+/// Which seats' stderr `user` may read in the running match `live` ([`seats_seen`]).
+fn live_visible(
+    app: &App,
+    ladder: &str,
+    live: &kakehiki_core::live::LiveMatch,
+    user: Option<&LadderUser>,
+) -> Vec<bool> {
+    let mut store = app.store.get();
+    seats_seen(&mut **store, ladder, &live.info.entrants, user).1
 }
 
 #[derive(Deserialize)]
@@ -993,11 +996,6 @@ fn running_list(app: &App, ladder: &str) -> Vec<serde_json::Value> {
         .iter()
         .map(|m| {
             let page = format!("{}/matches/{}", app.base, m.info.index);
-            let page = if page.starts_with('/') {
-                page
-            } else {
-                format!("/{page}")
-            };
             let events = format!("/api/ladders/{ladder}/matches/{}/events", m.info.index);
             kakehiki_web::live::running_json(&m.info, &page, &events)
         })
@@ -1221,10 +1219,7 @@ async fn live_html(State(app): State<App>, headers: HeaderMap) -> Response {
     blocking(move || {
         let (me, _) = page_visitor(&app, &headers);
         let running = running_list(&app, &app.config.name);
-        let now_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0);
+        let now_ms = now_secs().max(0) as u64 * 1000;
         page(
             StatusCode::OK,
             kakehiki_web::ladder::live_list_page(&app.config.name, &running, now_ms, &me),
@@ -1387,10 +1382,7 @@ async fn match_html(
             Err(ApiError(StatusCode::NOT_FOUND, _)) => {
                 // Being played: its live page.
                 if let Some(live) = live_match(&ladder, index) {
-                    let mut store = app.store.get();
-                    let (_, visible) =
-                        seats_seen(&mut **store, &ladder, &live.info.entrants, user.as_ref());
-                    drop(store);
+                    let visible = live_visible(&app, &ladder, &live, user.as_ref());
                     let (so_far, shown) = kakehiki_web::live::public_so_far(&live);
                     let so_far = kakehiki_core::exchange::hide_stderr(&so_far, &visible);
                     let events = format!("/api/ladders/{ladder}/matches/{index}/events");

@@ -24,12 +24,10 @@ use serde_json::{json, Value};
 /// A line as `visible` may read it: another seat's stderr hidden; `None` for a line that
 /// names stderr and cannot be read (dropped rather than risk a leak).
 fn seen(line: &str, visible: &[bool]) -> Option<String> {
-    if !line.contains("\"stderr") {
-        return Some(line.to_string());
-    }
-    let hidden = kakehiki_core::exchange::hide_stderr(line, visible);
-    let hidden = hidden.trim_end_matches('\n');
-    (!hidden.is_empty()).then(|| hidden.to_string())
+    let mut hidden = kakehiki_core::exchange::hide_stderr(line, visible);
+    let kept = hidden.trim_end_matches('\n').len();
+    hidden.truncate(kept);
+    (!hidden.is_empty()).then_some(hidden)
 }
 
 fn line_event(id: usize, line: &str, visible: &[bool]) -> Option<Event> {
@@ -141,7 +139,8 @@ pub(crate) fn viewer_so_far(ctx: &mut Value, so_far: &str, names: &[String]) {
         Err(_) => {
             let last: Vec<&str> = so_far.lines().rev().take(30).collect();
             ctx["latest"] = json!(last.into_iter().rev().collect::<Vec<_>>());
-            ctx["viewer_assets"] = json!({"live": crate::html::assets()[3].path});
+            let [.., live] = crate::html::assets();
+            ctx["viewer_assets"] = json!({ "live": live.path });
         }
     }
 }

@@ -45,10 +45,7 @@ pub async fn start(
         index: 0,
         game: spec.game.clone(),
         entrants: spec.seats.iter().map(ToString::to_string).collect(),
-        started_unix_ms: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0),
+        started_unix_ms: kakehiki_referee::files::unix_ms(),
     };
     let live = LiveMatch::new(info, driver.public_live());
     let over: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
