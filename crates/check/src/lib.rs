@@ -260,7 +260,10 @@ pub fn check_program(
 pub fn evaluate(args: &CheckOptions) -> Result<CheckReport, CheckError> {
     let driver = find_game(&args.game).map_err(|e| CheckError::Game(Box::new(e)))?;
     let gt = driver.game_type();
-    if matches!(args.seat, SeatSpec::Builtin(_) | SeatSpec::Tcp) {
+    if matches!(
+        args.seat,
+        SeatSpec::Builtin(_) | SeatSpec::Tcp | SeatSpec::Human
+    ) {
         return Err(CheckError::Usage(format!(
             "check plays your bot: give --seat cmd:<command line> or tcp-cmd:<command line>, not {}",
             args.seat

@@ -51,7 +51,7 @@ fn on_path(program: &str) -> Option<PathBuf> {
 pub fn command_line(seat: &SeatSpec) -> Option<&[String]> {
     match seat {
         SeatSpec::Cmd(argv) | SeatSpec::TcpCmd(argv) | SeatSpec::Daide(Some(argv)) => Some(argv),
-        SeatSpec::Builtin(_) | SeatSpec::Tcp | SeatSpec::Daide(None) => None,
+        SeatSpec::Builtin(_) | SeatSpec::Tcp | SeatSpec::Daide(None) | SeatSpec::Human => None,
     }
 }
 

@@ -16,6 +16,7 @@
 pub mod exchange;
 pub mod game;
 pub mod game_type;
+pub mod human;
 pub mod live;
 pub mod option;
 pub mod private_files;

@@ -25,14 +25,17 @@ pub enum SeatSpec {
     /// (`Some`): the referee, a DAIDE server for the seat, launches the client with `{host}` and
     /// `{port}` replaced, confined like a `tcp-cmd:` client (Diplomacy only).
     Daide(Option<Vec<String>>),
+    /// `human`: a person plays the seat from a page the referee's caller serves
+    /// ([`crate::human`]): they read what a bot would read and send what a bot would send.
+    Human,
 }
 
 /// Why a seat specification could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SeatSpecError {
-    #[error("empty seat spec: expected builtin:<name>, cmd:<command line>, tcp (ws), tcp-cmd:<command line> (ws-cmd:), daide or daide-cmd:<command line>")]
+    #[error("empty seat spec: expected builtin:<name>, cmd:<command line>, tcp (ws), tcp-cmd:<command line> (ws-cmd:), daide, daide-cmd:<command line> or human")]
     Empty,
-    #[error("unknown seat spec {0:?}: expected builtin:<name>, cmd:<command line>, tcp (ws), tcp-cmd:<command line> (ws-cmd:), daide or daide-cmd:<command line>")]
+    #[error("unknown seat spec {0:?}: expected builtin:<name>, cmd:<command line>, tcp (ws), tcp-cmd:<command line> (ws-cmd:), daide, daide-cmd:<command line> or human")]
     UnknownForm(String),
     #[error("seat spec {0:?} names no built-in bot: expected builtin:<name>")]
     MissingBuiltinName(String),
@@ -63,6 +66,9 @@ impl FromStr for SeatSpec {
         }
         if s == "tcp" || s == "ws" {
             return Ok(SeatSpec::Tcp);
+        }
+        if s == "human" {
+            return Ok(SeatSpec::Human);
         }
         if s == "daide" {
             return Ok(SeatSpec::Daide(None));
@@ -99,6 +105,7 @@ impl fmt::Display for SeatSpec {
             SeatSpec::TcpCmd(argv) => write!(f, "tcp-cmd:{}", shell_words::join(argv)),
             SeatSpec::Daide(None) => write!(f, "daide"),
             SeatSpec::Daide(Some(argv)) => write!(f, "daide-cmd:{}", shell_words::join(argv)),
+            SeatSpec::Human => write!(f, "human"),
         }
     }
 }

@@ -49,6 +49,9 @@ pub struct MatchSpec {
     pub clock: crate::clock::SeatClock,
     /// Where the replay is published as the match is played ([`crate::live`]); `None`: nowhere.
     pub live: Option<std::sync::Arc<crate::live::LiveMatch>>,
+    /// The desk of each `human` seat, which the caller serves as the seat's page
+    /// ([`crate::seat::human`]); a `human` seat without one cannot be played.
+    pub desks: BTreeMap<usize, std::sync::Arc<kakehiki_core::human::Desk>>,
 }
 
 /// A callback told `(seat, address)` when a `tcp` seat's listener is bound; does nothing by
@@ -101,6 +104,7 @@ impl MatchSpec {
             on_listen: ListenNotice::default(),
             clock: crate::clock::SeatClock::default(),
             live: None,
+            desks: BTreeMap::new(),
         }
     }
 

@@ -33,6 +33,7 @@ const VIEWER_JS: &str = include_str!("../assets/viewer.js");
 const VIEWER_CSS: &str = include_str!("../assets/viewer.css");
 const DIPMAP_JS: &str = include_str!("../assets/dipmap.js");
 const LIVE_JS: &str = include_str!("../assets/live.js");
+const HUMAN_JS: &str = include_str!("../assets/human.js");
 
 /// The viewer's stylesheet and scripts as a server serves them: each under a name holding its
 /// digest (`/assets/viewer.1a2b3c4d5e.js`), so that a browser keeps it for good and a new build
@@ -45,8 +46,8 @@ pub struct Asset {
 }
 
 /// The served assets: the viewer's stylesheet, the Diplomacy map and the viewer.
-pub fn assets() -> &'static [Asset; 4] {
-    static ASSETS: OnceLock<[Asset; 4]> = OnceLock::new();
+pub fn assets() -> &'static [Asset; 5] {
+    static ASSETS: OnceLock<[Asset; 5]> = OnceLock::new();
     ASSETS.get_or_init(|| {
         use sha2::{Digest, Sha256};
         let asset = |stem: &str, ext: &str, body: &'static str, content_type| {
@@ -63,6 +64,7 @@ pub fn assets() -> &'static [Asset; 4] {
             asset("dipmap", "js", DIPMAP_JS, "text/javascript; charset=utf-8"),
             asset("viewer", "js", VIEWER_JS, "text/javascript; charset=utf-8"),
             asset("live", "js", LIVE_JS, "text/javascript; charset=utf-8"),
+            asset("human", "js", HUMAN_JS, "text/javascript; charset=utf-8"),
         ]
     })
 }
@@ -174,6 +176,7 @@ fn env() -> &'static Environment<'static> {
                 include_str!("../templates/ladder_live.html"),
             ),
             ("live.html", include_str!("../templates/live.html")),
+            ("human.html", include_str!("../templates/human.html")),
             (
                 "live_part.html",
                 include_str!("../templates/live_part.html"),
@@ -248,7 +251,7 @@ pub fn script_hashes() -> &'static str {
 pub(crate) fn viewer_ctx(ctx: &mut Value, model_json: &str, served: bool) {
     ctx["model_json"] = json!(model_json.replace('<', "\\u003c"));
     if served {
-        let [css, dipmap, viewer, live] = assets();
+        let [css, dipmap, viewer, live, _] = assets();
         ctx["viewer_assets"] = json!({"css": css.path, "dipmap": dipmap.path,
                                       "viewer": viewer.path, "live": live.path});
     } else {

@@ -36,6 +36,7 @@ use serde_json::{json, Value};
 
 pub mod contest;
 mod html;
+pub mod human;
 pub mod ladder;
 pub mod live;
 pub mod view;

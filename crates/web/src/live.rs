@@ -139,7 +139,7 @@ pub(crate) fn viewer_so_far(ctx: &mut Value, so_far: &str, names: &[String]) {
         Err(_) => {
             let last: Vec<&str> = so_far.lines().rev().take(30).collect();
             ctx["latest"] = json!(last.into_iter().rev().collect::<Vec<_>>());
-            let [.., live] = crate::html::assets();
+            let [.., live, _] = crate::html::assets();
             ctx["viewer_assets"] = json!({ "live": live.path });
         }
     }

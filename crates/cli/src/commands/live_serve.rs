@@ -29,8 +29,9 @@ struct After {
     after: Option<usize>,
 }
 
-/// Listen on `bind` and serve the match of `spec` from before its first move. The operator runs
-/// every seat: each seat's stderr is shown; what the game keeps secret waits for the end.
+/// Listen on `bind` and serve the match of `spec` from before its first move, and the page of
+/// each of its human seats (`spec.desks`). The operator runs every seat: each seat's stderr is
+/// shown; what the game keeps secret waits for the end.
 pub async fn start(
     bind: SocketAddr,
     spec: &MatchSpec,
@@ -76,7 +77,11 @@ pub async fn start(
                 }
             }),
         )
-        .route("/assets/:name", get(kakehiki_web::asset));
+        .route("/assets/:name", get(kakehiki_web::asset))
+        .merge(kakehiki_web::human::routes(
+            spec.desks.values().cloned().collect(),
+            "/",
+        ));
     let server = tokio::spawn(async move {
         if let Err(e) = kakehiki_web::axum::serve(listener, router).await {
             eprintln!("serving the match failed: {e}");
@@ -84,6 +89,12 @@ pub async fn start(
     });
     let url = format!("http://{addr}/");
     eprintln!("watch the match at {url}");
+    for desk in spec.desks.values() {
+        eprintln!(
+            "human seat {}: {url}seat/{}?key={}",
+            desk.seat, desk.seat, desk.key
+        );
+    }
     Ok(Served {
         live,
         url,

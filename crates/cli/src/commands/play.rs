@@ -17,7 +17,8 @@ use crate::exit;
 pub struct PlayArgs {
     /// The game: nac, religion-war, ... (see `kakehiki games`).
     pub game: String,
-    /// Who plays each seat, in seat order: builtin:<name>, cmd:<command line>, tcp, tcp-cmd:<command line>;
+    /// Who plays each seat, in seat order: builtin:<name>, cmd:<command line>, tcp, tcp-cmd:<command line>,
+    /// human (a person, from the page whose address is printed: human seat N: http://...);
     /// for diplomacy also daide, daide-cmd:<command line> (a DAIDE client).
     /// The command line is split like a shell would split it, but no shell runs it.
     #[arg(long = "seat", value_name = "SPEC", required = true)]
@@ -51,14 +52,10 @@ pub struct PlayArgs {
     /// (docs/live.md); once it is over the page is its replay's, served until Ctrl-C.
     #[arg(long)]
     pub serve: bool,
-    /// Address to serve on with --serve (port 0: any free port).
-    #[arg(
-        long,
-        value_name = "ADDR",
-        default_value = "127.0.0.1:0",
-        requires = "serve"
-    )]
-    pub bind: std::net::SocketAddr,
+    /// Address to serve on with --serve or a human seat (default 127.0.0.1:0, any free port of
+    /// the loopback).
+    #[arg(long, value_name = "ADDR")]
+    pub bind: Option<std::net::SocketAddr>,
     /// Exit with status 4 when a process seat (cmd:, tcp, tcp-cmd:) had errors (timeouts, crashes,
     /// bad replies): for scripts and CI that test a bot.
     #[arg(long)]
@@ -273,10 +270,23 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
     if let Some(k) = args.press_rounds {
         spec.options.insert("press_rounds".into(), k.to_string());
     }
+    // A person plays each human seat from its page, served with the match's.
+    for (i, s) in spec.seats.iter().enumerate() {
+        if matches!(s, SeatSpec::Human) {
+            let check = kakehiki_referee::seat::human::check_for(&args.game);
+            let desk = kakehiki_core::human::Desk::new(&args.game, i, check);
+            spec.desks.insert(i, desk);
+        }
+    }
+    let humans = !spec.desks.is_empty();
+    if args.bind.is_some() && !args.serve && !humans {
+        bail!("--bind is the address of --serve or of a human seat's page: give --serve, or a --seat human");
+    }
+    let bind = args.bind.unwrap_or(([127, 0, 0, 1], 0).into());
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    // With --serve: the match's page and stream, on from before its first move.
-    let served = match args.serve {
-        true => Some(runtime.block_on(super::live_serve::start(args.bind, &spec, driver))?),
+    // With --serve or a human seat: the match's page and stream, on from before its first move.
+    let served = match args.serve || humans {
+        true => Some(runtime.block_on(super::live_serve::start(bind, &spec, driver))?),
         false => None,
     };
     if let Some(s) = &served {
@@ -335,12 +345,19 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
             }
         }
     }
-    if let Some(s) = served {
-        println!(
-            "the match is over: its replay is at {} (Ctrl-C to stop)",
-            s.url
-        );
-        runtime.block_on(s.wait());
+    match served {
+        Some(s) if args.serve => {
+            println!(
+                "the match is over: its replay is at {} (Ctrl-C to stop)",
+                s.url
+            );
+            runtime.block_on(s.wait());
+        }
+        // The people's pages have a moment to show the end before the server stops.
+        Some(_) => {
+            runtime.block_on(async { tokio::time::sleep(std::time::Duration::from_secs(2)).await })
+        }
+        None => {}
     }
     if args.strict && !failed.is_empty() {
         eprintln!(

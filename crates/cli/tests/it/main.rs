@@ -4,6 +4,7 @@
 mod adding_a_game_doc;
 mod adjudication_doc;
 mod bot_mounts;
+mod browser;
 mod check_cli;
 mod contest;
 mod contest_file_doc;
@@ -17,6 +18,7 @@ mod example_game;
 mod fd_budget;
 mod first_contest;
 mod host_faults;
+mod human_seat;
 mod kit_cli;
 mod ladder_cli;
 mod ladder_pages;

@@ -66,7 +66,8 @@ pub enum Says {
 
 /// Start `cmd` and read what it prints on `says` until `find` gives a value for a line (the
 /// address of a server told to listen on port 0): the process and that value. The rest of that
-/// output is drained on a thread so that the process never blocks writing it.
+/// output is drained on a thread so that the process never blocks writing it, onto the test's
+/// stderr.
 pub fn start_and_read<T>(
     mut cmd: Command,
     says: Says,
@@ -96,7 +97,12 @@ pub fn start_and_read<T>(
         }
         seen.push(line);
     };
-    std::thread::spawn(move || for _ in lines {});
+    // Shown with a failing test's output (a server's panic says why it ended).
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            eprintln!("server: {line}");
+        }
+    });
     (server, found)
 }
 

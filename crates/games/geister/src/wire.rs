@@ -1,7 +1,7 @@
 //! The contest wire protocol as pure functions (spec §3): server messages byte for byte, client
 //! commands, and the line framing of the client's byte stream.
 
-use crate::engine::{Action, Dir, Move, RedSet};
+use crate::engine::{Action, Dir, Move, RedSet, LABELS};
 
 /// Longest accepted line, in bytes, without its line end.
 pub const MAX_LINE: usize = 256;
@@ -385,5 +385,106 @@ mod tests {
             vec![Line::NonAscii("MOV:Ä,N".into())]
         );
         assert_eq!(lb.push(b"\r\n"), vec![Line::Empty]);
+    }
+}
+
+/// A person's reply checked against the last message they were sent (the human seat refuses an
+/// illegal one with the reason, so that they may try again): `SET:` after `SET?`, a legal
+/// `MOV:` for the board of `MOV?`.
+pub fn check_reply(last: &str, reply: &str) -> Result<(), String> {
+    let last = last.trim_end();
+    let cmd = parse_command(reply.trim()).map_err(|e| e.to_string())?;
+    match (last, cmd) {
+        ("SET?", Command::Set(_)) => Ok(()),
+        ("SET?", Command::Mov(_)) => Err(
+            "the server asked for your placement: send SET: and the 4 red ghosts, as SET:ABCD"
+                .into(),
+        ),
+        (m, Command::Set(_)) if m.starts_with("MOV?") => {
+            Err("the placement is made: move a ghost, as MOV:A,N".into())
+        }
+        (m, Command::Mov(mv)) if m.starts_with("MOV?") => {
+            let board = &m.as_bytes()[4..];
+            if board.len() != 48 {
+                return Err(format!("the board of {m:?} is not 48 characters"));
+            }
+            let at = |g: usize| (board[3 * g], board[3 * g + 1], board[3 * g + 2]);
+            let label = LABELS[mv.ghost as usize & 7];
+            let (x, y, c) = at(mv.ghost as usize);
+            if !(x.is_ascii_digit() && y.is_ascii_digit()) || x > b'5' || y > b'5' {
+                return Err(format!("your ghost {label} is not on the board"));
+            }
+            let (x, y) = ((x - b'0') as i8, (y - b'0') as i8);
+            let (nx, ny) = match mv.dir {
+                Dir::N => (x, y - 1),
+                Dir::S => (x, y + 1),
+                Dir::E => (x + 1, y),
+                Dir::W => (x - 1, y),
+            };
+            if !(0..6).contains(&nx) || !(0..6).contains(&ny) {
+                let exit = ny < 0 || (x == 0 && nx < 0) || (x == 5 && nx > 5);
+                return match (c, exit && y == 0 && (x == 0 || x == 5)) {
+                    (b'B', true) => Ok(()),
+                    (_, true) => Err(format!(
+                        "your ghost {label} is red: only a blue ghost escapes by an exit"
+                    )),
+                    _ => Err(format!(
+                        "{label} would leave the board: a ghost leaves it only by escaping from the opponent's corners (0,0) and (5,0)"
+                    )),
+                };
+            }
+            let own = (0..8).any(|g| {
+                let (ox, oy, _) = at(g);
+                ox == b'0' + nx as u8 && oy == b'0' + ny as u8
+            });
+            match own {
+                true => Err(format!(
+                    "{label} cannot move onto your own ghost at ({nx},{ny})"
+                )),
+                false => Ok(()),
+            }
+        }
+        _ => Err(format!("nothing to reply to {last:?}")),
+    }
+}
+
+#[cfg(test)]
+mod human_tests {
+    use super::check_reply;
+
+    // Seat 0's start (A-D on row 4, E-H on row 5; A-D red), the opponent as unknown, except A
+    // moved to the exit (0,0) as blue in the second board.
+    const START: &str = "MOV?14R24R34R44R15B25B35B45B41u31u21u11u40u30u20u10u\r\n";
+    const AT_EXIT: &str = "MOV?00B24R34R44R15R25B35B45B41u31u21u11u40u30u99r10u\r\n";
+
+    #[test]
+    fn a_persons_moves_are_checked_against_their_board() {
+        assert_eq!(check_reply("SET?\r\n", "SET:ABCD"), Ok(()));
+        assert!(check_reply("SET?\r\n", "SET:ABC")
+            .unwrap_err()
+            .contains("exactly 4"));
+        assert!(check_reply("SET?\r\n", "MOV:A,N")
+            .unwrap_err()
+            .contains("placement"));
+        assert_eq!(check_reply(START, "MOV:A,N"), Ok(()));
+        assert!(check_reply(START, "MOV:A,S")
+            .unwrap_err()
+            .contains("your own ghost at (1,5)"));
+        assert!(check_reply(START, "MOV:E,S")
+            .unwrap_err()
+            .contains("leave the board"));
+        assert!(check_reply(START, "SET:ABCD")
+            .unwrap_err()
+            .contains("placement is made"));
+        assert_eq!(check_reply(AT_EXIT, "MOV:A,W"), Ok(()));
+        assert_eq!(check_reply(AT_EXIT, "MOV:A,N"), Ok(()));
+        let red = AT_EXIT.replacen("00B", "00R", 1);
+        assert!(check_reply(&red, "MOV:A,N").unwrap_err().contains("red"));
+        assert!(check_reply(AT_EXIT, "MOV:G,N")
+            .unwrap_err()
+            .contains("own ghost at (3,4)"));
+        assert!(check_reply(START, "hello")
+            .unwrap_err()
+            .contains("unknown command"));
     }
 }

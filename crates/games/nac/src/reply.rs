@@ -438,3 +438,58 @@ mod tests {
         assert!(is_blank(b" \r"));
     }
 }
+
+/// A person's reply checked against the last block they were sent (the human seat refuses an
+/// invalid one with the reason, so that they may try again): `READY` before the first block,
+/// then 5 targets on a day (weekday) and 2 on a night (holiday), each in 0..L−1.
+pub fn check_reply(last: &str, reply: &str) -> Result<(), String> {
+    let lines: Vec<&str> = last.lines().filter(|l| !l.trim().is_empty()).collect();
+    // The turn line `t X` starts the block (after the settings in the first one).
+    let Some(at) = lines.iter().position(|l| {
+        let f: Vec<&str> = l.split(' ').collect();
+        f.len() == 2 && matches!(f[1], "D" | "N" | "W" | "H")
+    }) else {
+        return match reply.trim().eq_ignore_ascii_case("ready") {
+            true => Ok(()),
+            false => Err(format!(
+                "the referee waits for READY before the first turn, not {:?}",
+                reply.trim()
+            )),
+        };
+    };
+    let day = matches!(lines[at].split(' ').nth(1), Some("D" | "W"));
+    let (n, targets) = match day {
+        true => (5, lines.len() - at - 3),
+        false => (2, lines.len() - at - 2),
+    };
+    let parsed = parse_reply(reply.as_bytes(), n, targets);
+    match parsed.issues.is_empty() {
+        true => Ok(()),
+        false => Err(format!(
+            "{}; this turn takes {n} targets from 0 to {}, separated by spaces",
+            describe_reply(reply, &parsed.issues),
+            targets - 1
+        )),
+    }
+}
+
+#[cfg(test)]
+mod human_tests {
+    use super::check_reply;
+
+    #[test]
+    fn a_persons_reply_is_checked_against_the_turn() {
+        assert_eq!(check_reply("", "READY"), Ok(()));
+        assert!(check_reply("", "1 2").unwrap_err().contains("READY"));
+        let first = "9 4 6\n3 4 5 6 3 4\n1 D\n0 0 0 0\n0 0 0 0\n0 0 0 0\n0 0 0 0\n0 0 0 0\n0 0 0 0\n0 0 0 0 0 0\n0 0 0 0 0 0\n";
+        assert_eq!(check_reply(first, "0 1 2 3 5"), Ok(()));
+        let e = check_reply(first, "0 1 2 3 6").unwrap_err();
+        assert!(
+            e.contains("out_of_range") && e.contains("5 targets from 0 to 5"),
+            "{e}"
+        );
+        let night = "2 N\n1 0 0 0\n0 0 0 0\n0 0 0 0\n0 0 0 0\n0 0 0 0\n0 0 0 0\n0 0 0 0 0 0\n";
+        assert_eq!(check_reply(night, "4 4"), Ok(()));
+        assert!(check_reply(night, "4 4 4").is_err());
+    }
+}

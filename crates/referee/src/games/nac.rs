@@ -20,7 +20,7 @@ use tokio::time::Instant;
 
 use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
 use crate::lifecycle::Lifecycle;
-use crate::seat::pipe::{start_seats, WRITE_FAILED};
+use crate::seat::pipe::{start_match_seats, WRITE_FAILED};
 use crate::seat::{Answer, Ask, Finished, Seat, Table, NO_TERMINATOR};
 
 pub use crate::profile::{Profile, TurnProfile};
@@ -388,7 +388,7 @@ impl NacDriver {
     ) -> Result<MatchRecord, RefereeError> {
         let limits = self.life.check(spec)?;
         let started = Instant::now();
-        let mut seats = start_seats(&spec.seats, &spec.sandbox, self.variant.name())?;
+        let mut seats = start_match_seats(spec, self.variant.name())?;
         for seat in &mut seats {
             if let Seat::NotStarted(why) = seat {
                 *why = format!("spawn_failed: {why}");

@@ -18,6 +18,7 @@
 
 pub mod client;
 pub mod daide;
+pub mod human;
 pub mod pipe;
 pub mod tcp;
 pub mod ws;

@@ -9,7 +9,7 @@ use kakehiki_core::SeatSpec;
 use tokio::time::Instant;
 
 use super::{by_deadline, Ending, Received, Seat, Transport, NO_TERMINATOR};
-use crate::driver::{BoxFuture, RefereeError};
+use crate::driver::{BoxFuture, MatchSpec, RefereeError};
 
 /// How a failed write begins its detail.
 pub const WRITE_FAILED: &str = "write to stdin failed";
@@ -35,30 +35,48 @@ pub fn start_seats(
     sandbox: &SandboxConfig,
     game: &str,
 ) -> Result<Vec<Seat>, RefereeError> {
-    let mut seats = Vec::with_capacity(specs.len());
-    for (i, spec) in specs.iter().enumerate() {
-        seats.push(match spec {
-            SeatSpec::Builtin(name) => Seat::builtin(name),
-            SeatSpec::Cmd(argv) => match BotProcess::spawn(argv, &sandbox.for_seat(i)) {
-                Ok(p) => Seat::Live(Box::new(Pipe::new(p))),
-                Err(e) => {
-                    if let Some(host) = RefereeError::host_fault(i, &e) {
-                        return Err(host);
-                    }
-                    Seat::NotStarted(e.to_string())
+    (0..specs.len())
+        .map(|i| start_one(i, &specs[i], sandbox, game))
+        .collect()
+}
+
+/// [`start_seats`] of a match, whose `human` seats are played from their desks
+/// ([`super::human`]).
+pub fn start_match_seats(spec: &MatchSpec, game: &str) -> Result<Vec<Seat>, RefereeError> {
+    (0..spec.seats.len())
+        .map(|i| match &spec.seats[i] {
+            SeatSpec::Human => super::human::seat(spec, i, None),
+            other => start_one(i, other, &spec.sandbox, game),
+        })
+        .collect()
+}
+
+fn start_one(
+    i: usize,
+    spec: &SeatSpec,
+    sandbox: &SandboxConfig,
+    game: &str,
+) -> Result<Seat, RefereeError> {
+    Ok(match spec {
+        SeatSpec::Builtin(name) => Seat::builtin(name),
+        SeatSpec::Cmd(argv) => match BotProcess::spawn(argv, &sandbox.for_seat(i)) {
+            Ok(p) => Seat::Live(Box::new(Pipe::new(p))),
+            Err(e) => {
+                if let Some(host) = RefereeError::host_fault(i, &e) {
+                    return Err(host);
                 }
-            },
-            other => {
-                return Err(RefereeError::UnsupportedSeat {
-                    game: game.to_string(),
-                    seat: i,
-                    form: other.to_string(),
-                    reason: "this game's bots speak on stdin/stdout: use builtin:<name> or cmd:<command line>".into(),
-                })
+                Seat::NotStarted(e.to_string())
             }
-        });
-    }
-    Ok(seats)
+        },
+        other => {
+            return Err(RefereeError::UnsupportedSeat {
+                game: game.to_string(),
+                seat: i,
+                form: other.to_string(),
+                reason: "this game's bots speak on stdin/stdout: use builtin:<name>, cmd:<command line> or human".into(),
+            })
+        }
+    })
 }
 
 impl Pipe {

@@ -87,6 +87,7 @@ pub(super) async fn start_seats(
                     Seat::NotStarted(String::new())
                 })
             }
+            SeatSpec::Human => Ok(crate::seat::human::seat(spec, i, None)?),
             SeatSpec::Tcp | SeatSpec::Daide(None) => Ok(Seat::NotStarted(cannot(&format!(
                 "no client connected to {host}:{port} within {connect_ms} ms"
             )))),

@@ -477,10 +477,12 @@ impl GeisterDriver {
                 SeatSpec::Daide(_) => {
                     return Err(crate::driver::daide_unsupported("geister", seat))
                 }
+                SeatSpec::Human => Ok(crate::seat::human::seat(spec, seat, None)?),
             };
             let (transport, what) = match s {
                 SeatSpec::Builtin(_) => ("builtin", "bot"),
                 SeatSpec::Cmd(_) => ("stdio", "bot"),
+                SeatSpec::Human => ("human", "person"),
                 _ => ("tcp", "client"),
             };
             players.transports[seat] = transport;

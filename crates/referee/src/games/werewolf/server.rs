@@ -45,6 +45,27 @@ async fn name_watched(
         ));
     }
     let r = read_watched(conn, deadline, watch).await;
+    name_of(r, limit, k)
+}
+
+/// Send NAME to a seat not on a connection (a person's) and read the name.
+async fn name_transport(
+    t: &mut dyn crate::seat::Transport,
+    limit: Duration,
+    k: u64,
+) -> Result<String, String> {
+    let deadline = Instant::now() + limit;
+    if let Err(r) = t.write(name_packet().as_bytes(), deadline).await {
+        return Err(format!(
+            "NAME not delivered: {}",
+            r.detail.unwrap_or_default()
+        ));
+    }
+    name_of(t.read(deadline).await, limit, k)
+}
+
+/// The name in the reply to NAME, or why there is none.
+fn name_of(r: crate::seat::Received, limit: Duration, k: u64) -> Result<String, String> {
     match r.outcome {
         ExchangeOutcome::Reply => {
             let name = decode_line(&r.bytes);
@@ -176,6 +197,14 @@ pub async fn seat_match(
                 None => unreachable!("a listener exists whenever a tcp seat does"),
             },
             SeatSpec::Daide(_) => return Err(crate::driver::daide_unsupported("werewolf", i)),
+            SeatSpec::Human => {
+                let mut seat = crate::seat::human::seat(spec, i, None)?;
+                let name = match &mut seat {
+                    Seat::Live(t) => name_transport(t.as_mut(), cfg.name_timeout, k).await,
+                    _ => Err("no desk".to_string()),
+                };
+                (seat, name)
+            }
             SeatSpec::Cmd(_) => {
                 return Err(RefereeError::UnsupportedSeat {
                     game: "werewolf".into(),

@@ -481,6 +481,7 @@ async fn start_seats(
             bots[i] = nl_builtin(name.as_str(), spec.seed, i);
             Ok(Seat::Builtin)
         }
+        SeatSpec::Human => crate::seat::human::seat(spec, i, Some(ws::NAME_REQUEST.as_bytes())),
         _ => Err(RefereeError::UnsupportedSeat {
             game: "werewolf-nlp".into(),
             seat: i,

@@ -1,0 +1,207 @@
+// A seat played by a person (docs/human.md): follows the seat's events, shows what the
+// referee sent and what is awaited, and sends the person's replies, typed or built by the
+// game's controls (the Geister board, the Negotiate and Conquer / Religion War targets).
+(function () {
+  var desk = document.getElementById('hs-desk');
+  if (!desk) return;
+  var game = desk.getAttribute('data-game');
+  var st = { messages: [], sent: [], until: null, over: null, drawn: -1 };
+  var $ = function (id) { return document.getElementById(id); };
+
+  function el(tag, attrs, text) {
+    var e = document.createElement(tag);
+    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  function last() {
+    return st.messages.length ? st.messages[st.messages.length - 1].text : '';
+  }
+
+  function send(text) {
+    $('hs-refused').textContent = '';
+    fetch(desk.getAttribute('data-reply'), {
+      method: 'POST', body: text, headers: { 'content-type': 'text/plain; charset=utf-8' }
+    }).then(function (r) {
+      return r.text().then(function (why) {
+        if (r.ok) { $('hs-reply').value = ''; return; }
+        $('hs-refused').textContent = 'not sent: ' + why;
+      });
+    }, function (e) { $('hs-refused').textContent = 'not sent: ' + e; });
+  }
+
+  $('hs-form').addEventListener('submit', function (ev) {
+    ev.preventDefault();
+    send($('hs-reply').value);
+  });
+
+  function time(ms) { return new Date(ms).toLocaleTimeString(); }
+
+  function drawLog() {
+    var box = $('hs-log');
+    // In time order; a reply sent in the same millisecond as a message comes before it (the
+    // message answered it).
+    var items = st.sent.map(function (s) { return { at: s.at_unix_ms, who: 'you', text: s.text }; })
+      .concat(st.messages.map(function (m) { return { at: m.at_unix_ms, who: 'referee', text: m.text, n: m.n }; }));
+    items.sort(function (a, b) { return a.at - b.at; });
+    box.textContent = '';
+    items.forEach(function (it) {
+      var d = el('div', { 'class': it.who === 'you' ? 'hs-you' : 'hs-ref' });
+      d.appendChild(el('span', { 'class': 'muted' }, time(it.at) + (it.who === 'you' ? '  you → ' : '  → you  ')));
+      var t = el('span', {}, it.text.replace(/\s+$/, ''));
+      if (it.who === 'referee' && it.n === st.messages.length - 1) {
+        t.id = 'hs-last';
+        t.setAttribute('data-n', String(it.n));
+      }
+      d.appendChild(t);
+      box.appendChild(d);
+    });
+    box.scrollTop = box.scrollHeight;
+  }
+
+  function drawWaiting() {
+    var w = $('hs-waiting');
+    if (st.over) { w.textContent = 'This seat is over: ' + st.over; w.className = ''; return; }
+    if (st.until === null) { w.textContent = 'Waiting for the other players…'; w.className = ''; return; }
+    var left = Math.max(0, (st.until - Date.now()) / 1000);
+    w.textContent = 'Your turn: reply within ' + left.toFixed(1) + ' s';
+    w.className = left < 5 ? 'hs-urgent' : '';
+  }
+  setInterval(drawWaiting, 200);
+
+  // ---- Geister: placement, then moves on the board as this seat sees it (spec §3.5).
+  function geister(box, msg) {
+    if (/^SET\?/.test(msg)) {
+      var red = {};
+      box.appendChild(el('p', {}, 'Choose your 4 red (bad) ghosts; the other 4 are blue (good).'));
+      var done = el('button', { id: 'hs-set', type: 'button', disabled: '' }, 'place these 4 as red');
+      'ABCDEFGH'.split('').forEach(function (g) {
+        var b = el('button', { id: 'hs-g-' + g, type: 'button' }, g);
+        b.onclick = function () {
+          if (red[g]) delete red[g]; else red[g] = 1;
+          b.className = red[g] ? 'hs-picked' : '';
+          if (Object.keys(red).length === 4) done.removeAttribute('disabled'); else done.setAttribute('disabled', '');
+        };
+        box.appendChild(b);
+      });
+      done.onclick = function () { send('SET:' + Object.keys(red).sort().join('')); };
+      box.appendChild(el('br'));
+      box.appendChild(done);
+      return;
+    }
+    var m = /^MOV\?(.{48})/.exec(msg);
+    if (!m) return;
+    var b = m[1], at = {}, own = [];
+    for (var i = 0; i < 16; i++) {
+      var x = b[3 * i], y = b[3 * i + 1], c = b[3 * i + 2];
+      if (x > '5' || y > '5') continue;
+      var g = 'ABCDEFGH'[i % 8];
+      at[x + ',' + y] = { g: g, own: i < 8, c: c };
+      if (i < 8) own.push(g);
+    }
+    var sel = null;
+    var t = el('table', { 'class': 'hs-board', id: 'hs-board' });
+    var dirs = { N: [0, -1], S: [0, 1], E: [1, 0], W: [-1, 0] };
+    var exits = el('p', { id: 'hs-exits' });
+    function draw() {
+      t.textContent = ''; exits.textContent = '';
+      var targets = {};
+      if (sel) {
+        Object.keys(dirs).forEach(function (d) {
+          var nx = sel.x + dirs[d][0], ny = sel.y + dirs[d][1];
+          if (nx >= 0 && nx < 6 && ny >= 0 && ny < 6) {
+            var p = at[nx + ',' + ny];
+            if (!p || !p.own) targets[nx + ',' + ny] = d;
+          } else if (sel.c === 'B' && sel.y === 0 && (sel.x === 0 || sel.x === 5) && (d === 'N' || (sel.x === 0 ? d === 'W' : d === 'E'))) {
+            var e = el('button', { id: 'hs-exit-' + d, type: 'button', 'class': 'hs-exit' }, 'escape ' + d);
+            e.onclick = function () { send('MOV:' + sel.g + ',' + d); };
+            exits.appendChild(e);
+          }
+        });
+      }
+      for (var y = 0; y < 6; y++) {
+        var tr = el('tr');
+        for (var x = 0; x < 6; x++) {
+          var key = x + ',' + y, p = at[key];
+          var btn = el('button', { id: 'hs-sq-' + x + '-' + y, type: 'button', title: '(' + x + ',' + y + ')' },
+            p ? (p.own ? p.g : (p.c === 'u' ? '?' : p.c)) : '');
+          var td = el('td');
+          if (p) btn.className = 'hs-' + (p.own ? p.c : 'u');
+          if (sel && sel.x === x && sel.y === y) td.className = 'hs-sel';
+          if (targets[key]) td.className = 'hs-to';
+          (function (x, y, p, d) {
+            btn.onclick = function () {
+              if (d && sel) { send('MOV:' + sel.g + ',' + d); return; }
+              if (p && p.own) { sel = { x: x, y: y, g: p.g, c: p.c }; draw(); }
+            };
+          })(x, y, p, targets[key]);
+          td.appendChild(btn); tr.appendChild(td);
+        }
+        t.appendChild(tr);
+      }
+    }
+    box.appendChild(el('p', {}, 'Your ghosts are letters (red or blue); the opponent\'s are ?. Click a ghost, then where it goes. North is up.'));
+    box.appendChild(t);
+    box.appendChild(exits);
+    draw();
+  }
+
+  // ---- Negotiate and Conquer / Religion War: READY, then the turn's targets (spec §2.3).
+  function nac(box, msg) {
+    var lines = msg.split('\n').filter(function (l) { return l.trim() !== ''; });
+    var turn = -1;
+    lines.forEach(function (l, i) { if (/^\d+ [DNWH]$/.test(l)) turn = i; });
+    if (turn < 0) {
+      if (st.messages.length) return;
+      var r = el('button', { id: 'hs-ready', type: 'button' }, 'READY');
+      r.onclick = function () { send('READY'); };
+      box.appendChild(r);
+      return;
+    }
+    var day = /[DW]$/.test(lines[turn]);
+    var n = day ? 5 : 2, L = lines.length - turn - (day ? 3 : 2);
+    var picks = [];
+    var shown = el('p', { id: 'hs-picks' });
+    var go = el('button', { id: 'hs-picks-send', type: 'button', disabled: '' }, 'send these targets');
+    function show() {
+      shown.textContent = 'Your picks (' + picks.length + ' of ' + n + '): ' + picks.join(' ');
+      if (picks.length === n) go.removeAttribute('disabled'); else go.setAttribute('disabled', '');
+    }
+    box.appendChild(el('p', {}, 'Turn ' + lines[turn] + ': pick ' + n + ' targets (repeats allowed).'));
+    for (var i = 0; i < L; i++) {
+      (function (i) {
+        var b = el('button', { id: 'hs-t-' + i, type: 'button' }, 'target ' + i);
+        b.onclick = function () { if (picks.length < n) { picks.push(i); show(); } };
+        box.appendChild(b);
+      })(i);
+    }
+    var clear = el('button', { id: 'hs-clear', type: 'button' }, 'clear');
+    clear.onclick = function () { picks = []; show(); };
+    go.onclick = function () { send(picks.join(' ')); };
+    box.appendChild(shown); box.appendChild(clear); box.appendChild(go);
+    show();
+  }
+
+  function drawControls() {
+    var box = $('hs-controls');
+    var key = st.until === null || st.over ? -1 : st.messages.length;
+    if (key === st.drawn) return;
+    st.drawn = key;
+    box.textContent = '';
+    if (key < 0) return;
+    if (game === 'geister') geister(box, last());
+    else if (game === 'nac' || game === 'religion-war') nac(box, last());
+  }
+
+  var es = new EventSource(desk.getAttribute('data-events'));
+  es.onmessage = function (ev) {
+    var v = JSON.parse(ev.data);
+    st.messages = st.messages.concat(v.messages);
+    st.sent = st.sent.slice(0, v.sent_first).concat(v.sent);
+    st.until = v.waiting_until_unix_ms === undefined ? null : v.waiting_until_unix_ms;
+    st.over = v.over || null;
+    if (st.over) es.close();
+    drawLog(); drawWaiting(); drawControls();
+  };
+})();
