@@ -183,6 +183,82 @@
     show();
   }
 
+  // ---- Werewolf (AIWolf 0.6 TCP packets) and its natural-language division: who is alive and
+  // who you are, learnt from every packet; a target is one click, talk a sentence or Over/Skip.
+  var ww = { me: null, alive: {}, role: null };
+  function learn(text) {
+    var p;
+    try { p = JSON.parse(text); } catch (e) { return; }
+    var g = p && (p.gameInfo || p.info);
+    if (!g) return;
+    if (g.agent !== undefined && g.agent !== null) ww.me = g.agent;
+    var status = g.statusMap || g.status_map;
+    if (status) ww.alive = status;
+    var roles = g.roleMap || g.role_map;
+    if (roles && ww.me !== null && roles[ww.me]) ww.role = roles[ww.me];
+  }
+  function button(id, label, reply) {
+    var b = el('button', { id: id, type: 'button' }, label);
+    b.onclick = function () { send(reply); };
+    return b;
+  }
+  function others() {
+    return Object.keys(ww.alive).filter(function (a) { return ww.alive[a] === 'ALIVE' && String(a) !== String(ww.me); })
+      .sort(function (a, b) { return (Number(a) - Number(b)) || (a < b ? -1 : a > b ? 1 : 0); });
+  }
+  function agentName(a) { return 'Agent[' + (Number(a) < 10 ? '0' : '') + Number(a) + ']'; }
+  function werewolf(box, msg, nlp) {
+    var p;
+    try { p = JSON.parse(msg); } catch (e) { return; }
+    var req = p.request;
+    var who = 'You are ' + (nlp ? ww.me : agentName(ww.me)) + (ww.role ? ', ' + ww.role : '') + '. ';
+    if (req === 'NAME') { box.appendChild(el('p', {}, 'The server asks your name: type it below and send.')); return; }
+    if (req === 'ROLE') { box.appendChild(button('hs-ww-none', 'no role preference (none)', 'none')); return; }
+    if (req === 'TALK' || req === 'WHISPER') {
+      box.appendChild(el('p', {}, who + (req === 'TALK' ? 'Talk to the village' : 'Whisper to the werewolves') +
+        (nlp ? ': type what you say below, or:' : ': build a sentence, type one below, or:')));
+      box.appendChild(button('hs-ww-over', 'Over (nothing more today)', 'Over'));
+      box.appendChild(button('hs-ww-skip', 'Skip (not now)', 'Skip'));
+      if (nlp) return;
+      var forms = ['VOTE {a}', 'ESTIMATE {a} WEREWOLF', 'ESTIMATE {a} VILLAGER', 'ESTIMATE {a} SEER',
+        'COMINGOUT {me} SEER', 'COMINGOUT {me} MEDIUM', 'COMINGOUT {me} VILLAGER', 'COMINGOUT {me} WEREWOLF',
+        '{me} DIVINED {a} HUMAN', '{me} DIVINED {a} WEREWOLF', 'REQUEST ANY (VOTE {a})', 'AGREE TALK day {a}'];
+      var form = el('select', { id: 'hs-ww-form' });
+      forms.slice(0, 11).forEach(function (f) { form.appendChild(el('option', { value: f }, f)); });
+      var agent = el('select', { id: 'hs-ww-agent' });
+      others().forEach(function (a) { agent.appendChild(el('option', { value: a }, agentName(a))); });
+      var say = el('button', { id: 'hs-ww-say', type: 'button' }, 'say it');
+      say.onclick = function () {
+        send(form.value.replace('{a}', agentName(agent.value)).replace('{me}', agentName(ww.me)));
+      };
+      box.appendChild(el('br')); box.appendChild(form); box.appendChild(agent); box.appendChild(say);
+      return;
+    }
+    var verbs = { VOTE: 'Vote to execute', DIVINE: 'Divine', GUARD: 'Guard', ATTACK: 'Attack' };
+    if (!verbs[req]) return;
+    box.appendChild(el('p', {}, who + verbs[req] + ':'));
+    others().forEach(function (a, i) {
+      var label = nlp ? a : agentName(a);
+      box.appendChild(button('hs-target-' + (nlp ? i : a), label, nlp ? a : '{"agentIdx":' + Number(a) + '}'));
+    });
+  }
+
+  // ---- Diplomacy (JSON): ready, and ordering every unit to hold; other orders are typed.
+  function diplomacy(box, msg) {
+    var p;
+    try { p = JSON.parse(msg); } catch (e) { return; }
+    if (p.type === 'start') {
+      box.appendChild(el('p', {}, 'You play ' + p.power + '.'));
+      box.appendChild(button('hs-dip-ready', 'ready', '{"ready":true}'));
+    } else if (p.type === 'phase') {
+      box.appendChild(el('p', {}, p.phase + ': your units and places: ' + JSON.stringify(p.orderable) +
+        '. Type {"orders":["A PAR - BUR", ...]} below, or:'));
+      box.appendChild(button('hs-dip-hold', 'order nothing (every unit holds)', '{"orders":[]}'));
+    } else if (p.type === 'press') {
+      box.appendChild(button('hs-dip-quiet', 'send no press', '{"messages":[]}'));
+    }
+  }
+
   function drawControls() {
     var box = $('hs-controls');
     var key = st.until === null || st.over ? -1 : st.messages.length;
@@ -192,11 +268,14 @@
     if (key < 0) return;
     if (game === 'geister') geister(box, last());
     else if (game === 'nac' || game === 'religion-war') nac(box, last());
+    else if (game === 'werewolf' || game === 'werewolf-nlp') werewolf(box, last(), game === 'werewolf-nlp');
+    else if (game === 'diplomacy') diplomacy(box, last());
   }
 
   var es = new EventSource(desk.getAttribute('data-events'));
   es.onmessage = function (ev) {
     var v = JSON.parse(ev.data);
+    v.messages.forEach(function (m) { learn(m.text); });
     st.messages = st.messages.concat(v.messages);
     st.sent = st.sent.slice(0, v.sent_first).concat(v.sent);
     st.until = v.waiting_until_unix_ms === undefined ? null : v.waiting_until_unix_ms;

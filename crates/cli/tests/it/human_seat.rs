@@ -56,6 +56,16 @@ fn finished(mut server: Server, dir: &Path) -> (Value, Vec<Value>) {
     )
 }
 
+/// `kakehiki replay` re-runs the match of `dir` from its recorded replies to the same result.
+fn replays(dir: &Path) {
+    let out = kakehiki()
+        .arg("replay")
+        .arg(dir.join("replay.jsonl"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", crate::support::described(&out));
+}
+
 /// The replies seat `seat` sent in the replay, in order.
 fn replies_of(replay: &[Value], seat: u64) -> Vec<String> {
     replay
@@ -234,6 +244,7 @@ fn a_person_plays_geister_by_clicking_the_board() {
         clicked
     });
     let (report, replay) = finished(server, dir.path());
+    replays(dir.path());
     assert_eq!(replies_of(&replay, 0), clicked);
     assert!(clicked.len() > 2, "{clicked:?}");
     let seats = report["seats"].as_array().unwrap();
@@ -301,6 +312,7 @@ fn a_person_plays_negotiate_and_conquer_by_clicking_targets() {
         sent
     });
     let (report, replay) = finished(server, dir.path());
+    replays(dir.path());
     assert_eq!(sent.len(), 10, "READY and 9 turns: {sent:?}");
     assert_eq!(replies_of(&replay, 0), sent);
     assert_eq!(
@@ -309,4 +321,197 @@ fn a_person_plays_negotiate_and_conquer_by_clicking_targets() {
         "{report}"
     );
     assert_eq!(report["seats"][0]["spec"], "human");
+}
+
+/// What the person does about a request.
+enum Act {
+    /// Type this into the text box and send it.
+    Type(String),
+    /// Click the page's first target (the first living agent but oneself).
+    Target,
+}
+
+/// A person who does `act` about each request: the replies sent, in order, and the requests.
+async fn play_by(c: &Client, nlp: bool, act: impl Fn(&str) -> Act) -> (Vec<String>, Vec<String>) {
+    let (mut sent, mut asked, mut answered) = (Vec::new(), Vec::new(), None);
+    while let Some((n, msg)) = my_turn(c, answered).await {
+        asked.push(request(&msg));
+        match act(&msg) {
+            Act::Type(text) => {
+                type_reply(c, &text).await;
+                sent.push(text);
+            }
+            Act::Target => {
+                let first = Locator::Css("#hs-controls button[id^='hs-target-']");
+                let b = c.wait().for_element(first).await.unwrap();
+                let id = b.attr("id").await.unwrap().unwrap();
+                let label = b.text().await.unwrap();
+                b.click().await.unwrap();
+                sent.push(match nlp {
+                    true => label,
+                    false => format!("{{\"agentIdx\":{}}}", &id["hs-target-".len()..]),
+                });
+            }
+        }
+        answered = Some(n);
+    }
+    (sent, asked)
+}
+
+/// The request of a JSON packet (`request`, or Diplomacy's `type`).
+fn request(msg: &str) -> String {
+    let v: Value = serde_json::from_str(msg).unwrap_or_else(|e| panic!("{e}: {msg}"));
+    v["request"]
+        .as_str()
+        .or(v["type"].as_str())
+        .unwrap()
+        .to_string()
+}
+
+/// Werewolf and its natural-language division: the name, `Over` for talk, the first target.
+fn villager(msg: &str) -> Act {
+    match request(msg).as_str() {
+        "NAME" => Act::Type("person".into()),
+        "TALK" | "WHISPER" => Act::Type("Over".into()),
+        "ROLE" => Act::Type("none".into()),
+        _ => Act::Target,
+    }
+}
+
+#[test]
+fn a_person_plays_werewolf_through_the_text_box() {
+    let Some(webdriver) = WebDriver::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "--seat",
+        "human",
+        "--fill",
+        "builtin:sample",
+        "--players",
+        "5",
+        "--seed",
+        "11",
+        "--opt",
+        "time_limit_ms=60000",
+        "--opt",
+        "name_timeout_ms=60000",
+    ];
+    let (server, url) = play(dir.path(), "werewolf", &args);
+    let (sent, asked) = runtime().block_on(async {
+        let c = webdriver.session().await;
+        c.goto(&url).await.unwrap();
+        let r = play_by(&c, false, villager).await;
+        c.close().await.unwrap();
+        r
+    });
+    let (report, replay) = finished(server, dir.path());
+    replays(dir.path());
+    eprintln!("{asked:?}\n{sent:?}\n{report}");
+    assert_eq!(asked[0], "NAME");
+    assert_eq!(replies_of(&replay, 0), sent[1..]);
+    assert_eq!(
+        report["seats"][0]["errors"],
+        serde_json::json!([]),
+        "{report}"
+    );
+}
+
+#[test]
+fn a_person_plays_werewolf_nlp_through_the_text_box() {
+    let Some(webdriver) = WebDriver::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "--seat",
+        "human",
+        "--fill",
+        "builtin:sample",
+        "--players",
+        "5",
+        "--seed",
+        "11",
+        "--opt",
+        "action_ms=60000",
+        "--opt",
+        "response_ms=60000",
+        "--opt",
+        "port=0",
+    ];
+    let (server, url) = play(dir.path(), "werewolf-nlp", &args);
+    let (sent, asked) = runtime().block_on(async {
+        let c = webdriver.session().await;
+        c.goto(&url).await.unwrap();
+        let r = play_by(&c, true, villager).await;
+        c.close().await.unwrap();
+        r
+    });
+    let (report, replay) = finished(server, dir.path());
+    replays(dir.path());
+    eprintln!("{asked:?}\n{sent:?}\n{report}");
+    assert_eq!(asked[0], "NAME");
+    assert_eq!(replies_of(&replay, 0), sent);
+    assert_eq!(
+        report["seats"][0]["errors"],
+        serde_json::json!([]),
+        "{report}"
+    );
+}
+
+#[test]
+fn a_person_plays_diplomacy_through_the_text_box() {
+    let Some(webdriver) = WebDriver::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "--seat",
+        "human",
+        "--fill",
+        "builtin:random",
+        "--seed",
+        "2",
+        "--opt",
+        "max_year=1902",
+        "--opt",
+        "start_ms=60000",
+        "--opt",
+        "movement_ms=60000",
+        "--opt",
+        "retreat_ms=60000",
+        "--opt",
+        "adjustment_ms=60000",
+    ];
+    let (server, url) = play(dir.path(), "diplomacy", &args);
+    let (sent, asked) = runtime().block_on(async {
+        let c = webdriver.session().await;
+        c.goto(&url).await.unwrap();
+        // Austria: its army in Vienna to Galicia, then the orders it is asked for held.
+        let r = play_by(&c, false, |msg| match request(msg).as_str() {
+            "start" => Act::Type(r#"{"ready":true}"#.into()),
+            _ if serde_json::from_str::<Value>(msg).unwrap()["phase"] == "S1901M" => {
+                Act::Type(r#"{"orders":["A VIE - GAL"]}"#.into())
+            }
+            _ => Act::Type(r#"{"orders":[]}"#.into()),
+        })
+        .await;
+        c.close().await.unwrap();
+        r
+    });
+    let (report, replay) = finished(server, dir.path());
+    replays(dir.path());
+    eprintln!("{asked:?}\n{sent:?}\n{report}");
+    assert_eq!(asked[0], "start");
+    assert_eq!(replies_of(&replay, 0), sent);
+    assert_eq!(
+        report["seats"][0]["errors"],
+        serde_json::json!([]),
+        "{report}"
+    );
+    let gal = replay
+        .iter()
+        .any(|e| e["event"] == "phase" && e.to_string().contains("A VIE - GAL"));
+    assert!(gal, "the person's order is adjudicated");
 }

@@ -80,6 +80,7 @@ pub fn rerun_params(h: &ReplayHeader) -> Result<(HeaderParams, [&'static str; 2]
             "builtin" => "builtin",
             "stdio" => "stdio",
             "tcp" => "tcp",
+            "human" => "human",
             other => return Err(format!("unknown seat transport {other:?}")),
         };
         info.peer = None;
