@@ -2,6 +2,7 @@
 //! contests without changes here.
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use kakehiki_agent::{BotProcess, DeniedPath, ReadOutcome};
@@ -105,10 +106,6 @@ impl Arena for RefereeArena {
         stop: &std::sync::atomic::AtomicBool,
     ) -> Result<Played, PlayError> {
         let driver = find_game(&job.game).map_err(|e| PlayError::Failed(e.to_string()))?;
-        let mut spec = MatchSpec::new(&job.game, job.seed_to_play(), job.seats.clone());
-        spec.rules = job.rules.clone();
-        spec.options = job.options.clone();
-        apply_sandbox(&mut spec, job).map_err(PlayError::Failed)?;
         // Followed as it is played (`kakehiki_referee::live`); the runner closes it once the
         // result is stored.
         let live = kakehiki_referee::live::registry().start(
@@ -118,58 +115,7 @@ impl Arena for RefereeArena {
             &job.entrants,
             driver.public_live(),
         );
-        spec.live = Some(live.clone());
-        let mut record = on_runtime(async {
-            // The whole match's wall-clock limit (0: none) ...
-            let over_limit = async {
-                match job.timeout_s {
-                    0 => std::future::pending::<()>().await,
-                    s => tokio::time::sleep(Duration::from_secs(s)).await,
-                }
-            };
-            // ... and each seat's thinking budget (0: none), looked at four times a second.
-            let budget = Duration::from_secs(job.thinking_s);
-            let over_budget = async {
-                if job.thinking_s == 0 {
-                    return std::future::pending::<MatchRecord>().await;
-                }
-                let mut tick = tokio::time::interval(Duration::from_millis(250));
-                loop {
-                    tick.tick().await;
-                    // A record only once a seat is past the budget.
-                    if let Some(r) = kakehiki_referee::thinking_record(driver, &spec, budget) {
-                        return r;
-                    }
-                }
-            };
-            // ... and whether the match was taken away, looked at ten times a second.
-            let stopped = async {
-                let mut tick = tokio::time::interval(Duration::from_millis(100));
-                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
-                    tick.tick().await;
-                }
-            };
-            tokio::select! {
-                r = driver.play(&spec) => r.map_err(referee_error),
-                () = stopped => Err(PlayError::Stopped),
-                // Stopped at its limit, the match is still scored: the seats that used the
-                // most thinking time are charged (none used any: the host's fault).
-                () = over_limit => kakehiki_referee::overtime_record(
-                    driver,
-                    &spec,
-                    Duration::from_secs(job.timeout_s),
-                )
-                .map_err(referee_error),
-                // A seat past its share is charged, never the others.
-                r = over_budget => Ok(r),
-            }
-        })??;
-        record.stamp_sandbox(&spec);
-        live.finish(record.replay.lines());
-        Ok(Played {
-            report: record.report,
-            replay: record.replay.to_text(),
-        })
+        self.play_with(job, stop, BTreeMap::new(), live)
     }
 
     /// Each process entrant's command line is resolved as its sandbox resolves it (against its
@@ -361,6 +307,77 @@ impl Arena for RefereeArena {
             }),
         }
         problems
+    }
+}
+
+impl RefereeArena {
+    /// [`Arena::play_until`] of a match whose `human` seats are played from `desks`, published
+    /// to `live` as it is played (which the caller serves, and closes once it is done with it).
+    pub fn play_with(
+        &self,
+        job: &MatchJob,
+        stop: &std::sync::atomic::AtomicBool,
+        desks: BTreeMap<usize, std::sync::Arc<kakehiki_core::human::Desk>>,
+        live: std::sync::Arc<kakehiki_referee::live::LiveMatch>,
+    ) -> Result<Played, PlayError> {
+        let driver = find_game(&job.game).map_err(|e| PlayError::Failed(e.to_string()))?;
+        let mut spec = MatchSpec::new(&job.game, job.seed_to_play(), job.seats.clone());
+        spec.rules = job.rules.clone();
+        spec.options = job.options.clone();
+        apply_sandbox(&mut spec, job).map_err(PlayError::Failed)?;
+        spec.desks = desks;
+        spec.live = Some(live.clone());
+        let mut record = on_runtime(async {
+            // The whole match's wall-clock limit (0: none) ...
+            let over_limit = async {
+                match job.timeout_s {
+                    0 => std::future::pending::<()>().await,
+                    s => tokio::time::sleep(Duration::from_secs(s)).await,
+                }
+            };
+            // ... and each seat's thinking budget (0: none), looked at four times a second.
+            let budget = Duration::from_secs(job.thinking_s);
+            let over_budget = async {
+                if job.thinking_s == 0 {
+                    return std::future::pending::<MatchRecord>().await;
+                }
+                let mut tick = tokio::time::interval(Duration::from_millis(250));
+                loop {
+                    tick.tick().await;
+                    // A record only once a seat is past the budget.
+                    if let Some(r) = kakehiki_referee::thinking_record(driver, &spec, budget) {
+                        return r;
+                    }
+                }
+            };
+            // ... and whether the match was taken away, looked at ten times a second.
+            let stopped = async {
+                let mut tick = tokio::time::interval(Duration::from_millis(100));
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    tick.tick().await;
+                }
+            };
+            tokio::select! {
+                r = driver.play(&spec) => r.map_err(referee_error),
+                () = stopped => Err(PlayError::Stopped),
+                // Stopped at its limit, the match is still scored: the seats that used the
+                // most thinking time are charged (none used any: the host's fault).
+                () = over_limit => kakehiki_referee::overtime_record(
+                    driver,
+                    &spec,
+                    Duration::from_secs(job.timeout_s),
+                )
+                .map_err(referee_error),
+                // A seat past its share is charged, never the others.
+                r = over_budget => Ok(r),
+            }
+        })??;
+        record.stamp_sandbox(&spec);
+        live.finish(record.replay.lines());
+        Ok(Played {
+            report: record.report,
+            replay: record.replay.to_text(),
+        })
     }
 }
 

@@ -6,6 +6,7 @@
 pub mod cache;
 pub mod kit;
 pub mod pages;
+pub mod people;
 pub mod pool;
 pub mod serve;
 
@@ -49,6 +50,8 @@ pub struct App {
     pub in_ladder: bool,
     /// What the organiser's page needs to run a final (`None`: only `kakehiki ladder final`).
     pub finals: Option<Arc<Finals>>,
+    /// The matches people play against the bots (`None`: people may not).
+    pub people: Option<Arc<people::People>>,
 }
 
 /// What the server needs to run a ladder's final from the organiser's page, as `kakehiki
@@ -224,6 +227,7 @@ impl App {
             site: site.clone(),
             in_ladder: true,
             finals: None,
+            people: None,
         };
         Ok(site.iter().map(|l| any.of(l)).collect())
     }
@@ -250,6 +254,14 @@ impl App {
     pub fn with_finals(self, finals: Arc<Finals>) -> App {
         App {
             finals: Some(finals),
+            ..self
+        }
+    }
+
+    /// This state with `people`: signed-in contestants may play the bots in their browser.
+    pub fn with_people(self, people: Arc<people::People>) -> App {
+        App {
+            people: Some(people),
             ..self
         }
     }
@@ -341,6 +353,7 @@ fn ladder_routes(app: App) -> Router {
         .route("/protocol", get(kit::protocol))
         .route("/starters/:language", get(kit::starter_file))
         .merge(pages::ladder_routes(upload_limit))
+        .merge(people::routes())
         .with_state(app)
 }
 
@@ -486,6 +499,7 @@ fn page_visitor(
             organiser: s.user.role == LadderRole::Organiser,
             user: Some(s.user.name.clone()),
             csrf: Some(s.csrf_token.clone()),
+            play: app.people.is_some(),
             ..place
         },
         None => place,

@@ -507,7 +507,7 @@ fn render(
 }
 
 /// A page with a title and one message.
-fn message(
+pub(crate) fn message(
     app: &App,
     viewer: Option<&LadderSession>,
     status: StatusCode,
@@ -546,7 +546,7 @@ fn not_found(app: &App, viewer: Option<&LadderSession>) -> Response {
     )
 }
 
-fn see_other(to: &str, cookies: impl IntoIterator<Item = HeaderValue>) -> Response {
+pub(crate) fn see_other(to: &str, cookies: impl IntoIterator<Item = HeaderValue>) -> Response {
     let mut r = StatusCode::SEE_OTHER.into_response();
     let h = r.headers_mut();
     h.insert(
@@ -602,7 +602,7 @@ fn busy(app: &App, viewer: Option<&LadderSession>) -> Response {
 
 /// Run a handler's work on a thread that may block (the store is synchronous, and PostgreSQL's
 /// client may not run inside the server's runtime; argon2 takes tens of milliseconds of CPU).
-async fn on_thread(f: impl FnOnce() -> Response + Send + 'static) -> Response {
+pub(crate) async fn on_thread(f: impl FnOnce() -> Response + Send + 'static) -> Response {
     tokio::task::spawn_blocking(f)
         .await
         .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
@@ -1405,7 +1405,7 @@ fn organiser_switch(
 /// The session of a signed-in visitor's form post that carries the session's CSRF token: the
 /// session's hash and the session. Otherwise the answer to give: a redirect to `elsewhere`
 /// without a session, the CSRF refusal, or the store's failure.
-fn form_session(
+pub(crate) fn form_session(
     app: &App,
     headers: &HeaderMap,
     csrf: &str,

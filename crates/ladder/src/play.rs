@@ -414,56 +414,20 @@ impl Matchmaker {
         for &i in &chosen {
             let r = entrants[i];
             names.push(r.entrant.clone());
-            if r.version == 0 {
-                let name = r.entrant.strip_prefix("builtin:").unwrap_or(&r.entrant);
-                seats.push(SeatSpec::Builtin(name.to_string()));
-                dirs.push(None);
-            } else {
-                let language = &self.languages[&r.entrant];
-                let run = self
-                    .config
-                    .recipe(language)
-                    .map(|rc| rc.run.clone())
-                    .unwrap_or_default();
-                // The seat as the ladder's transport has it (`cmd:`, `tcp-cmd:`, ...).
-                let seat = self.config.transport.seat(&run);
-                let spec: SeatSpec =
-                    seat.parse()
-                        .map_err(|e: SeatSpecError| PlayError::BadRunLine {
-                            language: language.clone(),
-                            run: run.clone(),
-                            reason: e.to_string(),
-                        })?;
-                seats.push(spec);
-                dirs.push(Some(crate::program::program_ref(
-                    &self.config.name,
-                    &r.bot,
-                    r.version,
-                )));
-            }
+            let language = self.languages.get(&r.entrant).map(String::as_str);
+            let (seat, dir) = entrant_seat(&self.config, r, language)?;
+            seats.push(seat);
+            dirs.push(dir);
         }
-        let job = MatchJob {
-            contest: self.contest(),
+        let job = ladder_job(
+            &self.config,
+            self.contest(),
             index,
-            game: self.config.game.clone(),
-            rules: Some(self.config.rules.clone()),
             seed,
             seats,
-            entrants: names.clone(),
-            options: self.config.options.clone(),
-            timeout_s: self.config.match_timeout_s,
-            seat_dirs: if dirs.iter().any(Option::is_some) {
-                dirs
-            } else {
-                Vec::new()
-            },
-            seat_env: Vec::new(),
-            sandbox: self.config.sandbox.clone(),
-            cpu_millis: self.config.cpu_millis,
-            // The ladder's seeds are always secret: drawn fresh when the match is played.
-            public_seed: false,
-            thinking_s: self.config.thinking_seconds,
-        };
+            names.clone(),
+            dirs,
+        );
         if store.ladder_queue(&self.config.name, index, &job.to_json())? {
             let mut seen = std::collections::HashSet::new();
             for n in names {
@@ -474,6 +438,123 @@ impl Matchmaker {
         }
         Ok(true)
     }
+}
+
+/// The seat of entrant `r` as the ladder's matches have it: a built-in, or its version's program
+/// (in `language`) under the ladder's transport (`cmd:`, `tcp-cmd:`, ...), with its folder as a
+/// reference to the program in the store ([`crate::program::program_ref`]).
+fn entrant_seat(
+    config: &LadderConfig,
+    r: &LadderRating,
+    language: Option<&str>,
+) -> Result<(SeatSpec, Option<String>), PlayError> {
+    if r.version == 0 {
+        let name = r.entrant.strip_prefix("builtin:").unwrap_or(&r.entrant);
+        return Ok((SeatSpec::Builtin(name.to_string()), None));
+    }
+    let language = language.unwrap_or_default();
+    let run = config
+        .recipe(language)
+        .map(|rc| rc.run.clone())
+        .unwrap_or_default();
+    let seat = config.transport.seat(&run);
+    let spec: SeatSpec = seat
+        .parse()
+        .map_err(|e: SeatSpecError| PlayError::BadRunLine {
+            language: language.to_string(),
+            run: run.clone(),
+            reason: e.to_string(),
+        })?;
+    let dir = crate::program::program_ref(&config.name, &r.bot, r.version);
+    Ok((spec, Some(dir)))
+}
+
+/// A match of the ladder's settings (rule set, options, limits, sandbox) with these seats.
+fn ladder_job(
+    config: &LadderConfig,
+    contest: String,
+    index: u64,
+    seed: u64,
+    seats: Vec<SeatSpec>,
+    entrants: Vec<String>,
+    dirs: Vec<Option<String>>,
+) -> MatchJob {
+    MatchJob {
+        contest,
+        index,
+        game: config.game.clone(),
+        rules: Some(config.rules.clone()),
+        seed,
+        seats,
+        entrants,
+        options: config.options.clone(),
+        timeout_s: config.match_timeout_s,
+        seat_dirs: if dirs.iter().any(Option::is_some) {
+            dirs
+        } else {
+            Vec::new()
+        },
+        seat_env: Vec::new(),
+        sandbox: config.sandbox.clone(),
+        cpu_millis: config.cpu_millis,
+        // The ladder's seeds are always secret: drawn fresh when the match is played.
+        public_seed: false,
+        thinking_s: config.thinking_seconds,
+    }
+}
+
+/// Why a person cannot play a bot of the ladder.
+#[derive(Debug, thiserror::Error)]
+pub enum PersonError {
+    #[error("the ladder has no bot {0:?} that plays now")]
+    NoSuchBot(String),
+    #[error(transparent)]
+    Play(#[from] PlayError),
+}
+
+/// An unrated match in which a person (seat 0, `human`) plays `bot`'s active version (or the
+/// built-in of that name) in every other of the table's `seats` seats, under the ladder's
+/// settings: match `index` of `contest` (never the ladder's own, whose matches are rated).
+pub fn person_job(
+    config: &LadderConfig,
+    store: &mut dyn Store,
+    bot: &str,
+    seats: usize,
+    contest: String,
+    index: u64,
+    seed: u64,
+) -> Result<MatchJob, PersonError> {
+    let missing = || PersonError::NoSuchBot(bot.to_string());
+    let (_, r) = store
+        .ladder_bot_rating(&config.name, bot)
+        .map_err(PlayError::from)?
+        .ok_or_else(missing)?;
+    if !r.active {
+        return Err(missing());
+    }
+    let language = match r.version {
+        0 => None,
+        v => Some(
+            store
+                .active_bot_versions(&config.name)
+                .map_err(PlayError::from)?
+                .into_iter()
+                .find(|a| a.bot == r.bot && a.version == v)
+                .ok_or_else(missing)?
+                .language,
+        ),
+    };
+    let (seat, dir) = entrant_seat(config, &r, language.as_deref())?;
+    let n = seats.max(2);
+    let mut specs = vec![SeatSpec::Human];
+    let mut names = vec!["you".to_string()];
+    let mut dirs = vec![None];
+    for _ in 1..n {
+        specs.push(seat.clone());
+        names.push(r.entrant.clone());
+        dirs.push(dir.clone());
+    }
+    Ok(ladder_job(config, contest, index, seed, specs, names, dirs))
 }
 
 /// How many of the `open` matches (tables of `seats` seats) one of `contestants` bots may be in

@@ -24,10 +24,10 @@
     fetch(desk.getAttribute('data-reply'), {
       method: 'POST', body: text, headers: { 'content-type': 'text/plain; charset=utf-8' }
     }).then(function (r) {
-      return r.text().then(function (why) {
+      return r.json().then(function (b) {
         if (r.ok) { $('hs-reply').value = ''; return; }
-        $('hs-refused').textContent = 'not sent: ' + why;
-      });
+        $('hs-refused').textContent = 'not sent: ' + (b.error || r.status);
+      }, function () { $('hs-refused').textContent = 'not sent: ' + r.status; });
     }, function (e) { $('hs-refused').textContent = 'not sent: ' + e; });
   }
 

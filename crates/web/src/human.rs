@@ -18,9 +18,10 @@ use axum::Router;
 use kakehiki_core::human::{Desk, Refusal, MAX_REPLY};
 use serde_json::json;
 
+/// The `key` of a seat's address.
 #[derive(serde::Deserialize)]
-struct Key {
-    key: Option<String>,
+pub struct Key {
+    pub key: Option<String>,
 }
 
 /// The routes of the human seats `desks`, beside a match page served at `match_page`.
@@ -35,7 +36,7 @@ pub fn routes(desks: Vec<Arc<Desk>>, match_page: &str) -> Router {
                 let (desks, match_page) = (d1.clone(), match_page.clone());
                 async move {
                     match desk_of(&desks, n, &k) {
-                        Ok(desk) => Html(page(&desk, &match_page)).into_response(),
+                        Ok(desk) => Html(page(&desk, "", &match_page, true)).into_response(),
                         Err(r) => r,
                     }
                 }
@@ -72,7 +73,7 @@ pub fn routes(desks: Vec<Arc<Desk>>, match_page: &str) -> Router {
 /// The desk of seat `n` when `key` opens it; otherwise the refusal (the same for a seat that is
 /// no human seat and for a wrong key: the address tells nothing about other seats).
 #[allow(clippy::result_large_err)] // a response is the error: it is answered at once
-fn desk_of(desks: &[Arc<Desk>], n: usize, k: &Key) -> Result<Arc<Desk>, Response> {
+pub fn desk_of(desks: &[Arc<Desk>], n: usize, k: &Key) -> Result<Arc<Desk>, Response> {
     let key = k.key.as_deref().unwrap_or("");
     desks
         .iter()
@@ -87,8 +88,10 @@ fn desk_of(desks: &[Arc<Desk>], n: usize, k: &Key) -> Result<Arc<Desk>, Response
         })
 }
 
-/// The seat's page.
-pub fn page(desk: &Desk, match_page: &str) -> String {
+/// The seat's page, its routes under `at` (`""`: `/seat/N/...`), beside the match's page
+/// `match_page` (`framed`: in a frame of the seat's page; otherwise a link to it, for a server
+/// whose pages may not be framed).
+pub fn page(desk: &Desk, at: &str, match_page: &str, framed: bool) -> String {
     let [.., human] = crate::html::assets();
     let key = &desk.key;
     crate::html::render(
@@ -96,9 +99,9 @@ pub fn page(desk: &Desk, match_page: &str) -> String {
         json!({
             "title": format!("seat {} of a {} match", desk.seat, desk.game),
             "seat": desk.seat, "game": desk.game,
-            "events": format!("/seat/{}/events?key={key}", desk.seat),
-            "reply": format!("/seat/{}/reply?key={key}", desk.seat),
-            "match_page": match_page,
+            "events": format!("{at}/seat/{}/events?key={key}", desk.seat),
+            "reply": format!("{at}/seat/{}/reply?key={key}", desk.seat),
+            "match_page": match_page, "framed": framed,
             "protocol": protocol_doc(&desk.game),
             "human_js": human.path,
         }),
@@ -120,7 +123,7 @@ fn protocol_doc(game: &str) -> &'static str {
 
 /// The seat's events: everything so far, then what changes, until the seat is over. The
 /// stream holds the seat's page open ([`Desk::open_page`]).
-fn events(desk: Arc<Desk>) -> Response {
+pub fn events(desk: Arc<Desk>) -> Response {
     let guard = desk.open_page();
     let changes = desk.subscribe();
     let stream = futures_util::stream::unfold(
@@ -154,30 +157,27 @@ fn events(desk: Arc<Desk>) -> Response {
     r
 }
 
-/// Take one reply (a text body of at most [`MAX_REPLY`] bytes).
-async fn reply(desk: &Desk, body: Body) -> Response {
-    let bytes = match axum::body::to_bytes(body, MAX_REPLY + 2).await {
-        Ok(b) => b,
-        Err(_) => {
-            return (
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("a reply is at most {MAX_REPLY} bytes"),
-            )
-                .into_response()
-        }
+/// Take one reply (a text body of at most [`MAX_REPLY`] bytes). The answer is JSON:
+/// `{"taken":true}`, or `{"error":REASON}` with the status of the refusal.
+pub async fn reply(desk: &Desk, body: Body) -> Response {
+    let refuse = |status: StatusCode, why: String| {
+        (status, axum::Json(json!({ "error": why }))).into_response()
+    };
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_REPLY + 2).await else {
+        let why = format!("a reply is at most {MAX_REPLY} bytes");
+        return refuse(StatusCode::PAYLOAD_TOO_LARGE, why);
     };
     let Ok(text) = std::str::from_utf8(&bytes) else {
-        return (
+        return refuse(
             StatusCode::UNPROCESSABLE_ENTITY,
-            "the reply is not UTF-8 text",
-        )
-            .into_response();
+            "the reply is not UTF-8 text".into(),
+        );
     };
     match desk.send(text) {
-        Ok(()) => (StatusCode::OK, "taken").into_response(),
+        Ok(()) => axum::Json(json!({ "taken": true })).into_response(),
         Err(e @ (Refusal::NotAsked | Refusal::Over(_))) => {
-            (StatusCode::CONFLICT, e.to_string()).into_response()
+            refuse(StatusCode::CONFLICT, e.to_string())
         }
-        Err(e) => (StatusCode::UNPROCESSABLE_ENTITY, e.to_string()).into_response(),
+        Err(e) => refuse(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()),
     }
 }

@@ -38,12 +38,15 @@ pub struct LadderVisitor {
     pub base: String,
     /// Whether the server serves several ladders.
     pub several: bool,
+    /// Whether the visitor may play the ladder's bots in their browser (signed in, and the
+    /// server lets people play).
+    pub play: bool,
 }
 
 impl LadderVisitor {
     fn json(&self) -> Value {
         json!({"user": self.user, "organiser": self.organiser, "csrf": self.csrf,
-               "base": self.base, "several": self.several})
+               "base": self.base, "several": self.several, "play": self.play})
     }
 }
 

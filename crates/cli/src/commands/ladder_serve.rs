@@ -45,6 +45,10 @@ pub struct ServeArgs {
     /// shared PostgreSQL store play them).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(0..=1024))]
     pub workers: u16,
+    /// Unrated matches signed-in contestants play against the bots in their browser at once,
+    /// each played by the server itself ("play against this bot" on a bot's page; 0: none).
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u16).range(0..=64))]
+    pub people: u16,
     /// Matches kept queued or running (default: twice the workers, at least 4).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub open_matches: Option<u64>,
@@ -176,10 +180,21 @@ pub fn run(args: ServeArgs) -> anyhow::Result<u8> {
             store_files,
         ))
     };
+    // The matches people play share the programs' folder with the server's workers.
+    let people = (args.people > 0).then(|| {
+        Arc::new(kakehiki_ladder_web::people::People::new(
+            data.clone(),
+            usize::from(args.people),
+        ))
+    });
     let apps: Vec<kakehiki_ladder_web::App> =
         kakehiki_ladder_web::App::site(configs.clone(), stores, args.cookie_secure)?
             .into_iter()
             .map(|app| app.with_finals(finals.clone()))
+            .map(|app| match &people {
+                Some(p) => app.with_people(p.clone()),
+                None => app,
+            })
             .collect();
     start_builders(&args)?;
     for (i, app) in apps.iter().enumerate() {

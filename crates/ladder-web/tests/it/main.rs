@@ -1418,3 +1418,209 @@ async fn a_match_is_watched_as_it_is_played() {
         StatusCode::NOT_FOUND
     );
 }
+
+/// A signed-in contestant plays a bot of the ladder from its page ("play against this bot"):
+/// the form needs the session's CSRF token, one match at a time; the seat's page and its
+/// interface open only with the key of the address the form redirected to; the person's illegal
+/// moves are refused with the reason; the match is played to its end by the server, shown as a
+/// replay once over, and neither stored nor rated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_plays_a_bot_of_the_ladder_unrated_from_its_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = LadderConfig::parse(
+        "name = \"g\"\ngame = \"geister\"\nbuiltins = [\"random\"]\n",
+        "ladder.toml",
+        &|g| kakehiki_contest::RefereeArena.game_type(g),
+    )
+    .unwrap();
+    let db = dir.path().join("ladder.sqlite");
+    let stores = (0..2)
+        .map(|_| kakehiki_store::open_store(&db, None).unwrap())
+        .collect();
+    let people = kakehiki_ladder_web::people::People::new(dir.path().join("programs"), 1);
+    let app = router(App::new(Arc::new(config), stores, false).with_people(Arc::new(people)));
+    let mut store = kakehiki_store::open_store(&db, None).unwrap();
+    ladder_g_with(store.as_mut(), &[], false);
+    let random = "builtin:random";
+    store
+        .ladder_enter(
+            "g",
+            &kakehiki_store::LadderEntrant {
+                entrant: random.into(),
+                bot: random.into(),
+                version: 0,
+                owner: "builtin".into(),
+            },
+        )
+        .unwrap();
+    let cookie = organiser_and_dan(store.as_mut());
+    // The bot's page offers the match to a signed-in visitor only.
+    let page = text(
+        app.clone()
+            .oneshot(get_with_cookie("/bots/builtin:random", &cookie))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert!(page.contains("id=\"play-bot\""), "{page}");
+    assert!(!text(get(&app, "/bots/builtin:random").await)
+        .await
+        .contains("play-bot"));
+    let play = "/bots/builtin:random/play";
+    let r = app
+        .clone()
+        .oneshot(form_post(play, "csrf=wrong".into(), Some(&cookie)))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    let r = app
+        .clone()
+        .oneshot(form_post(play, "csrf=the-csrf-token".into(), None))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert_eq!(r.headers()[header::LOCATION], "/login");
+    let r = app
+        .clone()
+        .oneshot(form_post(play, "csrf=the-csrf-token".into(), Some(&cookie)))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    let seat = r.headers()[header::LOCATION].to_str().unwrap().to_string();
+    assert!(seat.starts_with("/play/1/seat/0?key="), "{seat}");
+    let key = seat.split_once("key=").unwrap().1.to_string();
+    assert_eq!(key.len(), 32);
+    // One match at a time.
+    let again = app
+        .clone()
+        .oneshot(form_post(play, "csrf=the-csrf-token".into(), Some(&cookie)))
+        .await
+        .unwrap();
+    assert_eq!(again.status(), StatusCode::CONFLICT);
+    assert!(text(again).await.contains("playing a match already"));
+    // The key opens the seat; any other address is the same 404.
+    let page = text(get(&app, &seat).await).await;
+    assert!(
+        page.contains("Seat 0: you play this geister match"),
+        "{page}"
+    );
+    // Its routes and the match's page are the match's (`/` is written `&#x2f;`).
+    let page = page.replace("&#x2f;", "/");
+    assert!(
+        page.contains(&format!("href=\"/play/1?key={key}\"")),
+        "{page}"
+    );
+    assert!(page.contains(&format!("data-events=\"/play/1/seat/0/events?key={key}\"")));
+    assert!(page.contains(&format!("data-reply=\"/play/1/seat/0/reply?key={key}\"")));
+    for wrong in [
+        "/play/1/seat/0?key=00",
+        "/play/1/seat/1?key=K",
+        "/play/2/seat/0",
+    ] {
+        let wrong = wrong.replace('K', &key);
+        assert_eq!(
+            get(&app, &wrong).await.status(),
+            StatusCode::NOT_FOUND,
+            "{wrong}"
+        );
+    }
+    let events = get(&app, &format!("/play/1/seat/0/events?key={key}")).await;
+    assert_eq!(events.status(), StatusCode::OK);
+    let mut body = events.into_body();
+    let mut seen = String::new();
+    // Asked (a reply is awaited until a time) once SET? is told.
+    read_sse(&mut body, &mut seen, |t| {
+        t.contains("SET?") && t.contains("\"waiting_until_unix_ms\":1")
+    })
+    .await;
+    // Play: the placement, then the first of the moves the seat takes (the illegal ones are
+    // refused with the reason), until the seat is over.
+    let reply = format!("/play/1/seat/0/reply?key={key}");
+    let send = |text: String| {
+        let app = app.clone();
+        let reply = reply.clone();
+        async move {
+            let r = app
+                .oneshot(request("POST", &reply, Body::from(text)))
+                .await
+                .unwrap();
+            let status = r.status();
+            let answer: serde_json::Value = serde_json::from_str(&self::text(r).await).unwrap();
+            let why = answer["error"].as_str().unwrap_or_default().to_string();
+            (status, why)
+        }
+    };
+    assert_eq!(
+        send("SET:ABCD".into()).await,
+        (StatusCode::OK, String::new())
+    );
+    let (status, why) = send("SET:ABCD".into()).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert!(
+        why.contains("nothing is asked of you now") || why.contains("placement is made"),
+        "{why}"
+    );
+    let (mut moves, mut refused) = (0, 0);
+    let started = Instant::now();
+    'game: loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the match did not end: {moves} moves, {refused} refused, last {:?}",
+            send("MOV:A,N".into()).await
+        );
+        for g in "ABCDEFGH".chars() {
+            for d in ["N", "W", "E", "S"] {
+                let (status, why) = send(format!("MOV:{g},{d}")).await;
+                match status {
+                    StatusCode::OK => {
+                        moves += 1;
+                        continue 'game;
+                    }
+                    StatusCode::UNPROCESSABLE_ENTITY => {
+                        assert!(
+                            why.contains(&format!("{g}")) || why.contains("ghost"),
+                            "{why}"
+                        );
+                        refused += 1
+                    }
+                    StatusCode::CONFLICT if why.contains("over") => break 'game,
+                    StatusCode::CONFLICT => {
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        continue 'game;
+                    }
+                    other => panic!("{other}: {why}"),
+                }
+            }
+        }
+        panic!("no move was taken");
+    }
+    assert!(moves > 0 && refused > 0, "{moves} moves, {refused} refused");
+    // Over: the replay, and its stream; nothing stored, nothing rated.
+    let started = Instant::now();
+    let replay = loop {
+        let page = text(get(&app, &format!("/play/1?key={key}")).await).await;
+        if !page.contains("id=\"live-badge\"") {
+            break page;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(
+        replay.contains("geister match against builtin:random"),
+        "{replay}"
+    );
+    let stream = text(get(&app, &format!("/play/1/events?key={key}")).await).await;
+    assert!(stream.contains("event: end"), "{stream}");
+    // No bot's stderr: every `stderr` is empty.
+    let said = stream.matches("\"stderr\":\"").count();
+    assert_eq!(said, stream.matches("\"stderr\":\"\"").count(), "{stream}");
+    assert_eq!(store.ladder_state("g").unwrap().rated_seq, 0);
+    assert!(store.ladder_running("g").unwrap().is_empty());
+    // Another match may start now.
+    let r = app
+        .clone()
+        .oneshot(form_post(play, "csrf=the-csrf-token".into(), Some(&cookie)))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+}
