@@ -985,6 +985,32 @@ fn a_contestant_signs_up_logs_in_and_uploads_in_a_real_browser() {
             .unwrap();
         assert!(matches.text().await.unwrap().contains("builtin:"));
         shot("ladder-bot-page.png", c.screenshot().await.unwrap());
+        // "Play against this bot": alice plays her own bot from the seat page, by clicks.
+        click(&c, "play-bot").await;
+        let waiting = text_when(&c, "hs-waiting", |t| t.starts_with("Your turn"), 30, 100).await;
+        assert!(waiting.is_ok(), "{waiting:?}");
+        assert!(c
+            .current_url()
+            .await
+            .unwrap()
+            .path()
+            .starts_with("/play/1/seat/0"));
+        for g in ["hs-g-A", "hs-g-B", "hs-g-C", "hs-g-D"] {
+            click(&c, g).await;
+        }
+        click(&c, "hs-set").await;
+        c.wait().for_element(Locator::Id("hs-board")).await.unwrap();
+        // Ghost A (1,4) one square north.
+        click(&c, "hs-sq-1-4").await;
+        click(&c, "hs-sq-1-3").await;
+        let log = text_when(&c, "hs-log", |t| t.contains("you → MOV:A,N"), 30, 100).await;
+        assert!(log.is_ok(), "{log:?}");
+        shot("ladder-play.png", c.screenshot().await.unwrap());
+        c.goto(&format!("{url}/bots/alice")).await.unwrap();
+        c.wait()
+            .for_element(Locator::Id("bot-matches"))
+            .await
+            .unwrap();
         c.find(Locator::Css("#bot-matches a[href^='/matches/']"))
             .await
             .unwrap()
