@@ -223,6 +223,31 @@ impl LiveMatch {
     }
 }
 
+impl LiveMatch {
+    /// A public reader that lost its stream after the line numbered `last_id` (an
+    /// `EventSource`'s `Last-Event-ID`): while the match is played, it goes on exactly where it
+    /// was (the lines it was sent are the public ones published up to that line); once the match
+    /// is over, or for a line it could not have been sent yet, it reads the match from its start
+    /// again (the same lines with the same numbers).
+    pub fn public_reader_resume(self: &Arc<Self>, last_id: usize) -> LiveReader {
+        let mut reader = self.public_reader();
+        let st = self.state();
+        if st.finished {
+            return reader;
+        }
+        let Some(at) = st.sent.iter().position(|s| s.id == last_id && s.public) else {
+            return reader;
+        };
+        reader.held = st.sent[..=at]
+            .iter()
+            .filter(|s| !s.public)
+            .map(|s| (s.id, s.line.clone()))
+            .collect();
+        reader.next = at + 1;
+        reader
+    }
+}
+
 /// A reader's position in a [`LiveMatch`].
 pub struct LiveReader {
     live: Arc<LiveMatch>,
@@ -413,6 +438,56 @@ mod tests {
             late.next().await,
             LiveNext::End { finished: true }
         ));
+    }
+
+    /// A public reader that reconnects with the number of the last line it was sent gets what
+    /// an unbroken reader would have got next: the public lines after it, the held ones at the
+    /// end; once the match is over, everything again with the same numbers.
+    #[tokio::test]
+    async fn a_reconnecting_reader_resumes_after_the_last_line_it_was_sent() {
+        let secret = |l: &str| !l.contains("secret");
+        let live = LiveMatch::new(
+            LiveInfo {
+                contest: "r".into(),
+                index: 1,
+                game: "geister".into(),
+                entrants: vec![],
+                started_unix_ms: 0,
+            },
+            secret,
+        );
+        let all: Vec<String> = ["h", "a", "secret b", "c", "d", "secret e", "f"]
+            .iter()
+            .map(|x| format!("{{\"event\":\"{x}\"}}"))
+            .collect();
+        live.extend(&all[..5]);
+        let mut unbroken = live.public_reader();
+        let LiveNext::Lines(first) = unbroken.next().await else {
+            panic!()
+        };
+        assert_eq!(first.iter().map(|l| l.0).collect::<Vec<_>>(), [0, 1, 3, 4]);
+        // Lost after line 3: it gets line 4, then what the unbroken one gets.
+        let mut resumed = live.public_reader_resume(3);
+        let LiveNext::Lines(next) = resumed.next().await else {
+            panic!()
+        };
+        assert_eq!(next.iter().map(|l| l.0).collect::<Vec<_>>(), [4]);
+        live.extend(&all);
+        live.finish(&all);
+        live.close();
+        let (LiveNext::Lines(a), LiveNext::Lines(b)) =
+            (unbroken.next().await, resumed.next().await)
+        else {
+            panic!()
+        };
+        assert_eq!(a, b);
+        assert_eq!(a.iter().map(|l| l.0).collect::<Vec<_>>(), [2, 5, 6]);
+        // A line it could not have been sent, or a match over: from the start again.
+        let mut again = live.public_reader_resume(2);
+        let LiveNext::Lines(whole) = again.next().await else {
+            panic!()
+        };
+        assert_eq!(whole.len(), 7);
     }
 
     #[tokio::test]

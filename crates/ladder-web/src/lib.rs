@@ -956,13 +956,14 @@ async fn match_events(
             Err(r) => return r.into_response(),
         };
         let (_, user) = page_visitor(&app, &headers);
+        let from = kakehiki_web::live::resume_of(&headers, q.after);
         // Stored: its replay. Else being played: its stream.
         match seen_match(&app, &ladder, index, user.as_ref()) {
-            Ok(m) => kakehiki_web::live::stored_events(&m.replay),
+            Ok(m) => kakehiki_web::live::stored_events(&m.replay, from),
             Err(ApiError(StatusCode::NOT_FOUND, _)) => match live_match(&ladder, index) {
                 Some(live) => {
                     let visible = live_visible(&app, &ladder, &live, user.as_ref());
-                    kakehiki_web::live::live_events(&live, visible, q.after.unwrap_or(0))
+                    kakehiki_web::live::live_events(&live, visible, from)
                 }
                 None => ApiError(
                     StatusCode::NOT_FOUND,

@@ -291,17 +291,19 @@ async fn match_events(
     State(app): State<App>,
     Path(id): Path<u64>,
     Query(q): Query<EventsQuery>,
+    headers: HeaderMap,
 ) -> Response {
+    let from = kakehiki_web::live::resume_of(&headers, q.after);
     let key = Key { key: q.key };
     let Some(m) = people_match(&app, id, &key) else {
         return no_match();
     };
     let over = m.over.lock().unwrap_or_else(|e| e.into_inner()).clone();
     match over {
-        Some(Ok(replay)) => kakehiki_web::live::stored_events(&replay),
+        Some(Ok(replay)) => kakehiki_web::live::stored_events(&replay, from),
         _ => {
             let seats = m.live.info.entrants.len();
-            kakehiki_web::live::live_events(&m.live, vec![false; seats], q.after.unwrap_or(0))
+            kakehiki_web::live::live_events(&m.live, vec![false; seats], from)
         }
     }
 }

@@ -82,7 +82,11 @@ fn main() {
         let caught_up = Arc::new(AtomicUsize::new(0));
         let mut tasks = Vec::new();
         for _ in 0..readers {
-            let response = kakehiki_web::live::live_events(&live, vec![false; 15], 0);
+            let response = kakehiki_web::live::live_events(
+                &live,
+                vec![false; 15],
+                kakehiki_web::live::Resume::After(0),
+            );
             let caught_up = caught_up.clone();
             tasks.push(rt.spawn(async move {
                 let mut body = response.into_body();

@@ -40,10 +40,14 @@ fn end_event(finished: bool) -> Event {
         .data(json!({ "finished": finished }).to_string())
 }
 
-/// The stream of a match being played, from the public's reader (`after`: lines the page
-/// already shows), each line as `visible` may read it.
-pub fn live_events(live: &Arc<LiveMatch>, visible: Vec<bool>, after: usize) -> Response {
-    let reader = live.public_reader_after(after);
+/// The stream of a match being played, from the public's reader (from where it resumes: after
+/// the lines a page already shows, or where a reconnecting `EventSource` was), each line as
+/// `visible` may read it.
+pub fn live_events(live: &Arc<LiveMatch>, visible: Vec<bool>, from: Resume) -> Response {
+    let reader = match from {
+        Resume::After(k) => live.public_reader_after(k),
+        Resume::LastId(id) => live.public_reader_resume(id),
+    };
     let stream = futures_util::stream::unfold(
         (reader, visible, false),
         |(mut r, visible, done): (LiveReader, Vec<bool>, bool)| async move {
@@ -68,11 +72,39 @@ pub fn live_events(live: &Arc<LiveMatch>, visible: Vec<bool>, after: usize) -> R
     sse(stream.flatten())
 }
 
-/// The stream of a stored match: its replay (already as its reader may see it), then `end`.
-pub fn stored_events(replay: &str) -> Response {
+/// Where a reader's stream starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resume {
+    /// After the first K lines a public reader is sent (`?after=K`: a page that shows them).
+    After(usize),
+    /// After the line numbered K (`Last-Event-ID: K`: an `EventSource` that lost its connection
+    /// and reconnects).
+    LastId(usize),
+}
+
+/// The reader's [`Resume`]: its `Last-Event-ID` if it sent one, else `?after=`.
+pub fn resume_of(headers: &axum::http::HeaderMap, after: Option<usize>) -> Resume {
+    let last = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<usize>().ok());
+    match last {
+        Some(id) => Resume::LastId(id),
+        None => Resume::After(after.unwrap_or(0)),
+    }
+}
+
+/// The stream of a stored match from where its reader resumes: its replay (already as its
+/// reader may see it), then `end`.
+pub fn stored_events(replay: &str, from: Resume) -> Response {
+    let after = match from {
+        Resume::After(k) => k,
+        Resume::LastId(id) => id.saturating_add(1),
+    };
     let mut events: Vec<Event> = replay
         .lines()
         .enumerate()
+        .skip(after)
         .map(|(i, l)| Event::default().id(i.to_string()).data(l))
         .collect();
     events.push(end_event(true));

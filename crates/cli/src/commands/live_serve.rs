@@ -62,20 +62,19 @@ pub async fn start(
         )
         .route(
             "/events",
-            get(move |Query(q): Query<After>| {
-                let (live, over) = (l2.clone(), o2.clone());
-                async move {
-                    let done = over.lock().unwrap_or_else(|e| e.into_inner()).clone();
-                    match done {
-                        Some(replay) => kakehiki_web::live::stored_events(&replay),
-                        None => kakehiki_web::live::live_events(
-                            &live,
-                            vec![true; seats],
-                            q.after.unwrap_or(0),
-                        ),
+            get(
+                move |Query(q): Query<After>, headers: kakehiki_web::axum::http::HeaderMap| {
+                    let (live, over) = (l2.clone(), o2.clone());
+                    let from = kakehiki_web::live::resume_of(&headers, q.after);
+                    async move {
+                        let done = over.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                        match done {
+                            Some(replay) => kakehiki_web::live::stored_events(&replay, from),
+                            None => kakehiki_web::live::live_events(&live, vec![true; seats], from),
+                        }
                     }
-                }
-            }),
+                },
+            ),
         )
         .route("/assets/:name", get(kakehiki_web::asset))
         .merge(kakehiki_web::human::routes(

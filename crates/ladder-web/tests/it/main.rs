@@ -1368,6 +1368,34 @@ async fn a_match_is_watched_as_it_is_played() {
         dan_text.contains("secret of DAN"),
         "dan sees his own stderr: {dan_text}"
     );
+    // A reader that lost its stream and reconnects with the last line it was sent
+    // (`Last-Event-ID`) gets only what came after it.
+    let last: usize = public_text
+        .lines()
+        .filter_map(|l| l.strip_prefix("id: "))
+        .last()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut again = request("GET", "/api/ladders/g/matches/7/events", Body::empty());
+    again
+        .headers_mut()
+        .insert("last-event-id", last.to_string().parse().unwrap());
+    let mut again_body = app.clone().oneshot(again).await.unwrap().into_body();
+    let mut again_text = String::new();
+    live.extend(&replay[..half + 4]);
+    let more = replay[half..half + 4]
+        .iter()
+        .filter(|l| (geister.public_live())(l))
+        .count();
+    assert!(more > 0);
+    read_sse(&mut again_body, &mut again_text, |t| shown(t) >= more).await;
+    let got = sse_lines(&again_text);
+    assert_eq!(got.len(), more, "only the lines after {last}: {again_text}");
+    assert!(again_text
+        .lines()
+        .filter_map(|l| l.strip_prefix("id: "))
+        .all(|id| id.parse::<usize>().unwrap() > last));
     // The match ends and is stored: both streams end with the whole replay.
     live.extend(&replay);
     live.finish(&replay);
