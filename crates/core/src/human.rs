@@ -27,6 +27,17 @@ pub const MAX_REPLY: usize = 16 * 1024;
 /// message the seat was sent and the reply.
 pub type ReplyCheck = fn(last: &str, reply: &str) -> Result<(), String>;
 
+/// A game's offer of legal replies to a message, for the page's controls (Diplomacy's orders of
+/// each unit), as JSON; `None` when it has none for that message.
+pub type ReplyChoices = fn(message: &str) -> Option<serde_json::Value>;
+
+/// What a game gives a person's desk.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Help {
+    pub check: Option<ReplyCheck>,
+    pub choices: Option<ReplyChoices>,
+}
+
 /// One message the seat was sent.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Told {
@@ -55,6 +66,9 @@ pub struct DeskView {
     pub sent: Vec<Sent>,
     /// A reply is awaited until this time (Unix ms).
     pub waiting_until_unix_ms: Option<u64>,
+    /// The game's offer of replies to the last message ([`ReplyChoices`]), when this view has
+    /// new messages.
+    pub choices: Option<serde_json::Value>,
     /// The seat is over, and why (the match ended, the person left).
     pub over: Option<String>,
 }
@@ -90,6 +104,8 @@ pub enum Answered {
 #[derive(Debug, Default)]
 struct State {
     messages: Vec<Told>,
+    /// The offer of replies to the last message.
+    choices: Option<serde_json::Value>,
     sent: Vec<Sent>,
     /// Replies taken and not yet read by the seat.
     pending: std::collections::VecDeque<(Vec<u8>, Instant)>,
@@ -108,7 +124,7 @@ pub struct Desk {
     pub game: String,
     /// The capability in the page's address.
     pub key: String,
-    check: Option<ReplyCheck>,
+    help: Help,
     state: Mutex<State>,
     version: watch::Sender<u64>,
 }
@@ -138,13 +154,14 @@ fn fresh_key() -> String {
 }
 
 impl Desk {
-    /// The desk of `seat` of a `game` match; `check` refuses illegal replies before they are sent.
-    pub fn new(game: &str, seat: usize, check: Option<ReplyCheck>) -> Arc<Desk> {
+    /// The desk of `seat` of a `game` match, with the game's `help`: a check that refuses
+    /// illegal replies before they are sent, an offer of legal ones.
+    pub fn new(game: &str, seat: usize, help: Help) -> Arc<Desk> {
         Arc::new(Desk {
             seat,
             game: game.to_string(),
             key: fresh_key(),
-            check,
+            help,
             state: Mutex::new(State::default()),
             version: watch::channel(0).0,
         })
@@ -175,12 +192,17 @@ impl Desk {
         if let Some(why) = left(&mut st) {
             return Err(why);
         }
+        drop(st);
+        let text = String::from_utf8_lossy(bytes).into_owned();
+        let choices = self.help.choices.and_then(|offer| offer(&text));
+        let mut st = self.state();
         let n = st.messages.len();
         st.messages.push(Told {
             n,
-            text: String::from_utf8_lossy(bytes).into_owned(),
+            text,
             at_unix_ms: unix_ms(),
         });
+        st.choices = choices;
         drop(st);
         self.bump();
         Ok(())
@@ -274,7 +296,7 @@ impl Desk {
                 .map(|m| m.text.clone())
                 .unwrap_or_default()
         };
-        if let Some(check) = self.check {
+        if let Some(check) = self.help.check {
             check(&last, text).map_err(Refusal::Illegal)?;
         }
         let mut st = self.state();
@@ -310,6 +332,9 @@ impl Desk {
             seat: self.seat,
             game: self.game.clone(),
             messages: st.messages.iter().skip(from).cloned().collect(),
+            choices: (from < st.messages.len())
+                .then(|| st.choices.clone())
+                .flatten(),
             sent_first: sent_from.min(st.sent.len()),
             sent: st.sent.iter().skip(sent_from).cloned().collect(),
             waiting_until_unix_ms: st.waiting_until,
@@ -363,7 +388,14 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_reply_is_taken_only_when_asked_and_legal() {
-        let desk = Desk::new("geister", 1, Some(no_digits));
+        let desk = Desk::new(
+            "geister",
+            1,
+            Help {
+                check: Some(no_digits),
+                choices: None,
+            },
+        );
         assert_eq!(desk.key.len(), 32);
         assert!(desk.opens(&desk.key.clone()) && !desk.opens("00"));
         desk.tell(b"SET?\r\n").unwrap();
@@ -394,7 +426,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_person_who_closes_the_page_has_left_after_the_grace() {
-        let desk = Desk::new("nac", 0, None);
+        let desk = Desk::new("nac", 0, Help::default());
         let page = desk.open_page();
         drop(page);
         // Reopened within the grace: still there.

@@ -187,8 +187,8 @@ async fn start(
         let Ok(driver) = kakehiki_referee::find_game(&job.game) else {
             return refused(&app, StatusCode::INTERNAL_SERVER_ERROR, "the game is unknown");
         };
-        let check = kakehiki_referee::seat::human::check_for(&job.game);
-        let desk = Desk::new(&job.game, 0, check);
+        let help = kakehiki_referee::seat::human::help_for(&job.game);
+        let desk = Desk::new(&job.game, 0, help);
         let info = LiveInfo {
             contest,
             index: id,

@@ -5,7 +5,7 @@
   var desk = document.getElementById('hs-desk');
   if (!desk) return;
   var game = desk.getAttribute('data-game');
-  var st = { messages: [], sent: [], until: null, over: null, drawn: -1 };
+  var st = { messages: [], sent: [], until: null, over: null, drawn: -1, choices: null };
   var $ = function (id) { return document.getElementById(id); };
 
   function el(tag, attrs, text) {
@@ -243,7 +243,8 @@
     });
   }
 
-  // ---- Diplomacy (JSON): ready, and ordering every unit to hold; other orders are typed.
+  // ---- Diplomacy (JSON): ready; each unit's (or site's) legal orders to choose from, which the
+  // server offers with the phase (convoys are typed); press rounds answered with none.
   function diplomacy(box, msg) {
     var p;
     try { p = JSON.parse(msg); } catch (e) { return; }
@@ -251,8 +252,30 @@
       box.appendChild(el('p', {}, 'You play ' + p.power + '.'));
       box.appendChild(button('hs-dip-ready', 'ready', '{"ready":true}'));
     } else if (p.type === 'phase') {
-      box.appendChild(el('p', {}, p.phase + ': your units and places: ' + JSON.stringify(p.orderable) +
-        '. Type {"orders":["A PAR - BUR", ...]} below, or:'));
+      var offer = st.choices && st.choices.orders ? st.choices.orders : {};
+      var builds = p.builds || 0, removals = p.removals || 0;
+      box.appendChild(el('p', {}, p.phase + ': ' + (builds ? 'build up to ' + builds + ' units' :
+        removals ? 'remove ' + removals + ' units' : 'order your units') +
+        ' (convoys and VIA: type them below).'));
+      var t = el('table', { id: 'hs-dip-orders' });
+      var selects = [];
+      (p.orderable || []).forEach(function (u, i) {
+        var tr = el('tr');
+        tr.appendChild(el('td', {}, u));
+        var s = el('select', { id: 'hs-dip-' + i, 'data-unit': u });
+        if (builds || removals) s.appendChild(el('option', { value: '' }, builds ? '(no build)' : '(keep)'));
+        (offer[u] || []).forEach(function (o) { s.appendChild(el('option', { value: o }, o)); });
+        var td = el('td'); td.appendChild(s); tr.appendChild(td);
+        t.appendChild(tr);
+        selects.push(s);
+      });
+      box.appendChild(t);
+      var go = el('button', { id: 'hs-dip-send', type: 'button' }, 'send these orders');
+      go.onclick = function () {
+        var orders = selects.map(function (s) { return s.value; }).filter(function (v) { return v !== ''; });
+        send(JSON.stringify({ orders: orders }));
+      };
+      box.appendChild(go);
       box.appendChild(button('hs-dip-hold', 'order nothing (every unit holds)', '{"orders":[]}'));
     } else if (p.type === 'press') {
       box.appendChild(button('hs-dip-quiet', 'send no press', '{"messages":[]}'));
@@ -276,6 +299,7 @@
   es.onmessage = function (ev) {
     var v = JSON.parse(ev.data);
     v.messages.forEach(function (m) { learn(m.text); });
+    if (v.messages.length) st.choices = v.choices || null;
     st.messages = st.messages.concat(v.messages);
     st.sent = st.sent.slice(0, v.sent_first).concat(v.sent);
     st.until = v.waiting_until_unix_ms === undefined ? null : v.waiting_until_unix_ms;

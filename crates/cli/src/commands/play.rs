@@ -273,8 +273,8 @@ pub fn run(args: PlayArgs) -> anyhow::Result<u8> {
     // A person plays each human seat from its page, served with the match's.
     for (i, s) in spec.seats.iter().enumerate() {
         if matches!(s, SeatSpec::Human) {
-            let check = kakehiki_referee::seat::human::check_for(&args.game);
-            let desk = kakehiki_core::human::Desk::new(&args.game, i, check);
+            let help = kakehiki_referee::seat::human::help_for(&args.game);
+            let desk = kakehiki_core::human::Desk::new(&args.game, i, help);
             spec.desks.insert(i, desk);
         }
     }

@@ -329,6 +329,14 @@ enum Act {
     Type(String),
     /// Click the page's first target (the first living agent but oneself).
     Target,
+    /// Choose these values in these selects, then click `button`: the reply is `reply`.
+    Choose {
+        picks: Vec<(String, String)>,
+        button: String,
+        reply: String,
+    },
+    /// Type this, see it refused with a reason holding `why`, then do the other.
+    Refused(String, String, Box<Act>),
 }
 
 /// A person who does `act` about each request: the replies sent, in order, and the requests.
@@ -336,7 +344,28 @@ async fn play_by(c: &Client, nlp: bool, act: impl Fn(&str) -> Act) -> (Vec<Strin
     let (mut sent, mut asked, mut answered) = (Vec::new(), Vec::new(), None);
     while let Some((n, msg)) = my_turn(c, answered).await {
         asked.push(request(&msg));
-        match act(&msg) {
+        let mut todo = act(&msg);
+        if let Act::Refused(text, why, then) = todo {
+            type_reply(c, &text).await;
+            let said = refusal(c).await;
+            assert!(said.contains(&why), "{text}: {said}");
+            todo = *then;
+        }
+        match todo {
+            Act::Refused(..) => panic!("one refusal at a time"),
+            Act::Choose {
+                picks,
+                button,
+                reply,
+            } => {
+                for (id, value) in picks {
+                    let select = c.find(Locator::Id(&id)).await.unwrap();
+                    select.select_by_value(&value).await.unwrap();
+                }
+                snap(c, &format!("human-{button}")).await;
+                click(c, &button).await;
+                sent.push(reply);
+            }
             Act::Type(text) => {
                 type_reply(c, &text).await;
                 sent.push(text);
@@ -461,7 +490,7 @@ fn a_person_plays_werewolf_nlp_through_the_text_box() {
 }
 
 #[test]
-fn a_person_plays_diplomacy_through_the_text_box() {
+fn a_person_plays_diplomacy_by_choosing_the_offered_orders() {
     let Some(webdriver) = WebDriver::start() else {
         return;
     };
@@ -488,12 +517,22 @@ fn a_person_plays_diplomacy_through_the_text_box() {
     let (sent, asked) = runtime().block_on(async {
         let c = webdriver.session().await;
         c.goto(&url).await.unwrap();
-        // Austria: its army in Vienna to Galicia, then the orders it is asked for held.
+        // Austria: an Italian unit's order refused, then from the offered orders its army in
+        // Vienna to Galicia supported from Budapest (the fleet holds); later orders typed.
         let r = play_by(&c, false, |msg| match request(msg).as_str() {
             "start" => Act::Type(r#"{"ready":true}"#.into()),
-            _ if serde_json::from_str::<Value>(msg).unwrap()["phase"] == "S1901M" => {
-                Act::Type(r#"{"orders":["A VIE - GAL"]}"#.into())
-            }
+            _ if serde_json::from_str::<Value>(msg).unwrap()["phase"] == "S1901M" => Act::Refused(
+                r#"{"orders":["A ROM - VEN"]}"#.into(),
+                "orders none of your units".into(),
+                Box::new(Act::Choose {
+                    picks: vec![
+                        ("hs-dip-0".into(), "A BUD S A VIE - GAL".into()),
+                        ("hs-dip-1".into(), "A VIE - GAL".into()),
+                    ],
+                    button: "hs-dip-send".into(),
+                    reply: r#"{"orders":["A BUD S A VIE - GAL","A VIE - GAL","F TRI H"]}"#.into(),
+                }),
+            ),
             _ => Act::Type(r#"{"orders":[]}"#.into()),
         })
         .await;

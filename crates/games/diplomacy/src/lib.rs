@@ -17,6 +17,7 @@ pub mod map_data;
 pub mod movement;
 pub mod order;
 pub mod outcome;
+pub mod person;
 pub mod replay_v1;
 pub mod service;
 pub mod types;

@@ -1372,8 +1372,8 @@ async fn a_match_is_watched_as_it_is_played() {
     // (`Last-Event-ID`) gets only what came after it.
     let last: usize = public_text
         .lines()
-        .filter_map(|l| l.strip_prefix("id: "))
-        .last()
+        .rev()
+        .find_map(|l| l.strip_prefix("id: "))
         .unwrap()
         .parse()
         .unwrap();

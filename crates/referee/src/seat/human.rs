@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use super::{Ending, Received, Seat, Transport};
 use crate::driver::{BoxFuture, MatchSpec, RefereeError};
 
-pub use kakehiki_core::human::ReplyCheck;
+pub use kakehiki_core::human::{Help, ReplyCheck};
 
 /// A person's seat.
 pub struct HumanSeat {
@@ -97,13 +97,24 @@ impl Transport for HumanSeat {
     }
 }
 
-/// The game's check of a person's reply, where it has one: the Geister moves and the Negotiate
-/// and Conquer (Religion War) targets; elsewhere the reply goes as typed and the referee judges
-/// it as a bot's.
-pub fn check_for(game: &str) -> Option<ReplyCheck> {
+/// What a game gives a person's desk: the check of a reply before it goes (Geister moves,
+/// Negotiate and Conquer and Religion War targets, Diplomacy orders and their units; elsewhere
+/// the reply goes as typed and the referee judges it as a bot's), and Diplomacy's legal orders
+/// of each unit.
+pub fn help_for(game: &str) -> Help {
     match game {
-        "geister" => Some(kakehiki_geister::wire::check_reply),
-        "nac" | "religion-war" => Some(kakehiki_nac::reply::check_reply),
-        _ => None,
+        "geister" => Help {
+            check: Some(kakehiki_geister::wire::check_reply),
+            choices: None,
+        },
+        "nac" | "religion-war" => Help {
+            check: Some(kakehiki_nac::reply::check_reply),
+            choices: None,
+        },
+        "diplomacy" => Help {
+            check: Some(kakehiki_diplomacy::person::check_reply),
+            choices: Some(kakehiki_diplomacy::person::choices),
+        },
+        _ => Help::default(),
     }
 }
