@@ -1,9 +1,9 @@
 //! The page of a seat played by a person (`docs/human.md`): `GET /seat/N?key=K` (the page),
 //! `GET /seat/N/events?key=K` (Server-Sent Events: what the seat is sent and what is awaited, as
-//! [`DeskView`] JSON, each event from where the last one ended) and `POST /seat/N/reply?key=K`
-//! (one reply as a text body: `200` taken, `409` nothing asked or the seat over, `422` refused
-//! with the reason). The key is checked before anything else, the body read only after it.
-//! The match itself is shown beside the seat by the match's own live page (`match_page`).
+//! [`DeskView`](kakehiki_core::human::DeskView) JSON, each event from where the last one ended)
+//! and `POST /seat/N/reply?key=K` (one reply as a text body, answered in JSON: taken, or the
+//! refusal and its reason). The key is checked before anything else, the body read only after
+//! it. The match itself is shown beside the seat by the match's own live page (`match_page`).
 
 use std::convert::Infallible;
 use std::sync::Arc;
