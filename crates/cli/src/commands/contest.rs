@@ -80,7 +80,8 @@ pub struct RunArgs {
     pub file: PathBuf,
     #[command(flatten)]
     pub store: StoreArgs,
-    /// Matches played at once (default: the file's `jobs`, else 1). Ignored with --database-url.
+    /// Matches played at once (default: the file's `jobs`, else 1). Not with --database-url:
+    /// workers play the matches there, each with its own `kakehiki worker --jobs`.
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub jobs: Option<u16>,
     /// No progress bar.
@@ -152,6 +153,11 @@ pub(crate) fn run_contest(args: RunArgs) -> anyhow::Result<u8> {
         kakehiki_agent::SandboxReport::for_jail(&jail)
             .check_cpu_quota(&jail)
             .with_context(|| format!("{}: cpus_per_bot", args.file.display()))?;
+    }
+    if let (Some(j), Some(_)) = (args.jobs, &args.store.database_url) {
+        anyhow::bail!(
+            "--jobs {j} with --database-url: this command only queues the matches there; the workers play them, each with its own kakehiki worker --jobs N"
+        );
     }
     let jobs = args.jobs.map(usize::from).or(def.jobs).unwrap_or(1);
     crate::fd_budget::check(

@@ -203,6 +203,15 @@ fn bad_input_gives_clear_errors_and_stores_nothing() {
                 "random, strong",
             ],
         ),
+        (
+            "human.toml",
+            good.replacen("builtin:random", "human", 1),
+            vec![
+                "key `entrants[2].seat`",
+                "no human entrants",
+                "kakehiki play --seat human",
+            ],
+        ),
     ];
     for (file, text, needles) in cases {
         std::fs::write(d.join(file), text).unwrap();
@@ -215,6 +224,24 @@ fn bad_input_gives_clear_errors_and_stores_nothing() {
             "{file}: a bad file must not create the store"
         );
     }
+    // --jobs with --database-url: the workers play, each with its own --jobs (refused before any
+    // connection is made).
+    let err = fails(
+        &[
+            "contest",
+            "run",
+            "ok.toml",
+            "--database-url",
+            "postgres://kk@127.0.0.1:1/none",
+            "--jobs",
+            "3",
+        ],
+        d,
+    );
+    assert!(
+        err.contains("--jobs 3 with --database-url") && err.contains("kakehiki worker --jobs"),
+        "{err}"
+    );
     let err = fails(&["contest", "run", "missing.toml"], d);
     assert!(
         err.contains("cannot read contest file missing.toml"),

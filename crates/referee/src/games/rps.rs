@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::driver::{BoxFuture, GameDriver, MatchRecord, MatchSpec, RefereeError};
 use crate::lifecycle::Lifecycle;
-use crate::seat::pipe::start_seats;
+use crate::seat::pipe::start_match_seats;
 use crate::seat::{Ask, Table};
 
 /// The replay format this driver writes.
@@ -171,7 +171,7 @@ impl GameDriver for RpsDriver {
             let p = RPS_LIFE.check(spec)?;
             let specs: Vec<String> = spec.seats.iter().map(ToString::to_string).collect();
             let header = RPS_LIFE.header(RPS_TYPE.default_rules(), spec.seed, specs.clone(), &p);
-            let seats = start_seats(&spec.seats, &spec.sandbox, RPS_TYPE.name)?;
+            let seats = start_match_seats(spec, RPS_TYPE.name)?;
             let table = RPS_LIFE.open(spec, seats, Some(&header));
             let seed = spec.seed;
             let flow = move |table| play_rounds(table, p, seed, specs);
