@@ -3,7 +3,7 @@
 //!
 //! The whole match is [`play_rounds`]: it asks both seats at once through a [`Table`], reads their
 //! replies with the rules crate's codec, records the game's own events (`round`, `result`) and
-//! finishes the table. Playing runs it on live seats ([`start_seats`]); re-running a replay runs
+//! finishes the table. Playing runs it on live seats ([`start_match_seats`]); re-running a replay runs
 //! the same function on [`Table::replayed`] seats. Built only with the `example-game` feature.
 
 use std::time::Duration;
