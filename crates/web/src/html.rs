@@ -363,7 +363,9 @@ fn rating_chart(c: &ContestData) -> Value {
     json!({"w": w, "h": h, "lines": lines, "ticks": ticks, "matches": last as u64})
 }
 
-pub fn contest(c: &ContestData, page: Page, spage: Page) -> String {
+/// A contest's page; `running`: its matches being played in this process
+/// (`live::running_json`).
+pub fn contest(c: &ContestData, page: Page, spage: Page, running: &[Value]) -> String {
     let base = format!("/contests/{}", seg(&c.name));
     let rows = page.slice(&c.rows);
     let h2h: Value = if c.entrants.len() <= H2H_MATRIX_MAX {
@@ -394,6 +396,7 @@ pub fn contest(c: &ContestData, page: Page, spage: Page) -> String {
             "chart": rating_chart(c),
             "bt_note": bt_note(c),
             "events_url": format!("/api/contests/{}/events", seg(&c.name)),
+            "running": running,
         }),
     )
 }

@@ -44,7 +44,7 @@ pub mod view;
 pub use axum;
 pub use contest::ContestData;
 use contest::{Contest, ContestState};
-pub use html::{assets, script_hashes, Asset, STYLE};
+pub use html::{assets, script_hashes, seg, Asset, STYLE};
 pub use view::{view_model, ViewError, ViewOptions};
 
 /// Why a request failed; each maps to an HTTP status with a JSON or HTML message.
@@ -228,6 +228,11 @@ fn build(
         .route("/api/contests/:name/matches/:index", get(api_match))
         .route("/api/contests/:name/matches/:index/replay", get(api_replay))
         .route("/api/contests/:name/events", get(api_events))
+        .route("/api/contests/:name/running", get(api_running))
+        .route(
+            "/api/contests/:name/matches/:index/events",
+            get(api_match_events),
+        )
         .route("/assets/:name", get(asset))
         .fallback(not_found)
         .with_state(state.clone());
@@ -722,10 +727,11 @@ async fn contest_page(
 ) -> Result<Html<String>, HtmlError> {
     let page = pager(&q.page, &q.per, html::PAGE_SIZE).map_err(HtmlError)?;
     let spage = pager(&q.spage, &q.sper, html::STANDINGS_PER).map_err(HtmlError)?;
+    let running = running_list(&name);
     let c = with_store(&st, move |s, st| contest_data(s, st, &name))
         .await
         .map_err(HtmlError)?;
-    Ok(Html(html::contest(&c, page, spage)))
+    Ok(Html(html::contest(&c, page, spage, &running)))
 }
 
 async fn entrant_page(
@@ -746,11 +752,72 @@ async fn entrant_page(
     Ok(Html(html::entrant(&c, e, page)))
 }
 
+/// A match of `contest` being played in this process (a contest this process runs, `kakehiki
+/// contest run --serve`), if it is (`kakehiki_core::live`).
+fn playing(contest: &str, index: u64) -> Option<std::sync::Arc<kakehiki_core::live::LiveMatch>> {
+    kakehiki_core::live::registry().get(contest, index)
+}
+
+/// `GET /api/contests/NAME/running`: the contest's matches being played in this process, each
+/// with its page and its event stream (none in a `kakehiki web` reading the store of a contest
+/// another process runs).
+async fn api_running(Path(name): Path<String>) -> Json<Value> {
+    Json(json!({ "contest": name, "running": running_list(&name) }))
+}
+
+/// The matches of contest `name` being played in this process, as the API and the contest page
+/// list them.
+fn running_list(name: &str) -> Vec<Value> {
+    kakehiki_core::live::registry()
+        .running(&name)
+        .iter()
+        .map(|m| {
+            let page = format!("/contests/{}/matches/{}", html::seg(&name), m.info.index);
+            let events = format!(
+                "/api/contests/{}/matches/{}/events",
+                html::seg(&name),
+                m.info.index
+            );
+            live::running_json(&m.info, &page, &events)
+        })
+        .collect()
+}
+
+#[derive(serde::Deserialize)]
+struct AfterQuery {
+    after: Option<usize>,
+}
+
+/// `GET /api/contests/NAME/matches/N/events`: the match's events as it is played (docs/live.md),
+/// or its stored replay; no seat's stderr.
+async fn api_match_events(
+    State(st): State<Shared>,
+    Path((name, index)): Path<(String, String)>,
+    Query(q): Query<AfterQuery>,
+    headers: axum::http::HeaderMap,
+) -> Result<Response, WebError> {
+    let index = parse_index(&index)?;
+    let from = live::resume_of(&headers, q.after);
+    if let Some(m) = playing(&name, index) {
+        let seats = m.info.entrants.len();
+        return Ok(live::live_events(&m, vec![false; seats], from));
+    }
+    let (_, replay) = with_store(&st, move |s, _| one_match(s, &name, index)).await?;
+    let replay = kakehiki_core::exchange::hide_stderr(&replay, &[]);
+    Ok(live::stored_events(&replay, from))
+}
+
 async fn match_page(
     State(st): State<Shared>,
     Path((name, index)): Path<(String, String)>,
 ) -> Result<Html<String>, HtmlError> {
     let index = parse_index(&index).map_err(HtmlError)?;
+    // Being played in this process: its live page, which becomes the stored one at the end.
+    if let Some(m) = playing(&name, index) {
+        let (so_far, shown) = live::public_so_far(&m);
+        let events = format!("/api/contests/{}/matches/{index}/events", html::seg(&name));
+        return Ok(Html(live::live_page(&m.info, &so_far, shown, &events)));
+    }
     let contest = name.clone();
     let (result, replay) = with_store(&st, move |s, _| one_match(s, &name, index))
         .await

@@ -90,6 +90,11 @@ pub struct RunArgs {
     /// Do not print the standings at the end.
     #[arg(long)]
     pub no_standings: bool,
+    /// Serve the contest's web pages (as `kakehiki web` does) on this address while it runs,
+    /// each match played here followed live on its page (docs/live.md), and after it until
+    /// Ctrl-C. Port 0: any free port (printed).
+    #[arg(long, value_name = "ADDR")]
+    pub serve: Option<std::net::SocketAddr>,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy)]
@@ -184,6 +189,7 @@ pub(crate) fn run_contest(args: RunArgs) -> anyhow::Result<u8> {
         },
         ..RunOptions::default()
     };
+    let mut served = None;
     let summary = if let Some(url) = &args.store.database_url {
         // Check the entrants before anything is queued: a typo fails here, not in every match.
         preflight(&RefereeArena, &def, &opts.store_files)?;
@@ -192,6 +198,9 @@ pub(crate) fn run_contest(args: RunArgs) -> anyhow::Result<u8> {
             def.name
         );
         let connect = || open_store(&args.store.db, Some(url));
+        if let Some(bind) = args.serve {
+            served = Some(serve_pages(&args.store, bind, &def.name)?);
+        }
         coordinate(&def, &connect, &opts, Duration::from_millis(500))
             .with_context(|| format!("coordinating on {}", redact_url(url)))?
     } else {
@@ -199,6 +208,9 @@ pub(crate) fn run_contest(args: RunArgs) -> anyhow::Result<u8> {
         // line) creates no database file, at a mistyped path or anywhere else.
         preflight(&RefereeArena, &def, &opts.store_files)?;
         let store = args.store.open()?;
+        if let Some(bind) = args.serve {
+            served = Some(serve_pages(&args.store, bind, &def.name)?);
+        }
         run_local(&def, store, Arc::new(Prechecked(RefereeArena)), &opts)?
     };
     report_summary(&def, &summary);
@@ -210,11 +222,52 @@ pub(crate) fn run_contest(args: RunArgs) -> anyhow::Result<u8> {
             compute_standings(&def, &results).render(OutputFormat::Table)
         );
     }
+    if let Some((url, server)) = served {
+        eprintln!("the contest's pages stay at {url} (Ctrl-C to stop)");
+        let _ = server.join();
+    }
     Ok(if summary.failed.is_empty() {
         exit::OK
     } else {
         exit::FAILURE
     })
+}
+
+/// Serve the contest's pages from `store` on `bind`, on a thread of their own: the contest's
+/// address and the thread.
+fn serve_pages(
+    store: &StoreArgs,
+    bind: std::net::SocketAddr,
+    contest: &str,
+) -> anyhow::Result<(String, std::thread::JoinHandle<()>)> {
+    let (db, url) = (store.db.clone(), store.database_url.clone());
+    let opener: kakehiki_web::StoreOpener = Arc::new(move || open_store(&db, url.as_deref()));
+    let app = kakehiki_web::app_with_opener(opener, 8).context("cannot serve the store")?;
+    let listener =
+        std::net::TcpListener::bind(bind).with_context(|| format!("cannot listen on {bind}"))?;
+    listener.set_nonblocking(true)?;
+    let page = format!(
+        "http://{}/contests/{}",
+        listener.local_addr()?,
+        kakehiki_web::seg(contest)
+    );
+    eprintln!("watch the contest at {page}");
+    let server = std::thread::Builder::new()
+        .name("contest-pages".into())
+        .spawn(move || {
+            let runtime = match tokio::runtime::Runtime::new() {
+                Ok(r) => r,
+                Err(e) => return eprintln!("serving the contest's pages failed: {e}"),
+            };
+            let served = runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener)?;
+                kakehiki_web::serve_listener(app, listener).await
+            });
+            if let Err(e) = served {
+                eprintln!("serving the contest's pages failed: {e}");
+            }
+        })?;
+    Ok((page, server))
 }
 
 /// An arena whose entrants already passed the pre-flight: `run_local` does not start them a

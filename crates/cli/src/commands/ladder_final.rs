@@ -112,6 +112,7 @@ pub fn final_(args: FinalArgs) -> anyhow::Result<u8> {
         jobs: args.jobs,
         quiet: args.quiet,
         no_standings: false,
+        serve: None,
     })?;
     // A `playoff` ladder: the entrants the complete final ranks level play their play-offs.
     let standings = {
@@ -135,6 +136,7 @@ pub fn final_(args: FinalArgs) -> anyhow::Result<u8> {
             jobs: args.jobs,
             quiet: args.quiet,
             no_standings: false,
+            serve: None,
         })?);
     }
     let store_arg = match &args.store.database_url {

@@ -369,3 +369,87 @@ fn a_run_refused_by_the_preflight_creates_no_database() {
         assert!(!d.join(f).exists(), "a refused run created {f}: {err}");
     }
 }
+
+/// `contest run --serve`: the contest's pages are served while it runs; a match being played
+/// is listed (`/api/contests/NAME/running` and the contest page), has a live page and a stream
+/// of its events without any stderr, and its page is the stored match's once it is over.
+#[test]
+fn a_contest_run_serves_its_pages_and_its_matches_live() {
+    use crate::support::{start_and_read, Says};
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("live.toml");
+    // A client that thinks 50 ms a move: a match to watch as it is played.
+    let client = crate::support::repo_file("examples/bots/python/geister_client.py");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"live\"\ngame = \"geister\"\nformat = \"round-robin\"\nseed = 5\ngames = 2\n\
+             [[entrants]]\nname = \"a\"\nseat = \"cmd:python3 {client} --stdio --delay 50\"\n\
+             [[entrants]]\nname = \"b\"\nseat = \"builtin:random\"\n"
+        ),
+    )
+    .unwrap();
+    let mut cmd = Command::new(bin());
+    cmd.args(["contest", "run"])
+        .arg(&file)
+        .arg("--db")
+        .arg(dir.path().join("s.sqlite"))
+        .args(["--serve", "127.0.0.1:0", "--quiet", "--no-standings"])
+        .stdout(Stdio::null());
+    let (_server, page) = start_and_read(cmd, Says::Stderr, |line| {
+        line.strip_prefix("watch the contest at ")
+            .map(str::to_string)
+    });
+    let base = page.split("/contests/").next().unwrap().to_string();
+    let get = |path: &str| {
+        ureq::get(&format!("{base}{path}"))
+            .call()
+            .unwrap()
+            .into_string()
+            .unwrap()
+    };
+    // A match being played: listed, with its live page.
+    let started = std::time::Instant::now();
+    let running = loop {
+        let list: serde_json::Value =
+            serde_json::from_str(&get("/api/contests/live/running")).unwrap();
+        if let Some(m) = list["running"].as_array().and_then(|r| r.first()) {
+            break m.clone();
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "no match ran: {list}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let match_page = running["page"].as_str().unwrap().to_string();
+    assert!(get("/contests/live").contains("id=\"running\""));
+    let live = get(&match_page);
+    assert!(live.contains("id=\"live-badge\""), "{live}");
+    // Its stream: lines as they are played, no stderr.
+    let events = ureq::get(&format!("{base}{}", running["events"].as_str().unwrap()))
+        .call()
+        .unwrap();
+    assert_eq!(events.header("content-type"), Some("text/event-stream"));
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(events.into_reader()));
+    let data = (&mut lines)
+        .map_while(Result::ok)
+        .filter(|l| l.starts_with("data: "))
+        .take(3)
+        .collect::<Vec<_>>();
+    assert!(data[0].contains("\"event\":\"header\""), "{data:?}");
+    // Over: the stored match's page.
+    let started = std::time::Instant::now();
+    loop {
+        let now = get(&match_page);
+        if !now.contains("id=\"live-badge\"") {
+            assert!(now.contains("geister"), "{now}");
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "the match did not end"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
