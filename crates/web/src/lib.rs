@@ -769,13 +769,13 @@ async fn api_running(Path(name): Path<String>) -> Json<Value> {
 /// list them.
 fn running_list(name: &str) -> Vec<Value> {
     kakehiki_core::live::registry()
-        .running(&name)
+        .running(name)
         .iter()
         .map(|m| {
-            let page = format!("/contests/{}/matches/{}", html::seg(&name), m.info.index);
+            let page = format!("/contests/{}/matches/{}", html::seg(name), m.info.index);
             let events = format!(
                 "/api/contests/{}/matches/{}/events",
-                html::seg(&name),
+                html::seg(name),
                 m.info.index
             );
             live::running_json(&m.info, &page, &events)
