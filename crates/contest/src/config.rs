@@ -558,13 +558,6 @@ impl ContestDef {
                         format!("{} has no tcp entrants (a client that connects on its own): use builtin:, cmd: or tcp-cmd:", game_type.name),
                     ))
                 }
-                SeatSpec::Human => {
-                    return Err(ctx.invalid(
-                        e.seat.span(),
-                        &key,
-                        "a contest has no human entrants: a person plays a seat with kakehiki play --seat human",
-                    ))
-                }
                 SeatSpec::Daide(None) => {
                     return Err(ctx.invalid(
                         e.seat.span(),

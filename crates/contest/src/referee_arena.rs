@@ -115,7 +115,25 @@ impl Arena for RefereeArena {
             &job.entrants,
             driver.public_live(),
         );
-        self.play_with(job, stop, BTreeMap::new(), live)
+        // A person's seats: their desks, served by the process's pages (`contest run --serve`)
+        // while the match is played.
+        let desks = kakehiki_core::human::desks();
+        let mut open = BTreeMap::new();
+        for (i, s) in job.seats.iter().enumerate() {
+            if matches!(s, kakehiki_core::SeatSpec::Human) {
+                if !desks.served() {
+                    return Err(PlayError::Failed(
+                        "a human entrant is played from its page: run the contest with --serve"
+                            .into(),
+                    ));
+                }
+                let help = kakehiki_referee::seat::human::help_for(&job.game);
+                open.insert(i, desks.open(&job.contest, job.index, &job.game, i, help));
+            }
+        }
+        let played = self.play_with(job, stop, open, live);
+        desks.close(&job.contest, job.index);
+        played
     }
 
     /// Each process entrant's command line is resolved as its sandbox resolves it (against its

@@ -375,6 +375,90 @@ impl Drop for PageGuard {
     }
 }
 
+/// Told of each desk a contest's match opens ([`Desks::open`]): the contest, the match's index
+/// and the desk (the caller that serves the desks prints where the person goes).
+pub type DeskNotice = Box<dyn Fn(&str, u64, &Desk) + Send + Sync>;
+
+/// The desks of the human seats of the contests' matches being played in this process, by
+/// contest, match index and seat: opened as a match starts, closed when it ends, served by the
+/// process's web pages (`kakehiki contest run --serve`).
+#[derive(Default)]
+pub struct Desks {
+    open: Mutex<std::collections::BTreeMap<(String, u64, usize), Arc<Desk>>>,
+    notice: Mutex<Option<DeskNotice>>,
+}
+
+impl Desks {
+    fn map(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::BTreeMap<(String, u64, usize), Arc<Desk>>>
+    {
+        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Tell `notice` of every desk opened from now on.
+    pub fn on_open(&self, notice: DeskNotice) {
+        *self.notice.lock().unwrap_or_else(|e| e.into_inner()) = Some(notice);
+    }
+
+    /// Whether a caller serves the desks (someone was told to be told).
+    pub fn served(&self) -> bool {
+        self.notice
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    /// Open the desk of `seat` of match `index` of `contest` (a `game` match) with `help`.
+    pub fn open(
+        &self,
+        contest: &str,
+        index: u64,
+        game: &str,
+        seat: usize,
+        help: Help,
+    ) -> Arc<Desk> {
+        let desk = Desk::new(game, seat, help);
+        if let Some(old) = self
+            .map()
+            .insert((contest.to_string(), index, seat), desk.clone())
+        {
+            old.end("the match was played again");
+        }
+        if let Some(notice) = self
+            .notice
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            notice(contest, index, &desk);
+        }
+        desk
+    }
+
+    /// The open desk of `seat` of match `index` of `contest`.
+    pub fn get(&self, contest: &str, index: u64, seat: usize) -> Option<Arc<Desk>> {
+        self.map().get(&(contest.to_string(), index, seat)).cloned()
+    }
+
+    /// Close the desks of match `index` of `contest` (its seats are over).
+    pub fn close(&self, contest: &str, index: u64) {
+        self.map().retain(|(c, i, _), d| {
+            let keep = !(c == contest && *i == index);
+            if !keep {
+                d.end("the match is over");
+            }
+            keep
+        });
+    }
+}
+
+/// The process's [`Desks`].
+pub fn desks() -> &'static Desks {
+    static DESKS: std::sync::OnceLock<Desks> = std::sync::OnceLock::new();
+    DESKS.get_or_init(Desks::default)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

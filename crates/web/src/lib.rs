@@ -230,6 +230,18 @@ fn build(
         .route("/api/contests/:name/events", get(api_events))
         .route("/api/contests/:name/running", get(api_running))
         .route(
+            "/contests/:name/matches/:index/seat/:seat",
+            get(contest_seat_page),
+        )
+        .route(
+            "/contests/:name/matches/:index/seat/:seat/events",
+            get(contest_seat_events),
+        )
+        .route(
+            "/contests/:name/matches/:index/seat/:seat/reply",
+            axum::routing::post(contest_seat_reply),
+        )
+        .route(
             "/api/contests/:name/matches/:index/events",
             get(api_match_events),
         )
@@ -750,6 +762,66 @@ async fn entrant_page(
         }));
     };
     Ok(Html(html::entrant(&c, e, page)))
+}
+
+/// The desk of a person's seat in a match of a contest this process plays, when `key` opens it
+/// (`kakehiki contest run --serve` with a `human` entrant); otherwise the same 404 for any miss.
+#[allow(clippy::result_large_err)] // a response is the error: it is answered at once
+fn contest_desk(
+    name: &str,
+    index: &str,
+    seat: usize,
+    key: &human::Key,
+) -> Result<std::sync::Arc<kakehiki_core::human::Desk>, Response> {
+    let desk = parse_index(index)
+        .ok()
+        .and_then(|i| kakehiki_core::human::desks().get(name, i, seat));
+    match desk {
+        Some(d) if d.opens(key.key.as_deref().unwrap_or("")) => Ok(d),
+        _ => Err((
+            StatusCode::NOT_FOUND,
+            "no such seat: use the whole address the contest printed (human seat N of match M: http://…?key=…); a seat is served while its match is played",
+        )
+            .into_response()),
+    }
+}
+
+/// `GET /contests/NAME/matches/N/seat/S?key=K`: a person's seat in a match being played, beside
+/// the match's live page.
+async fn contest_seat_page(
+    Path((name, index, seat)): Path<(String, String, usize)>,
+    Query(key): Query<human::Key>,
+) -> Response {
+    match contest_desk(&name, &index, seat, &key) {
+        Ok(desk) => {
+            let at = format!("/contests/{}/matches/{index}", html::seg(&name));
+            Html(human::page(&desk, &at, &at, true)).into_response()
+        }
+        Err(r) => r,
+    }
+}
+
+/// `GET /contests/NAME/matches/N/seat/S/events?key=K`: the seat's events.
+async fn contest_seat_events(
+    Path((name, index, seat)): Path<(String, String, usize)>,
+    Query(key): Query<human::Key>,
+) -> Response {
+    match contest_desk(&name, &index, seat, &key) {
+        Ok(desk) => human::events(desk),
+        Err(r) => r,
+    }
+}
+
+/// `POST /contests/NAME/matches/N/seat/S/reply?key=K`: one reply (the key checked first).
+async fn contest_seat_reply(
+    Path((name, index, seat)): Path<(String, String, usize)>,
+    Query(key): Query<human::Key>,
+    req: axum::extract::Request,
+) -> Response {
+    match contest_desk(&name, &index, seat, &key) {
+        Ok(desk) => human::reply(&desk, req.into_body()).await,
+        Err(r) => r,
+    }
 }
 
 /// A match of `contest` being played in this process (a contest this process runs, `kakehiki

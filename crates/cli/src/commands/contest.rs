@@ -159,6 +159,19 @@ pub(crate) fn run_contest(args: RunArgs) -> anyhow::Result<u8> {
             .check_cpu_quota(&jail)
             .with_context(|| format!("{}: cpus_per_bot", args.file.display()))?;
     }
+    // A person's entrant plays from the pages this run serves.
+    if let Some(e) = def
+        .entrants
+        .iter()
+        .find(|e| matches!(e.seat, kakehiki_core::SeatSpec::Human))
+    {
+        if args.serve.is_none() || args.store.database_url.is_some() {
+            anyhow::bail!(
+                "entrant {} is played by a person (seat = \"human\"): run the contest with --serve ADDR, whose pages give the person each of its matches' seat (not with --database-url: workers elsewhere could not serve it)",
+                e.name
+            );
+        }
+    }
     if let (Some(j), Some(_)) = (args.jobs, &args.store.database_url) {
         anyhow::bail!(
             "--jobs {j} with --database-url: this command only queues the matches there; the workers play them, each with its own kakehiki worker --jobs N"
@@ -252,6 +265,14 @@ fn serve_pages(
         kakehiki_web::seg(contest)
     );
     eprintln!("watch the contest at {page}");
+    // Where the person plays each of their seats.
+    let at = page.clone();
+    kakehiki_core::human::desks().on_open(Box::new(move |_, index, desk| {
+        eprintln!(
+            "human seat {} of match {index}: {at}/matches/{index}/seat/{}?key={}",
+            desk.seat, desk.seat, desk.key
+        );
+    }));
     let server = std::thread::Builder::new()
         .name("contest-pages".into())
         .spawn(move || {

@@ -453,3 +453,116 @@ fn a_contest_run_serves_its_pages_and_its_matches_live() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
+
+/// A person's entrant in a contest run with `--serve`: each of its matches prints the address
+/// of its seat, where the person's replies go (an illegal one refused with the reason); the
+/// contest completes with the person ranked like any entrant.
+#[test]
+fn a_person_plays_a_contest_run_with_serve_from_each_matchs_seat() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("people.toml");
+    std::fs::write(
+        &file,
+        "name = \"people\"\ngame = \"geister\"\nformat = \"round-robin\"\nseed = 5\ngames = 2\n\
+         [[entrants]]\nname = \"me\"\nseat = \"human\"\n\
+         [[entrants]]\nname = \"bot\"\nseat = \"builtin:random\"\n",
+    )
+    .unwrap();
+    let mut child = Command::new(bin())
+        .args(["contest", "run"])
+        .arg(&file)
+        .arg("--db")
+        .arg(dir.path().join("s.sqlite"))
+        .args(["--serve", "127.0.0.1:0", "--quiet", "-j", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Every line the run prints on stderr, as it comes.
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let err = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            eprintln!("run: {line}");
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut stdout = child.stdout.take().unwrap();
+    let _server = crate::support::Server(child);
+    let post = |url: &str, body: &str| match ureq::post(url).send_string(body) {
+        Ok(r) => (r.status(), r.into_string().unwrap()),
+        Err(ureq::Error::Status(code, r)) => (code, r.into_string().unwrap()),
+        Err(e) => panic!("{url}: {e}"),
+    };
+    let mut refused = 0;
+    for _ in 0..2 {
+        // The next match's seat, as the run prints it.
+        let url = loop {
+            let line = rx
+                .recv_timeout(std::time::Duration::from_secs(30))
+                .expect("the run says where the person's seat is");
+            if let Some((_, url)) = line
+                .split_once(" of match ")
+                .and_then(|(_, r)| r.split_once(": "))
+            {
+                if line.starts_with("human seat ") {
+                    break url.to_string();
+                }
+            }
+        };
+        let reply = url.replace("?key=", "/reply?key=");
+        let page = ureq::get(&url).call().unwrap().into_string().unwrap();
+        assert!(page.contains("you play this geister match"), "{page}");
+        let wrong = url.replace("?key=", "?key=0");
+        assert_eq!(
+            ureq::get(&wrong).call().unwrap_err().kind(),
+            ureq::ErrorKind::HTTP
+        );
+        let started = std::time::Instant::now();
+        'game: loop {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(60),
+                "the match did not end"
+            );
+            for text in std::iter::once("SET:ABCD".to_string()).chain(
+                "ABCDEFGH"
+                    .chars()
+                    .flat_map(|g| ["N", "W", "E", "S"].map(move |d| format!("MOV:{g},{d}"))),
+            ) {
+                let (status, body) = post(&reply, &text);
+                match status {
+                    200 => continue 'game,
+                    422 => refused += 1,
+                    409 if body.contains("over") => break 'game,
+                    // Its match is over and stored: the seat is served no more.
+                    404 if body.contains("while its match is played") => break 'game,
+                    409 => {
+                        std::thread::sleep(std::time::Duration::from_millis(10));
+                        continue 'game;
+                    }
+                    other => panic!("{other}: {body}"),
+                }
+            }
+        }
+    }
+    assert!(refused > 0);
+    // Complete, the person ranked with the bot.
+    let started = std::time::Instant::now();
+    loop {
+        let line = rx.recv_timeout(std::time::Duration::from_secs(30)).unwrap();
+        if line.contains("contest complete") {
+            break;
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    }
+    let mut standings = String::new();
+    let mut buf = [0u8; 4096];
+    while !standings.contains("bot") || !standings.contains("me") {
+        let n = std::io::Read::read(&mut stdout, &mut buf).unwrap();
+        assert!(n > 0, "standings: {standings}");
+        standings.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+}
