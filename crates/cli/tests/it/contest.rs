@@ -207,9 +207,8 @@ fn bad_input_gives_clear_errors_and_stores_nothing() {
             "human.toml",
             good.replacen("builtin:random", "human", 1),
             vec![
-                "key `entrants[2].seat`",
-                "no human entrants",
-                "kakehiki play --seat human",
+                "entrant r1 is played by a person",
+                "run the contest with --serve ADDR",
             ],
         ),
     ];

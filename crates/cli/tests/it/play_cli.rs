@@ -185,6 +185,31 @@ fn bad_input_gets_clear_errors_and_exit_codes() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
+    // --bind is the address of --serve or of a human seat's page: alone, refused.
+    let out = kakehiki()
+        .args([
+            "play",
+            "nac",
+            "--seat",
+            "builtin:random",
+            "--fill",
+            "builtin:random",
+        ])
+        .args(["--bind", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("give --serve, or a --seat human"));
+    // check plays a bot, not a person.
+    let out = kakehiki()
+        .args(["check", "geister", "--seat", "human"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not human"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // A missing or broken replay file.
     let out = kakehiki()
         .args(["replay", "/nonexistent/replay.jsonl"])
