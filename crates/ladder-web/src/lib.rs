@@ -1343,6 +1343,14 @@ async fn bot_html(
             Err(e) => return store_error(e),
         };
         let matches = group_tables(&bot, tables);
+        // Every version that took part, compared on the page.
+        let compared = match bot.starts_with("builtin:") {
+            true => Vec::new(),
+            false => match store.ladder_bot_ratings(&ladder, &bot) {
+                Ok(v) => v,
+                Err(e) => return store_error(e),
+            },
+        };
         let versions = if bot.starts_with("builtin:") || (user.is_none() && row.is_some()) {
             Vec::new()
         } else {
@@ -1373,6 +1381,7 @@ async fn bot_html(
                 &ladder,
                 &bot,
                 row,
+                &compared,
                 &matches,
                 &owner_versions,
                 older,

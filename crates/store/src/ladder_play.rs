@@ -141,6 +141,14 @@ pub trait LadderPlay {
         limit: u64,
     ) -> Result<(Vec<LadderRating>, u64), StoreError>;
 
+    /// Every entrant of `bot`, active or not: each of its versions that took part (or the
+    /// built-in), newest version first, for the comparison of its versions on its page.
+    fn ladder_bot_ratings(
+        &mut self,
+        ladder: &str,
+        bot: &str,
+    ) -> Result<Vec<LadderRating>, StoreError>;
+
     /// The active entrant of `bot` (its newest active version, or the built-in) with its rank on
     /// the leaderboard (1 is best; the order of [`LadderPlay::ladder_ratings`]).
     fn ladder_bot_rating(
@@ -397,6 +405,23 @@ impl<D: Db> LadderPlay for D {
                  ORDER BY mu - 3.0 * sigma DESC, entrant"
             ),
             args![ladder, active_only],
+            rating_from,
+        )
+    }
+
+    fn ladder_bot_ratings(
+        &mut self,
+        ladder: &str,
+        bot: &str,
+    ) -> Result<Vec<LadderRating>, StoreError> {
+        self.query(
+            "reading a bot's versions' ratings",
+            &format!(
+                "SELECT {RATING_COLUMNS}
+                 FROM kk_ladder_ratings WHERE ladder = $1 AND bot = $2
+                 ORDER BY version DESC, entrant"
+            ),
+            args![ladder, bot],
             rating_from,
         )
     }

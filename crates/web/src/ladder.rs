@@ -296,10 +296,12 @@ fn chart(points: &[(i64, f64)], w: f64, h: f64) -> Option<Value> {
 /// A bot's page. `row`: its rank and rating when it is on the leaderboard; `matches`: its
 /// recent matches, newest first; `owner_versions`: its versions, listed only for its owner or an
 /// organiser (empty otherwise); `older`: the index to page back from, when there are more.
+#[allow(clippy::too_many_arguments)]
 pub fn bot_page(
     ladder: &str,
     bot: &str,
     row: Option<(usize, &LadderRating)>,
+    versions: &[LadderRating],
     matches: &[BotMatch],
     owner_versions: &[u64],
     older: Option<u64>,
@@ -340,6 +342,7 @@ pub fn bot_page(
         owner_links: &'a [u64],
         older: Option<u64>,
         me: Value,
+        versions: Vec<Value>,
     }
     let rows = matches
         .iter()
@@ -366,6 +369,17 @@ pub fn bot_page(
         json!({"rank": rank, "version": r.version, "mu": r.mu, "sigma": r.sigma, "games": r.games,
                "wins": r.wins, "errors": r.errors, "owner": r.owner})
     });
+    // Each version that took part, compared: games, wins, win rate, rating, errors per game.
+    let versions = versions
+        .iter()
+        .map(|r| {
+            let per = |n: u64| (r.games > 0).then(|| n as f64 / r.games as f64);
+            json!({"version": r.version, "active": r.active, "games": r.games, "wins": r.wins,
+                   "win_rate": per(r.wins).map(|x| 100.0 * x), "mu": r.mu, "sigma": r.sigma,
+                   "conservative": r.conservative(), "errors_per_game": per(r.errors),
+                   "last_played": r.last_played.map(axis_time)})
+        })
+        .collect();
     render(
         "ladder_bot.html",
         Page {
@@ -378,6 +392,7 @@ pub fn bot_page(
             owner_links: owner_versions,
             older,
             me: me.json(),
+            versions,
         },
     )
 }
@@ -715,6 +730,7 @@ mod tests {
             "g",
             "ann",
             None,
+            &[],
             &matches,
             &[],
             None,
@@ -854,6 +870,40 @@ mod tests {
         assert_eq!(ago(Some(0), 7200), "2 h ago");
         assert_eq!(ago(Some(0), 3 * 86_400), "3 days ago");
         assert_eq!(ago(Some(10), 0), "0 s ago");
+    }
+
+    /// A bot's page compares its versions: each one's games, win rate, rating and errors, the
+    /// one playing now marked; a bot of one version has no comparison.
+    #[test]
+    fn a_bots_page_compares_its_versions() {
+        let v2 = LadderRating {
+            entrant: "ann@v2".into(),
+            version: 2,
+            games: 4,
+            wins: 3,
+            errors: 0,
+            ..rating("ann", 27.5)
+        };
+        let v1 = LadderRating {
+            active: false,
+            ..rating("ann", 24.0)
+        };
+        let me = LadderVisitor::default();
+        let page = bot_page("g", "ann", None, &[v2.clone(), v1], &[], &[], None, &me);
+        let table = &page[page.find("id=\"bot-versions\"").expect("a comparison")..];
+        let table = &table[..table.find("</table>").unwrap()];
+        let rows: Vec<&str> = table.split("<tr>").skip(2).collect();
+        assert_eq!(rows.len(), 2, "{table}");
+        for (row, says) in rows.iter().zip([
+            ["v2", "plays now", "75.0%", "27.50 ± 2.00", "21.50"],
+            ["v1", "replaced", "40.0%", "24.00 ± 2.00", "0.10"],
+        ]) {
+            for s in says {
+                assert!(row.contains(s), "{s} in {row}");
+            }
+        }
+        let one = bot_page("g", "ann", None, &[v2], &[], &[], None, &me);
+        assert!(!one.contains("bot-versions"));
     }
 
     #[test]

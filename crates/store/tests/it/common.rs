@@ -660,6 +660,25 @@ pub fn ladder_play_queues_rates_and_lists(store: &mut dyn Store) {
             .len(),
         2
     );
+    // Every version of the bot, newest first, active or not; a built-in is its own.
+    let versions = store.ladder_bot_ratings("g", "alice").unwrap();
+    assert_eq!(
+        versions
+            .iter()
+            .map(|r| (r.entrant.as_str(), r.active))
+            .collect::<Vec<_>>(),
+        [("alice@v2", true), ("alice@v1", false)]
+    );
+    assert_eq!(versions[1].games, 1);
+    assert_eq!(
+        store
+            .ladder_bot_ratings("g", "builtin:random")
+            .unwrap()
+            .len(),
+        1
+    );
+    assert!(store.ladder_bot_ratings("g", "nobody").unwrap().is_empty());
+    assert!(store.ladder_bot_ratings("h", "alice").unwrap().is_empty());
     // Its rating and rank (random is retired above: alice is alone and first).
     let (rank, r) = store.ladder_bot_rating("g", "alice").unwrap().unwrap();
     assert_eq!((rank, r.entrant.as_str()), (1, "alice@v2"));
