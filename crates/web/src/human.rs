@@ -11,7 +11,7 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::extract::{Path, Query, Request};
 use axum::http::StatusCode;
-use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::sse::Event;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
@@ -147,14 +147,7 @@ pub fn events(desk: Arc<Desk>) -> Response {
             Some((event, (desk, changes, guard, msgs, sent, done, false)))
         },
     );
-    let mut r = Sse::new(stream)
-        .keep_alive(KeepAlive::default())
-        .into_response();
-    r.headers_mut().insert(
-        "x-accel-buffering",
-        axum::http::HeaderValue::from_static("no"),
-    );
-    r
+    crate::live::sse(stream)
 }
 
 /// Take one reply (a text body of at most [`MAX_REPLY`] bytes). The answer is JSON:

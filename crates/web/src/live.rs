@@ -113,7 +113,7 @@ pub fn stored_events(replay: &str, from: Resume) -> Response {
     ))
 }
 
-fn sse(
+pub(crate) fn sse(
     stream: impl futures_util::Stream<Item = Result<Event, Infallible>> + Send + 'static,
 ) -> Response {
     let mut r = Sse::new(stream)

@@ -31,6 +31,14 @@ fn ladder_with_store() -> (tempfile::TempDir, Router, Box<dyn kakehiki_store::St
 
 /// [`ladder_with_store`] with `more` added to its ladder file.
 fn ladder_of(more: &str) -> (tempfile::TempDir, Router, Box<dyn kakehiki_store::Store>) {
+    ladder_made(more, |app, _| app)
+}
+
+/// [`ladder_of`], its server's state made by `make` (given the state and the ladder's folder).
+fn ladder_made(
+    more: &str,
+    make: impl FnOnce(App, &std::path::Path) -> App,
+) -> (tempfile::TempDir, Router, Box<dyn kakehiki_store::Store>) {
     let dir = tempfile::tempdir().unwrap();
     let config = LadderConfig::parse(
         &format!("name = \"g\"\ngame = \"geister\"\n{more}"),
@@ -42,7 +50,7 @@ fn ladder_of(more: &str) -> (tempfile::TempDir, Router, Box<dyn kakehiki_store::
     let stores = (0..2)
         .map(|_| kakehiki_store::open_store(&db, None).unwrap())
         .collect();
-    let app = App::new(Arc::new(config), stores, false);
+    let app = make(App::new(Arc::new(config), stores, false), dir.path());
     let store = kakehiki_store::open_store(&db, None).unwrap();
     (dir, router(app), store)
 }
@@ -1454,20 +1462,10 @@ async fn a_match_is_watched_as_it_is_played() {
 /// replay once over, and neither stored nor rated.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_plays_a_bot_of_the_ladder_unrated_from_its_page() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = LadderConfig::parse(
-        "name = \"g\"\ngame = \"geister\"\nbuiltins = [\"random\"]\n",
-        "ladder.toml",
-        &|g| kakehiki_contest::RefereeArena.game_type(g),
-    )
-    .unwrap();
-    let db = dir.path().join("ladder.sqlite");
-    let stores = (0..2)
-        .map(|_| kakehiki_store::open_store(&db, None).unwrap())
-        .collect();
-    let people = kakehiki_ladder_web::people::People::new(dir.path().join("programs"), 1);
-    let app = router(App::new(Arc::new(config), stores, false).with_people(Arc::new(people)));
-    let mut store = kakehiki_store::open_store(&db, None).unwrap();
+    let (_dir, app, mut store) = ladder_made("builtins = [\"random\"]\n", |app, dir| {
+        let people = kakehiki_ladder_web::people::People::new(dir.join("programs"), 1);
+        app.with_people(Arc::new(people))
+    });
     ladder_g_with(store.as_mut(), &[], false);
     let random = "builtin:random";
     store
