@@ -38,26 +38,33 @@
 
   function time(ms) { return new Date(ms).toLocaleTimeString(); }
 
+  // The log grows by what each event brings (a long Werewolf game sends hundreds of messages):
+  // the new messages and replies in time order, a reply sent in the same millisecond as a message
+  // before it (the message answered it).
+  var drawn = { messages: 0, sent: 0 };
   function drawLog() {
     var box = $('hs-log');
-    // In time order; a reply sent in the same millisecond as a message comes before it (the
-    // message answered it).
-    var items = st.sent.map(function (s) { return { at: s.at_unix_ms, who: 'you', text: s.text }; })
-      .concat(st.messages.map(function (m) { return { at: m.at_unix_ms, who: 'referee', text: m.text, n: m.n }; }));
+    var items = st.sent.slice(drawn.sent).map(function (s) { return { at: s.at_unix_ms, who: 'you', text: s.text }; })
+      .concat(st.messages.slice(drawn.messages).map(function (m) { return { at: m.at_unix_ms, who: 'referee', text: m.text, n: m.n }; }));
+    if (!items.length) return;
+    drawn = { messages: st.messages.length, sent: st.sent.length };
     items.sort(function (a, b) { return a.at - b.at; });
-    box.textContent = '';
+    var follow = box.scrollTop + box.clientHeight >= box.scrollHeight - 20;
     items.forEach(function (it) {
       var d = el('div', { 'class': it.who === 'you' ? 'hs-you' : 'hs-ref' });
       d.appendChild(el('span', { 'class': 'muted' }, time(it.at) + (it.who === 'you' ? '  you → ' : '  → you  ')));
       var t = el('span', {}, it.text.replace(/\s+$/, ''));
       if (it.who === 'referee' && it.n === st.messages.length - 1) {
+        var old = $('hs-last');
+        if (old) { old.removeAttribute('id'); old.removeAttribute('data-n'); }
         t.id = 'hs-last';
         t.setAttribute('data-n', String(it.n));
       }
       d.appendChild(t);
       box.appendChild(d);
     });
-    box.scrollTop = box.scrollHeight;
+    // A reader who scrolled back keeps their place.
+    if (follow) box.scrollTop = box.scrollHeight;
   }
 
   function drawWaiting() {
