@@ -12,10 +12,12 @@
 //! Whoever holds a desk's key plays its seat: the key is 128 random bits, in the page's address.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::time::Instant;
+
+use crate::{same_secret, secret_hex, unix_ms};
 
 /// How long a seat may have no page open, once one was opened, before the person has left.
 pub const LEAVE_GRACE: Duration = Duration::from_secs(15);
@@ -138,21 +140,6 @@ impl std::fmt::Debug for Desk {
     }
 }
 
-fn unix_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
-/// A fresh key: 128 bits from the operating system's generator, in hex.
-fn fresh_key() -> String {
-    use rand::RngCore;
-    let mut b = [0u8; 16];
-    rand::rngs::OsRng.fill_bytes(&mut b);
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
 impl Desk {
     /// The desk of `seat` of a `game` match, with the game's `help`: a check that refuses
     /// illegal replies before they are sent, an offer of legal ones.
@@ -160,7 +147,8 @@ impl Desk {
         Arc::new(Desk {
             seat,
             game: game.to_string(),
-            key: fresh_key(),
+            // 128 bits.
+            key: secret_hex(16),
             help,
             state: Mutex::new(State::default()),
             version: watch::channel(0).0,
@@ -177,8 +165,7 @@ impl Desk {
 
     /// Whether `key` is this desk's, compared in constant time.
     pub fn opens(&self, key: &str) -> bool {
-        let (a, b) = (self.key.as_bytes(), key.as_bytes());
-        a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+        same_secret(&self.key, key)
     }
 
     /// A change of the desk to wait on.

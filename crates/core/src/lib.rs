@@ -1,6 +1,9 @@
 //! The game-independent vocabulary of Kakehiki.
 //!
-//! Everything here is pure data and pure functions: no processes, clocks or I/O. Each game crate
+//! Nearly everything here is pure data and pure functions, with no processes or I/O; the
+//! exceptions are the shared state of matches being played ([`live`], [`human`]), the wall clock
+//! they stamp ([`unix_ms`]) and the operating system's generator for secrets
+//! ([`fresh_seed`], [`secret_hex`]). Each game crate
 //! (`crates/games/*`) builds on these types; the referee, the contest layer and the CLI speak only
 //! in these types when they do not need to know which game is being played.
 //!
@@ -32,8 +35,23 @@ pub use game::{Bot, Game};
 pub use game_type::{Chance, Dynamics, GameType, Information, Transport};
 pub use option::BadOption;
 pub use report::{MatchReport, SeatError, SeatErrorKind, SeatReport};
-pub use rng::{derive_seed, fresh_seed, keyed_seed, seat_seed, seeded_rng, SeedRng};
+pub use rng::{
+    derive_seed, fresh_seed, keyed_seed, same_secret, seat_seed, secret_hex, seeded_rng, SeedRng,
+};
 pub use score::{
     format_score, score_decimal, score_from_str, score_text_decimal, winner_by_max, Outcome, Score,
 };
 pub use seat::{SeatSpec, SeatSpecError};
+
+/// The wall-clock time since the Unix epoch (zero before it), for the times logs and pages show;
+/// never part of a replay.
+pub fn unix_now() -> std::time::Duration {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+}
+
+/// [`unix_now`] in milliseconds.
+pub fn unix_ms() -> u64 {
+    unix_now().as_millis() as u64
+}

@@ -17,7 +17,6 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use tokio::sync::watch;
 
@@ -333,10 +332,7 @@ impl Registry {
         entrants: &[String],
         public: fn(&str) -> bool,
     ) -> Arc<LiveMatch> {
-        let started_unix_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0);
+        let started_unix_ms = crate::unix_ms();
         let live = LiveMatch::new(
             LiveInfo {
                 contest: contest.to_string(),

@@ -58,6 +58,22 @@ pub fn fresh_seed() -> u64 {
     rand::rngs::OsRng.next_u64() >> 1
 }
 
+/// `bytes` random bytes from the operating system's generator, as lowercase hex: a secret (a
+/// session, a token, the key of a person's seat).
+pub fn secret_hex(bytes: usize) -> String {
+    use rand::RngCore;
+    let mut b = vec![0u8; bytes];
+    rand::rngs::OsRng.fill_bytes(&mut b);
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Whether `given` is the non-empty secret `secret`, compared without telling through its time
+/// how much of it was guessed right.
+pub fn same_secret(secret: &str, given: &str) -> bool {
+    use subtle::ConstantTimeEq;
+    !secret.is_empty() && bool::from(secret.as_bytes().ct_eq(given.as_bytes()))
+}
+
 /// A generator for the named stream of a match.
 pub fn seeded_rng(match_seed: u64, stream: &str) -> SeedRng {
     SeedRng::seed_from_u64(derive_seed(match_seed, stream))

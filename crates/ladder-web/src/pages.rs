@@ -24,6 +24,8 @@ use minijinja::{context, Environment};
 use serde::Deserialize;
 use serde_json::json;
 
+use kakehiki_core::same_secret;
+
 use crate::{now_secs, App};
 
 /// The session cookie: 64 random hex digits; the store keeps only their SHA-256.
@@ -374,12 +376,6 @@ fn set_cookie(
         c = c.max_age(cookie::time::Duration::seconds(age));
     }
     HeaderValue::from_str(&c.build().to_string()).unwrap_or_else(|_| HeaderValue::from_static(""))
-}
-
-/// Equal without telling, through its time, how much of a secret was guessed right.
-fn same_secret(a: &str, b: &str) -> bool {
-    use subtle::ConstantTimeEq;
-    !a.is_empty() && bool::from(a.as_bytes().ct_eq(b.as_bytes()))
 }
 
 /// The request's session, if its cookie names a live one; with the cookie's hash.

@@ -35,9 +35,7 @@ pub const TOKEN_PREFIX: &str = "kkl_";
 /// 32 random bytes from the operating system, as 64 hex digits (secrets: tokens, codes,
 /// session cookies).
 pub fn random_hex() -> String {
-    let mut bytes = [0u8; 32];
-    rand::rngs::OsRng.fill_bytes(&mut bytes);
-    hex(&bytes)
+    kakehiki_core::secret_hex(32)
 }
 
 fn hex(bytes: &[u8]) -> String {

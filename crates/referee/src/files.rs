@@ -2,24 +2,12 @@
 //! written privately (see `kakehiki_core::private_files`), their folders made first.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use kakehiki_core::private_files;
 
 use crate::driver::RefereeError;
 
-/// The wall-clock time since the Unix epoch (zero before it), for the names and times that
-/// logs carry; never part of a replay.
-pub fn unix_now() -> Duration {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-}
-
-/// [`unix_now`] in milliseconds.
-pub fn unix_ms() -> u64 {
-    unix_now().as_millis() as u64
-}
+pub use kakehiki_core::{unix_ms, unix_now};
 
 /// Write each `(path, text)`, making its folder; the paths written, in order.
 pub fn write_files(
