@@ -120,6 +120,14 @@ struct State {
     over: Option<String>,
 }
 
+impl State {
+    /// No reply is awaited any more.
+    fn not_waiting(&mut self) {
+        self.waiting_until = None;
+        self.deadline = None;
+    }
+}
+
 /// The desk of one human seat.
 pub struct Desk {
     pub seat: usize,
@@ -201,27 +209,19 @@ impl Desk {
         loop {
             {
                 let mut st = self.state();
-                if let Some(r) = st.pending.pop_front() {
-                    st.waiting_until = None;
-                    st.deadline = None;
-                    drop(st);
-                    self.bump();
-                    return Answered::Reply(r.0, r.1);
-                }
-                if let Some(why) = left(&mut st) {
-                    st.waiting_until = None;
-                    st.deadline = None;
-                    drop(st);
-                    self.bump();
-                    return Answered::Gone(why);
-                }
                 let now = Instant::now();
-                if now >= deadline {
-                    st.waiting_until = None;
-                    st.deadline = None;
+                let done = match st.pending.pop_front() {
+                    Some((bytes, at)) => Some(Answered::Reply(bytes, at)),
+                    None => match left(&mut st) {
+                        Some(why) => Some(Answered::Gone(why)),
+                        None => (now >= deadline).then_some(Answered::Timeout),
+                    },
+                };
+                if let Some(done) = done {
+                    st.not_waiting();
                     drop(st);
                     self.bump();
-                    return Answered::Timeout;
+                    return done;
                 }
                 // A deadline far ahead is none: the seat is only listened to.
                 if st.deadline != Some(deadline) {
@@ -246,8 +246,7 @@ impl Desk {
         if st.over.is_none() {
             st.over = Some(why.to_string());
         }
-        st.waiting_until = None;
-        st.deadline = None;
+        st.not_waiting();
         drop(st);
         self.bump();
     }

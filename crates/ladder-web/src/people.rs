@@ -81,7 +81,7 @@ impl People {
     /// The match `id` if `key` opens its seat.
     fn opened(&self, id: u64, key: &Key) -> Option<Arc<PersonMatch>> {
         let m = self.matches().get(&id).cloned()?;
-        m.desk.opens(key.key.as_deref().unwrap_or("")).then_some(m)
+        key.opens(&m.desk).then_some(m)
     }
 
     /// Forget the matches over for longer than [`KEPT_AFTER`].

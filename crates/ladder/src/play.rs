@@ -536,10 +536,10 @@ pub fn person_job(
         0 => None,
         v => Some(
             store
-                .active_bot_versions(&config.name)
+                .bot_versions(&config.name, &r.bot)
                 .map_err(PlayError::from)?
                 .into_iter()
-                .find(|a| a.bot == r.bot && a.version == v)
+                .find(|a| a.version == v)
                 .ok_or_else(missing)?
                 .language,
         ),

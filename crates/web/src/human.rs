@@ -24,6 +24,13 @@ pub struct Key {
     pub key: Option<String>,
 }
 
+impl Key {
+    /// Whether this key opens `desk` (a missing key opens none).
+    pub fn opens(&self, desk: &Desk) -> bool {
+        desk.opens(self.key.as_deref().unwrap_or(""))
+    }
+}
+
 /// The routes of the human seats `desks`, beside a match page served at `match_page`.
 pub fn routes(desks: Vec<Arc<Desk>>, match_page: &str) -> Router {
     let desks = Arc::new(desks);
@@ -74,10 +81,9 @@ pub fn routes(desks: Vec<Arc<Desk>>, match_page: &str) -> Router {
 /// no human seat and for a wrong key: the address tells nothing about other seats).
 #[allow(clippy::result_large_err)] // a response is the error: it is answered at once
 pub fn desk_of(desks: &[Arc<Desk>], n: usize, k: &Key) -> Result<Arc<Desk>, Response> {
-    let key = k.key.as_deref().unwrap_or("");
     desks
         .iter()
-        .find(|d| d.seat == n && d.opens(key))
+        .find(|d| d.seat == n && k.opens(d))
         .cloned()
         .ok_or_else(|| {
             (

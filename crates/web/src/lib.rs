@@ -777,7 +777,7 @@ fn contest_desk(
         .ok()
         .and_then(|i| kakehiki_core::human::desks().get(name, i, seat));
     match desk {
-        Some(d) if d.opens(key.key.as_deref().unwrap_or("")) => Ok(d),
+        Some(d) if key.opens(&d) => Ok(d),
         _ => Err((
             StatusCode::NOT_FOUND,
             "no such seat: use the whole address the contest printed (human seat N of match M: http://…?key=…); a seat is served while its match is played",

@@ -32,8 +32,17 @@ impl HumanSeat {
 /// The seat of a `human` seat spec: the match's desk for seat `i`, which its caller serves; a
 /// match with no desk for it cannot be played (nobody would see the seat's page).
 pub fn seat(spec: &MatchSpec, i: usize, first: Option<&[u8]>) -> Result<Seat, RefereeError> {
+    transport(spec, i, first).map(|t| Seat::Live(Box::new(t)))
+}
+
+/// [`seat`]'s transport, for a game that speaks to it before it seats it (Werewolf's NAME).
+pub fn transport(
+    spec: &MatchSpec,
+    i: usize,
+    first: Option<&[u8]>,
+) -> Result<HumanSeat, RefereeError> {
     match spec.desks.get(&i) {
-        Some(desk) => Ok(Seat::Live(Box::new(HumanSeat::new(desk.clone(), first)))),
+        Some(desk) => Ok(HumanSeat::new(desk.clone(), first)),
         None => Err(RefereeError::UnsupportedSeat {
             game: spec.game.clone(),
             seat: i,

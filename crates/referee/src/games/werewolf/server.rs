@@ -198,12 +198,9 @@ pub async fn seat_match(
             },
             SeatSpec::Daide(_) => return Err(crate::driver::daide_unsupported("werewolf", i)),
             SeatSpec::Human => {
-                let mut seat = crate::seat::human::seat(spec, i, None)?;
-                let name = match &mut seat {
-                    Seat::Live(t) => name_transport(t.as_mut(), cfg.name_timeout, k).await,
-                    _ => Err("no desk".to_string()),
-                };
-                (seat, name)
+                let mut person = crate::seat::human::transport(spec, i, None)?;
+                let name = name_transport(&mut person, cfg.name_timeout, k).await;
+                (Seat::Live(Box::new(person)), name)
             }
             SeatSpec::Cmd(_) => {
                 return Err(RefereeError::UnsupportedSeat {
