@@ -255,26 +255,14 @@ async fn match_page(State(app): State<App>, Path(id): Path<u64>, Query(k): Query
     };
     let over = m.over.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let html = match over {
-        Some(Ok(replay)) => kakehiki_web::replay_page(
-            &replay,
-            &format!(
-                "{} match against {}",
-                m.live.info.game, m.live.info.entrants[1]
-            ),
-            None,
-        )
-        .unwrap_or_else(|e| format!("this replay cannot be shown: {e}")),
         Some(Err(why)) => format!("the match could not be played: {why}"),
-        None => {
-            let (so_far, shown) = kakehiki_web::live::public_so_far(&m.live);
-            let events = format!("{}/play/{id}/events", app.base);
-            let mut page = kakehiki_web::live::live_page(&m.live.info, &so_far, shown, &events);
-            // The stream's address carries the key too.
-            page = page.replace(
-                &format!("{events}?after={shown}"),
-                &format!("{events}?after={shown}&amp;key={}", m.desk.key),
-            );
-            page
+        replay => {
+            let info = &m.live.info;
+            let title = format!("{} match against {}", info.game, info.entrants[1]);
+            let events = format!("{}/play/{id}/events?key={}", app.base, m.desk.key);
+            let replay = replay.and_then(Result::ok);
+            let served_by = "the ladder (an unrated match, kept 10 minutes)";
+            kakehiki_web::live::match_page(&m.live, replay.as_deref(), &title, served_by, &events)
         }
     };
     Html(html).into_response()

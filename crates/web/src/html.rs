@@ -511,7 +511,9 @@ pub fn standalone(title: &str, model: &Value, served_by: Option<&str>) -> String
         "seats": model["seats"].as_array().map(|a| a.iter().map(|s| s["name"].clone()).collect::<Vec<_>>()),
         "served_by": served_by,
     });
-    viewer_ctx(&mut ctx, &model.to_string(), false);
+    // A page a server serves links its assets (a policy that runs no inline script lets them
+    // run); a file holds them.
+    viewer_ctx(&mut ctx, &model.to_string(), served_by.is_some());
     render("standalone.html", ctx)
 }
 

@@ -912,8 +912,9 @@ pub fn standalone_page(replay: &str, title: &str) -> Result<String, ViewError> {
     replay_page(replay, title, None)
 }
 
-/// [`standalone_page`] as a local server serves it (`served_by`: the command, `kakehiki play
-/// --serve`), which the page says instead of naming `kakehiki view`.
+/// [`standalone_page`], or with `served_by` (the command or server that serves it, `kakehiki
+/// play --serve`), the same replay as that server serves it: the page says so instead of naming
+/// `kakehiki view`, and links the server's [`assets`] instead of holding them.
 pub fn replay_page(
     replay: &str,
     title: &str,

@@ -177,15 +177,36 @@ pub(crate) fn viewer_so_far(ctx: &mut Value, so_far: &str, names: &[String]) {
     }
 }
 
-/// The page of a match being played outside a contest (`kakehiki play --serve`): the game's
-/// viewer on what is public so far, following the stream at `events` (`after`: the lines
-/// shown) until the match is over.
+/// The page of a match being played: the game's viewer on what is public so far, following the
+/// stream at `events` (an address that may carry a query of its own; `after`: the lines shown)
+/// until the match is over.
 pub fn live_page(info: &LiveInfo, so_far: &str, after: usize, events: &str) -> String {
+    let sep = if events.contains('?') { '&' } else { '?' };
     let mut ctx = json!({
         "title": format!("{} match (live)", info.game),
         "heading": format!("{} match", info.game), "game": info.game,
-        "seats": info.entrants, "events": format!("{events}?after={after}"),
+        "seats": info.entrants, "events": format!("{events}{sep}after={after}"),
     });
     viewer_so_far(&mut ctx, so_far, &info.entrants);
     crate::html::render("live.html", ctx)
+}
+
+/// The page of a match a server plays and serves from memory (`kakehiki play --serve`, a
+/// person's match on the ladder): live while it is played ([`live_page`], following `events`),
+/// its `replay` once over, as `served_by` serves it (`crate::replay_page`).
+pub fn match_page(
+    live: &LiveMatch,
+    replay: Option<&str>,
+    title: &str,
+    served_by: &str,
+    events: &str,
+) -> String {
+    match replay {
+        Some(replay) => crate::replay_page(replay, title, Some(served_by))
+            .unwrap_or_else(|e| format!("this replay cannot be shown: {e}")),
+        None => {
+            let (so_far, shown) = public_so_far(live);
+            live_page(&live.info, &so_far, shown, events)
+        }
+    }
 }

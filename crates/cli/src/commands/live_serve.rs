@@ -105,19 +105,15 @@ pub async fn start(
 /// The match's page: live while it is played, its replay's once it is over.
 fn page(live: &Arc<LiveMatch>, over: &Mutex<Option<String>>) -> Response {
     let done = over.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let html = match done {
-        Some(replay) => kakehiki_web::replay_page(
-            &replay,
-            &format!("{} match", live.info.game),
-            Some("kakehiki play --serve"),
-        )
-        .unwrap_or_else(|e| format!("this replay cannot be shown: {e}")),
-        None => {
-            let (so_far, shown) = kakehiki_web::live::public_so_far(live);
-            kakehiki_web::live::live_page(&live.info, &so_far, shown, "/events")
-        }
-    };
-    Html(html).into_response()
+    let title = format!("{} match", live.info.game);
+    Html(kakehiki_web::live::match_page(
+        live,
+        done.as_deref(),
+        &title,
+        "kakehiki play --serve",
+        "/events",
+    ))
+    .into_response()
 }
 
 impl Served {

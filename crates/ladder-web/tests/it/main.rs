@@ -1635,6 +1635,12 @@ async fn a_person_plays_a_bot_of_the_ladder_unrated_from_its_page() {
         replay.contains("geister match against builtin:random"),
         "{replay}"
     );
+    // Under the ladder's policy: its viewer is the server's assets; the one inline script is
+    // the error hook.
+    assert!(replay
+        .replace("&#x2f;", "/")
+        .contains("<script src=\"/assets/viewer."));
+    assert_eq!(replay.matches("<script>").count(), 1, "{replay}");
     let stream = text(get(&app, &format!("/play/1/events?key={key}")).await).await;
     assert!(stream.contains("event: end"), "{stream}");
     // No bot's stderr: every `stderr` is empty.
